@@ -1,0 +1,80 @@
+# The Go position as one flat C struct, and the rules on it (captures, suicide, simple ko,
+# Tromp-Taylor area scoring, the playout eye test). Copying a position is one memcpy.
+# Callers: fastgo.features (planes), fastgo.mcts (search), fastgo.playout, the Python Board class.
+#
+# Moves are the public coordinate everywhere outside this module: move = row * N + col with row 0
+# the TOP row as printed (GTP row N), col 0 the left column (GTP "A"); PASS = N * N. Policy vectors
+# have N * N + 1 entries, pass last. Internally points live on a padded array with a border.
+from libc.stdint cimport uint8_t, int16_t, int32_t, uint64_t
+from fastgo.rng cimport Rng
+
+cdef enum:
+    MAX_SIZE = 25            # largest board side supported
+    MIN_SIZE = 2
+    MAX_MOVES = 626          # MAX_SIZE * MAX_SIZE + 1: length of a policy vector on the largest board
+    PADDED = 730             # (MAX_SIZE + 2) * (MAX_SIZE + 2) + 1: padded point array length
+    HISTORY = 8              # positions kept for the AlphaZero planes: current + 7 previous
+
+cdef enum:
+    EMPTY = 0
+    BLACK = 1
+    WHITE = 2
+    BORDER = 3
+
+cdef enum:
+    NO_POINT = -1            # sentinel for "no ko point", "no last move"
+
+
+cdef struct BoardState:
+    # --- public: read by the search and the Python layer -------------------------------------
+    int32_t size              # N, MIN_SIZE..MAX_SIZE
+    float komi                # points added to White's area
+    uint8_t to_move           # BLACK or WHITE
+    int32_t passes            # consecutive passes just played (2 ends the game)
+    int32_t num_moves         # moves played since the start (passes included)
+    int32_t max_moves         # move cap: 2 * N * N
+    int32_t ko_move           # move (public coordinate) forbidden to to_move by simple ko, or NO_POINT
+    int32_t last_move         # last move played (public coordinate, PASS included), or NO_POINT
+    int32_t captures[3]       # stones captured BY each color, indexed by BLACK / WHITE
+    uint64_t hash             # Zobrist hash of stones + side to move (not ko); equal positions, equal hash
+    # --- private to board.pyx: layout may change ---------------------------------------------
+    int32_t stride            # N + 2: padded row length
+    uint8_t color[PADDED]     # EMPTY / BLACK / WHITE / BORDER per padded point
+    int16_t head[PADDED]      # group representative of a stone; undefined for empty points
+    int16_t next_stone[PADDED]  # circular linked list of the stones of one group
+    int16_t libs[PADDED]      # exact liberty count, valid at a group head
+    int16_t gsize[PADDED]     # stone count, valid at a group head
+    int16_t empty_list[PADDED]  # the empty points (padded index), unordered; n_empty valid entries
+    int16_t empty_pos[PADDED]   # index into empty_list of each empty point
+    int32_t n_empty
+    bint track_history        # keep the previous positions for the AlphaZero planes
+    int32_t hist_len          # number of valid previous positions in hist (0..HISTORY-1)
+    int32_t hist_head         # ring index of the most recent previous position
+    uint8_t hist[HISTORY - 1][MAX_MOVES]   # previous positions as colors per move index
+
+
+# Lifecycle. board_init sets an empty board, Black to move, history tracking on.
+cdef void board_init(BoardState* b, int size, float komi) noexcept nogil
+cdef void board_copy(BoardState* dst, const BoardState* src) noexcept nogil
+
+# Rules. Legality is for the side to move: on the board, empty, not suicide, not the simple-ko
+# point. PASS is always legal. Positional superko is the caller's (Game keeps the hash history).
+cdef bint board_is_legal(const BoardState* b, int move) noexcept nogil
+# Plays `move` for the side to move if legal and returns 1; returns 0 and leaves b unchanged if not.
+cdef bint board_play(BoardState* b, int move) noexcept nogil
+# mask[0 .. N*N] = 1 where legal (pass included, always 1); returns the number of legal board points.
+cdef int board_legal_moves(const BoardState* b, uint8_t* mask) noexcept nogil
+# The playout eye test: `move` empty, its neighbours all `color` (or edge), and the diagonals
+# safe (at most one enemy diagonal in the centre, none on the edge).
+cdef bint board_is_eye(const BoardState* b, int move, int color) noexcept nogil
+# A uniformly random legal move for the side to move that does not fill its own eye; PASS if none.
+cdef int board_random_move(BoardState* b, Rng* rng) noexcept nogil
+# Game over by two consecutive passes or the move cap (resignation is the Game's).
+cdef bint board_is_over(const BoardState* b) noexcept nogil
+# Tromp-Taylor area score from Black's view: black area - white area - komi (> 0: Black wins).
+cdef float board_score(const BoardState* b) noexcept nogil
+# Colour at a move index (EMPTY / BLACK / WHITE); liberties of the group there (0 if empty).
+cdef int board_color_at(const BoardState* b, int move) noexcept nogil
+cdef int board_libs_at(const BoardState* b, int move) noexcept nogil
+# Plays random non-eye-filling moves until board_is_over; returns the number of moves played.
+cdef int board_playout(BoardState* b, Rng* rng) noexcept nogil

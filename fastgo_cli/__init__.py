@@ -1,0 +1,1 @@
+"""The one `fastgo` command and, later, the supervisor that runs the whole loop."""

@@ -1,0 +1,62 @@
+"""`fastgo <command> ...`: dispatch to one module per command, imported lazily.
+
+Each command module exposes `add_arguments(parser)` and `run(args) -> int`. Heavy imports
+(torch, zmq) happen inside those modules, so `fastgo gtp` never pays for torch.
+"""
+import argparse
+import importlib
+import sys
+
+# command -> (module, one-line help)
+COMMANDS = {
+    "gtp": ("fastgo_cli.gtp_cmd", "GTP v2 engine for Sabaki, GoGui and match runners"),
+    "serve": ("fastgo_cli.serve_cmd", "run the batching inference server"),
+}
+
+# `fastgo bench TARGET` -> (module, one-line help)
+BENCH_TARGETS = {
+    "board": ("fastgo_cli.bench_board", "random playouts/s and moves/s on one core"),
+    "mcts": ("fastgo_cli.bench_mcts", "search simulations/s with a zero-cost evaluator"),
+    "server": ("fastgo_cli.bench_server", "inference server evals/s and latency vs raw forward"),
+}
+
+
+def _usage():
+    lines = ["usage: fastgo <command> [options]", "", "commands:"]
+    for name, (_, text) in COMMANDS.items():
+        lines.append(f"  {name:<10} {text}")
+    lines.append(f"  {'bench':<10} benchmarks: " + ", ".join(BENCH_TARGETS))
+    lines.append("")
+    lines.append("`fastgo <command> --help` for the options of one command.")
+    return "\n".join(lines)
+
+
+def _run_module(prog, module_name, description, argv):
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    module.add_arguments(parser)
+    args = parser.parse_args(argv)
+    return module.run(args)
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0
+    command, rest = argv[0], argv[1:]
+    if command == "bench":
+        if not rest or rest[0] not in BENCH_TARGETS:
+            print("usage: fastgo bench {" + ",".join(BENCH_TARGETS) + "} [options]", file=sys.stderr)
+            return 2
+        module_name, text = BENCH_TARGETS[rest[0]]
+        return _run_module(f"fastgo bench {rest[0]}", module_name, text, rest[1:])
+    if command not in COMMANDS:
+        print(f"fastgo: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module_name, text = COMMANDS[command]
+    return _run_module(f"fastgo {command}", module_name, text, rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,2 @@
+"""The policy/value network, the ZeroMQ batching server, its client, the wire protocol and
+checkpoint loading."""

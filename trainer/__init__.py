@@ -1,0 +1,1 @@
+"""Replay window over experience shards, the training loop and checkpoint publishing."""
