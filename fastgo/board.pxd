@@ -38,7 +38,25 @@ cdef struct BoardState:
     int32_t captures[3]       # stones captured BY each color, indexed by BLACK / WHITE
     uint64_t hash             # Zobrist hash of stones + side to move (not ko); equal positions, equal hash
     # --- private to board.pyx: layout may change ---------------------------------------------
+    # Points are padded indices p = (row + 1) * stride + (col + 1); the frame around the board is
+    # BORDER, so a neighbour (p +- 1, p +- stride) is always a valid index.
+    #
+    # Groups and exact liberties, kept incrementally:
+    #   * every stone has head[p] = its group's representative; the stones of a group form one
+    #     circular list through next_stone; libs / gsize are valid at the head only.
+    #   * placing a stone: each distinct adjacent group loses exactly one liberty (the point).
+    #     Extending one friendly group adds the new stone's empty neighbours that no stone of the
+    #     group already touches (an O(1) test of their neighbours' heads). Joining two or more
+    #     groups relinks the smaller lists into the largest (heads rewritten) and recounts the
+    #     merged group's liberties once, deduplicated by a stamp array.
+    #   * a captured stone gives one liberty to each distinct group adjacent to it.
+    #   So libs[head] is always the exact number of distinct empty points next to the group.
     int32_t stride            # N + 2: padded row length
+    int32_t ko_point          # padded index of ko_move, or 0 (a border index) when there is none
+    int32_t n_empty           # valid entries in empty_list
+    bint track_history        # keep the previous positions for the AlphaZero planes
+    int32_t hist_len          # number of valid previous positions in hist (0..HISTORY-1)
+    int32_t hist_head         # ring index of the most recent previous position
     uint8_t color[PADDED]     # EMPTY / BLACK / WHITE / BORDER per padded point
     int16_t head[PADDED]      # group representative of a stone; undefined for empty points
     int16_t next_stone[PADDED]  # circular linked list of the stones of one group
@@ -46,10 +64,7 @@ cdef struct BoardState:
     int16_t gsize[PADDED]     # stone count, valid at a group head
     int16_t empty_list[PADDED]  # the empty points (padded index), unordered; n_empty valid entries
     int16_t empty_pos[PADDED]   # index into empty_list of each empty point
-    int32_t n_empty
-    bint track_history        # keep the previous positions for the AlphaZero planes
-    int32_t hist_len          # number of valid previous positions in hist (0..HISTORY-1)
-    int32_t hist_head         # ring index of the most recent previous position
+    # hist must stay the last field: without history tracking, board_copy copies the prefix only.
     uint8_t hist[HISTORY - 1][MAX_MOVES]   # previous positions as colors per move index
 
 
@@ -67,8 +82,12 @@ cdef int board_legal_moves(const BoardState* b, uint8_t* mask) noexcept nogil
 # The playout eye test: `move` empty, its neighbours all `color` (or edge), and the diagonals
 # safe (at most one enemy diagonal in the centre, none on the edge).
 cdef bint board_is_eye(const BoardState* b, int move, int color) noexcept nogil
-# A uniformly random legal move for the side to move that does not fill its own eye; PASS if none.
+# A random legal move for the side to move that does not fill its own eye; PASS if none.
+# Fast and only near-uniform: a random start in the empty-point list, then the first acceptable
+# point scanning forward cyclically (points after a run of rejected points are favoured).
 cdef int board_random_move(BoardState* b, Rng* rng) noexcept nogil
+# The same choice made exactly uniformly over all acceptable points (collects them all first).
+cdef int board_random_move_uniform(BoardState* b, Rng* rng) noexcept nogil
 # Game over by two consecutive passes or the move cap (resignation is the Game's).
 cdef bint board_is_over(const BoardState* b) noexcept nogil
 # Tromp-Taylor area score from Black's view: black area - white area - komi (> 0: Black wins).
@@ -76,5 +95,23 @@ cdef float board_score(const BoardState* b) noexcept nogil
 # Colour at a move index (EMPTY / BLACK / WHITE); liberties of the group there (0 if empty).
 cdef int board_color_at(const BoardState* b, int move) noexcept nogil
 cdef int board_libs_at(const BoardState* b, int move) noexcept nogil
-# Plays random non-eye-filling moves until board_is_over; returns the number of moves played.
+# Plays random non-eye-filling moves (board_random_move) until board_is_over; returns the number
+# of moves played. Turns history tracking off on b (the playout is not a position to encode).
 cdef int board_playout(BoardState* b, Rng* rng) noexcept nogil
+# Places a stone of `color` at `move` without a move (setup, handicap): no capture, no change of
+# to_move / num_moves; the hash is updated. Returns 0 (b unchanged) if the point is not an empty
+# board point. A placement may leave a group without liberties: check with board_min_libs.
+cdef bint board_place(BoardState* b, int move, int color) noexcept nogil
+# Fewest liberties of any group on the board (a large number when there is no stone).
+cdef int board_min_libs(const BoardState* b) noexcept nogil
+# Zobrist hash of the stones alone (b.hash without the side-to-move key): positional superko.
+cdef uint64_t board_position_hash(const BoardState* b) noexcept nogil
+
+
+# Python-facing wrappers, declared here so other kernels (features, mcts) reach the struct.
+cdef class Random:
+    cdef Rng rng              # the generator; seeded by Random(seed)
+
+
+cdef class Board:
+    cdef BoardState state     # the position itself; Board methods are thin wrappers around it
