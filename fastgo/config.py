@@ -1,0 +1,264 @@
+"""One TOML config file per run, read with the standard library into frozen dataclasses.
+
+Every role (server, workers, trainer, cluster) reads the same file through `load_config`. A
+section is a frozen dataclass; `Config` holds one field per section. To add a section, write its
+dataclass (fields with defaults, constraints in `setting(...)`, cross-field rules in `check()`)
+and add a field to `Config`: the loader is generic. An unknown key, a wrong type or an
+impossible value raises `ConfigError` naming the file and the dotted key. Stdlib only.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used; the message names the source and the key."""
+
+
+def setting(default, *, min=None, max=None, pattern=None, doc=""):
+    """A dataclass field with a default and the bounds the loader enforces.
+
+    min/max bound numbers (inclusive) and the length of strings and tuples is not checked;
+    pattern is a regular expression a string must match in full.
+    """
+    metadata = {"min": min, "max": max, "pattern": pattern, "doc": doc}
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("use a tuple or a default_factory for mutable defaults")
+    return field(default=default, metadata=metadata)
+
+
+def mapping_setting(default=None, *, doc=""):
+    """A dataclass field holding a str -> value table (a TOML table)."""
+    default = dict(default or {})
+    return field(default_factory=lambda: dict(default), metadata={"doc": doc})
+
+
+# ----------------------------------------------------------------------------------------------
+# Sections
+
+MODEL_NAME = re.compile(r"b(\d+)c(\d+)")
+ENCODING_PLANES = {"alphazero": 17, "liberty": 11}
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The policy/value network: a residual tower of `blocks` x `channels` (named like b6c64)."""
+
+    board_size: int = setting(9, min=2, max=25, doc="points per side")
+    encoding: Literal["alphazero", "liberty"] = setting("alphazero", doc="input feature planes")
+    blocks: int = setting(6, min=1, max=80, doc="residual blocks")
+    channels: int = setting(64, min=1, max=1024, doc="channels in the tower")
+    global_pool_every: int = setting(0, min=0, doc="every k-th block adds a global pooling bias; 0 = none")
+    policy_channels: int = setting(2, min=1, max=64)
+    value_channels: int = setting(1, min=1, max=64)
+    value_hidden: int = setting(64, min=1, max=4096)
+
+    @property
+    def name(self) -> str:
+        return f"b{self.blocks}c{self.channels}"
+
+    @property
+    def planes(self) -> int:
+        return ENCODING_PLANES[self.encoding]
+
+    @property
+    def moves(self) -> int:
+        """Length of a policy vector: every point, then pass."""
+        return self.board_size * self.board_size + 1
+
+    @classmethod
+    def from_name(cls, name: str, **overrides) -> "ModelConfig":
+        match = MODEL_NAME.fullmatch(name)
+        if not match:
+            raise ConfigError(f"model name {name!r}: expected bBLOCKScCHANNELS, e.g. b6c64")
+        return parse_section(cls, {"blocks": int(match.group(1)), "channels": int(match.group(2)),
+                                   **overrides}, source=f"model name {name!r}", prefix="model")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """The batching inference server (`fastgo serve`)."""
+
+    endpoint: str = setting("tcp://127.0.0.1:5555", pattern=r"(tcp|ipc|inproc)://.+",
+                            doc="ROUTER bind address; loopback by default")
+    max_batch: int = setting(64, min=1, max=65536, doc="positions per forward pass")
+    max_wait_us: int = setting(1000, min=0, max=10_000_000,
+                               doc="longest wait after the first queued request")
+    max_request_positions: int = setting(1024, min=1, max=1 << 20,
+                                         doc="largest count one request may carry")
+    device: Literal["auto", "cpu", "cuda"] = setting("auto")
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = setting(
+        "auto", doc="autocast dtype on CUDA (auto = bf16 where supported); CPU runs fp32")
+    threads: int = setting(0, min=0, max=1024, doc="torch intra-op threads on CPU; 0 = torch default")
+    channels_last: bool = setting(True, doc="channels_last memory format for the tower")
+    fuse_batchnorm: bool = setting(True, doc="fold batch norm into convolutions for inference")
+    cuda_graphs: bool = setting(False, doc="capture CUDA graphs for the batch sizes in graph_batches")
+    graph_batches: tuple[int, ...] = setting((), doc="CUDA graph batch sizes; empty = (max_batch,)")
+    slots: tuple[str, ...] = setting(("current",), doc="model slots served; requests name one")
+    checkpoints: dict[str, str] = mapping_setting(
+        doc="slot -> checkpoint file, watched and hot-reloaded; a slot without one (or whose file "
+            "does not exist yet) serves seeded random weights as version 0")
+    init_seed: int = setting(0, min=0, doc="seed for slots without a checkpoint")
+    watch_interval_s: float = setting(1.0, min=0.05, max=3600.0)
+    canary_max_abs_logit: float = setting(1e4, min=1.0, doc="canary refuses a model beyond this")
+    log_file: str = setting("", doc="log file; empty = stderr only")
+
+    def check(self):
+        if not self.slots:
+            raise ConfigError("slots: at least one slot is needed")
+        for name in self.slots:
+            if not re.fullmatch(r"[A-Za-z0-9_.:-]{1,64}", name):
+                raise ConfigError(f"slots: bad slot name {name!r}")
+        if len(set(self.slots)) != len(self.slots):
+            raise ConfigError("slots: duplicate slot names")
+        for name in self.checkpoints:
+            if name not in self.slots:
+                raise ConfigError(f"checkpoints.{name}: no such slot (slots = {list(self.slots)})")
+        for size in self.graph_batches:
+            if size < 1:
+                raise ConfigError(f"graph_batches: batch size {size} must be >= 1")
+
+
+@dataclass(frozen=True)
+class Config:
+    """A whole run: one field per section. Missing sections take their defaults."""
+
+    model: ModelConfig = field(default_factory=ModelConfig)
+    server: ServerConfig = field(default_factory=ServerConfig)
+
+
+# ----------------------------------------------------------------------------------------------
+# The generic loader
+
+def load_config(path, cls=Config):
+    """Read a TOML file into `cls` (a frozen dataclass of sections)."""
+    path = str(path)
+    try:
+        with open(path, "rb") as handle:
+            table = tomllib.load(handle)
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read config: {err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    return parse_section(cls, table, source=path)
+
+
+def loads_config(text: str, cls=Config, source="<string>"):
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{source}: not valid TOML: {err}") from None
+    return parse_section(cls, table, source=source)
+
+
+def parse_section(cls, table, *, source="<dict>", prefix=""):
+    """Build dataclass `cls` from a dict, checking keys, types and bounds; `prefix` names the
+    section in messages (e.g. 'server')."""
+    def where(key):
+        return f"{prefix}.{key}" if prefix else key
+
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: {prefix or 'config'}: expected a table, got {_kind(table)}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(table) - set(fields))
+    if unknown:
+        raise ConfigError(f"{source}: unknown key {where(unknown[0])!r} "
+                          f"(known: {', '.join(sorted(fields))}); a typo?")
+    values = {}
+    for name, value in table.items():
+        values[name] = _convert(hints[name], value, fields[name], source, where(name))
+    try:
+        obj = cls(**values)
+        check = getattr(obj, "check", None)
+        if check is not None:
+            check()
+    except ConfigError as err:
+        raise ConfigError(f"{source}: {prefix + '.' if prefix else ''}{err}") from None
+    return obj
+
+
+def to_dict(obj) -> dict:
+    """A config dataclass as plain TOML-able data (tuples become lists)."""
+    out = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if dataclasses.is_dataclass(value):
+            value = to_dict(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        elif isinstance(value, dict):
+            value = dict(value)
+        out[f.name] = value
+    return out
+
+
+def _kind(value):
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def _convert(hint, value, fld, source, key):
+    def fail(expected):
+        raise ConfigError(f"{source}: {key}: expected {expected}, got {_kind(value)} {value!r}")
+
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if dataclasses.is_dataclass(hint):
+        return parse_section(hint, value, source=source, prefix=key)
+    if origin is Literal:
+        if value not in args:
+            raise ConfigError(f"{source}: {key}: must be one of {list(args)}, got {value!r}")
+        return value
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in args if a is not type(None)]
+        for option in options:
+            try:
+                return _convert(option, value, fld, source, key)
+            except ConfigError:
+                continue
+        fail(" or ".join(getattr(o, "__name__", str(o)) for o in options))
+    if origin is tuple:
+        if not isinstance(value, list):
+            fail("an array")
+        inner = args[0] if args else Any
+        return tuple(_convert(inner, item, fld, source, f"{key}[{i}]") for i, item in enumerate(value))
+    if origin is dict:
+        if not isinstance(value, dict):
+            fail("a table")
+        inner = args[1] if len(args) == 2 else Any
+        return {k: _convert(inner, v, fld, source, f"{key}.{k}") for k, v in value.items()}
+    if hint is Any:
+        return value
+    if hint is bool:
+        if not isinstance(value, bool):
+            fail("true or false")
+    elif hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            fail("an integer")
+    elif hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            fail("a number")
+        value = float(value)
+        if value != value:
+            fail("a number, not nan")
+    elif hint is str:
+        if not isinstance(value, str):
+            fail("a string")
+    else:
+        raise TypeError(f"config type {hint!r} of {key} is not supported by the loader")
+    meta = fld.metadata or {}
+    low, high, pattern = meta.get("min"), meta.get("max"), meta.get("pattern")
+    if low is not None and value < low:
+        raise ConfigError(f"{source}: {key}: must be >= {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ConfigError(f"{source}: {key}: must be <= {high}, got {value!r}")
+    if pattern is not None and not re.fullmatch(pattern, value):
+        raise ConfigError(f"{source}: {key}: {value!r} does not match {pattern!r}")
+    return value
