@@ -1,0 +1,430 @@
+"""SGF FF[4] games: read the main line of a file into an `SgfGame` record and write one back.
+
+Used by the GTP engine (loadsgf / printsgf), the arena (game records) and shard export. The reader
+is a single linear pass with an explicit stack: bounded in time and memory by the input size
+(capped by `max_chars`), so no input can make it hang or recurse deeply. Every malformed input is
+an `SgfError` naming what is wrong and where (offset and line:col). Pure Python; fastgo.game is
+imported only by `to_game`.
+"""
+from dataclasses import dataclass, field
+
+from fastgo import coords
+
+BLACK = 1  # the colors as fastgo.board numbers them
+WHITE = 2
+COLOR_LETTERS = {BLACK: "B", WHITE: "W"}
+
+MAX_CHARS = 8_000_000    # default cap on the input text
+MAX_DEPTH = 10_000       # nesting of variations
+MAX_NODES = 1_000_000    # nodes over all variations
+DEFAULT_SIZE = 19        # SZ absent: FF[4] says 19
+_WRITE_LINE_MOVES = 12   # move nodes per line in written files
+
+
+class SgfError(ValueError):
+    """Malformed or unsupported SGF. `offset` is a 0-based character offset (or None);
+    `line` and `col` are 1-based."""
+
+    def __init__(self, message, text=None, offset=None):
+        self.offset = offset
+        self.line = self.col = None
+        if text is not None and offset is not None:
+            offset = max(0, min(offset, len(text)))
+            self.line = text.count("\n", 0, offset) + 1
+            self.col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+            message = f"{message} at line {self.line}, col {self.col} (offset {offset})"
+        super().__init__(message)
+
+
+@dataclass
+class SgfGame:
+    """The main line of one SGF game. Moves are (color, move) with color BLACK / WHITE and move
+    the fastgo index (pass = size * size). `comments[k]` is the comment on the position after k
+    moves (0: the root, before any move)."""
+    size: int = DEFAULT_SIZE
+    komi: float | None = None          # None: the file gives no KM
+    rules: str = ""
+    black_player: str = ""
+    white_player: str = ""
+    result: str = ""
+    date: str = ""
+    handicap: int = 0
+    first_player: int | None = None    # PL: who moves first when the file says so
+    setup_black: list = field(default_factory=list)
+    setup_white: list = field(default_factory=list)
+    moves: list = field(default_factory=list)
+    comments: dict = field(default_factory=dict)
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+class _Node:
+    __slots__ = ("props", "offset")
+
+    def __init__(self, offset):
+        self.props = {}      # identifier -> list of (value text, offset of its '[')
+        self.offset = offset
+
+
+class _Tree:
+    __slots__ = ("nodes", "children", "offset")
+
+    def __init__(self, offset):
+        self.nodes = []
+        self.children = []
+        self.offset = offset
+
+
+_WHITESPACE = " \t\r\n\f\v"
+
+
+def _read_value(text, pos):
+    """text[pos] == '['. Returns (raw value with escapes resolved, position after ']').
+    Linear in the value's length: each find starts where the previous one stopped."""
+    start = pos
+    pos += 1
+    parts = []
+    n = len(text)
+    close = -1        # the next unescaped-candidate ']' at or after pos
+    while True:
+        if close < pos:
+            close = text.find("]", pos)
+            if close < 0:
+                raise SgfError("unclosed property value: '[' without ']'", text, start)
+        slash = text.find("\\", pos, close)
+        if slash < 0:
+            parts.append(text[pos:close])
+            return "".join(parts), close + 1
+        parts.append(text[pos:slash])
+        escaped = text[slash + 1]     # exists: slash < close
+        pos = slash + 2
+        if escaped in "\r\n":          # soft line break: an escaped newline is removed
+            other = "\n" if escaped == "\r" else "\r"
+            if pos < n and text[pos] == other:
+                pos += 1
+        else:
+            parts.append(escaped)
+
+
+def _parse_trees(text, max_depth, max_nodes):
+    """The collection as _Tree objects. One pass over `text`; raises SgfError."""
+    n = len(text)
+    pos = 0
+    collection = []
+    stack = []       # open game trees, innermost last
+    node = None      # node receiving properties, or None
+    n_nodes = 0
+    while pos < n:
+        ch = text[pos]
+        if ch in _WHITESPACE:
+            pos += 1
+        elif not stack and ch != "(":
+            if collection:
+                break    # text after the last game tree is ignored (mail signatures, editors' junk)
+            if ch != "\ufeff":
+                raise SgfError(f"expected '(' to open a game tree, found {ch!r}", text, pos)
+            pos += 1
+        elif ch == "(":
+            if len(stack) >= max_depth:
+                raise SgfError(f"variations nested deeper than {max_depth}", text, pos)
+            if stack and not stack[-1].nodes:
+                raise SgfError("variation '(' before the game tree's first node ';'", text, pos)
+            tree = _Tree(pos)
+            (stack[-1].children if stack else collection).append(tree)
+            stack.append(tree)
+            node = None
+            pos += 1
+        elif ch == ")":
+            if not stack[-1].nodes:
+                raise SgfError("empty game tree '()'", text, pos)
+            stack.pop()
+            node = None
+            pos += 1
+        elif ch == ";":
+            if stack[-1].children:
+                raise SgfError("node ';' after a variation in the same game tree", text, pos)
+            n_nodes += 1
+            if n_nodes > max_nodes:
+                raise SgfError(f"more than {max_nodes} nodes", text, pos)
+            node = _Node(pos)
+            stack[-1].nodes.append(node)
+            pos += 1
+        elif ch.isascii() and ch.isalpha():
+            start = pos
+            while pos < n and text[pos].isascii() and text[pos].isalpha():
+                pos += 1
+            ident = text[start:pos]
+            if node is None:
+                raise SgfError(f"property {ident!r} before the node's ';'", text, start)
+            # FF[3] allowed lower-case letters in identifiers (AddBlack = AB): keep the capitals.
+            key = "".join(c for c in ident if c.isupper())
+            if not key:
+                raise SgfError(f"property identifier {ident!r} has no capital letter", text, start)
+            while pos < n and text[pos] in _WHITESPACE:
+                pos += 1
+            if pos >= n or text[pos] != "[":
+                raise SgfError(f"property {ident!r} has no value", text, start)
+            values = node.props.setdefault(key, [])
+            while pos < n and text[pos] == "[":
+                value_at = pos
+                value, pos = _read_value(text, pos)
+                values.append((value, value_at))
+                while pos < n and text[pos] in _WHITESPACE:
+                    pos += 1
+        else:
+            raise SgfError(f"unexpected character {ch!r}", text, pos)
+    if stack:
+        raise SgfError("unclosed game tree: '(' without ')'", text, stack[-1].offset)
+    if not collection:
+        raise SgfError("no game tree: an SGF file starts with '(;'", text, 0)
+    return collection
+
+
+def _main_line(tree):
+    """Nodes of the first variation at every branch, in order."""
+    nodes = []
+    while tree is not None:
+        nodes.extend(tree.nodes)
+        tree = tree.children[0] if tree.children else None
+    return nodes
+
+
+def _simple_text(value):
+    """SimpleText: every whitespace character (newlines included) becomes a space."""
+    return "".join(" " if c in _WHITESPACE else c for c in value).strip()
+
+
+def _text(value):
+    """Text: line breaks kept (\\r\\n and \\r become \\n), other whitespace becomes a space."""
+    value = value.replace("\r\n", "\n").replace("\n\r", "\n").replace("\r", "\n")
+    return "".join(" " if c in " \t\f\v" else c for c in value)
+
+
+def _points(values, size, ident, text):
+    """Point list values (single points or FF[4] rectangles 'aa:cc') -> move indices."""
+    points = []
+    for value, at in values:
+        try:
+            if ":" in value:
+                first, last = value.split(":", 1)
+                a = coords.from_sgf(first, size)
+                b = coords.from_sgf(last, size)
+                if a == size * size or b == size * size:
+                    raise ValueError(f"pass in the rectangle {value!r}")
+                r0, r1 = sorted((a // size, b // size))
+                c0, c1 = sorted((a % size, b % size))
+                points.extend(r * size + c for r in range(r0, r1 + 1) for c in range(c0, c1 + 1))
+            else:
+                point = coords.from_sgf(value, size)
+                if point == size * size:
+                    raise ValueError(f"pass {value!r} is not a point")
+                points.append(point)
+        except ValueError as exc:
+            raise SgfError(f"{ident}: {exc}", text, at) from None
+    return points
+
+
+def _one(props, ident, text):
+    values = props[ident]
+    if len(values) != 1:
+        raise SgfError(f"{ident} takes one value, got {len(values)}", text, values[1][1])
+    return values[0]
+
+
+def _root_properties(game, props, text):
+    if "GM" in props:
+        value, at = _one(props, "GM", text)
+        if value.strip() != "1":
+            raise SgfError(f"GM[{value}] is not a game of Go (GM[1])", text, at)
+    if "SZ" in props:
+        value, at = _one(props, "SZ", text)
+        value = value.strip()
+        if ":" in value:
+            raise SgfError(f"rectangular board SZ[{value}] is not supported", text, at)
+        if not value.isdigit() or not value.isascii():
+            raise SgfError(f"SZ[{value}] is not a board size", text, at)
+        size = int(value)
+        if not 2 <= size <= coords.MAX_GTP_SIZE:
+            raise SgfError(f"SZ[{value}] is outside 2..{coords.MAX_GTP_SIZE}", text, at)
+        game.size = size
+    if "KM" in props:
+        value, at = _one(props, "KM", text)
+        try:
+            komi = float(value.strip())
+        except ValueError:
+            raise SgfError(f"KM[{value}] is not a number", text, at) from None
+        if komi != komi or abs(komi) > 10_000:
+            raise SgfError(f"KM[{value}] is not a usable komi", text, at)
+        game.komi = komi
+    if "HA" in props:
+        value, at = _one(props, "HA", text)
+        if not value.strip().isdigit():
+            raise SgfError(f"HA[{value}] is not a number of stones", text, at)
+        game.handicap = int(value.strip())
+    for ident, attr in (("RU", "rules"), ("PB", "black_player"), ("PW", "white_player"),
+                        ("RE", "result"), ("DT", "date")):
+        if ident in props:
+            setattr(game, attr, _simple_text(_one(props, ident, text)[0]))
+
+
+def _read_game(tree, text):
+    nodes = _main_line(tree)
+    game = SgfGame()
+    _root_properties(game, nodes[0].props, text)
+    size = game.size
+    black, white = {}, {}     # setup stones, insertion-ordered
+    for node in nodes:
+        props = node.props
+        setup = [ident for ident in ("AB", "AW", "AE") if ident in props]
+        if setup and game.moves:
+            raise SgfError(f"setup property {setup[0]} after the first move is not supported",
+                           text, props[setup[0]][0][1])
+        for point in _points(props.get("AE", ()), size, "AE", text):
+            black.pop(point, None)
+            white.pop(point, None)
+        for ident, own, other in (("AB", black, white), ("AW", white, black)):
+            for point in _points(props.get(ident, ()), size, ident, text):
+                other.pop(point, None)
+                own[point] = True
+        if "PL" in props and not game.moves:
+            value, at = _one(props, "PL", text)
+            letter = value.strip().upper()[:1]
+            if letter not in ("B", "W"):
+                raise SgfError(f"PL[{value}] is not B or W", text, at)
+            game.first_player = BLACK if letter == "B" else WHITE
+        played = [ident for ident in ("B", "W") if ident in props]
+        if len(played) == 2:
+            raise SgfError("node with both a B and a W move", text, node.offset)
+        if played:
+            ident = played[0]
+            value, at = _one(props, ident, text)
+            try:
+                move = coords.from_sgf(value.strip(), size)
+            except ValueError as exc:
+                raise SgfError(f"{ident}: {exc}", text, at) from None
+            game.moves.append((BLACK if ident == "B" else WHITE, move))
+        if "C" in props:
+            comment = "\n".join(_text(value) for value, _ in props["C"])
+            k = len(game.moves)
+            game.comments[k] = game.comments[k] + "\n" + comment if k in game.comments else comment
+    game.setup_black = list(black)
+    game.setup_white = list(white)
+    return game
+
+
+def parse_sgf(text, *, max_chars=MAX_CHARS, max_depth=MAX_DEPTH, max_nodes=MAX_NODES):
+    """The main line of the first game in an SGF collection. `text` is str or bytes (UTF-8,
+    else Latin-1). Raises SgfError."""
+    if isinstance(text, (bytes, bytearray)):
+        if len(text) > max_chars:
+            raise SgfError(f"SGF is too large: {len(text)} bytes, the limit is {max_chars}")
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError:
+            text = bytes(text).decode("latin-1")
+    if not isinstance(text, str):
+        raise SgfError(f"SGF must be text or bytes, not {type(text).__name__}")
+    if len(text) > max_chars:
+        raise SgfError(f"SGF is too large: {len(text)} characters, the limit is {max_chars}")
+    trees = _parse_trees(text, max_depth, max_nodes)
+    return _read_game(trees[0], text)
+
+
+def read_sgf_file(path, *, max_chars=MAX_CHARS):
+    """parse_sgf on a file's contents; reads at most max_chars + 1 bytes."""
+    with open(path, "rb") as handle:
+        data = handle.read(max_chars + 1)
+    return parse_sgf(data, max_chars=max_chars)
+
+
+# --- building a game -----------------------------------------------------------------------------
+
+def to_game(record, *, komi=None, superko=True, moves=None):
+    """A fastgo.game.Game with the record's setup stones and its first `moves` moves (all when
+    None). `komi` overrides the record's; with neither, Game's default. A move whose color is
+    not the side to move is played for that color (as SGF editors do). Raises SgfError for an
+    illegal move or setup."""
+    from fastgo.board import IllegalMoveError
+    from fastgo.game import Game
+
+    if komi is None:
+        komi = record.komi
+    game = Game(size=record.size, superko=superko) if komi is None else \
+        Game(size=record.size, komi=komi, superko=superko)
+    if record.setup_black or record.setup_white:
+        try:
+            game.setup(black=record.setup_black, white=record.setup_white)
+        except (ValueError, IllegalMoveError) as exc:
+            raise SgfError(f"bad setup stones: {exc}") from None
+    if record.first_player is not None:
+        game.to_move = record.first_player
+    count = len(record.moves) if moves is None else max(0, min(moves, len(record.moves)))
+    for number, (color, move) in enumerate(record.moves[:count], start=1):
+        if game.to_move != color:
+            game.to_move = color
+        try:
+            game.play(move)
+        except IllegalMoveError as exc:
+            where = coords.to_sgf(move, record.size)
+            raise SgfError(f"move {number} {COLOR_LETTERS[color]}[{where}] is illegal: {exc}") from None
+    return game
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+def escape_text(value):
+    """Escapes ']' and '\\' for a property value."""
+    return str(value).replace("\\", "\\\\").replace("]", "\\]")
+
+
+def _format_komi(komi):
+    return f"{komi:g}" if float(komi) == float(f"{komi:g}") else repr(float(komi))
+
+
+def write_sgf(record, *, application="fastgo"):
+    """The record as FF[4] SGF text (one game tree, no variations, ends with a newline)."""
+    size = record.size
+    root = [f"FF[4]GM[1]CA[UTF-8]AP[{escape_text(application)}]SZ[{size}]"]
+    if record.komi is not None:
+        root.append(f"KM[{_format_komi(record.komi)}]")
+    for ident, value in (("RU", record.rules), ("PB", record.black_player),
+                         ("PW", record.white_player), ("DT", record.date), ("RE", record.result)):
+        if value:
+            root.append(f"{ident}[{escape_text(value)}]")
+    if record.handicap:
+        root.append(f"HA[{int(record.handicap)}]")
+    for ident, points in (("AB", record.setup_black), ("AW", record.setup_white)):
+        if points:
+            root.append(ident + "".join(f"[{coords.to_sgf(p, size)}]" for p in points))
+    if record.first_player is not None:
+        root.append(f"PL[{COLOR_LETTERS[record.first_player]}]")
+    if record.comments.get(0):
+        root.append(f"C[{escape_text(record.comments[0])}]")
+    out = ["(;" + "".join(root)]
+    line = []
+    for k, (color, move) in enumerate(record.moves, start=1):
+        node = f";{COLOR_LETTERS[color]}[{coords.to_sgf(move, size)}]"
+        if record.comments.get(k):
+            node += f"C[{escape_text(record.comments[k])}]"
+        line.append(node)
+        if len(line) == _WRITE_LINE_MOVES or record.comments.get(k):
+            out.append("".join(line))
+            line = []
+    if line:
+        out.append("".join(line))
+    return "\n".join(out) + ")\n"
+
+
+def record_from_game(game, *, setup_black=(), setup_white=(), black_player="", white_player="",
+                     rules="", date="", comments=None):
+    """An SgfGame for a fastgo.game.Game: its size, komi, moves and result. Setup stones are
+    given by the caller when the game does not keep them (`game.setup_black` is used if present).
+    Resignations are not moves: they show in RE."""
+    setup_black = list(getattr(game, "setup_black", None) or setup_black)
+    setup_white = list(getattr(game, "setup_white", None) or setup_white)
+    moves = [(int(color), int(move)) for color, move in game.moves if move >= 0]
+    result = game.result_string() if game.is_over() else ""
+    return SgfGame(size=game.size, komi=float(game.komi), rules=rules, black_player=black_player,
+                   white_player=white_player, result=result, date=date, handicap=0,
+                   setup_black=setup_black, setup_white=setup_white,
+                   moves=moves, comments=dict(comments or {}))
