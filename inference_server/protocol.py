@@ -1,0 +1,227 @@
+"""The wire between workers (DEALER) and the inference server (ROUTER); nothing else builds or
+parses these messages. Imports numpy and msgpack only (workers never import torch or zmq here).
+
+Every message is a list of frames; frame 0 is a msgpack map (the header), at most
+MAX_HEADER_BYTES, with magic "m" = MAGIC, protocol version "v" = VERSION, kind "k" and request id
+"id" (an int the client chooses; replies echo it).
+
+  eval     -> [header{slot, n, size, planes, dtype="uint8"}, planes]
+              planes: n * planes * size * size bytes, layout [n, planes, size, size], 0/1
+  result   <- [header{slot, n, moves, version}, logits, values]
+              logits: float32 little-endian [n, moves] (moves = size*size + 1, pass last)
+              values: float32 little-endian [n]; version: the model version that answered
+  stats    -> [header]                 <- [header{stats: map}]
+  reload   -> [header{slot, path}]     <- [header{kind "reloaded", slot, version}]
+  error    <- [header{code, msg}]      (id = -1 when the request's id could not be read)
+
+msgpack is read with explicit size limits, a fresh unpacker per message, and no ext types
+(no pickle anywhere).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import msgpack
+import numpy as np
+
+MAGIC = "fgo"
+VERSION = 1
+MAX_HEADER_BYTES = 4096          # requests; replies may carry a larger stats map
+MAX_REPLY_HEADER_BYTES = 1 << 20
+NO_ID = -1
+
+# error codes
+BAD_HEADER = "bad_header"        # not a msgpack map with the required fields
+BAD_VERSION = "bad_version"      # magic or protocol version mismatch
+BAD_KIND = "bad_kind"            # unknown message kind
+BAD_FRAMES = "bad_frames"        # wrong number of frames
+BAD_SHAPE = "bad_shape"          # board size / planes / dtype not what the slot serves
+BAD_SIZE = "bad_size"            # payload length does not match the declared shape
+TOO_LARGE = "too_large"          # declared count beyond the server's limit
+UNKNOWN_SLOT = "unknown_slot"
+RELOAD_FAILED = "reload_failed"
+SERVER_ERROR = "server_error"
+
+
+class ProtocolError(ValueError):
+    """A message that breaks the protocol. `request_id` is NO_ID when unknown."""
+
+    def __init__(self, code, message, request_id=NO_ID):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.request_id = request_id
+
+
+@dataclass
+class Request:
+    kind: str                    # "eval" | "stats" | "reload"
+    request_id: int
+    slot: str = ""
+    count: int = 0               # positions
+    board_size: int = 0
+    planes: int = 0
+    payload: object = None       # eval: the planes frame (a buffer), length checked
+    path: str = ""               # reload
+
+
+@dataclass
+class Reply:
+    kind: str                    # "result" | "stats" | "reloaded" | "error"
+    request_id: int
+    header: dict
+    logits: np.ndarray | None = None     # float32 [n, moves], read-only view of the frame
+    values: np.ndarray | None = None     # float32 [n]
+
+
+def _pack(header: dict) -> bytes:
+    return msgpack.packb({"m": MAGIC, "v": VERSION, **header}, use_bin_type=True)
+
+
+def _unpack(data, limit) -> dict:
+    if len(data) > limit:
+        raise ProtocolError(BAD_HEADER, f"header of {len(data)} bytes exceeds {limit}")
+    try:
+        header = msgpack.unpackb(
+            data, raw=False, strict_map_key=True, use_list=True,
+            max_str_len=limit, max_bin_len=0, max_ext_len=0,
+            max_array_len=limit, max_map_len=limit // 2 + 1)
+    except Exception as err:  # msgpack raises several unrelated types on garbage
+        raise ProtocolError(BAD_HEADER, f"undecodable header: {type(err).__name__}") from None
+    if not isinstance(header, dict):
+        raise ProtocolError(BAD_HEADER, "header is not a map")
+    request_id = header.get("id")
+    if not isinstance(request_id, int) or isinstance(request_id, bool):
+        request_id = NO_ID
+    if header.get("m") != MAGIC or header.get("v") != VERSION:
+        raise ProtocolError(BAD_VERSION, f"magic/version {header.get('m')!r}/{header.get('v')!r}, "
+                                         f"expected {MAGIC!r}/{VERSION}", request_id)
+    if request_id == NO_ID:
+        raise ProtocolError(BAD_HEADER, "missing integer request id")
+    return header
+
+
+def _int_field(header, key, request_id, low=0):
+    value = header.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise ProtocolError(BAD_HEADER, f"field {key!r} must be an integer >= {low}", request_id)
+    return value
+
+
+def _str_field(header, key, request_id):
+    value = header.get(key)
+    if not isinstance(value, str):
+        raise ProtocolError(BAD_HEADER, f"field {key!r} must be a string", request_id)
+    return value
+
+
+# -- requests (client side builds, server side parses) ----------------------------------------
+
+def eval_request(request_id: int, planes: np.ndarray, slot: str) -> list:
+    """Frames for an eval request; the planes buffer is sent as-is (no copy) when contiguous."""
+    if planes.dtype != np.uint8 or planes.ndim != 4 or planes.shape[2] != planes.shape[3]:
+        raise ValueError(f"planes must be uint8 [B, P, N, N], got {planes.dtype} {planes.shape}")
+    if not planes.flags.c_contiguous:
+        planes = np.ascontiguousarray(planes)
+    count, nplanes, size, _ = planes.shape
+    header = _pack({"k": "eval", "id": request_id, "slot": slot, "n": count, "size": size,
+                    "planes": nplanes, "dtype": "uint8"})
+    return [header, memoryview(planes).cast("B")]
+
+
+def stats_request(request_id: int) -> list:
+    return [_pack({"k": "stats", "id": request_id})]
+
+
+def reload_request(request_id: int, slot: str, path: str) -> list:
+    return [_pack({"k": "reload", "id": request_id, "slot": slot, "path": path})]
+
+
+def parse_request(frames, max_positions: int) -> Request:
+    """frames: the message without the ROUTER identity. Raises ProtocolError."""
+    if not frames:
+        raise ProtocolError(BAD_FRAMES, "empty message")
+    header = _unpack(_buffer(frames[0]), MAX_HEADER_BYTES)
+    request_id = header["id"]
+    kind = header.get("k")
+    if kind == "eval":
+        if len(frames) != 2:
+            raise ProtocolError(BAD_FRAMES, f"eval needs 2 frames, got {len(frames)}", request_id)
+        count = _int_field(header, "n", request_id, low=1)
+        size = _int_field(header, "size", request_id, low=1)
+        planes = _int_field(header, "planes", request_id, low=1)
+        slot = _str_field(header, "slot", request_id)
+        if header.get("dtype") != "uint8":
+            raise ProtocolError(BAD_SHAPE, f"dtype {header.get('dtype')!r}, expected 'uint8'", request_id)
+        if count > max_positions:
+            raise ProtocolError(TOO_LARGE, f"{count} positions exceed the limit {max_positions}", request_id)
+        if size > 64 or planes > 256:
+            raise ProtocolError(BAD_SHAPE, f"board size {size} / planes {planes} out of range", request_id)
+        payload = _buffer(frames[1])
+        expected = count * planes * size * size
+        if len(payload) != expected:
+            raise ProtocolError(BAD_SIZE, f"payload is {len(payload)} bytes, header says "
+                                          f"{count}x{planes}x{size}x{size} = {expected}", request_id)
+        return Request("eval", request_id, slot=slot, count=count, board_size=size,
+                       planes=planes, payload=payload)
+    if kind == "stats":
+        if len(frames) != 1:
+            raise ProtocolError(BAD_FRAMES, f"stats needs 1 frame, got {len(frames)}", request_id)
+        return Request("stats", request_id)
+    if kind == "reload":
+        if len(frames) != 1:
+            raise ProtocolError(BAD_FRAMES, f"reload needs 1 frame, got {len(frames)}", request_id)
+        return Request("reload", request_id, slot=_str_field(header, "slot", request_id),
+                       path=_str_field(header, "path", request_id))
+    raise ProtocolError(BAD_KIND, f"unknown message kind {kind!r}", request_id)
+
+
+def _buffer(frame):
+    """A zmq.Frame (copy=False), bytes or memoryview -> a byte buffer without copying."""
+    buf = getattr(frame, "buffer", frame)
+    return buf if isinstance(buf, (bytes, bytearray)) else memoryview(buf).cast("B")
+
+
+# -- replies (server side builds, client side parses) -----------------------------------------
+
+def result_reply(request_id, slot, version, logits: np.ndarray, values: np.ndarray) -> list:
+    """logits float32 [n, moves], values float32 [n] (C-contiguous rows of the batch output)."""
+    count, moves = logits.shape
+    header = _pack({"k": "result", "id": request_id, "slot": slot, "n": count, "moves": moves,
+                    "version": int(version)})
+    return [header, logits, values]
+
+
+def error_reply(request_id, code, message) -> list:
+    return [_pack({"k": "error", "id": request_id, "code": code, "msg": str(message)[:500]})]
+
+
+def stats_reply(request_id, stats: dict) -> list:
+    return [_pack({"k": "stats", "id": request_id, "stats": stats})]
+
+
+def reloaded_reply(request_id, slot, version) -> list:
+    return [_pack({"k": "reloaded", "id": request_id, "slot": slot, "version": int(version)})]
+
+
+def parse_reply(frames) -> Reply:
+    """Client side. Raises ProtocolError on anything malformed."""
+    if not frames:
+        raise ProtocolError(BAD_FRAMES, "empty reply")
+    header = _unpack(_buffer(frames[0]), MAX_REPLY_HEADER_BYTES)
+    request_id, kind = header["id"], header.get("k")
+    if kind == "result":
+        if len(frames) != 3:
+            raise ProtocolError(BAD_FRAMES, f"result needs 3 frames, got {len(frames)}", request_id)
+        count = _int_field(header, "n", request_id, low=1)
+        moves = _int_field(header, "moves", request_id, low=1)
+        _int_field(header, "version", request_id, low=-(1 << 62))
+        logits_buf, values_buf = _buffer(frames[1]), _buffer(frames[2])
+        if len(logits_buf) != 4 * count * moves or len(values_buf) != 4 * count:
+            raise ProtocolError(BAD_SIZE, "result payload sizes do not match the header", request_id)
+        logits = np.frombuffer(logits_buf, dtype="<f4").reshape(count, moves)
+        values = np.frombuffer(values_buf, dtype="<f4")
+        return Reply("result", request_id, header, logits, values)
+    if kind in ("error", "stats", "reloaded"):
+        return Reply(kind, request_id, header)
+    raise ProtocolError(BAD_KIND, f"unknown reply kind {kind!r}", request_id)

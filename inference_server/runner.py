@@ -1,0 +1,191 @@
+"""Running one network for inference on one device: uint8 planes in, float32 logits and values
+out. The server owns one runner per model slot; the in-process evaluator and the benchmark's raw
+forward use the same class, so both measure the same work.
+
+CPU: fp32, batch norm folded, channels_last when configured, a fixed torch thread count.
+CUDA: a pinned host staging buffer, non-blocking copies, bf16/fp16 autocast and optional CUDA
+graphs for fixed batch sizes (smaller batches are padded up to the next captured size).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from inference_server.model import PolicyValueNet, fuse_for_inference
+
+
+def resolve_device(device: str) -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device 'cuda' requested but torch sees no CUDA device")
+    return torch.device(device)
+
+
+def resolve_precision(precision: str, device: torch.device):
+    """The autocast dtype, or None for plain fp32."""
+    if device.type != "cuda" or precision == "fp32":
+        return None
+    if precision == "fp16":
+        return torch.float16
+    if precision == "bf16" or torch.cuda.is_bf16_supported():
+        return torch.bfloat16
+    return torch.float16
+
+
+class ModelRunner:
+    """Owns an inference copy of a network on a device and a staging buffer for its input.
+
+    Usage: fill `staging(n)` (a uint8 numpy view [n, P, N, N]) then call `run(n)`; or call
+    `forward(planes)` with any uint8 array. Outputs are fresh float32 numpy arrays.
+    Not thread-safe: one thread calls run/forward.
+    """
+
+    def __init__(self, model: PolicyValueNet, *, device="cpu", precision="auto",
+                 channels_last=True, fuse_batchnorm=True, capacity=64,
+                 cuda_graphs=False, graph_batches=()):
+        self.config = model.config
+        self.device = resolve_device(device)
+        self.autocast_dtype = resolve_precision(precision, self.device)
+        self.channels_last = bool(channels_last)
+        net = fuse_for_inference(model) if fuse_batchnorm else model.eval()
+        net = net.to(self.device)
+        if self.channels_last:
+            net = net.to(memory_format=torch.channels_last)
+        for p in net.parameters():
+            p.requires_grad_(False)
+        self.net = net
+        self.capacity = int(capacity)
+        shape = (self.capacity, self.config.planes, self.config.board_size, self.config.board_size)
+        self._is_cuda = self.device.type == "cuda"
+        if self._is_cuda:
+            self._host_in = torch.empty(shape, dtype=torch.uint8).pin_memory()
+            self._dev_in = torch.empty(shape, dtype=torch.uint8, device=self.device)
+            self._host_logits = torch.empty((self.capacity, self.config.moves), dtype=torch.float32).pin_memory()
+            self._host_values = torch.empty((self.capacity,), dtype=torch.float32).pin_memory()
+            self._stream = torch.cuda.Stream(self.device)
+        else:
+            self._host_in = torch.empty(shape, dtype=torch.uint8)
+        self._staging_np = self._host_in.numpy()
+        self.graph_batches = tuple(sorted(set(graph_batches or (self.capacity,)))) if cuda_graphs else ()
+        self.graph_batches = tuple(b for b in self.graph_batches if b <= self.capacity)
+        self._graphs = {}   # batch size -> (graph, static logits, static values); built lazily
+
+    @property
+    def layout(self) -> str:
+        return "channels_last" if self.channels_last else "contiguous"
+
+    def describe(self) -> dict:
+        return {"backend": "torch", "device": str(self.device), "layout": self.layout,
+                "precision": str(self.autocast_dtype).replace("torch.", "") if self.autocast_dtype else "fp32",
+                "cuda_graphs": list(self.graph_batches), "model": self.config.name,
+                "board_size": self.config.board_size, "encoding": self.config.encoding}
+
+    def staging(self, n: int) -> np.ndarray:
+        """The first n rows of the host input buffer, uint8 [n, P, N, N]; fill then run(n)."""
+        if n > self.capacity:
+            raise ValueError(f"batch of {n} exceeds runner capacity {self.capacity}")
+        return self._staging_np[:n]
+
+    def forward(self, planes: np.ndarray):
+        """uint8 [B, P, N, N] -> (logits float32 [B, M], values float32 [B]); any B (chunked)."""
+        planes = np.asarray(planes, dtype=np.uint8)
+        total = planes.shape[0]
+        if total <= self.capacity:
+            self._staging_np[:total] = planes
+            return self.run(total)
+        logits = np.empty((total, self.config.moves), dtype=np.float32)
+        values = np.empty((total,), dtype=np.float32)
+        for start in range(0, total, self.capacity):
+            stop = min(total, start + self.capacity)
+            self._staging_np[:stop - start] = planes[start:stop]
+            logits[start:stop], values[start:stop] = self.run(stop - start)
+        return logits, values
+
+    def run(self, n: int):
+        """Evaluate the first n staged rows."""
+        if self._is_cuda:
+            return self._run_cuda(n)
+        with torch.inference_mode():
+            x = self._host_in[:n].to(torch.float32)
+            if self.channels_last:
+                x = x.contiguous(memory_format=torch.channels_last)
+            logits, values = self.net(x)
+        return logits.numpy(), values.numpy()
+
+    # -- CUDA ---------------------------------------------------------------------------------
+
+    def _eager_cuda(self, x_u8):
+        x = x_u8.to(torch.float32)
+        if self.channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        if self.autocast_dtype is not None:
+            with torch.autocast("cuda", dtype=self.autocast_dtype):
+                logits, values = self.net(x)
+        else:
+            logits, values = self.net(x)
+        return logits.float(), values.float()
+
+    def _graph_for(self, size):
+        entry = self._graphs.get(size)
+        if entry is None:
+            static_in = self._dev_in[:size]
+            side = torch.cuda.Stream(self.device)
+            side.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(side), torch.inference_mode():
+                for _ in range(3):          # warm up kernels and the allocator before capture
+                    self._eager_cuda(static_in)
+            torch.cuda.current_stream(self.device).wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.inference_mode(), torch.cuda.graph(graph, capture_error_mode="thread_local"):
+                static_logits, static_values = self._eager_cuda(static_in)
+            entry = (graph, static_logits, static_values)
+            self._graphs[size] = entry
+        return entry
+
+    def _run_cuda(self, n):
+        size = next((b for b in self.graph_batches if b >= n), None)
+        stream = self._stream
+        with torch.inference_mode(), torch.cuda.stream(stream):
+            self._dev_in[:n].copy_(self._host_in[:n], non_blocking=True)
+            if size is not None:
+                if size > n:
+                    self._dev_in[n:size].zero_()
+                graph, logits, values = self._graph_for(size)
+                graph.replay()
+            else:
+                logits, values = self._eager_cuda(self._dev_in[:n])
+            self._host_logits[:n].copy_(logits[:n], non_blocking=True)
+            self._host_values[:n].copy_(values[:n], non_blocking=True)
+        stream.synchronize()
+        # The pinned outputs are reused by the next run: hand out copies.
+        return self._host_logits[:n].numpy().copy(), self._host_values[:n].numpy().copy()
+
+
+def canary_planes(config, count: int = 4, seed: int = 12345) -> np.ndarray:
+    """Fixed positions to test a model before it serves: the empty board (Black to move, then
+    White to move) and seeded random stone patterns. uint8 [count, P, N, N]."""
+    n, planes = config.board_size, config.planes
+    out = np.zeros((max(count, 2), planes, n, n), dtype=np.uint8)
+    # Side-to-move plane: alphazero's last plane is 1 when Black is to move; the liberty
+    # encoding has black-to-move (plane 8) and white-to-move (plane 9).
+    if config.encoding == "alphazero":
+        out[0, planes - 1] = 1
+    else:
+        out[0, 8] = 1
+        out[1, 9] = 1
+    rng = np.random.default_rng(seed)
+    for i in range(2, out.shape[0]):
+        out[i] = (rng.random((planes, n, n)) < 0.2).astype(np.uint8)
+    return out[:count] if count >= 2 else out[:count]
+
+
+def check_canaries(runner: ModelRunner, max_abs_logit: float = 1e4) -> None:
+    """Raise ValueError if the runner gives a NaN/inf or out-of-range output on the canaries."""
+    logits, values = runner.forward(canary_planes(runner.config))
+    if not np.all(np.isfinite(logits)) or not np.all(np.isfinite(values)):
+        raise ValueError("canary positions give non-finite outputs")
+    if np.abs(logits).max() > max_abs_logit:
+        raise ValueError(f"canary logits out of range (max |logit| {np.abs(logits).max():.3g})")
+    if np.abs(values).max() > 1.0 + 1e-4:
+        raise ValueError(f"canary values out of [-1, 1] (max |value| {np.abs(values).max():.3g})")

@@ -1,0 +1,372 @@
+"""The batching inference server: one ROUTER socket, one loop, one forward pass at a time.
+
+Requests for a slot queue until `max_batch` positions or `max_wait_us` after the first; the
+batch is gathered into the runner's staging buffer, evaluated once, and each request gets its
+own rows back with the model version that answered. Between batches the loop swaps in reloaded
+models and polls watched checkpoint files. Started by `fastgo serve` or
+`python -m inference_server.server --config FILE`; prints "fastgo serve: ready on ENDPOINT"
+to stdout once it answers.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import math
+import signal
+import sys
+import time
+from collections import deque
+
+import numpy as np
+import zmq
+
+from fastgo.config import Config, ConfigError, load_config
+from inference_server import protocol
+from inference_server.slots import Reloader, file_signature, initial_slots
+
+log = logging.getLogger("fastgo.serve")
+
+
+class _Pending:
+    __slots__ = ("identity", "request_id", "count", "payload", "t_recv")
+
+    def __init__(self, identity, request_id, count, payload, t_recv):
+        self.identity = identity
+        self.request_id = request_id
+        self.count = count
+        self.payload = payload
+        self.t_recv = t_recv
+
+
+class _Stats:
+    """Cumulative counters; `snapshot()` is what a stats request returns."""
+
+    def __init__(self):
+        self.started = time.time()
+        self.requests = 0
+        self.positions = 0
+        self.batches = 0
+        self.queue_wait_s = 0.0       # sum over requests: arrival -> its batch starts
+        self.forward_s = 0.0          # sum over batches: the runner's forward pass
+        self.overhead_s = 0.0         # parse + gather + scatter; waiting for requests excluded
+        self.errors = {}              # code -> count
+        self.dropped = 0              # messages that could not be answered at all
+        self.stale_replies = 0
+        self.reloads = 0
+        self.reloads_refused = 0
+        self.last_reload_error = ""
+
+    def error(self, code):
+        self.errors[code] = self.errors.get(code, 0) + 1
+
+
+class InferenceServer:
+    def __init__(self, config: Config, context: zmq.Context | None = None):
+        self.config = config
+        self.server = config.server
+        self.slots = initial_slots(config.model, config.server)
+        self.reloader = Reloader(config.model, config.server)
+        self.stats = _Stats()
+        self.queues = {name: deque() for name in self.slots}
+        self.queued_positions = {name: 0 for name in self.slots}
+        self.deadlines = {name: 0.0 for name in self.slots}
+        self.max_wait_s = self.server.max_wait_us / 1e6
+        self._stop = False
+        self._next_watch = 0.0
+        self.context = context or zmq.Context.instance()
+        self.socket = self.context.socket(zmq.ROUTER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        largest = max(s.runner.config.planes * s.runner.config.board_size ** 2 for s in self.slots.values())
+        self.socket.setsockopt(zmq.MAXMSGSIZE, self.server.max_request_positions * largest + (1 << 20))
+        self.socket.bind(self.server.endpoint)
+        self.endpoint = self.socket.getsockopt_string(zmq.LAST_ENDPOINT)
+
+    # -- loop ---------------------------------------------------------------------------------
+
+    def stop(self, *_):
+        self._stop = True
+
+    def serve_forever(self):
+        socket = self.socket
+        while not self._stop:
+            socket.poll(self._poll_timeout_ms(), zmq.POLLIN)
+            self._drain()
+            self._run_ready_batches()
+            self._apply_reloads()
+            now = time.monotonic()
+            if now >= self._next_watch:
+                self._next_watch = now + self.server.watch_interval_s
+                self._watch()
+        self.close()
+
+    def close(self):
+        self.reloader.stop()
+        self.socket.close(0)
+
+    def _poll_timeout_ms(self):
+        waiting = [self.deadlines[name] for name, q in self.queues.items() if q]
+        if not waiting:
+            return 100
+        left = min(waiting) - time.perf_counter()
+        return max(0, math.ceil(left * 1000))   # at most 1 ms late; never spins
+
+    def _drain(self):
+        """Take every queued message, but stop early once a slot has a full batch."""
+        socket, cap = self.socket, self.server.max_batch
+        for _ in range(10000):
+            try:
+                frames = socket.recv_multipart(zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                return
+            t0 = time.perf_counter()
+            self._handle(frames, t0)
+            self.stats.overhead_s += time.perf_counter() - t0
+            if any(n >= cap for n in self.queued_positions.values()):
+                return
+
+    def _handle(self, frames, now):
+        if len(frames) < 2:
+            self.stats.dropped += 1
+            return
+        identity = frames[0].bytes
+        try:
+            request = protocol.parse_request(frames[1:], self.server.max_request_positions)
+            if request.kind == "eval":
+                self._enqueue(identity, request, now)
+            elif request.kind == "stats":
+                self._send(identity, protocol.stats_reply(request.request_id, self.snapshot()))
+            elif request.kind == "reload":
+                if request.slot not in self.slots:
+                    raise protocol.ProtocolError(protocol.UNKNOWN_SLOT, f"no slot {request.slot!r}",
+                                                 request.request_id)
+                self.reloader.request(request.slot, request.path, waiter=(identity, request.request_id))
+        except protocol.ProtocolError as err:
+            self.stats.error(err.code)
+            log.warning("refused a message: %s", err)
+            self._send(identity, protocol.error_reply(err.request_id, err.code, err.message))
+
+    def _enqueue(self, identity, request, now):
+        slot = self.slots.get(request.slot)
+        if slot is None:
+            raise protocol.ProtocolError(protocol.UNKNOWN_SLOT, f"no slot {request.slot!r} "
+                                         f"(serving {list(self.slots)})", request.request_id)
+        cfg = slot.runner.config
+        if (request.board_size, request.planes) != (cfg.board_size, cfg.planes):
+            raise protocol.ProtocolError(
+                protocol.BAD_SHAPE, f"slot {slot.name} serves {cfg.board_size}x{cfg.board_size} "
+                f"with {cfg.planes} planes, got {request.board_size}x{request.board_size} with "
+                f"{request.planes}", request.request_id)
+        queue = self.queues[slot.name]
+        if not queue:
+            self.deadlines[slot.name] = now + self.max_wait_s
+        queue.append(_Pending(identity, request.request_id, request.count, request.payload, now))
+        self.queued_positions[slot.name] += request.count
+        self.stats.requests += 1
+
+    def _run_ready_batches(self):
+        cap = self.server.max_batch
+        while True:
+            now = time.perf_counter()
+            ready = [name for name, q in self.queues.items()
+                     if q and (self.queued_positions[name] >= cap or now >= self.deadlines[name])]
+            if not ready:
+                return
+            name = min(ready, key=lambda n: self.queues[n][0].t_recv)
+            self._run_batch(name)
+
+    def _run_batch(self, name):
+        t0 = time.perf_counter()
+        slot, queue, cap = self.slots[name], self.queues[name], self.server.max_batch
+        batch, total = [], 0
+        while queue and (not batch or total + queue[0].count <= cap):
+            request = queue.popleft()
+            batch.append(request)
+            total += request.count
+        self.queued_positions[name] -= total
+        if queue:
+            self.deadlines[name] = queue[0].t_recv + self.max_wait_s
+        runner = slot.runner
+        rows = runner.staging(total).reshape(total, -1)
+        offset = 0
+        for request in batch:
+            rows[offset:offset + request.count] = np.frombuffer(request.payload, dtype=np.uint8).reshape(request.count, -1)
+            offset += request.count
+            self.stats.queue_wait_s += t0 - request.t_recv
+        t1 = time.perf_counter()
+        try:
+            logits, values = runner.run(total)
+        except Exception as err:  # a failing forward answers errors, never kills the server
+            log.exception("forward pass failed on slot %s", name)
+            for request in batch:
+                self.stats.error(protocol.SERVER_ERROR)
+                self._send(request.identity, protocol.error_reply(
+                    request.request_id, protocol.SERVER_ERROR, f"forward failed: {err}"))
+            return
+        t2 = time.perf_counter()
+        offset = 0
+        for request in batch:
+            stop = offset + request.count
+            self._send(request.identity, protocol.result_reply(
+                request.request_id, name, slot.version, logits[offset:stop], values[offset:stop]))
+            offset = stop
+        t3 = time.perf_counter()
+        stats = self.stats
+        stats.batches += 1
+        stats.positions += total
+        stats.forward_s += t2 - t1
+        stats.overhead_s += (t1 - t0) + (t3 - t2)
+
+    def _send(self, identity, frames):
+        try:
+            self.socket.send_multipart([identity, *frames], copy=False)
+        except zmq.ZMQError as err:        # peer gone or HWM: its reply is lost, nobody else's
+            self.stats.dropped += 1
+            log.debug("reply dropped: %s", err)
+
+    # -- hot reload ---------------------------------------------------------------------------
+
+    def _apply_reloads(self):
+        while True:
+            try:
+                job = self.reloader.done.get_nowait()
+            except Exception:
+                return
+            self.reloader.busy.discard((job.slot, job.path))
+            slot = self.slots[job.slot]
+            if job.path == slot.path:
+                slot.signature = job.signature
+            if job.error:
+                self.stats.reloads_refused += 1
+                self.stats.last_reload_error = job.error
+                log.warning("slot %s: refused %s, keeping version %d: %s",
+                            job.slot, job.path, slot.version, job.error)
+                for identity, request_id in job.waiters:
+                    self._send(identity, protocol.error_reply(request_id, protocol.RELOAD_FAILED, job.error))
+                continue
+            slot.runner, slot.version, slot.content_hash = job.runner, job.version, job.content_hash
+            self.stats.reloads += 1
+            log.info("slot %s: now serving %s version %d (%s)", job.slot, job.path, job.version,
+                     job.runner.config.name)
+            for identity, request_id in job.waiters:
+                self._send(identity, protocol.reloaded_reply(request_id, job.slot, job.version))
+
+    def _watch(self):
+        for slot in self.slots.values():
+            if not slot.path or (slot.name, slot.path) in self.reloader.busy:
+                continue
+            signature = file_signature(slot.path)
+            if signature is not None and signature != slot.signature:
+                self.reloader.request(slot.name, slot.path, signature=signature)
+
+    # -- stats --------------------------------------------------------------------------------
+
+    def snapshot(self) -> dict:
+        s = self.stats
+        batches, requests = max(1, s.batches), max(1, s.requests)
+        any_runner = next(iter(self.slots.values())).runner
+        return {
+            "uptime_s": round(time.time() - s.started, 3),
+            "requests": s.requests,
+            "positions": s.positions,
+            "batches": s.batches,
+            "max_batch": self.server.max_batch,
+            "max_wait_us": self.server.max_wait_us,
+            "mean_batch_size": s.positions / batches,
+            "mean_batch_fill": s.positions / (batches * self.server.max_batch),
+            "queue_wait_ms_mean": 1e3 * s.queue_wait_s / requests,
+            "forward_ms_mean": 1e3 * s.forward_s / batches,
+            "overhead_us_per_batch": 1e6 * s.overhead_s / batches,
+            "forward_s_total": s.forward_s,
+            "overhead_s_total": s.overhead_s,
+            "queued_positions": sum(self.queued_positions.values()),
+            "errors": dict(s.errors),
+            "errors_total": sum(s.errors.values()),
+            "dropped": s.dropped,
+            "reloads": s.reloads,
+            "reloads_refused": s.reloads_refused,
+            "last_reload_error": s.last_reload_error[:300],
+            "versions": {name: slot.version for name, slot in self.slots.items()},
+            "models": {name: slot.runner.config.name for name, slot in self.slots.items()},
+            "runner": any_runner.describe(),
+        }
+
+
+# -- entry point ------------------------------------------------------------------------------
+
+def add_arguments(parser: argparse.ArgumentParser):
+    parser.add_argument("--config", required=True, help="TOML config file ([model] and [server])")
+    parser.add_argument("--endpoint", help="override server.endpoint (tcp://127.0.0.1:* picks a free port)")
+    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], help="override server.device")
+    parser.add_argument("--threads", type=int, help="override server.threads")
+    parser.add_argument("--max-batch", type=int, help="override server.max_batch")
+    parser.add_argument("--max-wait-us", type=int, help="override server.max_wait_us")
+    parser.add_argument("--checkpoint", action="append", default=[], metavar="SLOT=PATH",
+                        help="override the watched checkpoint of a slot (repeatable)")
+    parser.add_argument("--log-file", help="override server.log_file")
+
+
+def config_from_args(args) -> Config:
+    config = load_config(args.config)
+    overrides = {}
+    for key in ("endpoint", "device", "threads", "max_batch", "max_wait_us", "log_file"):
+        value = getattr(args, key, None)
+        if value is not None:
+            overrides[key] = value
+    if args.checkpoint:
+        checkpoints = dict(config.server.checkpoints)
+        for item in args.checkpoint:
+            slot, sep, path = item.partition("=")
+            if not sep:
+                raise ConfigError(f"--checkpoint {item!r}: expected SLOT=PATH")
+            checkpoints[slot] = path
+        overrides["checkpoints"] = checkpoints
+    if overrides:
+        from fastgo.config import ServerConfig, parse_section, to_dict
+        merged = {**to_dict(config.server), **overrides}
+        server = parse_section(ServerConfig, merged, source=f"{args.config} + command line", prefix="server")
+        config = dataclasses.replace(config, server=server)
+    return config
+
+
+def setup_logging(log_file: str):
+    handlers = [logging.StreamHandler(sys.stderr)]
+    if log_file:
+        handlers.append(logging.FileHandler(log_file))
+    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+
+
+def run(args) -> int:
+    try:
+        config = config_from_args(args)
+    except ConfigError as err:
+        print(f"fastgo serve: {err}", file=sys.stderr)
+        return 2
+    setup_logging(config.server.log_file)
+    try:
+        import torch
+        if config.server.threads:
+            torch.set_num_threads(config.server.threads)
+        server = InferenceServer(config)
+        signal.signal(signal.SIGTERM, server.stop)
+        signal.signal(signal.SIGINT, server.stop)
+        log.info("serving %s on %s: %s", list(server.slots), server.endpoint,
+                 next(iter(server.slots.values())).runner.describe())
+        print(f"fastgo serve: ready on {server.endpoint}", flush=True)
+        server.serve_forever()
+        log.info("stopped")
+        return 0
+    except Exception:
+        log.exception("fastgo serve failed")
+        return 1
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="fastgo serve", description="run the batching inference server")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Model slots and hot reload for the server.
+
+A slot (e.g. "current", "best") serves one model version at a time. New weights are loaded on a
+background thread beside the live runner, checked (hash, shapes, config, canary positions), and
+handed to the server loop, which swaps them in between batches; a refused file leaves the old
+model serving. Watched checkpoint files are polled by (mtime, size).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+from dataclasses import dataclass, field
+
+from fastgo.config import ModelConfig, ServerConfig
+from inference_server.checkpoint import CheckpointError, load_checkpoint
+from inference_server.model import build_model
+from inference_server.runner import ModelRunner, check_canaries
+
+log = logging.getLogger("fastgo.serve")
+
+
+def make_runner(model, server: ServerConfig) -> ModelRunner:
+    return ModelRunner(model, device=server.device, precision=server.precision,
+                       channels_last=server.channels_last, fuse_batchnorm=server.fuse_batchnorm,
+                       capacity=max(server.max_batch, server.max_request_positions),
+                       cuda_graphs=server.cuda_graphs, graph_batches=server.graph_batches)
+
+
+@dataclass
+class Slot:
+    name: str
+    runner: ModelRunner
+    version: int
+    path: str = ""                     # watched checkpoint file ("" = none)
+    signature: tuple | None = None     # (mtime_ns, size) of the last file loaded or refused
+    content_hash: str = ""
+
+
+@dataclass
+class LoadResult:
+    slot: str
+    path: str
+    signature: tuple | None
+    runner: ModelRunner | None = None
+    version: int = 0
+    content_hash: str = ""
+    error: str = ""
+    waiters: list = field(default_factory=list)    # (identity, request_id) of reload requests
+
+
+def file_signature(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def load_runner(path, expect: ModelConfig, server: ServerConfig):
+    """Load, verify and canary-test a checkpoint; returns (runner, step, hash). Raises
+    CheckpointError or ValueError with the reason."""
+    ckpt = load_checkpoint(path, expect=expect)
+    runner = make_runner(ckpt.model, server)
+    check_canaries(runner, server.canary_max_abs_logit)
+    return runner, ckpt.step, ckpt.content_hash
+
+
+def initial_slots(model_config: ModelConfig, server: ServerConfig) -> dict:
+    """Slots at start: a slot's checkpoint if its file exists (a bad one stops the start),
+    else seeded random weights as version 0."""
+    slots = {}
+    for name in server.slots:
+        path = server.checkpoints.get(name, "")
+        signature = file_signature(path) if path else None
+        if signature is not None:
+            runner, version, content_hash = load_runner(path, model_config, server)
+            log.info("slot %s: loaded %s (model %s, version %d)", name, path, runner.config.name, version)
+        else:
+            runner = make_runner(build_model(model_config, seed=server.init_seed), server)
+            version, content_hash = 0, ""
+            log.info("slot %s: random weights (seed %d), model %s%s", name, server.init_seed,
+                     model_config.name, f"; waiting for {path}" if path else "")
+        slots[name] = Slot(name, runner, version, path, signature, content_hash)
+    return slots
+
+
+class Reloader:
+    """One background thread that loads checkpoints; results come back through `done`."""
+
+    def __init__(self, model_config: ModelConfig, server: ServerConfig):
+        self.model_config = model_config
+        self.server = server
+        self.jobs: queue.Queue = queue.Queue()
+        self.done: queue.Queue = queue.Queue()
+        self.busy: set = set()           # (slot, path) queued or loading; touched by the server loop only
+        self._thread = threading.Thread(target=self._work, name="reloader", daemon=True)
+        self._thread.start()
+
+    def request(self, slot: str, path: str, waiter=None, signature=None):
+        job = LoadResult(slot, path, signature)
+        if waiter is not None:
+            job.waiters.append(waiter)
+        self.busy.add((slot, path))
+        self.jobs.put(job)
+
+    def _work(self):
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            if job.signature is None:
+                job.signature = file_signature(job.path)
+            try:
+                job.runner, job.version, job.content_hash = load_runner(job.path, self.model_config, self.server)
+            except (CheckpointError, ValueError, RuntimeError, OSError) as err:
+                job.error = str(err)
+            except Exception as err:  # never let the loader thread die
+                job.error = f"{type(err).__name__}: {err}"
+            self.done.put(job)
+
+    def stop(self):
+        self.jobs.put(None)
