@@ -341,9 +341,10 @@ def read_sgf_file(path, *, max_chars=MAX_CHARS):
 
 def to_game(record, *, komi=None, superko=True, moves=None):
     """A fastgo.game.Game with the record's setup stones and its first `moves` moves (all when
-    None). `komi` overrides the record's; with neither, Game's default. A move whose color is
-    not the side to move is played for that color (as SGF editors do). Raises SgfError for an
-    illegal move or setup."""
+    None). `komi` overrides the record's; with neither, Game's default. The first player is PL,
+    else White after handicap stones (HA), else Black; a move whose color is not the side to
+    move is played for that color (as SGF editors do). Raises SgfError for an illegal move or
+    setup."""
     from fastgo.board import IllegalMoveError
     from fastgo.game import Game
 
@@ -358,6 +359,8 @@ def to_game(record, *, komi=None, superko=True, moves=None):
             raise SgfError(f"bad setup stones: {exc}") from None
     if record.first_player is not None:
         game.to_move = record.first_player
+    elif record.handicap >= 2 and record.setup_black and not record.setup_white:
+        game.to_move = WHITE     # handicap stones: White plays first
     count = len(record.moves) if moves is None else max(0, min(moves, len(record.moves)))
     for number, (color, move) in enumerate(record.moves[:count], start=1):
         if game.to_move != color:

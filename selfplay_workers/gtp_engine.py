@@ -1,0 +1,455 @@
+"""A GTP v2 engine over a fastgo.game.Game and a Player (selfplay_workers.players).
+
+`GtpEngine.handle_line(line)` answers one input line; `serve(stdin, stdout)` is the loop behind
+`fastgo gtp`. Every failure is a GTP error response ('? illegal move', '? unknown command', ...),
+never a traceback on stdout: an unexpected exception is logged to stderr and answered as
+'? internal error'. The engine keeps the setup stones and moves of the current game itself, so
+komi changes, undo and printsgf work whatever the Game keeps.
+"""
+import logging
+import sys
+
+from fastgo import coords, sgf
+from fastgo.gtp import (BLACK, WHITE, GtpError, color_name, format_response, parse_color,
+                        parse_line)
+
+log = logging.getLogger("fastgo.gtp")
+
+ENGINE_NAME = "fastgo"
+MIN_SIZE = 2
+MAX_SIZE = 25
+
+
+def _engine_version():
+    try:
+        from importlib.metadata import version
+
+        return version("fastgo")
+    except Exception:   # not installed as a distribution (source checkout)
+        return "0.1.0"
+
+
+def _other(color):
+    return WHITE if color == BLACK else BLACK
+
+
+def handicap_points(size, count):
+    """The GTP fixed handicap vertices (as move indices) for `count` stones, or GtpError.
+    GTP v2 section 4.1.1: corners on the 4th line (3rd below 13x13), then sides, then the centre;
+    boards below 7x7 take none, even sizes (no centre line) and 7x7 at most 4."""
+    if count < 2 or size < 7:
+        raise GtpError("invalid handicap")
+    limit = 9 if size % 2 == 1 and size > 7 else 4
+    if count > limit:
+        raise GtpError("invalid handicap")
+    edge = 3 if size >= 13 else 2
+    low, high, mid = edge, size - 1 - edge, size // 2
+
+    def at(row, col):
+        return row * size + col
+
+    # (row, col) with row 0 the top: lower-left, upper-right, upper-left/lower-right, sides, centre.
+    lower_left, upper_right = at(high, low), at(low, high)
+    upper_left, lower_right = at(low, low), at(high, high)
+    left, right, top, bottom, centre = at(mid, low), at(mid, high), at(low, mid), at(high, mid), at(mid, mid)
+    order = {
+        2: [lower_left, upper_right],
+        3: [lower_left, upper_right, lower_right],
+        4: [lower_left, upper_right, upper_left, lower_right],
+        5: [lower_left, upper_right, upper_left, lower_right, centre],
+        6: [lower_left, upper_right, upper_left, lower_right, left, right],
+        7: [lower_left, upper_right, upper_left, lower_right, left, right, centre],
+        8: [lower_left, upper_right, upper_left, lower_right, left, right, top, bottom],
+        9: [lower_left, upper_right, upper_left, lower_right, left, right, top, bottom, centre],
+    }
+    return order[count]
+
+
+class GtpEngine:
+    """One GTP session. `player` picks moves for genmove; `size`/`komi` start the first game."""
+
+    def __init__(self, player, *, size=9, komi=7.5, superko=True, name=ENGINE_NAME):
+        if not MIN_SIZE <= size <= MAX_SIZE:
+            raise ValueError(f"board size {size} is outside {MIN_SIZE}..{MAX_SIZE}")
+        self.player = player
+        self.name = name
+        self.size = int(size)
+        self.komi = float(komi)
+        self.superko = superko
+        self.finished = False          # set by quit
+        self.time_settings = None      # (main_time s, byo_yomi_time s, byo_yomi_stones)
+        self.time_left = {}            # color -> (seconds, stones)
+        self.handlers = {
+            "protocol_version": self.cmd_protocol_version,
+            "name": self.cmd_name,
+            "version": self.cmd_version,
+            "known_command": self.cmd_known_command,
+            "list_commands": self.cmd_list_commands,
+            "quit": self.cmd_quit,
+            "boardsize": self.cmd_boardsize,
+            "clear_board": self.cmd_clear_board,
+            "komi": self.cmd_komi,
+            "get_komi": self.cmd_get_komi,
+            "play": self.cmd_play,
+            "genmove": self.cmd_genmove,
+            "undo": self.cmd_undo,
+            "showboard": self.cmd_showboard,
+            "final_score": self.cmd_final_score,
+            "list_stones": self.cmd_list_stones,
+            "is_legal": self.cmd_is_legal,
+            "captures": self.cmd_captures,
+            "loadsgf": self.cmd_loadsgf,
+            "printsgf": self.cmd_printsgf,
+            "time_settings": self.cmd_time_settings,
+            "time_left": self.cmd_time_left,
+            "fixed_handicap": self.cmd_fixed_handicap,
+            "place_free_handicap": self.cmd_place_free_handicap,
+            "set_free_handicap": self.cmd_set_free_handicap,
+        }
+        self._new_game()
+
+    # --- the game ------------------------------------------------------------------------------
+
+    def _new_game(self, setup_black=(), setup_white=(), to_move=BLACK):
+        from fastgo.game import Game
+
+        self.game = Game(size=self.size, komi=self.komi, superko=self.superko)
+        self.setup_black = list(setup_black)
+        self.setup_white = list(setup_white)
+        self.handicap = 0              # stones placed by a handicap command
+        if self.setup_black or self.setup_white:
+            self.game.setup(black=self.setup_black, white=self.setup_white)
+        self._set_to_move(to_move)
+
+    def _set_to_move(self, color):
+        if self.game.to_move != color:
+            self.game.to_move = color
+
+    def _vertex(self, text):
+        try:
+            return coords.from_gtp(text, self.size)
+        except ValueError:
+            raise GtpError("invalid coordinate") from None
+
+    def _legal_for(self, color, move):
+        """Legality of `move` for `color`. Out of turn it is asked of a copy: changing the side
+        to move clears the simple-ko point, which the real game must keep."""
+        if color == self.game.to_move:
+            return self.game.is_legal(move)
+        probe = self.game.copy()
+        probe.to_move = color
+        return probe.is_legal(move)
+
+    def _board_empty(self):
+        return not self.game.moves and not self.setup_black and not self.setup_white
+
+    # --- the protocol --------------------------------------------------------------------------
+
+    def handle_line(self, line):
+        """The response text for one input line, or None when the line is empty or a comment."""
+        command = parse_line(line)
+        if command is None:
+            return None
+        if not command.name:
+            return format_response(command.id, "syntax error", ok=False)
+        handler = self.handlers.get(command.name)
+        if handler is None:
+            return format_response(command.id, "unknown command", ok=False)
+        try:
+            return format_response(command.id, handler(command.args))
+        except GtpError as exc:
+            return format_response(command.id, str(exc), ok=False)
+        except Exception as exc:   # an engine bug: logged, answered, and the session goes on
+            log.exception("command %r failed", command.name)
+            return format_response(command.id, f"internal error: {type(exc).__name__}", ok=False)
+
+    def serve(self, stdin=None, stdout=None):
+        """Answers lines from stdin until quit or end of input; flushes after each response."""
+        stdin = sys.stdin if stdin is None else stdin
+        stdout = sys.stdout if stdout is None else stdout
+        for line in stdin:
+            response = self.handle_line(line)
+            if response is None:
+                continue
+            stdout.write(response)
+            stdout.flush()
+            if self.finished:
+                break
+        return 0
+
+    @staticmethod
+    def _arity(args, low, high=None):
+        high = low if high is None else high
+        if not low <= len(args) <= high:
+            raise GtpError("syntax error")
+
+    # --- administrative commands ---------------------------------------------------------------
+
+    def cmd_protocol_version(self, args):
+        return "2"
+
+    def cmd_name(self, args):
+        return self.name
+
+    def cmd_version(self, args):
+        return _engine_version()
+
+    def cmd_known_command(self, args):
+        self._arity(args, 1)
+        return "true" if args[0] in self.handlers else "false"
+
+    def cmd_list_commands(self, args):
+        return "\n".join(self.handlers)
+
+    def cmd_quit(self, args):
+        self.finished = True
+        return ""
+
+    # --- setup ---------------------------------------------------------------------------------
+
+    def cmd_boardsize(self, args):
+        self._arity(args, 1)
+        try:
+            size = int(args[0])
+        except ValueError:
+            raise GtpError("boardsize not an integer") from None
+        if not MIN_SIZE <= size <= MAX_SIZE:
+            raise GtpError("unacceptable size")
+        self.size = size
+        self._new_game()
+        self._reset_player()
+        return ""
+
+    def cmd_clear_board(self, args):
+        self._new_game()
+        self._reset_player()
+        return ""
+
+    def _reset_player(self):
+        reset = getattr(self.player, "reset", None)
+        if reset is not None:
+            reset()
+
+    def cmd_komi(self, args):
+        self._arity(args, 1)
+        try:
+            komi = float(args[0])
+        except ValueError:
+            raise GtpError("komi not a float") from None
+        if komi != komi or abs(komi) > 10_000:
+            raise GtpError("komi not a float")
+        self.komi = komi
+        self.game.komi = komi
+        return ""
+
+    def cmd_get_komi(self, args):
+        return f"{self.komi:g}"
+
+    def _place_handicap(self, points):
+        if not self._board_empty():
+            raise GtpError("board not empty")
+        self._new_game(setup_black=points, to_move=WHITE)
+        self.handicap = len(points)
+        return " ".join(coords.to_gtp(p, self.size) for p in points)
+
+    def cmd_fixed_handicap(self, args):
+        self._arity(args, 1)
+        if not args[0].isdigit():
+            raise GtpError("handicap not an integer")
+        return self._place_handicap(handicap_points(self.size, int(args[0])))
+
+    def cmd_place_free_handicap(self, args):
+        self._arity(args, 1)
+        if not args[0].isdigit():
+            raise GtpError("handicap not an integer")
+        count = int(args[0])
+        if count < 2 or count >= self.size * self.size:
+            raise GtpError("invalid handicap")
+        try:
+            points = handicap_points(self.size, count)
+        except GtpError:
+            # More stones than the fixed pattern holds: fill points in a spread-out order.
+            points = handicap_points(self.size, 9 if self.size % 2 and self.size > 7 else 4) \
+                if self.size >= 7 else []
+            step = 0
+            spread = sorted(range(self.size * self.size), key=lambda m: ((m * 7919) % (self.size * self.size)))
+            while len(points) < count and step < len(spread):
+                if spread[step] not in points:
+                    points.append(spread[step])
+                step += 1
+        return self._place_handicap(points)
+
+    def cmd_set_free_handicap(self, args):
+        if len(args) < 2:
+            raise GtpError("invalid handicap")
+        points = []
+        for text in args:
+            move = self._vertex(text)
+            if move == self.size * self.size or move in points:
+                raise GtpError("invalid handicap")
+            points.append(move)
+        if len(points) >= self.size * self.size:
+            raise GtpError("invalid handicap")
+        self._place_handicap(points)
+        return ""
+
+    def cmd_loadsgf(self, args):
+        self._arity(args, 1, 2)
+        stop = None
+        if len(args) == 2:
+            if not args[1].isdigit():
+                raise GtpError("syntax error")
+            stop = int(args[1]) - 1 if int(args[1]) > 0 else None   # position before that move
+        try:
+            record = sgf.read_sgf_file(args[0])
+        except OSError:
+            raise GtpError(f"cannot open file {args[0]!r}") from None
+        except sgf.SgfError as exc:
+            raise GtpError(f"cannot parse file: {exc}") from None
+        if record.size < MIN_SIZE or record.size > MAX_SIZE:
+            raise GtpError("unacceptable size")
+        komi = self.komi if record.komi is None else record.komi
+        try:
+            game = sgf.to_game(record, komi=komi, superko=self.superko, moves=stop)
+        except sgf.SgfError as exc:
+            raise GtpError(f"cannot load game: {exc}") from None
+        self.size = record.size
+        self.komi = komi
+        self.game = game
+        self.setup_black = list(record.setup_black)
+        self.setup_white = list(record.setup_white)
+        self.handicap = record.handicap
+        self._reset_player()
+        return color_name(self.game.to_move)
+
+    # --- play ----------------------------------------------------------------------------------
+
+    def cmd_play(self, args):
+        self._arity(args, 2)
+        color = parse_color(args[0])
+        if args[1].lower() == "resign":
+            self.game.resign(color)
+            return ""
+        move = self._vertex(args[1])
+        if not self._legal_for(color, move):
+            raise GtpError("illegal move")
+        self._set_to_move(color)
+        self.game.play(move)
+        return ""
+
+    def cmd_genmove(self, args):
+        from fastgo.game import RESIGN
+
+        self._arity(args, 1)
+        color = parse_color(args[0])
+        if self.game.is_over():
+            return "pass"            # two passes, the move cap or a resignation: nothing to add
+        self._set_to_move(color)     # like GNU Go: genmove plays for the color asked
+        move = int(self.player.genmove(self.game))
+        if move == RESIGN:
+            self.game.resign(color)
+            return "resign"
+        if not self.game.is_legal(move):
+            log.error("player %s chose illegal move %d; passing instead", self.player.name, move)
+            move = self.size * self.size
+        self.game.play(move)
+        return coords.to_gtp(move, self.size)
+
+    def cmd_undo(self, args):
+        if not self.game.moves or not self.game.undo():
+            raise GtpError("cannot undo")
+        return ""
+
+    # --- queries -------------------------------------------------------------------------------
+
+    def cmd_list_stones(self, args):
+        self._arity(args, 1)
+        color = parse_color(args[0])
+        stones = self.game.board.stones().ravel()
+        return " ".join(coords.to_gtp(m, self.size) for m in range(self.size * self.size)
+                        if stones[m] == color)
+
+    def cmd_is_legal(self, args):
+        self._arity(args, 2)
+        color = parse_color(args[0])
+        move = self._vertex(args[1])
+        return "1" if self._legal_for(color, move) else "0"
+
+    def cmd_captures(self, args):
+        self._arity(args, 1)
+        color = parse_color(args[0])
+        black, white = self.game.board.captures
+        return str(black if color == BLACK else white)
+
+    def cmd_final_score(self, args):
+        if self.game.resigned is not None:
+            return self.game.result_string()
+        score = float(self.game.score())
+        if score > 0:
+            return f"B+{score:g}"
+        if score < 0:
+            return f"W+{-score:g}"
+        return "0"
+
+    def cmd_showboard(self, args):
+        size = self.size
+        stones = self.game.board.stones()
+        letters = coords.GTP_COLUMNS[:size]
+        header = "   " + " ".join(letters)
+        black_caps, white_caps = self.game.board.captures
+        lines = [header]
+        for row in range(size):
+            number = size - row
+            cells = " ".join(".XO"[int(stones[row, col])] for col in range(size))
+            line = f"{number:2d} {cells} {number:<2d}"
+            if row == size - 2:
+                line += f"    WHITE (O) has captured {white_caps} stones"
+            elif row == size - 1:
+                line += f"    BLACK (X) has captured {black_caps} stones"
+            lines.append(line)
+        lines.append(header)
+        lines.append(f"{color_name(self.game.to_move)} to move, komi {self.komi:g}, "
+                     f"move {len(self.game.moves)}")
+        return "\n" + "\n".join(lines)
+
+    def cmd_printsgf(self, args):
+        self._arity(args, 0, 1)
+        record = sgf.record_from_game(self.game, setup_black=self.setup_black,
+                                      setup_white=self.setup_white,
+                                      white_player="", black_player="")
+        record.handicap = self.handicap
+        first = self.game.moves[0][0] if self.game.moves else self.game.to_move
+        if first == WHITE:
+            record.first_player = WHITE
+        text = sgf.write_sgf(record, application=f"{ENGINE_NAME}:{_engine_version()}")
+        if args:
+            try:
+                with open(args[0], "w", encoding="utf-8") as handle:
+                    handle.write(text)
+            except OSError:
+                raise GtpError(f"cannot write file {args[0]!r}") from None
+            return ""
+        return text
+
+    # --- time ----------------------------------------------------------------------------------
+
+    def cmd_time_settings(self, args):
+        self._arity(args, 3)
+        try:
+            main, byo, stones = (int(a) for a in args)
+        except ValueError:
+            raise GtpError("syntax error") from None
+        if main < 0 or byo < 0 or stones < 0:
+            raise GtpError("syntax error")
+        self.time_settings = (main, byo, stones)
+        return ""
+
+    def cmd_time_left(self, args):
+        self._arity(args, 3)
+        color = parse_color(args[0])
+        try:
+            seconds, stones = int(args[1]), int(args[2])
+        except ValueError:
+            raise GtpError("syntax error") from None
+        self.time_left[color] = (seconds, stones)
+        return ""

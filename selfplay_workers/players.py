@@ -1,0 +1,70 @@
+"""Players: anything that picks a move for the side to move of a fastgo.game.Game.
+
+The GTP engine and the arena take a player from `make_player(spec)`: 'random' (uniform over
+legal moves that do not fill the player's own eye, passing when none is left) or 'mcts:N' (pure
+MCTS with N random playouts per move, selfplay_workers.uct_player). A player has a `name`,
+`genmove(game) -> move` (move index, pass = N * N, fastgo.game.RESIGN to resign) and may have
+`reset()`, called when a new game starts.
+"""
+import random as _py_random
+import secrets
+
+
+class Player:
+    """The interface. Subclasses set `name` and implement `genmove`."""
+    name = "player"
+
+    def genmove(self, game):
+        raise NotImplementedError
+
+    def reset(self):
+        """A new game starts; players without per-game state ignore it."""
+
+
+class RandomPlayer(Player):
+    """Board.random_move with a seeded fastgo.board.Random: reproducible for a given seed and
+    sequence of positions. Under positional superko a move the game refuses is drawn again from
+    the game's own legal moves."""
+    name = "random"
+
+    def __init__(self, seed=None):
+        from fastgo.board import Random
+
+        self.seed = secrets.randbits(63) if seed is None else int(seed)
+        self._rng = Random(self.seed)
+        self._fallback = _py_random.Random(self.seed)
+
+    def genmove(self, game):
+        board = game.board
+        move = int(board.random_move(self._rng))
+        if game.is_legal(move):
+            return move
+        # Refused by superko only (the board already applied simple ko): choose among the
+        # game's legal points that are not our own eyes; pass when none is left.
+        pass_move = board.pass_move
+        mask = game.legal_moves()
+        color = board.to_move
+        candidates = [m for m in range(pass_move) if mask[m] and not board.is_eye(m, color)]
+        return self._fallback.choice(candidates) if candidates else pass_move
+
+
+def _parse_count(spec, text):
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"player spec {spec!r}: playouts must be a positive integer, not {text!r}")
+    return int(text)
+
+
+def make_player(spec, *, seed=None):
+    """A Player from a spec string: 'random' or 'mcts:N'. ValueError for anything else."""
+    if not isinstance(spec, str):
+        raise ValueError(f"player spec must be a string, not {spec!r}")
+    kind, colon, rest = spec.strip().partition(":")
+    kind = kind.lower()
+    if kind == "random" and not colon:
+        return RandomPlayer(seed=seed)
+    if kind == "mcts" and colon:
+        playouts = _parse_count(spec, rest.strip())
+        from selfplay_workers.uct_player import UctPlayer
+
+        return UctPlayer(playouts=playouts, seed=seed)
+    raise ValueError(f"unknown player spec {spec!r}: expected 'random' or 'mcts:N' (N playouts per move)")
