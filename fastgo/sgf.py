@@ -191,7 +191,7 @@ def _main_line(tree):
 
 def _simple_text(value):
     """SimpleText: every whitespace character (newlines included) becomes a space."""
-    return "".join(" " if c in _WHITESPACE else c for c in value).strip()
+    return "".join(" " if c in _WHITESPACE else c for c in value)
 
 
 def _text(value):
