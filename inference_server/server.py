@@ -49,7 +49,8 @@ class _Stats:
         self.batches = 0
         self.queue_wait_s = 0.0       # sum over requests: arrival -> its batch starts
         self.forward_s = 0.0          # sum over batches: the runner's forward pass
-        self.overhead_s = 0.0         # parse + gather + scatter; waiting for requests excluded
+        self.overhead_s = 0.0         # parse + gather + scatter; waiting for requests excluded (wall)
+        self.overhead_cpu_s = 0.0     # the same sections in this thread's CPU time (no preemption)
         self.errors = {}              # code -> count
         self.dropped = 0              # messages that could not be answered at all
         self.stale_replies = 0
@@ -119,9 +120,10 @@ class InferenceServer:
                 frames = socket.recv_multipart(zmq.NOBLOCK, copy=False)
             except zmq.Again:
                 return
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             self._handle(frames, t0)
             self.stats.overhead_s += time.perf_counter() - t0
+            self.stats.overhead_cpu_s += time.thread_time() - c0
             if any(n >= cap for n in self.queued_positions.values()):
                 return
 
@@ -176,7 +178,7 @@ class InferenceServer:
             self._run_batch(name)
 
     def _run_batch(self, name):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         slot, queue, cap = self.slots[name], self.queues[name], self.server.max_batch
         batch, total = [], 0
         while queue and (not batch or total + queue[0].count <= cap):
@@ -193,7 +195,7 @@ class InferenceServer:
             rows[offset:offset + request.count] = np.frombuffer(request.payload, dtype=np.uint8).reshape(request.count, -1)
             offset += request.count
             self.stats.queue_wait_s += t0 - request.t_recv
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.thread_time()
         try:
             logits, values = runner.run(total)
         except Exception as err:  # a failing forward answers errors, never kills the server
@@ -203,19 +205,20 @@ class InferenceServer:
                 self._send(request.identity, protocol.error_reply(
                     request.request_id, protocol.SERVER_ERROR, f"forward failed: {err}"))
             return
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), time.thread_time()
         offset = 0
         for request in batch:
             stop = offset + request.count
             self._send(request.identity, protocol.result_reply(
                 request.request_id, name, slot.version, logits[offset:stop], values[offset:stop]))
             offset = stop
-        t3 = time.perf_counter()
+        t3, c3 = time.perf_counter(), time.thread_time()
         stats = self.stats
         stats.batches += 1
         stats.positions += total
         stats.forward_s += t2 - t1
         stats.overhead_s += (t1 - t0) + (t3 - t2)
+        stats.overhead_cpu_s += (c1 - c0) + (c3 - c2)
 
     def _send(self, identity, frames):
         try:
@@ -277,8 +280,10 @@ class InferenceServer:
             "queue_wait_ms_mean": 1e3 * s.queue_wait_s / requests,
             "forward_ms_mean": 1e3 * s.forward_s / batches,
             "overhead_us_per_batch": 1e6 * s.overhead_s / batches,
+            "overhead_cpu_us_per_batch": 1e6 * s.overhead_cpu_s / batches,
             "forward_s_total": s.forward_s,
             "overhead_s_total": s.overhead_s,
+            "overhead_cpu_s_total": s.overhead_cpu_s,
             "queued_positions": sum(self.queued_positions.values()),
             "errors": dict(s.errors),
             "errors_total": sum(s.errors.values()),

@@ -1,0 +1,251 @@
+"""`fastgo bench server`: NN evals/s and p50/p99 latency through the inference server with C
+client processes, against its ceiling measured in the same run: the raw batched forward of the
+same network (same runner, device, threads, layout) at the same batch size in one process.
+
+Rounds alternate raw and server measurements so both see the same machine load; the best round
+of each is reported. The server's own work per batch (parse, gather, scatter; waiting excluded)
+and its forward time come from its stats counters.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def add_arguments(parser):
+    parser.add_argument("--config", help="TOML config; its [model] and [server] sections are used")
+    parser.add_argument("--model", default="b6c64", help="network bBLOCKScCHANNELS (without --config)")
+    parser.add_argument("--board", type=int, default=9, help="board size (without --config)")
+    parser.add_argument("--encoding", default="alphazero", choices=["alphazero", "liberty"])
+    parser.add_argument("--batch", type=int, nargs="+", default=[64], help="max_batch B (several allowed)")
+    parser.add_argument("--clients", type=int, default=2, help="client processes C")
+    parser.add_argument("--request-size", type=int, default=0,
+                        help="positions per request (default B // C: the server gathers C requests per batch)")
+    parser.add_argument("--inflight", type=int, default=2, help="requests in flight per client")
+    parser.add_argument("--device", default=None, choices=["auto", "cpu", "cuda"])
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: config, else 1)")
+    parser.add_argument("--layout", default=None, choices=["channels_last", "contiguous"])
+    parser.add_argument("--max-wait-us", type=int, default=None)
+    parser.add_argument("--seconds", type=float, default=4.0, help="length of each measured window")
+    parser.add_argument("--rounds", type=int, default=2, help="raw/server rounds, best of each reported")
+    parser.add_argument("--json", help="write the results here")
+
+
+def _server_config(args):
+    from fastgo.config import Config, ModelConfig, ServerConfig, load_config
+    config = load_config(args.config) if args.config else Config(
+        model=ModelConfig.from_name(args.model, board_size=args.board, encoding=args.encoding),
+        server=ServerConfig(threads=1, device="cpu"))
+    return config
+
+
+def _toml_value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(type(value))
+
+
+def _write_toml(path, sections):
+    with open(path, "w") as handle:
+        for name, table in sections.items():
+            handle.write(f"[{name}]\n")
+            for key, value in table.items():
+                handle.write(f"{key} = {_toml_value(value)}\n")
+            handle.write("\n")
+
+
+def _start_server(config_path, log_path):
+    proc = subprocess.Popen([sys.executable, "-m", "inference_server.server", "--config", config_path],
+                            stdout=subprocess.PIPE, stderr=open(log_path, "w"), text=True)
+    ready, _, _ = select.select([proc.stdout], [], [], 120)
+    line = proc.stdout.readline() if ready else ""
+    if "ready on" not in line:
+        proc.kill()
+        proc.wait(10)
+        raise RuntimeError(f"server did not start; see {log_path}")
+    return proc, line.strip().rsplit(" ", 1)[-1]
+
+
+def _stop(proc):
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+
+
+def _percentile(values, q):
+    import numpy as np
+    return float(np.percentile(np.asarray(values), q)) if values else float("nan")
+
+
+def _measure_raw(runner, planes, seconds):
+    runner.forward(planes)
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        runner.forward(planes)
+        count += 1
+    return count * planes.shape[0] / (time.perf_counter() - start)
+
+
+def _measure_server(endpoint, model, args, request_size, seconds):
+    from inference_server.client import InferenceClient
+    with InferenceClient(endpoint, timeout_s=30, retries=1) as admin:
+        before = admin.stats()
+        start_at = time.time() + 2.0          # client processes import numpy/zmq and connect first
+        end_at = start_at + seconds
+        procs = [subprocess.Popen(
+            [sys.executable, "-m", "inference_server.loadgen", "--endpoint", endpoint,
+             "--board-size", str(model.board_size), "--planes", str(model.planes),
+             "--request-size", str(request_size), "--inflight", str(args.inflight),
+             "--start-at", repr(start_at), "--end-at", repr(end_at), "--seed", str(i)],
+            stdout=subprocess.PIPE, text=True) for i in range(args.clients)]
+        results = []
+        try:
+            for proc in procs:
+                out, _ = proc.communicate(timeout=seconds + 120)
+                if proc.returncode != 0:
+                    raise RuntimeError(f"load client exited with {proc.returncode}")
+                results.append(json.loads(out))
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait(10)
+        after = admin.stats()
+    late = sum(1 for r in results if r["ready_at"] > start_at)
+    latencies = [x for r in results for x in r["latencies_ms"]]
+    batches = max(1, after["batches"] - before["batches"])
+    positions = after["positions"] - before["positions"]
+    return {
+        "evals_per_s": sum(r["positions"] for r in results) / seconds,
+        "p50_ms": _percentile(latencies, 50),
+        "p99_ms": _percentile(latencies, 99),
+        "late_clients": late,
+        "mean_batch_size": positions / batches,
+        "mean_batch_fill": positions / batches / after["max_batch"],
+        "server_forward_ms": 1e3 * (after["forward_s_total"] - before["forward_s_total"]) / batches,
+        "server_overhead_us_per_batch": 1e6 * (after["overhead_s_total"] - before["overhead_s_total"]) / batches,
+        "server_overhead_cpu_us_per_batch":
+            1e6 * (after["overhead_cpu_s_total"] - before["overhead_cpu_s_total"]) / batches,
+        "server_errors": after["errors_total"] - before["errors_total"],
+        "runner": after["runner"],
+    }
+
+
+def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
+    import dataclasses
+
+    import numpy as np
+
+    from fastgo.config import to_dict
+    from inference_server.slots import make_runner
+
+    server = dataclasses.replace(config.server, endpoint="tcp://127.0.0.1:*", max_batch=batch,
+                                 max_request_positions=max(batch, config.server.max_request_positions),
+                                 checkpoints={"current": checkpoint}, slots=("current",), log_file="")
+    if args.device:
+        server = dataclasses.replace(server, device=args.device)
+    if args.threads is not None:
+        server = dataclasses.replace(server, threads=args.threads)
+    if args.layout:
+        server = dataclasses.replace(server, channels_last=args.layout == "channels_last")
+    if args.max_wait_us is not None:
+        server = dataclasses.replace(server, max_wait_us=args.max_wait_us)
+    config_path = os.path.join(workdir, f"server_b{batch}.toml")
+    _write_toml(config_path, {"model": to_dict(config.model), "server": to_dict(server)})
+    request_size = args.request_size or max(1, batch // args.clients)
+
+    import torch
+    if server.threads:
+        torch.set_num_threads(server.threads)
+    runner = make_runner(model_net, server)
+    planes = (np.random.default_rng(1).random((batch, config.model.planes, config.model.board_size,
+                                                config.model.board_size)) < 0.3).astype(np.uint8)
+    proc, endpoint = _start_server(config_path, os.path.join(workdir, f"server_b{batch}.log"))
+    raws, servers = [], []
+    try:
+        for round_index in range(args.rounds):
+            raws.append(_measure_raw(runner, planes, args.seconds))
+            servers.append(_measure_server(endpoint, config.model, args, request_size, args.seconds))
+            print(f"  round {round_index + 1}: raw {raws[-1]:.0f} evals/s, server "
+                  f"{servers[-1]['evals_per_s']:.0f} evals/s", file=sys.stderr)
+    finally:
+        _stop(proc)
+    best = max(servers, key=lambda s: s["evals_per_s"])
+    raw = max(raws)
+    return {
+        "batch": batch,
+        "server_evals_per_s": round(best["evals_per_s"], 1),
+        "raw_evals_per_s": round(raw, 1),
+        "ratio": round(best["evals_per_s"] / raw, 4),
+        "p50_ms": round(best["p50_ms"], 3),
+        "p99_ms": round(best["p99_ms"], 3),
+        "server_overhead_us_per_batch": round(best["server_overhead_us_per_batch"], 1),
+        "server_overhead_cpu_us_per_batch": round(best["server_overhead_cpu_us_per_batch"], 1),
+        "server_forward_ms": round(best["server_forward_ms"], 3),
+        "mean_batch_size": round(best["mean_batch_size"], 2),
+        "mean_batch_fill": round(best["mean_batch_fill"], 4),
+        "clients": args.clients,
+        "request_size": request_size,
+        "inflight": args.inflight,
+        "max_wait_us": server.max_wait_us,
+        "threads": server.threads,
+        "backend": best["runner"]["backend"],
+        "device": best["runner"]["device"],
+        "layout": best["runner"]["layout"],
+        "precision": best["runner"]["precision"],
+        "model": config.model.name,
+        "board_size": config.model.board_size,
+        "encoding": config.model.encoding,
+        "rounds": [{"raw_evals_per_s": round(r, 1), "server_evals_per_s": round(s["evals_per_s"], 1),
+                    "late_clients": s["late_clients"], "server_errors": s["server_errors"]}
+                   for r, s in zip(raws, servers)],
+    }
+
+
+def run(args) -> int:
+    from fastgo.config import ConfigError
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
+
+    try:
+        config = _server_config(args)
+    except ConfigError as err:
+        print(f"fastgo bench server: {err}", file=sys.stderr)
+        return 2
+    results = []
+    with tempfile.TemporaryDirectory(prefix="fastgo-bench-") as workdir:
+        net = build_model(config.model, seed=0).eval()
+        checkpoint = os.path.join(workdir, "model.ckpt")
+        save_checkpoint(checkpoint, net, step=1)
+        for batch in args.batch:
+            print(f"batch {batch}: {config.model.name} {config.model.board_size}x{config.model.board_size}, "
+                  f"{args.clients} clients, {args.rounds} rounds of {args.seconds:g}s", file=sys.stderr)
+            result = _bench_batch(batch, args, config, workdir, checkpoint, net)
+            results.append(result)
+            print(f"batch {batch:>4}  server {result['server_evals_per_s']:>9.0f} evals/s  raw "
+                  f"{result['raw_evals_per_s']:>9.0f} evals/s  ratio {result['ratio']:.3f}  "
+                  f"p50 {result['p50_ms']:.2f} ms  p99 {result['p99_ms']:.2f} ms  server overhead "
+                  f"{result['server_overhead_us_per_batch']:.0f} us/batch (cpu "
+                  f"{result['server_overhead_cpu_us_per_batch']:.0f} us)  fill {result['mean_batch_fill']:.2f}  "
+                  f"[{result['backend']} {result['device']} {result['layout']} {result['precision']}, "
+                  f"{result['threads']} threads]")
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(results[0] if len(results) == 1 else results, handle, indent=2)
+    return 0
