@@ -30,6 +30,7 @@ class GtpClient:
         self._next_id = 1
         self._lines = queue.Queue()
         self._closed = False
+        self._broken = False     # a connection error left the stream out of step
         self.process = subprocess.Popen(
             self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
             cwd=cwd, env=env, text=True, encoding="utf-8", errors="replace", bufsize=1)
@@ -76,6 +77,8 @@ class GtpClient:
     def _write(self, text):
         if self._closed:
             raise GtpConnectionError("the client is closed")
+        if self._broken:
+            raise GtpConnectionError(f"the connection to {self.argv[0]} failed earlier")
         try:
             self.process.stdin.write(text)
             self.process.stdin.flush()
@@ -84,7 +87,15 @@ class GtpClient:
 
     def send_many(self, commands, *, check=True):
         """Sends all command lines, then reads their answers in order. Returns a list of
-        (ok, text); with check=True the first failed answer raises GtpError instead."""
+        (ok, text); with check=True the first failed answer raises GtpError instead (the
+        remaining answers are still read). A GtpConnectionError leaves the client unusable."""
+        try:
+            return self._send_many(commands, check)
+        except GtpConnectionError:
+            self._broken = True
+            raise
+
+    def _send_many(self, commands, check):
         ids = []
         lines = []
         for command in commands:
@@ -97,13 +108,16 @@ class GtpClient:
         self._write("".join(lines))
         deadline = time.monotonic() + self.timeout * max(1, len(ids) / 100)
         results = []
+        failure = None
         for command, expected in zip(commands, ids):
             ok, got, text = self._read_response(deadline)
             if got != expected:
                 raise GtpConnectionError(f"{self.argv[0]} answered id {got} for command id {expected}")
-            if check and not ok:
-                raise GtpError(f"{command!r}: {text}")
+            if not ok and failure is None:
+                failure = GtpError(f"{command!r}: {text}")
             results.append((ok, text))
+        if check and failure is not None:
+            raise failure
         return results
 
     def send(self, command):
@@ -111,32 +125,39 @@ class GtpClient:
         return self.send_many([command])[0][1]
 
     def close(self):
-        """quit, then terminate, then kill: returns within about 3 x CLOSE_TIMEOUT."""
+        """quit (when the engine still answers), then end of input, terminate, kill: returns
+        within about 4 x CLOSE_TIMEOUT, the exit code of the engine."""
         if self._closed:
             return self.process.returncode
-        try:
+        answered = False
+        if not self._broken and self.process.poll() is None:
             old_timeout, self.timeout = self.timeout, CLOSE_TIMEOUT
-            if self.process.poll() is None:
+            try:
                 self.send("quit")
-        except GtpError:
+                answered = True
+            except GtpError:
+                pass
+            finally:
+                self.timeout = old_timeout
+        self._closed = True
+        try:
+            self.process.stdin.close()
+        except OSError:
             pass
-        finally:
-            self.timeout = old_timeout
-            self._closed = True
+        grace = CLOSE_TIMEOUT if answered else 1.0
         for stop in (None, self.process.terminate, self.process.kill):
             if stop is not None and self.process.poll() is None:
                 stop()
             try:
-                self.process.wait(timeout=CLOSE_TIMEOUT)
+                self.process.wait(timeout=grace)
                 break
             except subprocess.TimeoutExpired:
-                continue
-        for stream in (self.process.stdin, self.process.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
+                grace = CLOSE_TIMEOUT
         self._reader.join(timeout=CLOSE_TIMEOUT)
+        try:
+            self.process.stdout.close()
+        except OSError:
+            pass
         return self.process.returncode
 
     def __enter__(self):

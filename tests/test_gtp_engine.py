@@ -1,0 +1,290 @@
+"""The GTP engine as users run it: `python -m fastgo_cli.main gtp` in a real subprocess, driven by
+scripted sessions and by selfplay_workers.gtp_client. Plus the protocol helpers in fastgo.gtp."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from fastgo import gtp, sgf
+from selfplay_workers.gtp_client import GtpClient, GtpConnectionError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENGINE = [sys.executable, "-m", "fastgo_cli.main", "gtp"]
+TIMEOUT = 60
+
+
+def run_script(script, *args):
+    """Feeds `script` to a fresh engine; returns (responses, stderr, exit code)."""
+    done = subprocess.run(ENGINE + list(args), input=script, capture_output=True, text=True,
+                          timeout=TIMEOUT, cwd=ROOT)
+    out = done.stdout
+    assert out == "" or out.endswith("\n\n"), out[-200:]
+    responses = out[:-2].split("\n\n") if out else []
+    return responses, done.stderr, done.returncode
+
+
+@pytest.fixture
+def engine():
+    client = GtpClient(ENGINE + ["--size", "9", "--seed", "3"], timeout=TIMEOUT, cwd=ROOT,
+                       stderr=subprocess.PIPE)
+    try:
+        yield client
+    finally:
+        assert client.close() == 0
+
+
+# --- protocol helpers (in process) -----------------------------------------------------------
+
+def test_parse_line():
+    assert gtp.parse_line("  # only a comment") is None
+    assert gtp.parse_line("\t \r") is None
+    assert gtp.parse_line("12 play b d4 # why not") == gtp.Command(12, "play", ["b", "d4"])
+    assert gtp.parse_line("pl\x01ay\tb\x7f d4\r\n") == gtp.Command(None, "play", ["b", "d4"])
+    assert gtp.parse_line("7") == gtp.Command(7, "", [])
+
+
+def test_format_and_parse_response():
+    assert gtp.format_response(None, "") == "= \n\n"
+    assert gtp.format_response(5, "D4") == "=5 D4\n\n"
+    assert gtp.format_response(None, "illegal move", ok=False) == "? illegal move\n\n"
+    # No empty line may end a multi-line response early.
+    assert gtp.format_response(1, "\na\n\nb\n\n") == "=1 \na\n \nb\n\n"
+    assert gtp.parse_response("=12 a\nb") == (True, 12, "a\nb")
+    assert gtp.parse_response("? unknown command") == (False, None, "unknown command")
+    with pytest.raises(ValueError):
+        gtp.parse_response("hello")
+    assert gtp.format_command("play", "b", "d4", command_id=3) == "3 play b d4\n"
+    with pytest.raises(ValueError):
+        gtp.format_command("play", "b\nquit")
+
+
+def test_parse_color():
+    assert gtp.parse_color("B") == gtp.BLACK and gtp.parse_color("white") == gtp.WHITE
+    with pytest.raises(gtp.GtpError):
+        gtp.parse_color("red")
+
+
+# --- scripted sessions (subprocess) ----------------------------------------------------------
+
+def test_scripted_session_with_bad_lines():
+    script = "\n".join([
+        "protocol_version",
+        "1 name",
+        "# a comment line",
+        "",
+        "2 version",
+        "boardsize 9",
+        "clear_board",
+        "3 play b d4",
+        "4 play w d4",            # occupied
+        "play b z9",              # off the board letters
+        "play b k5",              # K is column 10 on 9x9
+        "play x e5",              # bad color
+        "play b",                 # missing argument
+        "frobnicate",
+        "5 frobnicate 1 2",
+        "6",                      # an id alone
+        "\x01\x02 list\tstones\x7f black",   # control characters: 'liststones', unknown
+        "list_stones\tblack  # tab and comment",
+        "boardsize 0",
+        "boardsize many",
+        "komi lots",
+        "komi -3.5",
+        "get_komi",
+        "known_command genmove",
+        "known_command frobnicate",
+        "\xff\xfe binary junk ]]][[",
+        "7 is_legal b d4",
+        "8 is_legal w e5",
+        "captures b",
+        "quit",
+        "name",                   # after quit: not answered
+    ]) + "\n"
+    responses, stderr, code = run_script(script)
+    assert code == 0
+    assert responses == [
+        "= 2", "=1 fastgo", responses[2], "= ", "= ", "=3 ", "?4 illegal move",
+        "? invalid coordinate", "? invalid coordinate", "? invalid color 'x'", "? syntax error",
+        "? unknown command", "?5 unknown command", "?6 syntax error", "? unknown command",
+        "= D4", "? unacceptable size", "? boardsize not an integer", "? komi not a float",
+        "= ", "= -3.5", "= true", "= false", "? unknown command", "=7 0", "=8 1", "= 0", "= ",
+    ]
+    assert responses[2].startswith("=2 ") and len(responses[2]) > 3
+    assert "Traceback" not in stderr
+
+
+def test_ends_cleanly_at_end_of_input_without_quit():
+    responses, _, code = run_script("name\nplay b a1\n")
+    assert responses == ["= fastgo", "= "] and code == 0
+
+
+def test_model_option_is_refused_clearly():
+    responses, stderr, code = run_script("name\n", "--model", "net.ckpt", "--visits", "100")
+    assert code != 0 and responses == []
+    assert "not available yet" in stderr
+
+
+def test_unknown_player_is_refused_clearly():
+    responses, stderr, code = run_script("name\n", "--player", "alphago")
+    assert code != 0 and responses == []
+    assert "unknown player spec 'alphago'" in stderr
+
+
+# --- sessions through the client -------------------------------------------------------------
+
+def test_full_random_game(engine):
+    assert engine.send("boardsize 9") == ""
+    assert engine.send("komi 7.5") == ""
+    color = "b"
+    passes = moves = 0
+    while passes < 2 and moves < 2 * 81:
+        vertex = engine.send(f"genmove {color}")
+        passes = passes + 1 if vertex == "pass" else 0
+        moves += 1
+        color = "w" if color == "b" else "b"
+    black = engine.send("list_stones black").split()
+    white = engine.send("list_stones white").split()
+    assert set(black).isdisjoint(white)
+    score = engine.send("final_score")
+    assert score == "0" or score[:2] in ("B+", "W+")
+    board = engine.send("showboard")
+    assert board.count("\n") >= 11 and "X" in board
+    record = sgf.parse_sgf(engine.send("printsgf"))
+    assert len(record.moves) == moves and record.result == score
+
+
+def test_illegal_moves_ko_and_suicide(engine):
+    # Ko: Black captures at E5, White may not retake at D5 at once.
+    for command in ["play b d6", "play w e6", "play b c5", "play w f5", "play b d4",
+                    "play w e4", "play w d5", "play b e5"]:
+        assert engine.send(command) == ""
+    assert engine.send("captures black") == "1"
+    assert engine.send("is_legal w d5") == "0"
+    with pytest.raises(gtp.GtpError, match="illegal move"):
+        engine.send("play w d5")
+    assert engine.send("play w j9") == "" and engine.send("play b j1") == ""
+    assert engine.send("play w d5") == ""          # the ko threat was answered elsewhere
+    assert engine.send("captures white") == "1"
+    # Suicide in the corner.
+    for command in ["clear_board", "play b a2", "play w j9", "play b b1"]:
+        engine.send(command)
+    assert engine.send("is_legal w a1") == "0"
+    with pytest.raises(gtp.GtpError, match="illegal move"):
+        engine.send("play w a1")
+    # Out of turn (two black moves) is allowed, as GTP expects.
+    assert engine.send("play b c3") == "" and engine.send("play b c4") == ""
+    with pytest.raises(gtp.GtpError, match="illegal move"):
+        engine.send("play w c3")
+    assert engine.send("list_stones black") == "B2 C3 C4 A2" or \
+        set(engine.send("list_stones black").split()) == {"A2", "B1", "C3", "C4"}
+
+
+def test_undo_and_genmove_out_of_turn(engine):
+    engine.send("play b e5")
+    vertex = engine.send("genmove b")          # Black again: GNU Go plays for the asked color
+    assert vertex != "pass"
+    assert set(engine.send("list_stones black").split()) == {"E5", vertex.upper()}
+    assert engine.send("undo") == "" and engine.send("undo") == ""
+    assert engine.send("list_stones black") == ""
+    with pytest.raises(gtp.GtpError, match="cannot undo"):
+        engine.send("undo")
+
+
+def test_handicap_commands(engine):
+    assert set(engine.send("fixed_handicap 5").split()) == {"C3", "G7", "C7", "G3", "E5"}
+    with pytest.raises(gtp.GtpError, match="board not empty"):
+        engine.send("fixed_handicap 2")
+    assert engine.send("genmove w") != ""          # White moves first after a handicap
+    engine.send("boardsize 19")
+    assert set(engine.send("fixed_handicap 9").split()) == {
+        "D4", "K4", "Q4", "D10", "K10", "Q10", "D16", "K16", "Q16"}
+    engine.send("clear_board")
+    with pytest.raises(gtp.GtpError, match="invalid handicap"):
+        engine.send("fixed_handicap 10")
+    assert len(engine.send("place_free_handicap 4").split()) == 4
+    engine.send("clear_board")
+    assert engine.send("set_free_handicap a1 t19 k10") == ""
+    assert set(engine.send("list_stones black").split()) == {"A1", "T19", "K10"}
+    with pytest.raises(gtp.GtpError, match="invalid coordinate"):
+        engine.send("set_free_handicap a1 z99")
+
+
+def test_time_commands_are_accepted(engine):
+    assert engine.send("time_settings 300 30 5") == ""
+    assert engine.send("time_left b 120 0") == ""
+    with pytest.raises(gtp.GtpError, match="syntax error"):
+        engine.send("time_settings 300 thirty 5")
+    with pytest.raises(gtp.GtpError, match="syntax error"):
+        engine.send("time_left b")
+
+
+def test_printsgf_loadsgf_round_trip(engine, tmp_path):
+    engine.send("boardsize 13")
+    engine.send("komi 6.5")
+    engine.send("set_free_handicap d4 k10")
+    played = ["w k4", "b c3", "w pass", "b d10", "w d11", "b e11"]
+    for move in played:
+        engine.send(f"play {move}")
+    stones = (engine.send("list_stones black"), engine.send("list_stones white"))
+    path = tmp_path / "game.sgf"
+    assert engine.send(f"printsgf {path}") == ""
+    text = path.read_text()
+    record = sgf.parse_sgf(text)
+    assert record.size == 13 and record.komi == 6.5 and record.handicap == 2
+    assert len(record.moves) == len(played) and record.moves[2] == (sgf.WHITE, 169)
+    assert engine.send("printsgf") == text.rstrip("\n")
+
+    engine.send("boardsize 9")
+    assert engine.send(f"loadsgf {path}") == "white"       # Black's e11 was the last move
+    assert (engine.send("list_stones black"), engine.send("list_stones white")) == stones
+    assert engine.send("get_komi") == "6.5"
+    assert engine.send(f"loadsgf {path} 3") == "white"     # the position before move 3 (w pass)
+    assert set(engine.send("list_stones black").split()) == {"D4", "K10", "C3"}
+    assert engine.send("undo") == "" and engine.send("undo") == ""
+    assert set(engine.send("list_stones black").split()) == {"D4", "K10"}
+    with pytest.raises(gtp.GtpError, match="cannot undo"):
+        engine.send("undo")
+
+
+def test_loadsgf_failures_keep_the_engine_answering(engine, tmp_path):
+    engine.send("play b e5")
+    with pytest.raises(gtp.GtpError, match="cannot open"):
+        engine.send(f"loadsgf {tmp_path / 'missing.sgf'}")
+    bad = tmp_path / "bad.sgf"
+    bad.write_text("(;SZ[9];B[ee];W[zz])")
+    with pytest.raises(gtp.GtpError, match="cannot parse file: .*'zz' is off a 9x9 board"):
+        engine.send(f"loadsgf {bad}")
+    illegal = tmp_path / "illegal.sgf"
+    illegal.write_text("(;SZ[9];B[ee];W[ee])")
+    with pytest.raises(gtp.GtpError, match="cannot load game: .*occupied"):
+        engine.send(f"loadsgf {illegal}")
+    assert engine.send("list_stones black") == "E5"         # the old game is untouched
+    with pytest.raises(gtp.GtpError, match="syntax error"):
+        engine.send(f"loadsgf {bad} x")
+
+
+def test_pipelined_commands_and_ids(engine):
+    answers = engine.send_many([f"is_legal b {c}{r}" for c in "ABCDEFGHJ" for r in range(1, 10)])
+    assert answers == [(True, "1")] * 81
+    answers = engine.send_many(["name", "frobnicate", "protocol_version"], check=False)
+    assert answers == [(True, "fastgo"), (False, "unknown command"), (True, "2")]
+
+
+def test_client_reports_a_dead_engine():
+    client = GtpClient([sys.executable, "-c", "import sys; sys.stdin.readline()"], timeout=10)
+    try:
+        with pytest.raises(GtpConnectionError):
+            client.send("name")
+    finally:
+        client.close()
+
+
+def test_client_times_out_on_a_silent_engine():
+    client = GtpClient([sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5)
+    try:
+        with pytest.raises(GtpConnectionError, match="no answer"):
+            client.send("name")
+    finally:
+        client.close()
+    assert client.process.poll() is not None
