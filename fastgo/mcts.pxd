@@ -1,0 +1,121 @@
+# The PUCT search tree for G concurrent games, as struct-of-arrays with integer indices, and the
+# BatchedSearch class that drives all G searches at once (leaf collection into one uint8 batch,
+# results applied back from one logits array and one values array).
+# Callers: selfplay workers, the arena and the GTP engine (through selfplay_workers.search_player),
+# the `fastgo bench mcts` benchmark.
+#
+# Sign convention: every value is in [-1, 1] and is seen from the side to move AT the node it
+# belongs to (+1: the player to move there wins). The network's value is for the side to move in
+# the encoded position. A parent compares its children by -value_sum[c] / visits[c].
+from libc.stdint cimport uint8_t, int16_t, int32_t, uint64_t
+from fastgo.board cimport BoardState, MAX_MOVES
+from fastgo.rng cimport Rng
+
+cdef enum:
+    NO_NODE = -1             # "no such node": select found nothing, a move is not among the children
+    NO_PARENT = -1           # parent of the root
+    UNEXPANDED = -1          # first_child of a node whose children are not allocated
+
+# Node flags (bits of Tree.flags).
+cdef enum:
+    FLAG_PENDING = 1         # selected as a leaf; its evaluation is in flight (children allocated,
+                             # priors not yet set). Another descent reaching it is a collision.
+    FLAG_TERMINAL = 2        # the game is over at this node; its value comes from the rules
+    FLAG_ILLEGAL = 4         # the move repeats a position of the game or of the path (superko)
+    FLAG_WIN = 8             # terminal and won by the side to move at the node
+    FLAG_LOSS = 16           # terminal and lost by the side to move (neither: a draw)
+
+# What one descent ended in.
+cdef enum:
+    DESCENT_LEAF = 0         # a leaf was selected and recorded for evaluation
+    DESCENT_TERMINAL = 1     # a terminal node was reached and backed up at once (no evaluation)
+    DESCENT_COLLISION = 2    # the path ran into a leaf already in flight; nothing changed
+
+# Built-in evaluators (no Python call per batch).
+cdef enum:
+    EVAL_EXTERNAL = 0        # logits / values come from the caller (apply)
+    EVAL_UNIFORM = 1         # all logits 0 (uniform over legal moves), value 0
+    EVAL_ROLLOUT = 2         # uniform priors, value = the result of one random playout
+
+
+cdef struct Tree:
+    # One game's nodes. Indices [0, used) are allocated (bump allocator); the children of a node
+    # are num_children consecutive nodes starting at first_child, allocated together when the node
+    # is expanded. Every array has `capacity` entries; capacity grows by doubling up to max_nodes.
+    int32_t* parent          # [capacity] index of the parent node, NO_PARENT at the root
+    int32_t* first_child     # [capacity] index of the first child, or UNEXPANDED
+    int16_t* num_children    # [capacity] number of children (0 until expanded)
+    int16_t* move            # [capacity] the move (public coordinate, PASS = N*N) from the parent
+    float* prior             # [capacity] policy probability of move at the parent (root: with noise)
+    int32_t* visits          # [capacity] completed simulations through this node
+    float* value_sum         # [capacity] sum of backed-up values, side to move at this node
+    int32_t* virtual_loss    # [capacity] descents through this node whose leaf is still in flight
+    uint8_t* flags           # [capacity] FLAG_* bits
+    int32_t root             # index of the current root
+    int32_t used             # nodes allocated
+    int32_t capacity         # entries in every array above
+
+
+cdef struct GameSlot:
+    # Everything the search keeps for one game.
+    BoardState root_board    # the position at the root
+    Tree tree
+    Rng rng                  # per-game stream: symmetries, noise, rollouts, move sampling
+    int32_t target           # root-child visits the current search wants
+    int32_t inflight         # leaves of this game awaiting apply
+    bint active              # the current search still wants simulations (or has leaves in flight)
+    bint noise_wanted        # the current search adds Dirichlet noise at the root
+    bint noise_done          # noise has been added to the current root's priors
+    bint full_search         # playout-cap randomization: this move got the full search
+    bint root_mask_valid     # root_mask holds the root's legal moves (superko from the Game)
+    uint8_t root_mask[MAX_MOVES]  # [N*N + 1] 1 = legal at the root
+    uint64_t* history        # [history_cap] positional hashes of earlier positions of the game
+    int32_t history_len      # valid entries of history
+    int32_t history_cap
+    uint64_t history_filter[64]   # 4096-bit filter over history (bit = hash & 4095)
+    bint resign_disabled     # resignation switched off in this game (to count false positives)
+    int32_t low_streak[3]    # consecutive own moves with root value below the threshold, by color
+    int32_t would_resign     # first color that would have resigned where disabled (0: none)
+    int32_t would_resign_move  # move number at which it would have, or -1
+
+
+cdef struct Leaf:
+    # One leaf in flight: which node of which game, and how its planes were transformed.
+    int32_t game
+    int32_t node
+    int32_t sym              # symmetry applied to the planes (undone on the policy)
+    float value              # EVAL_ROLLOUT: the playout's value, side to move at the leaf
+
+
+cdef class BatchedSearch:
+    cdef GameSlot* slots     # [games]
+    cdef Tree spare          # scratch arena for compacting one game's tree at a time
+    cdef Leaf* leaves        # [leaf_cap] ring of leaves in flight, oldest batch first
+    cdef int32_t* batch_sizes  # [max_batches] ring of leaf counts of the batches in flight
+    cdef int32_t leaf_head, leaf_count, leaf_cap
+    cdef int32_t batch_head, batch_count, max_batches
+    cdef BoardState work     # scratch board of the descent
+    cdef uint64_t* path_hash  # [max path length + 1] positional hashes along the current descent
+    cdef uint8_t* scratch_planes  # [planes * N * N] encoding before the symmetry
+    cdef float* zero_logits  # [games * leaves_per_game * (N*N + 1)] for the built-in evaluators
+    cdef float* eval_values  # [games * leaves_per_game] for the built-in evaluators
+    cdef uint8_t* own_planes  # [games * leaves_per_game * planes * N * N] for the built-in evaluators
+    cdef readonly int games, size, planes, leaves_per_game, max_nodes, encoding_id
+    cdef readonly float komi, c_puct, fpu_reduction, noise_weight, virtual_loss
+    cdef readonly float dirichlet_alpha   # 0: 0.03 * 361 / number of root children
+    cdef readonly float resign_threshold, resign_disabled_fraction, full_search_fraction
+    cdef readonly int resign_consecutive, cheap_visits, temperature_moves
+    cdef readonly bint random_symmetry
+    cdef readonly object encoding
+    cdef readonly long long simulations   # descents completed (leaves applied + terminal) since creation
+    cdef uint8_t legal_mask[MAX_MOVES]   # scratch of the expansion
+    cdef uint64_t seed
+
+    cdef void _reset_game(self, GameSlot* s) noexcept nogil
+    cdef void _push_history(self, GameSlot* s, uint64_t h) noexcept nogil
+    cdef GameSlot* _slot(self, int g) except NULL
+    cdef int _compact(self, GameSlot* s) except -1
+    cdef int _collect(self, uint8_t* out, int mode) noexcept nogil
+    cdef int _descend(self, GameSlot* s, int g, uint8_t* out, Leaf* leaf, int mode) noexcept nogil
+    cdef void _expand(self, GameSlot* s, int32_t node, const BoardState* b) noexcept nogil
+    cdef void _apply(self, const float* logits, const float* values, int mode) noexcept nogil

@@ -1,0 +1,1022 @@
+"""Batched PUCT search for G concurrent games (AlphaZero / Leela Zero style), in nogil C.
+
+One `BatchedSearch` holds G games. `collect(out)` descends every game that still wants
+simulations to a leaf (several per game with virtual loss), writes the leaves' feature planes,
+each under a random one of the 8 symmetries, into the caller's uint8 buffer and returns how many
+rows it wrote; `apply(logits, values)` takes the evaluations of the oldest batch in flight
+(symmetry undone, illegal moves masked, softmax), expands the leaves and backs the values up.
+Up to `max_batches` batches may be in flight at once (collect the next while one is evaluated).
+`run(evaluator, visits)` does the whole loop with `evaluator(planes) -> (logits, values)`, the
+interface of the inference server's in-process evaluator and of its socket client; 'uniform' and
+'rollout' name built-in C evaluators that make no Python call per batch.
+
+    search = BatchedSearch(games=G, size=9, komi=7.5)
+    search.set_position(g, game_or_board)        # per game; resets that game's tree
+    search.run(evaluator, visits=800)            # or start(800) + collect/apply by hand
+    visits = search.root_visits(g)               # int32 [N*N + 1], pass last
+    move = search.choose_move(g, temperature)    # or fastgo.game.RESIGN (-2)
+    search.advance(g, move)                      # tree reuse: the chosen subtree becomes the root
+
+Conventions (see mcts.pxd): values are from the side to move at each node and at each encoded
+position; logits are [count, N*N + 1] float32 in the frame of the planes the network saw; a
+search of `visits` stops when the root's children hold that many visits in total (the root's own
+evaluation is not counted; visits already below a reused root count). Selection maximises
+    Q(c) + c_puct * P(c) * sqrt(N_parent) / (1 + N(c))
+with Q(c) = -value_sum[c] / visits[c] (the parent's view) and, for an unvisited child, first-play
+urgency Q = Q(parent) - fpu_reduction * sqrt(sum of the priors of the visited children). A
+pending descent counts `virtual_loss` visits of a loss for the parent. Terminal nodes (two
+passes, the move cap) are scored by the rules (Tromp-Taylor) without an evaluation. Legality in
+the tree is simple ko plus positional superko against the game's history and the path; at a root
+set from a Game the Game's own legal moves are used.
+"""
+import numpy as np
+
+cimport numpy as cnp
+from libc.math cimport sqrt, exp, log, isfinite, INFINITY
+from libc.stdint cimport uint8_t, int16_t, int32_t, uint64_t
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy, memset
+
+from fastgo.board cimport (
+    Board, BoardState, MAX_MOVES, MIN_SIZE, MAX_SIZE, BLACK, WHITE,
+    board_init, board_copy, board_is_legal, board_play, board_legal_moves, board_is_over,
+    board_score, board_playout, board_position_hash)
+from fastgo.features cimport ENC_ALPHAZERO, ENC_LIBERTY, encoding_planes, encode
+from fastgo.rng cimport Rng, rng_seed, rng_next, rng_below, rng_uniform, rng_gamma
+from fastgo.symmetry cimport sym_move, sym_planes
+
+cnp.import_array()
+
+RESIGN = -2                  # same value as fastgo.game.RESIGN
+_ENCODINGS = {"alphazero": ENC_ALPHAZERO, "liberty": ENC_LIBERTY}
+_BUILTIN = {"uniform": EVAL_UNIFORM, "rollout": EVAL_ROLLOUT}
+
+cdef enum:
+    _INITIAL_NODES = 4096    # first capacity of a tree; doubles on demand up to max_nodes
+
+
+# ---------------------------------------------------------------------------------------------
+# Tree storage.
+
+cdef int _tree_reserve(Tree* t, int32_t needed, int32_t max_nodes) noexcept nogil:
+    # Grows every array to at least `needed` entries (doubling, at most max_nodes).
+    # Returns 1 on success, 0 if that would pass max_nodes or memory ran out (t stays valid).
+    cdef int32_t cap = t.capacity
+    cdef void* p
+    if needed <= cap:
+        return 1
+    if needed > max_nodes:
+        return 0
+    if cap < _INITIAL_NODES:
+        cap = _INITIAL_NODES
+    while cap < needed:
+        cap = cap * 2
+    if cap > max_nodes:
+        cap = max_nodes
+    # Each realloc keeps the old contents; a failure leaves that array (and capacity) as it was.
+    p = realloc(t.parent, cap * sizeof(int32_t))
+    if p == NULL:
+        return 0
+    t.parent = <int32_t*>p
+    p = realloc(t.first_child, cap * sizeof(int32_t))
+    if p == NULL:
+        return 0
+    t.first_child = <int32_t*>p
+    p = realloc(t.num_children, cap * sizeof(int16_t))
+    if p == NULL:
+        return 0
+    t.num_children = <int16_t*>p
+    p = realloc(t.move, cap * sizeof(int16_t))
+    if p == NULL:
+        return 0
+    t.move = <int16_t*>p
+    p = realloc(t.prior, cap * sizeof(float))
+    if p == NULL:
+        return 0
+    t.prior = <float*>p
+    p = realloc(t.visits, cap * sizeof(int32_t))
+    if p == NULL:
+        return 0
+    t.visits = <int32_t*>p
+    p = realloc(t.value_sum, cap * sizeof(float))
+    if p == NULL:
+        return 0
+    t.value_sum = <float*>p
+    p = realloc(t.virtual_loss, cap * sizeof(int32_t))
+    if p == NULL:
+        return 0
+    t.virtual_loss = <int32_t*>p
+    p = realloc(t.flags, cap * sizeof(uint8_t))
+    if p == NULL:
+        return 0
+    t.flags = <uint8_t*>p
+    t.capacity = cap
+    return 1
+
+
+cdef void _tree_free(Tree* t) noexcept nogil:
+    free(t.parent)
+    free(t.first_child)
+    free(t.num_children)
+    free(t.move)
+    free(t.prior)
+    free(t.visits)
+    free(t.value_sum)
+    free(t.virtual_loss)
+    free(t.flags)
+    memset(t, 0, sizeof(Tree))
+
+
+cdef inline void _init_node(Tree* t, int32_t i, int32_t parent, int move, float prior) noexcept nogil:
+    t.parent[i] = parent
+    t.first_child[i] = UNEXPANDED
+    t.num_children[i] = 0
+    t.move[i] = <int16_t>move
+    t.prior[i] = prior
+    t.visits[i] = 0
+    t.value_sum[i] = 0.0
+    t.virtual_loss[i] = 0
+    t.flags[i] = 0
+
+
+cdef inline void _tree_reset(Tree* t, int pass_move) noexcept nogil:
+    # O(1): the old nodes are simply forgotten. Requires capacity >= 1.
+    _init_node(t, 0, NO_PARENT, pass_move, 1.0)
+    t.root = 0
+    t.used = 1
+
+
+cdef inline void _copy_nodes(Tree* dst, int32_t d, const Tree* src, int32_t s, int32_t k) noexcept nogil:
+    memcpy(&dst.parent[d], &src.parent[s], k * sizeof(int32_t))
+    memcpy(&dst.first_child[d], &src.first_child[s], k * sizeof(int32_t))
+    memcpy(&dst.num_children[d], &src.num_children[s], k * sizeof(int16_t))
+    memcpy(&dst.move[d], &src.move[s], k * sizeof(int16_t))
+    memcpy(&dst.prior[d], &src.prior[s], k * sizeof(float))
+    memcpy(&dst.visits[d], &src.visits[s], k * sizeof(int32_t))
+    memcpy(&dst.value_sum[d], &src.value_sum[s], k * sizeof(float))
+    memcpy(&dst.virtual_loss[d], &src.virtual_loss[s], k * sizeof(int32_t))
+    memcpy(&dst.flags[d], &src.flags[s], k * sizeof(uint8_t))
+
+
+cdef void _compact_into(Tree* dst, const Tree* src) noexcept nogil:
+    # Copies the subtree below src.root into dst breadth-first (Cheney's scan): the root lands at
+    # 0 and every child block stays contiguous. dst must hold src.used nodes.
+    cdef int32_t scan = 0, used = 1, fc, k, j
+    _copy_nodes(dst, 0, src, src.root, 1)
+    dst.parent[0] = NO_PARENT
+    while scan < used:
+        fc = dst.first_child[scan]            # still an index into src
+        if fc != UNEXPANDED:
+            k = dst.num_children[scan]
+            _copy_nodes(dst, used, src, fc, k)
+            for j in range(k):
+                dst.parent[used + j] = scan
+            dst.first_child[scan] = used
+            used += k
+        scan += 1
+    dst.root = 0
+    dst.used = used
+
+
+# ---------------------------------------------------------------------------------------------
+# Search steps on one tree.
+
+cdef inline void _backup(Tree* t, int32_t node, float value) noexcept nogil:
+    # value: from the side to move at `node`. Adds one visit to node and every ancestor up to the
+    # root and removes the virtual loss this descent put on them.
+    while True:
+        t.visits[node] += 1
+        t.value_sum[node] += value
+        t.virtual_loss[node] -= 1
+        if node == t.root:
+            return
+        node = t.parent[node]
+        value = -value
+
+
+cdef inline void _undo_virtual_loss(Tree* t, int32_t node) noexcept nogil:
+    while True:
+        t.virtual_loss[node] -= 1
+        if node == t.root:
+            return
+        node = t.parent[node]
+
+
+cdef inline float _terminal_value(uint8_t flags) noexcept nogil:
+    if flags & FLAG_WIN:
+        return 1.0
+    if flags & FLAG_LOSS:
+        return -1.0
+    return 0.0
+
+
+cdef inline float _result_for(const BoardState* b, int color) noexcept nogil:
+    # +1 / -1 / 0: Tromp-Taylor result of the (finished or played-out) board for `color`.
+    cdef float score = board_score(b)
+    if score == 0.0:
+        return 0.0
+    if (score > 0.0) == (color == BLACK):
+        return 1.0
+    return -1.0
+
+
+cdef int32_t _select(const Tree* t, int32_t node, float c_puct, float fpu_reduction,
+                     float vl) noexcept nogil:
+    # The PUCT child of an expanded node (see the module docstring), skipping FLAG_ILLEGAL.
+    # One pass: the best visited child by full score, and the unvisited child of highest prior
+    # (all unvisited children share the FPU value, so the prior alone ranks them).
+    cdef int32_t first = t.first_child[node], k = t.num_children[node], j, c
+    cdef int32_t best_visited = NO_NODE, best_unvisited = NO_NODE
+    cdef float parent_n = t.visits[node] + vl * (t.virtual_loss[node] - 1)
+    cdef float sqrt_n, n_eff, score, best_score = -INFINITY, best_prior = -1.0
+    cdef float visited_prior = 0.0, parent_q, fpu
+    if parent_n < 1.0:
+        parent_n = 1.0
+    sqrt_n = sqrt(parent_n)
+    for j in range(k):
+        c = first + j
+        if t.flags[c] & FLAG_ILLEGAL:
+            continue
+        n_eff = t.visits[c] + vl * t.virtual_loss[c]
+        if n_eff > 0.0:
+            visited_prior += t.prior[c]
+            score = ((-t.value_sum[c] - vl * t.virtual_loss[c]) / n_eff
+                     + c_puct * t.prior[c] * sqrt_n / (1.0 + n_eff))
+            if score > best_score:
+                best_score = score
+                best_visited = c
+        elif t.prior[c] > best_prior:
+            best_prior = t.prior[c]
+            best_unvisited = c
+    if best_unvisited == NO_NODE:
+        return best_visited
+    parent_q = t.value_sum[node] / t.visits[node] if t.visits[node] > 0 else 0.0
+    fpu = parent_q - fpu_reduction * sqrt(visited_prior)
+    if best_visited == NO_NODE or fpu + c_puct * best_prior * sqrt_n > best_score:
+        return best_unvisited
+    return best_visited
+
+
+cdef inline bint _repeats(const GameSlot* s, const uint64_t* path_hash, int depth,
+                          uint64_t h) noexcept nogil:
+    # Positional superko: does h equal a position of the game before the root or of the path
+    # (path_hash[0 .. depth-1], the root first)?
+    cdef int i
+    for i in range(depth):
+        if path_hash[i] == h:
+            return 1
+    if s.history_filter[(h >> 6) & 63] & ((<uint64_t>1) << (h & 63)):
+        for i in range(s.history_len):
+            if s.history[i] == h:
+                return 1
+    return 0
+
+
+cdef void _add_noise(GameSlot* s, float alpha, float weight) noexcept nogil:
+    # Dirichlet(alpha) noise mixed into the root's priors: P = (1 - weight) P + weight eta.
+    cdef Tree* t = &s.tree
+    cdef int32_t first = t.first_child[t.root], k = t.num_children[t.root], j
+    cdef double eta[MAX_MOVES]
+    cdef double total = 0.0
+    cdef double a = alpha
+    if first == UNEXPANDED or k == 0:
+        return
+    if a <= 0.0:
+        a = 0.03 * 361.0 / k
+    for j in range(k):
+        eta[j] = rng_gamma(&s.rng, a)
+        total += eta[j]
+    if total > 0.0:
+        for j in range(k):
+            t.prior[first + j] = <float>((1.0 - weight) * t.prior[first + j] + weight * eta[j] / total)
+    s.noise_done = 1
+
+
+cdef inline int32_t _child_visits(const GameSlot* s) noexcept nogil:
+    # Visits held by the root's children: the progress of the current search.
+    cdef const Tree* t = &s.tree
+    cdef int32_t first = t.first_child[t.root], j, total = 0
+    if first == UNEXPANDED or (t.flags[t.root] & FLAG_PENDING):
+        return 0
+    for j in range(t.num_children[t.root]):
+        total += t.visits[first + j]
+    return total
+
+
+cdef inline int32_t _find_child(const Tree* t, int32_t node, int move) noexcept nogil:
+    cdef int32_t first = t.first_child[node], j
+    if first == UNEXPANDED:
+        return NO_NODE
+    for j in range(t.num_children[node]):
+        if t.move[first + j] == move:
+            return first + j
+    return NO_NODE
+
+
+def _as_board(position):
+    # A Board, or a Game (anything with a .board that is a Board).
+    if isinstance(position, Board):
+        return position, None
+    board = getattr(position, "board", None)
+    if isinstance(board, Board):
+        return board, position
+    raise TypeError(f"expected a fastgo Board or Game, got {type(position).__name__}")
+
+
+cdef class BatchedSearch:
+    """PUCT search over `games` concurrent games; see the module docstring.
+
+    Keyword arguments (all optional):
+      games, size, komi      G games on N x N boards (komi for positions built by set_position
+                             from nothing; a Board / Game brings its own)
+      encoding               'alphazero' (17 planes) or 'liberty' (11 planes)
+      c_puct                 exploration constant of PUCT
+      fpu_reduction          first-play urgency: parent Q minus this x sqrt(visited prior mass)
+      dirichlet_alpha        None: 0.03 * 361 / number of legal root moves
+      noise_weight           weight of the root noise (0 turns noise off: arena, GTP)
+      leaves_per_game        leaves one game may add to one batch (virtual loss between them)
+      virtual_loss           visits of a loss charged to each node on a pending path
+      max_batches            batches that may be in flight at once
+      max_nodes              node capacity per game (arrays grow by doubling up to it); when it
+                             is reached, leaves are evaluated and backed up but not expanded
+      random_symmetry        a random one of the 8 symmetries per evaluation (False: identity)
+      temperature_moves      choose_move(g) without a temperature: 1 before this move number, 0 after
+      resign_threshold       None: never resign; else resign when the root value stays below it
+      resign_consecutive     ... for this many consecutive own moves
+      resign_disabled_fraction  games (drawn at set_position) that never resign, to count false positives
+      cheap_visits, full_search_fraction  playout-cap randomization: with probability
+                             1 - full_search_fraction a search gets cheap_visits and no noise
+      seed                   seeds every game's random stream (game g: seed and g)
+    """
+
+    def __cinit__(self, *, int games=1, int size=9, float komi=7.5, encoding="alphazero",
+                  float c_puct=1.25, float fpu_reduction=0.25, dirichlet_alpha=None,
+                  float noise_weight=0.25, int leaves_per_game=1, float virtual_loss=1.0,
+                  int max_batches=2, int max_nodes=1 << 20, bint random_symmetry=True,
+                  int temperature_moves=0, resign_threshold=None, int resign_consecutive=2,
+                  float resign_disabled_fraction=0.1, cheap_visits=None,
+                  float full_search_fraction=1.0, seed=None):
+        cdef int g, nn
+        if not MIN_SIZE <= size <= MAX_SIZE:
+            raise ValueError(f"board size must be {MIN_SIZE}..{MAX_SIZE}, got {size}")
+        if games < 1:
+            raise ValueError(f"games must be >= 1, got {games}")
+        if leaves_per_game < 1:
+            raise ValueError(f"leaves_per_game must be >= 1, got {leaves_per_game}")
+        if max_batches < 1:
+            raise ValueError(f"max_batches must be >= 1, got {max_batches}")
+        if encoding not in _ENCODINGS:
+            raise ValueError(f"unknown encoding {encoding!r}; expected one of {sorted(_ENCODINGS)}")
+        if max_nodes < 2 * (size * size + 1) + 1:
+            raise ValueError(f"max_nodes must be at least {2 * (size * size + 1) + 1}, got {max_nodes}")
+        if c_puct < 0 or fpu_reduction < 0 or virtual_loss < 0:
+            raise ValueError("c_puct, fpu_reduction and virtual_loss must be >= 0")
+        if not 0.0 <= noise_weight <= 1.0:
+            raise ValueError(f"noise_weight must be in [0, 1], got {noise_weight}")
+        if not 0.0 <= resign_disabled_fraction <= 1.0 or not 0.0 <= full_search_fraction <= 1.0:
+            raise ValueError("resign_disabled_fraction and full_search_fraction must be in [0, 1]")
+        if dirichlet_alpha is not None and not dirichlet_alpha > 0:
+            raise ValueError(f"dirichlet_alpha must be > 0 or None, got {dirichlet_alpha}")
+        if cheap_visits is not None and int(cheap_visits) < 1:
+            raise ValueError(f"cheap_visits must be >= 1 or None, got {cheap_visits}")
+        self.games = games
+        self.size = size
+        self.komi = komi
+        self.encoding = encoding
+        self.encoding_id = _ENCODINGS[encoding]
+        self.planes = encoding_planes(self.encoding_id)
+        self.c_puct = c_puct
+        self.fpu_reduction = fpu_reduction
+        self.dirichlet_alpha = 0.0 if dirichlet_alpha is None else float(dirichlet_alpha)
+        self.noise_weight = noise_weight
+        self.leaves_per_game = leaves_per_game
+        self.virtual_loss = virtual_loss
+        self.max_batches = max_batches
+        self.max_nodes = max_nodes
+        self.random_symmetry = random_symmetry
+        self.temperature_moves = temperature_moves
+        self.resign_threshold = -2.0 if resign_threshold is None else float(resign_threshold)
+        self.resign_consecutive = max(1, resign_consecutive)
+        self.resign_disabled_fraction = resign_disabled_fraction
+        self.cheap_visits = 0 if cheap_visits is None else int(cheap_visits)
+        self.full_search_fraction = full_search_fraction
+        if seed is None:
+            seed = int.from_bytes(np.random.default_rng().bytes(8), "little")
+        self.seed = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
+        self.simulations = 0
+        nn = size * size
+        self.leaf_cap = max_batches * games * leaves_per_game
+        self.slots = <GameSlot*>calloc(games, sizeof(GameSlot))
+        self.leaves = <Leaf*>calloc(self.leaf_cap, sizeof(Leaf))
+        self.batch_sizes = <int32_t*>calloc(max_batches, sizeof(int32_t))
+        self.path_hash = <uint64_t*>calloc(2 * nn + 8, sizeof(uint64_t))
+        self.scratch_planes = <uint8_t*>calloc(self.planes * nn, 1)
+        self.zero_logits = <float*>calloc(games * leaves_per_game * (nn + 1), sizeof(float))
+        self.eval_values = <float*>calloc(games * leaves_per_game, sizeof(float))
+        self.own_planes = <uint8_t*>calloc(games * leaves_per_game * self.planes * nn, 1)
+        if (self.slots == NULL or self.leaves == NULL or self.batch_sizes == NULL
+                or self.path_hash == NULL or self.scratch_planes == NULL
+                or self.zero_logits == NULL or self.eval_values == NULL or self.own_planes == NULL):
+            raise MemoryError()
+        memset(&self.spare, 0, sizeof(Tree))
+        for g in range(games):
+            if not _tree_reserve(&self.slots[g].tree, _INITIAL_NODES if _INITIAL_NODES < max_nodes else max_nodes, max_nodes):
+                raise MemoryError()
+            self.slots[g].history_cap = 2 * nn + 64
+            self.slots[g].history = <uint64_t*>calloc(self.slots[g].history_cap, sizeof(uint64_t))
+            if self.slots[g].history == NULL:
+                raise MemoryError()
+            rng_seed(&self.slots[g].rng, self.seed ^ (<uint64_t>(g + 1) * <uint64_t>0x9E3779B97F4A7C15))
+            board_init(&self.slots[g].root_board, size, komi)
+            self._reset_game(&self.slots[g])
+
+    def __dealloc__(self):
+        cdef int g
+        if self.slots != NULL:
+            for g in range(self.games):
+                _tree_free(&self.slots[g].tree)
+                free(self.slots[g].history)
+            free(self.slots)
+        _tree_free(&self.spare)
+        free(self.leaves)
+        free(self.batch_sizes)
+        free(self.path_hash)
+        free(self.scratch_planes)
+        free(self.zero_logits)
+        free(self.eval_values)
+        free(self.own_planes)
+
+    # --- per-game state ---------------------------------------------------------------------
+
+    cdef void _reset_game(self, GameSlot* s) noexcept nogil:
+        # A new root position: empty tree, no search, no noise, no in-game history.
+        _tree_reset(&s.tree, self.size * self.size)
+        s.target = 0
+        s.inflight = 0
+        s.active = 0
+        s.noise_wanted = 0
+        s.noise_done = 0
+        s.full_search = 1
+        s.root_mask_valid = 0
+        s.history_len = 0
+        memset(s.history_filter, 0, sizeof(s.history_filter))
+        s.low_streak[0] = s.low_streak[1] = s.low_streak[2] = 0
+        s.would_resign = 0
+        s.would_resign_move = -1
+        s.resign_disabled = rng_uniform(&s.rng) < self.resign_disabled_fraction
+
+    cdef void _push_history(self, GameSlot* s, uint64_t h) noexcept nogil:
+        # Keeps the most recent history_cap positions (older ones drop out).
+        if s.history_len == s.history_cap:
+            memcpy(s.history, s.history + 1, (s.history_cap - 1) * sizeof(uint64_t))
+            s.history_len -= 1
+        s.history[s.history_len] = h
+        s.history_len += 1
+        s.history_filter[(h >> 6) & 63] |= (<uint64_t>1) << (h & 63)
+
+    cdef GameSlot* _slot(self, int g) except NULL:
+        if not 0 <= g < self.games:
+            raise IndexError(f"game {g} is not in 0..{self.games - 1}")
+        return &self.slots[g]
+
+    def set_position(self, int g, position, history=None):
+        """Makes `position` (a fastgo Board or Game) the root of game g, with an empty tree.
+
+        From a Game, the root's legal moves are the Game's (positional superko included) and the
+        Game's earlier positions feed the superko test inside the tree. `history` (positional
+        hashes, oldest first) adds to or replaces that for a bare Board. Also starts a new game for
+        the resignation bookkeeping (draws whether resignation is disabled in this game)."""
+        cdef GameSlot* s = self._slot(g)
+        cdef Board board
+        cdef int m, nn = self.size * self.size
+        board_obj, game = _as_board(position)
+        board = board_obj
+        if board.state.size != self.size:
+            raise ValueError(f"position is {board.state.size}x{board.state.size}, search is "
+                             f"{self.size}x{self.size}")
+        if s.inflight:
+            raise RuntimeError(f"game {g} has leaves in flight; apply them first")
+        hashes = []
+        mask = None
+        if game is not None:
+            hashes = list(_game_history(game))
+            mask = np.asarray(game.legal_moves(), dtype=np.uint8)
+        if history is not None:
+            hashes.extend(int(h) for h in history)
+        board_copy(&s.root_board, &board.state)
+        self._reset_game(s)
+        for h in hashes:
+            self._push_history(s, <uint64_t>(int(h) & 0xFFFFFFFFFFFFFFFF))
+        if mask is not None:
+            if mask.shape != (nn + 1,):
+                raise ValueError(f"game.legal_moves() has shape {mask.shape}, expected ({nn + 1},)")
+            for m in range(nn + 1):
+                s.root_mask[m] = 1 if mask[m] else 0
+            s.root_mask[nn] = 1
+            s.root_mask_valid = 1
+
+    def advance(self, int g, int move):
+        """Plays `move` at game g's root; the subtree below it becomes the new root (tree reuse;
+        the tree is compacted when more than half its capacity is used). ValueError, nothing
+        changed, if the move is illegal at the root."""
+        cdef GameSlot* s = self._slot(g)
+        cdef Tree* t = &s.tree
+        cdef int nn = self.size * self.size
+        cdef int32_t child
+        cdef uint64_t old_hash
+        if s.inflight:
+            raise RuntimeError(f"game {g} has leaves in flight; apply them first")
+        if not 0 <= move <= nn or not board_is_legal(&s.root_board, move):
+            raise ValueError(f"move {move} is illegal at the root of game {g}")
+        if s.root_mask_valid and not s.root_mask[move]:
+            raise ValueError(f"move {move} is illegal at the root of game {g} (superko)")
+        child = _find_child(t, t.root, move)
+        if child != NO_NODE and (t.flags[child] & FLAG_ILLEGAL):
+            raise ValueError(f"move {move} is illegal at the root of game {g} (superko)")
+        old_hash = board_position_hash(&s.root_board)
+        board_play(&s.root_board, move)
+        if move != nn:
+            self._push_history(s, old_hash)
+        s.root_mask_valid = 0
+        s.noise_done = 0
+        s.active = 0
+        if child == NO_NODE or (t.flags[t.root] & FLAG_PENDING):
+            _tree_reset(t, nn)
+            return
+        t.root = child
+        t.parent[child] = NO_PARENT
+        t.virtual_loss[child] = 0
+        if t.first_child[child] == UNEXPANDED:
+            # Only ever evaluated (or scored): start it afresh as an unexpanded root.
+            _init_node(t, child, NO_PARENT, move, 1.0)
+        if t.used > t.capacity // 2:
+            self._compact(s)
+
+    cdef int _compact(self, GameSlot* s) except -1:
+        cdef Tree tmp
+        if not _tree_reserve(&self.spare, s.tree.used, self.max_nodes):
+            return 0          # no memory for the copy: keep the garbage, the tree still works
+        _compact_into(&self.spare, &s.tree)
+        tmp = s.tree
+        s.tree = self.spare
+        self.spare = tmp
+        return 0
+
+    # --- the search loop --------------------------------------------------------------------
+
+    def start(self, visits, games=None):
+        """Begins a search for each game in `games` (default all): it wants simulations until
+        the root's children hold `visits` visits in total (cheap_visits for a cheap search under
+        playout-cap randomization). Adds the root noise where the root is already expanded."""
+        cdef GameSlot* s
+        cdef int g
+        cdef int v = int(visits)
+        if v < 0:
+            raise ValueError(f"visits must be >= 0, got {visits}")
+        for g in (range(self.games) if games is None else games):
+            s = self._slot(g)
+            if s.inflight:
+                raise RuntimeError(f"game {g} has leaves in flight; apply them first")
+            s.full_search = 1
+            s.target = v
+            if self.cheap_visits > 0 and rng_uniform(&s.rng) >= self.full_search_fraction:
+                s.full_search = 0
+                s.target = self.cheap_visits
+            s.noise_wanted = s.full_search and self.noise_weight > 0.0
+            s.active = not board_is_over(&s.root_board) and s.target > 0
+            if (s.noise_wanted and not s.noise_done and s.tree.first_child[s.tree.root] != UNEXPANDED
+                    and not (s.tree.flags[s.tree.root] & FLAG_PENDING)):
+                _add_noise(s, self.dirichlet_alpha, self.noise_weight)
+
+    @property
+    def in_flight(self):
+        """Batches collected and not yet applied."""
+        return self.batch_count
+
+    @property
+    def done(self):
+        """True when no game wants more simulations and nothing is in flight."""
+        cdef int g
+        if self.batch_count:
+            return False
+        for g in range(self.games):
+            if self.slots[g].active:
+                return False
+        return True
+
+    def collect(self, cnp.uint8_t[:, :, :, ::1] out not None):
+        """Selects leaves for every game that wants simulations and writes their planes to
+        out[0 .. count-1] ([rows, planes, N, N] uint8, rows >= games * leaves_per_game).
+        Returns count (0: nothing to evaluate now). The batch is in flight until apply()."""
+        cdef int count
+        cdef int n = self.size
+        if out.shape[0] < self.games * self.leaves_per_game or out.shape[1] != self.planes \
+                or out.shape[2] != n or out.shape[3] != n:
+            raise ValueError(f"out has shape {tuple(out.shape)[:4]}, expected "
+                             f"({self.games * self.leaves_per_game}, {self.planes}, {n}, {n})")
+        if self.batch_count == self.max_batches:
+            raise RuntimeError(f"{self.max_batches} batches already in flight; apply one first")
+        with nogil:
+            count = self._collect(&out[0, 0, 0, 0], EVAL_EXTERNAL)
+        return count
+
+    def apply(self, logits, values):
+        """Evaluations of the oldest batch in flight: logits [count, N*N + 1] and values [count]
+        (float32, or anything numpy turns into it), row i for the i-th leaf collect() wrote."""
+        cdef int count, nn = self.size * self.size, i, j
+        if self.batch_count == 0:
+            raise RuntimeError("no batch in flight")
+        count = self.batch_sizes[self.batch_head]
+        cdef cnp.ndarray la = np.ascontiguousarray(logits, dtype=np.float32)
+        cdef cnp.ndarray va = np.ascontiguousarray(values, dtype=np.float32).reshape(-1)
+        if la.ndim != 2 or la.shape[0] < count or la.shape[1] != nn + 1:
+            raise ValueError(f"logits have shape {np.shape(la)}, expected ({count}, {nn + 1})")
+        if va.shape[0] < count:
+            raise ValueError(f"values have shape {np.shape(va)}, expected ({count},)")
+        cdef const float* lp = <const float*>la.data
+        cdef const float* vp = <const float*>va.data
+        cdef bint finite = 1
+        with nogil:
+            for i in range(count * (nn + 1)):
+                if not isfinite(lp[i]):
+                    finite = 0
+                    break
+            for i in range(count):
+                if not isfinite(vp[i]):
+                    finite = 0
+                    break
+        if not finite:
+            raise ValueError("logits or values are not all finite; batch left in flight")
+        with nogil:
+            self._apply(lp, vp, EVAL_EXTERNAL)
+
+    def run(self, evaluator, visits, games=None):
+        """start(visits, games), then collect / evaluate / apply until done. `evaluator` is a
+        callable(planes uint8 [count, P, N, N]) -> (logits [count, N*N+1], values [count]), or
+        'uniform' / 'rollout' for the built-in C evaluators (no Python call per batch)."""
+        cdef int mode, count, n = self.size
+        if self.batch_count:
+            raise RuntimeError("batches in flight; run() needs the search idle")
+        self.start(visits, games)
+        if isinstance(evaluator, str):
+            if evaluator not in _BUILTIN:
+                raise ValueError(f"unknown evaluator {evaluator!r}; a callable, 'uniform' or 'rollout'")
+            mode = _BUILTIN[evaluator]
+            with nogil:
+                while True:
+                    count = self._collect(self.own_planes, mode)
+                    if count == 0:
+                        break
+                    self._apply(self.zero_logits, self.eval_values, mode)
+            return
+        if not callable(evaluator):
+            raise TypeError(f"evaluator must be callable or 'uniform' / 'rollout', got {evaluator!r}")
+        buf = np.empty((self.games * self.leaves_per_game, self.planes, n, n), dtype=np.uint8)
+        while True:
+            count = self.collect(buf)
+            if count == 0:
+                break
+            logits, values = evaluator(buf[:count])
+            self.apply(logits, values)
+
+    cdef int _collect(self, uint8_t* out, int mode) noexcept nogil:
+        cdef int g, taken, status, count = 0, idx
+        cdef int row_bytes = self.planes * self.size * self.size
+        cdef GameSlot* s
+        if self.batch_count == self.max_batches:
+            return 0
+        for g in range(self.games):
+            s = &self.slots[g]
+            if not s.active:
+                continue
+            taken = 0
+            while taken < self.leaves_per_game and s.target - _child_visits(s) - s.inflight > 0:
+                idx = (self.leaf_head + self.leaf_count + count) % self.leaf_cap
+                status = self._descend(s, g, out + count * row_bytes, &self.leaves[idx], mode)
+                if status == DESCENT_LEAF:
+                    count += 1
+                    taken += 1
+                    s.inflight += 1
+                elif status == DESCENT_COLLISION:
+                    break
+                else:
+                    self.simulations += 1
+            if s.inflight == 0 and _child_visits(s) >= s.target:
+                s.active = 0
+        if count:
+            self.batch_sizes[(self.batch_head + self.batch_count) % self.max_batches] = count
+            self.batch_count += 1
+            self.leaf_count += count
+        return count
+
+    cdef int _descend(self, GameSlot* s, int g, uint8_t* out, Leaf* leaf, int mode) noexcept nogil:
+        # One simulation's descent from the root of game g (see DESCENT_*).
+        cdef Tree* t = &s.tree
+        cdef BoardState* b = &self.work
+        cdef int nn = self.size * self.size, depth, move
+        cdef int32_t node, child
+        cdef uint64_t h
+        cdef uint8_t f
+        cdef float v
+        while True:                       # restarts after a superko-illegal child is found
+            board_copy(b, &s.root_board)
+            node = t.root
+            depth = 0
+            self.path_hash[0] = board_position_hash(b)
+            t.virtual_loss[node] += 1
+            while True:
+                f = t.flags[node]
+                if f & FLAG_PENDING:
+                    _undo_virtual_loss(t, node)
+                    return DESCENT_COLLISION
+                if f & FLAG_TERMINAL:
+                    _backup(t, node, _terminal_value(f))
+                    return DESCENT_TERMINAL
+                if t.first_child[node] == UNEXPANDED:
+                    if board_is_over(b):
+                        v = _result_for(b, b.to_move)
+                        t.flags[node] |= FLAG_TERMINAL | (FLAG_WIN if v > 0 else (FLAG_LOSS if v < 0 else 0))
+                        _backup(t, node, v)
+                        return DESCENT_TERMINAL
+                    self._expand(s, node, b)
+                    t.flags[node] |= FLAG_PENDING
+                    leaf.game = g
+                    leaf.node = node
+                    leaf.sym = 0
+                    leaf.value = 0.0
+                    if mode == EVAL_ROLLOUT:
+                        v = b.to_move
+                        board_playout(b, &s.rng)
+                        leaf.value = _result_for(b, <int>v)
+                    else:
+                        if self.random_symmetry:
+                            leaf.sym = rng_below(&s.rng, 8)
+                        if leaf.sym == 0:
+                            encode(b, self.encoding_id, out)
+                        else:
+                            encode(b, self.encoding_id, self.scratch_planes)
+                            sym_planes(self.scratch_planes, out, self.planes, self.size, leaf.sym)
+                    return DESCENT_LEAF
+                child = _select(t, node, self.c_puct, self.fpu_reduction, self.virtual_loss)
+                move = t.move[child]
+                board_play(b, move)
+                depth += 1
+                h = board_position_hash(b)
+                if move != nn and _repeats(s, self.path_hash, depth, h):
+                    t.flags[child] |= FLAG_ILLEGAL
+                    _undo_virtual_loss(t, node)
+                    break
+                self.path_hash[depth] = h
+                t.virtual_loss[child] += 1
+                node = child
+
+    cdef void _expand(self, GameSlot* s, int32_t node, const BoardState* b) noexcept nogil:
+        # Allocates the children of `node`: one per legal move (pass always), priors 0 until
+        # apply(). Leaves the node unexpanded if the tree is at max_nodes.
+        cdef Tree* t = &s.tree
+        cdef int nn = self.size * self.size, m, count = 0
+        cdef int32_t first
+        cdef const uint8_t* mask
+        if node == t.root and s.root_mask_valid:
+            mask = s.root_mask
+        else:
+            board_legal_moves(b, self.legal_mask)
+            mask = self.legal_mask
+        for m in range(nn + 1):
+            count += mask[m] != 0
+        if not _tree_reserve(t, t.used + count, self.max_nodes):
+            return
+        first = t.used
+        for m in range(nn + 1):
+            if mask[m]:
+                _init_node(t, t.used, node, m, 0.0)
+                t.used += 1
+        t.first_child[node] = first
+        t.num_children[node] = <int16_t>count
+
+    cdef void _apply(self, const float* logits, const float* values, int mode) noexcept nogil:
+        # Applies the oldest batch in flight; row i of logits / values belongs to its i-th leaf.
+        cdef int count = self.batch_sizes[self.batch_head], i, j, k, idx, m
+        cdef int nn = self.size * self.size, n = self.size
+        cdef Leaf* leaf
+        cdef GameSlot* s
+        cdef Tree* t
+        cdef int32_t node, first
+        cdef const float* row
+        cdef float mx, total, v, p
+        for i in range(count):
+            leaf = &self.leaves[(self.leaf_head + i) % self.leaf_cap]
+            s = &self.slots[leaf.game]
+            t = &s.tree
+            node = leaf.node
+            first = t.first_child[node]
+            if mode == EVAL_EXTERNAL:
+                row = logits + i * (nn + 1)
+                v = values[i]
+            else:
+                row = self.zero_logits
+                v = leaf.value
+            if first != UNEXPANDED:
+                k = t.num_children[node]
+                mx = -INFINITY
+                for j in range(k):
+                    m = t.move[first + j]
+                    if m != nn and leaf.sym != 0:
+                        m = sym_move(m, n, leaf.sym)
+                    t.prior[first + j] = row[m]
+                    if row[m] > mx:
+                        mx = row[m]
+                total = 0.0
+                for j in range(k):
+                    p = exp(t.prior[first + j] - mx)
+                    t.prior[first + j] = p
+                    total += p
+                for j in range(k):
+                    t.prior[first + j] /= total
+                if node == t.root and s.noise_wanted and not s.noise_done:
+                    _add_noise(s, self.dirichlet_alpha, self.noise_weight)
+            t.flags[node] &= ~FLAG_PENDING
+            if v > 1.0:
+                v = 1.0
+            elif v < -1.0:
+                v = -1.0
+            _backup(t, node, v)
+            s.inflight -= 1
+            self.simulations += 1
+            if s.inflight == 0 and _child_visits(s) >= s.target:
+                s.active = 0
+        self.leaf_head = (self.leaf_head + count) % self.leaf_cap
+        self.leaf_count -= count
+        self.batch_head = (self.batch_head + 1) % self.max_batches
+        self.batch_count -= 1
+
+    # --- results ----------------------------------------------------------------------------
+
+    def root_visits(self, int g):
+        """int32 [N*N + 1]: visits of each root move (0 for moves not searched or illegal)."""
+        cdef GameSlot* s = self._slot(g)
+        cdef Tree* t = &s.tree
+        cdef int32_t first = t.first_child[t.root], j
+        out = np.zeros(self.size * self.size + 1, dtype=np.int32)
+        cdef int32_t[::1] o = out
+        if first != UNEXPANDED:
+            for j in range(t.num_children[t.root]):
+                o[t.move[first + j]] = t.visits[first + j]
+        return out
+
+    def root_value(self, int g):
+        """Mean value at the root, from the side to move there (0.0 before any visit)."""
+        cdef GameSlot* s = self._slot(g)
+        cdef Tree* t = &s.tree
+        if t.visits[t.root] == 0:
+            return 0.0
+        return t.value_sum[t.root] / t.visits[t.root]
+
+    def root_priors(self, int g):
+        """float32 [N*N + 1]: the root's priors (with noise if added), 0 where no child."""
+        cdef GameSlot* s = self._slot(g)
+        cdef Tree* t = &s.tree
+        cdef int32_t first = t.first_child[t.root], j
+        out = np.zeros(self.size * self.size + 1, dtype=np.float32)
+        if first != UNEXPANDED:
+            for j in range(t.num_children[t.root]):
+                out[t.move[first + j]] = t.prior[first + j]
+        return out
+
+    def is_full_search(self, int g):
+        """Playout-cap randomization: whether game g's current search is a full one (a training
+        target) rather than a cheap one."""
+        return bool(self._slot(g).full_search)
+
+    def root_board(self, int g):
+        """A copy of game g's root position as a Board."""
+        cdef GameSlot* s = self._slot(g)
+        cdef Board b = Board.__new__(Board)
+        board_copy(&b.state, &s.root_board)
+        return b
+
+    def resign_info(self, int g):
+        """Resignation bookkeeping of game g: {'disabled': bool, 'would_resign': color or 0,
+        'would_resign_move': move number or -1} (the latter two where it is disabled)."""
+        cdef GameSlot* s = self._slot(g)
+        return {"disabled": bool(s.resign_disabled), "would_resign": s.would_resign,
+                "would_resign_move": s.would_resign_move}
+
+    def choose_move(self, int g, temperature=None, bint resign=True):
+        """The move to play at game g's root: sampled in proportion to visits ** (1 / T) for
+        temperature T > 0, the most visited (ties: higher prior) for T = 0; T None: 1 before
+        move `temperature_moves`, 0 after. Returns RESIGN (-2) where resignation is on and the
+        root value has been below resign_threshold for resign_consecutive own moves; call it
+        once per move (it counts those moves). The pass where the root has no visited child."""
+        cdef GameSlot* s = self._slot(g)
+        cdef Tree* t = &s.tree
+        cdef int32_t first = t.first_child[t.root], k, j, best = NO_NODE
+        cdef double temp, total = 0.0, r, w, vmax = 0.0
+        cdef int color = s.root_board.to_move, nn = self.size * self.size
+        if temperature is None:
+            temp = 1.0 if s.root_board.num_moves < self.temperature_moves else 0.0
+        else:
+            temp = float(temperature)
+        if resign and self.resign_threshold > -1.0 and t.visits[t.root] > 0:
+            if t.value_sum[t.root] / t.visits[t.root] < self.resign_threshold:
+                s.low_streak[color] += 1
+            else:
+                s.low_streak[color] = 0
+            if s.low_streak[color] >= self.resign_consecutive:
+                if not s.resign_disabled:
+                    return RESIGN
+                if s.would_resign == 0:
+                    s.would_resign = color
+                    s.would_resign_move = s.root_board.num_moves
+        if first == UNEXPANDED or (t.flags[t.root] & FLAG_PENDING):
+            return nn
+        k = t.num_children[t.root]
+        for j in range(k):
+            if t.visits[first + j] > vmax:
+                vmax = t.visits[first + j]
+        if vmax == 0:
+            return nn
+        if temp <= 1e-6:
+            for j in range(k):
+                if best == NO_NODE or t.visits[first + j] > t.visits[best] or (
+                        t.visits[first + j] == t.visits[best] and t.prior[first + j] > t.prior[best]):
+                    best = first + j
+            return t.move[best]
+        for j in range(k):
+            if t.visits[first + j] > 0:
+                total += exp((log(t.visits[first + j]) - log(vmax)) / temp)
+        r = rng_uniform(&s.rng) * total
+        for j in range(k):
+            if t.visits[first + j] > 0:
+                w = exp((log(t.visits[first + j]) - log(vmax)) / temp)
+                best = first + j
+                if r < w:
+                    break
+                r -= w
+        return t.move[best]
+
+    def analysis(self, int g, int max_pv=10):
+        """Root children with visits, most visited first: dicts with move, visits, winrate (for
+        the side to move at the root, 0..1), prior, pv (moves from this one on)."""
+        cdef GameSlot* s = self._slot(g)
+        cdef Tree* t = &s.tree
+        cdef int32_t first = t.first_child[t.root], j, node, c, best
+        rows = []
+        if first == UNEXPANDED or (t.flags[t.root] & FLAG_PENDING):
+            return rows
+        for j in range(t.num_children[t.root]):
+            c = first + j
+            if t.visits[c] == 0:
+                continue
+            pv = [int(t.move[c])]
+            node = c
+            while len(pv) < max_pv and t.first_child[node] != UNEXPANDED \
+                    and not (t.flags[node] & FLAG_PENDING):
+                best = NO_NODE
+                for i in range(t.num_children[node]):
+                    if t.visits[t.first_child[node] + i] > 0 and (
+                            best == NO_NODE or t.visits[t.first_child[node] + i] > t.visits[best]):
+                        best = t.first_child[node] + i
+                if best == NO_NODE:
+                    break
+                pv.append(int(t.move[best]))
+                node = best
+            rows.append({"move": int(t.move[c]), "visits": int(t.visits[c]),
+                         "winrate": 0.5 * (1.0 - t.value_sum[c] / t.visits[c]),
+                         "prior": float(t.prior[c]), "pv": pv})
+        rows.sort(key=lambda row: (-row["visits"], -row["prior"]))
+        return rows
+
+    def tree_arrays(self, int g):
+        """Copies of game g's node arrays [0 .. used) and the root index, for tests and tools."""
+        cdef GameSlot* s = self._slot(g)
+        cdef Tree* t = &s.tree
+        cdef int n = t.used
+        return {
+            "root": int(t.root),
+            "used": n,
+            "parent": np.asarray(<int32_t[:n]>t.parent).copy(),
+            "first_child": np.asarray(<int32_t[:n]>t.first_child).copy(),
+            "num_children": np.asarray(<int16_t[:n]>t.num_children).copy(),
+            "move": np.asarray(<int16_t[:n]>t.move).copy(),
+            "prior": np.asarray(<float[:n]>t.prior).copy(),
+            "visits": np.asarray(<int32_t[:n]>t.visits).copy(),
+            "value_sum": np.asarray(<float[:n]>t.value_sum).copy(),
+            "virtual_loss": np.asarray(<int32_t[:n]>t.virtual_loss).copy(),
+            "flags": np.asarray(<uint8_t[:n]>t.flags).copy(),
+        }
+
+
+def _game_history(game):
+    # Positional hashes of the game's positions before the current one, oldest first, where the
+    # Game exposes them; empty otherwise (the root's own legal moves still come from the Game).
+    for name in ("position_hashes", "history_hashes"):
+        attr = getattr(game, name, None)
+        if attr is None:
+            continue
+        hashes = list(attr() if callable(attr) else attr)
+        current = game.board.position_hash
+        if hashes and int(hashes[len(hashes) - 1]) == int(current):
+            hashes = hashes[:len(hashes) - 1]
+        return hashes
+    return []
