@@ -77,13 +77,16 @@ cdef void board_init(BoardState* b, int size, float komi) noexcept nogil:
             b.n_empty += 1
 
 
+cdef inline size_t _prefix_bytes(const BoardState* b) noexcept nogil:
+    # Bytes of a BoardState before the history ring (its last field).
+    return <size_t>(<const char*>&b.hist[0][0] - <const char*>b)
+
+
 cdef void board_copy(BoardState* dst, const BoardState* src) noexcept nogil:
-    cdef size_t prefix
     if src.track_history:
         memcpy(dst, src, sizeof(BoardState))
     else:
-        prefix = <size_t>(<const char*>&src.hist[0][0] - <const char*>src)
-        memcpy(dst, src, prefix)
+        memcpy(dst, src, _prefix_bytes(src))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -644,6 +647,15 @@ MIN_BOARD_SIZE = MIN_SIZE
 _COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"   # GTP columns: no I
 
 
+def _board_from_bytes(data):
+    cdef const unsigned char[::1] view = data
+    cdef Board board = Board.__new__(Board)
+    if view.shape[0] != sizeof(BoardState):
+        raise ValueError("pickled Board from a different build (struct size differs)")
+    memcpy(&board.state, &view[0], sizeof(BoardState))
+    return board
+
+
 class IllegalMoveError(ValueError):
     """A move refused by the rules; the message names the move and the reason. The board (or
     game) that refused it is unchanged. `.move` and `.reason` carry the same for code."""
@@ -865,6 +877,10 @@ cdef class Board:
         board_copy(&other.state, &self.state)
         return other
 
+    def __reduce__(self):
+        # Pickling: the whole struct as bytes (same build, same layout; for process pools).
+        return (_board_from_bytes, (bytes((<char*>&self.state)[:sizeof(BoardState)]),))
+
     def __copy__(self):
         return self.copy()
 
@@ -880,8 +896,9 @@ cdef class Board:
             return None
         if m < 0 or m > self.state.size * self.state.size:
             return None
-        board_copy(&tmp, &self.state)
+        memcpy(&tmp, &self.state, _prefix_bytes(&self.state))   # no history to carry
         tmp.track_history = 0
+        tmp.hist_len = 0
         if not board_play(&tmp, m):
             return None
         return board_position_hash(&tmp)

@@ -428,3 +428,16 @@ def test_random_generator_helpers():
     assert all(3 <= rng.integers(3, 5) < 5 for _ in range(50))
     assert 0.0 <= rng.random() < 1.0
     assert [Random(3).integers(1000) for _ in range(2)] == [Random(3).integers(1000)] * 2
+
+
+def test_pickle_and_copy_keep_the_position():
+    import copy
+    import pickle
+
+    board = Board.from_ascii(KO, to_move=WHITE)
+    board.play(mv(board, 1, 1))
+    for clone in (pickle.loads(pickle.dumps(board)), copy.deepcopy(board), board.copy()):
+        assert clone.to_ascii() == board.to_ascii()
+        assert (clone.hash, clone.ko_move, clone.to_move) == (board.hash, board.ko_move,
+                                                              board.to_move)
+        assert np.array_equal(clone.features(), board.features())
