@@ -221,6 +221,7 @@ def parse_reply(frames) -> Reply:
             raise ProtocolError(BAD_SIZE, "result payload sizes do not match the header", request_id)
         logits = np.frombuffer(logits_buf, dtype="<f4").reshape(count, moves)
         values = np.frombuffer(values_buf, dtype="<f4")
+        logits.flags.writeable = values.flags.writeable = False   # views of a reply frame
         return Reply("result", request_id, header, logits, values)
     if kind in ("error", "stats", "reloaded"):
         return Reply(kind, request_id, header)
