@@ -12,6 +12,8 @@ games of 9x9 (default 6) and N // 3 of 19x19 (default 2), plus a few small board
 """
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -147,3 +149,36 @@ def test_superko_agrees_with_gnugo_positional_superko(gnugo_engines, size, games
         refused += _play_one_game(gnugo, size, 7000 * size + index, 10 ** 9, superko=True)[1]
     if size <= 5 and games >= 30:
         assert refused > 0, "no position where superko mattered: the test lost its teeth"
+
+
+def test_fastgo_engine_plays_a_game_against_gnugo():
+    """Both engines over GTP, as the arena will drive them: moves cross over, boards agree."""
+    if GNUGO is None:
+        pytest.skip("GNU Go is not installed (looked on PATH and in /usr/games): apt-get install gnugo")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ours = GtpClient([sys.executable, "-m", "fastgo_cli.main", "gtp", "--seed", "5"], timeout=60,
+                     cwd=root, stderr=subprocess.DEVNULL)
+    theirs = GtpClient([GNUGO, "--mode", "gtp", "--level", "0"], timeout=60)
+    try:
+        for client in (ours, theirs):
+            client.send("boardsize 9")
+            client.send("clear_board")
+            client.send("komi 7.5")
+        players = {"b": ours, "w": theirs}
+        color, passes, moves = "b", 0, 0
+        while passes < 2 and moves < 150:
+            vertex = players[color].send(f"genmove {color}")
+            if vertex.lower() == "resign":
+                break
+            other = theirs if players[color] is ours else ours
+            other.send(f"play {color} {vertex}")
+            passes = passes + 1 if vertex.lower() == "pass" else 0
+            moves += 1
+            color = "w" if color == "b" else "b"
+        for which in ("black", "white"):
+            assert set(ours.send(f"list_stones {which}").split()) == \
+                set(theirs.send(f"list_stones {which}").split())
+        assert moves > 10
+    finally:
+        assert ours.close() == 0
+        theirs.close()
