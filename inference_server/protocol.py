@@ -78,7 +78,7 @@ def _pack(header: dict) -> bytes:
     return msgpack.packb({"m": MAGIC, "v": VERSION, **header}, use_bin_type=True)
 
 
-def _unpack(data, limit) -> dict:
+def _unpack(data, limit, require_id=True) -> dict:
     if len(data) > limit:
         raise ProtocolError(BAD_HEADER, f"header of {len(data)} bytes exceeds {limit}")
     try:
@@ -96,8 +96,9 @@ def _unpack(data, limit) -> dict:
     if header.get("m") != MAGIC or header.get("v") != VERSION:
         raise ProtocolError(BAD_VERSION, f"magic/version {header.get('m')!r}/{header.get('v')!r}, "
                                          f"expected {MAGIC!r}/{VERSION}", request_id)
-    if request_id == NO_ID:
+    if request_id == NO_ID and require_id:
         raise ProtocolError(BAD_HEADER, "missing integer request id")
+    header["id"] = request_id
     return header
 
 
@@ -208,8 +209,10 @@ def parse_reply(frames) -> Reply:
     """Client side. Raises ProtocolError on anything malformed."""
     if not frames:
         raise ProtocolError(BAD_FRAMES, "empty reply")
-    header = _unpack(_buffer(frames[0]), MAX_REPLY_HEADER_BYTES)
+    header = _unpack(_buffer(frames[0]), MAX_REPLY_HEADER_BYTES, require_id=False)
     request_id, kind = header["id"], header.get("k")
+    if request_id == NO_ID and kind != "error":
+        raise ProtocolError(BAD_HEADER, "missing integer request id")
     if kind == "result":
         if len(frames) != 3:
             raise ProtocolError(BAD_FRAMES, f"result needs 3 frames, got {len(frames)}", request_id)
