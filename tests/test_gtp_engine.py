@@ -288,3 +288,43 @@ def test_client_times_out_on_a_silent_engine():
     finally:
         client.close()
     assert client.process.poll() is not None
+
+
+# --- players (in process) --------------------------------------------------------------------
+
+def test_make_player_specs():
+    from selfplay_workers.players import RandomPlayer, make_player
+
+    assert isinstance(make_player("random", seed=1), RandomPlayer)
+    assert isinstance(make_player(" Random "), RandomPlayer)
+    for spec in ["", "alphago", "random:3", "mcts", "mcts:", "mcts:0", "mcts:-5", "mcts:x", None, 7]:
+        with pytest.raises(ValueError, match="spec"):
+            make_player(spec)
+
+
+def test_random_player_is_reproducible_and_legal():
+    from fastgo.game import Game
+    from selfplay_workers.players import make_player
+
+    def play(seed):
+        game, player = Game(size=7), make_player("random", seed=seed)
+        while not game.is_over():
+            game.play(player.genmove(game))     # raises if the player chose an illegal move
+        return game.moves
+
+    assert play(11) == play(11)
+    assert play(11) != play(12)
+
+
+def test_random_player_keeps_its_eyes():
+    from fastgo.game import Game
+    from selfplay_workers.players import RandomPlayer
+
+    game = Game(size=3)
+    game.setup(black=[1, 2, 3, 4, 5, 6, 7])     # Black owns the A3 and C1 corners as eyes
+    player = RandomPlayer(seed=0)
+    assert all(player.genmove(game) == game.pass_move for _ in range(20))
+    game = Game(size=5)
+    game.setup(black=[1, 5, 6], white=[18])     # A5 is Black's eye; other points are free
+    for seed in range(30):
+        assert RandomPlayer(seed=seed).genmove(game) not in (0, game.pass_move)
