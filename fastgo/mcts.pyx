@@ -1008,15 +1008,11 @@ cdef class BatchedSearch:
 
 
 def _game_history(game):
-    # Positional hashes of the game's positions before the current one, oldest first, where the
-    # Game exposes them; empty otherwise (the root's own legal moves still come from the Game).
-    for name in ("position_hashes", "history_hashes"):
-        attr = getattr(game, name, None)
-        if attr is None:
-            continue
-        hashes = list(attr() if callable(attr) else attr)
-        current = game.board.position_hash
-        if hashes and int(hashes[len(hashes) - 1]) == int(current):
-            hashes = hashes[:len(hashes) - 1]
-        return hashes
-    return []
+    # Positional hashes of the game's positions before the current one, oldest first (Game keeps
+    # them in hash_history, the current position last); none when the Game plays without superko.
+    if not getattr(game, "superko", True):
+        return []
+    hashes = list(getattr(game, "hash_history", ()))
+    if hashes and int(hashes[len(hashes) - 1]) == int(game.board.position_hash):
+        hashes = hashes[:len(hashes) - 1]
+    return hashes
