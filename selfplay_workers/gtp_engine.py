@@ -29,14 +29,11 @@ def _engine_version():
         return "0.1.0"
 
 
-def _other(color):
-    return WHITE if color == BLACK else BLACK
-
-
 def handicap_points(size, count):
     """The GTP fixed handicap vertices (as move indices) for `count` stones, or GtpError.
-    GTP v2 section 4.1.1: corners on the 4th line (3rd below 13x13), then sides, then the centre;
-    boards below 7x7 take none, even sizes (no centre line) and 7x7 at most 4."""
+    GTP v2 section 4.1.1 (as GNU Go places them): corners on the 4th line (3rd below 13x13),
+    then the side midpoints, with the centre for odd counts from 5; boards below 7x7 take none,
+    even sizes (no centre line) and 7x7 at most 4."""
     if count < 2 or size < 7:
         raise GtpError("invalid handicap")
     limit = 9 if size % 2 == 1 and size > 7 else 4
@@ -54,7 +51,7 @@ def handicap_points(size, count):
     left, right, top, bottom, centre = at(mid, low), at(mid, high), at(low, mid), at(high, mid), at(mid, mid)
     order = {
         2: [lower_left, upper_right],
-        3: [lower_left, upper_right, lower_right],
+        3: [lower_left, upper_right, upper_left],
         4: [lower_left, upper_right, upper_left, lower_right],
         5: [lower_left, upper_right, upper_left, lower_right, centre],
         6: [lower_left, upper_right, upper_left, lower_right, left, right],

@@ -182,3 +182,20 @@ def test_fastgo_engine_plays_a_game_against_gnugo():
     finally:
         assert ours.close() == 0
         theirs.close()
+
+
+def test_fixed_handicap_matches_gnugo(gnugo_engines):
+    from fastgo.gtp import GtpError
+    from selfplay_workers.gtp_engine import handicap_points
+
+    with GtpClient([GNUGO, "--mode", "gtp"], timeout=60) as gnugo:
+        for size in (7, 8, 9, 10, 13, 19):
+            gnugo.send(f"boardsize {size}")
+            for count in range(1, 11):
+                gnugo.send("clear_board")
+                ok, text = gnugo.send_many([f"fixed_handicap {count}"], check=False)[0]
+                try:
+                    ours = {coords.to_gtp(m, size) for m in handicap_points(size, count)}
+                except GtpError:
+                    ours = None
+                assert ours == (set(text.split()) if ok else None), (size, count, text)
