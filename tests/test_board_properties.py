@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from fastgo.board import BLACK, EMPTY, WHITE, Board, Random
 
-SETTINGS = settings(max_examples=40, deadline=None,
+SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
-sizes = st.sampled_from([2, 3, 4, 5, 7, 9, 13, 19])
+sizes = st.sampled_from([2, 3, 4, 5, 6, 7, 9, 13, 19, 25])
 seeds = st.integers(0, 2 ** 32 - 1)
 
 

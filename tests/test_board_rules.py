@@ -441,3 +441,21 @@ def test_pickle_and_copy_keep_the_position():
         assert (clone.hash, clone.ko_move, clone.to_move) == (board.hash, board.ko_move,
                                                               board.to_move)
         assert np.array_equal(clone.features(), board.features())
+
+
+# --- golden outputs: a change of rules, random stream or hashing shows up here as a diff ------
+
+@pytest.mark.parametrize("size, seed, moves, score, position_hash, captures", [
+    (9, 42, 92, -16.5, 0x6CD10A7D2AD0CCA5, (8, 13)),
+    (19, 7, 515, 25.5, 0xB02F29EFE11E3F08, (113, 88)),
+])
+def test_golden_playouts(size, seed, moves, score, position_hash, captures):
+    board = Board(size, komi=7.5)
+    assert board.playout(Random(seed)) == moves
+    assert (board.score(), board.position_hash, board.captures) == (score, position_hash, captures)
+
+
+def test_golden_uniform_random_moves():
+    rng = Random(42)
+    board = Board(9)
+    assert [board.random_move(rng) for _ in range(5)] == [6, 30, 55, 74, 80]

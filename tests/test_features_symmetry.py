@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from fastgo import features, symmetry
 from fastgo.board import BLACK, WHITE, Board
 
-SETTINGS = settings(max_examples=30, deadline=None,
+SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 sizes = st.sampled_from([2, 3, 5, 7, 9, 19])
 syms = st.integers(0, 7)

@@ -121,7 +121,7 @@ def test_replay_honours_colours():
     assert game.moves == [(BLACK, 0), (BLACK, 2), (WHITE, 1)]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(size=st.sampled_from([2, 3, 4, 5]), seed=st.integers(0, 2 ** 32 - 1))
 def test_random_games_never_repeat_a_position_and_end(size, seed):
     rnd = random.Random(seed)
