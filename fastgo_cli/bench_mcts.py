@@ -1,0 +1,142 @@
+"""`fastgo bench mcts`: search simulations per second on one core with a zero-cost evaluator.
+
+G games (default 64) on N x N boards play moves against themselves: each move is a search of
+`--visits` root visits with the built-in uniform evaluator (all logits 0, value 0, evaluated in
+C: no Python call per batch), feature planes encoded with a random symmetry as for a network,
+then a move sampled at temperature 1 and tree reuse. Figure: the median over `--repeats` runs of
+`--seconds` each. The same loop with a Python callable evaluator (one call per batch of G) and a
+pure-Python PUCT search of the same kind (node objects, the same C board underneath) are timed
+for comparison.
+"""
+import json
+import math
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def add_arguments(parser):
+    parser.add_argument("--games", type=int, default=64, help="concurrent games (default 64)")
+    parser.add_argument("--board", type=int, default=9, help="board size (default 9)")
+    parser.add_argument("--visits", type=int, default=200, help="root visits per move (default 200)")
+    parser.add_argument("--seconds", type=float, default=2.0, help="seconds per repeat (default 2)")
+    parser.add_argument("--repeats", type=int, default=5, help="repeats; the median is reported")
+    parser.add_argument("--encoding", default="alphazero", choices=["alphazero", "liberty"])
+    parser.add_argument("--no-python", action="store_true",
+                        help="skip the Python-evaluator and pure-Python reference timings")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+
+
+def _self_play_rate(args, evaluator, seed):
+    """Simulations per second of self-play under `evaluator` for about args.seconds."""
+    from fastgo.board import Board
+    from fastgo.mcts import BatchedSearch
+
+    search = BatchedSearch(games=args.games, size=args.board, encoding=args.encoding, seed=seed)
+    for g in range(args.games):
+        search.set_position(g, Board(args.board))
+    start_sims = search.simulations
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < args.seconds:
+        search.run(evaluator, args.visits)
+        for g in range(args.games):
+            move = search.choose_move(g, 1.0, resign=False)
+            search.advance(g, move)
+            if search.root_board(g).is_over():
+                search.set_position(g, Board(args.board))
+    elapsed = time.perf_counter() - t0
+    return (search.simulations - start_sims) / elapsed
+
+
+class _Node:
+    __slots__ = ("prior", "visits", "value_sum", "children")
+
+    def __init__(self, prior):
+        self.prior = prior
+        self.visits = 0
+        self.value_sum = 0.0
+        self.children = None        # {move: _Node} once expanded
+
+
+def _python_reference_rate(size, seconds, visits, encoding):
+    """Simulations per second of a plain pure-Python PUCT (uniform evaluator, planes encoded)
+    from the empty board with the same C board underneath: the favourable case for Python."""
+    from fastgo.board import Board
+
+    c_puct = 1.25
+    sims = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        root_board = Board(size)
+        root = _Node(1.0)
+        for _ in range(visits):
+            board = root_board.copy()
+            node, path = root, [root]
+            while node.children:
+                sqrt_n = math.sqrt(node.visits)
+                best, best_score = None, -1e9
+                for move, child in node.children.items():
+                    q = -child.value_sum / child.visits if child.visits else 0.0
+                    score = q + c_puct * child.prior * sqrt_n / (1 + child.visits)
+                    if score > best_score:
+                        best, best_score = move, score
+                board.play(best)
+                node = node.children[best]
+                path.append(node)
+            board.features(encoding)
+            legal = np.flatnonzero(board.legal_moves())
+            node.children = {int(m): _Node(1.0 / len(legal)) for m in legal}
+            value = 0.0
+            for n in reversed(path):
+                n.visits += 1
+                n.value_sum += value
+                value = -value
+            sims += 1
+    return sims / (time.perf_counter() - t0)
+
+
+def run(args):
+    if args.games < 1 or args.visits < 1 or args.seconds <= 0 or args.repeats < 1:
+        print("fastgo bench mcts: --games, --visits, --seconds and --repeats must be positive",
+              file=sys.stderr)
+        return 2
+    rates = [_self_play_rate(args, "uniform", seed) for seed in range(args.repeats)]
+    result = {
+        "sims_per_s": round(statistics.median(rates)),
+        "board": args.board,
+        "games": args.games,
+        "visits": args.visits,
+        "encoding": args.encoding,
+        "repeats": [round(r) for r in rates],
+        "evaluator": "built-in uniform (C)",
+    }
+    print(f"mcts {args.board}x{args.board}, {args.games} games, {args.visits} visits/move, "
+          f"{args.encoding} planes: {result['sims_per_s']:,} simulations/s "
+          f"(median of {args.repeats}: {', '.join(f'{r:,.0f}' for r in rates)})")
+    if not args.no_python:
+        nn = args.board * args.board + 1
+        rows = args.games
+        zeros_logits = np.zeros((rows, nn), dtype=np.float32)
+        zeros_values = np.zeros(rows, dtype=np.float32)
+
+        def evaluator(planes):
+            count = planes.shape[0]
+            return zeros_logits[:count], zeros_values[:count]
+
+        py_eval = statistics.median(_self_play_rate(args, evaluator, seed) for seed in range(3))
+        reference = statistics.median(
+            _python_reference_rate(args.board, min(args.seconds, 1.0), args.visits, args.encoding)
+            for _ in range(3))
+        result["sims_per_s_python_evaluator"] = round(py_eval)
+        result["pure_python_sims_per_s"] = round(reference)
+        result["ratio_vs_pure_python"] = round(result["sims_per_s"] / reference, 1)
+        print(f"  same loop, Python callable evaluator (one call per batch): {py_eval:,.0f} simulations/s")
+        print(f"  pure-Python PUCT on the same C board: {reference:,.0f} simulations/s "
+              f"-> ratio {result['ratio_vs_pure_python']}x")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+    return 0
