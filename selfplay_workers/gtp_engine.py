@@ -262,18 +262,21 @@ class GtpEngine:
         count = int(args[0])
         if count < 2 or count >= self.size * self.size:
             raise GtpError("invalid handicap")
-        try:
-            points = handicap_points(self.size, count)
-        except GtpError:
-            # More stones than the fixed pattern holds: fill points in a spread-out order.
-            points = handicap_points(self.size, 9 if self.size % 2 and self.size > 7 else 4) \
-                if self.size >= 7 else []
-            step = 0
-            spread = sorted(range(self.size * self.size), key=lambda m: ((m * 7919) % (self.size * self.size)))
-            while len(points) < count and step < len(spread):
-                if spread[step] not in points:
-                    points.append(spread[step])
-                step += 1
+        points = []
+        for fixed in range(min(count, 9), 1, -1):     # the largest fixed pattern that fits
+            try:
+                points = handicap_points(self.size, fixed)
+                break
+            except GtpError:
+                continue
+        # Any further stones go on points in a scattered order (7919 is prime, so m * 7919
+        # mod N*N visits every point once).
+        area = self.size * self.size
+        for m in sorted(range(area), key=lambda m: (m * 7919) % area):
+            if len(points) == count:
+                break
+            if m not in points:
+                points.append(m)
         return self._place_handicap(points)
 
     def cmd_set_free_handicap(self, args):
