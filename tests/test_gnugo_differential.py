@@ -3,12 +3,14 @@
 Our random player plays whole games in a fastgo Game; every move is also played in GNU Go.
 After each move the stones (list_stones), the capture counts and the legal points of the side
 to move agree exactly with our Board (simple ko, as GNU Go uses by default); our Game may refuse
-a few more points, and only by positional superko. GNU Go's `all_legal` gives the legal points in
+a few more points, and only by positional superko; against GNU Go run with
+--positional-superko, our Game's legal points agree exactly. GNU Go's `all_legal` gives the legal points in
 one command; `is_legal` is asked point by point (pipelined) on a sample of positions to check
 that both say the same.
 
 One GNU Go process per board size, `clear_board` between games. FASTGO_GNUGO_GAMES=N plays N
-games of 9x9 (default 6) and N // 3 of 19x19 (default 2), plus a few small boards.
+games of 9x9 and N // 3 of 19x19 (default N = 20: 20 and 6), plus small boards (5x5, 7x7;
+3x3, 5x5 and 9x9 under positional superko).
 """
 import os
 import shutil
@@ -34,7 +36,7 @@ def _gnugo_path():
 
 
 GNUGO = _gnugo_path()
-GAMES = int(os.environ.get("FASTGO_GNUGO_GAMES", "12"))
+GAMES = int(os.environ.get("FASTGO_GNUGO_GAMES", "20"))
 # (board size, games, ask is_legal point by point every this many moves)
 PLAN = [(5, GAMES, 3), (7, max(1, GAMES // 2), 5), (9, GAMES, 7), (19, max(1, GAMES // 3), 40)]
 # GNU Go with --positional-superko against our Game's own legality: small boards, where
