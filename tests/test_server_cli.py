@@ -1,0 +1,52 @@
+"""`fastgo serve` and `fastgo bench server` as a user runs them."""
+import json
+import subprocess
+import sys
+
+from inference_server.testing import ServerProcess, write_config
+
+
+def fastgo(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "fastgo_cli.main", *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_serve_refuses_a_bad_config_naming_key_and_file(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text("[server]\nmax_batch = -1\n")
+    result = fastgo("serve", "--config", str(path))
+    assert result.returncode == 2
+    assert str(path) in result.stderr and "server.max_batch" in result.stderr
+    path.write_text("[server]\nmax_batch = 8\nmax_wiat_us = 3\n")
+    result = fastgo("serve", "--config", str(path))
+    assert result.returncode == 2 and "server.max_wiat_us" in result.stderr
+
+
+def test_serve_refuses_a_corrupt_start_checkpoint(tmp_path):
+    (tmp_path / "bad.ckpt").write_bytes(b"not a checkpoint")
+    config = write_config(tmp_path / "s.toml", {"blocks": 1, "channels": 8}, {
+        "endpoint": "tcp://127.0.0.1:*", "checkpoints": {"current": str(tmp_path / "bad.ckpt")}})
+    result = fastgo("serve", "--config", config)
+    assert result.returncode == 1 and "unreadable checkpoint" in result.stderr
+
+
+def test_serve_stops_cleanly_on_sigterm(tmp_path):
+    config = write_config(tmp_path / "s.toml", {"blocks": 1, "channels": 8},
+                          {"endpoint": "tcp://127.0.0.1:*", "threads": 1})
+    server = ServerProcess(config).start()
+    server.stop()
+    assert server.proc.returncode == 0
+
+
+def test_bench_server_writes_its_json(tmp_path):
+    out = tmp_path / "bench.json"
+    result = fastgo("bench", "server", "--model", "b1c8", "--batch", "8", "--clients", "2",
+                    "--seconds", "0.5", "--rounds", "1", "--json", str(out), timeout=180)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out.read_text())
+    for key in ("batch", "server_evals_per_s", "raw_evals_per_s", "ratio", "p50_ms", "p99_ms",
+                "server_overhead_us_per_batch", "backend", "layout", "device"):
+        assert key in data
+    assert data["batch"] == 8 and data["server_evals_per_s"] > 0 and data["raw_evals_per_s"] > 0
+    assert data["backend"] == "torch" and data["layout"] == "channels_last"
+    assert "ratio" in result.stdout
