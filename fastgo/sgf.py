@@ -381,7 +381,9 @@ def escape_text(value):
 
 
 def _format_komi(komi):
-    return f"{komi:g}" if float(komi) == float(f"{komi:g}") else repr(float(komi))
+    """Plain decimal, never an exponent: '7.5', '0', '-3.5', '6.25'."""
+    text = f"{float(komi):.4f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
 
 
 def write_sgf(record, *, application="fastgo"):
@@ -427,7 +429,8 @@ def record_from_game(game, *, setup_black=(), setup_white=(), black_player="", w
     setup_white = list(getattr(game, "setup_white", None) or setup_white)
     moves = [(int(color), int(move)) for color, move in game.moves if move >= 0]
     result = game.result_string() if game.is_over() else ""
-    return SgfGame(size=game.size, komi=float(game.komi), rules=rules, black_player=black_player,
+    # Board keeps komi as a C float: 6.3 comes back as 6.300000190734863, hence the rounding.
+    return SgfGame(size=game.size, komi=round(float(game.komi), 4), rules=rules, black_player=black_player,
                    white_player=white_player, result=result, date=date, handicap=0,
                    setup_black=setup_black, setup_white=setup_white,
                    moves=moves, comments=dict(comments or {}))

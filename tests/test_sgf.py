@@ -231,3 +231,13 @@ def test_any_text_survives_a_round_trip(name, comment, messy):
     messy_record = SgfGame(size=9, white_player=messy, comments={2: messy} if messy else {})
     once = sgf.parse_sgf(sgf.write_sgf(messy_record))
     assert sgf.parse_sgf(sgf.write_sgf(once)) == once
+
+
+def test_komi_is_written_as_a_plain_decimal():
+    from fastgo.game import Game
+
+    record = sgf.record_from_game(Game(size=9, komi=6.3))    # the board keeps a C float
+    assert record.komi == 6.3
+    assert "KM[6.3]" in sgf.write_sgf(record)
+    assert "KM[-0.5]" in sgf.write_sgf(SgfGame(size=9, komi=-0.5))
+    assert "KM[0]" in sgf.write_sgf(SgfGame(size=9, komi=1e-9))
