@@ -668,11 +668,15 @@ class IllegalMoveError(ValueError):
 
 def _describe(move, int size):
     # "move 40 (E5)": index plus the GTP name where the index is on the board.
-    if isinstance(move, int) and 0 <= move < size * size:
-        return f"move {move} ({_COLUMNS[move % size]}{size - move // size})"
-    if isinstance(move, int) and move == size * size:
-        return f"move {move} (pass)"
-    return f"move {move!r}"
+    try:
+        m = operator.index(move)
+    except TypeError:
+        return f"move {move!r}"
+    if 0 <= m < size * size:
+        return f"move {m} ({_COLUMNS[m % size]}{size - m // size})"
+    if m == size * size:
+        return f"move {m} (pass)"
+    return f"move {m}"
 
 
 cdef class Random:
@@ -852,7 +856,7 @@ cdef class Board:
             m = operator.index(move)
         except TypeError:
             return False
-        if m < 0 or m >= self.state.size * self.state.size:
+        if m < 0 or m >= self.state.size * self.state.size or color not in (BLACK, WHITE):
             return False
         return bool(board_is_eye(&self.state, m, color))
 
@@ -943,7 +947,8 @@ cdef class Board:
         cdef BoardState backup
         board_copy(&backup, &self.state)
         try:
-            for color, moves in ((BLACK, black), (WHITE, white)):
+            for color, moves in ((BLACK, () if black is None else black),
+                                 (WHITE, () if white is None else white)):
                 for move in moves:
                     try:
                         m = operator.index(move)
