@@ -666,8 +666,8 @@ class IllegalMoveError(ValueError):
         self.reason = reason
 
 
-def _describe(move, int size):
-    # "move 40 (E5)": index plus the GTP name where the index is on the board.
+def describe_move(move, int size):
+    """"move 40 (E5)": the index plus its GTP name where it is on the board, for messages."""
     try:
         m = operator.index(move)
     except TypeError:
@@ -830,7 +830,7 @@ cdef class Board:
         """Plays `move` for the side to move; IllegalMoveError (board unchanged) if illegal."""
         reason = self.illegal_reason(move)
         if reason is not None:
-            raise IllegalMoveError(f"illegal {_describe(move, self.state.size)}: {reason}",
+            raise IllegalMoveError(f"illegal {describe_move(move, self.state.size)}: {reason}",
                                    move, reason)
         board_play(&self.state, operator.index(move))
 
@@ -955,9 +955,9 @@ cdef class Board:
                     except TypeError:
                         raise ValueError(f"setup: {move!r} is not a move index") from None
                     if m < 0 or m >= self.state.size * self.state.size:
-                        raise ValueError(f"setup: {_describe(m, self.state.size)} is off board")
+                        raise ValueError(f"setup: {describe_move(m, self.state.size)} is off board")
                     if not board_place(&self.state, m, color):
-                        raise ValueError(f"setup: {_describe(m, self.state.size)} is occupied")
+                        raise ValueError(f"setup: {describe_move(m, self.state.size)} is occupied")
             if board_min_libs(&self.state) <= 0:
                 raise ValueError("setup: a group would have no liberty")
         except BaseException:

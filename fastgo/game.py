@@ -3,7 +3,7 @@
 Callers: the GTP engine, the arena, self-play workers (real games), SGF and shard replay.
 Positions are kept as Board copies (one memcpy each), so undo is a pop.
 """
-from fastgo.board import BLACK, WHITE, Board, IllegalMoveError
+from fastgo.board import BLACK, WHITE, Board, IllegalMoveError, describe_move
 
 RESIGN = -2          # a move value meaning "the side to move resigns" (Game.play accepts it)
 
@@ -128,7 +128,8 @@ class Game:
             return
         reason = self._check(move)
         if reason is not None:
-            raise IllegalMoveError(f"illegal move {move!r}: {reason}", move, reason)
+            raise IllegalMoveError(f"illegal {describe_move(move, self.size)}: {reason}", move,
+                                   reason)
         color = self.board.to_move
         after = self.board.copy()
         after.play(move)
