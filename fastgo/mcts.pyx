@@ -48,6 +48,10 @@ from fastgo.symmetry cimport sym_move, sym_planes
 cnp.import_array()
 
 RESIGN = -2                  # same value as fastgo.game.RESIGN
+# The C enum names of mcts.pxd, for Python callers and tests (tree_arrays()).
+globals().update(NO_NODE=<int>NO_NODE, NO_PARENT=<int>NO_PARENT, UNEXPANDED=<int>UNEXPANDED,
+                 FLAG_PENDING=<int>FLAG_PENDING, FLAG_TERMINAL=<int>FLAG_TERMINAL,
+                 FLAG_ILLEGAL=<int>FLAG_ILLEGAL, FLAG_WIN=<int>FLAG_WIN, FLAG_LOSS=<int>FLAG_LOSS)
 _ENCODINGS = {"alphazero": ENC_ALPHAZERO, "liberty": ENC_LIBERTY}
 _BUILTIN = {"uniform": EVAL_UNIFORM, "rollout": EVAL_ROLLOUT}
 
