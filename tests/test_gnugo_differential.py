@@ -8,6 +8,7 @@ a few more points, and only by positional superko; against GNU Go run with
 one command; `is_legal` is asked point by point (pipelined) on a sample of positions to check
 that both say the same.
 
+Every third game of 9x9 and 19x19 starts from fixed handicap stones (setup, White first).
 One GNU Go process per board size, `clear_board` between games. FASTGO_GNUGO_GAMES=N plays N
 games of 9x9 and N // 3 of 19x19 (default N = 20: 20 and 6), plus small boards (5x5, 7x7;
 3x3, 5x5 and 9x9 under positional superko).
@@ -23,6 +24,7 @@ from fastgo import coords
 from fastgo.board import BLACK, WHITE
 from fastgo.game import Game
 from selfplay_workers.gtp_client import GtpClient
+from selfplay_workers.gtp_engine import handicap_points
 from selfplay_workers.players import RandomPlayer
 
 pytestmark = pytest.mark.gnugo
@@ -113,10 +115,17 @@ def _check_position(gnugo, game, size, point_by_point, where, superko=False):
             assert (text == "1") == (m in their_legal), f"is_legal and all_legal differ at {m} {where}"
 
 
-def _play_one_game(gnugo, size, seed, sample_every, superko=False):
-    """Plays one random game in both; returns (moves, positions where superko refused a point)."""
+def _play_one_game(gnugo, size, seed, sample_every, superko=False, handicap=0):
+    """Plays one random game in both (after `handicap` fixed stones, White first); returns
+    (moves, positions where superko refused a point)."""
     assert gnugo.send("clear_board") == ""
     game = Game(size=size, komi=7.5, superko=True)
+    if handicap:
+        points = handicap_points(size, handicap)
+        assert set(gnugo.send(f"fixed_handicap {handicap}").split()) == \
+            {coords.to_gtp(m, size) for m in points}
+        game.setup(black=points)
+        game.to_move = WHITE
     player = RandomPlayer(seed=seed)
     _check_position(gnugo, game, size, True, f"at the start (size {size}, seed {seed})", superko)
     superko_points = 0
@@ -139,7 +148,8 @@ def test_random_games_agree_with_gnugo(gnugo_engines, size, games, sample_every)
     gnugo = _engine(gnugo_engines, size)
     total = 0
     for index in range(games):
-        total += _play_one_game(gnugo, size, 1000 * size + index, sample_every)[0]
+        handicap = (2 + index % 8) if size >= 9 and index % 3 == 2 else 0
+        total += _play_one_game(gnugo, size, 1000 * size + index, sample_every, handicap=handicap)[0]
     assert total >= games * size     # games are not trivially short
 
 
@@ -188,7 +198,6 @@ def test_fastgo_engine_plays_a_game_against_gnugo():
 
 def test_fixed_handicap_matches_gnugo(gnugo_engines):
     from fastgo.gtp import GtpError
-    from selfplay_workers.gtp_engine import handicap_points
 
     with GtpClient([GNUGO, "--mode", "gtp"], timeout=60) as gnugo:
         for size in (7, 8, 9, 10, 13, 19):
