@@ -459,3 +459,20 @@ def test_golden_uniform_random_moves():
     rng = Random(42)
     board = Board(9)
     assert [board.random_move(rng) for _ in range(5)] == [6, 30, 55, 74, 80]
+
+
+# --- the benchmark command ---------------------------------------------------------------------
+
+def test_bench_board_command_writes_json(tmp_path, capsys):
+    import json
+
+    from fastgo_cli.main import main
+
+    out = tmp_path / "board.json"
+    assert main(["bench", "board", "--repeats", "1", "--seconds", "0.05", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert set(figures) == {"9", "19"}
+    for size in ("9", "19"):
+        assert figures[size]["playouts_per_s"] > 0 and figures[size]["moves_per_s"] > 0
+    assert "playouts/s" in capsys.readouterr().out
+    assert main(["bench", "board", "--seconds", "0"]) == 2
