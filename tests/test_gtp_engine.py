@@ -114,6 +114,13 @@ def test_scripted_session_with_bad_lines():
     assert "Traceback" not in stderr
 
 
+def test_invalid_utf8_and_nul_bytes():
+    done = subprocess.run(ENGINE, input=b"name\n\xff\xfe\x00garbage \xc3\n\x00\nname\n",
+                          capture_output=True, timeout=TIMEOUT, cwd=ROOT)
+    assert done.returncode == 0
+    assert done.stdout.decode().split("\n\n")[:-1] == ["= fastgo", "? unknown command", "= fastgo"]
+
+
 def test_ends_cleanly_at_end_of_input_without_quit():
     responses, _, code = run_script("name\nplay b a1\n")
     assert responses == ["= fastgo", "= "] and code == 0
