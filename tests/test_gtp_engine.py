@@ -198,6 +198,22 @@ def test_undo_and_genmove_out_of_turn(engine):
         engine.send("undo")
 
 
+def test_resignation_and_the_end_of_the_game(engine):
+    engine.send("play b e5")
+    assert engine.send("play w resign") == ""
+    assert engine.send("final_score") == "B+R"
+    assert sgf.parse_sgf(engine.send("printsgf")).result == "B+R"
+    assert engine.send("undo") == ""                 # takes back the resignation
+    engine.send("play w pass")
+    engine.send("play b pass")
+    assert engine.send("final_score") == "B+73.5"    # Tromp-Taylor: 81 points - 7.5
+    assert engine.send("genmove w") == "pass"        # the game is over: nothing is played
+    with pytest.raises(gtp.GtpError, match="illegal move"):
+        engine.send("play w e4")
+    record = sgf.parse_sgf(engine.send("printsgf"))
+    assert record.result == "B+73.5" and len(record.moves) == 3
+
+
 def test_handicap_commands(engine):
     assert set(engine.send("fixed_handicap 5").split()) == {"C3", "G7", "C7", "G3", "E5"}
     with pytest.raises(gtp.GtpError, match="board not empty"):
