@@ -136,8 +136,7 @@ def test_noise_changes_priors_only_at_the_root():
 
 
 def test_illegal_moves_never_get_visits():
-    # Black to move: (1, 1) is suicide; White took a ko at (2, 1) so (2, 1)... the ko point
-    # (1, 1)-style cases are covered by the board; here suicide and occupied points.
+    # Black to move: (1, 1) is suicide and four points are occupied.
     board = Board.from_ascii("""
         .O...
         O.O..
@@ -156,18 +155,37 @@ def test_illegal_moves_never_get_visits():
     assert set(t["move"][first:first + k]) == set(np.flatnonzero(legal))
 
 
-def test_superko_moves_of_the_game_are_refused_at_the_root():
-    # A ko the game has just seen: recapturing at once would repeat the earlier position.
-    game = Game(5, 0.5)
-    for move in [1, 2, 5, 8, 11, 12, 7, 6]:      # builds a ko shape, White captures at 6?
-        if game.is_legal(move):
-            game.play(move)
-    mask = game.legal_moves()
-    search = BatchedSearch(games=1, size=5, seed=1)
-    search.set_position(0, game)
-    search.run("rollout", 300)
+def test_positions_of_the_game_history_are_never_repeated():
+    # Positional superko inside the tree: a move that recreates a position of the game's history
+    # is flagged illegal on first descent and never visited, at the root and deeper down.
+    board = Board(3)
+    after_0 = board.hash_after(0)
+    board2 = board.copy()
+    board2.play(4)
+    deeper = board2.hash_after(8)           # Black 4, then White 8
+    search = BatchedSearch(games=1, size=3, noise_weight=0.0, seed=1)
+    search.set_position(0, board, history=[after_0, deeper])
+    search.run("rollout", 2000)
     visits = search.root_visits(0)
-    assert (visits[mask == 0] == 0).all()
+    assert visits[0] == 0 and visits[4] > 100
+    t = search.tree_arrays(0)
+    root = t["root"]
+    first, k = t["first_child"][root], t["num_children"][root]
+    node0 = first + list(t["move"][first:first + k]).index(0)
+    assert t["flags"][node0] & FLAG_ILLEGAL
+    node4 = first + list(t["move"][first:first + k]).index(4)
+    f4, k4 = t["first_child"][node4], t["num_children"][node4]
+    child8 = f4 + list(t["move"][f4:f4 + k4]).index(8)
+    assert t["visits"][child8] == 0 and t["flags"][child8] & FLAG_ILLEGAL
+    assert t["visits"][f4:f4 + k4].sum() == visits[4] - 1
+
+
+def test_root_moves_come_from_the_game():
+    game = Game(5, 0.5)
+    search = BatchedSearch(games=1, size=5, noise_weight=0.0, seed=1)
+    search.set_position(0, game)
+    search.run("rollout", 100)
+    assert (search.root_visits(0)[game.legal_moves() == 0] == 0).all()
 
 
 def test_every_move_illegal_gives_a_pass():
