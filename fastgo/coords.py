@@ -34,10 +34,11 @@ def from_gtp(text, size):
     vertex = text.strip().upper()
     if vertex == "PASS":
         return size * size
-    if len(vertex) < 2 or vertex[0] not in GTP_COLUMNS or not vertex[1:].isdigit() or not vertex[1:].isascii():
+    number_text = vertex[1:]
+    if vertex[:1] not in tuple(GTP_COLUMNS) or not (number_text.isascii() and number_text.isdigit()):
         raise ValueError(f"invalid GTP vertex {text!r}")
     col = GTP_COLUMNS.index(vertex[0])
-    number = int(vertex[1:])
+    number = int(number_text)
     if col >= size or not 1 <= number <= size:
         raise ValueError(f"GTP vertex {text!r} is off a {size}x{size} board")
     row = size - number

@@ -420,17 +420,16 @@ def write_sgf(record, *, application="fastgo"):
     return "\n".join(out) + ")\n"
 
 
-def record_from_game(game, *, setup_black=(), setup_white=(), black_player="", white_player="",
-                     rules="", date="", comments=None):
-    """An SgfGame for a fastgo.game.Game: its size, komi, moves and result. Setup stones are
-    given by the caller when the game does not keep them (`game.setup_black` is used if present).
-    Resignations are not moves: they show in RE."""
-    setup_black = list(getattr(game, "setup_black", None) or setup_black)
-    setup_white = list(getattr(game, "setup_white", None) or setup_white)
+def record_from_game(game, *, setup_black=(), setup_white=(), handicap=0, black_player="",
+                     white_player="", rules="", date="", comments=None):
+    """An SgfGame for a fastgo.game.Game: its size, komi, moves and result (RE only once the
+    game is over). Game does not keep its setup stones: the caller passes them. Resignations
+    are not moves: they show in RE."""
     moves = [(int(color), int(move)) for color, move in game.moves if move >= 0]
     result = game.result_string() if game.is_over() else ""
     # Board keeps komi as a C float: 6.3 comes back as 6.300000190734863, hence the rounding.
-    return SgfGame(size=game.size, komi=round(float(game.komi), 4), rules=rules, black_player=black_player,
-                   white_player=white_player, result=result, date=date, handicap=0,
-                   setup_black=setup_black, setup_white=setup_white,
+    komi = round(float(game.komi), 4)
+    return SgfGame(size=game.size, komi=komi, rules=rules, black_player=black_player,
+                   white_player=white_player, result=result, date=date, handicap=handicap,
+                   setup_black=list(setup_black), setup_white=list(setup_white),
                    moves=moves, comments=dict(comments or {}))

@@ -9,7 +9,8 @@ import sys
 
 def add_arguments(parser):
     parser.add_argument("--player", default=None,
-                        help="'random' or 'mcts:N' (pure MCTS, N random playouts per move); default random")
+                        help="'random' (default) or 'mcts:N' (pure MCTS, N random playouts "
+                             "per move)")
     parser.add_argument("--model", default=None, metavar="CKPT",
                         help="network checkpoint to play with (not available yet)")
     parser.add_argument("--visits", type=int, default=None, metavar="V",

@@ -53,10 +53,12 @@ class GtpClient:
         try:
             line = self._lines.get(timeout=remaining)
         except queue.Empty:
-            raise GtpConnectionError(f"no answer from {self.argv[0]} within {self.timeout:g} s") from None
+            raise GtpConnectionError(
+                f"no answer from {self.argv[0]} within {self.timeout:g} s") from None
         if line is None:
             self._lines.put(None)     # stays at end of output for later reads
-            raise GtpConnectionError(f"{self.argv[0]} closed its output (exit code {self.process.poll()})")
+            raise GtpConnectionError(
+                f"{self.argv[0]} closed its output (exit code {self.process.poll()})")
         return line
 
     def _read_response(self, deadline):

@@ -48,7 +48,8 @@ def handicap_points(size, count):
     # (row, col) with row 0 the top: lower-left, upper-right, upper-left/lower-right, sides, centre.
     lower_left, upper_right = at(high, low), at(low, high)
     upper_left, lower_right = at(low, low), at(high, high)
-    left, right, top, bottom, centre = at(mid, low), at(mid, high), at(low, mid), at(high, mid), at(mid, mid)
+    left, right, centre = at(mid, low), at(mid, high), at(mid, mid)
+    top, bottom = at(low, mid), at(high, mid)
     order = {
         2: [lower_left, upper_right],
         3: [lower_left, upper_right, upper_left],
@@ -415,9 +416,7 @@ class GtpEngine:
     def cmd_printsgf(self, args):
         self._arity(args, 0, 1)
         record = sgf.record_from_game(self.game, setup_black=self.setup_black,
-                                      setup_white=self.setup_white,
-                                      white_player="", black_player="")
-        record.handicap = self.handicap
+                                      setup_white=self.setup_white, handicap=self.handicap)
         first = self.game.moves[0][0] if self.game.moves else self.game.to_move
         if first == WHITE:
             record.first_player = WHITE

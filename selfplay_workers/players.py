@@ -67,4 +67,5 @@ def make_player(spec, *, seed=None):
         from selfplay_workers.uct_player import UctPlayer
 
         return UctPlayer(playouts=playouts, seed=seed)
-    raise ValueError(f"unknown player spec {spec!r}: expected 'random' or 'mcts:N' (N playouts per move)")
+    raise ValueError(f"unknown player spec {spec!r}: "
+                     "expected 'random' or 'mcts:N' (N playouts per move)")

@@ -33,7 +33,8 @@ def test_gtp_letters_skip_i():
 
 @pytest.mark.parametrize("text, size, move", [
     ("aa", 9, 0), ("ia", 9, 8), ("ai", 9, 72), ("dd", 19, 3 * 19 + 3), ("pd", 19, 3 * 19 + 15),
-    ("", 9, 81), ("tt", 19, 361), ("tt", 9, 81), ("ss", 19, 360), ("yy", 25, 624), ("tt", 25, 19 * 25 + 19),
+    ("", 9, 81), ("tt", 19, 361), ("tt", 9, 81), ("ss", 19, 360), ("yy", 25, 624),
+    ("tt", 25, 19 * 25 + 19),
 ])
 def test_from_sgf(text, size, move):
     assert coords.from_sgf(text, size) == move

@@ -4,9 +4,9 @@ Our random player plays whole games in a fastgo Game; every move is also played 
 After each move the stones (list_stones), the capture counts and the legal points of the side
 to move agree exactly with our Board (simple ko, as GNU Go uses by default); our Game may refuse
 a few more points, and only by positional superko; against GNU Go run with
---positional-superko, our Game's legal points agree exactly. GNU Go's `all_legal` gives the legal points in
-one command; `is_legal` is asked point by point (pipelined) on a sample of positions to check
-that both say the same.
+--positional-superko, our Game's legal points agree exactly. GNU Go's `all_legal` gives the
+legal points in one command; `is_legal` is asked point by point (pipelined) on a sample of
+positions to check that both say the same.
 
 Every third game of 9x9 and 19x19 starts from fixed handicap stones (setup, White first).
 One GNU Go process per board size, `clear_board` between games. FASTGO_GNUGO_GAMES=N plays N
