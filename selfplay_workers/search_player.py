@@ -1,0 +1,66 @@
+"""A player over the batched PUCT search (fastgo.mcts) with the evaluator as a parameter: a
+network behind the inference client, an in-process evaluator, or the built-in 'uniform' /
+'rollout' ones. Used by the arena and the GTP engine for checkpoints; one game, one search.
+
+The search tree is reused between calls: the player remembers the moves of the game its root
+stands for and advances through the moves played since (its own and the opponent's); anything
+else (undo, a new game, setup stones) starts a fresh tree.
+"""
+from fastgo.mcts import BatchedSearch
+
+
+class SearchPlayer:
+    """SearchPlayer(evaluator, visits, **search_options): genmove(game) -> move.
+
+    evaluator: callable(planes uint8 [count, P, N, N]) -> (logits [count, N*N+1], values
+    [count]), or 'uniform' / 'rollout'. search_options go to BatchedSearch (noise_weight
+    defaults to 0 and temperature to 0 here: a player for matches, not for self-play)."""
+
+    def __init__(self, evaluator, visits, *, name=None, temperature=0.0, seed=None, **search_options):
+        if int(visits) < 1:
+            raise ValueError(f"visits must be >= 1, got {visits}")
+        self.evaluator = evaluator
+        self.visits = int(visits)
+        self.temperature = temperature
+        self.seed = seed
+        self.options = dict(search_options)
+        self.options.setdefault("noise_weight", 0.0)
+        self.name = name or f"puct:{visits}"
+        self.search = None
+        self._synced = None           # game.moves the root stands for, or None
+
+    def reset(self):
+        """A new game starts: forget the tree."""
+        self._synced = None
+
+    def _sync(self, game):
+        size = game.board.size
+        if self.search is None or self.search.size != size:
+            self.search = BatchedSearch(games=1, size=size, komi=game.komi, seed=self.seed,
+                                        **self.options)
+            self._synced = None
+        moves = list(game.moves)
+        if self._synced is not None and moves[:len(self._synced)] == self._synced:
+            try:
+                for _, move in moves[len(self._synced):]:
+                    self.search.advance(0, move)
+                if self.search.root_board(0).hash == game.board.hash:
+                    self._synced = moves
+                    return
+            except ValueError:
+                pass
+        self.search.set_position(0, game)
+        self._synced = moves
+
+    def genmove(self, game):
+        """The move after a search of `visits` root visits (fastgo.game.RESIGN where the search
+        was built with a resign_threshold and the game looks lost)."""
+        if game.is_over():
+            return game.board.pass_move
+        self._sync(game)
+        self.search.run(self.evaluator, self.visits)
+        return self.search.choose_move(0, self.temperature)
+
+    def analysis(self, max_pv=10):
+        """The last search's root moves (see BatchedSearch.analysis), for lz-analyze."""
+        return [] if self.search is None else self.search.analysis(0, max_pv)
