@@ -351,3 +351,13 @@ def test_random_player_keeps_its_eyes():
     game.setup(black=[1, 5, 6], white=[18])     # A5 is Black's eye; other points are free
     for seed in range(30):
         assert RandomPlayer(seed=seed).genmove(game) not in (0, game.pass_move)
+
+
+def test_mcts_player_answers_genmove():
+    pytest.importorskip("selfplay_workers.uct_player", reason="the UCT player is not built yet")
+    responses, stderr, code = run_script("genmove b\ngenmove w\nlist_stones black\n",
+                                         "--player", "mcts:30", "--seed", "2")
+    assert code == 0, stderr
+    black_move, white_move, stones = responses
+    assert black_move.startswith("= ") and white_move.startswith("= ")
+    assert stones == "= " + black_move[2:].upper() or black_move == "= pass"
