@@ -28,6 +28,15 @@ pending descent counts `virtual_loss` visits of a loss for the parent. Terminal 
 passes, the move cap) are scored by the rules (Tromp-Taylor) without an evaluation. Legality in
 the tree is simple ko plus positional superko against the game's history and the path; at a root
 set from a Game the Game's own legal moves are used.
+
+Asynchronous use (two batches in flight): `start(visits)`, then repeatedly `collect(buf_a)`,
+send it, `collect(buf_b)` while it is out (virtual loss steers those descents elsewhere),
+`apply()` the replies in the order the batches were collected, until `done`. collect() returns
+0 when every game still searching is blocked behind its leaves in flight: apply one, go on.
+`in_flight`, `simulations` (completed descents), `root_value`, `root_priors`, `analysis` (for
+lz-analyze), `is_full_search` (playout-cap randomization), `resign_info` and `tree_arrays`
+(copies of the node arrays) read the state. One BatchedSearch belongs to one thread: the loops
+release the GIL but the object is not locked.
 """
 import numpy as np
 
