@@ -2,8 +2,9 @@
 client processes, against its ceiling measured in the same run: the raw batched forward of the
 same network (same runner, device, threads, layout) at the same batch size in one process.
 
-Rounds alternate raw and server measurements so both see the same machine load; the best round
-of each is reported. The server's own work per batch (parse, gather, scatter; waiting excluded)
+Rounds alternate raw and server measurements so both see the same machine load; each figure is
+pooled over all rounds (total positions / total time), never the best round, so noise does not
+bias the ratio upward. The server's own work per batch (parse, gather, scatter; waiting excluded)
 and its forward time come from its stats counters.
 """
 from __future__ import annotations
@@ -31,8 +32,8 @@ def add_arguments(parser):
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: config, else 1)")
     parser.add_argument("--layout", default=None, choices=["channels_last", "contiguous"])
     parser.add_argument("--max-wait-us", type=int, default=None)
-    parser.add_argument("--seconds", type=float, default=4.0, help="length of each measured window")
-    parser.add_argument("--rounds", type=int, default=2, help="raw/server rounds, best of each reported")
+    parser.add_argument("--seconds", type=float, default=5.0, help="length of each measured window")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating raw/server rounds, pooled")
     parser.add_argument("--json", help="write the results here")
 
 
@@ -94,12 +95,13 @@ def _percentile(values, q):
 
 
 def _measure_raw(runner, planes, seconds):
+    """(positions, elapsed seconds) of back-to-back forward passes."""
     runner.forward(planes)
     count, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         runner.forward(planes)
         count += 1
-    return count * planes.shape[0] / (time.perf_counter() - start)
+    return count * planes.shape[0], time.perf_counter() - start
 
 
 def _measure_server(endpoint, model, args, request_size, seconds):
@@ -127,22 +129,16 @@ def _measure_server(endpoint, model, args, request_size, seconds):
                     proc.kill()
                     proc.wait(10)
         after = admin.stats()
-    late = sum(1 for r in results if r["ready_at"] > start_at)
-    latencies = [x for r in results for x in r["latencies_ms"]]
-    batches = max(1, after["batches"] - before["batches"])
-    positions = after["positions"] - before["positions"]
+    delta = {key: after[key] - before[key] for key in
+             ("batches", "positions", "forward_s_total", "overhead_s_total", "overhead_cpu_s_total",
+              "errors_total")}
     return {
-        "evals_per_s": sum(r["positions"] for r in results) / seconds,
-        "p50_ms": _percentile(latencies, 50),
-        "p99_ms": _percentile(latencies, 99),
-        "late_clients": late,
-        "mean_batch_size": positions / batches,
-        "mean_batch_fill": positions / batches / after["max_batch"],
-        "server_forward_ms": 1e3 * (after["forward_s_total"] - before["forward_s_total"]) / batches,
-        "server_overhead_us_per_batch": 1e6 * (after["overhead_s_total"] - before["overhead_s_total"]) / batches,
-        "server_overhead_cpu_us_per_batch":
-            1e6 * (after["overhead_cpu_s_total"] - before["overhead_cpu_s_total"]) / batches,
-        "server_errors": after["errors_total"] - before["errors_total"],
+        "positions": sum(r["positions"] for r in results),
+        "seconds": seconds,
+        "latencies_ms": [x for r in results for x in r["latencies_ms"]],
+        "late_clients": sum(1 for r in results if r["ready_at"] > start_at),
+        "delta": delta,
+        "max_batch": after["max_batch"],
         "runner": after["runner"],
     }
 
@@ -182,38 +178,44 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
         for round_index in range(args.rounds):
             raws.append(_measure_raw(runner, planes, args.seconds))
             servers.append(_measure_server(endpoint, config.model, args, request_size, args.seconds))
-            print(f"  round {round_index + 1}: raw {raws[-1]:.0f} evals/s, server "
-                  f"{servers[-1]['evals_per_s']:.0f} evals/s", file=sys.stderr)
+            print(f"  round {round_index + 1}: raw {raws[-1][0] / raws[-1][1]:.0f} evals/s, server "
+                  f"{servers[-1]['positions'] / servers[-1]['seconds']:.0f} evals/s", file=sys.stderr)
     finally:
         _stop(proc)
-    best = max(servers, key=lambda s: s["evals_per_s"])
-    raw = max(raws)
+    raw = sum(p for p, _ in raws) / sum(t for _, t in raws)
+    served = sum(s["positions"] for s in servers) / sum(s["seconds"] for s in servers)
+    latencies = [x for s in servers for x in s["latencies_ms"]]
+    total = {key: sum(s["delta"][key] for s in servers) for key in servers[0]["delta"]}
+    batches = max(1, total["batches"])
+    runner_info = servers[-1]["runner"]
     return {
         "batch": batch,
-        "server_evals_per_s": round(best["evals_per_s"], 1),
+        "server_evals_per_s": round(served, 1),
         "raw_evals_per_s": round(raw, 1),
-        "ratio": round(best["evals_per_s"] / raw, 4),
-        "p50_ms": round(best["p50_ms"], 3),
-        "p99_ms": round(best["p99_ms"], 3),
-        "server_overhead_us_per_batch": round(best["server_overhead_us_per_batch"], 1),
-        "server_overhead_cpu_us_per_batch": round(best["server_overhead_cpu_us_per_batch"], 1),
-        "server_forward_ms": round(best["server_forward_ms"], 3),
-        "mean_batch_size": round(best["mean_batch_size"], 2),
-        "mean_batch_fill": round(best["mean_batch_fill"], 4),
+        "ratio": round(served / raw, 4),
+        "p50_ms": round(_percentile(latencies, 50), 3),
+        "p99_ms": round(_percentile(latencies, 99), 3),
+        "server_overhead_us_per_batch": round(1e6 * total["overhead_s_total"] / batches, 1),
+        "server_overhead_cpu_us_per_batch": round(1e6 * total["overhead_cpu_s_total"] / batches, 1),
+        "server_forward_ms": round(1e3 * total["forward_s_total"] / batches, 3),
+        "raw_forward_ms": round(1e3 * batch / raw, 3),
+        "mean_batch_size": round(total["positions"] / batches, 2),
+        "mean_batch_fill": round(total["positions"] / batches / servers[-1]["max_batch"], 4),
         "clients": args.clients,
         "request_size": request_size,
         "inflight": args.inflight,
         "max_wait_us": server.max_wait_us,
         "threads": server.threads,
-        "backend": best["runner"]["backend"],
-        "device": best["runner"]["device"],
-        "layout": best["runner"]["layout"],
-        "precision": best["runner"]["precision"],
+        "backend": runner_info["backend"],
+        "device": runner_info["device"],
+        "layout": runner_info["layout"],
+        "precision": runner_info["precision"],
         "model": config.model.name,
         "board_size": config.model.board_size,
         "encoding": config.model.encoding,
-        "rounds": [{"raw_evals_per_s": round(r, 1), "server_evals_per_s": round(s["evals_per_s"], 1),
-                    "late_clients": s["late_clients"], "server_errors": s["server_errors"]}
+        "rounds": [{"raw_evals_per_s": round(r[0] / r[1], 1),
+                    "server_evals_per_s": round(s["positions"] / s["seconds"], 1),
+                    "late_clients": s["late_clients"], "server_errors": s["delta"]["errors_total"]}
                    for r, s in zip(raws, servers)],
     }
 
