@@ -87,25 +87,27 @@ class ModelRunner:
             raise ValueError(f"batch of {n} exceeds runner capacity {self.capacity}")
         return self._staging_np[:n]
 
-    def forward(self, planes: np.ndarray):
-        """uint8 [B, P, N, N] -> (logits float32 [B, M], values float32 [B]); any B (chunked)."""
+    def forward(self, planes: np.ndarray, graphs: bool = True):
+        """uint8 [B, P, N, N] -> (logits float32 [B, M], values float32 [B]); any B (chunked).
+        graphs=False keeps CUDA graphs out (e.g. canaries run on the reload thread)."""
         planes = np.asarray(planes, dtype=np.uint8)
         total = planes.shape[0]
         if total <= self.capacity:
             self._staging_np[:total] = planes
-            return self.run(total)
+            return self.run(total, graphs)
         logits = np.empty((total, self.config.moves), dtype=np.float32)
         values = np.empty((total,), dtype=np.float32)
         for start in range(0, total, self.capacity):
             stop = min(total, start + self.capacity)
             self._staging_np[:stop - start] = planes[start:stop]
-            logits[start:stop], values[start:stop] = self.run(stop - start)
+            logits[start:stop], values[start:stop] = self.run(stop - start, graphs)
         return logits, values
 
-    def run(self, n: int):
-        """Evaluate the first n staged rows."""
+    def run(self, n: int, graphs: bool = True):
+        """Evaluate the first n staged rows. CUDA graphs are captured lazily, on the thread that
+        first runs a captured size: the server loop, never the reload thread."""
         if self._is_cuda:
-            return self._run_cuda(n)
+            return self._run_cuda(n, graphs)
         with torch.inference_mode():
             x = self._host_in[:n].to(torch.float32)
             if self.channels_last:
@@ -120,7 +122,8 @@ class ModelRunner:
         if self.channels_last:
             x = x.contiguous(memory_format=torch.channels_last)
         if self.autocast_dtype is not None:
-            with torch.autocast("cuda", dtype=self.autocast_dtype):
+            # no autocast weight cache: it would be captured into (and go stale in) CUDA graphs
+            with torch.autocast("cuda", dtype=self.autocast_dtype, cache_enabled=False):
                 logits, values = self.net(x)
         else:
             logits, values = self.net(x)
@@ -143,8 +146,8 @@ class ModelRunner:
             self._graphs[size] = entry
         return entry
 
-    def _run_cuda(self, n):
-        size = next((b for b in self.graph_batches if b >= n), None)
+    def _run_cuda(self, n, graphs=True):
+        size = next((b for b in self.graph_batches if b >= n), None) if graphs else None
         stream = self._stream
         with torch.inference_mode(), torch.cuda.stream(stream):
             self._dev_in[:n].copy_(self._host_in[:n], non_blocking=True)
@@ -177,12 +180,12 @@ def canary_planes(config, count: int = 4, seed: int = 12345) -> np.ndarray:
     rng = np.random.default_rng(seed)
     for i in range(2, out.shape[0]):
         out[i] = (rng.random((planes, n, n)) < 0.2).astype(np.uint8)
-    return out[:count] if count >= 2 else out[:count]
+    return out[:count]
 
 
 def check_canaries(runner: ModelRunner, max_abs_logit: float = 1e4) -> None:
     """Raise ValueError if the runner gives a NaN/inf or out-of-range output on the canaries."""
-    logits, values = runner.forward(canary_planes(runner.config))
+    logits, values = runner.forward(canary_planes(runner.config), graphs=False)
     if not np.all(np.isfinite(logits)) or not np.all(np.isfinite(values)):
         raise ValueError("canary positions give non-finite outputs")
     if np.abs(logits).max() > max_abs_logit:
