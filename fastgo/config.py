@@ -108,8 +108,15 @@ class ServerConfig:
     watch_interval_s: float = setting(1.0, min=0.05, max=3600.0)
     canary_max_abs_logit: float = setting(1e4, min=1.0, doc="canary refuses a model beyond this")
     log_file: str = setting("", doc="log file; empty = stderr only")
+    curve_secret_key_file: str = setting(
+        "", doc="file with the server's Z85 CURVE secret key (fastgo serve --make-curve-key); "
+                "clients then need the matching public key")
+    allow_insecure_remote: bool = setting(False, doc="bind a non-loopback address without CURVE")
 
     def check(self):
+        if not (self.curve_secret_key_file or self.allow_insecure_remote or is_loopback(self.endpoint)):
+            raise ConfigError(f"endpoint: {self.endpoint!r} is not loopback; set curve_secret_key_file (CURVE) "
+                              f"(or allow_insecure_remote = true on a trusted network)")
         if not self.slots:
             raise ConfigError("slots: at least one slot is needed")
         for name in self.slots:
@@ -123,6 +130,15 @@ class ServerConfig:
         for size in self.graph_batches:
             if size < 1:
                 raise ConfigError(f"graph_batches: batch size {size} must be >= 1")
+
+
+def is_loopback(endpoint: str) -> bool:
+    """True for ipc://, inproc:// and tcp:// on 127.x, localhost or ::1."""
+    scheme, _, rest = endpoint.partition("://")
+    if scheme != "tcp":
+        return True
+    host = rest.rsplit(":", 1)[0].strip("[]")
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import logging
 import math
+import os
 import signal
 import sys
 import time
@@ -80,6 +81,11 @@ class InferenceServer:
         self.socket.setsockopt(zmq.LINGER, 0)
         largest = max(s.runner.config.planes * s.runner.config.board_size ** 2 for s in self.slots.values())
         self.socket.setsockopt(zmq.MAXMSGSIZE, self.server.max_request_positions * largest + (1 << 20))
+        if self.server.curve_secret_key_file:
+            secret = read_curve_key(self.server.curve_secret_key_file)
+            self.socket.curve_secretkey = secret
+            self.socket.curve_publickey = zmq.curve_public(secret)
+            self.socket.curve_server = True
         self.socket.bind(self.server.endpoint)
         self.endpoint = self.socket.getsockopt_string(zmq.LAST_ENDPOINT)
 
@@ -297,10 +303,32 @@ class InferenceServer:
         }
 
 
+# -- CURVE keys -------------------------------------------------------------------------------
+
+def read_curve_key(path) -> bytes:
+    """A Z85 key (40 characters) from the first line of a file."""
+    with open(path, "rb") as handle:
+        key = handle.read().strip().split(b"\n")[0].strip()
+    if len(key) != 40:
+        raise ValueError(f"{path}: expected a 40-character Z85 CURVE key")
+    return key
+
+
+def make_curve_key(path) -> str:
+    """Write a new secret key (mode 0600); returns the public key clients must be given."""
+    public, secret = zmq.curve_keypair()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(secret + b"\n")
+    return public.decode()
+
+
 # -- entry point ------------------------------------------------------------------------------
 
 def add_arguments(parser: argparse.ArgumentParser):
-    parser.add_argument("--config", required=True, help="TOML config file ([model] and [server])")
+    parser.add_argument("--config", help="TOML config file ([model] and [server])")
+    parser.add_argument("--make-curve-key", metavar="FILE",
+                        help="write a new CURVE secret key to FILE, print its public key, and exit")
     parser.add_argument("--endpoint", help="override server.endpoint (tcp://127.0.0.1:* picks a free port)")
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"], help="override server.device")
     parser.add_argument("--threads", type=int, help="override server.threads")
@@ -343,6 +371,12 @@ def setup_logging(log_file: str):
 
 
 def run(args) -> int:
+    if getattr(args, "make_curve_key", None):
+        print(make_curve_key(args.make_curve_key))
+        return 0
+    if not args.config:
+        print("fastgo serve: --config is required", file=sys.stderr)
+        return 2
     try:
         config = config_from_args(args)
     except ConfigError as err:

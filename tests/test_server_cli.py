@@ -50,3 +50,31 @@ def test_bench_server_writes_its_json(tmp_path):
     assert data["batch"] == 8 and data["server_evals_per_s"] > 0 and data["raw_evals_per_s"] > 0
     assert data["backend"] == "torch" and data["layout"] == "channels_last"
     assert "ratio" in result.stdout
+
+
+def test_remote_bind_needs_curve_and_curve_works(tmp_path):
+    import numpy as np
+    import pytest
+
+    from inference_server.client import InferenceClient, ServerUnavailable
+
+    path = tmp_path / "remote.toml"
+    path.write_text('[server]\nendpoint = "tcp://0.0.0.0:5555"\n')
+    result = fastgo("serve", "--config", str(path))
+    assert result.returncode == 2 and "server.endpoint" in result.stderr and "CURVE" in result.stderr
+
+    key_file = tmp_path / "server.key"
+    result = fastgo("serve", "--make-curve-key", str(key_file))
+    assert result.returncode == 0
+    public_key = result.stdout.strip()
+    assert len(public_key) == 40 and (key_file.stat().st_mode & 0o777) == 0o600
+    config = write_config(tmp_path / "curve.toml", {"blocks": 1, "channels": 8}, {
+        "endpoint": "tcp://127.0.0.1:*", "threads": 1, "curve_secret_key_file": str(key_file)})
+    x = np.zeros((2, 17, 9, 9), np.uint8)
+    with ServerProcess(config) as server:
+        with InferenceClient(server.endpoint, timeout_s=20, server_public_key=public_key) as client:
+            logits, values = client.evaluate(x)
+            assert logits.shape == (2, 82)
+        with InferenceClient(server.endpoint, timeout_s=0.3, retries=0) as plain:
+            with pytest.raises(ServerUnavailable):       # no key: the handshake never completes
+                plain.evaluate(x)
