@@ -98,6 +98,8 @@ class ServerConfig:
     threads: int = setting(0, min=0, max=1024, doc="torch intra-op threads on CPU; 0 = torch default")
     channels_last: bool = setting(True, doc="channels_last memory format for the tower")
     fuse_batchnorm: bool = setting(True, doc="fold batch norm into convolutions for inference")
+    overlap: bool = setting(False, doc="run forward passes on their own thread so the next batch is "
+                                       "gathered meanwhile (two batches outstanding); pays off on GPU")
     cuda_graphs: bool = setting(False, doc="capture CUDA graphs for the batch sizes in graph_batches")
     graph_batches: tuple[int, ...] = setting((), doc="CUDA graph batch sizes; empty = (max_batch,)")
     slots: tuple[str, ...] = setting(("current",), doc="model slots served; requests name one")

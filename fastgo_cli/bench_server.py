@@ -32,6 +32,8 @@ def add_arguments(parser):
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: config, else 1)")
     parser.add_argument("--layout", default=None, choices=["channels_last", "contiguous"])
     parser.add_argument("--max-wait-us", type=int, default=None)
+    parser.add_argument("--overlap", choices=["on", "off"], default=None,
+                        help="server.overlap: forward passes on their own thread (default: config, else off)")
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each measured window")
     parser.add_argument("--rounds", type=int, default=3, help="alternating raw/server rounds, pooled")
     parser.add_argument("--json", help="write the results here")
@@ -162,6 +164,8 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
         server = dataclasses.replace(server, channels_last=args.layout == "channels_last")
     if args.max_wait_us is not None:
         server = dataclasses.replace(server, max_wait_us=args.max_wait_us)
+    if args.overlap is not None:
+        server = dataclasses.replace(server, overlap=args.overlap == "on")
     config_path = os.path.join(workdir, f"server_b{batch}.toml")
     _write_toml(config_path, {"model": to_dict(config.model), "server": to_dict(server)})
     request_size = args.request_size or max(1, batch // args.clients)
@@ -206,6 +210,7 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
         "inflight": args.inflight,
         "max_wait_us": server.max_wait_us,
         "threads": server.threads,
+        "overlap": server.overlap,
         "backend": runner_info["backend"],
         "device": runner_info["device"],
         "layout": runner_info["layout"],
@@ -246,7 +251,7 @@ def run(args) -> int:
                   f"{result['server_overhead_us_per_batch']:.0f} us/batch (cpu "
                   f"{result['server_overhead_cpu_us_per_batch']:.0f} us)  fill {result['mean_batch_fill']:.2f}  "
                   f"[{result['backend']} {result['device']} {result['layout']} {result['precision']}, "
-                  f"{result['threads']} threads]")
+                  f"{result['threads']} threads, overlap {'on' if result['overlap'] else 'off'}]")
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(results[0] if len(results) == 1 else results, handle, indent=2)

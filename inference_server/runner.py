@@ -34,11 +34,12 @@ def resolve_precision(precision: str, device: torch.device):
 
 
 class ModelRunner:
-    """Owns an inference copy of a network on a device and a staging buffer for its input.
+    """Owns an inference copy of a network on a device and two staging buffers for its input.
 
-    Usage: fill `staging(n)` (a uint8 numpy view [n, P, N, N]) then call `run(n)`; or call
-    `forward(planes)` with any uint8 array. Outputs are fresh float32 numpy arrays.
-    Not thread-safe: one thread calls run/forward.
+    Usage: fill `staging(n, buffer)` (a uint8 numpy view [n, P, N, N]) then call
+    `run(n, buffer=buffer)`; or call `forward(planes)` with any uint8 array (buffer 0). Outputs
+    are fresh float32 numpy arrays. One thread runs forward passes at a time; another may fill
+    the buffer that is not being run (the server gathers batch k+1 while batch k runs).
     """
 
     def __init__(self, model: PolicyValueNet, *, device="cpu", precision="auto",
@@ -59,14 +60,14 @@ class ModelRunner:
         shape = (self.capacity, self.config.planes, self.config.board_size, self.config.board_size)
         self._is_cuda = self.device.type == "cuda"
         if self._is_cuda:
-            self._host_in = torch.empty(shape, dtype=torch.uint8).pin_memory()
+            self._host_in = [torch.empty(shape, dtype=torch.uint8).pin_memory() for _ in range(2)]
             self._dev_in = torch.empty(shape, dtype=torch.uint8, device=self.device)
             self._host_logits = torch.empty((self.capacity, self.config.moves), dtype=torch.float32).pin_memory()
             self._host_values = torch.empty((self.capacity,), dtype=torch.float32).pin_memory()
             self._stream = torch.cuda.Stream(self.device)
         else:
-            self._host_in = torch.empty(shape, dtype=torch.uint8)
-        self._staging_np = self._host_in.numpy()
+            self._host_in = [torch.empty(shape, dtype=torch.uint8) for _ in range(2)]
+        self._staging_np = [buffer.numpy() for buffer in self._host_in]
         self.graph_batches = tuple(sorted(set(graph_batches or (self.capacity,)))) if cuda_graphs else ()
         self.graph_batches = tuple(b for b in self.graph_batches if b <= self.capacity)
         self._graphs = {}   # batch size -> (graph, static logits, static values); built lazily
@@ -81,11 +82,11 @@ class ModelRunner:
                 "cuda_graphs": list(self.graph_batches), "model": self.config.name,
                 "board_size": self.config.board_size, "encoding": self.config.encoding}
 
-    def staging(self, n: int) -> np.ndarray:
-        """The first n rows of the host input buffer, uint8 [n, P, N, N]; fill then run(n)."""
+    def staging(self, n: int, buffer: int = 0) -> np.ndarray:
+        """The first n rows of host input buffer 0 or 1, uint8 [n, P, N, N]; fill, then run."""
         if n > self.capacity:
             raise ValueError(f"batch of {n} exceeds runner capacity {self.capacity}")
-        return self._staging_np[:n]
+        return self._staging_np[buffer][:n]
 
     def forward(self, planes: np.ndarray, graphs: bool = True):
         """uint8 [B, P, N, N] -> (logits float32 [B, M], values float32 [B]); any B (chunked).
@@ -93,23 +94,23 @@ class ModelRunner:
         planes = np.asarray(planes, dtype=np.uint8)
         total = planes.shape[0]
         if total <= self.capacity:
-            self._staging_np[:total] = planes
+            self._staging_np[0][:total] = planes
             return self.run(total, graphs)
         logits = np.empty((total, self.config.moves), dtype=np.float32)
         values = np.empty((total,), dtype=np.float32)
         for start in range(0, total, self.capacity):
             stop = min(total, start + self.capacity)
-            self._staging_np[:stop - start] = planes[start:stop]
+            self._staging_np[0][:stop - start] = planes[start:stop]
             logits[start:stop], values[start:stop] = self.run(stop - start, graphs)
         return logits, values
 
-    def run(self, n: int, graphs: bool = True):
-        """Evaluate the first n staged rows. CUDA graphs are captured lazily, on the thread that
-        first runs a captured size: the server loop, never the reload thread."""
+    def run(self, n: int, graphs: bool = True, buffer: int = 0):
+        """Evaluate the first n rows of a staging buffer. CUDA graphs are captured lazily, on the
+        thread that first runs a captured size: the server's, never the reload thread."""
         if self._is_cuda:
-            return self._run_cuda(n, graphs)
+            return self._run_cuda(n, graphs, buffer)
         with torch.inference_mode():
-            x = self._host_in[:n].to(torch.float32)
+            x = self._host_in[buffer][:n].to(torch.float32)
             if self.channels_last:
                 x = x.contiguous(memory_format=torch.channels_last)
             logits, values = self.net(x)
@@ -146,11 +147,11 @@ class ModelRunner:
             self._graphs[size] = entry
         return entry
 
-    def _run_cuda(self, n, graphs=True):
+    def _run_cuda(self, n, graphs=True, buffer=0):
         size = next((b for b in self.graph_batches if b >= n), None) if graphs else None
         stream = self._stream
         with torch.inference_mode(), torch.cuda.stream(stream):
-            self._dev_in[:n].copy_(self._host_in[:n], non_blocking=True)
+            self._dev_in[:n].copy_(self._host_in[buffer][:n], non_blocking=True)
             if size is not None:
                 if size > n:
                     self._dev_in[n:size].zero_()

@@ -24,6 +24,7 @@ import zmq
 
 from fastgo.config import Config, ConfigError, load_config
 from inference_server import protocol
+from inference_server.pipeline import BatchJob, ForwardThread
 from inference_server.slots import Reloader, file_signature, initial_slots
 
 log = logging.getLogger("fastgo.serve")
@@ -88,6 +89,8 @@ class InferenceServer:
             self.socket.curve_server = True
         self.socket.bind(self.server.endpoint)
         self.endpoint = self.socket.getsockopt_string(zmq.LAST_ENDPOINT)
+        self._buffer = 0          # staging buffer of the last gathered batch
+        self.forward = ForwardThread(self.context) if self.server.overlap else None
 
     # -- loop ---------------------------------------------------------------------------------
 
@@ -95,10 +98,15 @@ class InferenceServer:
         self._stop = True
 
     def serve_forever(self):
-        socket = self.socket
+        poller = zmq.Poller()
+        poller.register(self.socket, zmq.POLLIN)
+        if self.forward is not None:
+            poller.register(self.forward.signal, zmq.POLLIN)
         while not self._stop:
-            socket.poll(self._poll_timeout_ms(), zmq.POLLIN)
+            poller.poll(self._poll_timeout_ms())
             self._drain()
+            if self.forward is not None:
+                self._collect()
             self._run_ready_batches()
             self._apply_reloads()
             now = time.monotonic()
@@ -108,13 +116,15 @@ class InferenceServer:
         self.close()
 
     def close(self):
+        if self.forward is not None:
+            self.forward.stop()
         self.reloader.stop()
         self.socket.close(0)
 
     def _poll_timeout_ms(self):
         waiting = [self.deadlines[name] for name, q in self.queues.items() if q]
-        if not waiting:
-            return 100
+        if not waiting or (self.forward is not None and self.forward.outstanding >= 2):
+            return 100            # nothing due, or the forward thread's signal will wake us
         left = min(waiting) - time.perf_counter()
         return max(0, math.ceil(left * 1000))   # at most 1 ms late; never spins
 
@@ -174,16 +184,26 @@ class InferenceServer:
 
     def _run_ready_batches(self):
         cap = self.server.max_batch
-        while True:
+        while self.forward is None or self.forward.outstanding < 2:
             now = time.perf_counter()
             ready = [name for name, q in self.queues.items()
                      if q and (self.queued_positions[name] >= cap or now >= self.deadlines[name])]
             if not ready:
                 return
-            name = min(ready, key=lambda n: self.queues[n][0].t_recv)
-            self._run_batch(name)
+            job = self._gather(min(ready, key=lambda n: self.queues[n][0].t_recv))
+            if self.forward is None:
+                job.run()
+                self._finish(job)
+            else:
+                self.forward.submit(job)
 
-    def _run_batch(self, name):
+    def _collect(self):
+        for job in self.forward.collect():
+            self._finish(job)
+
+    def _gather(self, name) -> BatchJob:
+        """Take whole requests (up to max_batch positions, or one larger request) into a
+        staging buffer; buffers alternate so the next batch never overwrites a running one."""
         t0, c0 = time.perf_counter(), time.thread_time()
         slot, queue, cap = self.slots[name], self.queues[name], self.server.max_batch
         batch, total = [], 0
@@ -194,37 +214,41 @@ class InferenceServer:
         self.queued_positions[name] -= total
         if queue:
             self.deadlines[name] = queue[0].t_recv + self.max_wait_s
-        runner = slot.runner
-        rows = runner.staging(total).reshape(total, -1)
+        self._buffer ^= 1
+        rows = slot.runner.staging(total, self._buffer).reshape(total, -1)
         offset = 0
         for request in batch:
             rows[offset:offset + request.count] = np.frombuffer(request.payload, dtype=np.uint8).reshape(request.count, -1)
             offset += request.count
             self.stats.queue_wait_s += t0 - request.t_recv
-        t1, c1 = time.perf_counter(), time.thread_time()
-        try:
-            logits, values = runner.run(total)
-        except Exception as err:  # a failing forward answers errors, never kills the server
-            log.exception("forward pass failed on slot %s", name)
-            for request in batch:
-                self.stats.error(protocol.SERVER_ERROR)
-                self._send(request.identity, protocol.error_reply(
-                    request.request_id, protocol.SERVER_ERROR, f"forward failed: {err}"))
-            return
-        t2, c2 = time.perf_counter(), time.thread_time()
-        offset = 0
-        for request in batch:
-            stop = offset + request.count
-            self._send(request.identity, protocol.result_reply(
-                request.request_id, name, slot.version, logits[offset:stop], values[offset:stop]))
-            offset = stop
-        t3, c3 = time.perf_counter(), time.thread_time()
+        job = BatchJob(name, slot.version, slot.runner, self._buffer, total,
+                       [(r.identity, r.request_id, r.count) for r in batch])
+        self.stats.overhead_s += time.perf_counter() - t0
+        self.stats.overhead_cpu_s += time.thread_time() - c0
+        return job
+
+    def _finish(self, job: BatchJob):
+        """Scatter a finished batch: each request gets its rows and the version that ran."""
+        t0, c0 = time.perf_counter(), time.thread_time()
         stats = self.stats
+        if job.error is not None:   # a failing forward answers errors, never kills the server
+            log.error("forward pass failed on slot %s: %r", job.slot, job.error)
+            for identity, request_id, _ in job.requests:
+                stats.error(protocol.SERVER_ERROR)
+                self._send(identity, protocol.error_reply(request_id, protocol.SERVER_ERROR,
+                                                          f"forward failed: {job.error}"))
+            return
+        offset, logits, values = 0, job.logits, job.values
+        for identity, request_id, count in job.requests:
+            stop = offset + count
+            self._send(identity, protocol.result_reply(request_id, job.slot, job.version,
+                                                       logits[offset:stop], values[offset:stop]))
+            offset = stop
         stats.batches += 1
-        stats.positions += total
-        stats.forward_s += t2 - t1
-        stats.overhead_s += (t1 - t0) + (t3 - t2)
-        stats.overhead_cpu_s += (c1 - c0) + (c3 - c2)
+        stats.positions += job.count
+        stats.forward_s += job.forward_s
+        stats.overhead_s += time.perf_counter() - t0
+        stats.overhead_cpu_s += time.thread_time() - c0
 
     def _send(self, identity, frames):
         try:
@@ -300,6 +324,7 @@ class InferenceServer:
             "versions": {name: slot.version for name, slot in self.slots.items()},
             "models": {name: slot.runner.config.name for name, slot in self.slots.items()},
             "runner": any_runner.describe(),
+            "overlap": self.server.overlap,
         }
 
 

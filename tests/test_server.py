@@ -30,15 +30,15 @@ def random_planes(rng, count, config=MODEL):
     return (rng.random(shape) < 0.3).astype(np.uint8)
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
+@pytest.fixture(scope="module", params=[False, True], ids=["inline", "overlap"])
+def served(tmp_path_factory, request):
     tmp = tmp_path_factory.mktemp("server")
     models = {"current": build_model(MODEL, seed=10), "best": build_model(MODEL, seed=11)}
     save_checkpoint(tmp / "current.ckpt", models["current"], step=5)
     save_checkpoint(tmp / "best.ckpt", models["best"], step=6)
     config = write_config(tmp / "serve.toml", {"blocks": 1, "channels": 8}, {
         "endpoint": "tcp://127.0.0.1:*", "max_batch": 16, "max_wait_us": 2000,
-        "max_request_positions": 64, "threads": 1, "device": "cpu",
+        "max_request_positions": 64, "threads": 1, "device": "cpu", "overlap": request.param,
         "slots": ["current", "best"],
         "checkpoints": {"current": str(tmp / "current.ckpt"), "best": str(tmp / "best.ckpt")}})
     with ServerProcess(config) as server:

@@ -43,13 +43,14 @@ def publish_bytes(path, data):
     os.replace(tmp, path)
 
 
-def test_hot_reload_under_load(tmp_path):
+@pytest.mark.parametrize("overlap", [False, True], ids=["inline", "overlap"])
+def test_hot_reload_under_load(tmp_path, overlap):
     live = tmp_path / "live.ckpt"
     models = {version: build_model(MODEL, seed=version) for version in (1, 2, 4)}
     save_checkpoint(live, models[1], step=1)
     config = write_config(tmp_path / "serve.toml", {"blocks": 1, "channels": 8}, {
         "endpoint": "tcp://127.0.0.1:*", "max_batch": 8, "max_wait_us": 1000, "threads": 1,
-        "device": "cpu", "watch_interval_s": 0.1, "checkpoints": {"current": str(live)}})
+        "device": "cpu", "watch_interval_s": 0.1, "overlap": overlap, "checkpoints": {"current": str(live)}})
     x = (np.random.default_rng(0).random((4, 17, 9, 9)) < 0.3).astype(np.uint8)
     expected = {version: forward(model, x) for version, model in models.items()}
 

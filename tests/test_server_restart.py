@@ -1,6 +1,7 @@
 """kill -9 the server while clients have batches in flight, start it again on the same port
 with newer weights: clients time out, reconnect, resend (Lazy Pirate) and every reply they hand
-back equals the forward pass of its own request under the version it names."""
+back equals the forward pass of its own request under the version it names. The server runs
+with overlap on (forward thread), so batches are in flight on two threads when it dies."""
 import threading
 import time
 
@@ -30,7 +31,7 @@ def test_kill9_and_restart(tmp_path):
     save_checkpoint(ckpt, models[1], step=1)
     config = write_config(tmp_path / "serve.toml", {"blocks": 2, "channels": 16}, {
         "endpoint": "tcp://127.0.0.1:*", "max_batch": 32, "max_wait_us": 1000, "threads": 1,
-        "device": "cpu", "checkpoints": {"current": str(ckpt)}})
+        "device": "cpu", "overlap": True, "checkpoints": {"current": str(ckpt)}})
 
     stop = threading.Event()
     results, failures, clients = [], [], []
