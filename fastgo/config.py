@@ -24,8 +24,8 @@ class ConfigError(ValueError):
 def setting(default, *, min=None, max=None, pattern=None, doc=""):
     """A dataclass field with a default and the bounds the loader enforces.
 
-    min/max bound numbers (inclusive) and the length of strings and tuples is not checked;
-    pattern is a regular expression a string must match in full.
+    min/max bound numbers (inclusive; each element of a tuple); pattern is a regular
+    expression a string must match in full.
     """
     metadata = {"min": min, "max": max, "pattern": pattern, "doc": doc}
     if isinstance(default, (list, dict, set)):
