@@ -61,6 +61,7 @@ class InferenceClient:
         self._ids = itertools.count(int.from_bytes(os.urandom(3), "little") << 20)
         self._in_flight = OrderedDict()    # request id -> frames (kept for resending)
         self._done = {}                    # request id -> protocol.Reply
+        self._abandoned = set()            # ids given up after ServerUnavailable
         self._last_progress = time.monotonic()
         self._silent_timeouts = 0
         self._socket = None
@@ -150,6 +151,9 @@ class InferenceClient:
             if reply is not None:
                 return reply
             if ticket not in self._in_flight:
+                if ticket in self._abandoned:
+                    self._abandoned.discard(ticket)
+                    raise ServerUnavailable(f"request {ticket} was abandoned: the server stayed silent")
                 raise KeyError(f"unknown or already received ticket {ticket}")
             left = self._last_progress + timeout - time.monotonic()
             if left > 0 and self._socket.poll(max(1, int(left * 1000)), zmq.POLLIN):
@@ -181,6 +185,7 @@ class InferenceClient:
         if self._silent_timeouts > self.retries:
             lost = list(self._in_flight)
             self._in_flight.clear()
+            self._abandoned.update(lost)
             self._silent_timeouts = 0
             raise ServerUnavailable(f"no reply from {self.endpoint} after {self.retries} retries "
                                     f"of {self.timeout_s:g}s; {len(lost)} requests abandoned")

@@ -124,10 +124,14 @@ def test_lazy_pirate_resends_after_silence(scripted):
 def test_gives_up_after_retries(scripted):
     server = scripted(lambda *args: None)
     with InferenceClient(server.endpoint, timeout_s=0.1, retries=2) as client:
-        ticket = client.submit(batch(0))
+        ticket, other = client.submit(batch(0)), client.submit(batch(1))
         with pytest.raises(ServerUnavailable):
             client.receive(ticket)
         assert client.reconnects == 2 and client.in_flight == 0
+        with pytest.raises(ServerUnavailable):       # the other one was abandoned with it
+            client.receive(other)
+        with pytest.raises(KeyError):
+            client.receive(other)
 
 
 def test_error_reply_raises(scripted):
