@@ -92,6 +92,8 @@ class ServerConfig:
                                doc="longest wait after the first queued request")
     max_request_positions: int = setting(1024, min=1, max=1 << 20,
                                          doc="largest count one request may carry")
+    max_checkpoint_bytes: int = setting(256 << 20, min=1 << 10, max=1 << 34,
+                                        doc="largest checkpoint a reload message may carry")
     device: Literal["auto", "cpu", "cuda"] = setting("auto")
     precision: Literal["auto", "fp32", "bf16", "fp16"] = setting(
         "auto", doc="autocast dtype on CUDA (auto = bf16 where supported); CPU runs fp32")

@@ -7,6 +7,7 @@ whose hash, config or tensor shapes disagree is refused with `CheckpointError`.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import tempfile
 from dataclasses import dataclass
@@ -80,12 +81,14 @@ def save_checkpoint(path, model: PolicyValueNet, *, step: int, extra: dict | Non
     return content_hash
 
 
-def load_checkpoint(path, *, expect: ModelConfig | None = None) -> Checkpoint:
-    """Read and verify a checkpoint. `expect`, when given, must match the stored model config
-    in board size and encoding (the input and output shapes a server slot serves)."""
+def load_checkpoint(path, *, expect: ModelConfig | None = None, data: bytes | None = None) -> Checkpoint:
+    """Read and verify a checkpoint file (or its bytes `data`, named `path` in messages).
+    `expect`, when given, must match the stored model config in board size and encoding (the
+    input and output shapes a server slot serves)."""
     path = os.fspath(path)
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        source = path if data is None else io.BytesIO(data)
+        payload = torch.load(source, map_location="cpu", weights_only=True)
     except Exception as err:  # corrupt zip, truncated file, forbidden pickle global, ...
         raise CheckpointError(f"{path}: unreadable checkpoint: {type(err).__name__}: {err}") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:

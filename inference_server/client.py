@@ -104,11 +104,13 @@ class InferenceClient:
             raise ServerError(reply.header.get("code", reply.kind), reply.header.get("msg", ""))
         return reply.header["stats"]
 
-    def reload(self, slot: str, path: str, timeout_s: float = 120.0) -> int:
-        """Ask the server to load `path` into `slot`; returns the new version or raises
-        ServerError(reload_failed) when the checkpoint is refused."""
+    def reload(self, slot: str, path: str = "", *, data: bytes | None = None,
+               timeout_s: float = 120.0) -> int:
+        """Ask the server to load `path` (a file on the server's host) or the checkpoint bytes
+        `data` into `slot`; returns the new version or raises ServerError(reload_failed) when
+        the checkpoint is refused."""
         request_id = next(self._ids)
-        self._send(request_id, protocol.reload_request(request_id, slot, path))
+        self._send(request_id, protocol.reload_request(request_id, slot, path, data))
         reply = self._wait(request_id, timeout_s)
         if reply.kind != "reloaded":
             raise ServerError(reply.header.get("code", reply.kind), reply.header.get("msg", ""))

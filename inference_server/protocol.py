@@ -11,7 +11,8 @@ MAX_HEADER_BYTES, with magic "m" = MAGIC, protocol version "v" = VERSION, kind "
               logits: float32 little-endian [n, moves] (moves = size*size + 1, pass last)
               values: float32 little-endian [n]; version: the model version that answered
   stats    -> [header]                 <- [header{stats: map}]
-  reload   -> [header{slot, path}]     <- [header{kind "reloaded", slot, version}]
+  reload   -> [header{slot, path}] or [header{slot, path=""}, checkpoint file bytes]
+              <- [header{kind "reloaded", slot, version}]   (bytes: no shared filesystem needed)
   error    <- [header{code, msg}]      (id = -1 when the request's id could not be read)
 
 msgpack is read with explicit size limits, a fresh unpacker per message, and no ext types
@@ -62,7 +63,8 @@ class Request:
     board_size: int = 0
     planes: int = 0
     payload: object = None       # eval: the planes frame (a buffer), length checked
-    path: str = ""               # reload
+    path: str = ""               # reload from a file on the server's host
+    data: object = None          # reload from checkpoint bytes sent along (a buffer)
 
 
 @dataclass
@@ -134,11 +136,13 @@ def stats_request(request_id: int) -> list:
     return [_pack({"k": "stats", "id": request_id})]
 
 
-def reload_request(request_id: int, slot: str, path: str) -> list:
-    return [_pack({"k": "reload", "id": request_id, "slot": slot, "path": path})]
+def reload_request(request_id: int, slot: str, path: str = "", data: bytes | None = None) -> list:
+    """Reload `slot` from `path` on the server's host, or from checkpoint bytes `data`."""
+    header = _pack({"k": "reload", "id": request_id, "slot": slot, "path": path if data is None else ""})
+    return [header] if data is None else [header, data]
 
 
-def parse_request(frames, max_positions: int) -> Request:
+def parse_request(frames, max_positions: int, max_checkpoint_bytes: int = 1 << 30) -> Request:
     """frames: the message without the ROUTER identity. Raises ProtocolError."""
     if not frames:
         raise ProtocolError(BAD_FRAMES, "empty message")
@@ -170,10 +174,17 @@ def parse_request(frames, max_positions: int) -> Request:
             raise ProtocolError(BAD_FRAMES, f"stats needs 1 frame, got {len(frames)}", request_id)
         return Request("stats", request_id)
     if kind == "reload":
-        if len(frames) != 1:
-            raise ProtocolError(BAD_FRAMES, f"reload needs 1 frame, got {len(frames)}", request_id)
-        return Request("reload", request_id, slot=_str_field(header, "slot", request_id),
-                       path=_str_field(header, "path", request_id))
+        if len(frames) not in (1, 2):
+            raise ProtocolError(BAD_FRAMES, f"reload needs 1 or 2 frames, got {len(frames)}", request_id)
+        path = _str_field(header, "path", request_id)
+        data = _buffer(frames[1]) if len(frames) == 2 else None
+        if data is None and not path:
+            raise ProtocolError(BAD_HEADER, "reload needs a path or checkpoint bytes", request_id)
+        if data is not None and len(data) > max_checkpoint_bytes:
+            raise ProtocolError(TOO_LARGE, f"checkpoint of {len(data)} bytes exceeds {max_checkpoint_bytes}",
+                                request_id)
+        return Request("reload", request_id, slot=_str_field(header, "slot", request_id), path=path,
+                       data=data)
     raise ProtocolError(BAD_KIND, f"unknown message kind {kind!r}", request_id)
 
 

@@ -81,7 +81,8 @@ class InferenceServer:
         self.socket = self.context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
         largest = max(s.runner.config.planes * s.runner.config.board_size ** 2 for s in self.slots.values())
-        self.socket.setsockopt(zmq.MAXMSGSIZE, self.server.max_request_positions * largest + (1 << 20))
+        self.socket.setsockopt(zmq.MAXMSGSIZE, max(self.server.max_request_positions * largest + (1 << 20),
+                                                   self.server.max_checkpoint_bytes))
         if self.server.curve_secret_key_file:
             secret = read_curve_key(self.server.curve_secret_key_file)
             self.socket.curve_secretkey = secret
@@ -149,7 +150,8 @@ class InferenceServer:
             return
         identity = frames[0].bytes
         try:
-            request = protocol.parse_request(frames[1:], self.server.max_request_positions)
+            request = protocol.parse_request(frames[1:], self.server.max_request_positions,
+                                             self.server.max_checkpoint_bytes)
             if request.kind == "eval":
                 self._enqueue(identity, request, now)
             elif request.kind == "stats":
@@ -158,7 +160,11 @@ class InferenceServer:
                 if request.slot not in self.slots:
                     raise protocol.ProtocolError(protocol.UNKNOWN_SLOT, f"no slot {request.slot!r}",
                                                  request.request_id)
-                self.reloader.request(request.slot, request.path, waiter=(identity, request.request_id))
+                if request.data is not None:     # bytes outlive this frame: copy them
+                    path, data = f"<{len(request.data)} bytes from a client>", bytes(request.data)
+                else:
+                    path, data = request.path, None
+                self.reloader.request(request.slot, path, waiter=(identity, request.request_id), data=data)
         except protocol.ProtocolError as err:
             self.stats.error(err.code)
             log.warning("refused a message: %s", err)

@@ -48,6 +48,7 @@ class LoadResult:
     content_hash: str = ""
     error: str = ""
     waiters: list = field(default_factory=list)    # (identity, request_id) of reload requests
+    data: object = None                            # checkpoint bytes sent over the wire
 
 
 def file_signature(path):
@@ -58,10 +59,10 @@ def file_signature(path):
     return (st.st_mtime_ns, st.st_size)
 
 
-def load_runner(path, expect: ModelConfig, server: ServerConfig):
-    """Load, verify and canary-test a checkpoint; returns (runner, step, hash). Raises
-    CheckpointError or ValueError with the reason."""
-    ckpt = load_checkpoint(path, expect=expect)
+def load_runner(path, expect: ModelConfig, server: ServerConfig, data=None):
+    """Load, verify and canary-test a checkpoint (file, or bytes `data`); returns (runner,
+    step, hash). Raises CheckpointError or ValueError with the reason."""
+    ckpt = load_checkpoint(path, expect=expect, data=data)
     runner = make_runner(ckpt.model, server)
     check_canaries(runner, server.canary_max_abs_logit)
     return runner, ckpt.step, ckpt.content_hash
@@ -98,8 +99,8 @@ class Reloader:
         self._thread = threading.Thread(target=self._work, name="reloader", daemon=True)
         self._thread.start()
 
-    def request(self, slot: str, path: str, waiter=None, signature=None):
-        job = LoadResult(slot, path, signature)
+    def request(self, slot: str, path: str, waiter=None, signature=None, data=None):
+        job = LoadResult(slot, path, signature, data=data)
         if waiter is not None:
             job.waiters.append(waiter)
         self.busy.add((slot, path))
@@ -110,14 +111,16 @@ class Reloader:
             job = self.jobs.get()
             if job is None:
                 return
-            if job.signature is None:
+            if job.signature is None and job.data is None:
                 job.signature = file_signature(job.path)
             try:
-                job.runner, job.version, job.content_hash = load_runner(job.path, self.model_config, self.server)
+                job.runner, job.version, job.content_hash = load_runner(
+                    job.path, self.model_config, self.server, data=job.data)
             except (CheckpointError, ValueError, RuntimeError, OSError) as err:
                 job.error = str(err)
             except Exception as err:  # never let the loader thread die
                 job.error = f"{type(err).__name__}: {err}"
+            job.data = None
             self.done.put(job)
 
     def stop(self):

@@ -52,7 +52,13 @@ def test_result_round_trip():
 def test_other_messages_round_trip():
     assert protocol.parse_request(protocol.stats_request(3), LIMIT).kind == "stats"
     request = protocol.parse_request(protocol.reload_request(4, "best", "/x.ckpt"), LIMIT)
-    assert (request.kind, request.slot, request.path) == ("reload", "best", "/x.ckpt")
+    assert (request.kind, request.slot, request.path, request.data) == ("reload", "best", "/x.ckpt", None)
+    request = protocol.parse_request(protocol.reload_request(4, "best", data=b"ckpt"), LIMIT)
+    assert (request.path, bytes(request.data)) == ("", b"ckpt")
+    with pytest.raises(ProtocolError, match="too_large"):
+        protocol.parse_request(protocol.reload_request(4, "best", data=b"x" * 100), LIMIT, 99)
+    with pytest.raises(ProtocolError, match="path or checkpoint bytes"):
+        protocol.parse_request(protocol.reload_request(4, "best", ""), LIMIT)
     reply = protocol.parse_reply(protocol.error_reply(9, protocol.BAD_SIZE, "nope"))
     assert (reply.kind, reply.request_id, reply.header["code"]) == ("error", 9, "bad_size")
     reply = protocol.parse_reply(protocol.stats_reply(2, {"batches": 4, "errors": {"x": 1}}))

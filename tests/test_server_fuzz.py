@@ -25,7 +25,7 @@ def served(tmp_path_factory):
     save_checkpoint(tmp / "m.ckpt", model, step=2)
     config = write_config(tmp / "serve.toml", {"blocks": 1, "channels": 8}, {
         "endpoint": "tcp://127.0.0.1:*", "max_batch": 8, "max_wait_us": 500,
-        "max_request_positions": 32, "threads": 1, "device": "cpu",
+        "max_request_positions": 32, "max_checkpoint_bytes": 1 << 20, "threads": 1, "device": "cpu",
         "checkpoints": {"current": str(tmp / "m.ckpt")}})
     with ServerProcess(config) as server:
         yield server, model

@@ -105,7 +105,11 @@ def test_hot_reload_under_load(tmp_path, overlap):
 
             other = tmp_path / "v4.ckpt"
             save_checkpoint(other, models[4], step=4)
-            assert admin.reload("current", str(other)) == 4           # a reload message
+            with pytest.raises(ServerError) as info:                  # bytes, corrupted
+                admin.reload("current", data=bytes(corrupt))
+            assert info.value.code == "reload_failed"
+            # a reload message carrying the checkpoint itself: no shared filesystem needed
+            assert admin.reload("current", data=other.read_bytes()) == 4
             with pytest.raises(ServerError) as info:
                 admin.reload("current", str(tmp_path / "missing.ckpt"))
             assert info.value.code == "reload_failed"
@@ -122,6 +126,7 @@ def test_hot_reload_under_load(tmp_path, overlap):
 
     assert not failures, failures
     assert stats["versions"]["current"] == 4 and stats["reloads"] == 2
+    assert stats["reloads_refused"] == 5
     assert len(seen) == 3
     versions = set()
     for results in seen:
