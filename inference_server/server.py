@@ -2,8 +2,10 @@
 
 Requests for a slot queue until `max_batch` positions or `max_wait_us` after the first; the
 batch is gathered into the runner's staging buffer, evaluated once, and each request gets its
-own rows back with the model version that answered. Between batches the loop swaps in reloaded
-models and polls watched checkpoint files. Started by `fastgo serve` or
+own rows back with the model version that answered. With `overlap` the forward pass runs on its
+own thread (inference_server.pipeline) while the loop gathers the next batch. Between batches
+the loop swaps in reloaded models and polls watched checkpoint files. Only the loop's thread
+touches the ROUTER socket. Started by `fastgo serve` or
 `python -m inference_server.server --config FILE`; prints "fastgo serve: ready on ENDPOINT"
 to stdout once it answers.
 """
@@ -55,7 +57,6 @@ class _Stats:
         self.overhead_cpu_s = 0.0     # the same sections in this thread's CPU time (no preemption)
         self.errors = {}              # code -> count
         self.dropped = 0              # messages that could not be answered at all
-        self.stale_replies = 0
         self.reloads = 0
         self.reloads_refused = 0
         self.last_reload_error = ""
@@ -167,7 +168,9 @@ class InferenceServer:
                 self.reloader.request(request.slot, path, waiter=(identity, request.request_id), data=data)
         except protocol.ProtocolError as err:
             self.stats.error(err.code)
-            log.warning("refused a message: %s", err)
+            refused = sum(self.stats.errors.values())
+            if refused <= 20 or refused % 1000 == 0:     # a flood of garbage must not flood the log
+                log.warning("refused a message (%d so far): %s", refused, err)
             self._send(identity, protocol.error_reply(err.request_id, err.code, err.message))
 
     def _enqueue(self, identity, request, now):
