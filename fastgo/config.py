@@ -95,6 +95,8 @@ class ServerConfig:
     max_checkpoint_bytes: int = setting(256 << 20, min=1 << 10, max=1 << 34,
                                         doc="largest checkpoint a reload message may carry")
     device: Literal["auto", "cpu", "cuda"] = setting("auto")
+    backend: Literal["torch", "onnx"] = setting(
+        "torch", doc="onnx = ONNX Runtime on the CPU (optional packages onnxruntime and onnx)")
     precision: Literal["auto", "fp32", "bf16", "fp16"] = setting(
         "auto", doc="autocast dtype on CUDA (auto = bf16 where supported); CPU runs fp32")
     threads: int = setting(0, min=0, max=1024, doc="torch intra-op threads on CPU; 0 = torch default")
@@ -131,6 +133,8 @@ class ServerConfig:
         for name in self.checkpoints:
             if name not in self.slots:
                 raise ConfigError(f"checkpoints.{name}: no such slot (slots = {list(self.slots)})")
+        if self.backend == "onnx" and self.device == "cuda":
+            raise ConfigError("backend: 'onnx' runs on the CPU; use device = \"cpu\"")
         for size in self.graph_batches:
             if size < 1:
                 raise ConfigError(f"graph_batches: batch size {size} must be >= 1")

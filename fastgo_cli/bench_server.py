@@ -31,6 +31,8 @@ def add_arguments(parser):
     parser.add_argument("--device", default=None, choices=["auto", "cpu", "cuda"])
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: config, else 1)")
     parser.add_argument("--layout", default=None, choices=["channels_last", "contiguous"])
+    parser.add_argument("--backend", default=None, choices=["torch", "onnx"],
+                        help="server.backend (onnx: ONNX Runtime on the CPU, if installed)")
     parser.add_argument("--max-wait-us", type=int, default=None)
     parser.add_argument("--overlap", choices=["on", "off"], default=None,
                         help="server.overlap: forward passes on their own thread (default: config, else off)")
@@ -164,6 +166,8 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
         server = dataclasses.replace(server, channels_last=args.layout == "channels_last")
     if args.max_wait_us is not None:
         server = dataclasses.replace(server, max_wait_us=args.max_wait_us)
+    if args.backend is not None:
+        server = dataclasses.replace(server, backend=args.backend)
     if args.overlap is not None:
         server = dataclasses.replace(server, overlap=args.overlap == "on")
     config_path = os.path.join(workdir, f"server_b{batch}.toml")

@@ -2,7 +2,9 @@
 out. The server owns one runner per model slot; the in-process evaluator and the benchmark's raw
 forward use the same class, so both measure the same work.
 
-CPU: fp32, batch norm folded, channels_last when configured, a fixed torch thread count.
+CPU: fp32, batch norm folded, channels_last when configured, a fixed torch thread count; or,
+with backend "onnx", the same folded network exported to ONNX and run by ONNX Runtime (optional
+dependency, CPU only).
 CUDA: a pinned host staging buffer, non-blocking copies, bf16/fp16 autocast and optional CUDA
 graphs for fixed batch sizes (smaller batches are padded up to the next captured size).
 """
@@ -44,9 +46,14 @@ class ModelRunner:
 
     def __init__(self, model: PolicyValueNet, *, device="cpu", precision="auto",
                  channels_last=True, fuse_batchnorm=True, capacity=64,
-                 cuda_graphs=False, graph_batches=()):
+                 cuda_graphs=False, graph_batches=(), backend="torch", threads=0):
         self.config = model.config
         self.device = resolve_device(device)
+        self.backend = backend
+        if backend not in ("torch", "onnx"):
+            raise ValueError(f"unknown backend {backend!r}")
+        if backend == "onnx" and self.device.type != "cpu":
+            raise ValueError("the onnx backend runs on the CPU only")
         self.autocast_dtype = resolve_precision(precision, self.device)
         self.channels_last = bool(channels_last)
         net = fuse_for_inference(model) if fuse_batchnorm else model.eval()
@@ -71,13 +78,16 @@ class ModelRunner:
         self.graph_batches = tuple(sorted(set(graph_batches or (self.capacity,)))) if cuda_graphs else ()
         self.graph_batches = tuple(b for b in self.graph_batches if b <= self.capacity)
         self._graphs = {}   # batch size -> (graph, static logits, static values); built lazily
+        self._onnx = onnx_session(net, threads or torch.get_num_threads()) if backend == "onnx" else None
 
     @property
     def layout(self) -> str:
+        if self._onnx is not None:
+            return "onnxruntime"
         return "channels_last" if self.channels_last else "contiguous"
 
     def describe(self) -> dict:
-        return {"backend": "torch", "device": str(self.device), "layout": self.layout,
+        return {"backend": self.backend, "device": str(self.device), "layout": self.layout,
                 "precision": str(self.autocast_dtype).replace("torch.", "") if self.autocast_dtype else "fp32",
                 "cuda_graphs": list(self.graph_batches), "model": self.config.name,
                 "board_size": self.config.board_size, "encoding": self.config.encoding}
@@ -109,6 +119,10 @@ class ModelRunner:
         thread that first runs a captured size: the server's, never the reload thread."""
         if self._is_cuda:
             return self._run_cuda(n, graphs, buffer)
+        if self._onnx is not None:
+            x = self._staging_np[buffer][:n].astype(np.float32)
+            logits, values = self._onnx.run(None, {"planes": x})
+            return logits, values
         with torch.inference_mode():
             x = self._host_in[buffer][:n].to(torch.float32)
             if self.channels_last:
@@ -164,6 +178,39 @@ class ModelRunner:
         stream.synchronize()
         # The pinned outputs are reused by the next run: hand out copies.
         return self._host_logits[:n].numpy().copy(), self._host_values[:n].numpy().copy()
+
+
+def onnx_available() -> bool:
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def onnx_session(net, threads: int):
+    """Export an eval-mode network (fp32, CPU) to ONNX in memory and open an ONNX Runtime
+    session on it with `threads` intra-op threads. Input "planes" float [B, P, N, N]."""
+    import io
+    import warnings
+
+    try:
+        import onnxruntime
+    except ImportError:
+        raise RuntimeError("backend 'onnx' needs the onnxruntime and onnx packages") from None
+    net = net.to("cpu").to(memory_format=torch.contiguous_format)
+    n = net.config.board_size
+    example = torch.zeros(2, net.config.planes, n, n)
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # the TorchScript exporter is deprecated, still fine
+        torch.onnx.export(net, (example,), buffer, input_names=["planes"],
+                          output_names=["logits", "value"], opset_version=17, dynamo=False,
+                          dynamic_axes={"planes": {0: "batch"}, "logits": {0: "batch"}, "value": {0: "batch"}})
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = max(1, int(threads))
+    options.inter_op_num_threads = 1
+    return onnxruntime.InferenceSession(buffer.getvalue(), options, providers=["CPUExecutionProvider"])
 
 
 def canary_planes(config, count: int = 4, seed: int = 12345) -> np.ndarray:

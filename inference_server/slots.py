@@ -25,7 +25,8 @@ def make_runner(model, server: ServerConfig) -> ModelRunner:
     return ModelRunner(model, device=server.device, precision=server.precision,
                        channels_last=server.channels_last, fuse_batchnorm=server.fuse_batchnorm,
                        capacity=max(server.max_batch, server.max_request_positions),
-                       cuda_graphs=server.cuda_graphs, graph_batches=server.graph_batches)
+                       cuda_graphs=server.cuda_graphs, graph_batches=server.graph_batches,
+                       backend=server.backend, threads=server.threads)
 
 
 @dataclass

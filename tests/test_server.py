@@ -11,6 +11,7 @@ from fastgo.config import ModelConfig
 from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient, ServerError
 from inference_server.model import build_model
+from inference_server.runner import onnx_available
 from inference_server.testing import ServerProcess, write_config
 
 torch.set_num_threads(1)
@@ -30,15 +31,19 @@ def random_planes(rng, count, config=MODEL):
     return (rng.random(shape) < 0.3).astype(np.uint8)
 
 
-@pytest.fixture(scope="module", params=[False, True], ids=["inline", "overlap"])
+@pytest.fixture(scope="module", params=[("torch", False), ("torch", True), ("onnx", True)],
+                ids=["inline", "overlap", "onnx"])
 def served(tmp_path_factory, request):
+    backend, overlap = request.param
+    if backend == "onnx" and not onnx_available():
+        pytest.skip("onnxruntime not installed (optional backend)")
     tmp = tmp_path_factory.mktemp("server")
     models = {"current": build_model(MODEL, seed=10), "best": build_model(MODEL, seed=11)}
     save_checkpoint(tmp / "current.ckpt", models["current"], step=5)
     save_checkpoint(tmp / "best.ckpt", models["best"], step=6)
     config = write_config(tmp / "serve.toml", {"blocks": 1, "channels": 8}, {
         "endpoint": "tcp://127.0.0.1:*", "max_batch": 16, "max_wait_us": 2000,
-        "max_request_positions": 64, "threads": 1, "device": "cpu", "overlap": request.param,
+        "max_request_positions": 64, "threads": 1, "device": "cpu", "overlap": overlap, "backend": backend,
         "slots": ["current", "best"],
         "checkpoints": {"current": str(tmp / "current.ckpt"), "best": str(tmp / "best.ckpt")}})
     with ServerProcess(config) as server:
@@ -92,7 +97,7 @@ def test_batches_are_gathered_and_counted(served):
     batches = after["batches"] - before["batches"]
     assert 2 <= batches < 8            # max_batch 16: requests were gathered
     assert after["versions"] == {"current": 5, "best": 6}
-    assert after["runner"]["layout"] == "channels_last"
+    assert after["runner"]["layout"] in ("channels_last", "onnxruntime")
     assert 0 < after["mean_batch_fill"] <= 1
     for key in ("queue_wait_ms_mean", "forward_ms_mean", "overhead_us_per_batch", "overhead_cpu_us_per_batch"):
         assert after[key] >= 0
