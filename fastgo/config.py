@@ -95,8 +95,9 @@ class ServerConfig:
     max_checkpoint_bytes: int = setting(256 << 20, min=1 << 10, max=1 << 34,
                                         doc="largest checkpoint a reload message may carry")
     device: Literal["auto", "cpu", "cuda"] = setting("auto")
-    backend: Literal["torch", "onnx"] = setting(
-        "torch", doc="onnx = ONNX Runtime on the CPU (optional packages onnxruntime and onnx)")
+    backend: Literal["torch", "onnx", "auto"] = setting(
+        "torch", doc="onnx = ONNX Runtime on the CPU (optional packages onnxruntime and onnx); "
+                     "auto = onnx on the CPU when those are installed, else torch")
     precision: Literal["auto", "fp32", "bf16", "fp16"] = setting(
         "auto", doc="autocast dtype on CUDA (auto = bf16 where supported); CPU runs fp32")
     threads: int = setting(0, min=0, max=1024, doc="torch intra-op threads on CPU; 0 = torch default")

@@ -31,7 +31,7 @@ def add_arguments(parser):
     parser.add_argument("--device", default=None, choices=["auto", "cpu", "cuda"])
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: config, else 1)")
     parser.add_argument("--layout", default=None, choices=["channels_last", "contiguous"])
-    parser.add_argument("--backend", default=None, choices=["torch", "onnx"],
+    parser.add_argument("--backend", default=None, choices=["torch", "onnx", "auto"],
                         help="server.backend (onnx: ONNX Runtime on the CPU, if installed)")
     parser.add_argument("--max-wait-us", type=int, default=None)
     parser.add_argument("--overlap", choices=["on", "off"], default=None,

@@ -49,6 +49,8 @@ class ModelRunner:
                  cuda_graphs=False, graph_batches=(), backend="torch", threads=0):
         self.config = model.config
         self.device = resolve_device(device)
+        if backend == "auto":
+            backend = "onnx" if self.device.type == "cpu" and onnx_available() else "torch"
         self.backend = backend
         if backend not in ("torch", "onnx"):
             raise ValueError(f"unknown backend {backend!r}")
@@ -181,7 +183,9 @@ class ModelRunner:
 
 
 def onnx_available() -> bool:
+    """onnxruntime to run and onnx to export: the optional CPU backend can be used."""
     try:
+        import onnx  # noqa: F401
         import onnxruntime  # noqa: F401
     except ImportError:
         return False
