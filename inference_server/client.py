@@ -73,6 +73,8 @@ class InferenceClient:
         """uint8 [B, P, N, N] -> (logits float32 [B, N*N+1], values float32 [B])."""
         return self.receive(self.submit(planes))
 
+    __call__ = evaluate          # an evaluator is a callable too (the search takes one)
+
     def submit(self, planes: np.ndarray, slot: str | None = None) -> int:
         """Send one batch; returns its ticket (the request id)."""
         request_id = next(self._ids)

@@ -11,6 +11,8 @@ An evaluator maps a batch of feature planes to policy logits and values:
     receive(ticket) -> (logits, values) # wait for that batch (any order of tickets)
     model_version                       # int version that answered the last receive (or None)
     close()
+    evaluator(planes)                   # the same as evaluate(planes): every evaluator is a
+                                        # callable, as the search (fastgo.mcts run) takes one
 
 The caller must leave `planes` unchanged until its `receive` returns, and treat the returned
 arrays as read-only (they may be views of a reply buffer). Implementations:
@@ -31,6 +33,8 @@ class Evaluator(Protocol):
 
     def evaluate(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
 
+    def __call__(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
     def submit(self, planes: np.ndarray) -> int: ...
 
     def receive(self, ticket: int) -> tuple[np.ndarray, np.ndarray]: ...
@@ -46,6 +50,9 @@ class _Immediate:
     def __init__(self):
         self._next = 0
         self._results = {}
+
+    def __call__(self, planes):
+        return self.evaluate(planes)
 
     def submit(self, planes):
         ticket = self._next

@@ -80,6 +80,7 @@ def test_two_in_flight_received_out_of_order(scripted):
         lb, vb = client.receive(tb)
         la, va = client.receive(ta)
         assert client.model_version == 4
+        np.testing.assert_array_equal(client(a)[0], la)       # callable, as the search takes it
         np.testing.assert_array_equal(la[:, 0], a.reshape(3, -1).sum(1))
         np.testing.assert_array_equal(lb[:, 0], b.reshape(5, -1).sum(1))
         assert lb.shape == (5, 82) and not lb.flags.writeable

@@ -189,6 +189,7 @@ def test_evaluators(tmp_path):
     assert from_file.model_version == 9
     np.testing.assert_allclose(from_file.evaluate(x)[0], want[0], **TOL)
 
+    np.testing.assert_allclose(ev(x)[0], want[0], **TOL)          # callable, as the search takes it
     logits, values = UniformEvaluator(9).evaluate(x)
     assert logits.shape == (6, 82) and not logits.any() and not values.any()
     r1, r2 = RandomEvaluator(9, seed=1), RandomEvaluator(9, seed=1)
