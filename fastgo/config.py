@@ -100,7 +100,8 @@ class ServerConfig:
                      "auto = onnx on the CPU when those are installed, else torch")
     precision: Literal["auto", "fp32", "bf16", "fp16"] = setting(
         "auto", doc="autocast dtype on CUDA (auto = bf16 where supported); CPU runs fp32")
-    threads: int = setting(0, min=0, max=1024, doc="torch intra-op threads on CPU; 0 = torch default")
+    threads: int = setting(1, min=0, max=1024, doc="intra-op threads on CPU (torch or ONNX Runtime); "
+                                                  "0 = torch default (all cores: contends with workers)")
     channels_last: bool = setting(True, doc="channels_last memory format for the tower")
     fuse_batchnorm: bool = setting(True, doc="fold batch norm into convolutions for inference")
     overlap: bool = setting(False, doc="run forward passes on their own thread so the next batch is "
