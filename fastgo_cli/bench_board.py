@@ -2,7 +2,9 @@
 
 Each repeat runs fastgo.board.bench_playouts (a nogil C loop: copy the empty board, play random
 non-eye-filling moves until two passes or the 2 * N * N cap) for --seconds; the median repeat is
-reported. With --json FILE: {"9": {"playouts_per_s": X, "moves_per_s": Y, ...}, "19": {...}}.
+reported. In the same run a plain pure-Python board (fastgo_cli.python_board) plays the same
+playouts for --python-seconds, and the ratio is printed (--no-python skips it).
+With --json FILE: {"9": {"playouts_per_s": X, "moves_per_s": Y, ...}, "19": {...}}.
 """
 import json
 import os
@@ -16,6 +18,9 @@ def add_arguments(parser):
     parser.add_argument("--sizes", default="9,19", help="comma-separated board sizes")
     parser.add_argument("--komi", type=float, default=7.5)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--python-seconds", type=float, default=2.0,
+                        help="seconds of pure-Python reference playouts per size")
+    parser.add_argument("--no-python", action="store_true", help="skip the pure-Python reference")
 
 
 def measure(size, repeats, seconds, komi=7.5, seed=1):
@@ -61,6 +66,14 @@ def run(args):
         print(f"{size:>2}x{size:<2}  {figures['playouts_per_s']:>12,.0f} playouts/s  "
               f"{figures['moves_per_s']:>14,.0f} moves/s  "
               f"({figures['moves_per_playout']:.1f} moves/playout)")
+        if not args.no_python:
+            from fastgo_cli.python_board import playouts_per_second
+            py_playouts, py_moves = playouts_per_second(size, args.python_seconds, args.seed)
+            figures["python_playouts_per_s"] = round(py_playouts, 1)
+            figures["python_moves_per_s"] = round(py_moves, 1)
+            figures["ratio_vs_python"] = round(figures["playouts_per_s"] / py_playouts, 1)
+            print(f"       pure-Python board: {py_playouts:>7,.1f} playouts/s  {py_moves:>10,.0f} moves/s"
+                  f"  -> ratio {figures['ratio_vs_python']:,.0f}x")
     if args.json:
         tmp = args.json + ".tmp"
         with open(tmp, "w") as f:

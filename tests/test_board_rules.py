@@ -469,10 +469,14 @@ def test_bench_board_command_writes_json(tmp_path, capsys):
     from fastgo_cli.main import main
 
     out = tmp_path / "board.json"
-    assert main(["bench", "board", "--repeats", "1", "--seconds", "0.05", "--json", str(out)]) == 0
+    assert main(["bench", "board", "--repeats", "1", "--seconds", "0.05", "--python-seconds", "0.05",
+                 "--json", str(out)]) == 0
     figures = json.loads(out.read_text())
     assert set(figures) == {"9", "19"}
     for size in ("9", "19"):
         assert figures[size]["playouts_per_s"] > 0 and figures[size]["moves_per_s"] > 0
+        assert figures[size]["python_playouts_per_s"] > 0
+        assert figures[size]["ratio_vs_python"] == round(
+            figures[size]["playouts_per_s"] / figures[size]["python_playouts_per_s"], 1)
     assert "playouts/s" in capsys.readouterr().out
     assert main(["bench", "board", "--seconds", "0"]) == 2
