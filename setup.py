@@ -54,7 +54,12 @@ setup(
         "msgpack>=1.2.1",
         "torch>=2.2",
     ],
-    extras_require={"test": ["pytest>=7", "hypothesis>=6"]},
+    extras_require={
+        # The optional CPU inference backend (server.backend = "onnx" or "auto").
+        "onnx": ["onnxruntime>=1.16", "onnx>=1.14"],
+        # The tests exercise that backend too.
+        "test": ["pytest>=7", "hypothesis>=6", "onnxruntime>=1.16", "onnx>=1.14"],
+    },
     entry_points={"console_scripts": ["fastgo = fastgo_cli.main:main"]},
     zip_safe=False,
 )
