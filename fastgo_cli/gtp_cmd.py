@@ -6,16 +6,24 @@ through `add_arguments(parser)` and `run(args) -> int`.
 import logging
 import sys
 
+DEFAULT_VISITS = 400
+
 
 def add_arguments(parser):
     parser.add_argument("--player", default=None,
                         help="'random' (default) or 'mcts:N' (pure MCTS, N random playouts "
                              "per move)")
     parser.add_argument("--model", default=None, metavar="CKPT",
-                        help="network checkpoint to play with (not available yet)")
+                        help="play with this network checkpoint: PUCT search, network in process")
     parser.add_argument("--visits", type=int, default=None, metavar="V",
-                        help="search visits per move with --model")
-    parser.add_argument("--size", type=int, default=9, help="initial board size, 2..25 (default 9)")
+                        help=f"search visits per move with --model (default {DEFAULT_VISITS})")
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+                        help="where the network runs with --model (auto: CUDA when there is one)")
+    parser.add_argument("--resign", type=float, default=None, metavar="V",
+                        help="with --model: resign when the root value stays below V (-1..0); "
+                             "default never")
+    parser.add_argument("--size", type=int, default=None,
+                        help="initial board size, 2..25 (default 9; with --model the model's)")
     parser.add_argument("--komi", type=float, default=7.5, help="initial komi (default 7.5)")
     parser.add_argument("--seed", type=int, default=None, help="random seed for the player")
     parser.add_argument("--log-level", default="WARNING",
@@ -25,28 +33,65 @@ def add_arguments(parser):
 def run(args):
     logging.basicConfig(stream=sys.stderr, level=args.log_level,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    if args.model is not None:
-        print("fastgo gtp: --model is not available yet (the network player does not exist); "
-              "use --player random or --player mcts:N", file=sys.stderr)
+    if args.model is None:
+        for flag, value in (("--visits", args.visits), ("--resign", args.resign)):
+            if value is not None:
+                print(f"fastgo gtp: {flag} goes with --model", file=sys.stderr)
+                return 2
+    elif args.player is not None:
+        print("fastgo gtp: give --model or --player, not both", file=sys.stderr)
         return 2
-    if args.visits is not None:
-        print("fastgo gtp: --visits goes with --model, which is not available yet", file=sys.stderr)
-        return 2
-    if not 2 <= args.size <= 25:
+    if args.size is not None and not 2 <= args.size <= 25:
         print(f"fastgo gtp: --size {args.size} is outside 2..25", file=sys.stderr)
         return 2
 
     from selfplay_workers.gtp_engine import GtpEngine
-    from selfplay_workers.players import make_player
 
     try:
-        player = make_player(args.player or "random", seed=args.seed)
-    except (ValueError, ImportError) as exc:
-        print(f"fastgo gtp: cannot make player {args.player!r}: {exc}", file=sys.stderr)
+        player = _network_player(args) if args.model is not None else _baseline_player(args)
+    except ValueError as exc:
+        print(f"fastgo gtp: {exc}", file=sys.stderr)
         return 2
-    engine = GtpEngine(player, size=args.size, komi=args.komi)
+    size = args.size or getattr(player, "board_size", None) or 9
+    engine = GtpEngine(player, size=size, komi=args.komi)
     try:
         stdin = open(sys.stdin.fileno(), "r", encoding="utf-8", errors="replace", closefd=False)
         return engine.serve(stdin, sys.stdout)
     except (BrokenPipeError, KeyboardInterrupt):
         return 0
+
+
+def _baseline_player(args):
+    from selfplay_workers.players import make_player
+
+    try:
+        return make_player(args.player or "random", seed=args.seed)
+    except (ValueError, ImportError) as exc:
+        raise ValueError(f"cannot make player {args.player!r}: {exc}") from None
+
+
+def _network_player(args):
+    """A SearchPlayer over the checkpoint's network, evaluated in this process."""
+    visits = DEFAULT_VISITS if args.visits is None else args.visits
+    if visits < 1:
+        raise ValueError(f"--visits must be >= 1, got {visits}")
+    if args.resign is not None and not -1.0 <= args.resign <= 0.0:
+        raise ValueError(f"--resign must be in -1..0, got {args.resign}")
+    from inference_server.checkpoint import CheckpointError
+    from inference_server.evaluator import InProcessEvaluator
+    from selfplay_workers.search_player import SearchPlayer
+
+    try:
+        evaluator = InProcessEvaluator(args.model, device=args.device)
+    except CheckpointError as exc:
+        raise ValueError(f"cannot load --model: {exc}") from None
+    except RuntimeError as exc:          # e.g. --device cuda without a CUDA device
+        raise ValueError(f"cannot run --model on {args.device}: {exc}") from None
+    config = evaluator.config
+    if args.size is not None and args.size != config.board_size:
+        raise ValueError(f"--size {args.size}: the model {args.model} plays "
+                         f"{config.board_size}x{config.board_size} only")
+    resign = {} if args.resign is None else {"resign_threshold": args.resign,
+                                               "resign_disabled_fraction": 0.0}
+    return SearchPlayer(evaluator, visits, name=f"{config.name}:{visits}", seed=args.seed,
+                        board_size=config.board_size, encoding=config.encoding, **resign)

@@ -211,12 +211,17 @@ class GtpEngine:
             size = int(args[0])
         except ValueError:
             raise GtpError("boardsize not an integer") from None
-        if not MIN_SIZE <= size <= MAX_SIZE:
-            raise GtpError("unacceptable size")
+        self._check_size(size)
         self.size = size
         self._new_game()
         self._reset_player()
         return ""
+
+    def _check_size(self, size):
+        """GtpError unless the rules and the player (a network plays one size) take `size`."""
+        fixed = getattr(self.player, "board_size", None)
+        if not MIN_SIZE <= size <= MAX_SIZE or (fixed is not None and size != fixed):
+            raise GtpError("unacceptable size")
 
     def cmd_clear_board(self, args):
         self._new_game()
@@ -307,8 +312,7 @@ class GtpEngine:
             raise GtpError(f"cannot open file {args[0]!r}") from None
         except sgf.SgfError as exc:
             raise GtpError(f"cannot parse file: {exc}") from None
-        if record.size < MIN_SIZE or record.size > MAX_SIZE:
-            raise GtpError("unacceptable size")
+        self._check_size(record.size)
         komi = self.komi if record.komi is None else record.komi
         try:
             game = sgf.to_game(record, komi=komi, superko=self.superko, moves=stop)

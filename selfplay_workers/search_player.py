@@ -14,12 +14,16 @@ class SearchPlayer:
 
     evaluator: callable(planes uint8 [count, P, N, N]) -> (logits [count, N*N+1], values
     [count]), or 'uniform' / 'rollout'. search_options go to BatchedSearch (noise_weight
-    defaults to 0 and temperature to 0 here: a player for matches, not for self-play)."""
+    defaults to 0 and temperature to 0 here: a player for matches, not for self-play; encoding
+    must be the network's). board_size: the one size a network evaluator takes (None: any);
+    the GTP engine refuses other sizes."""
 
-    def __init__(self, evaluator, visits, *, name=None, temperature=0.0, seed=None, **search_options):
+    def __init__(self, evaluator, visits, *, name=None, temperature=0.0, seed=None, board_size=None,
+                 **search_options):
         if int(visits) < 1:
             raise ValueError(f"visits must be >= 1, got {visits}")
         self.evaluator = evaluator
+        self.board_size = board_size
         self.visits = int(visits)
         self.temperature = temperature
         self.seed = seed

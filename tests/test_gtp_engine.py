@@ -126,10 +126,42 @@ def test_ends_cleanly_at_end_of_input_without_quit():
     assert responses == ["= fastgo", "= "] and code == 0
 
 
-def test_model_option_is_refused_clearly():
-    responses, stderr, code = run_script("name\n", "--model", "net.ckpt", "--visits", "100")
-    assert code != 0 and responses == []
-    assert "not available yet" in stderr
+def test_model_option_refusals_are_clear(tmp_path):
+    responses, stderr, code = run_script("name\n", "--visits", "100")
+    assert code == 2 and responses == [] and "--visits goes with --model" in stderr
+    missing = str(tmp_path / "missing.ckpt")
+    responses, stderr, code = run_script("name\n", "--model", missing)
+    assert code == 2 and responses == [] and "cannot load --model" in stderr and missing in stderr
+    (tmp_path / "bad.ckpt").write_bytes(b"PK\x03\x04 not really a checkpoint")
+    responses, stderr, code = run_script("name\n", "--model", str(tmp_path / "bad.ckpt"))
+    assert code == 2 and "unreadable checkpoint" in stderr
+    assert "Traceback" not in stderr
+
+
+def test_network_player_over_gtp(tmp_path):
+    pytest.importorskip("torch")
+    from fastgo.config import ModelConfig
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
+
+    path = str(tmp_path / "net.ckpt")
+    save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=1), step=3)
+    responses, stderr, code = run_script("name\n", "--model", path, "--size", "9")
+    assert code == 2 and "plays 7x7 only" in stderr
+    script = ("boardsize 9\nboardsize 7\ngenmove b\nplay w a1\ngenmove b\ngenmove w\n"
+              "list_stones black\nundo\ngenmove w\nclear_board\ngenmove b\n")
+    responses, stderr, code = run_script(script, "--model", path, "--visits", "24", "--seed", "4",
+                                         "--device", "cpu")
+    assert code == 0, stderr
+    assert responses[:2] == ["? unacceptable size", "= "]
+    moves = [responses[i] for i in (2, 4, 5, 8, 10)]
+    assert all(m.startswith("= ") and len(m) > 2 for m in moves), responses
+    assert responses[3] == "= " and responses[7] == "= "
+    black = responses[6][2:].split()
+    assert len(black) == 2 and {responses[2][2:], responses[4][2:]} == set(black)
+    # the same seed gives the same game
+    again, _, _ = run_script(script, "--model", path, "--visits", "24", "--seed", "4", "--device", "cpu")
+    assert again == responses
 
 
 def test_unknown_player_is_refused_clearly():
