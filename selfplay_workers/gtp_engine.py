@@ -104,6 +104,10 @@ class GtpEngine:
             "place_free_handicap": self.cmd_place_free_handicap,
             "set_free_handicap": self.cmd_set_free_handicap,
         }
+        if hasattr(player, "ponder") and hasattr(player, "analysis"):
+            self.handlers["lz-analyze"] = self.cmd_lz_analyze
+        self.analysis_interval = None  # set by lz-analyze: serve() streams until the next command
+        self.max_analysis_visits = 100_000
         self._new_game()
 
     # --- the game ------------------------------------------------------------------------------
@@ -145,6 +149,7 @@ class GtpEngine:
 
     def handle_line(self, line):
         """The response text for one input line, or None when the line is empty or a comment."""
+        self.analysis_interval = None
         command = parse_line(line)
         if command is None:
             return None
@@ -154,7 +159,10 @@ class GtpEngine:
         if handler is None:
             return format_response(command.id, "unknown command", ok=False)
         try:
-            return format_response(command.id, handler(command.args))
+            text = handler(command.args)
+            if self.analysis_interval is not None:       # lz-analyze: the response stays open
+                return "=" + ("" if command.id is None else str(command.id)) + "\n"
+            return format_response(command.id, text)
         except GtpError as exc:
             return format_response(command.id, str(exc), ok=False)
         except Exception as exc:   # an engine bug: logged, answered, and the session goes on
@@ -163,16 +171,22 @@ class GtpEngine:
 
     def serve(self, stdin=None, stdout=None):
         """Answers lines from stdin until quit or end of input; flushes after each response."""
-        stdin = sys.stdin if stdin is None else stdin
+        from selfplay_workers.gtp_analysis import LineReader, stream
+
+        reader = LineReader(sys.stdin if stdin is None else stdin)
         stdout = sys.stdout if stdout is None else stdout
-        for line in stdin:
+        while not self.finished:
+            line = reader.readline()
+            if line is None:
+                break
             response = self.handle_line(line)
             if response is None:
                 continue
             stdout.write(response)
             stdout.flush()
-            if self.finished:
-                break
+            if self.analysis_interval is not None:
+                interval, self.analysis_interval = self.analysis_interval, None
+                stream(self.player, self.game, reader, stdout, interval, self.max_analysis_visits)
         return 0
 
     @staticmethod
@@ -359,6 +373,15 @@ class GtpEngine:
             move = self.size * self.size
         self.game.play(move)
         return coords.to_gtp(move, self.size)
+
+    def cmd_lz_analyze(self, args):
+        from selfplay_workers.gtp_analysis import parse_analyze_args
+
+        color, interval = parse_analyze_args(args)
+        if color is not None:
+            self._set_to_move(color)
+        self.analysis_interval = interval
+        return ""
 
     def cmd_undo(self, args):
         if not self.game.moves or not self.game.undo():

@@ -65,6 +65,19 @@ class SearchPlayer:
         self.search.run(self.evaluator, self.visits)
         return self.search.choose_move(0, self.temperature)
 
+    def ponder(self, game, visits, max_visits):
+        """Adds about `visits` root visits to the search of `game`'s position (the tree is kept,
+        so a later genmove starts from it). False when there is nothing more to do: the game
+        is over or the root holds max_visits."""
+        if game.is_over():
+            return False
+        self._sync(game)
+        total = int(self.search.root_visits(0).sum())
+        if total >= max_visits:
+            return False
+        self.search.run(self.evaluator, min(total + visits, max_visits))
+        return True
+
     def analysis(self, max_pv=10):
         """The last search's root moves (see BatchedSearch.analysis), for lz-analyze."""
         return [] if self.search is None else self.search.analysis(0, max_pv)

@@ -393,3 +393,77 @@ def test_mcts_player_answers_genmove():
     black_move, white_move, stones = responses
     assert black_move.startswith("= ") and white_move.startswith("= ")
     assert stones == "= " + black_move[2:].upper() or black_move == "= pass"
+
+
+# --- live analysis (lz-analyze) ------------------------------------------------------------------
+
+class _Lines:
+    """The engine's stdout lines, read on a thread (select() cannot see a text stream's buffer)."""
+
+    def __init__(self, stream):
+        import queue
+        import threading
+
+        self.queue = queue.Queue()
+        threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
+
+    def _pump(self, stream):
+        for line in stream:
+            self.queue.put(line)
+        self.queue.put(None)
+
+    def next(self):
+        return self.queue.get(timeout=TIMEOUT)
+
+
+def test_lz_analyze_streams_until_the_next_command(tmp_path):
+    pytest.importorskip("torch")
+    from fastgo import coords
+    from fastgo.config import ModelConfig
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
+
+    path = str(tmp_path / "net.ckpt")
+    save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=2), step=1)
+    proc = subprocess.Popen(ENGINE + ["--model", path, "--visits", "16", "--seed", "1", "--device", "cpu"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, bufsize=1, cwd=ROOT)
+    try:
+        lines = _Lines(proc.stdout)
+        proc.stdin.write("play b d4\nlz-analyze w 5\n")
+        proc.stdin.flush()
+        assert lines.next() == "= \n" and lines.next() == "\n"
+        assert lines.next() == "=\n"
+        infos = [lines.next() for _ in range(3)]
+        for line in infos:
+            assert line.startswith("info move "), line
+            for chunk in line.strip().split("info ")[1:]:
+                words = chunk.split()
+                fields = dict(zip(words[0:10:2], words[1:10:2]))
+                assert set(fields) == {"move", "visits", "winrate", "prior", "order"}
+                assert coords.from_gtp(fields["move"], 7) != coords.from_gtp("d4", 7)
+                assert 0 <= int(fields["winrate"]) <= 10000 and int(fields["visits"]) > 0
+                assert words[10] == "pv" and words[11] == fields["move"]
+        proc.stdin.write("name\n")            # interrupts the analysis
+        proc.stdin.flush()
+        line = lines.next()
+        while line.startswith("info"):
+            line = lines.next()
+        assert line == "\n"
+        assert lines.next() == "= fastgo\n" and lines.next() == "\n"
+        proc.stdin.write("lz-analyze x\ngenmove w\nquit\n")
+        proc.stdin.flush()
+        assert lines.next() == "? syntax error\n"
+        lines.next()
+        assert lines.next().startswith("= ")
+        proc.stdin.close()
+        assert proc.wait(TIMEOUT) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
+def test_lz_analyze_is_offered_only_by_searching_players():
+    responses, _, code = run_script("known_command lz-analyze\nlz-analyze b 10\n")
+    assert code == 0 and responses == ["= false", "? unknown command"]
