@@ -186,7 +186,12 @@ class GtpEngine:
             stdout.flush()
             if self.analysis_interval is not None:
                 interval, self.analysis_interval = self.analysis_interval, None
-                stream(self.player, self.game, reader, stdout, interval, self.max_analysis_visits)
+                try:
+                    stream(self.player, self.game, reader, stdout, interval, self.max_analysis_visits)
+                except Exception:     # a failing search ends the analysis, never the session
+                    log.exception("lz-analyze failed")
+                    stdout.write("\n")
+                    stdout.flush()
         return 0
 
     @staticmethod
