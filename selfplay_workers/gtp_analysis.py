@@ -8,7 +8,7 @@ position and prints one line every interval:
 
 (winrate and prior in 1/10000, winrate for the side to move), until the next command arrives; an
 empty line then ends the response and that command is answered as usual. The engine
-(selfplay_workers.gtp_engine) offers it when its player can `ponder(game, visits)` and report
+(selfplay_workers.gtp_engine) offers it when its player can `ponder(game, visits, max_visits)` and report
 `analysis()` (the network player, selfplay_workers.search_player).
 """
 from __future__ import annotations
@@ -71,10 +71,9 @@ class LineReader:
 
     def pending(self, timeout=0.0):
         """Whether a line (or the end of input) is there to read, waiting up to `timeout` s."""
-        if self._fd is None:
+        if self._fd is None:           # an in-memory iterable: a line, or its end, is always there
             if self._held is None:
                 self._held = next(self._lines, None)
-                return True            # a line, or the end of input
             return True
         if b"\n" in self._buffer or self._eof:
             return True
