@@ -58,6 +58,7 @@ class ModelConfig:
     policy_channels: int = setting(2, min=1, max=64)
     value_channels: int = setting(1, min=1, max=64)
     value_hidden: int = setting(64, min=1, max=4096)
+    ownership_head: bool = setting(True, doc="auxiliary Tromp-Taylor ownership head (training only)")
 
     @property
     def name(self) -> str:
@@ -152,34 +153,190 @@ def is_loopback(endpoint: str) -> bool:
 
 
 @dataclass(frozen=True)
+class SelfplayConfig:
+    """Self-play workers (`fastgo selfplay`): the search per move and how games are stored."""
+
+    games: int = setting(64, min=1, max=4096, doc="games played at once by one worker")
+    visits: int = setting(64, min=1, max=100_000, doc="root visits of a full search")
+    cheap_visits: int = setting(0, min=0, max=100_000,
+                                doc="playout-cap randomization: visits of a cheap search; 0 = off")
+    full_search_fraction: float = setting(1.0, min=0.0, max=1.0,
+                                          doc="share of moves with a full search (a policy target)")
+    komi: float = setting(7.5, min=-1000.0, max=1000.0)
+    temperature_moves: int = setting(8, min=0, max=10_000,
+                                     doc="moves sampled by visit count; the most visited after")
+    c_puct: float = setting(1.25, min=0.0, max=100.0)
+    fpu_reduction: float = setting(0.25, min=0.0, max=10.0)
+    dirichlet_alpha: float = setting(0.0, min=0.0, max=100.0,
+                                     doc="root noise; 0 = 0.03 x 361 / legal moves")
+    noise_weight: float = setting(0.25, min=0.0, max=1.0)
+    resign_threshold: float = setting(-0.9, min=-1.0, max=1.0,
+                                      doc="resign when the root value stays below; -1 = never")
+    resign_consecutive: int = setting(3, min=1, max=1000)
+    resign_disabled_fraction: float = setting(0.1, min=0.0, max=1.0,
+                                              doc="games that never resign (false-positive count)")
+    shard_games: int = setting(64, min=1, max=1_000_000, doc="close a shard after this many games")
+    shard_seconds: float = setting(120.0, min=0.1, max=86_400.0, doc="... or after this long")
+    sgf_every: int = setting(0, min=0, max=1_000_000,
+                             doc="write one game in K as SGF to the run's sgf/; 0 = none")
+    seed: int = setting(0, min=0, max=(1 << 63) - 1, doc="0 = a fresh seed per worker start")
+    timeout_s: float = setting(30.0, min=0.1, max=3600.0,
+                               doc="a batch unanswered this long is sent again (then retried)")
+
+
+@dataclass(frozen=True)
+class TrainerConfig:
+    """The trainer (`fastgo train`): window, optimisation, checkpoint cadence."""
+
+    batch_size: int = setting(256, min=1, max=65536)
+    optimizer: Literal["sgd", "adamw"] = setting("sgd", doc="SGD with momentum, or AdamW")
+    lr: float = setting(0.02, min=0.0, max=10.0)
+    momentum: float = setting(0.9, min=0.0, max=1.0)
+    weight_decay: float = setting(1e-4, min=0.0, max=1.0)
+    value_weight: float = setting(1.0, min=0.0, max=100.0)
+    ownership_weight: float = setting(1.0, min=0.0, max=100.0,
+                                      doc="auxiliary ownership loss (KataGo); 0 = off")
+    window: Literal["power", "fixed"] = setting("power",
+                                                doc="power: grows with the data (KataGo); fixed")
+    window_size: int = setting(100_000, min=1, max=1 << 31,
+                               doc="fixed: positions kept; power: the scale c")
+    window_alpha: float = setting(0.75, min=0.0, max=1.0)
+    window_beta: float = setting(0.4, min=0.0, max=10.0)
+    min_positions: int = setting(2_000, min=1, max=1 << 31,
+                                 doc="positions needed before the first step")
+    samples_per_position: float = setting(4.0, min=0.01, max=1e6,
+                                          doc="cap: training samples per self-play position")
+    checkpoint_every: int = setting(100, min=1, max=1 << 31, doc="steps between checkpoints")
+    keep_checkpoints: int = setting(20, min=1, max=1_000_000, doc="numbered checkpoints kept")
+    device: Literal["auto", "cpu", "cuda"] = setting("auto")
+    threads: int = setting(1, min=0, max=1024, doc="torch threads on CPU; 0 = torch default")
+    publish: bool = setting(True, doc="ask the server to hot-reload each new checkpoint")
+    publish_slot: str = setting("current", pattern=r"[A-Za-z0-9_.:-]{1,64}")
+    seed: int = setting(1, min=0, max=(1 << 63) - 1)
+    poll_s: float = setting(1.0, min=0.01, max=3600.0, doc="how often to look for new shards")
+
+
+@dataclass(frozen=True)
 class Config:
     """A whole run: one field per section. Missing sections take their defaults."""
 
     model: ModelConfig = field(default_factory=ModelConfig)
     server: ServerConfig = field(default_factory=ServerConfig)
+    selfplay: SelfplayConfig = field(default_factory=SelfplayConfig)
+    trainer: TrainerConfig = field(default_factory=TrainerConfig)
 
 
 # ----------------------------------------------------------------------------------------------
 # The generic loader
 
+MAX_CONFIG_BYTES = 1 << 20     # a config file larger than this is refused unread
+MAX_TOML_DEPTH = 32            # arrays and tables nested deeper are refused before parsing
+
+
+def read_regular_file(path, max_bytes):
+    """The bytes of `path`, which must be a regular file of at most `max_bytes` bytes.
+
+    Never blocks: the path is checked with stat before it is opened (a FIFO, socket or device
+    is refused unopened), opened with O_NONBLOCK and checked again with fstat; at most
+    max_bytes + 1 bytes are read. Raises OSError with a message saying why (callers facing a
+    remote peer should not pass that message on: it tells which paths exist)."""
+    import errno
+    import os
+    import stat
+
+    path = os.fspath(path)
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        if info.st_size > max_bytes:
+            raise OSError(errno.EFBIG, f"{info.st_size} bytes, the limit is {max_bytes}", path)
+        chunks, total = [], 0
+        while total <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > max_bytes:
+            raise OSError(errno.EFBIG, f"more than {max_bytes} bytes", path)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _toml_depth_ok(text: str, limit: int) -> bool:
+    """False when brackets or braces outside strings and comments nest deeper than `limit`
+    (tomllib recurses once per level: a few thousand levels end in RecursionError). Linear."""
+    depth, i, n = 0, 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "[{":
+            depth += 1
+            if depth > limit:
+                return False
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+        elif ch == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif ch in "\"'":
+            quote = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else ch
+            j = i + len(quote)
+            while True:
+                j = text.find(quote, j)
+                if j < 0:
+                    return True          # unclosed string: tomllib reports it
+                if quote[0] == '"' and _escaped(text, j):
+                    j += 1
+                    continue
+                break
+            i = j + len(quote)
+            continue
+        i += 1
+    return True
+
+
+def _escaped(text, at):
+    backslashes = 0
+    while at - backslashes - 1 >= 0 and text[at - backslashes - 1] == "\\":
+        backslashes += 1
+    return backslashes % 2 == 1
+
+
 def load_config(path, cls=Config):
     """Read a TOML file into `cls` (a frozen dataclass of sections)."""
+    """Read a TOML file into `cls` (a frozen dataclass of sections). The file must be a regular
+    file of UTF-8 text, at most MAX_CONFIG_BYTES, nested at most MAX_TOML_DEPTH deep; anything
+    else is a ConfigError naming the file. Time linear in the file."""
     path = str(path)
     try:
-        with open(path, "rb") as handle:
-            table = tomllib.load(handle)
+        data = read_regular_file(path, MAX_CONFIG_BYTES)
     except OSError as err:
-        raise ConfigError(f"{path}: cannot read config: {err}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path}: not valid TOML: {err}") from None
-    return parse_section(cls, table, source=path)
+        reason = err.strerror or str(err)
+        raise ConfigError(f"{path}: cannot read config: {reason}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {err.start})") from None
+    return loads_config(text, cls, source=path)
 
 
 def loads_config(text: str, cls=Config, source="<string>"):
+    """A config from TOML text; the same limits as load_config (size in characters)."""
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{source}: config larger than {MAX_CONFIG_BYTES} characters")
+    if not _toml_depth_ok(text, MAX_TOML_DEPTH):
+        raise ConfigError(f"{source}: arrays or tables nested deeper than {MAX_TOML_DEPTH}")
     try:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{source}: not valid TOML: {err}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: arrays or tables nested too deep") from None
     return parse_section(cls, table, source=source)
 
 
