@@ -1,7 +1,11 @@
-"""Board coordinates as people and files write them: GTP vertices ("D4", "pass") and SGF points
-("dd"), to and from the move index used everywhere else (move = row * N + col, row 0 the top row,
-PASS = N * N). Called by fastgo.sgf, the GTP engine and its client. Pure Python.
+"""Board coordinates and numbers as people and files write them: GTP vertices ("D4", "pass") and
+SGF points ("dd"), to and from the move index used everywhere else (move = row * N + col, row 0
+the top row, PASS = N * N); and the one strict reader of decimal numbers in text (`parse_int`,
+`parse_float`) that GTP, SGF and the CLI use. Called by fastgo.sgf, the GTP engine and its
+client. Pure Python.
 """
+import math
+import re
 
 # GTP column letters: A..Z without I, so 25 columns at most.
 GTP_COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
@@ -9,6 +13,45 @@ MAX_GTP_SIZE = len(GTP_COLUMNS)
 # SGF point letters: a..z then A..Z (FF[4] allows boards up to 52x52).
 SGF_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MAX_SGF_SIZE = len(SGF_LETTERS)
+
+
+# Numbers in text: ASCII digits only (str.isdigit() also accepts superscripts and other scripts,
+# which int() then refuses), no '_' separators, no inner spaces, and a bounded length (int()
+# refuses more than 4,300 digits, and a long number costs quadratic time to convert).
+MAX_NUMBER_CHARS = 40
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?")
+
+
+def _shown(text):
+    text = str(text)
+    return repr(text if len(text) <= 24 else text[:24] + "...")
+
+
+def parse_int(text, *, low=None, high=None, what="number"):
+    """A decimal integer written in ASCII ('12', '-3', '+7'; no spaces, no '_', at most
+    MAX_NUMBER_CHARS characters) within [low, high] (either bound None: unbounded). Raises
+    ValueError naming `what` and the text, never anything else; constant time per call."""
+    if not isinstance(text, str) or len(text) > MAX_NUMBER_CHARS or not _INT_TEXT.fullmatch(text):
+        raise ValueError(f"{what} {_shown(text)} is not an integer")
+    value = int(text)
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ValueError(f"{what} {_shown(text)} is outside {low}..{high}")
+    return value
+
+
+def parse_float(text, *, low=None, high=None, what="number"):
+    """A finite decimal number written in ASCII ('7.5', '-0.5', '1e3', '.5'; no 'nan', 'inf',
+    '_' or spaces, at most MAX_NUMBER_CHARS characters) within [low, high]. Raises ValueError
+    naming `what` and the text."""
+    if not isinstance(text, str) or len(text) > MAX_NUMBER_CHARS or not _FLOAT_TEXT.fullmatch(text):
+        raise ValueError(f"{what} {_shown(text)} is not a number")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{what} {_shown(text)} is not a finite number")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ValueError(f"{what} {_shown(text)} is outside {low}..{high}")
+    return value
 
 
 def _check_size(size, limit):
@@ -35,12 +78,13 @@ def from_gtp(text, size):
     if vertex == "PASS":
         return size * size
     number_text = vertex[1:]
-    if vertex[:1] not in tuple(GTP_COLUMNS) or not (number_text.isascii() and number_text.isdigit()):
-        raise ValueError(f"invalid GTP vertex {text!r}")
+    if vertex[:1] not in tuple(GTP_COLUMNS) or not 1 <= len(number_text) <= 2 \
+            or not (number_text.isascii() and number_text.isdigit()):
+        raise ValueError(f"invalid GTP vertex {_shown(text)}")
     col = GTP_COLUMNS.index(vertex[0])
     number = int(number_text)
     if col >= size or not 1 <= number <= size:
-        raise ValueError(f"GTP vertex {text!r} is off a {size}x{size} board")
+        raise ValueError(f"GTP vertex {_shown(text)} is off a {size}x{size} board")
     row = size - number
     return row * size + col
 
@@ -67,7 +111,7 @@ def from_sgf(text, size):
     if text == "" or (text == "tt" and size <= 19):
         return size * size
     if len(text) != 2 or text[0] not in SGF_LETTERS or text[1] not in SGF_LETTERS:
-        raise ValueError(f"invalid SGF point {text!r}")
+        raise ValueError(f"invalid SGF point {_shown(text)}")
     col = SGF_LETTERS.index(text[0])
     row = SGF_LETTERS.index(text[1])
     if col >= size or row >= size:

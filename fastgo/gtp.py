@@ -8,9 +8,13 @@ command, and a response is '=' or '?' then the id, one space, the text, then an 
 """
 from dataclasses import dataclass, field
 
+from fastgo.coords import parse_float, parse_int
+
 BLACK = 1  # the colors as fastgo.board numbers them
 WHITE = 2
 _COLORS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
+MAX_ID = (1 << 63) - 1     # command ids: ASCII digits, 0..MAX_ID (19 digits at most)
+MAX_LINE_CHARS = 1 << 16   # longer input lines are refused before they are split
 
 
 class GtpError(Exception):
@@ -41,19 +45,53 @@ def preprocess(line):
     return "".join(kept).strip()
 
 
+class OverlongLine(str):
+    """Stands for an input line longer than MAX_LINE_CHARS, whose text a line reader dropped;
+    parse_line refuses it."""
+
+
 def parse_line(line):
-    """A Command for one input line, or None for an empty or comment-only line."""
+    """A Command for one input line, or None for an empty or comment-only line. Raises
+    GtpError for a line longer than MAX_LINE_CHARS or an id of ASCII digits beyond MAX_ID
+    (a word of other "digits", e.g. superscripts, is not an id: it is read as the command name).
+    Time and memory linear in the line."""
+    if isinstance(line, OverlongLine) or len(line) > MAX_LINE_CHARS:
+        raise GtpError(f"line longer than {MAX_LINE_CHARS} characters")
     text = preprocess(line)
     if not text:
         return None
     words = text.split()
     command_id = None
-    if words[0].isdigit() and words[0].isascii():
-        command_id = int(words[0])
+    if words[0].isascii() and words[0].isdigit():
+        command_id = parse_id(words[0])
         words = words[1:]
     if not words:
         return Command(command_id, "", [])
     return Command(command_id, words[0], words[1:])
+
+
+def parse_id(text):
+    """A command id (ASCII digits, 0..MAX_ID) -> int; GtpError('invalid command id')."""
+    try:
+        return parse_int(text, low=0, high=MAX_ID, what="command id")
+    except ValueError:
+        raise GtpError("invalid command id") from None
+
+
+def int_arg(text, low=None, high=None, message="syntax error"):
+    """A command argument that must be an ASCII integer in [low, high]; GtpError(message)."""
+    try:
+        return parse_int(text, low=low, high=high)
+    except ValueError:
+        raise GtpError(message) from None
+
+
+def float_arg(text, low=None, high=None, message="syntax error"):
+    """A command argument that must be a finite ASCII decimal in [low, high]; GtpError(message)."""
+    try:
+        return parse_float(text, low=low, high=high)
+    except ValueError:
+        raise GtpError(message) from None
 
 
 def _clean_body(text):
@@ -94,9 +132,12 @@ def parse_response(text):
     ok = text[0] == "="
     rest = text[1:]
     digits = 0
-    while digits < len(rest) and rest[digits].isdigit():
+    while digits < len(rest) and rest[digits] in "0123456789":
         digits += 1
-    command_id = int(rest[:digits]) if digits else None
+    try:
+        command_id = parse_id(rest[:digits]) if digits else None
+    except GtpError:
+        raise ValueError(f"GTP response id {rest[:24]!r} is not a command id") from None
     body = rest[digits:]
     if body.startswith(" "):
         body = body[1:]

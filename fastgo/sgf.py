@@ -2,10 +2,12 @@
 
 Used by the GTP engine (loadsgf / printsgf), the arena (game records) and shard export. The reader
 is a single linear pass with an explicit stack: bounded in time and memory by the input size
-(capped by `max_chars`), so no input can make it hang or recurse deeply. Every malformed input is
+(capped by `max_chars`; see parse_sgf for the bounds), so no input can make it hang, recurse
+deeply or balloon. Every malformed input is
 an `SgfError` naming what is wrong and where (offset and line:col). Pure Python; fastgo.game is
 imported only by `to_game`.
 """
+from array import array
 from dataclasses import dataclass, field
 
 from fastgo import coords
@@ -16,7 +18,9 @@ COLOR_LETTERS = {BLACK: "B", WHITE: "W"}
 
 MAX_CHARS = 8_000_000    # default cap on the input text
 MAX_DEPTH = 10_000       # nesting of variations
-MAX_NODES = 1_000_000    # nodes over all variations
+MAX_NODES = 250_000      # nodes over all variations of the first game
+MAX_SETUP_POINTS = 4 * 25 * 25   # setup points (AB, AW, AE; rectangles by area) in one game
+MAX_KOMI = 10_000
 DEFAULT_SIZE = 19        # SZ absent: FF[4] says 19
 _WRITE_LINE_MOVES = 12   # move nodes per line in written files
 
@@ -58,21 +62,38 @@ class SgfGame:
 
 # --- reading -------------------------------------------------------------------------------------
 
-class _Node:
-    __slots__ = ("props", "offset")
+class _MainLine:
+    """The main line's nodes and property values, flat: no Python object per node or value.
+    Values are kept by the offset of their '[' and read again when used."""
+    __slots__ = ("node_at", "value_node", "value_key", "value_at", "keys", "key_ids")
 
-    def __init__(self, offset):
-        self.props = {}      # identifier -> list of (value text, offset of its '[')
-        self.offset = offset
+    def __init__(self):
+        self.node_at = array("q")      # [nodes] offset of each node's ';'
+        self.value_node = array("q")   # [values] index of the value's node (non-decreasing)
+        self.value_key = array("l")    # [values] index of the value's identifier in keys
+        self.value_at = array("q")     # [values] offset of the value's '['
+        self.keys = []                 # identifiers seen on the main line
+        self.key_ids = {}              # identifier -> index in keys
+
+    def nodes(self):
+        """(offset of ';', {identifier: [offsets of '[']}) per node, in order."""
+        j, total = 0, len(self.value_node)
+        for i, at in enumerate(self.node_at):
+            props = {}
+            while j < total and self.value_node[j] == i:
+                props.setdefault(self.keys[self.value_key[j]], []).append(self.value_at[j])
+                j += 1
+            yield at, props
 
 
 class _Tree:
-    __slots__ = ("nodes", "children", "offset")
+    __slots__ = ("offset", "nodes", "children", "main")
 
-    def __init__(self, offset):
-        self.nodes = []
-        self.children = []
+    def __init__(self, offset, main):
         self.offset = offset
+        self.nodes = 0           # nodes read so far
+        self.children = 0        # variations opened so far
+        self.main = main         # on the main line: the first variation at every branch
 
 
 _WHITESPACE = " \t\r\n\f\v"
@@ -106,32 +127,38 @@ def _read_value(text, pos):
             parts.append(escaped)
 
 
-def _parse_trees(text, max_depth, max_nodes):
-    """The collection as _Tree objects. One pass over `text`; raises SgfError."""
+def _parse_main_line(text, max_depth, max_nodes):
+    """The main line of the first game tree as a _MainLine. One pass over the text up to the
+    end of that game tree (later games are not read); every node is checked, but only the
+    main line's values are kept, as offsets. Raises SgfError."""
     n = len(text)
     pos = 0
-    collection = []
     stack = []       # open game trees, innermost last
-    node = None      # node receiving properties, or None
+    main = _MainLine()
+    node = None      # index in main of the node receiving properties, -1 off the main line,
+                     # None before a node's ';' 
     n_nodes = 0
+    started = False
     while pos < n:
         ch = text[pos]
         if ch in _WHITESPACE:
             pos += 1
         elif not stack and ch != "(":
-            if collection:
-                break    # text after the last game tree is ignored (mail signatures, editors' junk)
             if ch != "\ufeff":
                 raise SgfError(f"expected '(' to open a game tree, found {ch!r}", text, pos)
             pos += 1
         elif ch == "(":
+            if not stack and started:
+                break    # a second game: only the first is read
             if len(stack) >= max_depth:
                 raise SgfError(f"variations nested deeper than {max_depth}", text, pos)
             if stack and not stack[-1].nodes:
                 raise SgfError("variation '(' before the game tree's first node ';'", text, pos)
-            tree = _Tree(pos)
-            (stack[-1].children if stack else collection).append(tree)
-            stack.append(tree)
+            parent = stack[-1] if stack else None
+            stack.append(_Tree(pos, parent is None or (parent.main and not parent.children)))
+            if parent is not None:
+                parent.children += 1
+            started = True
             node = None
             pos += 1
         elif ch == ")":
@@ -140,14 +167,21 @@ def _parse_trees(text, max_depth, max_nodes):
             stack.pop()
             node = None
             pos += 1
+            if not stack:
+                break    # text after the game tree is ignored (mail signatures, editors' junk)
         elif ch == ";":
-            if stack[-1].children:
+            tree = stack[-1]
+            if tree.children:
                 raise SgfError("node ';' after a variation in the same game tree", text, pos)
             n_nodes += 1
             if n_nodes > max_nodes:
                 raise SgfError(f"more than {max_nodes} nodes", text, pos)
-            node = _Node(pos)
-            stack[-1].nodes.append(node)
+            tree.nodes += 1
+            if tree.main:
+                node = len(main.node_at)
+                main.node_at.append(pos)
+            else:
+                node = -1
             pos += 1
         elif ch.isascii() and ch.isalpha():
             start = pos
@@ -155,38 +189,47 @@ def _parse_trees(text, max_depth, max_nodes):
                 pos += 1
             ident = text[start:pos]
             if node is None:
-                raise SgfError(f"property {ident!r} before the node's ';'", text, start)
+                raise SgfError(f"property {_shown(ident)} before the node's ';'", text, start)
             # FF[3] allowed lower-case letters in identifiers (AddBlack = AB): keep the capitals.
             key = "".join(c for c in ident if c.isupper())
             if not key:
-                raise SgfError(f"property identifier {ident!r} has no capital letter", text, start)
+                raise SgfError(f"property identifier {_shown(ident)} has no capital letter", text, start)
             while pos < n and text[pos] in _WHITESPACE:
                 pos += 1
             if pos >= n or text[pos] != "[":
-                raise SgfError(f"property {ident!r} has no value", text, start)
-            values = node.props.setdefault(key, [])
+                raise SgfError(f"property {_shown(ident)} has no value", text, start)
+            key_id = -1
+            if node >= 0:
+                key_id = main.key_ids.get(key)
+                if key_id is None:
+                    key_id = main.key_ids[key] = len(main.keys)
+                    main.keys.append(key)
             while pos < n and text[pos] == "[":
-                value_at = pos
-                value, pos = _read_value(text, pos)
-                values.append((value, value_at))
+                if key_id >= 0:
+                    main.value_node.append(node)
+                    main.value_key.append(key_id)
+                    main.value_at.append(pos)
+                pos = _read_value(text, pos)[1]
                 while pos < n and text[pos] in _WHITESPACE:
                     pos += 1
         else:
             raise SgfError(f"unexpected character {ch!r}", text, pos)
     if stack:
         raise SgfError("unclosed game tree: '(' without ')'", text, stack[-1].offset)
-    if not collection:
+    if not started:
         raise SgfError("no game tree: an SGF file starts with '(;'", text, 0)
-    return collection
+    return main
 
 
-def _main_line(tree):
-    """Nodes of the first variation at every branch, in order."""
-    nodes = []
-    while tree is not None:
-        nodes.extend(tree.nodes)
-        tree = tree.children[0] if tree.children else None
-    return nodes
+def _shown(ident):
+    return repr(ident if len(ident) <= 24 else ident[:24] + "...")
+
+
+def _values(props, ident, text):
+    """(value text, offset of its '[') of each value of property `ident` in a node's props,
+    read one at a time."""
+    for at in props.get(ident, ()):
+        yield _read_value(text, at)[0], at
 
 
 def _simple_text(value):
@@ -200,8 +243,10 @@ def _text(value):
     return "".join(" " if c in " \t\f\v" else c for c in value)
 
 
-def _points(values, size, ident, text):
-    """Point list values (single points or FF[4] rectangles 'aa:cc') -> move indices."""
+def _points(values, size, ident, text, budget):
+    """Point list values (single points or FF[4] rectangles 'aa:cc') -> move indices.
+    `budget` is a one-element list: the points still allowed; a rectangle's area is checked
+    against it before the rectangle is expanded."""
     points = []
     for value, at in values:
         try:
@@ -213,11 +258,18 @@ def _points(values, size, ident, text):
                     raise ValueError(f"pass in the rectangle {value!r}")
                 r0, r1 = sorted((a // size, b // size))
                 c0, c1 = sorted((a % size, b % size))
-                points.extend(r * size + c for r in range(r0, r1 + 1) for c in range(c0, c1 + 1))
+                area = (r1 - r0 + 1) * (c1 - c0 + 1)
             else:
                 point = coords.from_sgf(value, size)
                 if point == size * size:
                     raise ValueError(f"pass {value!r} is not a point")
+                area = 1
+            if area > budget[0]:
+                raise ValueError(f"setup stones beyond the limit of {MAX_SETUP_POINTS} points")
+            budget[0] -= area
+            if ":" in value:
+                points.extend(r * size + c for r in range(r0, r1 + 1) for c in range(c0, c1 + 1))
+            else:
                 points.append(point)
         except ValueError as exc:
             raise SgfError(f"{ident}: {exc}", text, at) from None
@@ -225,76 +277,79 @@ def _points(values, size, ident, text):
 
 
 def _one(props, ident, text):
-    values = props[ident]
-    if len(values) != 1:
-        raise SgfError(f"{ident} takes one value, got {len(values)}", text, values[1][1])
-    return values[0]
+    offsets = props[ident]
+    if len(offsets) != 1:
+        raise SgfError(f"{ident} takes one value, got {len(offsets)}", text, offsets[1])
+    return _read_value(text, offsets[0])[0], offsets[0]
+
+
+def _number(props, ident, text, parse, low, high, message):
+    """A numeric property in [low, high]: `message` for anything not a number, 'is outside'
+    for a number out of range."""
+    value, at = _one(props, ident, text)
+    shown = _shown(value)[1:-1]
+    try:
+        number = parse(value.strip())
+    except ValueError:
+        raise SgfError(f"{ident}[{shown}] {message}", text, at) from None
+    if not low <= number <= high:
+        raise SgfError(f"{ident}[{shown}] is outside {low}..{high}", text, at)
+    return number
 
 
 def _root_properties(game, props, text):
     if "GM" in props:
         value, at = _one(props, "GM", text)
         if value.strip() != "1":
-            raise SgfError(f"GM[{value}] is not a game of Go (GM[1])", text, at)
+            raise SgfError(f"GM[{_shown(value)[1:-1]}] is not a game of Go (GM[1])", text, at)
     if "SZ" in props:
         value, at = _one(props, "SZ", text)
-        value = value.strip()
         if ":" in value:
-            raise SgfError(f"rectangular board SZ[{value}] is not supported", text, at)
-        if not value.isdigit() or not value.isascii():
-            raise SgfError(f"SZ[{value}] is not a board size", text, at)
-        size = int(value)
-        if not 2 <= size <= coords.MAX_GTP_SIZE:
-            raise SgfError(f"SZ[{value}] is outside 2..{coords.MAX_GTP_SIZE}", text, at)
-        game.size = size
+            raise SgfError(f"rectangular board SZ[{_shown(value)[1:-1]}] is not supported", text, at)
+        game.size = _number(props, "SZ", text, coords.parse_int, 2, coords.MAX_GTP_SIZE,
+                            "is not a board size")
     if "KM" in props:
-        value, at = _one(props, "KM", text)
-        try:
-            komi = float(value.strip())
-        except ValueError:
-            raise SgfError(f"KM[{value}] is not a number", text, at) from None
-        if komi != komi or abs(komi) > 10_000:
-            raise SgfError(f"KM[{value}] is not a usable komi", text, at)
-        game.komi = komi
+        game.komi = _number(props, "KM", text, coords.parse_float, -MAX_KOMI, MAX_KOMI,
+                            "is not a number")
     if "HA" in props:
-        value, at = _one(props, "HA", text)
-        if not value.strip().isdigit():
-            raise SgfError(f"HA[{value}] is not a number of stones", text, at)
-        game.handicap = int(value.strip())
+        game.handicap = _number(props, "HA", text, coords.parse_int, 0, game.size * game.size,
+                                "is not a number of stones")
     for ident, attr in (("RU", "rules"), ("PB", "black_player"), ("PW", "white_player"),
                         ("RE", "result"), ("DT", "date")):
         if ident in props:
             setattr(game, attr, _simple_text(_one(props, ident, text)[0]))
 
 
-def _read_game(tree, text):
-    nodes = _main_line(tree)
+def _read_game(main, text):
     game = SgfGame()
-    _root_properties(game, nodes[0].props, text)
+    nodes = main.nodes()
+    node_at, props = next(nodes)
+    _root_properties(game, props, text)
     size = game.size
     black, white = {}, {}     # setup stones, insertion-ordered
-    for node in nodes:
-        props = node.props
+    budget = [MAX_SETUP_POINTS]
+    comments = {}             # k -> comment texts on the position after k moves
+    while props is not None:
         setup = [ident for ident in ("AB", "AW", "AE") if ident in props]
         if setup and game.moves:
             raise SgfError(f"setup property {setup[0]} after the first move is not supported",
-                           text, props[setup[0]][0][1])
-        for point in _points(props.get("AE", ()), size, "AE", text):
+                           text, props[setup[0]][0])
+        for point in _points(_values(props, "AE", text), size, "AE", text, budget):
             black.pop(point, None)
             white.pop(point, None)
         for ident, own, other in (("AB", black, white), ("AW", white, black)):
-            for point in _points(props.get(ident, ()), size, ident, text):
+            for point in _points(_values(props, ident, text), size, ident, text, budget):
                 other.pop(point, None)
                 own[point] = True
         if "PL" in props and not game.moves:
             value, at = _one(props, "PL", text)
             letter = value.strip().upper()[:1]
             if letter not in ("B", "W"):
-                raise SgfError(f"PL[{value}] is not B or W", text, at)
+                raise SgfError(f"PL[{_shown(value)[1:-1]}] is not B or W", text, at)
             game.first_player = BLACK if letter == "B" else WHITE
         played = [ident for ident in ("B", "W") if ident in props]
         if len(played) == 2:
-            raise SgfError("node with both a B and a W move", text, node.offset)
+            raise SgfError("node with both a B and a W move", text, node_at)
         if played:
             ident = played[0]
             value, at = _one(props, ident, text)
@@ -304,17 +359,28 @@ def _read_game(tree, text):
                 raise SgfError(f"{ident}: {exc}", text, at) from None
             game.moves.append((BLACK if ident == "B" else WHITE, move))
         if "C" in props:
-            comment = "\n".join(_text(value) for value, _ in props["C"])
-            k = len(game.moves)
-            game.comments[k] = game.comments[k] + "\n" + comment if k in game.comments else comment
+            comments.setdefault(len(game.moves), []).extend(
+                _text(value) for value, _ in _values(props, "C", text))
+        node_at, props = next(nodes, (None, None))
     game.setup_black = list(black)
     game.setup_white = list(white)
+    game.comments = {k: "\n".join(parts) for k, parts in comments.items()}
     return game
 
 
 def parse_sgf(text, *, max_chars=MAX_CHARS, max_depth=MAX_DEPTH, max_nodes=MAX_NODES):
     """The main line of the first game in an SGF collection. `text` is str or bytes (UTF-8,
-    else Latin-1). Raises SgfError."""
+    else Latin-1). Raises SgfError.
+
+    Bounds: input of at most `max_chars` characters (refused before it is read), at most
+    `max_nodes` nodes and `max_depth` nested variations, at most MAX_SETUP_POINTS setup points
+    (a rectangle's area is checked before it is expanded). Time is linear in the input (about
+    2.5 us per character or node: a few seconds at the limits); memory is the text plus 8
+    bytes per main-line node and 24 per main-line property value (each at least two
+    characters: at most 12 bytes per input character), plus the texts of the main line's
+    comments, plus while one node is read 40 bytes per value of that node (40 MB at most for a
+    2 MB node); nodes off the main line and games after the first are checked or skipped, not
+    kept."""
     if isinstance(text, (bytes, bytearray)):
         if len(text) > max_chars:
             raise SgfError(f"SGF is too large: {len(text)} bytes, the limit is {max_chars}")
@@ -326,14 +392,23 @@ def parse_sgf(text, *, max_chars=MAX_CHARS, max_depth=MAX_DEPTH, max_nodes=MAX_N
         raise SgfError(f"SGF must be text or bytes, not {type(text).__name__}")
     if len(text) > max_chars:
         raise SgfError(f"SGF is too large: {len(text)} characters, the limit is {max_chars}")
-    trees = _parse_trees(text, max_depth, max_nodes)
-    return _read_game(trees[0], text)
+    return _read_game(_parse_main_line(text, max_depth, max_nodes), text)
 
 
 def read_sgf_file(path, *, max_chars=MAX_CHARS):
-    """parse_sgf on a file's contents; reads at most max_chars + 1 bytes."""
-    with open(path, "rb") as handle:
-        data = handle.read(max_chars + 1)
+    """parse_sgf on a file's contents. The path must name a regular file of at most max_chars
+    bytes (a FIFO or device is refused without blocking: fastgo.config.read_regular_file).
+    Raises OSError when it cannot be read, SgfError when it is too large or not an SGF game."""
+    import errno
+
+    from fastgo.config import read_regular_file
+
+    try:
+        data = read_regular_file(path, max_chars)
+    except OSError as err:
+        if err.errno == errno.EFBIG:
+            raise SgfError(f"SGF is too large: {err.strerror}") from None
+        raise
     return parse_sgf(data, max_chars=max_chars)
 
 

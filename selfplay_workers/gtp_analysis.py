@@ -18,7 +18,7 @@ import select
 import time
 
 from fastgo import coords
-from fastgo.gtp import GtpError, parse_color
+from fastgo.gtp import MAX_LINE_CHARS, GtpError, OverlongLine, int_arg, parse_color
 
 PONDER_VISITS = 32             # root visits added between two looks at the input
 MAX_INTERVAL_CS = 360_000      # an hour
@@ -38,36 +38,62 @@ class LineReader:
             self._fd = None
         self._lines = iter(stream) if self._fd is None else None
         self._buffer = b""
+        self._start = 0                # self._buffer[self._start:] is unread
+        self._scanned = 0              # no newline in self._buffer[self._start:self._scanned]
+        self._dropping = False         # inside a line too long to keep: dropped up to its newline
         self._eof = False
         self._held = None              # a line taken from self._lines by pending()
 
     def _fill(self, timeout):
-        """Reads what the descriptor has within `timeout` seconds (None: wait)."""
+        """Reads what the descriptor has within `timeout` seconds (None: wait). The buffer
+        holds at most MAX_LINE_CHARS + 64 KiB bytes: a longer line is dropped as it comes."""
         ready, _, _ = select.select([self._fd], [], [], timeout)
         if not ready:
             return
         data = os.read(self._fd, 65536)
-        if data:
-            self._buffer += data
-        else:
+        if not data:
             self._eof = True
+            return
+        if self._start:
+            self._buffer = self._buffer[self._start:]
+            self._scanned -= self._start
+            self._start = 0
+        self._buffer += data
+        if self._buffer.find(b"\n", self._scanned) < 0 and len(self._buffer) > MAX_LINE_CHARS:
+            self._dropping = True
+            self._buffer = b""
+            self._scanned = 0
+
+    def _newline(self):
+        at = self._buffer.find(b"\n", self._scanned)
+        self._scanned = len(self._buffer) if at < 0 else at
+        return at
 
     def readline(self):
-        """The next line (text, with its newline if it had one), or None at the end of input."""
+        """The next line (text, with its newline if it had one), or None at the end of input;
+        a line longer than MAX_LINE_CHARS comes back as an empty OverlongLine. Time linear in
+        the input, memory bounded by MAX_LINE_CHARS + 64 KiB."""
         if self._fd is None:
             if self._held is not None:
                 line, self._held = self._held, None
                 return line
             return next(self._lines, None)
-        while b"\n" not in self._buffer and not self._eof:
+        while self._newline() < 0 and not self._eof:
             self._fill(None)
-        if b"\n" in self._buffer:
-            line, _, self._buffer = self._buffer.partition(b"\n")
+        at = self._newline()
+        if at >= 0:
+            line = self._buffer[self._start:at]
+            self._start = self._scanned = at + 1
+            if self._dropping:
+                self._dropping = False
+                return OverlongLine()
             return line.decode("utf-8", errors="replace") + "\n"
-        if self._buffer:
-            line, self._buffer = self._buffer, b""
-            return line.decode("utf-8", errors="replace")
-        return None
+        line = self._buffer[self._start:]
+        self._buffer, self._start, self._scanned = b"", 0, 0
+        if self._dropping:
+            self._dropping = False
+            return OverlongLine()
+        return line.decode("utf-8", errors="replace") if line else None
 
     def pending(self, timeout=0.0):
         """Whether a line (or the end of input) is there to read, waiting up to `timeout` s."""
@@ -75,10 +101,10 @@ class LineReader:
             if self._held is None:
                 self._held = next(self._lines, None)
             return True
-        if b"\n" in self._buffer or self._eof:
+        if self._newline() >= 0 or self._eof:
             return True
         self._fill(timeout)
-        return b"\n" in self._buffer or self._eof
+        return self._newline() >= 0 or self._eof
 
 
 def parse_analyze_args(args):
@@ -88,17 +114,15 @@ def parse_analyze_args(args):
     words = list(args)
     if words and words[0].lower() in ("b", "w", "black", "white"):
         color = parse_color(words.pop(0))
-    if words and words[0].isdigit():
-        interval_cs = int(words.pop(0))
+    if words and words[0].isascii() and words[0].isdigit():
+        interval_cs = int_arg(words.pop(0), 0, MAX_INTERVAL_CS)
     while words:
         key = words.pop(0).lower()
-        if key not in ("interval", "minmoves", "maxmoves") or not words or not words[0].isdigit():
+        if key not in ("interval", "minmoves", "maxmoves") or not words:
             raise GtpError("syntax error")
-        value = int(words.pop(0))
+        value = int_arg(words.pop(0), 0, MAX_INTERVAL_CS if key == "interval" else None)
         if key == "interval":
             interval_cs = value
-    if interval_cs > MAX_INTERVAL_CS:
-        raise GtpError("syntax error")
     return color, interval_cs / 100.0
 
 

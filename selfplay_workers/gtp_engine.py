@@ -10,14 +10,15 @@ import logging
 import sys
 
 from fastgo import coords, sgf
-from fastgo.gtp import (BLACK, WHITE, GtpError, color_name, format_response, parse_color,
-                        parse_line)
+from fastgo.gtp import (BLACK, WHITE, GtpError, color_name, float_arg, format_response, int_arg,
+                        parse_color, parse_line)
 
 log = logging.getLogger("fastgo.gtp")
 
 ENGINE_NAME = "fastgo"
 MIN_SIZE = 2
 MAX_SIZE = 25
+MAX_TIME = 10 ** 9          # seconds or stones in time commands (about 31 years)
 
 
 def _engine_version():
@@ -150,7 +151,10 @@ class GtpEngine:
     def handle_line(self, line):
         """The response text for one input line, or None when the line is empty or a comment."""
         self.analysis_interval = None
-        command = parse_line(line)
+        try:
+            command = parse_line(line)
+        except GtpError as exc:     # an overlong line or an id beyond range: no id to echo
+            return format_response(None, str(exc), ok=False)
         if command is None:
             return None
         if not command.name:
@@ -226,10 +230,7 @@ class GtpEngine:
 
     def cmd_boardsize(self, args):
         self._arity(args, 1)
-        try:
-            size = int(args[0])
-        except ValueError:
-            raise GtpError("boardsize not an integer") from None
+        size = int_arg(args[0], message="boardsize not an integer")
         self._check_size(size)
         self.size = size
         self._new_game()
@@ -254,12 +255,7 @@ class GtpEngine:
 
     def cmd_komi(self, args):
         self._arity(args, 1)
-        try:
-            komi = float(args[0])
-        except ValueError:
-            raise GtpError("komi not a float") from None
-        if komi != komi or abs(komi) > 10_000:
-            raise GtpError("komi not a float")
+        komi = float_arg(args[0], -10_000, 10_000, message="komi not a float")
         self.komi = komi
         self.game.komi = komi
         return ""
@@ -276,15 +272,12 @@ class GtpEngine:
 
     def cmd_fixed_handicap(self, args):
         self._arity(args, 1)
-        if not args[0].isdigit():
-            raise GtpError("handicap not an integer")
-        return self._place_handicap(handicap_points(self.size, int(args[0])))
+        count = int_arg(args[0], message="handicap not an integer")
+        return self._place_handicap(handicap_points(self.size, count))
 
     def cmd_place_free_handicap(self, args):
         self._arity(args, 1)
-        if not args[0].isdigit():
-            raise GtpError("handicap not an integer")
-        count = int(args[0])
+        count = int_arg(args[0], message="handicap not an integer")
         if count < 2 or count >= self.size * self.size:
             raise GtpError("invalid handicap")
         points = []
@@ -322,9 +315,8 @@ class GtpEngine:
         self._arity(args, 1, 2)
         stop = None
         if len(args) == 2:
-            if not args[1].isdigit():
-                raise GtpError("syntax error")
-            stop = int(args[1]) - 1 if int(args[1]) > 0 else None   # position before that move
+            number = int_arg(args[1], 0)
+            stop = number - 1 if number > 0 else None   # position before that move
         try:
             record = sgf.read_sgf_file(args[0])
         except OSError:
@@ -466,21 +458,13 @@ class GtpEngine:
 
     def cmd_time_settings(self, args):
         self._arity(args, 3)
-        try:
-            main, byo, stones = (int(a) for a in args)
-        except ValueError:
-            raise GtpError("syntax error") from None
-        if main < 0 or byo < 0 or stones < 0:
-            raise GtpError("syntax error")
+        main, byo, stones = (int_arg(a, 0, MAX_TIME) for a in args)
         self.time_settings = (main, byo, stones)
         return ""
 
     def cmd_time_left(self, args):
         self._arity(args, 3)
         color = parse_color(args[0])
-        try:
-            seconds, stones = int(args[1]), int(args[2])
-        except ValueError:
-            raise GtpError("syntax error") from None
+        seconds, stones = int_arg(args[1], -MAX_TIME, MAX_TIME), int_arg(args[2], 0, MAX_TIME)
         self.time_left[color] = (seconds, stones)
         return ""

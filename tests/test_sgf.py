@@ -153,7 +153,7 @@ MALFORMED = [
     ("(;SZ[9:13])", "rectangular"),
     ("(;SZ[9][9])", "takes one value"),
     ("(;KM[seven])", "KM\\[seven\\] is not a number"),
-    ("(;KM[nan])", "not a usable komi"),
+    ("(;KM[nan])", r"KM\[nan\] is not a number"),
     ("(;GM[2])", "not a game of Go"),
     ("(;SZ[9];B[jj])", "'jj' is off a 9x9 board"),
     ("(;SZ[9];B[a])", "invalid SGF point 'a'"),
