@@ -44,7 +44,7 @@ cimport numpy as cnp
 from libc.math cimport sqrt, exp, log, isfinite, INFINITY
 from libc.stdint cimport uint8_t, int16_t, int32_t, uint64_t
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy, memmove, memset
 
 from fastgo.board cimport (
     Board, BoardState, MAX_MOVES, MIN_SIZE, MAX_SIZE, BLACK, WHITE,
@@ -481,7 +481,7 @@ cdef class BatchedSearch:
     cdef void _push_history(self, GameSlot* s, uint64_t h) noexcept nogil:
         # Keeps the most recent history_cap positions (older ones drop out).
         if s.history_len == s.history_cap:
-            memcpy(s.history, s.history + 1, (s.history_cap - 1) * sizeof(uint64_t))
+            memmove(s.history, s.history + 1, (s.history_cap - 1) * sizeof(uint64_t))
             s.history_len -= 1
         s.history[s.history_len] = h
         s.history_len += 1
@@ -606,6 +606,18 @@ cdef class BatchedSearch:
         """Batches collected and not yet applied."""
         return self.batch_count
 
+    def idle_games(self):
+        """int32 array of the games whose search has ended (or never started) and that have no
+        leaf in flight: a move may be chosen and played there now."""
+        cdef int g, k = 0
+        out = np.empty(self.games, dtype=np.int32)
+        cdef int32_t[::1] o = out
+        for g in range(self.games):
+            if not self.slots[g].active and self.slots[g].inflight == 0:
+                o[k] = g
+                k += 1
+        return out[:k]
+
     @property
     def done(self):
         """True when no game wants more simulations and nothing is in flight."""
@@ -642,9 +654,10 @@ cdef class BatchedSearch:
         count = self.batch_sizes[self.batch_head]
         cdef cnp.ndarray la = np.ascontiguousarray(logits, dtype=np.float32)
         cdef cnp.ndarray va = np.ascontiguousarray(values, dtype=np.float32).reshape(-1)
-        if la.ndim != 2 or la.shape[0] < count or la.shape[1] != nn + 1:
-            raise ValueError(f"logits have shape {np.shape(la)}, expected ({count}, {nn + 1})")
-        if va.shape[0] < count:
+        if la.ndim != 2 or la.shape[0] != count or la.shape[1] != nn + 1:
+            raise ValueError(f"logits have shape {np.shape(la)}, expected ({count}, {nn + 1}); "
+                             f"batch left in flight")
+        if va.shape[0] != count:
             raise ValueError(f"values have shape {np.shape(va)}, expected ({count},)")
         cdef const float* lp = <const float*>la.data
         cdef const float* vp = <const float*>va.data

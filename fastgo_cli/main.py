@@ -11,6 +11,8 @@ import sys
 COMMANDS = {
     "gtp": ("fastgo_cli.gtp_cmd", "GTP v2 engine for Sabaki, GoGui and match runners"),
     "serve": ("fastgo_cli.serve_cmd", "run the batching inference server"),
+    "selfplay": ("fastgo_cli.selfplay_cmd", "one self-play worker: games through the server into shards"),
+    "train": ("fastgo_cli.train_cmd", "the trainer: shards in, checkpoints out, hot reload"),
 }
 
 # `fastgo bench TARGET` -> (module, one-line help)

@@ -66,9 +66,10 @@ class PolicyValueNet(nn.Module):
         self.value_bn = nn.BatchNorm2d(config.value_channels)
         self.value_fc1 = nn.Linear(config.value_channels * n * n, config.value_hidden)
         self.value_fc2 = nn.Linear(config.value_hidden, 1)
+        # Ownership (KataGo's auxiliary target): one 1x1 conv, tanh per point, side to move's view.
+        self.ownership_conv = nn.Conv2d(c, 1, 1) if config.ownership_head else None
 
-    def forward(self, planes):
-        """planes: float [B, P, N, N] -> (logits [B, N*N+1], value [B])."""
+    def _heads(self, planes):
         x = F.relu(self.stem_bn(self.stem(planes)))
         x = self.blocks(x)
         p = F.relu(self.policy_bn(self.policy_conv(x)))
@@ -76,7 +77,20 @@ class PolicyValueNet(nn.Module):
         v = F.relu(self.value_bn(self.value_conv(x)))
         v = F.relu(self.value_fc1(torch.flatten(v, 1)))
         value = torch.tanh(self.value_fc2(v)).squeeze(1)
+        return x, logits, value
+
+    def forward(self, planes):
+        """planes: float [B, P, N, N] -> (logits [B, N*N+1], value [B])."""
+        _, logits, value = self._heads(planes)
         return logits, value
+
+    def forward_train(self, planes):
+        """-> (logits [B, N*N+1], value [B], ownership [B, N*N] in [-1, 1] or None)."""
+        x, logits, value = self._heads(planes)
+        ownership = None
+        if self.ownership_conv is not None:
+            ownership = torch.tanh(torch.flatten(self.ownership_conv(x), 1))
+        return logits, value, ownership
 
 
 def build_model(config: ModelConfig, seed: int | None = None) -> PolicyValueNet:

@@ -1,0 +1,255 @@
+# Replaying recorded games on the C board (see replay.pxd). A game record stores moves only;
+# `check_game` verifies them under the self-play rules (positional superko, play stops at two
+# passes or the move cap) in time linear in the game, and `encode_samples` rebuilds sampled
+# positions for training: replay, encode, one of the 8 symmetries, dense targets, one nogil loop.
+import numpy as np
+
+cimport numpy as cnp
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint64_t
+from libc.stdlib cimport calloc, free
+from libc.string cimport memset
+
+from fastgo.board cimport (
+    BoardState, MIN_SIZE, MAX_SIZE, MAX_MOVES, PADDED, EMPTY, BLACK, WHITE, BORDER,
+    board_init, board_play, board_is_legal, board_is_over, board_score, board_position_hash)
+from fastgo.features cimport ENC_ALPHAZERO, ENC_LIBERTY, encoding_planes, encode
+from fastgo.symmetry cimport sym_move, sym_planes
+
+cnp.import_array()
+
+_REASONS = {REPLAY_OFF_BOARD: "off board", REPLAY_ILLEGAL: "illegal (occupied, suicide or ko)",
+            REPLAY_SUPERKO: "superko", REPLAY_AFTER_END: "played after the game ended"}
+_ENCODINGS = {"alphazero": ENC_ALPHAZERO, "liberty": ENC_LIBERTY}
+
+
+cdef void board_ownership(const BoardState* b, int8_t* out) noexcept nogil:
+    cdef uint8_t visited[PADDED]
+    cdef int16_t stack[PADDED]
+    cdef int16_t region[PADDED]
+    cdef int st = b.stride, n = b.size
+    cdef int r, c, p, q, nb, top, count, reach, col, d, i, owner
+    cdef int off[4]
+    off[0] = 1
+    off[1] = -1
+    off[2] = st
+    off[3] = -st
+    memset(visited, 0, PADDED)
+    for r in range(n):
+        for c in range(n):
+            p = (r + 1) * st + c + 1
+            col = b.color[p]
+            if col == BLACK:
+                out[r * n + c] = 1
+            elif col == WHITE:
+                out[r * n + c] = -1
+            elif not visited[p]:
+                visited[p] = 1
+                stack[0] = p
+                top = 1
+                count = 0
+                reach = 0
+                while top > 0:
+                    top -= 1
+                    q = stack[top]
+                    region[count] = q
+                    count += 1
+                    for d in range(4):
+                        nb = q + off[d]
+                        col = b.color[nb]
+                        if col == EMPTY:
+                            if not visited[nb]:
+                                visited[nb] = 1
+                                stack[top] = nb
+                                top += 1
+                        elif col != BORDER:
+                            reach |= col          # BLACK = 1, WHITE = 2: a two-bit mask
+                owner = 1 if reach == BLACK else (-1 if reach == WHITE else 0)
+                for i in range(count):
+                    q = region[i]
+                    out[(q // st - 1) * n + q % st - 1] = owner
+
+
+cdef int _replay_checked(BoardState* b, const int16_t* moves, int count, uint64_t* table,
+                         int mask, int* bad) noexcept nogil:
+    # Plays moves[0 .. count) on b (a fresh board); returns REPLAY_OK or the code of the first
+    # refused move, whose index goes to bad[0]. table: an open-addressing set of mask + 1 slots
+    # (0 = empty; a hash of 0 is stored as 1: a false superko needs a 2**-64 coincidence).
+    cdef int i, nn = b.size * b.size, move
+    cdef uint64_t h, slot
+    h = board_position_hash(b)
+    h = h if h else 1
+    table[h & mask] = h
+    for i in range(count):
+        move = moves[i]
+        bad[0] = i
+        if board_is_over(b):
+            return REPLAY_AFTER_END
+        if move < 0 or move > nn:
+            return REPLAY_OFF_BOARD
+        if not board_play(b, move):
+            return REPLAY_ILLEGAL
+        if move == nn:
+            continue
+        h = board_position_hash(b)
+        h = h if h else 1
+        slot = h & mask
+        while table[slot] != 0:
+            if table[slot] == h:
+                return REPLAY_SUPERKO
+            slot = (slot + 1) & mask
+        table[slot] = h
+    bad[0] = -1
+    return REPLAY_OK
+
+
+def check_game(int size, float komi, const int16_t[::1] moves not None):
+    """Replays `moves` (pass = N*N) from the empty board under positional superko.
+
+    Returns (bad, reason, over, score, ownership): bad is the index of the first refused move
+    (-1: all legal) and reason its cause; over whether the final position ended the game (two
+    passes or the move cap); score the Tromp-Taylor score of the final position (Black minus
+    White minus komi); ownership int8 [N*N] of the final position (+1 Black, -1 White, 0 dame).
+    Time and memory are linear in len(moves)."""
+    cdef BoardState* b
+    cdef uint64_t* table
+    cdef int count = moves.shape[0], mask = 1, bad = -1, code
+    cdef float score
+    cdef bint over
+    if not MIN_SIZE <= size <= MAX_SIZE:
+        raise ValueError(f"board size must be {MIN_SIZE}..{MAX_SIZE}, got {size}")
+    while mask < 2 * (count + 1):
+        mask <<= 1
+    ownership = np.zeros(size * size, dtype=np.int8)
+    cdef int8_t[::1] own = ownership
+    b = <BoardState*>calloc(1, sizeof(BoardState))
+    table = <uint64_t*>calloc(mask, sizeof(uint64_t))
+    if b == NULL or table == NULL:
+        free(b)
+        free(table)
+        raise MemoryError()
+    try:
+        with nogil:
+            board_init(b, size, komi)
+            b.track_history = 0
+            code = _replay_checked(b, &moves[0] if count else NULL, count, table, mask - 1, &bad)
+            over = board_is_over(b)
+            score = board_score(b)
+            board_ownership(b, &own[0])
+    finally:
+        free(b)
+        free(table)
+    return bad, _REASONS.get(code, ""), bool(over), float(score), ownership
+
+
+def encode_samples(int size, float komi, encoding,
+                   const int16_t[::1] moves not None, const int64_t[::1] game_start not None,
+                   const int8_t[::1] winner not None, const int8_t[:, ::1] ownership not None,
+                   const int64_t[::1] policy_start not None, const int16_t[::1] policy_moves not None,
+                   const float[::1] policy_visits not None, const uint8_t[::1] full not None,
+                   const int32_t[::1] sample_game not None, const int32_t[::1] sample_move not None,
+                   const uint8_t[::1] sample_sym not None,
+                   uint8_t[:, :, :, ::1] out_planes not None, float[:, ::1] out_policy not None,
+                   float[::1] out_policy_weight not None, float[::1] out_value not None,
+                   float[:, ::1] out_ownership not None):
+    """Rebuilds B sampled positions and their targets (the trainer's data path).
+
+    The window holds G games: game g's moves are moves[game_start[g] .. game_start[g+1]), its
+    winner winner[g] (1 Black, -1 White, 0 draw) and final ownership ownership[g] (int8 [N*N],
+    Black's view). Position p = game_start[g] + m (m moves played) has its search's visits in
+    policy_moves / policy_visits[policy_start[p] .. policy_start[p+1]) and full[p] = 1 where it
+    was a full search. Sample i is position sample_move[i] of game sample_game[i] under symmetry
+    sample_sym[i]. Writes planes [B, P, N, N], the visit distribution [B, N*N+1] (zeros and weight
+    0 where there is none), the value target [B] and ownership [B, N*N], both from the side to
+    move's view. Indices are checked before the loop; games are replayed unchecked (the reader
+    verified them)."""
+    cdef int enc = _ENCODINGS.get(encoding, -1)
+    cdef int planes, nn = size * size, count = sample_game.shape[0]
+    cdef int64_t games = game_start.shape[0] - 1, positions
+    cdef int i, j, m, g, sym, point, row_bytes, mover
+    cdef int64_t start, p, k
+    cdef float total, sign
+    cdef BoardState* b
+    cdef uint8_t* scratch
+    if enc < 0:
+        raise ValueError(f"unknown encoding {encoding!r}")
+    if not MIN_SIZE <= size <= MAX_SIZE:
+        raise ValueError(f"board size must be {MIN_SIZE}..{MAX_SIZE}, got {size}")
+    planes = encoding_planes(enc)
+    row_bytes = planes * nn
+    positions = policy_start.shape[0] - 1
+    if games < 0 or positions < 0:
+        raise ValueError("game_start and policy_start need at least one entry")
+    if winner.shape[0] < games or ownership.shape[0] < games or ownership.shape[1] != nn:
+        raise ValueError("winner / ownership do not cover every game")
+    if full.shape[0] < positions or policy_visits.shape[0] < policy_moves.shape[0]:
+        raise ValueError("full / policy_visits shorter than the positions / policy_moves")
+    if (sample_move.shape[0] != count or sample_sym.shape[0] != count or out_planes.shape[0] < count
+            or out_policy.shape[0] < count or out_value.shape[0] < count
+            or out_policy_weight.shape[0] < count or out_ownership.shape[0] < count):
+        raise ValueError("sample arrays and outputs must have the same length")
+    if (out_planes.shape[1] != planes or out_planes.shape[2] != size or out_planes.shape[3] != size
+            or out_policy.shape[1] != nn + 1 or out_ownership.shape[1] != nn):
+        raise ValueError("output shapes do not match the board size and encoding")
+    for i in range(count):
+        g = sample_game[i]
+        if not 0 <= g < games or not 0 <= sample_move[i] < game_start[g + 1] - game_start[g] \
+                or sample_sym[i] > 7:
+            raise ValueError(f"sample {i}: game {g}, move {sample_move[i]}, symmetry "
+                             f"{sample_sym[i]} out of range")
+        start = game_start[g]
+        p = start + sample_move[i]
+        if start < 0 or game_start[g + 1] > moves.shape[0] or p >= positions \
+                or not 0 <= policy_start[p] <= policy_start[p + 1] <= policy_moves.shape[0]:
+            raise ValueError(f"sample {i}: game {g} indexes past the window's arrays")
+    b = <BoardState*>calloc(1, sizeof(BoardState))
+    scratch = <uint8_t*>calloc(row_bytes, 1)
+    if b == NULL or scratch == NULL:
+        free(b)
+        free(scratch)
+        raise MemoryError()
+    try:
+        with nogil:
+            for i in range(count):
+                g = sample_game[i]
+                m = sample_move[i]
+                sym = sample_sym[i]
+                start = game_start[g]
+                board_init(b, size, komi)
+                for j in range(m):
+                    board_play(b, moves[start + j])
+                if sym == 0:
+                    encode(b, enc, &out_planes[i, 0, 0, 0])
+                else:
+                    encode(b, enc, scratch)
+                    sym_planes(scratch, &out_planes[i, 0, 0, 0], planes, size, sym)
+                # Policy: the search's visits, normalised, moved by the symmetry.
+                p = start + m
+                for j in range(nn + 1):
+                    out_policy[i, j] = 0.0
+                total = 0.0
+                for k in range(policy_start[p], policy_start[p + 1]):
+                    point = policy_moves[k]
+                    if point < 0 or point > nn or policy_visits[k] <= 0:
+                        continue
+                    if point != nn and sym != 0:
+                        point = sym_move(point, size, sym)
+                    out_policy[i, point] += policy_visits[k]
+                    total += policy_visits[k]
+                if total > 0 and full[p]:
+                    for j in range(nn + 1):
+                        out_policy[i, j] /= total
+                    out_policy_weight[i] = 1.0
+                else:
+                    for j in range(nn + 1):
+                        out_policy[i, j] = 0.0
+                    out_policy_weight[i] = 0.0
+                # Value and ownership from the side to move's view (Black moves at even m).
+                mover = b.to_move
+                sign = 1.0 if mover == BLACK else -1.0
+                out_value[i] = sign * winner[g]
+                for j in range(nn):
+                    point = j if sym == 0 else sym_move(j, size, sym)
+                    out_ownership[i, point] = sign * ownership[g, j]
+    finally:
+        free(b)
+        free(scratch)

@@ -1,0 +1,34 @@
+"""The wrapper every long-running role shares: logging to its own file in the run directory
+(and to stderr), any exception logged with its traceback, then a loud non-zero exit; a config
+error is one line and exit status 2."""
+from __future__ import annotations
+
+import logging
+import sys
+
+
+def setup_logging(log_path: str | None, *, quiet: bool = False):
+    handlers = []
+    if log_path:
+        handlers.append(logging.FileHandler(log_path))
+    if not quiet or not handlers:
+        handlers.append(logging.StreamHandler(sys.stderr))
+    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+
+
+def run_role(name: str, body) -> int:
+    """Runs body() -> exit status; ConfigError: one line, 2; any other exception: logged with
+    its traceback, 1."""
+    from fastgo.config import ConfigError
+
+    try:
+        return int(body() or 0)
+    except ConfigError as err:
+        print(f"fastgo {name}: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception:
+        logging.getLogger(f"fastgo.{name}").exception("fastgo %s failed", name)
+        return 1

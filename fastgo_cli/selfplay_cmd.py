@@ -1,0 +1,64 @@
+"""`fastgo selfplay --config C --run-dir DIR [--server ENDPOINT] [--games G]`: one self-play
+worker process writing shards into DIR/shards through the inference server."""
+import json
+import os
+
+
+def add_arguments(parser):
+    parser.add_argument("--config", required=True, help="TOML config ([model], [selfplay], [server])")
+    parser.add_argument("--run-dir", required=True, help="the run directory (created if missing)")
+    parser.add_argument("--server", help="server endpoint (default: server.endpoint of the config)")
+    parser.add_argument("--games", type=int, help="games at once (default: selfplay.games)")
+    parser.add_argument("--worker-id", type=int, default=0, help="this worker's number (names its shards)")
+    parser.add_argument("--seed", type=int, help="override selfplay.seed")
+    parser.add_argument("--max-games", type=int, help="stop after this many finished games")
+    parser.add_argument("--seconds", type=float, help="stop after this long")
+    parser.add_argument("--quiet", action="store_true", help="log to the run directory only")
+
+
+def run(args) -> int:
+    from fastgo_cli.role import run_role
+    return run_role("selfplay", lambda: _run(args))
+
+
+def _run(args) -> int:
+    from fastgo.config import ConfigError, load_config
+    from fastgo.rundir import open_run_dir
+    from fastgo_cli.role import setup_logging
+    from inference_server.client import InferenceClient, ServerUnavailable
+    from selfplay_workers.worker import SelfplayWorker, remove_stale_temporaries
+
+    config = load_config(args.config)
+    for name, value, low, high in (("--games", args.games, 1, 4096),
+                                   ("--worker-id", args.worker_id, 0, 1_000_000),
+                                   ("--seed", args.seed, 0, (1 << 63) - 1),
+                                   ("--max-games", args.max_games, 1, 1 << 40)):
+        if value is not None and not low <= value <= high:
+            raise ConfigError(f"{name}: must be in {low}..{high}, got {value}")
+    if args.seconds is not None and not args.seconds > 0:
+        raise ConfigError(f"--seconds: must be > 0, got {args.seconds}")
+    run_dir = open_run_dir(args.run_dir)
+    setup_logging(run_dir.log(f"selfplay-w{args.worker_id}"), quiet=args.quiet)
+    import logging
+    log = logging.getLogger("fastgo.selfplay")
+    removed = remove_stale_temporaries(run_dir.shards, args.worker_id)
+    if removed:
+        log.info("removed %d unfinished shard(s) of an earlier run of worker %d", removed, args.worker_id)
+    endpoint = args.server or config.server.endpoint
+    client = InferenceClient(endpoint, slot=config.trainer.publish_slot,
+                             timeout_s=config.selfplay.timeout_s, retries=5)
+    worker = SelfplayWorker(config, client, shard_dir=run_dir.shards, worker_id=args.worker_id,
+                            games=args.games, seed=args.seed, sgf_dir=run_dir.sgf)
+    worker.install_signal_handlers()
+    log.info("worker %d: %d games at once, %d visits, server %s", args.worker_id, worker.games,
+             config.selfplay.visits, endpoint)
+    try:
+        stats = worker.run(max_games=args.max_games, seconds=args.seconds)
+    except ServerUnavailable as err:
+        log.error("server %s unavailable: %s", endpoint, err)
+        return 1
+    finally:
+        client.close()
+    log.info("stats %s", json.dumps(stats))
+    print("fastgo selfplay: stats " + json.dumps(stats), flush=True)
+    return 0

@@ -1,0 +1,143 @@
+"""Matches between two players, many games at once: the learning tests, the trainer's
+evaluation, and the arena. A side is a SearchSide (an evaluator behind the batched PUCT search:
+all of its games to move are searched together, one batch per simulation step) or any player
+with genmove(game) (random, pure MCTS, a GTP engine). Colors alternate: A is Black in even
+games. Never imports torch (evaluators come from the caller).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from fastgo.board import BLACK
+from fastgo.game import RESIGN, Game
+from fastgo.mcts import BatchedSearch
+
+
+class SearchSide:
+    """An evaluator with `visits` root visits per move, no noise, the most visited move (the
+    first `opening_moves` moves of a game sampled by visit count, for variety)."""
+
+    def __init__(self, evaluator, visits, *, name="net", encoding="alphazero", opening_moves=0,
+                 seed=0, **search_options):
+        self.evaluator = evaluator
+        self.visits = int(visits)
+        self.name = name
+        self.encoding = encoding
+        self.opening_moves = int(opening_moves)
+        self.seed = seed
+        self.options = search_options
+        self.search = None
+
+    def prepare(self, games, size, komi):
+        self.search = BatchedSearch(games=games, size=size, komi=komi, encoding=self.encoding,
+                                    noise_weight=0.0, seed=self.seed, **self.options)
+
+    def moves(self, indices, games):
+        search = self.search
+        for g in indices:
+            search.set_position(g, games[g])
+        search.run(self.evaluator, self.visits, games=list(indices))
+        out = []
+        for g in indices:
+            temperature = 1.0 if len(games[g].moves) < self.opening_moves else 0.0
+            out.append(search.choose_move(g, temperature, resign=False))
+        return out
+
+
+@dataclass
+class MatchResult:
+    name_a: str
+    name_b: str
+    games: int = 0
+    wins_a: int = 0
+    wins_b: int = 0
+    draws: int = 0
+    wins_a_black: int = 0        # A's wins with Black
+    wins_a_white: int = 0
+    games_a_black: int = 0
+    records: list = field(default_factory=list)     # finished Game objects
+
+    @property
+    def score_a(self) -> float:
+        """A's score: wins + half the draws, over games."""
+        return (self.wins_a + 0.5 * self.draws) / max(1, self.games)
+
+    def wilson(self, z: float = 1.96):
+        """95% Wilson interval of A's win rate (draws count half)."""
+        return wilson_interval(self.wins_a + 0.5 * self.draws, self.games, z)
+
+    def elo(self):
+        """A's Elo difference from its score, with the interval from the Wilson bounds."""
+        low, high = self.wilson()
+        return elo_from_score(self.score_a), elo_from_score(low), elo_from_score(high)
+
+
+def wilson_interval(successes: float, n: int, z: float = 1.96):
+    if n <= 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def elo_from_score(score: float) -> float:
+    score = min(max(score, 1e-4), 1 - 1e-4)
+    return -400.0 * math.log10(1.0 / score - 1.0)
+
+
+def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False) -> MatchResult:
+    """Plays `games` games between sides a and b (A Black in even games) all at once."""
+    result = MatchResult(getattr(a, "name", "A"), getattr(b, "name", "B"))
+    boards = [Game(size, komi) for _ in range(games)]
+    for side in (a, b):
+        if hasattr(side, "prepare"):
+            side.prepare(games, size, komi)
+        if hasattr(side, "reset"):
+            side.reset()
+    a_black = [g % 2 == 0 for g in range(games)]
+    while True:
+        live = [g for g in range(games) if not boards[g].is_over()]
+        if not live:
+            break
+        for side, is_a in ((a, True), (b, False)):
+            turn = [g for g in live if not boards[g].is_over()
+                    and (boards[g].to_move == BLACK) == (a_black[g] == is_a)]
+            if not turn:
+                continue
+            if hasattr(side, "moves"):
+                chosen = side.moves(turn, boards)
+            else:
+                chosen = []
+                for g in turn:
+                    if hasattr(side, "reset") and not boards[g].moves:
+                        side.reset()
+                    chosen.append(side.genmove(boards[g]))
+            for g, move in zip(turn, chosen):
+                game = boards[g]
+                if move == RESIGN:
+                    game.resign(game.to_move)
+                elif game.is_legal(int(move)):
+                    game.play(int(move))
+                else:                         # a side that answers an illegal move passes
+                    game.play(game.board.pass_move)
+    for g, game in enumerate(boards):
+        result.games += 1
+        if a_black[g]:
+            result.games_a_black += 1
+        winner = game.winner
+        if winner is None:
+            result.draws += 1
+        elif (winner == BLACK) == a_black[g]:
+            result.wins_a += 1
+            if a_black[g]:
+                result.wins_a_black += 1
+            else:
+                result.wins_a_white += 1
+        else:
+            result.wins_b += 1
+        if keep_records:
+            result.records.append(game)
+    return result

@@ -1,0 +1,340 @@
+"""The self-play worker (`fastgo selfplay`): G games at once through one BatchedSearch and one
+evaluator (the inference client), two batches in flight, finished games written to shards.
+
+Per batch: collect leaves of every searching game into one buffer, submit it, and while it is
+out collect the next one; apply replies oldest first. Per move (Python, not per simulation): a
+game whose search ended chooses its move (temperature for the first moves, then the most
+visited; resignation with a disabled fraction), records the search, plays, and starts the next
+search on the reused tree. Never imports torch.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+import uuid
+from collections import deque
+
+import numpy as np
+
+from fastgo.board import BLACK, IllegalMoveError
+from fastgo.game import RESIGN, Game
+from fastgo.mcts import BatchedSearch
+from fastgo.replay import check_game
+from inference_server.experience import GameRecord, ShardWriter
+
+log = logging.getLogger("fastgo.selfplay")
+
+
+class _GameInProgress:
+    """What the worker keeps for one game until it ends (lists of per-move arrays)."""
+
+    __slots__ = ("game", "moves", "full", "root_value", "policy_count", "policy_moves",
+                 "policy_visits", "versions", "t_start", "seed")
+
+    def __init__(self, size, komi, seed):
+        self.game = Game(size, komi)
+        self.moves = []
+        self.full = []
+        self.root_value = []
+        self.policy_count = []
+        self.policy_moves = []
+        self.policy_visits = []
+        self.versions = []
+        self.t_start = time.time()
+        self.seed = seed
+
+
+class SelfplayWorker:
+    """SelfplayWorker(config, evaluator, shard_dir, ...).run(): plays until stopped.
+
+    evaluator: submit(planes) -> ticket, receive(ticket) -> (logits, values), model_version
+    (inference_server.evaluator's interface; the client in production). config: a fastgo Config
+    (model for the board size and encoding, selfplay for the search and the shards)."""
+
+    def __init__(self, config, evaluator, *, shard_dir, worker_id=0, games=None, seed=None,
+                 sgf_dir=None):
+        self.config = config
+        sp = config.selfplay
+        self.sp = sp
+        self.size = config.model.board_size
+        self.evaluator = evaluator
+        self.shard_dir = os.fspath(shard_dir)
+        self.sgf_dir = sgf_dir
+        self.worker_id = int(worker_id)
+        self.games = int(games or sp.games)
+        if seed is None:
+            seed = sp.seed or int.from_bytes(os.urandom(7), "little")
+        self.seed = int(seed) & ((1 << 63) - 1)
+        self.search = BatchedSearch(
+            games=self.games, size=self.size, komi=sp.komi, encoding=config.model.encoding,
+            c_puct=sp.c_puct, fpu_reduction=sp.fpu_reduction,
+            dirichlet_alpha=sp.dirichlet_alpha or None, noise_weight=sp.noise_weight,
+            max_batches=2, temperature_moves=sp.temperature_moves,
+            resign_threshold=None if sp.resign_threshold <= -1.0 else sp.resign_threshold,
+            resign_consecutive=sp.resign_consecutive,
+            resign_disabled_fraction=sp.resign_disabled_fraction,
+            cheap_visits=sp.cheap_visits or None,
+            full_search_fraction=sp.full_search_fraction if sp.cheap_visits else 1.0,
+            seed=self.seed)
+        self.prefix = f"w{self.worker_id}-{os.getpid()}"
+        self.stop_requested = False
+        self.writer = None
+        self.shard_seq = 0
+        self.game_seq = 0
+        # counters (also the final stats line)
+        self.games_done = 0
+        self.moves_done = 0
+        self.evals = 0
+        self.batches = 0
+        self.shards_closed = 0
+        self.games_in_shards = 0
+        self.would_resign_games = 0
+        self.false_resigns = 0
+        self.resigned = 0
+        self.started = time.monotonic()
+        self._live = [None] * self.games
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def install_signal_handlers(self):
+        def handler(signum, frame):
+            self.stop_requested = True
+        signal.signal(signal.SIGTERM, handler)
+        signal.signal(signal.SIGINT, handler)
+
+    def _new_game(self, g):
+        seed = (self.seed * 1_000_003 + self.game_seq) & ((1 << 63) - 1)
+        self.game_seq += 1
+        live = _GameInProgress(self.size, self.sp.komi, seed)
+        self._live[g] = live
+        self.search.set_position(g, live.game)
+        self.search.start(self.sp.visits, [g])
+
+    def run(self, *, max_games=None, seconds=None):
+        """Plays until stop_requested, `max_games` finished games or `seconds`; closes the open
+        shard on the way out (games in progress are dropped). Returns the stats dict."""
+        search = self.search
+        n = self.size
+        rows = self.games * search.leaves_per_game
+        buffers = [np.empty((rows, search.planes, n, n), dtype=np.uint8) for _ in range(2)]
+        free = [0, 1]
+        pending = deque()
+        deadline = None if seconds is None else time.monotonic() + seconds
+        for g in range(self.games):
+            self._new_game(g)
+        try:
+            while not self.stop_requested:
+                if max_games is not None and self.games_done >= max_games:
+                    break
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+                while free:
+                    k = free.pop()
+                    count = search.collect(buffers[k])
+                    if count == 0:
+                        free.append(k)
+                        break
+                    pending.append((self.evaluator.submit(buffers[k][:count]), k, count))
+                if pending:
+                    ticket, k, count = pending.popleft()
+                    logits, values = self._receive(ticket, buffers[k][:count])
+                    search.apply(logits, values)
+                    free.append(k)
+                    self.evals += count
+                    self.batches += 1
+                    idle = search.idle_games()
+                else:
+                    idle = search.idle_games()
+                    if not len(idle):
+                        raise RuntimeError("self-play stalled: no batch in flight, no game ready")
+                for g in idle:
+                    self._move(int(g))
+                self._maybe_rotate()
+            # Replies still owed are received so the server's books balance; not applied.
+            while pending:
+                ticket, k, count = pending.popleft()
+                try:
+                    self.evaluator.receive(ticket)
+                except Exception:          # shutting down: the server may already be gone
+                    break
+        finally:
+            self.close_shard()
+        return self.stats()
+
+    def _receive(self, ticket, planes):
+        """The reply to `ticket`; a server answering 'busy' gets the same planes again."""
+        from inference_server.client import ServerError
+
+        delay = 0.01
+        while True:
+            try:
+                return self.evaluator.receive(ticket)
+            except ServerError as err:
+                if err.code != "busy" or self.stop_requested:
+                    raise
+                time.sleep(delay)
+                delay = min(1.0, delay * 2)
+                ticket = self.evaluator.submit(planes)
+
+    # -- one move -------------------------------------------------------------------------------
+
+    def _move(self, g):
+        search = self.search
+        live = self._live[g]
+        game = live.game
+        version = getattr(self.evaluator, "model_version", None)
+        if version is not None and (not live.versions or live.versions[-1] != version):
+            live.versions.append(int(version))
+        if game.is_over():
+            self._finish(g, "passes")
+            return
+        full = search.is_full_search(g)
+        visits = search.root_visits(g)
+        live.root_value.append(search.root_value(g))
+        live.full.append(1 if full else 0)
+        if full:
+            points = np.flatnonzero(visits)
+            live.policy_count.append(len(points))
+            live.policy_moves.append(points.astype(np.int16))
+            live.policy_visits.append(visits[points].astype(np.float32))
+        else:
+            live.policy_count.append(0)
+        move = search.choose_move(g)
+        if move == RESIGN:
+            live.root_value.pop()
+            live.full.pop()
+            live.policy_count.pop()
+            if full:
+                live.policy_moves.pop()
+                live.policy_visits.pop()
+            self.resigned += 1
+            game.resign(game.to_move)
+            self._finish(g, "resign")
+            return
+        try:
+            game.play(int(move))                 # superko is the search's too: never refused
+        except IllegalMoveError as err:          # defensive: a refused move becomes a pass
+            log.error("game %d: search chose %s: %s; passing instead", g, move, err)
+            move = game.board.pass_move
+            game.play(move)
+        live.moves.append(int(move))
+        self.moves_done += 1
+        if game.is_over():
+            self._finish(g, "passes" if game.board.passes >= 2 else "move_cap")
+            return
+        search.advance(g, int(move))
+        search.start(self.sp.visits, [g])
+
+    def _finish(self, g, end):
+        live = self._live[g]
+        info = self.search.resign_info(g)
+        moves = np.asarray(live.moves, dtype=np.int16)
+        _, _, _, score, ownership = check_game(self.size, self.sp.komi, moves)
+        game = live.game
+        if end == "resign":
+            winner = 1 if game.winner == BLACK else -1
+        else:
+            winner = 1 if score > 0 else (-1 if score < 0 else 0)
+        if info["disabled"] and info["would_resign"]:
+            self.would_resign_games += 1
+            loser = 1 if info["would_resign"] == BLACK else -1
+            if winner == loser:
+                self.false_resigns += 1
+        record = GameRecord(
+            size=self.size, komi=self.sp.komi, moves=moves,
+            full=np.asarray(live.full, dtype=np.uint8),
+            root_value=np.clip(np.asarray(live.root_value, dtype=np.float32), -1.0, 1.0),
+            policy_count=np.asarray(live.policy_count, dtype=np.uint16),
+            policy_moves=_concat(live.policy_moves, np.int16),
+            policy_visits=_concat(live.policy_visits, np.float32),
+            winner=winner, score=score, end=end, ownership=ownership, versions=live.versions,
+            worker=self.worker_id, seed=live.seed, id=uuid.uuid4().hex, t_start=live.t_start,
+            t_end=time.time(), resign=info)
+        if self.writer is None:
+            self.writer = ShardWriter(self.shard_dir, prefix=self.prefix, size=self.size,
+                                      komi=self.sp.komi, worker=self.worker_id)
+        self.writer.add(record)
+        self.games_done += 1
+        if self.sgf_dir and self.sp.sgf_every and self.games_done % self.sp.sgf_every == 0:
+            self._write_sgf(record)
+        self._new_game(g)
+
+    def _write_sgf(self, record):
+        from selfplay_workers.game_sgf import write_game_sgf
+
+        try:
+            write_game_sgf(record, os.path.join(self.sgf_dir, f"{record.id}.sgf"))
+        except OSError as err:
+            log.warning("could not write SGF of game %s: %s", record.id, err)
+
+    # -- shards ---------------------------------------------------------------------------------
+
+    def _maybe_rotate(self):
+        writer = self.writer
+        if writer is not None and (writer.count >= self.sp.shard_games
+                                   or time.monotonic() - writer.opened >= self.sp.shard_seconds):
+            self.close_shard()
+
+    def close_shard(self):
+        """Seals the open shard (if it holds games) under its final name."""
+        writer, self.writer = self.writer, None
+        if writer is None:
+            return
+        if writer.count == 0:
+            writer.abort()
+            return
+        self.shard_seq += 1
+        name = f"{time.time_ns() // 1_000_000:015d}-{self.prefix}-{self.shard_seq:05d}.shard"
+        path = writer.close(name)
+        self.shards_closed += 1
+        self.games_in_shards += writer.count
+        log.info("shard closed: %s games=%d", os.path.basename(path), writer.count)
+
+    def stats(self) -> dict:
+        elapsed = max(1e-9, time.monotonic() - self.started)
+        return {
+            "worker": self.worker_id, "seconds": elapsed, "games": self.games_done,
+            "moves": self.moves_done, "evals": self.evals, "batches": self.batches,
+            "moves_per_s": self.moves_done / elapsed, "evals_per_s": self.evals / elapsed,
+            "mean_batch": self.evals / max(1, self.batches), "shards": self.shards_closed,
+            "games_in_shards": self.games_in_shards, "resigned": self.resigned,
+            "would_resign_games": self.would_resign_games, "false_resigns": self.false_resigns,
+            "false_resign_rate": self.false_resigns / max(1, self.would_resign_games),
+        }
+
+
+def _concat(parts, dtype):
+    return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
+
+
+def remove_stale_temporaries(shard_dir, worker_id):
+    """Deletes unfinished shards a killed worker with this id left behind (never complete ones)."""
+    prefix = f".tmp-w{int(worker_id)}-"
+    try:
+        names = os.listdir(shard_dir)
+    except FileNotFoundError:
+        return 0
+    removed = 0
+    for name in names:
+        if name.startswith(prefix):
+            pid = name[len(prefix):].split("-", 1)[0]
+            if pid.isdigit() and _alive(int(pid)) and int(pid) != os.getpid():
+                continue
+            try:
+                os.unlink(os.path.join(shard_dir, name))
+                removed += 1
+            except FileNotFoundError:
+                pass
+    return removed
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

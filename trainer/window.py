@@ -1,0 +1,167 @@
+"""The replay window: the most recent self-play positions across shards, as flat numpy arrays
+(no Python object per position), and uniform sampling of training batches with a random one of
+the 8 symmetries. Positions are rebuilt by replaying moves in fastgo.replay.encode_samples.
+
+Called by the trainer and `fastgo bench train`. The window is a list of blocks (one per shard,
+oldest first); the flat arrays are rebuilt lazily after blocks are added or dropped.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fastgo.replay import encode_samples
+
+
+@dataclass
+class Block:
+    """One shard's games, flattened."""
+    name: str
+    moves: np.ndarray            # int16 [M]
+    game_len: np.ndarray         # int64 [G]
+    winner: np.ndarray           # int8 [G]
+    ownership: np.ndarray        # int8 [G, N*N]
+    policy_count: np.ndarray     # int64 [M]
+    policy_moves: np.ndarray     # int16 [E]
+    policy_visits: np.ndarray    # float32 [E]
+    full: np.ndarray             # uint8 [M]
+    ids: tuple                   # game ids, for duplicate detection across shards
+
+    @property
+    def positions(self) -> int:
+        return int(self.moves.shape[0])
+
+    @property
+    def games(self) -> int:
+        return int(self.game_len.shape[0])
+
+
+def block_from_shard(shard, name=None, skip_ids=()) -> Block:
+    """A Block of a read (verified) shard; games whose id is in skip_ids are left out."""
+    games = [g for g in shard.games if g.id not in skip_ids]
+    nn = shard.header["size"] ** 2
+
+    def cat(parts, dtype):
+        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+
+    return Block(
+        name=name or shard.path,
+        moves=cat([g.moves for g in games], np.int16),
+        game_len=np.array([len(g.moves) for g in games], dtype=np.int64),
+        winner=np.array([g.winner for g in games], dtype=np.int8),
+        ownership=(np.stack([g.ownership for g in games]).astype(np.int8) if games
+                   else np.zeros((0, nn), np.int8)),
+        policy_count=cat([g.policy_count for g in games], np.int64),
+        policy_moves=cat([g.policy_moves for g in games], np.int16),
+        policy_visits=cat([g.policy_visits for g in games], np.float32),
+        full=cat([g.full for g in games], np.uint8),
+        ids=tuple(g.id for g in games))
+
+
+def power_window(total: int, c: int, alpha: float, beta: float) -> int:
+    """KataGo's growing window: all positions up to c, then c * (1 + beta * ((total / c) **
+    alpha - 1) / alpha)."""
+    if total <= c:
+        return total
+    if alpha == 0:
+        return int(c * (1 + beta * np.log(total / c)))
+    return int(c * (1 + beta * ((total / c) ** alpha - 1) / alpha))
+
+
+class ReplayWindow:
+    def __init__(self, size: int, komi: float, encoding: str, *, window="power",
+                 window_size=100_000, alpha=0.75, beta=0.4):
+        self.size = size
+        self.komi = komi
+        self.encoding = encoding
+        self.nn = size * size
+        self.kind = window
+        self.window_size = window_size
+        self.alpha = alpha
+        self.beta = beta
+        self.blocks: list[Block] = []
+        self.ids: set = set()
+        self.total_positions = 0      # every position ever added (drives the power window)
+        self.total_games = 0
+        self._flat = None
+
+    @property
+    def positions(self) -> int:
+        return sum(b.positions for b in self.blocks)
+
+    @property
+    def games(self) -> int:
+        return sum(b.games for b in self.blocks)
+
+    def target_size(self) -> int:
+        if self.kind == "fixed":
+            return self.window_size
+        return power_window(self.total_positions, self.window_size, self.alpha, self.beta)
+
+    def add(self, block: Block, *, count=True):
+        """Adds a block (newest); drops the oldest blocks while the rest still fill the window.
+        count=False re-adds data already counted (a resumed trainer)."""
+        self.blocks.append(block)
+        self.ids.update(block.ids)
+        if count:
+            self.total_positions += block.positions
+            self.total_games += block.games
+        target = self.target_size()
+        while len(self.blocks) > 1 and self.positions - self.blocks[0].positions >= target:
+            dropped = self.blocks.pop(0)
+            self.ids.difference_update(dropped.ids)
+        self._flat = None
+
+    def _flatten(self):
+        blocks = self.blocks
+        moves = np.concatenate([b.moves for b in blocks]) if blocks else np.zeros(0, np.int16)
+        game_len = np.concatenate([b.game_len for b in blocks]) if blocks else np.zeros(0, np.int64)
+        game_start = np.zeros(len(game_len) + 1, dtype=np.int64)
+        np.cumsum(game_len, out=game_start[1:])
+        policy_count = np.concatenate([b.policy_count for b in blocks]) if blocks else np.zeros(0, np.int64)
+        policy_start = np.zeros(len(policy_count) + 1, dtype=np.int64)
+        np.cumsum(policy_count, out=policy_start[1:])
+        self._flat = dict(
+            moves=np.ascontiguousarray(moves, dtype=np.int16),
+            game_start=game_start,
+            winner=np.ascontiguousarray(np.concatenate([b.winner for b in blocks]) if blocks
+                                        else np.zeros(0, np.int8), dtype=np.int8),
+            ownership=np.ascontiguousarray(np.concatenate([b.ownership for b in blocks]) if blocks
+                                           else np.zeros((0, self.nn), np.int8), dtype=np.int8),
+            policy_start=policy_start,
+            policy_moves=np.ascontiguousarray(np.concatenate([b.policy_moves for b in blocks])
+                                              if blocks else np.zeros(0, np.int16), dtype=np.int16),
+            policy_visits=np.ascontiguousarray(np.concatenate([b.policy_visits for b in blocks])
+                                               if blocks else np.zeros(0, np.float32), dtype=np.float32),
+            full=np.ascontiguousarray(np.concatenate([b.full for b in blocks]) if blocks
+                                      else np.zeros(0, np.uint8), dtype=np.uint8))
+        return self._flat
+
+    def batch_buffers(self, batch: int, planes: int) -> dict:
+        n = self.size
+        return dict(planes=np.empty((batch, planes, n, n), np.uint8),
+                    policy=np.empty((batch, self.nn + 1), np.float32),
+                    policy_weight=np.empty(batch, np.float32),
+                    value=np.empty(batch, np.float32),
+                    ownership=np.empty((batch, self.nn), np.float32))
+
+    def sample(self, rng: np.random.Generator, out: dict) -> dict:
+        """Fills `out` (from batch_buffers) with positions drawn uniformly from the window, each
+        under a uniformly drawn symmetry; returns out."""
+        flat = self._flat or self._flatten()
+        total = flat["moves"].shape[0]
+        if total == 0:
+            raise ValueError("the replay window is empty")
+        batch = out["planes"].shape[0]
+        position = rng.integers(0, total, size=batch)
+        game = np.searchsorted(flat["game_start"], position, side="right") - 1
+        move = position - flat["game_start"][game]
+        symmetry = rng.integers(0, 8, size=batch).astype(np.uint8)
+        encode_samples(self.size, self.komi, self.encoding, flat["moves"], flat["game_start"],
+                       flat["winner"], flat["ownership"], flat["policy_start"],
+                       flat["policy_moves"], flat["policy_visits"], flat["full"],
+                       game.astype(np.int32), move.astype(np.int32), symmetry,
+                       out["planes"], out["policy"], out["policy_weight"], out["value"],
+                       out["ownership"])
+        return out
