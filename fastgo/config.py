@@ -123,6 +123,11 @@ class ServerConfig:
     allow_insecure_remote: bool = setting(False, doc="bind a non-loopback address without CURVE")
 
     def check(self):
+        problem = endpoint_problem(self.endpoint)
+        if problem:
+            raise ConfigError(f"endpoint: {self.endpoint!r}: {problem}")
+        if self.init_seed >= 1 << 64:
+            raise ConfigError(f"init_seed: must be < 2**64, got {self.init_seed}")
         if not (self.curve_secret_key_file or self.allow_insecure_remote or is_loopback(self.endpoint)):
             raise ConfigError(f"endpoint: {self.endpoint!r} is not loopback; set curve_secret_key_file (CURVE) "
                               f"(or allow_insecure_remote = true on a trusted network)")
@@ -141,6 +146,32 @@ class ServerConfig:
         for size in self.graph_batches:
             if size < 1:
                 raise ConfigError(f"graph_batches: batch size {size} must be >= 1")
+
+
+def endpoint_problem(endpoint: str) -> str:
+    """What is wrong with a ZeroMQ bind address, or "" when it is usable: tcp://HOST:PORT
+    (PORT 1..65535 or *), ipc://PATH, inproc://NAME."""
+    scheme, sep, rest = endpoint.partition("://")
+    if not sep or scheme not in ("tcp", "ipc", "inproc"):
+        return "expected tcp://HOST:PORT, ipc://PATH or inproc://NAME"
+    if scheme != "tcp":
+        if not rest or "\x00" in rest:
+            return f"{scheme}:// needs a name"
+        if scheme == "ipc" and len(rest.encode()) > 107:
+            return "ipc path longer than 107 bytes (the limit of a Unix socket address)"
+        return ""
+    host, sep, port = rest.rpartition(":")
+    if not sep or not host:
+        return "expected tcp://HOST:PORT (a port number, or * for any free port)"
+    if port != "*" and not (port.isascii() and port.isdigit() and len(port) <= 5
+                            and 1 <= int(port) <= 65535):
+        return f"port {port[:20]!r} is not in 1..65535 (or *)"
+    if host.startswith("["):
+        if not host.endswith("]") or len(host) < 3:
+            return f"IPv6 host {host[:60]!r} needs its closing ']'"
+    elif not re.fullmatch(r"[A-Za-z0-9_.*-]{1,253}", host):
+        return f"host {host[:60]!r} is not a host name or address"
+    return ""
 
 
 def is_loopback(endpoint: str) -> bool:

@@ -8,21 +8,32 @@ from __future__ import annotations
 
 import hashlib
 import io
+import operator
 import os
 import tempfile
+import zipfile
 from dataclasses import dataclass
 
 import torch
 
-from fastgo.config import ConfigError, ModelConfig, parse_section, to_dict
-from inference_server.model import PolicyValueNet, build_model
+from fastgo.config import ConfigError, ModelConfig, parse_section, read_regular_file, to_dict
+from inference_server.model import PolicyValueNet
 
 FORMAT = "fastgo-checkpoint"
 FORMAT_VERSION = 1
+MAX_CHECKPOINT_BYTES = 1 << 32   # default limit on a checkpoint file (4 GiB)
+MAX_STEP = (1 << 63) - 1         # steps are reported as model versions: int64 on the wire
+MAX_ENTRIES = 10_000             # zip entries (a checkpoint has one per tensor, plus four)
 
 
 class CheckpointError(ValueError):
     """A checkpoint that cannot be used; the message names the file and the reason."""
+
+
+class CheckpointUnreadable(CheckpointError):
+    """Nothing readable as a fastgo checkpoint is there: the path is missing, not a regular
+    file, not permitted or too large, or its bytes are not a fastgo checkpoint archive. A
+    server answering a client that named the path says no more than that."""
 
 
 @dataclass
@@ -49,6 +60,8 @@ def state_hash(state_dict) -> str:
 def save_checkpoint(path, model: PolicyValueNet, *, step: int, extra: dict | None = None) -> str:
     """Write atomically; returns the content hash. `extra` must hold only tensors, numbers,
     strings, lists and dicts (it is read back with weights_only=True)."""
+    if isinstance(step, bool) or not 0 <= operator.index(step) <= MAX_STEP:
+        raise ValueError(f"step must be an integer in 0..{MAX_STEP}, got {step!r}")
     state = {k: v.detach().to("cpu") for k, v in model.state_dict().items()}
     content_hash = state_hash(state)
     payload = {
@@ -81,44 +94,122 @@ def save_checkpoint(path, model: PolicyValueNet, *, step: int, extra: dict | Non
     return content_hash
 
 
-def load_checkpoint(path, *, expect: ModelConfig | None = None, data: bytes | None = None) -> Checkpoint:
+def load_checkpoint(path, *, expect: ModelConfig | None = None, data: bytes | None = None,
+                    max_bytes: int = MAX_CHECKPOINT_BYTES) -> Checkpoint:
     """Read and verify a checkpoint file (or its bytes `data`, named `path` in messages).
     `expect`, when given, must match the stored model config in board size and encoding (the
-    input and output shapes a server slot serves)."""
+    input and output shapes a server slot serves).
+
+    Bounds: the file must be a regular file of at most `max_bytes` (a FIFO or device is refused
+    without blocking; CheckpointUnreadable). Its zip entries must be stored uncompressed and
+    together fit in the bytes held, so the archive's declared sizes cannot exceed the input.
+    The stored config is checked against ModelConfig's limits, the step against 0..MAX_STEP,
+    and every tensor's name, shape, dtype and layout (contiguous or channels-last: no zero or
+    overlapping strides) against the model that config describes, built on the meta device
+    (no memory) - all before any tensor is copied, hashed or a model allocated. Peak memory is
+    about three times the file size; time is linear in it."""
     path = os.fspath(path)
+    if data is None:
+        try:
+            data = read_regular_file(path, max_bytes)
+        except OSError as err:
+            raise CheckpointUnreadable(f"{path}: cannot read checkpoint: "
+                                       f"{err.strerror or type(err).__name__}") from None
+    elif len(data) > max_bytes:
+        raise CheckpointError(f"{path}: {len(data)} bytes, the limit is {max_bytes}")
+    _check_archive(path, data)
     try:
-        source = path if data is None else io.BytesIO(data)
-        payload = torch.load(source, map_location="cpu", weights_only=True)
+        payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as err:  # corrupt zip, truncated file, forbidden pickle global, ...
-        raise CheckpointError(f"{path}: unreadable checkpoint: {type(err).__name__}: {err}") from None
+        raise CheckpointUnreadable(f"{path}: unreadable checkpoint: {type(err).__name__}: "
+                              f"{str(err)[:300]}") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: not a fastgo checkpoint")
+        raise CheckpointUnreadable(f"{path}: not a fastgo checkpoint")
     if payload.get("format_version") != FORMAT_VERSION:
-        raise CheckpointError(f"{path}: format version {payload.get('format_version')!r}, "
+        raise CheckpointError(f"{path}: format version {_short(payload.get('format_version'))}, "
                               f"this build reads {FORMAT_VERSION}")
     try:
         config = parse_section(ModelConfig, payload.get("model_config"), source=path, prefix="model_config")
     except ConfigError as err:
-        raise CheckpointError(str(err)) from None
+        raise CheckpointError(str(err)[:500]) from None
     state = payload.get("state_dict")
     step = payload.get("step")
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise CheckpointError(f"{path}: state_dict missing or not all tensors")
-    if not isinstance(step, int) or isinstance(step, bool):
-        raise CheckpointError(f"{path}: step missing or not an integer")
-    actual = state_hash(state)
-    if payload.get("hash") != actual:
-        raise CheckpointError(f"{path}: content hash mismatch (stored {payload.get('hash')!r}, "
-                              f"computed {actual[:16]}...): the file is corrupt")
+    if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step <= MAX_STEP:
+        raise CheckpointError(f"{path}: step must be an integer in 0..{MAX_STEP}, got {_short(step)}")
     if expect is not None and (config.board_size, config.encoding) != (expect.board_size, expect.encoding):
         raise CheckpointError(
             f"{path}: model is {config.board_size}x{config.board_size} {config.encoding}, "
             f"expected {expect.board_size}x{expect.board_size} {expect.encoding}")
-    model = build_model(config)
+    with torch.device("meta"):
+        model = PolicyValueNet(config)       # shapes only: nothing allocated yet
+    _check_tensors(path, config, model.state_dict(), state, len(data))
+    actual = state_hash(state)
+    if payload.get("hash") != actual:
+        raise CheckpointError(f"{path}: content hash mismatch (stored {_short(payload.get('hash'))}, "
+                              f"computed {actual[:16]}...): the file is corrupt")
+    expected = model.state_dict()
     try:
-        model.load_state_dict(state, strict=True)
+        model.load_state_dict({name: tensor.to(expected[name].dtype).contiguous()
+                               for name, tensor in state.items()}, strict=True, assign=True)
     except RuntimeError as err:
-        raise CheckpointError(f"{path}: weights do not fit model {config.name}: {err}") from None
+        raise CheckpointError(f"{path}: weights do not fit model {config.name}: {str(err)[:300]}") from None
     model.eval()
+    extra = payload.get("extra")
     return Checkpoint(model=model, config=config, step=step, content_hash=actual,
-                      extra=payload.get("extra") or {})
+                      extra=extra if isinstance(extra, dict) else {})
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:80] + "..."
+
+
+def _check_archive(path, data):
+    """The zip's entries are stored (not compressed) and their sizes add up to no more than
+    the bytes held: nothing in the archive can expand beyond the input."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            entries = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as err:
+        raise CheckpointUnreadable(f"{path}: unreadable checkpoint: not a zip archive ({err})") from None
+    if len(entries) > MAX_ENTRIES:
+        raise CheckpointError(f"{path}: {len(entries)} archive entries, the limit is {MAX_ENTRIES}")
+    declared = 0
+    for entry in entries:
+        if entry.compress_type != zipfile.ZIP_STORED or entry.compress_size != entry.file_size:
+            raise CheckpointError(f"{path}: compressed archive entry {_short(entry.filename)}")
+        declared += entry.file_size
+    if declared > len(data):
+        raise CheckpointError(f"{path}: archive entries declare {declared} bytes in a "
+                              f"{len(data)}-byte file")
+
+
+def _check_tensors(path, config, expected, state, held):
+    """Names, shapes, dtypes and layouts of the stored tensors against the model's, before any
+    of them is copied; the model's bytes must fit in the `held` bytes of the file."""
+    need = sum(t.numel() for t in expected.values()) * 2     # at least 16-bit weights
+    if need > held:
+        raise CheckpointError(f"{path}: model {config.name} needs at least {need} bytes of "
+                              f"weights, the file holds {held}")
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(set(state) - set(expected))
+    if missing or unexpected:
+        raise CheckpointError(f"{path}: weights do not fit model {config.name}: missing "
+                              f"{_short(missing[:3])}, unexpected {_short(unexpected[:3])}")
+    for name, want in expected.items():
+        tensor = state[name]
+        if tuple(tensor.shape) != tuple(want.shape):
+            raise CheckpointError(f"{path}: {name} has shape {_short(tuple(tensor.shape))}, "
+                                  f"model {config.name} needs {tuple(want.shape)}")
+        if want.dtype.is_floating_point != tensor.dtype.is_floating_point or \
+                (not want.dtype.is_floating_point and tensor.dtype != want.dtype) or \
+                tensor.dtype.is_complex or tensor.is_quantized:
+            raise CheckpointError(f"{path}: {name} has dtype {tensor.dtype}, expected {want.dtype}")
+        layouts = (torch.contiguous_format, torch.channels_last) if tensor.dim() == 4 \
+            else (torch.contiguous_format,)
+        if tensor.layout != torch.strided or \
+                not any(tensor.is_contiguous(memory_format=f) for f in layouts):
+            raise CheckpointError(f"{path}: {name} has strides {_short(tensor.stride())}: only "
+                                  f"dense tensors are accepted")

@@ -3,23 +3,30 @@ the arena and the GTP engine; imports zmq, numpy and msgpack, never torch.
 
 It implements the evaluator interface of `inference_server.evaluator` (evaluate, submit,
 receive). Batches go out without copying (`copy=False`); any number may be in flight (workers
-keep two). Reliability follows the zguide's Lazy Pirate: when no reply arrives for `timeout_s`
-while requests are outstanding, the socket is closed, a fresh one connects, and every
+keep two). Reliability follows the zguide's Lazy Pirate: when a request has had no reply for
+`timeout_s` since it was (last) sent - counted per request, so one lost request is noticed
+while replies to others flow - the socket is closed, a fresh one connects, and every
 outstanding request is sent again with its original id; replies whose id is not outstanding
-(stale, duplicate) are discarded, so no reply ever reaches the wrong request. After `retries`
-silent timeouts in a row, `ServerUnavailable` is raised.
+(stale, duplicate) are discarded, so no reply ever reaches the wrong request. A request sent
+`retries` + 1 times without a reply raises `ServerUnavailable`. An eval the server answers
+"busy" (its queue is full) is sent again after a back-off, up to MAX_BUSY_RETRIES times.
 """
 from __future__ import annotations
 
 import itertools
 import os
 import time
+import math
 from collections import OrderedDict
 
 import numpy as np
 import zmq
 
 from inference_server import protocol
+
+
+MAX_BUSY_RETRIES = 100        # then the busy error reaches the caller
+BUSY_BACKOFF_S = (0.005, 1.0)    # first and longest wait before an eval refused as busy goes again
 
 
 class ServerUnavailable(ConnectionError):
@@ -58,12 +65,16 @@ class InferenceClient:
         self.model_version = None          # version that answered the latest received result
         self.reconnects = 0
         self.stale_replies = 0
+        self.busy_replies = 0
         self._ids = itertools.count(int.from_bytes(os.urandom(3), "little") << 20)
         self._in_flight = OrderedDict()    # request id -> frames (kept for resending)
+        self._sent_at = {}                 # request id -> monotonic time it was last sent
+        self._timeout = {}                 # request id -> seconds it may go unanswered
+        self._attempts = {}                # request id -> times sent again after a timeout
+        self._busy = {}                    # eval id -> busy answers so far
+        self._retry_at = {}                # eval id refused as busy -> when to send it again
         self._done = {}                    # request id -> protocol.Reply
         self._abandoned = set()            # ids given up after ServerUnavailable
-        self._last_progress = time.monotonic()
-        self._silent_timeouts = 0
         self._socket = None
         self._connect()
 
@@ -78,6 +89,7 @@ class InferenceClient:
     def submit(self, planes: np.ndarray, slot: str | None = None) -> int:
         """Send one batch; returns its ticket (the request id)."""
         request_id = next(self._ids)
+        self._busy[request_id] = 0         # an eval: a busy answer sends it again later
         self._send(request_id, protocol.eval_request(request_id, planes, slot or self.slot))
         return request_id
 
@@ -100,7 +112,7 @@ class InferenceClient:
 
     def stats(self, timeout_s: float | None = None) -> dict:
         request_id = next(self._ids)
-        self._send(request_id, protocol.stats_request(request_id))
+        self._send(request_id, protocol.stats_request(request_id), timeout_s)
         reply = self._wait(request_id, timeout_s)
         if reply.kind != "stats":
             raise ServerError(reply.header.get("code", reply.kind), reply.header.get("msg", ""))
@@ -112,7 +124,7 @@ class InferenceClient:
         `data` into `slot`; returns the new version or raises ServerError(reload_failed) when
         the checkpoint is refused."""
         request_id = next(self._ids)
-        self._send(request_id, protocol.reload_request(request_id, slot, path, data))
+        self._send(request_id, protocol.reload_request(request_id, slot, path, data), timeout_s)
         reply = self._wait(request_id, timeout_s)
         if reply.kind != "reloaded":
             raise ServerError(reply.header.get("code", reply.kind), reply.header.get("msg", ""))
@@ -142,14 +154,25 @@ class InferenceClient:
         socket.connect(self.endpoint)
         self._socket = socket
 
-    def _send(self, request_id, frames):
-        if not self._in_flight:
-            self._last_progress = time.monotonic()
+    def _send(self, request_id, frames, timeout_s=None):
         self._in_flight[request_id] = frames
+        self._sent_at[request_id] = time.monotonic()
+        if timeout_s is not None or request_id not in self._timeout:
+            self._timeout[request_id] = self.timeout_s if timeout_s is None else float(timeout_s)
+        self._attempts.setdefault(request_id, 0)
         self._socket.send_multipart(frames, copy=False)
 
+    def _forget(self, request_id):
+        self._in_flight.pop(request_id, None)
+        self._sent_at.pop(request_id, None)
+        self._timeout.pop(request_id, None)
+        self._attempts.pop(request_id, None)
+        self._busy.pop(request_id, None)
+        self._retry_at.pop(request_id, None)
+
     def _wait(self, ticket, timeout_s):
-        timeout = self.timeout_s if timeout_s is None else float(timeout_s)
+        if timeout_s is not None and ticket in self._timeout:
+            self._timeout[ticket] = float(timeout_s)
         while True:
             reply = self._done.pop(ticket, None)
             if reply is not None:
@@ -159,12 +182,22 @@ class InferenceClient:
                     self._abandoned.discard(ticket)
                     raise ServerUnavailable(f"request {ticket} was abandoned: the server stayed silent")
                 raise KeyError(f"unknown or already received ticket {ticket}")
-            left = self._last_progress + timeout - time.monotonic()
-            if left > 0 and self._socket.poll(max(1, int(left * 1000)), zmq.POLLIN):
+            now = time.monotonic()
+            for request_id, when in list(self._retry_at.items()):
+                if when <= now:                     # refused as busy: its turn again
+                    del self._retry_at[request_id]
+                    self._send(request_id, self._in_flight[request_id])
+            deadlines = {request_id: self._sent_at[request_id] + self._timeout[request_id]
+                         for request_id in self._in_flight if request_id not in self._retry_at}
+            wake = min([*deadlines.values(), *self._retry_at.values()])
+            left = wake - now
+            if left > 0 and self._socket.poll(max(1, math.ceil(left * 1000)), zmq.POLLIN):
                 self._read_available()
                 continue
-            if time.monotonic() - self._last_progress >= timeout:
-                self._reconnect()
+            now = time.monotonic()
+            overdue = [request_id for request_id, when in deadlines.items() if now >= when]
+            if overdue:
+                self._timed_out(overdue, ticket)
 
     def _read_available(self):
         while True:
@@ -177,25 +210,43 @@ class InferenceClient:
             except protocol.ProtocolError:
                 self.stale_replies += 1
                 continue
-            if self._in_flight.pop(reply.request_id, None) is None:
+            request_id = reply.request_id
+            if request_id not in self._in_flight or request_id in self._retry_at:
                 self.stale_replies += 1          # an answer to something no longer asked
                 continue
-            self._done[reply.request_id] = reply
-            self._last_progress = time.monotonic()
-            self._silent_timeouts = 0
+            if reply.kind == "error" and reply.header.get("code") == protocol.BUSY \
+                    and request_id in self._busy and self._busy[request_id] < MAX_BUSY_RETRIES:
+                self.busy_replies += 1
+                tries = self._busy[request_id] = self._busy[request_id] + 1
+                first, longest = BUSY_BACKOFF_S
+                when = time.monotonic() + min(longest, first * 2 ** min(tries, 20))
+                self._retry_at[request_id] = when
+                self._sent_at[request_id] = when     # its timeout counts from the next send
+                continue
+            self._forget(request_id)
+            self._done[request_id] = reply
 
-    def _reconnect(self):
-        self._silent_timeouts += 1
-        if self._silent_timeouts > self.retries:
-            lost = list(self._in_flight)
-            self._in_flight.clear()
-            self._abandoned.update(lost)
-            self._silent_timeouts = 0
-            raise ServerUnavailable(f"no reply from {self.endpoint} after {self.retries} retries "
-                                    f"of {self.timeout_s:g}s; {len(lost)} requests abandoned")
+    def _timed_out(self, overdue, ticket):
+        """Requests `overdue` had no reply for their timeout: reconnect and send every
+        outstanding request again. One sent `retries` + 1 times is given up: ServerUnavailable
+        now if it is `ticket`, else when its own receive comes."""
+        given_up = []
+        for request_id in overdue:
+            self._attempts[request_id] += 1
+            if self._attempts[request_id] > self.retries:
+                self._forget(request_id)
+                given_up.append(request_id)
+        if ticket in given_up:
+            self._abandoned.update(r for r in given_up if r != ticket)
+            raise ServerUnavailable(f"no reply from {self.endpoint} to request {ticket} after "
+                                    f"{self.retries} retries of {self.timeout_s:g}s")
+        self._abandoned.update(given_up)
+        if not self._in_flight:
+            return
         self.reconnects += 1
         self.close()
         self._connect()
-        self._last_progress = time.monotonic()
-        for frames in self._in_flight.values():
+        self._retry_at.clear()
+        for request_id, frames in self._in_flight.items():
+            self._sent_at[request_id] = time.monotonic()
             self._socket.send_multipart(frames, copy=False)

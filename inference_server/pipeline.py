@@ -50,8 +50,15 @@ class ForwardThread:
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._done = collections.deque()
         self.outstanding = 0                       # submitted, not yet collected (loop only)
+        self.failure = None                        # what ended the thread, if not stop()
         self._thread = threading.Thread(target=self._work, name="forward", daemon=True)
         self._thread.start()
+
+    @property
+    def alive(self) -> bool:
+        """False once the thread has ended (stop(), or a failure outside a job's forward
+        pass): the server loop then stops rather than wait for jobs that will never finish."""
+        return self._thread.is_alive()
 
     def submit(self, job: BatchJob):
         self.outstanding += 1
@@ -82,6 +89,9 @@ class ForwardThread:
                 job.run()
                 self._done.append(job)
                 notify.send(b"")
+        except BaseException as err:      # the loop sees `alive` turn False and stops loudly
+            self.failure = err
+            raise
         finally:
             notify.close(0)
 

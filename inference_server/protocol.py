@@ -42,6 +42,8 @@ TOO_LARGE = "too_large"          # declared count beyond the server's limit
 UNKNOWN_SLOT = "unknown_slot"
 RELOAD_FAILED = "reload_failed"
 SERVER_ERROR = "server_error"
+BUSY = "busy"                    # the slot's queue or the reload queue is full: try again later
+SHUTTING_DOWN = "shutting_down"  # the server stopped before answering this request
 
 
 class ProtocolError(ValueError):

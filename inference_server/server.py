@@ -17,6 +17,7 @@ import logging
 import math
 import os
 import signal
+import stat
 import sys
 import time
 from collections import deque
@@ -26,10 +27,18 @@ import zmq
 
 from fastgo.config import Config, ConfigError, load_config
 from inference_server import protocol
+from inference_server.checkpoint import CheckpointError
 from inference_server.pipeline import BatchJob, ForwardThread
 from inference_server.slots import Reloader, file_signature, initial_slots
 
 log = logging.getLogger("fastgo.serve")
+
+QUEUE_BYTES_PER_SLOT = 256 << 20   # eval payload bytes queued per slot; beyond: "busy" answers
+SHUTDOWN_LINGER_MS = 1000          # time the last replies get to leave at shutdown
+
+
+class StartupError(Exception):
+    """The server cannot start as configured; the message names the key and the reason."""
 
 
 class _Pending:
@@ -74,6 +83,10 @@ class InferenceServer:
         self.stats = _Stats()
         self.queues = {name: deque() for name in self.slots}
         self.queued_positions = {name: 0 for name in self.slots}
+        self.queued_bytes = {name: 0 for name in self.slots}
+        largest = max(s.runner.config.planes * s.runner.config.board_size ** 2 for s in self.slots.values())
+        # One full request always fits, whatever the limit: a client is never refused for ever.
+        self.queue_bytes_limit = max(QUEUE_BYTES_PER_SLOT, 2 * self.server.max_request_positions * largest)
         self.deadlines = {name: 0.0 for name in self.slots}
         self.max_wait_s = self.server.max_wait_us / 1e6
         self._stop = False
@@ -81,15 +94,22 @@ class InferenceServer:
         self.context = context or zmq.Context.instance()
         self.socket = self.context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
-        largest = max(s.runner.config.planes * s.runner.config.board_size ** 2 for s in self.slots.values())
         self.socket.setsockopt(zmq.MAXMSGSIZE, max(self.server.max_request_positions * largest + (1 << 20),
                                                    self.server.max_checkpoint_bytes))
-        if self.server.curve_secret_key_file:
-            secret = read_curve_key(self.server.curve_secret_key_file)
-            self.socket.curve_secretkey = secret
-            self.socket.curve_publickey = zmq.curve_public(secret)
-            self.socket.curve_server = True
-        self.socket.bind(self.server.endpoint)
+        try:
+            if self.server.curve_secret_key_file:
+                try:
+                    secret = read_curve_key(self.server.curve_secret_key_file)
+                except (OSError, ValueError) as err:
+                    raise StartupError(f"server.curve_secret_key_file: {err}") from None
+                self.socket.curve_secretkey = secret
+                self.socket.curve_publickey = zmq.curve_public(secret)
+                self.socket.curve_server = True
+            bind(self.socket, self.server.endpoint)
+        except BaseException:
+            self.socket.close(0)
+            self.reloader.stop()
+            raise
         self.endpoint = self.socket.getsockopt_string(zmq.LAST_ENDPOINT)
         self._buffer = 0          # staging buffer of the last gathered batch
         self.forward = ForwardThread(self.context) if self.server.overlap else None
@@ -105,6 +125,9 @@ class InferenceServer:
         if self.forward is not None:
             poller.register(self.forward.signal, zmq.POLLIN)
         while not self._stop:
+            if self.forward is not None and not self.forward.alive:
+                self.close()
+                raise RuntimeError(f"the forward thread died: {self.forward.failure!r}")
             poller.poll(self._poll_timeout_ms())
             self._drain()
             if self.forward is not None:
@@ -118,10 +141,39 @@ class InferenceServer:
         self.close()
 
     def close(self):
+        """Answers every request still here (queued, in the socket, waiting for a reload) with
+        a shutting_down error, gives those replies SHUTDOWN_LINGER_MS to leave, and stops."""
+        if self.socket.closed:
+            return
         if self.forward is not None:
+            deadline = time.monotonic() + 5.0
+            while self.forward.outstanding and self.forward.alive and time.monotonic() < deadline:
+                self.forward.signal.poll(100)
+                self._collect()
             self.forward.stop()
-        self.reloader.stop()
-        self.socket.close(0)
+        message = "the server is shutting down"
+        for name, queue in self.queues.items():
+            while queue:
+                pending = queue.popleft()
+                self._send(pending.identity, protocol.error_reply(pending.request_id,
+                                                                  protocol.SHUTTING_DOWN, message))
+            self.queued_positions[name] = self.queued_bytes[name] = 0
+        for identity, request_id in self.reloader.abandon():
+            self._send(identity, protocol.error_reply(request_id, protocol.SHUTTING_DOWN, message))
+        for _ in range(10000):
+            try:
+                frames = self.socket.recv_multipart(zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                break
+            if len(frames) < 2:
+                continue
+            try:
+                request_id = protocol.parse_request(frames[1:], self.server.max_request_positions,
+                                                    self.server.max_checkpoint_bytes).request_id
+            except protocol.ProtocolError as err:
+                request_id = err.request_id
+            self._send(frames[0].bytes, protocol.error_reply(request_id, protocol.SHUTTING_DOWN, message))
+        self.socket.close(SHUTDOWN_LINGER_MS)
 
     def _poll_timeout_ms(self):
         waiting = [self.deadlines[name] for name, q in self.queues.items() if q]
@@ -165,7 +217,10 @@ class InferenceServer:
                     path, data = f"<{len(request.data)} bytes from a client>", bytes(request.data)
                 else:
                     path, data = request.path, None
-                self.reloader.request(request.slot, path, waiter=(identity, request.request_id), data=data)
+                if not self.reloader.request(request.slot, path, waiter=(identity, request.request_id),
+                                             data=data):
+                    raise protocol.ProtocolError(protocol.BUSY, "too many reloads waiting; try again later",
+                                                 request.request_id)
         except protocol.ProtocolError as err:
             self.stats.error(err.code)
             refused = sum(self.stats.errors.values())
@@ -185,10 +240,16 @@ class InferenceServer:
                 f"with {cfg.planes} planes, got {request.board_size}x{request.board_size} with "
                 f"{request.planes}", request.request_id)
         queue = self.queues[slot.name]
+        size = len(request.payload)
+        if self.queued_bytes[slot.name] + size > self.queue_bytes_limit:
+            raise protocol.ProtocolError(protocol.BUSY, f"slot {slot.name} has "
+                                         f"{self.queued_positions[slot.name]} positions queued; "
+                                         f"try again later", request.request_id)
         if not queue:
             self.deadlines[slot.name] = now + self.max_wait_s
         queue.append(_Pending(identity, request.request_id, request.count, request.payload, now))
         self.queued_positions[slot.name] += request.count
+        self.queued_bytes[slot.name] += size
         self.stats.requests += 1
 
     def _run_ready_batches(self):
@@ -220,6 +281,7 @@ class InferenceServer:
             request = queue.popleft()
             batch.append(request)
             total += request.count
+            self.queued_bytes[name] -= len(request.payload)
         self.queued_positions[name] -= total
         if queue:
             self.deadlines[name] = queue[0].t_recv + self.max_wait_s
@@ -337,12 +399,56 @@ class InferenceServer:
         }
 
 
+# -- endpoints ----------------------------------------------------------------------------------
+
+def bind(socket, endpoint: str):
+    """Bind `socket` to `endpoint`, refusing one that another process serves: a TCP port in
+    use, or an ipc:// path whose socket file answers a connection (libzmq would unlink it and
+    take the path from the live server). Raises StartupError with one line saying why."""
+    scheme, _, address = endpoint.partition("://")
+    if scheme == "ipc":
+        path = address
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise StartupError(f"server.endpoint: {endpoint}: folder {directory} does not exist")
+        if os.path.lexists(path):
+            if not stat.S_ISSOCK(os.lstat(path).st_mode):
+                raise StartupError(f"server.endpoint: {endpoint}: {path} exists and is not a socket")
+            if _unix_socket_answers(path):
+                raise StartupError(f"server.endpoint: {endpoint} is in use by a running server")
+    try:
+        socket.bind(endpoint)
+    except zmq.ZMQError as err:
+        if err.errno == zmq.EADDRINUSE:
+            raise StartupError(f"server.endpoint: {endpoint} is in use (address already in use)") from None
+        raise StartupError(f"server.endpoint: cannot bind {endpoint}: {err}") from None
+
+
+def _unix_socket_answers(path) -> bool:
+    import socket as sockets
+
+    probe = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(path)
+        return True
+    except OSError:             # ECONNREFUSED: a stale file left by a server that died
+        return False
+    finally:
+        probe.close()
+
+
 # -- CURVE keys -------------------------------------------------------------------------------
 
 def read_curve_key(path) -> bytes:
-    """A Z85 key (40 characters) from the first line of a file."""
-    with open(path, "rb") as handle:
-        key = handle.read().strip().split(b"\n")[0].strip()
+    """A Z85 key (40 characters) from the first line of a regular file of at most 4 KiB."""
+    from fastgo.config import read_regular_file
+
+    try:
+        data = read_regular_file(path, 4096)
+    except OSError as err:
+        raise OSError(f"{path}: cannot read the key: {err.strerror or err}") from None
+    key = data.strip().split(b"\n")[0].strip()
     if len(key) != 40:
         raise ValueError(f"{path}: expected a 40-character Z85 CURVE key")
     return key
@@ -399,14 +505,22 @@ def config_from_args(args) -> Config:
 def setup_logging(log_file: str):
     handlers = [logging.StreamHandler(sys.stderr)]
     if log_file:
-        handlers.append(logging.FileHandler(log_file))
+        try:
+            handlers.append(logging.FileHandler(log_file))
+        except OSError as err:
+            raise StartupError(f"server.log_file: cannot open {log_file}: {err.strerror or err}") from None
     logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
 
 
 def run(args) -> int:
     if getattr(args, "make_curve_key", None):
-        print(make_curve_key(args.make_curve_key))
+        try:
+            print(make_curve_key(args.make_curve_key))
+        except OSError as err:
+            print(f"fastgo serve: --make-curve-key {args.make_curve_key}: {err.strerror or err}",
+                  file=sys.stderr)
+            return 2
         return 0
     if not args.config:
         print("fastgo serve: --config is required", file=sys.stderr)
@@ -414,14 +528,22 @@ def run(args) -> int:
     try:
         config = config_from_args(args)
     except ConfigError as err:
-        print(f"fastgo serve: {err}", file=sys.stderr)
+        print(f"fastgo serve: {_one_line(err)}", file=sys.stderr)
         return 2
-    setup_logging(config.server.log_file)
     try:
-        import torch
-        if config.server.threads:
-            torch.set_num_threads(config.server.threads)
-        server = InferenceServer(config)
+        setup_logging(config.server.log_file)
+    except StartupError as err:
+        print(f"fastgo serve: {args.config}: {err}", file=sys.stderr)
+        return 2
+    try:
+        server = start_server(config)
+    except (StartupError, CheckpointError, ConfigError) as err:
+        print(f"fastgo serve: {args.config}: {_one_line(err)}", file=sys.stderr)
+        return 2
+    except Exception:
+        log.exception("fastgo serve failed to start")
+        return 1
+    try:
         signal.signal(signal.SIGTERM, server.stop)
         signal.signal(signal.SIGINT, server.stop)
         log.info("serving %s on %s: %s", list(server.slots), server.endpoint,
@@ -433,6 +555,42 @@ def run(args) -> int:
     except Exception:
         log.exception("fastgo serve failed")
         return 1
+
+
+def _one_line(err) -> str:
+    text = " ".join(str(err).split())
+    return text if len(text) <= 500 else text[:500] + "..."
+
+
+def start_server(config: Config) -> InferenceServer:
+    """The server, with what the config names checked first: the device, the checkpoint files
+    (each a regular, readable, valid checkpoint), the key file and the endpoint. Raises
+    StartupError, CheckpointError or ConfigError naming the key."""
+    import torch
+
+    server = config.server
+    if server.device == "cuda" and not torch.cuda.is_available():
+        raise StartupError("server.device: 'cuda' but this machine has no usable CUDA device")
+    for name, path in server.checkpoints.items():
+        if os.path.lexists(path):
+            try:
+                if not stat.S_ISREG(os.stat(path).st_mode):
+                    raise OSError("not a regular file")
+            except OSError as err:
+                raise StartupError(f"server.checkpoints.{name}: {path}: {err.strerror or err}") from None
+        elif not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            raise StartupError(f"server.checkpoints.{name}: folder of {path} does not exist")
+    if server.curve_secret_key_file and not os.path.isfile(server.curve_secret_key_file):
+        raise StartupError(f"server.curve_secret_key_file: {server.curve_secret_key_file} "
+                           f"is not a file")
+    if server.threads:
+        torch.set_num_threads(server.threads)
+    try:
+        return InferenceServer(config)
+    except CheckpointError as err:
+        raise StartupError(f"server.checkpoints: {err}") from None
+    except RuntimeError as err:
+        raise StartupError(f"server: cannot start the model runner: {err}") from None
 
 
 def main(argv=None) -> int:

@@ -14,11 +14,14 @@ import threading
 from dataclasses import dataclass, field
 
 from fastgo.config import ModelConfig, ServerConfig
-from inference_server.checkpoint import CheckpointError, load_checkpoint
+from inference_server.checkpoint import CheckpointError, CheckpointUnreadable, load_checkpoint
 from inference_server.model import build_model
 from inference_server.runner import ModelRunner, check_canaries
 
 log = logging.getLogger("fastgo.serve")
+
+MAX_PENDING_RELOADS = 8          # reloads queued or loading; more are answered "busy"
+NAMED_PATH_UNREADABLE = "no readable fastgo checkpoint at that path"
 
 
 def make_runner(model, server: ServerConfig) -> ModelRunner:
@@ -63,7 +66,7 @@ def file_signature(path):
 def load_runner(path, expect: ModelConfig, server: ServerConfig, data=None):
     """Load, verify and canary-test a checkpoint (file, or bytes `data`); returns (runner,
     step, hash). Raises CheckpointError or ValueError with the reason."""
-    ckpt = load_checkpoint(path, expect=expect, data=data)
+    ckpt = load_checkpoint(path, expect=expect, data=data, max_bytes=server.max_checkpoint_bytes)
     runner = make_runner(ckpt.model, server)
     check_canaries(runner, server.canary_max_abs_logit)
     return runner, ckpt.step, ckpt.content_hash
@@ -89,40 +92,95 @@ def initial_slots(model_config: ModelConfig, server: ServerConfig) -> dict:
 
 
 class Reloader:
-    """One background thread that loads checkpoints; results come back through `done`."""
+    """One background thread that loads checkpoints; results come back through `done`.
 
-    def __init__(self, model_config: ModelConfig, server: ServerConfig):
+    At most `max_pending` jobs are queued or loading: `request` returns False beyond that (the
+    server answers "busy"). Loading never blocks on a path (load_checkpoint opens only regular
+    files, without blocking), so one bad path cannot hold up the reloads behind it."""
+
+    def __init__(self, model_config: ModelConfig, server: ServerConfig,
+                 max_pending: int = MAX_PENDING_RELOADS):
         self.model_config = model_config
         self.server = server
-        self.jobs: queue.Queue = queue.Queue()
+        self.jobs: queue.Queue = queue.Queue(maxsize=max_pending)
         self.done: queue.Queue = queue.Queue()
         self.busy: set = set()           # (slot, path) queued or loading; touched by the server loop only
+        self._in_hand = None             # the job being loaded (read by abandon())
         self._thread = threading.Thread(target=self._work, name="reloader", daemon=True)
         self._thread.start()
 
-    def request(self, slot: str, path: str, waiter=None, signature=None, data=None):
+    def request(self, slot: str, path: str, waiter=None, signature=None, data=None) -> bool:
+        """Queue a load; False (nothing queued) when max_pending loads are already waiting.
+        A job with a waiter and no data loads a path a client named: its errors say no more
+        than NAMED_PATH_UNREADABLE about what is at that path."""
         job = LoadResult(slot, path, signature, data=data)
         if waiter is not None:
             job.waiters.append(waiter)
+        try:
+            self.jobs.put_nowait(job)
+        except queue.Full:
+            return False
         self.busy.add((slot, path))
-        self.jobs.put(job)
+        return True
 
     def _work(self):
         while True:
             job = self.jobs.get()
             if job is None:
                 return
+            self._in_hand = job
             if job.signature is None and job.data is None:
                 job.signature = file_signature(job.path)
             try:
                 job.runner, job.version, job.content_hash = load_runner(
                     job.path, self.model_config, self.server, data=job.data)
+            except CheckpointUnreadable as err:
+                if job.waiters and job.data is None:     # a path named by a client
+                    log.warning("slot %s: reload refused: %s", job.slot, err)
+                    job.error = f"{job.path[:200]}: {NAMED_PATH_UNREADABLE}"
+                else:
+                    job.error = str(err)
             except (CheckpointError, ValueError, RuntimeError, OSError) as err:
                 job.error = str(err)
             except Exception as err:  # never let the loader thread die
                 job.error = f"{type(err).__name__}: {err}"
             job.data = None
             self.done.put(job)
+            self._in_hand = None
+
+    def abandon(self) -> list:
+        """Stops the thread and returns the waiters (identity, request_id) of every reload not
+        yet answered: queued, in hand or done but not applied. For the server's shutdown."""
+        waiters = []
+        in_hand = self._in_hand
+        while True:
+            try:
+                job = self.jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                waiters.extend(job.waiters)
+        if in_hand is not None:
+            waiters.extend(in_hand.waiters)
+        self.stop()
+        while True:
+            try:
+                job = self.done.get_nowait()
+            except queue.Empty:
+                break
+            if job is not in_hand:
+                waiters.extend(job.waiters)
+        return waiters
 
     def stop(self):
-        self.jobs.put(None)
+        """Ends the thread after the job in hand; queued jobs are dropped (their waiters get
+        no reply: the server answers them before it stops)."""
+        while True:
+            try:
+                self.jobs.get_nowait()
+            except queue.Empty:
+                break
+        try:
+            self.jobs.put_nowait(None)
+        except queue.Full:
+            pass

@@ -129,10 +129,41 @@ def test_gives_up_after_retries(scripted):
         with pytest.raises(ServerUnavailable):
             client.receive(ticket)
         assert client.reconnects == 2 and client.in_flight == 0
-        with pytest.raises(ServerUnavailable):       # the other one was abandoned with it
+        with pytest.raises(ServerUnavailable):       # sent with it, given up with it
             client.receive(other)
         with pytest.raises(KeyError):
             client.receive(other)
+
+
+def test_one_lost_request_is_noticed_while_others_flow(scripted):
+    # The server never answers the first request but answers every other at once. The lost
+    # one's timeout counts from its own send, so replies to the others do not hide it.
+    def script(router, identity, request, n):
+        if n > 1:
+            answer(router, identity, request)
+    server = scripted(script)
+    with InferenceClient(server.endpoint, timeout_s=0.3, retries=3) as client:
+        lost = client.submit(batch(0))
+        for seed in range(1, 40):                    # ~0.6 s of other traffic, 15 ms apart
+            client.evaluate(batch(seed))
+            threading.Event().wait(0.015)
+        assert client.reconnects >= 1                # noticed and resent while others flowed
+        logits, _ = client.receive(lost)
+        np.testing.assert_array_equal(logits[:, 0], batch(0).reshape(3, -1).sum(1))
+
+
+def test_busy_answers_are_retried_after_a_back_off(scripted):
+    def script(router, identity, request, n):
+        if n <= 3:
+            router.send_multipart([identity, *protocol.error_reply(request.request_id, protocol.BUSY,
+                                                                   "full")])
+        else:
+            answer(router, identity, request)
+    server = scripted(script)
+    with InferenceClient(server.endpoint, timeout_s=2, retries=1) as client:
+        logits, _ = client.evaluate(batch(5))
+        np.testing.assert_array_equal(logits[:, 0], batch(5).reshape(3, -1).sum(1))
+        assert client.busy_replies == 3 and client.reconnects == 0
 
 
 def test_error_reply_raises(scripted):
