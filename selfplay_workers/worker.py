@@ -86,7 +86,8 @@ class SelfplayWorker:
         # counters (also the final stats line)
         self.games_done = 0
         self.moves_done = 0
-        self.evals = 0
+        self.evals = 0                 # positions evaluated and applied to the search
+        self.evals_discarded = 0       # positions answered after the worker stopped (not applied)
         self.batches = 0
         self.shards_closed = 0
         self.games_in_shards = 0
@@ -157,6 +158,7 @@ class SelfplayWorker:
                 ticket, k, count = pending.popleft()
                 try:
                     self.evaluator.receive(ticket)
+                    self.evals_discarded += count
                 except Exception:          # shutting down: the server may already be gone
                     break
         finally:
@@ -296,7 +298,7 @@ class SelfplayWorker:
         elapsed = max(1e-9, time.monotonic() - self.started)
         return {
             "worker": self.worker_id, "seconds": elapsed, "games": self.games_done,
-            "moves": self.moves_done, "evals": self.evals, "batches": self.batches,
+            "moves": self.moves_done, "evals": self.evals, "evals_discarded": self.evals_discarded, "batches": self.batches,
             "moves_per_s": self.moves_done / elapsed, "evals_per_s": self.evals / elapsed,
             "mean_batch": self.evals / max(1, self.batches), "shards": self.shards_closed,
             "games_in_shards": self.games_in_shards, "resigned": self.resigned,

@@ -211,7 +211,7 @@ class Trainer:
             s["value_error"] += float(value_loss)
             s["steps"] += 1
             s["samples"] += x.shape[0]
-        return float(loss)
+        return float(loss.detach())
 
     # -- checkpoints ----------------------------------------------------------------------------
 
