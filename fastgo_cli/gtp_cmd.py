@@ -44,6 +44,12 @@ def run(args):
     if args.size is not None and not 2 <= args.size <= 25:
         print(f"fastgo gtp: --size {args.size} is outside 2..25", file=sys.stderr)
         return 2
+    if args.seed is not None and not 0 <= args.seed < 1 << 64:
+        print(f"fastgo gtp: --seed must be in 0..2**64-1, got {args.seed}", file=sys.stderr)
+        return 2
+    if not -10_000 <= args.komi <= 10_000:          # also refuses nan
+        print(f"fastgo gtp: --komi {args.komi} is outside -10000..10000", file=sys.stderr)
+        return 2
 
     from selfplay_workers.gtp_engine import GtpEngine
 
@@ -79,14 +85,23 @@ def _network_player(args):
         raise ValueError(f"--resign must be in -1..0, got {args.resign}")
     from inference_server.checkpoint import CheckpointError
     from inference_server.evaluator import InProcessEvaluator
+    from inference_server.runner import check_canaries
     from selfplay_workers.search_player import SearchPlayer
 
+    if args.device == "cuda":
+        import torch
+        if not torch.cuda.is_available():
+            raise ValueError("--device cuda: this machine has no usable CUDA device")
     try:
         evaluator = InProcessEvaluator(args.model, device=args.device)
     except CheckpointError as exc:
         raise ValueError(f"cannot load --model: {exc}") from None
     except RuntimeError as exc:          # e.g. --device cuda without a CUDA device
         raise ValueError(f"cannot run --model on {args.device}: {exc}") from None
+    try:       # NaN or inf weights, or outputs out of range, are refused before the first game
+        check_canaries(evaluator.runner)
+    except ValueError as exc:
+        raise ValueError(f"refusing --model {args.model}: {exc}") from None
     config = evaluator.config
     if args.size is not None and args.size != config.board_size:
         raise ValueError(f"--size {args.size}: the model {args.model} plays "

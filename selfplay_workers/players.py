@@ -6,8 +6,11 @@ MCTS with N random playouts per move, selfplay_workers.uct_player). A player has
 `genmove(game) -> move` (move index, pass = N * N, fastgo.game.RESIGN to resign) and may have
 `reset()`, called when a new game starts.
 """
+import operator
 import random as _py_random
 import secrets
+
+from fastgo.coords import parse_int
 
 
 class Player:
@@ -30,7 +33,7 @@ class RandomPlayer(Player):
     def __init__(self, seed=None):
         from fastgo.board import Random
 
-        self.seed = secrets.randbits(63) if seed is None else int(seed)
+        self.seed = secrets.randbits(63) if seed is None else check_seed(seed)
         self._rng = Random(self.seed)
         self._fallback = _py_random.Random(self.seed)
 
@@ -48,10 +51,26 @@ class RandomPlayer(Player):
         return self._fallback.choice(candidates) if candidates else pass_move
 
 
+MAX_PLAYOUTS = 10_000_000
+
+
+def check_seed(seed):
+    """A seed as an int in 0..2**64-1 (what the kernels' generator takes); ValueError else."""
+    try:
+        value = None if isinstance(seed, bool) else operator.index(seed)
+    except TypeError:
+        value = None
+    if value is None or not 0 <= value < 1 << 64:
+        raise ValueError(f"seed must be an integer in 0..2**64-1, got {str(seed)[:40]!r}")
+    return value
+
+
 def _parse_count(spec, text):
-    if not text.isdigit() or int(text) < 1:
-        raise ValueError(f"player spec {spec!r}: playouts must be a positive integer, not {text!r}")
-    return int(text)
+    try:
+        return parse_int(text, low=1, high=MAX_PLAYOUTS, what="playouts")
+    except ValueError:
+        raise ValueError(f"player spec {spec[:40]!r}: playouts must be an integer in "
+                         f"1..{MAX_PLAYOUTS}") from None
 
 
 def make_player(spec, *, seed=None):

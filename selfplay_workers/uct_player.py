@@ -5,6 +5,7 @@
 Deterministic under a seed: one seeded fastgo.board.Random drives every move, so the same seed
 and the same sequence of positions give the same moves.
 """
+import operator
 import secrets
 
 from fastgo.board import Random
@@ -15,11 +16,13 @@ class UctPlayer:
     """UctPlayer(playouts, seed=None): genmove(game) -> move index (pass = N * N)."""
 
     def __init__(self, playouts, seed=None):
-        playouts = int(playouts)
-        if playouts < 1:
-            raise ValueError(f"playouts must be >= 1, got {playouts}")
+        from selfplay_workers.players import MAX_PLAYOUTS, check_seed
+
+        playouts = operator.index(playouts)
+        if not 1 <= playouts <= MAX_PLAYOUTS:
+            raise ValueError(f"playouts must be in 1..{MAX_PLAYOUTS}, got {playouts}")
         self.playouts = playouts
-        self.seed = secrets.randbits(63) if seed is None else int(seed)
+        self.seed = secrets.randbits(63) if seed is None else check_seed(seed)
         self.name = f"mcts:{playouts}"
         self._rng = Random(self.seed)
         self.last_visits = None     # root-child visits of the last genmove, int32 [N*N + 1]
