@@ -20,6 +20,8 @@ BENCH_TARGETS = {
     "board": ("fastgo_cli.bench_board", "random playouts/s and moves/s on one core"),
     "mcts": ("fastgo_cli.bench_mcts", "search simulations/s with a zero-cost evaluator"),
     "server": ("fastgo_cli.bench_server", "inference server evals/s and latency vs raw forward"),
+    "selfplay": ("fastgo_cli.bench_selfplay", "whole self-play loop evals/s and moves/s vs raw forward"),
+    "train": ("fastgo_cli.bench_train", "trainer data path positions/s and training samples/s"),
 }
 
 

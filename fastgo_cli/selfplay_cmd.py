@@ -9,6 +9,7 @@ def add_arguments(parser):
     parser.add_argument("--run-dir", required=True, help="the run directory (created if missing)")
     parser.add_argument("--server", help="server endpoint (default: server.endpoint of the config)")
     parser.add_argument("--games", type=int, help="games at once (default: selfplay.games)")
+    parser.add_argument("--visits", type=int, help="root visits of a full search (default: selfplay.visits)")
     parser.add_argument("--worker-id", type=int, default=0, help="this worker's number (names its shards)")
     parser.add_argument("--seed", type=int, help="override selfplay.seed")
     parser.add_argument("--max-games", type=int, help="stop after this many finished games")
@@ -29,6 +30,11 @@ def _run(args) -> int:
     from selfplay_workers.worker import SelfplayWorker, remove_stale_temporaries
 
     config = load_config(args.config)
+    if args.visits is not None:
+        import dataclasses
+        if not 1 <= args.visits <= 100_000:
+            raise ConfigError(f"--visits: must be in 1..100000, got {args.visits}")
+        config = dataclasses.replace(config, selfplay=dataclasses.replace(config.selfplay, visits=args.visits))
     for name, value, low, high in (("--games", args.games, 1, 4096),
                                    ("--worker-id", args.worker_id, 0, 1_000_000),
                                    ("--seed", args.seed, 0, (1 << 63) - 1),

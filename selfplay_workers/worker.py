@@ -95,6 +95,8 @@ class SelfplayWorker:
         self.false_resigns = 0
         self.resigned = 0
         self.started = time.monotonic()
+        self.report_every_s = 60.0
+        self._next_report = self.started + self.report_every_s
         self._live = [None] * self.games
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -153,6 +155,8 @@ class SelfplayWorker:
                 for g in idle:
                     self._move(int(g))
                 self._maybe_rotate()
+                if time.monotonic() >= self._next_report:
+                    self._report()
             # Replies still owed are received so the server's books balance; not applied.
             while pending:
                 ticket, k, count = pending.popleft()
@@ -293,6 +297,15 @@ class SelfplayWorker:
         self.shards_closed += 1
         self.games_in_shards += writer.count
         log.info("shard closed: %s games=%d", os.path.basename(path), writer.count)
+
+    def _report(self):
+        s = self.stats()
+        log.info("games %d, %.1f moves/s, %.0f evals/s, mean batch %.1f, model version %s, "
+                 "resigned %d, would-resign games %d with %d false positives (%.1f%%)",
+                 s["games"], s["moves_per_s"], s["evals_per_s"], s["mean_batch"],
+                 getattr(self.evaluator, "model_version", None), s["resigned"],
+                 s["would_resign_games"], s["false_resigns"], 100 * s["false_resign_rate"])
+        self._next_report = time.monotonic() + self.report_every_s
 
     def stats(self) -> dict:
         elapsed = max(1e-9, time.monotonic() - self.started)

@@ -1,0 +1,150 @@
+"""`fastgo bench selfplay`: the whole self-play loop (one server, W worker processes) against
+its ceiling measured in the same run: the raw batched forward of the same network (same runner,
+backend, threads) at the server's mean batch size, in this process, with the workers stopped.
+
+Rounds alternate self-play and raw measurements; figures are pooled over rounds. NN evals/s,
+mean batch and the server's waiting share come from the server's counters over the measured
+window (after a warm-up); moves/s and games/hour from the workers' own counts.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def add_arguments(parser):
+    parser.add_argument("--config", default="configs/9x9_cpu.toml",
+                        help="TOML config ([model], [server], [selfplay])")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes W")
+    parser.add_argument("--games", type=int, help="games per worker (default: selfplay.games)")
+    parser.add_argument("--visits", type=int, help="visits per move (default: selfplay.visits)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="measured window per round")
+    parser.add_argument("--warmup", type=float, default=4.0, help="seconds before measuring")
+    parser.add_argument("--rounds", type=int, default=2, help="alternating self-play/raw rounds")
+    parser.add_argument("--json", help="write the results here")
+
+
+def _selfplay_round(args, config_path, endpoint, workdir, round_index):
+    from inference_server.client import InferenceClient
+
+    procs = []
+    total = args.warmup + args.seconds
+    for w in range(args.workers):
+        cmd = [sys.executable, "-m", "fastgo_cli.main", "selfplay", "--config", config_path,
+               "--run-dir", os.path.join(workdir, f"run{round_index}"), "--server", endpoint,
+               "--worker-id", str(w), "--seconds", repr(total + 1.0), "--quiet"]
+        if args.games:
+            cmd += ["--games", str(args.games)]
+        if args.visits:
+            cmd += ["--visits", str(args.visits)]
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True,
+                                      env=dict(os.environ, OMP_NUM_THREADS="1")))
+    with InferenceClient(endpoint, timeout_s=30, retries=2) as admin:
+        # the window starts once every worker's requests are flowing, plus the warm-up
+        first = admin.stats()
+        deadline = time.monotonic() + 60
+        while admin.stats()["positions"] == first["positions"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(args.warmup)
+        before, t0 = admin.stats(), time.perf_counter()
+        time.sleep(args.seconds)
+        after, t1 = admin.stats(), time.perf_counter()
+    stats = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=total + 120)
+        if proc.returncode != 0:
+            raise RuntimeError(f"worker exited with {proc.returncode}: {out[-2000:]}")
+        line = [x for x in out.splitlines() if x.startswith("fastgo selfplay: stats ")][-1]
+        stats.append(json.loads(line.split("stats ", 1)[1]))
+    elapsed = t1 - t0
+    delta = {k: after[k] - before[k] for k in ("positions", "batches", "forward_s_total", "overhead_s_total")}
+    return {"seconds": elapsed, "delta": delta, "workers": stats, "max_batch": after["max_batch"],
+            "runner": after["runner"]}
+
+
+def run(args) -> int:
+    import numpy as np
+    import torch
+
+    from fastgo.config import ConfigError, load_config, to_dict
+    from fastgo_cli.bench_server import _measure_raw, _start_server, _stop, _write_toml
+    from inference_server.model import build_model
+    from inference_server.slots import make_runner
+
+    try:
+        config = load_config(args.config)
+        for name, value, low, high in (("--workers", args.workers, 1, 256), ("--rounds", args.rounds, 1, 100)):
+            if not low <= value <= high:
+                raise ConfigError(f"{name}: must be in {low}..{high}, got {value}")
+        if not 0 < args.seconds <= 3600 or not 0 <= args.warmup <= 3600:
+            raise ConfigError("--seconds must be in (0, 3600] and --warmup in [0, 3600]")
+    except ConfigError as err:
+        print(f"fastgo bench selfplay: {err}", file=sys.stderr)
+        return 2
+    server = dataclasses.replace(config.server, endpoint="tcp://127.0.0.1:*", checkpoints={},
+                                 log_file="")
+    if server.threads:
+        torch.set_num_threads(server.threads)
+    net = build_model(config.model, seed=0).eval()
+    runner = make_runner(net, server)
+    rounds = []
+    with tempfile.TemporaryDirectory(prefix="fastgo-bench-selfplay-") as workdir:
+        config_path = os.path.join(workdir, "bench.toml")
+        sections = {"model": to_dict(config.model), "server": to_dict(server),
+                    "selfplay": to_dict(config.selfplay), "trainer": to_dict(config.trainer)}
+        _write_toml(config_path, sections)
+        proc, endpoint = _start_server(config_path, os.path.join(workdir, "server.log"))
+        try:
+            for index in range(args.rounds):
+                sp = _selfplay_round(args, config_path, endpoint, workdir, index)
+                batch = max(1, round(sp["delta"]["positions"] / max(1, sp["delta"]["batches"])))
+                planes = (np.random.default_rng(index).random(
+                    (batch, config.model.planes, config.model.board_size, config.model.board_size))
+                    < 0.3).astype(np.uint8)
+                raw = _measure_raw(runner, planes, args.seconds)
+                sp["raw"] = {"batch": batch, "positions": raw[0], "seconds": raw[1]}
+                rounds.append(sp)
+                print(f"  round {index + 1}: self-play {sp['delta']['positions'] / sp['seconds']:.0f} "
+                      f"evals/s at mean batch {batch}, raw {raw[0] / raw[1]:.0f} evals/s", file=sys.stderr)
+        finally:
+            _stop(proc)
+    seconds = sum(r["seconds"] for r in rounds)
+    positions = sum(r["delta"]["positions"] for r in rounds)
+    batches = max(1, sum(r["delta"]["batches"] for r in rounds))
+    evals = positions / seconds
+    raw = sum(r["raw"]["positions"] for r in rounds) / sum(r["raw"]["seconds"] for r in rounds)
+    busy = sum(r["delta"]["forward_s_total"] + r["delta"]["overhead_s_total"] for r in rounds)
+    workers = [w for r in rounds for w in r["workers"]]
+    moves_per_s = sum(w["moves"] for w in workers) / (sum(w["seconds"] for w in workers) / args.workers)
+    games_per_hour = 3600 * sum(w["games"] for w in workers) / (sum(w["seconds"] for w in workers) / args.workers)
+    result = {
+        "evals_per_s": round(evals, 1), "raw_evals_per_s": round(raw, 1),
+        "ratio": round(evals / raw, 4), "moves_per_s": round(moves_per_s, 1),
+        "games_per_hour": round(games_per_hour, 1), "mean_batch": round(positions / batches, 2),
+        "mean_batch_fill": round(positions / batches / rounds[-1]["max_batch"], 4),
+        "server_wait_share": round(max(0.0, 1.0 - busy / seconds), 4),
+        "evals_per_s_per_core": round(evals / (os.cpu_count() or 1), 1),
+        "workers": args.workers, "games_per_worker": args.games or config.selfplay.games,
+        "visits": args.visits or config.selfplay.visits, "model": config.model.name,
+        "board_size": config.model.board_size, "backend": rounds[-1]["runner"]["backend"],
+        "device": rounds[-1]["runner"]["device"], "threads": server.threads,
+        "max_batch": rounds[-1]["max_batch"], "rounds": len(rounds), "seconds_per_round": args.seconds,
+        "positions": positions, "batches": batches,
+    }
+    print(f"self-play {result['model']} {result['board_size']}x{result['board_size']}: "
+          f"{result['evals_per_s']:.0f} NN evals/s, raw forward {result['raw_evals_per_s']:.0f} "
+          f"evals/s at batch {round(result['mean_batch'])} -> ratio {result['ratio']:.3f}; "
+          f"{result['moves_per_s']:.1f} moves/s, {result['games_per_hour']:.0f} games/hour; "
+          f"mean batch {result['mean_batch']:.1f} (fill {result['mean_batch_fill']:.2f}), "
+          f"server waiting {100 * result['server_wait_share']:.0f}% "
+          f"[{result['backend']} {result['device']}, {args.workers} worker(s) x "
+          f"{result['games_per_worker']} games, {result['visits']} visits]")
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(result, handle, indent=2)
+    return 0
