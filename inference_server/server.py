@@ -78,20 +78,11 @@ class InferenceServer:
     def __init__(self, config: Config, context: zmq.Context | None = None):
         self.config = config
         self.server = config.server
-        self.slots = initial_slots(config.model, config.server)
-        self.reloader = Reloader(config.model, config.server)
-        self.stats = _Stats()
-        self.queues = {name: deque() for name in self.slots}
-        self.queued_positions = {name: 0 for name in self.slots}
-        self.queued_bytes = {name: 0 for name in self.slots}
-        largest = max(s.runner.config.planes * s.runner.config.board_size ** 2 for s in self.slots.values())
-        # One full request always fits, whatever the limit: a client is never refused for ever.
-        self.queue_bytes_limit = max(QUEUE_BYTES_PER_SLOT, 2 * self.server.max_request_positions * largest)
-        self.deadlines = {name: 0.0 for name in self.slots}
-        self.max_wait_s = self.server.max_wait_us / 1e6
-        self._stop = False
-        self._next_watch = 0.0
+        # Every slot serves config.model's board size and encoding (reloads are checked
+        # against them), so the largest request is known before any model is built.
+        largest = config.model.planes * config.model.board_size ** 2
         self.context = context or zmq.Context.instance()
+        # The endpoint first: a server that cannot bind says so before it loads any model.
         self.socket = self.context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.MAXMSGSIZE, max(self.server.max_request_positions * largest + (1 << 20),
@@ -106,10 +97,21 @@ class InferenceServer:
                 self.socket.curve_publickey = zmq.curve_public(secret)
                 self.socket.curve_server = True
             bind(self.socket, self.server.endpoint)
+            self.slots = initial_slots(config.model, config.server)
         except BaseException:
             self.socket.close(0)
-            self.reloader.stop()
             raise
+        self.reloader = Reloader(config.model, config.server)
+        self.stats = _Stats()
+        self.queues = {name: deque() for name in self.slots}
+        self.queued_positions = {name: 0 for name in self.slots}
+        self.queued_bytes = {name: 0 for name in self.slots}
+        # One full request always fits, whatever the limit: a client is never refused for ever.
+        self.queue_bytes_limit = max(QUEUE_BYTES_PER_SLOT, 2 * self.server.max_request_positions * largest)
+        self.deadlines = {name: 0.0 for name in self.slots}
+        self.max_wait_s = self.server.max_wait_us / 1e6
+        self._stop = False
+        self._next_watch = 0.0
         self.endpoint = self.socket.getsockopt_string(zmq.LAST_ENDPOINT)
         self._buffer = 0          # staging buffer of the last gathered batch
         self.forward = ForwardThread(self.context) if self.server.overlap else None
@@ -180,7 +182,9 @@ class InferenceServer:
         if not waiting or (self.forward is not None and self.forward.outstanding >= 2):
             return 100            # nothing due, or the forward thread's signal will wake us
         left = min(waiting) - time.perf_counter()
-        return max(0, math.ceil(left * 1000))   # at most 1 ms late; never spins
+        # At most 1 ms late; never spins; and at most 100 ms, so a stop signal is seen soon
+        # (a signal does not end a poll early) whatever max_wait_us is.
+        return min(100, max(0, math.ceil(left * 1000)))
 
     def _drain(self):
         """Take every queued message, but stop early once a slot has a full batch."""

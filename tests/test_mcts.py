@@ -7,6 +7,7 @@ from fastgo.board import Board, BLACK, WHITE
 from fastgo.game import Game, RESIGN
 from fastgo.mcts import (BatchedSearch, FLAG_ILLEGAL, FLAG_PENDING, FLAG_TERMINAL,
                          UNEXPANDED)
+from conftest import reachable
 from fastgo.symmetry import transform_planes
 
 OPEN_7 = """
@@ -47,18 +48,6 @@ def neighbour_logits(planes):
     count = len(planes)
     logits = np.concatenate([score.reshape(count, -1), np.full((count, 1), -1.0, np.float32)], 1)
     return logits, np.zeros(count, np.float32)
-
-
-def reachable(t):
-    """Node indices below (and including) the root; the rest are garbage of earlier roots."""
-    stack, out = [t["root"]], []
-    while stack:
-        i = stack.pop()
-        out.append(i)
-        first = t["first_child"][i]
-        if first != UNEXPANDED:
-            stack.extend(range(first, first + t["num_children"][i]))
-    return out
 
 
 def check_visits_add_up(search, g):

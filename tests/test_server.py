@@ -12,18 +12,13 @@ from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient, ServerError
 from inference_server.model import build_model
 from inference_server.runner import onnx_available
+from conftest import forward
 from inference_server.testing import ServerProcess, write_config
 
 torch.set_num_threads(1)
 # The server folds batch norm and uses channels_last; the reference is the plain fp32 module.
 TOL = dict(rtol=1e-4, atol=1e-4)
 MODEL = ModelConfig(board_size=9, blocks=1, channels=8)
-
-
-def forward(model, x):
-    with torch.no_grad():
-        logits, values = model.eval()(torch.from_numpy(x).float())
-    return logits.numpy(), values.numpy()
 
 
 def random_planes(rng, count, config=MODEL):

@@ -14,17 +14,12 @@ from fastgo.config import ModelConfig
 from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient, ServerError
 from inference_server.model import build_model
+from conftest import forward
 from inference_server.testing import ServerProcess, write_config
 
 torch.set_num_threads(1)
 MODEL = ModelConfig(board_size=9, blocks=1, channels=8)
 TOL = dict(rtol=1e-4, atol=1e-4)
-
-
-def forward(model, x):
-    with torch.no_grad():
-        logits, values = model.eval()(torch.from_numpy(x).float())
-    return logits.numpy(), values.numpy()
 
 
 def wait_for(predicate, timeout_s=20.0):

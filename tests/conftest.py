@@ -1,0 +1,26 @@
+"""Helpers shared by several test files (imported as `from conftest import ...`)."""
+
+
+def reachable(t):
+    """Node indices of a search tree dict (fastgo.mcts tree arrays) below and including the
+    root; the rest are garbage of earlier roots."""
+    from fastgo.mcts import UNEXPANDED
+
+    stack, out = [t["root"]], []
+    while stack:
+        i = stack.pop()
+        out.append(i)
+        first = t["first_child"][i]
+        if first != UNEXPANDED:
+            stack.extend(range(first, first + t["num_children"][i]))
+    return out
+
+
+def forward(model, x):
+    """The reference evaluation: the eval-mode torch model on uint8 planes x [B, P, N, N] ->
+    (logits float32 [B, N*N+1], values float32 [B]) as numpy arrays."""
+    import torch
+
+    with torch.no_grad():
+        logits, values = model.eval()(torch.from_numpy(x).float())
+    return logits.numpy(), values.numpy()
