@@ -248,6 +248,28 @@ class TrainerConfig:
 
 
 @dataclass(frozen=True)
+class ClusterConfig:
+    """`fastgo cluster`: which roles run, how they are supervised, how checkpoints are evaluated."""
+
+    workers: int = setting(1, min=0, max=1024, doc="self-play worker processes")
+    evaluate: bool = setting(True, doc="run the evaluator (ratings and curve.png)")
+    evaluate_every: int = setting(1, min=1, max=1_000_000, doc="evaluate every k-th new checkpoint")
+    eval_games: int = setting(20, min=2, max=100_000, doc="games per opponent per evaluation")
+    eval_visits: int = setting(32, min=1, max=100_000, doc="the network's visits per move in evaluation")
+    references: tuple[str, ...] = setting(("random", "mcts:100"),
+                                          doc="fixed opponents: 'random' or 'mcts:N'")
+    stuck_seconds: float = setting(120.0, min=1.0, max=86_400.0,
+                                   doc="a child whose heartbeat is older than this is restarted")
+    backoff_s: float = setting(1.0, min=0.0, max=3600.0, doc="first restart delay (doubles)")
+    backoff_max_s: float = setting(30.0, min=0.0, max=3600.0)
+    max_restarts: int = setting(5, min=0, max=1_000_000,
+                                doc="restarts of one role within restart_window_s before giving up")
+    restart_window_s: float = setting(300.0, min=1.0, max=86_400.0)
+    status_interval_s: float = setting(5.0, min=0.1, max=3600.0, doc="plain status lines (no terminal)")
+    shutdown_s: float = setting(10.0, min=1.0, max=600.0, doc="bound on an ordered shutdown")
+
+
+@dataclass(frozen=True)
 class Config:
     """A whole run: one field per section. Missing sections take their defaults."""
 
@@ -255,6 +277,7 @@ class Config:
     server: ServerConfig = field(default_factory=ServerConfig)
     selfplay: SelfplayConfig = field(default_factory=SelfplayConfig)
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -63,3 +63,48 @@ def open_run_dir(path) -> RunDir:
     for sub in SUBDIRS:
         os.makedirs(os.path.join(root, sub), exist_ok=True)
     return RunDir(root)
+
+
+def status_path(run_dir: RunDir, role: str) -> str:
+    return os.path.join(run_dir.logs, f"{role}.status.json")
+
+
+class StatusFile:
+    """A role's heartbeat: a small JSON file rewritten (temporary name + rename) at most every
+    `interval_s` from the role's main loop, so a stuck or stopped loop stops refreshing it. The
+    supervisor reads its mtime (progress) and content (figures for the status line)."""
+
+    def __init__(self, run_dir: RunDir, role: str, interval_s: float = 1.0):
+        import time
+        self._time = time.monotonic
+        self.path = status_path(run_dir, role)
+        self.interval_s = interval_s
+        self._next = 0.0
+
+    def beat(self, fields_fn, force=False):
+        """Writes fields_fn() (a JSON-able dict) when due; fields_fn is not called otherwise."""
+        import json
+        now = self._time()
+        if not force and now < self._next:
+            return
+        self._next = now + self.interval_s
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w") as handle:
+                json.dump(fields_fn(), handle)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass                    # a full disk must not stop the role; the supervisor notices
+
+
+def read_status(run_dir: RunDir, role: str):
+    """(content dict or None, mtime or None) of a role's status file."""
+    import json
+    path = status_path(run_dir, role)
+    try:
+        mtime = os.path.getmtime(path)
+        with open(path) as handle:
+            data = json.load(handle)
+        return (data if isinstance(data, dict) else None), mtime
+    except (OSError, ValueError):
+        return None, None

@@ -53,8 +53,10 @@ def _run(args) -> int:
     endpoint = args.server or config.server.endpoint
     client = InferenceClient(endpoint, slot=config.trainer.publish_slot,
                              timeout_s=config.selfplay.timeout_s, retries=5)
+    from fastgo.rundir import StatusFile
     worker = SelfplayWorker(config, client, shard_dir=run_dir.shards, worker_id=args.worker_id,
-                            games=args.games, seed=args.seed, sgf_dir=run_dir.sgf)
+                            games=args.games, seed=args.seed, sgf_dir=run_dir.sgf,
+                            status=StatusFile(run_dir, f"selfplay-w{args.worker_id}"))
     worker.install_signal_handlers()
     log.info("worker %d: %d games at once, %d visits, server %s", args.worker_id, worker.games,
              config.selfplay.visits, endpoint)

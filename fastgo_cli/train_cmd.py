@@ -57,7 +57,8 @@ def _run(args) -> int:
             log.info("published step %d to %s slot %s (server version %s)", step, endpoint, slot, version)
 
     from trainer.loop import Trainer
-    trainer = Trainer(config, run_dir, publisher=publisher)
+    from fastgo.rundir import StatusFile
+    trainer = Trainer(config, run_dir, publisher=publisher, status=StatusFile(run_dir, "train"))
     log.info("training %s on %s from step %d, %s", config.model.name, trainer.device, trainer.step,
              run_dir.root)
     try:

@@ -54,7 +54,7 @@ class SelfplayWorker:
     (model for the board size and encoding, selfplay for the search and the shards)."""
 
     def __init__(self, config, evaluator, *, shard_dir, worker_id=0, games=None, seed=None,
-                 sgf_dir=None):
+                 sgf_dir=None, status=None):
         self.config = config
         sp = config.selfplay
         self.sp = sp
@@ -62,6 +62,7 @@ class SelfplayWorker:
         self.evaluator = evaluator
         self.shard_dir = os.fspath(shard_dir)
         self.sgf_dir = sgf_dir
+        self.status = status                 # fastgo.rundir.StatusFile or None (heartbeat)
         self.worker_id = int(worker_id)
         self.games = int(games or sp.games)
         if seed is None:
@@ -157,6 +158,8 @@ class SelfplayWorker:
                 self._maybe_rotate()
                 if time.monotonic() >= self._next_report:
                     self._report()
+                if self.status is not None:
+                    self.status.beat(self.stats)
             # Replies still owed are received so the server's books balance; not applied.
             while pending:
                 ticket, k, count = pending.popleft()

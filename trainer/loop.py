@@ -38,11 +38,13 @@ def pick_device(name: str) -> torch.device:
 
 
 class Trainer:
-    def __init__(self, config, run_dir, *, publisher=None):
+    def __init__(self, config, run_dir, *, publisher=None, status=None):
         self.config = config
         self.tc = config.trainer
         self.run_dir = run_dir
         self.publisher = publisher              # callable(path, data, step) or None
+        self.status = status                    # fastgo.rundir.StatusFile or None (heartbeat)
+        self.last_row = {}
         if self.tc.threads:
             torch.set_num_threads(self.tc.threads)
         self.device = pick_device(self.tc.device)
@@ -270,7 +272,16 @@ class Trainer:
             writer.writerow(row)
         _tensorboard(self.run_dir, row)
         self._sums = self._fresh_sums()
+        self.last_row = row
         return row
+
+    def status_fields(self) -> dict:
+        row = self.last_row
+        return {"step": self.step, "samples": self.samples, "positions": self.window.total_positions,
+                "games": self.window.total_games, "loss": row.get("loss"),
+                "policy_acc": row.get("policy_acc"), "latest": os.path.basename(self.run_dir.latest)
+                if os.path.exists(self.run_dir.latest) else None,
+                "waiting": self.samples + self.tc.batch_size > self.allowed_samples()}
 
     # -- the loop -------------------------------------------------------------------------------
 
@@ -281,6 +292,8 @@ class Trainer:
         next_poll = 0.0
         last_saved = self.step
         while not should_stop():
+            if self.status is not None:
+                self.status.beat(self.status_fields)
             if max_steps is not None and self.step >= max_steps:
                 break
             if deadline is not None and time.monotonic() >= deadline:

@@ -1,0 +1,345 @@
+"""`fastgo cluster --config C [--duration 15m] [--run-dir runs/NAME]`: the whole loop on one
+machine. Starts the inference server, the trainer, W self-play workers and the evaluator as
+child processes (each with its own log in RUN/logs), supervises them, prints a status line, and
+shuts them down in order on SIGINT/SIGTERM or when --duration is over.
+
+Supervision: a child that exits is restarted with exponential back-off (logged and counted); a
+child whose heartbeat (RUN/logs/ROLE.status.json, refreshed by its main loop; the server
+answers a stats request instead) is older than cluster.stuck_seconds is stuck, whether busy or
+stopped, and is killed and restarted; a role restarted more than cluster.max_restarts times
+within cluster.restart_window_s stops the cluster with a message naming it and its log.
+Shutdown: workers first (they close their shards), then the evaluator, the trainer (it writes
+its checkpoint), the server; all within cluster.shutdown_s, SIGKILL for whatever is left.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+
+DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd]?)")
+UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def add_arguments(parser):
+    parser.add_argument("--config", default="configs/quickstart.toml",
+                        help="TOML config (default: configs/quickstart.toml)")
+    parser.add_argument("--run-dir", help="the run directory (default: runs/<config name>)")
+    parser.add_argument("--duration", help="stop by itself after this long: 90s, 15m, 2h (default: run until Ctrl-C)")
+    parser.add_argument("--workers", type=int, help="self-play workers (default: cluster.workers)")
+    parser.add_argument("--no-evaluate", action="store_true", help="run without the evaluator")
+
+
+def parse_duration(text):
+    match = DURATION.fullmatch(text.strip().lower()) if len(text) <= 32 else None
+    if not match:
+        raise ValueError(f"--duration {text[:40]!r}: expected a number with s, m, h or d (e.g. 15m)")
+    seconds = float(match.group(1)) * UNITS[match.group(2)]
+    if not 1 <= seconds <= 365 * 86400:
+        raise ValueError(f"--duration {text!r}: must be between 1 s and 365 days")
+    return seconds
+
+
+class Child:
+    """One supervised role."""
+
+    def __init__(self, role, argv, run_dir, heartbeat):
+        self.role = role
+        self.argv = argv
+        self.run_dir = run_dir
+        self.heartbeat = heartbeat            # status-file role name, or None (pinged instead)
+        self.out_path = os.path.join(run_dir.logs, f"{role}.out")
+        self.log_path = run_dir.log(role)
+        self.proc = None
+        self.started = 0.0
+        self.restarts = 0
+        self.recent = deque()                 # monotonic times of recent restarts
+        self.next_start = 0.0
+        self.backoff = 0.0
+        self.last_ping_ok = 0.0
+
+    def start(self):
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+        with open(self.out_path, "ab") as out:
+            self.proc = subprocess.Popen([sys.executable, "-m", "fastgo_cli.main", *self.argv],
+                                         stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                         env=env, start_new_session=True)
+        self.started = self.last_ping_ok = time.monotonic()
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def last_progress(self):
+        if self.heartbeat is None:
+            return self.last_ping_ok
+        from fastgo.rundir import read_status
+        _, mtime = read_status(self.run_dir, self.heartbeat)
+        if mtime is None:
+            return self.started
+        # the status file's mtime is wall time; convert to this clock's age
+        return max(self.started, time.monotonic() - max(0.0, time.time() - mtime))
+
+    def signal(self, sig):
+        if self.alive():
+            try:
+                os.kill(self.proc.pid, signal.SIGCONT)   # a stopped child cannot act on SIGTERM
+                os.kill(self.proc.pid, sig)
+            except ProcessLookupError:
+                pass
+
+
+class Cluster:
+    def __init__(self, config, config_path, run_dir, workers, evaluate, log):
+        self.config = config
+        self.cc = config.cluster
+        self.config_path = config_path
+        self.run_dir = run_dir
+        self.log = log
+        self.endpoint = config.server.endpoint
+        common = ["--config", config_path]
+        self.server = Child("serve", ["serve", *common, "--checkpoint",
+                                      f"{config.trainer.publish_slot}={run_dir.latest}",
+                                      "--log-file", run_dir.log("serve")], run_dir, None)
+        self.trainer = Child("train", ["train", *common, "--run-dir", run_dir.root, "--server",
+                                       self.endpoint, "--quiet"], run_dir, "train")
+        self.workers = [Child(f"selfplay-w{i}", ["selfplay", *common, "--run-dir", run_dir.root,
+                                                 "--server", self.endpoint, "--worker-id", str(i),
+                                                 "--quiet"], run_dir, f"selfplay-w{i}")
+                        for i in range(workers)]
+        self.evaluator = Child("evaluate", ["evaluate", *common, "--run-dir", run_dir.root, "--quiet"],
+                               run_dir, "evaluate") if evaluate else None
+        self.children = [self.server, self.trainer, *self.workers] + ([self.evaluator] if evaluate else [])
+        self.stop_reason = None
+        self.failed = None
+        self.started = time.monotonic()
+        self._admin = None
+        self._last_stats = None
+
+    # -- the server's liveness and figures ------------------------------------------------------
+
+    def server_stats(self, timeout_s=1.0):
+        from inference_server.client import InferenceClient
+        try:
+            if self._admin is None:
+                self._admin = InferenceClient(self.endpoint, timeout_s=timeout_s, retries=0)
+            stats = self._admin.stats(timeout_s=timeout_s)
+            self.server.last_ping_ok = time.monotonic()
+            return stats
+        except Exception:
+            if self._admin is not None:
+                self._admin.close()
+            self._admin = None
+            return None
+
+    # -- supervision ----------------------------------------------------------------------------
+
+    def start_all(self):
+        self.server.start()
+        deadline = time.monotonic() + 60
+        while self.server_stats() is None:
+            if not self.server.alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start; see {self.server.out_path} and "
+                                   f"{self.server.log_path}")
+            time.sleep(0.2)
+        for child in self.children[1:]:
+            child.start()
+        for child in self.children:
+            print(f"fastgo cluster: {child.role:<12} pid {child.proc.pid:<7} log {child.log_path}",
+                  flush=True)
+
+    def _restart(self, child, why):
+        now = time.monotonic()
+        while child.recent and now - child.recent[0] > self.cc.restart_window_s:
+            child.recent.popleft()
+        if len(child.recent) >= self.cc.max_restarts:
+            self.failed = (f"{child.role} keeps failing ({why}; {len(child.recent) + 1} times within "
+                           f"{self.cc.restart_window_s:g} s): see {child.log_path} and {child.out_path}")
+            return
+        child.backoff = self.cc.backoff_s if not child.backoff else min(self.cc.backoff_max_s, 2 * child.backoff)
+        child.next_start = now + child.backoff
+        child.recent.append(now)
+        child.restarts += 1
+        self.log(f"{child.role} {why}; restart {child.restarts} in {child.backoff:g} s "
+                 f"(log {child.log_path})")
+
+    def supervise_once(self):
+        now = time.monotonic()
+        for child in self.children:
+            if child.proc is None:
+                if now >= child.next_start:
+                    child.start()
+                continue
+            code = child.proc.poll()
+            if code is not None:
+                child.proc = None
+                self._restart(child, f"exited with status {code}")
+                continue
+            if child is self.server and now - child.last_ping_ok > 2.0:
+                self.server_stats(timeout_s=0.5)
+            idle = now - child.last_progress()
+            if idle > self.cc.stuck_seconds:
+                child.signal(signal.SIGKILL)
+                child.proc.wait(10)
+                child.proc = None
+                self._restart(child, f"made no progress for {idle:.0f} s (stuck or stopped); killed")
+            elif now - child.started > 60 and child.backoff and child.alive():
+                child.backoff = 0.0            # a minute of health resets the back-off
+
+    def shutdown(self):
+        """Workers, evaluator, trainer, server in that order; the whole within shutdown_s."""
+        deadline = time.monotonic() + self.cc.shutdown_s - 0.5
+        groups = [self.workers, [self.evaluator] if self.evaluator else [], [self.trainer], [self.server]]
+        shares = [0.25, 0.1, 0.45, 0.2]
+        for group, share in zip(groups, shares):
+            for child in group:
+                child.signal(signal.SIGTERM)
+            group_deadline = min(deadline, time.monotonic() + share * self.cc.shutdown_s)
+            for child in group:
+                if child.proc is None:
+                    continue
+                try:
+                    child.proc.wait(max(0.0, group_deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    pass
+        for child in self.children:
+            if child.alive():
+                self.log(f"{child.role} did not stop in time; killed")
+                child.signal(signal.SIGKILL)
+                child.proc.wait(5)
+        if self._admin is not None:
+            self._admin.close()
+
+    # -- the status line ------------------------------------------------------------------------
+
+    def status(self):
+        from fastgo.rundir import read_status
+        elapsed = time.monotonic() - self.started
+        train, _ = read_status(self.run_dir, "train")
+        train = train or {}
+        moves = 0.0
+        for w in self.workers:
+            data, _ = read_status(self.run_dir, w.heartbeat)
+            if data and w.alive():
+                moves += float(data.get("moves_per_s", 0.0))
+        stats = self.server_stats(timeout_s=0.5)
+        evals = fill = 0.0
+        if stats and self._last_stats:
+            prev, t_prev = self._last_stats
+            dt = max(1e-6, time.monotonic() - t_prev)
+            dp = stats["positions"] - prev["positions"]
+            db = stats["batches"] - prev["batches"]
+            evals = dp / dt
+            fill = dp / max(1, db) / max(1, stats["max_batch"])
+        if stats:
+            self._last_stats = (stats, time.monotonic())
+        elo = "-"
+        try:
+            with open(os.path.join(self.run_dir.root, "ratings.json")) as handle:
+                latest = json.load(handle)["latest"]
+            elo = f"{latest['elo']:.0f} ({latest['player']})"
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        loss = train.get("loss")
+        restarts = sum(c.restarts for c in self.children)
+        return (f"{_clock(elapsed)}  games {train.get('games', 0)}  moves/s {moves:.0f}  "
+                f"evals/s {evals:.0f}  fill {fill:.2f}  step {train.get('step', 0)}  "
+                f"loss {loss if loss is not None else '-'}  latest {train.get('latest') or '-'}  "
+                f"Elo {elo}" + (f"  restarts {restarts}" if restarts else ""))
+
+    def summary(self):
+        from fastgo.rundir import read_status
+        train, _ = read_status(self.run_dir, "train")
+        train = train or {}
+        lines = [f"fastgo cluster: stopped after {_clock(time.monotonic() - self.started)}"
+                 + (f" ({self.stop_reason})" if self.stop_reason else ""),
+                 f"  self-play games {train.get('games', 0)}, training steps {train.get('step', 0)}, "
+                 f"restarts {sum(c.restarts for c in self.children)}"]
+        try:
+            with open(os.path.join(self.run_dir.root, "ratings.json")) as handle:
+                data = json.load(handle)
+            latest = data["latest"]
+            lines.append(f"  {latest['player']}: Elo {latest['elo']:.0f} "
+                         f"({latest['elo_low']:.0f}..{latest['elo_high']:.0f}); last results: "
+                         + ", ".join(latest["results"]))
+            for name, value in sorted(data["ratings"].items(), key=lambda kv: -kv[1][0]):
+                if not name.startswith("ckpt-"):
+                    lines.append(f"  reference {name}: Elo {value[0]:.0f}")
+        except (OSError, ValueError, KeyError, TypeError):
+            lines.append("  no evaluation yet")
+        root = self.run_dir.root
+        lines.append(f"  curve {os.path.join(root, 'curve.png')}, SGFs {self.run_dir.sgf}, "
+                     f"checkpoint {self.run_dir.latest}")
+        return "\n".join(lines)
+
+
+def _clock(seconds):
+    seconds = int(seconds)
+    return f"{seconds // 3600:d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def run(args) -> int:
+    from fastgo.config import ConfigError, load_config
+    from fastgo.rundir import open_run_dir
+
+    try:
+        config = load_config(args.config)
+        duration = parse_duration(args.duration) if args.duration else None
+        workers = config.cluster.workers if args.workers is None else args.workers
+        if not 0 <= workers <= 1024:
+            raise ConfigError(f"--workers: must be in 0..1024, got {workers}")
+        name = os.path.splitext(os.path.basename(args.config))[0]
+        run_dir = open_run_dir(args.run_dir or os.path.join("runs", name))
+    except (ConfigError, ValueError, OSError) as err:
+        print(f"fastgo cluster: {err}", file=sys.stderr)
+        return 2
+    tty = sys.stdout.isatty()
+
+    def log(message):
+        print(("\r\033[K" if tty else "") + f"fastgo cluster: {message}", flush=True)
+
+    cluster = Cluster(config, os.path.abspath(args.config), run_dir, workers,
+                      config.cluster.evaluate and not args.no_evaluate, log)
+    stop = {"flag": None}
+
+    def handler(signum, frame):
+        stop["flag"] = signal.Signals(signum).name
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    print(f"fastgo cluster: {config.model.name} {config.model.board_size}x{config.model.board_size}, "
+          f"{workers} worker(s), run directory {run_dir.root}"
+          + (f", stopping after {_clock(duration)}" if duration else ", Ctrl-C stops it"), flush=True)
+    status_every = 1.0 if tty else config.cluster.status_interval_s
+    next_status = time.monotonic() + status_every
+    code = 0
+    try:
+        cluster.start_all()
+        while stop["flag"] is None and cluster.failed is None:
+            if duration is not None and time.monotonic() - cluster.started >= duration:
+                cluster.stop_reason = "duration reached"
+                break
+            cluster.supervise_once()
+            if time.monotonic() >= next_status:
+                line = cluster.status()
+                print(("\r\033[K" + line) if tty else line, end="" if tty else "\n", flush=True)
+                next_status = time.monotonic() + status_every
+            time.sleep(0.2)
+        if stop["flag"]:
+            cluster.stop_reason = stop["flag"]
+    except RuntimeError as err:
+        cluster.failed = str(err)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if tty:
+            print()
+        cluster.shutdown()
+    if cluster.failed:
+        print(f"fastgo cluster: stopping: {cluster.failed}", file=sys.stderr, flush=True)
+        code = 1
+    print(cluster.summary(), flush=True)
+    return code
