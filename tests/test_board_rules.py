@@ -2,6 +2,8 @@
 
 Diagrams: rows top to bottom, '.' empty, 'X' black, 'O' white; move = row * N + col.
 """
+import time
+
 import numpy as np
 import pytest
 
@@ -474,9 +476,22 @@ def test_bench_board_command_writes_json(tmp_path, capsys):
     figures = json.loads(out.read_text())
     assert set(figures) == {"9", "19"}
     for size in ("9", "19"):
-        assert figures[size]["playouts_per_s"] > 0 and figures[size]["moves_per_s"] > 0
-        assert figures[size]["python_playouts_per_s"] > 0
-        assert figures[size]["ratio_vs_python"] == pytest.approx(
-            figures[size]["playouts_per_s"] / figures[size]["python_playouts_per_s"], rel=1e-2)
+        row = figures[size]
+        # Against an independent count of the same work: random playouts from the empty board
+        # played here through Board.playout, timed here.
+        rng, lengths = Random(7), []
+        start = time.perf_counter()
+        while len(lengths) < 20 or time.perf_counter() - start < 0.05:
+            lengths.append(Board(int(size)).playout(rng))
+        own_rate = len(lengths) / (time.perf_counter() - start)
+        own_length = sum(lengths) / len(lengths)
+        assert row["moves_per_playout"] == pytest.approx(own_length, rel=0.2)
+        assert own_rate / 20 < row["playouts_per_s"] < own_rate * 20   # same order: no unit slip
+        assert row["moves_per_s"] == pytest.approx(row["playouts_per_s"] * row["moves_per_playout"],
+                                                   rel=2e-2)
+        assert row["runs_playouts_per_s"] == [row["playouts_per_s"]]       # one repeat
+        assert 0 < row["python_playouts_per_s"] < row["playouts_per_s"]
+        assert row["ratio_vs_python"] == pytest.approx(
+            row["playouts_per_s"] / row["python_playouts_per_s"], rel=1e-2)
     assert "playouts/s" in capsys.readouterr().out
     assert main(["bench", "board", "--seconds", "0"]) == 2

@@ -129,3 +129,21 @@ def test_gtp_cli_refuses_out_of_range_seed_and_komi():
         done = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "gtp", *args], input="quit\n",
                               capture_output=True, text=True, timeout=60, cwd=ROOT)
         assert done.returncode == 2 and "Traceback" not in done.stderr, (args, done.stderr)
+
+
+def test_gtp_model_with_nan_weights_is_refused_at_start(tmp_path):
+    import torch
+
+    from fastgo.config import ModelConfig
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
+
+    model = build_model(ModelConfig(blocks=1, channels=8), seed=0)
+    with torch.no_grad():
+        model.stem.weight.fill_(float("nan"))
+    save_checkpoint(tmp_path / "nan.ckpt", model, step=1)
+    done = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "gtp", "--model",
+                           str(tmp_path / "nan.ckpt"), "--device", "cpu"], input="name\n",
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 2 and done.stdout == "", (done.stdout, done.stderr[-2000:])
+    assert "non-finite" in done.stderr and "Traceback" not in done.stderr

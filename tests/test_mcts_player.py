@@ -27,28 +27,47 @@ def test_search_player_reuses_its_tree_and_survives_undo():
     assert game.is_legal(move)
 
 
-def test_search_player_with_a_callable_evaluator_beats_random():
-    calls = []
-
-    def evaluator(planes):
+def area_evaluator(calls):
+    """A callable evaluator that knows a little Go and nothing else: uniform policy; value =
+    tanh(area estimate / N) from the side to move's planes (alphazero planes 0 and 1: own and
+    opponent stones), each empty point counted for the color that has more stones beside it."""
+    def evaluate(planes):
         calls.append(len(planes))
         count, n = len(planes), planes.shape[2]
-        return np.zeros((count, n * n + 1), np.float32), np.zeros(count, np.float32)
+        own, other = planes[:, 0].astype(np.float32), planes[:, 1].astype(np.float32)
+        stones = own - other
+        pad = np.pad(stones, ((0, 0), (1, 1), (1, 1)))
+        beside = pad[:, :-2, 1:-1] + pad[:, 2:, 1:-1] + pad[:, 1:-1, :-2] + pad[:, 1:-1, 2:]
+        area = stones.sum((1, 2)) + ((1 - own - other) * np.sign(beside)).sum((1, 2))
+        return np.zeros((count, n * n + 1), np.float32), np.tanh(area / n).astype(np.float32)
+    return evaluate
 
-    cheap = SearchPlayer(evaluator, 20, seed=2)
-    game = Game(5, 0.5)
-    assert game.is_legal(cheap.genmove(game)) and calls
-    strong = SearchPlayer("rollout", 300, seed=3)
+
+def play_against_random(player, size, games, komi=7.5):
+    """Wins of `player` against RandomPlayer, alternating colors."""
     wins = 0
-    for i in range(2):
-        color = BLACK if i == 0 else WHITE
+    for i in range(games):
+        color = BLACK if i % 2 == 0 else WHITE
         rnd = RandomPlayer(seed=i)
-        game = Game(9, 7.5)
-        strong.reset()
+        game = Game(size, komi)
+        player.reset()
         while not game.is_over():
-            game.play((strong if game.to_move == color else rnd).genmove(game))
+            game.play((player if game.to_move == color else rnd).genmove(game))
         wins += game.winner == color
-    assert wins == 2
+    return wins
+
+
+def test_search_player_with_a_callable_evaluator_beats_random():
+    # The search must use the callable's values: with this evaluator (no rollouts anywhere)
+    # it wins; the built-in rollout evaluator is tested below on its own.
+    calls = []
+    player = SearchPlayer(area_evaluator(calls), 100, seed=2)
+    assert play_against_random(player, 7, 4) == 4
+    assert sum(calls) >= 100                      # every visit's leaf went through the callable
+
+
+def test_search_player_with_the_rollout_evaluator_beats_random():
+    assert play_against_random(SearchPlayer("rollout", 300, seed=3), 9, 2) == 2
 
 
 def test_bench_mcts_cli_writes_json(tmp_path, capsys):

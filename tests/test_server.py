@@ -2,6 +2,7 @@
 a direct forward pass of the same weights (within TOL), to the right request, from the right
 slot, with the version that answered."""
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -90,12 +91,30 @@ def test_batches_are_gathered_and_counted(served):
     assert after["requests"] - before["requests"] == 8
     assert after["positions"] - before["positions"] == 32
     batches = after["batches"] - before["batches"]
-    assert 2 <= batches < 8            # max_batch 16: requests were gathered
+    assert 2 <= batches <= 8           # max_batch 16: at least two batches (gathering: see below)
     assert after["versions"] == {"current": 5, "best": 6}
     assert after["runner"]["layout"] in ("channels_last", "onnxruntime")
     assert 0 < after["mean_batch_fill"] <= 1
+    assert after["mean_batch_size"] == after["positions"] / after["batches"]
+    # Work was done: every batch ran a forward pass, every request waited some time.
     for key in ("queue_wait_ms_mean", "forward_ms_mean", "overhead_us_per_batch", "overhead_cpu_us_per_batch"):
-        assert after[key] >= 0
+        assert after[key] > 0, key
+    assert after["forward_s_total"] > before["forward_s_total"]
+
+
+def test_requests_are_gathered_into_full_batches(tmp_path):
+    # A batch wait far longer than the test: batches form only when max_batch positions are
+    # queued, so 8 requests of 4 positions make exactly two batches of 16, whatever the timing.
+    config = write_config(tmp_path / "serve.toml", {"blocks": 1, "channels": 8}, {
+        "endpoint": "tcp://127.0.0.1:*", "max_batch": 16, "max_wait_us": 10_000_000, "threads": 1})
+    rng = np.random.default_rng(3)
+    with ServerProcess(config) as server, InferenceClient(server.endpoint, timeout_s=20) as client:
+        tickets = [client.submit(random_planes(rng, 4)) for _ in range(8)]
+        for ticket in tickets:
+            client.receive(ticket)
+        stats = client.stats()
+    assert (stats["requests"], stats["positions"], stats["batches"]) == (8, 32, 2)
+    assert stats["mean_batch_size"] == 16 and stats["mean_batch_fill"] == 1.0
 
 
 def test_bad_requests_get_errors_and_others_are_served(served):
@@ -122,11 +141,19 @@ def test_bad_requests_get_errors_and_others_are_served(served):
 def test_a_vanished_client_costs_only_its_own_requests(served):
     server, models = served
     rng = np.random.default_rng(8)
-    gone = InferenceClient(server.endpoint, timeout_s=20)
-    for _ in range(3):
-        gone.submit(random_planes(rng, 16))
-    gone.close()                             # its replies go nowhere
     with InferenceClient(server.endpoint, timeout_s=20) as client:
+        before = client.stats()
+        gone = InferenceClient(server.endpoint, timeout_s=20)
+        for _ in range(3):
+            gone.submit(random_planes(rng, 16))
+        # The server must really have taken the three before their client vanishes.
+        deadline = time.monotonic() + 20
+        while client.stats()["requests"] - before["requests"] < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        gone.close()                         # its replies (some may still be due) go nowhere
         x = random_planes(rng, 5)
         logits, _ = client.evaluate(x)
         np.testing.assert_allclose(logits, forward(models["current"], x)[0], **TOL)
+        after = client.stats()
+    assert after["requests"] - before["requests"] == 4          # the three, then ours
+    assert after["positions"] - before["positions"] == 3 * 16 + 5

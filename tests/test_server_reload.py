@@ -51,6 +51,7 @@ def test_hot_reload_under_load(tmp_path, overlap):
 
     stop = threading.Event()
     seen, failures, completed = [], [], [0]
+    served = {version: threading.Event() for version in (1, 2, 4)}   # a client got that version
 
     def load(index):
         try:
@@ -60,6 +61,7 @@ def test_hot_reload_under_load(tmp_path, overlap):
                 while flight:
                     logits, values = client.receive(flight.pop(0))
                     mine.append((client.model_version, np.array(logits), np.array(values)))
+                    served[client.model_version].set()
                     if not stop.is_set():
                         flight.append(client.submit(x))
                 seen.append(mine)
@@ -78,7 +80,7 @@ def test_hot_reload_under_load(tmp_path, overlap):
             def refused():
                 return admin.stats()["reloads_refused"]
 
-            time.sleep(0.5)
+            assert served[1].wait(20)                                 # clients saw version 1
             save_checkpoint(live, models[2], step=2)                  # watched file replaced
             assert wait_for(lambda: version() == 2)
 
@@ -95,8 +97,9 @@ def test_hot_reload_under_load(tmp_path, overlap):
             save_checkpoint(live, poisoned, step=99)                  # hash fine, canary NaN
             assert wait_for(lambda: refused() == 3)
             assert "canary" in admin.stats()["last_reload_error"]
-            time.sleep(0.3)
-            assert version() == 2                                     # the old model kept serving
+            served[2].clear()
+            assert served[2].wait(20)                                 # the old model kept serving
+            assert version() == 2
 
             other = tmp_path / "v4.ckpt"
             save_checkpoint(other, models[4], step=4)
@@ -111,7 +114,7 @@ def test_hot_reload_under_load(tmp_path, overlap):
             with pytest.raises(ServerError) as info:
                 admin.reload("nope", str(other))
             assert info.value.code == "unknown_slot"
-            time.sleep(0.3)
+            assert served[4].wait(20)                                 # clients saw version 4
             stats = admin.stats()
         finally:
             stop.set()
