@@ -1,8 +1,11 @@
 """Matches between two players, many games at once: the learning tests, the trainer's
 evaluation, and the arena. A side is a SearchSide (an evaluator behind the batched PUCT search:
 all of its games to move are searched together, one batch per simulation step) or any player
-with genmove(game) (random, pure MCTS, a GTP engine). Colors alternate: A is Black in even
-games. Never imports torch (evaluators come from the caller).
+with genmove(game) (random, pure MCTS). A side with moves(indices, games) (SearchSide, GtpSide)
+gets all of its games to move at once. A side may answer Forfeit(reason) instead of a move (a GTP
+engine that crashed, timed out, answered garbage or an illegal move): it loses that game, the
+reason goes to MatchResult.forfeits and the other games go on. Colors alternate: A is Black in
+even games (counted from `game_offset`). Never imports torch (evaluators come from the caller).
 """
 from __future__ import annotations
 
@@ -12,6 +15,17 @@ from dataclasses import dataclass, field
 from fastgo.board import BLACK
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
+
+
+class Forfeit:
+    """A side's answer instead of a move: it loses the game, for `reason` (one line)."""
+    __slots__ = ("reason",)
+
+    def __init__(self, reason):
+        self.reason = str(reason)
+
+    def __repr__(self):
+        return f"Forfeit({self.reason!r})"
 
 
 class SearchSide:
@@ -56,7 +70,23 @@ class MatchResult:
     wins_a_black: int = 0        # A's wins with Black
     wins_a_white: int = 0
     games_a_black: int = 0
+    wins_b_black: int = 0        # B's wins with Black (games where A is White)
+    wins_b_white: int = 0
     records: list = field(default_factory=list)     # finished Game objects
+    # one dict per game lost by forfeit: {"game", "player", "color" ('B'/'W'), "move" (number of
+    # the move it failed to give, from 1), "reason"}; "game" counts from the match's first game
+    forfeits: list = field(default_factory=list)
+    a_black: list = field(default_factory=list)     # per game: A played Black
+
+    def add(self, other: "MatchResult") -> "MatchResult":
+        """Adds the games of `other` (a later chunk of the same pairing) to this result."""
+        for name in ("games", "wins_a", "wins_b", "draws", "wins_a_black", "wins_a_white",
+                     "games_a_black", "wins_b_black", "wins_b_white"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.records.extend(other.records)
+        self.forfeits.extend(other.forfeits)
+        self.a_black.extend(other.a_black)
+        return self
 
     @property
     def score_a(self) -> float:
@@ -88,8 +118,9 @@ def elo_from_score(score: float) -> float:
     return -400.0 * math.log10(1.0 / score - 1.0)
 
 
-def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False) -> MatchResult:
-    """Plays `games` games between sides a and b (A Black in even games) all at once."""
+def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset=0) -> MatchResult:
+    """Plays `games` games between sides a and b all at once; A is Black in the games whose
+    number game_offset + g is even (so chunks of one match keep alternating colors)."""
     result = MatchResult(getattr(a, "name", "A"), getattr(b, "name", "B"))
     boards = [Game(size, komi) for _ in range(games)]
     for side in (a, b):
@@ -97,7 +128,7 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False) -> MatchRes
             side.prepare(games, size, komi)
         if hasattr(side, "reset"):
             side.reset()
-    a_black = [g % 2 == 0 for g in range(games)]
+    a_black = [(game_offset + g) % 2 == 0 for g in range(games)]
     while True:
         live = [g for g in range(games) if not boards[g].is_over()]
         if not live:
@@ -117,7 +148,13 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False) -> MatchRes
                     chosen.append(side.genmove(boards[g]))
             for g, move in zip(turn, chosen):
                 game = boards[g]
-                if move == RESIGN:
+                if isinstance(move, Forfeit):
+                    result.forfeits.append({
+                        "game": game_offset + g, "player": getattr(side, "name", "AB"[not is_a]),
+                        "color": "B" if game.to_move == BLACK else "W",
+                        "move": len(game.moves) + 1, "reason": move.reason})
+                    game.resign(game.to_move)
+                elif move == RESIGN:
                     game.resign(game.to_move)
                 elif game.is_legal(int(move)):
                     game.play(int(move))
@@ -125,6 +162,7 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False) -> MatchRes
                     game.play(game.board.pass_move)
     for g, game in enumerate(boards):
         result.games += 1
+        result.a_black.append(a_black[g])
         if a_black[g]:
             result.games_a_black += 1
         winner = game.winner
@@ -138,6 +176,10 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False) -> MatchRes
                 result.wins_a_white += 1
         else:
             result.wins_b += 1
+            if a_black[g]:
+                result.wins_b_white += 1
+            else:
+                result.wins_b_black += 1
         if keep_records:
             result.records.append(game)
     return result

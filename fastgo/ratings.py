@@ -1,0 +1,299 @@
+"""The ratings table and the maximum-likelihood Elo fit over it (BayesElo-style).
+
+Written by the arena and the periodic evaluator, read by `fastgo ratings` and the learning curve.
+The table is one JSON-lines file, only ever appended to: one line per match,
+{"time": unix seconds, "a", "b", "wins_a", "wins_b", "draws", "games", ...metadata}. Stdlib and
+numpy only.
+
+The model: P(i beats j) = 1 / (1 + 10 ** ((r_j - r_i) / 400)), ratings r in Elo; a draw counts
+half a win and half a loss. The prior is BayesElo's: `prior_games` virtual draws between every
+pair of players that met, so a perfect record still gives a finite rating and the fit never
+pulls players towards the anchor's level. The anchor (default "random") is fixed at 0; players
+not connected to it by games are rated in their own group, whose first player (by first
+appearance in the table) is fixed at 0 (see `components`). The 95% intervals are
+r +- 1.96 sqrt(diag(H^-1)), H the Hessian of the negative log-posterior over the free ratings
+(the observed Fisher information).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+
+import numpy as np
+
+try:
+    import fcntl
+except ImportError:        # not on Windows: appends are then unlocked
+    fcntl = None
+
+__all__ = ["append_result", "read_table", "RatingsTable", "fit_ratings", "components",
+           "player_games", "pair_totals", "TableError"]
+
+REQUIRED = ("a", "b", "wins_a", "wins_b", "draws")
+MAX_LINE = 1 << 20            # bytes; a longer line is counted as damaged
+Z95 = 1.959963984540054
+_S = math.log(10.0) / 400.0   # logistic slope per Elo point
+
+
+class TableError(ValueError):
+    """An append with bad arguments (names, counts or metadata)."""
+
+
+class RatingsTable(list):
+    """The readable rows of a table (list of dicts, file order). `skipped` counts damaged lines;
+    `skipped_lines` holds their 1-based line numbers."""
+
+    def __init__(self, rows=(), skipped_lines=()):
+        super().__init__(rows)
+        self.skipped_lines = list(skipped_lines)
+
+    @property
+    def skipped(self) -> int:
+        return len(self.skipped_lines)
+
+
+def _count(value, what):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise TableError(f"{what} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def _name(value, what):
+    if not isinstance(value, str) or not value.strip():
+        raise TableError(f"player {what} must be a non-empty string, got {value!r}")
+    return value
+
+
+def append_result(path, a, b, wins_a, wins_b, draws=0, **meta) -> dict:
+    """Appends one match result as a JSON line (creating the file if missing), flushed and
+    fsynced before returning; returns the row written. `meta` (e.g. size, visits, source) must be
+    JSON-serialisable and may override "time". A file whose last line lost its newline (a torn
+    write) gets the newline first, so the damage stays on that one line."""
+    row = {"time": round(time.time(), 3), "a": _name(a, "a"), "b": _name(b, "b"),
+           "wins_a": _count(wins_a, "wins_a"), "wins_b": _count(wins_b, "wins_b"),
+           "draws": _count(draws, "draws")}
+    row["games"] = row["wins_a"] + row["wins_b"] + row["draws"]
+    for key in meta:
+        if key in REQUIRED or key == "games":
+            raise TableError(f"metadata key {key!r} is a result field")
+    row.update(meta)
+    try:
+        line = json.dumps(row, separators=(",", ":"), allow_nan=False) + "\n"
+    except (TypeError, ValueError) as exc:
+        raise TableError(f"metadata is not JSON-serialisable: {exc}") from None
+    data = line.encode("utf-8")
+    fd = os.open(os.fspath(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        end = os.lseek(fd, 0, os.SEEK_END)
+        if end > 0:
+            with open(os.fspath(path), "rb") as handle:
+                handle.seek(end - 1)
+                if handle.read(1) != b"\n":
+                    data = b"\n" + data
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)     # releases the lock
+    return row
+
+
+def _valid(row):
+    if not isinstance(row, dict):
+        return False
+    for key in ("a", "b"):
+        if not isinstance(row.get(key), str) or not row[key].strip():
+            return False
+    for key in ("wins_a", "wins_b", "draws"):
+        value = row.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return False
+    return True
+
+
+def read_table(path) -> RatingsTable:
+    """Every readable row of the table, in file order; a missing file is an empty table. A line
+    that is not a JSON object with string names a, b and non-negative integer counts wins_a,
+    wins_b, draws (a truncated write, garbage) is skipped and counted, never fatal."""
+    rows, skipped = [], []
+    try:
+        handle = open(os.fspath(path), "rb")
+    except FileNotFoundError:
+        return RatingsTable()
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            if len(raw) > MAX_LINE:
+                skipped.append(number)
+                continue
+            try:
+                row = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                skipped.append(number)
+                continue
+            if not _valid(row):
+                skipped.append(number)
+                continue
+            row.setdefault("games", row["wins_a"] + row["wins_b"] + row["draws"])
+            rows.append(row)
+    return RatingsTable(rows, skipped)
+
+
+def pair_totals(results):
+    """(players in order of first appearance, {(i, j): [score_i, score_j]} with i < j): the
+    summed scores of each pair over all rows (a draw adds half to each). Self-pairings carry no
+    information and are left out (their player still appears)."""
+    players, index, totals = [], {}, {}
+    for row in results:
+        ids = []
+        for key in ("a", "b"):
+            name = row[key]
+            if name not in index:
+                index[name] = len(players)
+                players.append(name)
+            ids.append(index[name])
+        i, j = ids
+        if i == j:
+            continue
+        half = 0.5 * row["draws"]
+        score_i, score_j = row["wins_a"] + half, row["wins_b"] + half
+        if i > j:
+            i, j, score_i, score_j = j, i, score_j, score_i
+        pair = totals.setdefault((i, j), [0.0, 0.0])
+        pair[0] += score_i
+        pair[1] += score_j
+    return players, {k: v for k, v in totals.items() if v[0] + v[1] > 0}
+
+
+def player_games(results) -> dict:
+    """{name: games played} over all rows (self-pairings count once per game)."""
+    games = {}
+    for row in results:
+        n = row["wins_a"] + row["wins_b"] + row["draws"]
+        games[row["a"]] = games.get(row["a"], 0) + n
+        if row["b"] != row["a"]:
+            games[row["b"]] = games.get(row["b"], 0) + n
+    return games
+
+
+def components(results, anchor="random"):
+    """The groups of players connected by games, each a list of names with its fixed player
+    first: the anchor for its group, else the group's first player in table order. The anchor's
+    group (or the first group) comes first."""
+    players, totals = pair_totals(results)
+    parent = list(range(len(players)))
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i, j in totals:
+        parent[find(i)] = find(j)
+    groups = {}
+    for k in range(len(players)):
+        groups.setdefault(find(k), []).append(players[k])
+    out = []
+    for members in groups.values():
+        if anchor in members:
+            members.remove(anchor)
+            out.insert(0, [anchor] + members)
+        else:
+            out.append(members)
+    return out
+
+
+def _fit_group(names, index, totals, prior_games, max_iter=100):
+    """Newton's method on the log-posterior of one connected group; names[0] fixed at 0.
+    Returns ratings [n] and standard errors [n] (Elo)."""
+    n = len(names)
+    local = {index[name]: k for k, name in enumerate(names)}
+    pairs = []     # (k_i, k_j, score_i, score_j) with the prior's virtual draws added
+    for (i, j), (si, sj) in totals.items():
+        if i in local and j in local:
+            half = 0.5 * prior_games
+            pairs.append((local[i], local[j], si + half, sj + half))
+    r = np.zeros(n)
+    if n == 1:
+        return r, np.zeros(1)
+    ki = np.array([p[0] for p in pairs])
+    kj = np.array([p[1] for p in pairs])
+    si = np.array([p[2] for p in pairs], dtype=float)
+    sj = np.array([p[3] for p in pairs], dtype=float)
+    games = si + sj
+
+    def objective(r):
+        # negative log-posterior: -sum s_i log p_ij + s_j log p_ji, p_ij = sigmoid(S (r_i - r_j))
+        x = _S * (r[ki] - r[kj])
+        return float(np.sum(si * np.logaddexp(0.0, -x) + sj * np.logaddexp(0.0, x)))
+
+    def derivatives(r):
+        x = _S * (r[ki] - r[kj])
+        p = 0.5 * (1.0 + np.tanh(0.5 * x))          # sigmoid(x), overflow-free
+        g_pair = -_S * (si - games * p)               # d objective / d r_i per pair
+        h_pair = _S * _S * games * p * (1.0 - p)
+        grad = np.zeros(n)
+        np.add.at(grad, ki, g_pair)
+        np.add.at(grad, kj, -g_pair)
+        hess = np.zeros((n, n))
+        np.add.at(hess, (ki, ki), h_pair)
+        np.add.at(hess, (kj, kj), h_pair)
+        np.add.at(hess, (ki, kj), -h_pair)
+        np.add.at(hess, (kj, ki), -h_pair)
+        return grad[1:], hess[1:, 1:]
+
+    value = objective(r)
+    for _ in range(max_iter):
+        grad, hess = derivatives(r)
+        try:
+            step = np.linalg.solve(hess, grad)
+        except np.linalg.LinAlgError:
+            step = np.linalg.lstsq(hess, grad, rcond=None)[0]
+        t = 1.0
+        while True:                  # backtracking: the objective never increases
+            trial = r.copy()
+            trial[1:] -= t * step
+            trial_value = objective(trial)
+            if trial_value <= value + 1e-12 or t < 1e-6:
+                break
+            t *= 0.5
+        r, previous, value = trial, value, trial_value
+        if np.max(np.abs(t * step)) < 1e-7 or abs(previous - value) < 1e-12:
+            break
+    _, hess = derivatives(r)
+    try:
+        cov = np.linalg.inv(hess)
+        se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    except np.linalg.LinAlgError:
+        se = np.full(n - 1, np.inf)
+    return r, np.concatenate([[0.0], se])
+
+
+def fit_ratings(results, anchor="random", prior_games=2.0) -> dict:
+    """{name: (elo, low95, high95)} for every player in `results` (rows as read_table gives).
+
+    Maximum a posteriori Elo under the logistic model with `prior_games` virtual draws between
+    each pair of players that met (BayesElo's prior; 0 gives the plain MLE, infinite for a
+    perfect record). The anchor is fixed at (0, 0, 0); when it is absent from the table the
+    first player is. Groups not connected to the anchor by games are fixed at their own first
+    player (see `components`). Intervals: +-1.96 standard errors from the inverse Hessian."""
+    prior_games = float(prior_games)
+    if not prior_games >= 0.0 or math.isinf(prior_games):
+        raise ValueError(f"prior_games must be a finite number >= 0, got {prior_games!r}")
+    players, totals = pair_totals(results)
+    index = {name: k for k, name in enumerate(players)}
+    out = {}
+    for names in components(results, anchor):
+        r, se = _fit_group(names, index, totals, prior_games)
+        for name, rating, error in zip(names, r, se):
+            rating = float(rating)
+            out[name] = (rating, rating - Z95 * float(error), rating + Z95 * float(error))
+    return out

@@ -1,0 +1,248 @@
+"""A match side played by an external GTP engine (GNU Go, KataGo, another fastgo): the arena's
+`gtp:"COMMAND"` players, through selfplay_workers.match.play_match.
+
+One engine process serves all of the side's games: before each genmove the engine is brought to
+that game's position (the moves since its last genmove in the same game, else clear_board and
+the whole game, pipelined). An engine that crashes, times out, answers out of protocol or with
+something that is not a move, refuses a legal move of its opponent, or plays a move our rules
+refuse loses that game: the side answers match.Forfeit(reason); a dead or out-of-step engine is
+killed and started again for its next move. Only the first start failing is an error
+(GtpEngineError): the command cannot run as an engine at all.
+"""
+from __future__ import annotations
+
+import shlex
+import subprocess
+
+from fastgo import coords
+from fastgo.board import BLACK
+from fastgo.game import RESIGN, IllegalMoveError
+from fastgo.gtp import GtpError
+from selfplay_workers.gtp_client import GtpClient, GtpConnectionError
+from selfplay_workers.match import Forfeit
+
+DEFAULT_MOVE_TIMEOUT = 60.0     # seconds for one genmove (and for one batch of set-up commands)
+START_TIMEOUT = 30.0            # seconds for the engine's first answers after a start
+
+__all__ = ["GtpSide", "GtpEngineError", "parse_gtp_spec", "DEFAULT_MOVE_TIMEOUT"]
+
+
+class GtpEngineError(ValueError):
+    """The engine command cannot be started or refuses the match's board size or komi."""
+
+
+def parse_gtp_spec(spec):
+    """'gtp:COMMAND' (COMMAND split as a shell would, quotes allowed) -> argv list.
+    ValueError when it is not such a spec or the command is empty."""
+    if not isinstance(spec, str) or not spec.lower().startswith("gtp:"):
+        raise ValueError(f"not a GTP player spec: {str(spec)[:60]!r} (expected gtp:\"COMMAND\")")
+    try:
+        argv = shlex.split(spec[4:])
+    except ValueError as exc:
+        raise ValueError(f"GTP player spec {spec[:60]!r}: {exc}") from None
+    if not argv:
+        raise ValueError(f"GTP player spec {spec[:60]!r} has no command")
+    return argv
+
+
+def _short(text, limit=60):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class GtpSide:
+    """GtpSide(argv or 'gtp:COMMAND', *, name=None, move_timeout=60, stderr=DEVNULL).
+
+    `name` defaults to 'gtp:' + the command. `restarts` counts engine starts after the first;
+    `failures` lists the reasons of every forfeit, in order. Call close() when done (or use as
+    a context manager)."""
+
+    def __init__(self, command, *, name=None, move_timeout=DEFAULT_MOVE_TIMEOUT,
+                 start_timeout=START_TIMEOUT, stderr=subprocess.DEVNULL):
+        if isinstance(command, str):
+            self.argv = parse_gtp_spec(command) if command.lower().startswith("gtp:") \
+                else shlex.split(command)
+        else:
+            self.argv = [str(word) for word in command]
+        if not self.argv:
+            raise ValueError("empty GTP engine command")
+        if not move_timeout > 0 or not start_timeout > 0:
+            raise ValueError("timeouts must be > 0 seconds")
+        self.name = name or "gtp:" + shlex.join(self.argv)
+        self.move_timeout = float(move_timeout)
+        self.start_timeout = float(start_timeout)
+        self.stderr = stderr
+        self.size = None
+        self.komi = None
+        self.starts = 0
+        self.failures = []
+        self._client = None
+        self._game = None       # index of the game the engine's board holds, or None
+        self._played = []       # [(color, move)] the engine has on its board for that game
+
+    @property
+    def restarts(self) -> int:
+        return max(0, self.starts - 1)
+
+    # --- engine process --------------------------------------------------------------------
+
+    def _start(self):
+        """Starts the engine and sets board size and komi; GtpEngineError when it cannot."""
+        self._game, self._played = None, []
+        what = shlex.join(self.argv)
+        try:
+            client = GtpClient(self.argv, timeout=self.start_timeout, stderr=self.stderr)
+        except OSError as exc:
+            raise GtpEngineError(f"cannot start GTP engine {_short(what)!r}: "
+                                 f"{exc.strerror or exc}") from None
+        self.starts += 1
+        try:
+            client.send_many(["protocol_version", f"boardsize {self.size}", "clear_board",
+                              f"komi {self.komi:g}"])
+        except (GtpError, ValueError) as exc:
+            self._kill(client)
+            raise GtpEngineError(f"GTP engine {_short(what)!r} does not start a "
+                                 f"{self.size}x{self.size} game with komi {self.komi:g}: "
+                                 f"{_short(exc, 120)}") from None
+        client.timeout = self.move_timeout
+        self._client = client
+
+    @staticmethod
+    def _kill(client):
+        try:
+            if client.process.poll() is None:
+                client.process.kill()
+        except OSError:
+            pass
+        client.close()
+
+    def _drop(self):
+        """Kills the engine (dead, hung or out of step); the next move starts a fresh one."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            self._kill(client)
+        self._game, self._played = None, []
+
+    def close(self):
+        """quit, then terminate / kill: the engine process is gone on return."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            client.close()
+        self._game, self._played = None, []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            if self._client is not None:
+                self._kill(self._client)
+        except Exception:
+            pass
+
+    # --- match side ------------------------------------------------------------------------
+
+    def prepare(self, games, size, komi):
+        """Called by play_match before its games: the first call starts the engine (raising
+        GtpEngineError when it cannot); a new size or komi is sent to a running engine."""
+        changed = (size, komi) != (self.size, self.komi)
+        self.size, self.komi = int(size), float(komi)
+        if self._client is None:
+            if self.starts == 0:
+                self._start()
+            return
+        if changed:
+            try:
+                self._client.send_many([f"boardsize {self.size}", "clear_board",
+                                        f"komi {self.komi:g}"])
+                self._game, self._played = None, []
+            except (GtpError, ValueError):
+                self._drop()
+
+    def moves(self, indices, games):
+        """A move (or RESIGN, or Forfeit) for each game index in `indices`."""
+        out = []
+        for g in indices:
+            try:
+                out.append(self._genmove(g, games[g]))
+            except _Lost as lost:
+                self.failures.append(lost.reason)
+                out.append(Forfeit(lost.reason))
+        return out
+
+    def _genmove(self, g, game):
+        if self._client is None:
+            try:
+                self._start()
+            except GtpEngineError as exc:
+                raise _Lost(f"engine restart failed: {exc}") from None
+        client = self._client
+        target = [(int(color), int(move)) for color, move in game.moves]
+        if self._game == g and target[:len(self._played)] == self._played:
+            commands = []
+            start = len(self._played)
+        else:
+            commands = ["clear_board"]
+            start = 0
+        for color, move in target[start:]:
+            commands.append(f"play {'b' if color == BLACK else 'w'} "
+                            f"{coords.to_gtp(move, self.size)}")
+        color = "b" if game.to_move == BLACK else "w"
+        commands.append(f"genmove {color}")
+        self._game, self._played = None, []       # out of step until the answer is checked
+        try:
+            answers = client.send_many(commands, check=False)
+        except GtpConnectionError as exc:
+            reason = self._connection_reason(client, exc)
+            self._drop()
+            raise _Lost(reason) from None
+        except ValueError as exc:            # a response line that is not GTP
+            self._drop()
+            raise _Lost(f"engine answered out of protocol: {_short(exc, 100)}") from None
+        for command, (ok, text) in zip(commands[:-1], answers[:-1]):
+            if not ok:
+                raise _Lost(f"engine refused {command!r}: {_short(text)}")
+        ok, text = answers[-1]
+        if not ok:
+            raise _Lost(f"engine failed genmove: {_short(text)}")
+        answer = text.strip()
+        if answer.lower() == "resign":
+            return RESIGN
+        try:
+            move = coords.from_gtp(answer, self.size)
+        except ValueError:
+            raise _Lost(f"engine answered genmove with {_short(answer)!r}, not a move") from None
+        if not game.is_legal(move):
+            try:
+                game.copy().play(move)
+                reason = "refused"
+            except IllegalMoveError as exc:
+                reason = getattr(exc, "reason", None) or str(exc)
+            raise _Lost(f"engine played the illegal move {answer} ({reason})")
+        self._game, self._played = g, target + [(game.to_move, move)]
+        return move
+
+    def _connection_reason(self, client, exc):
+        text = str(exc).replace(client.argv[0], "engine")
+        try:         # an engine that closed its output is usually exiting: wait for its code
+            code = client.process.wait(timeout=0.5 if "closed its output" in text else 0.01)
+        except subprocess.TimeoutExpired:
+            code = None
+        if "no answer" in text:
+            return f"engine timed out (no answer within {self.move_timeout:g} s)"
+        if "out of protocol" in text or "answered id" in text:
+            return _short(text, 120)
+        if code is not None:
+            return f"engine crashed (exit code {code})"
+        return f"engine connection failed: {_short(text, 100)}"
+
+
+class _Lost(Exception):
+    """The engine loses the game being played, for `reason`."""
+
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason

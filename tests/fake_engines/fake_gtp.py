@@ -1,0 +1,79 @@
+"""A misbehaving GTP engine for the arena's fault tests: `fake_gtp.py MODE`.
+
+It answers the set-up commands properly and passes on genmove until its board holds
+FAULT_AFTER moves (plays and its own genmoves since clear_board); from then on genmove does what
+MODE says:
+  pass     always pass (a well-behaved, weak engine)
+  crash    exit with status 3 without answering
+  garbage  answer '= banana' (a success that is not a move)
+  noise    write a line that is not GTP at all
+  illegal  answer the vertex of the last stone played (occupied)
+  hang     never answer (sleep)
+  dead     (at start) exit at once, before reading anything
+"""
+import sys
+import time
+
+FAULT_AFTER = 4
+COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "pass"
+    if mode == "dead":
+        sys.exit(1)
+    board = []          # vertices played since clear_board, 'pass' included
+    out = sys.stdout
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        ident = ""
+        if words[0].isdigit():
+            ident, words = words[0], words[1:]
+        if not words:
+            continue
+        command, args = words[0].lower(), words[1:]
+        answer = ""
+        if command == "protocol_version":
+            answer = "2"
+        elif command == "name":
+            answer = "fake"
+        elif command in ("boardsize", "komi"):
+            pass
+        elif command == "clear_board":
+            board = []
+        elif command == "play":
+            board.append(args[1].upper() if len(args) > 1 else "PASS")
+        elif command == "genmove":
+            if len(board) >= FAULT_AFTER and mode != "pass":
+                if mode == "crash":
+                    sys.exit(3)
+                if mode == "hang":
+                    time.sleep(3600)
+                if mode == "noise":
+                    out.write("hello, I am not a GTP engine\n\n")
+                    out.flush()
+                    continue
+                if mode == "garbage":
+                    answer = "banana"
+                elif mode == "illegal":
+                    stones = [v for v in board if v != "PASS"]
+                    answer = stones[-1] if stones else "A1"
+            if not answer:
+                answer = "pass"
+            board.append(answer.upper())
+        elif command == "quit":
+            out.write(f"={ident}\n\n")
+            out.flush()
+            return
+        else:
+            out.write(f"?{ident} unknown command\n\n")
+            out.flush()
+            continue
+        out.write(f"={ident} {answer}\n\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()
