@@ -606,6 +606,29 @@ cdef class BatchedSearch:
         """Batches collected and not yet applied."""
         return self.batch_count
 
+    def cancel(self):
+        """Drops every batch in flight (an evaluator failed): each pending leaf loses its
+        virtual loss and its unevaluated children, so the search is usable again, as if those
+        descents never happened. Returns the number of leaves dropped."""
+        cdef int i, dropped = self.leaf_count
+        cdef Leaf* leaf
+        cdef GameSlot* s
+        cdef Tree* t
+        for i in range(self.leaf_count):
+            leaf = &self.leaves[(self.leaf_head + i) % self.leaf_cap]
+            s = &self.slots[leaf.game]
+            t = &s.tree
+            _undo_virtual_loss(t, leaf.node)
+            t.flags[leaf.node] &= ~FLAG_PENDING
+            t.first_child[leaf.node] = UNEXPANDED      # its children stay as garbage until compaction
+            t.num_children[leaf.node] = 0
+        self.leaf_head = self.leaf_count = 0
+        self.batch_head = self.batch_count = 0
+        for i in range(self.games):
+            self.slots[i].inflight = 0
+            self.slots[i].active = 0
+        return dropped
+
     def idle_games(self):
         """int32 array of the games whose search has ended (or never started) and that have no
         leaf in flight: a move may be chosen and played there now."""
@@ -698,12 +721,16 @@ cdef class BatchedSearch:
         if not callable(evaluator):
             raise TypeError(f"evaluator must be callable or 'uniform' / 'rollout', got {evaluator!r}")
         buf = np.empty((self.games * self.leaves_per_game, self.planes, n, n), dtype=np.uint8)
-        while True:
-            count = self.collect(buf)
-            if count == 0:
-                break
-            logits, values = evaluator(buf[:count])
-            self.apply(logits, values)
+        try:
+            while True:
+                count = self.collect(buf)
+                if count == 0:
+                    break
+                logits, values = evaluator(buf[:count])
+                self.apply(logits, values)
+        except BaseException:
+            self.cancel()          # an evaluator that failed leaves no leaf in flight behind
+            raise
 
     cdef int _collect(self, uint8_t* out, int mode) noexcept nogil:
         cdef int g, taken, status, count = 0, idx

@@ -34,8 +34,10 @@ class SearchPlayer:
         self._synced = None           # game.moves the root stands for, or None
 
     def reset(self):
-        """A new game starts: forget the tree."""
+        """A new game starts: forget the tree (and any search an evaluator error interrupted)."""
         self._synced = None
+        if self.search is not None and self.search.in_flight:
+            self.search.cancel()
 
     def _sync(self, game):
         size = game.board.size
