@@ -95,7 +95,8 @@ def _unpack(data, limit, require_id=True) -> dict:
     if not isinstance(header, dict):
         raise ProtocolError(BAD_HEADER, "header is not a map")
     request_id = header.get("id")
-    if not isinstance(request_id, int) or isinstance(request_id, bool):
+    if not isinstance(request_id, int) or isinstance(request_id, bool) \
+            or not -(1 << 63) <= request_id < 1 << 63:      # ids are int64 on every side
         request_id = NO_ID
     if header.get("m") != MAGIC or header.get("v") != VERSION:
         raise ProtocolError(BAD_VERSION, f"magic/version {header.get('m')!r}/{header.get('v')!r}, "
