@@ -13,6 +13,8 @@ COMMANDS = {
     "serve": ("fastgo_cli.serve_cmd", "run the batching inference server"),
     "selfplay": ("fastgo_cli.selfplay_cmd", "one self-play worker: games through the server into shards"),
     "train": ("fastgo_cli.train_cmd", "the trainer: shards in, checkpoints out, hot reload"),
+    "arena": ("fastgo_cli.arena_cmd", "a match between two players: win rate, Elo, SPRT, ratings table"),
+    "ratings": ("fastgo_cli.ratings_cmd", "every player's maximum-likelihood Elo from the ratings table"),
     "evaluate": ("fastgo_cli.evaluate_cmd", "the evaluator: new checkpoints against references, ratings, curve.png"),
     "cluster": ("fastgo_cli.cluster_cmd", "the whole loop: server, workers, trainer, evaluator, supervised"),
 }

@@ -118,6 +118,31 @@ def elo_from_score(score: float) -> float:
     return -400.0 * math.log10(1.0 / score - 1.0)
 
 
+def sprt_llr(wins: float, losses: float, draws: float, elo0: float, elo1: float) -> float:
+    """Log-likelihood ratio of H1 (A is elo1 stronger than B) against H0 (elo0) for A's
+    wins, losses and draws (a draw is half a win and half a loss), under the logistic model."""
+    p0 = 1.0 / (1.0 + 10.0 ** (-elo0 / 400.0))
+    p1 = 1.0 / (1.0 + 10.0 ** (-elo1 / 400.0))
+    w = wins + 0.5 * draws
+    l = losses + 0.5 * draws
+    return w * math.log(p1 / p0) + l * math.log((1.0 - p1) / (1.0 - p0))
+
+
+def sprt_bounds(alpha: float = 0.05, beta: float = 0.05):
+    """Wald's (lower, upper) LLR bounds: H0 accepted at or below lower, H1 at or above upper."""
+    return math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha)
+
+
+def sprt_decision(llr: float, alpha: float = 0.05, beta: float = 0.05):
+    """'H1', 'H0', or None while the test has not decided."""
+    lower, upper = sprt_bounds(alpha, beta)
+    if llr >= upper:
+        return "H1"
+    if llr <= lower:
+        return "H0"
+    return None
+
+
 def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset=0) -> MatchResult:
     """Plays `games` games between sides a and b all at once; A is Black in the games whose
     number game_offset + g is even (so chunks of one match keep alternating colors)."""

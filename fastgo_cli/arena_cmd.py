@@ -1,0 +1,399 @@
+"""`fastgo arena A B --games N`: a match between two players, its win rate and Elo difference
+with 95% intervals, optionally stopped early by a sequential probability ratio test (Leela
+Zero's gating), the result appended to the ratings table (fastgo.ratings).
+
+A player is a checkpoint path (its network behind the batched PUCT search, in this process,
+torch on CPU with one thread), 'random', 'mcts:N' or 'gtp:COMMAND'. Called by fastgo_cli.main
+through `add_arguments(parser)` and `run(args) -> int`; bad arguments exit 2 with one line.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+import sys
+import tempfile
+import time
+
+DEFAULT_GAMES = 100
+DEFAULT_VISITS = 200
+DEFAULT_CHUNK = 20
+DEFAULT_TABLE = "ratings.jsonl"
+MAX_GAMES = 1_000_000
+SPRT_ALPHA = SPRT_BETA = 0.05
+PROG = "fastgo arena"
+
+
+class ArgumentError(ValueError):
+    """A bad argument: one line for stderr, exit status 2."""
+
+
+def add_arguments(parser):
+    def error(message):          # argparse's own errors: one line, status 2
+        print(f"{PROG}: {message}", file=sys.stderr)
+        sys.exit(2)
+
+    parser.error = error
+    parser.add_argument("a", metavar="A",
+                        help="first player: a checkpoint path, 'random', 'mcts:N' (pure MCTS, "
+                             "N playouts per move) or gtp:\"COMMAND\" (an external GTP engine)")
+    parser.add_argument("b", metavar="B", help="second player, same forms as A")
+    parser.add_argument("--games", type=int, default=DEFAULT_GAMES,
+                        help="games to play (with --sprt: at most) (default %(default)s)")
+    parser.add_argument("--visits", type=int, default=DEFAULT_VISITS,
+                        help="search visits per move of checkpoint players (default %(default)s)")
+    parser.add_argument("--size", type=int, default=None,
+                        help="board size, 2..25 (default: the networks' size, else 9)")
+    parser.add_argument("--komi", type=float, default=7.5, help="komi (default %(default)s)")
+    parser.add_argument("--sgf-dir", default=None, metavar="D",
+                        help="write every game as an SGF file into D (created if missing)")
+    parser.add_argument("--sprt", default=None, metavar="ELO0,ELO1",
+                        help="stop once the sequential probability ratio test of H0: A-B = ELO0 "
+                             f"against H1: A-B = ELO1 decides (alpha = beta = {SPRT_ALPHA}), "
+                             "testing after each chunk of games; e.g. 0,35")
+    parser.add_argument("--chunk", type=int, default=DEFAULT_CHUNK,
+                        help="games played at once (networks batch across them); with --sprt "
+                             "the test runs after each chunk (default %(default)s)")
+    parser.add_argument("--json", default=None, metavar="F", help="write the result as JSON to F")
+    parser.add_argument("--table", default=DEFAULT_TABLE, metavar="PATH",
+                        help="ratings table the result is appended to (default %(default)s)")
+    parser.add_argument("--no-table", action="store_true",
+                        help="do not append the result to the ratings table")
+    parser.add_argument("--name-a", default=None, help="A's name in the table and the output")
+    parser.add_argument("--name-b", default=None, help="B's name in the table and the output")
+    parser.add_argument("--opening-moves", type=int, default=2, metavar="K",
+                        help="checkpoint players sample their first K moves of a game by visit "
+                             "count, for varied games (default %(default)s)")
+    parser.add_argument("--move-timeout", type=float, default=60.0, metavar="S",
+                        help="seconds a GTP engine gets for one move before it loses the game "
+                             "(default %(default)s)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="random seed for the players (default: a fresh one)")
+
+
+# --- arguments -------------------------------------------------------------------------------
+
+def parse_sprt(text):
+    """'ELO0,ELO1' -> (elo0, elo1) with elo0 < elo1, both finite; ArgumentError otherwise."""
+    parts = str(text).split(",")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        elo0, elo1 = (float(p) for p in parts)
+    except ValueError:
+        raise ArgumentError(f"--sprt {text!r}: expected ELO0,ELO1 (two numbers, e.g. 0,35)") from None
+    if not (math.isfinite(elo0) and math.isfinite(elo1)) or abs(elo0) > 2000 or abs(elo1) > 2000:
+        raise ArgumentError(f"--sprt {text!r}: Elo values must be within -2000..2000")
+    if not elo0 < elo1:
+        raise ArgumentError(f"--sprt {text!r}: ELO0 must be below ELO1")
+    return elo0, elo1
+
+
+def _check_args(args):
+    if not 1 <= args.games <= MAX_GAMES:
+        raise ArgumentError(f"--games must be in 1..{MAX_GAMES}, got {args.games}")
+    if not 1 <= args.visits <= 1_000_000:
+        raise ArgumentError(f"--visits must be in 1..1000000, got {args.visits}")
+    if args.size is not None and not 2 <= args.size <= 25:
+        raise ArgumentError(f"--size {args.size} is outside 2..25")
+    if not -10_000 <= args.komi <= 10_000:           # also refuses nan
+        raise ArgumentError(f"--komi {args.komi} is outside -10000..10000")
+    if not 1 <= args.chunk <= 10_000:
+        raise ArgumentError(f"--chunk must be in 1..10000, got {args.chunk}")
+    if not 0 <= args.opening_moves <= 10_000:
+        raise ArgumentError(f"--opening-moves must be in 0..10000, got {args.opening_moves}")
+    if not 0 < args.move_timeout <= 86_400:
+        raise ArgumentError(f"--move-timeout must be in (0, 86400] seconds, got {args.move_timeout}")
+    if args.seed is not None and not 0 <= args.seed < 1 << 62:
+        raise ArgumentError(f"--seed must be in 0..2**62-1, got {args.seed}")
+    for flag, path in (("--json", args.json), ("--table", None if args.no_table else args.table)):
+        if path is None:
+            continue
+        if os.path.isdir(path):
+            raise ArgumentError(f"{flag} {path}: is a directory")
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise ArgumentError(f"{flag} {path}: directory {parent} does not exist")
+    if args.sgf_dir is not None and os.path.exists(args.sgf_dir) and not os.path.isdir(args.sgf_dir):
+        raise ArgumentError(f"--sgf-dir {args.sgf_dir}: exists and is not a directory")
+    return parse_sprt(args.sprt) if args.sprt is not None else None
+
+
+# --- players ---------------------------------------------------------------------------------
+
+def _is_spec(spec):
+    kind = spec.strip().partition(":")[0].lower()
+    return kind in ("random", "mcts", "gtp")
+
+
+def load_network_side(path, args, seed, which):
+    """A SearchSide over the checkpoint's network; ArgumentError when it is not a checkpoint."""
+    if not os.path.exists(path):
+        raise ArgumentError(f"{which} {path!r}: no such checkpoint file (players are a "
+                            "checkpoint path, random, mcts:N or gtp:\"COMMAND\")")
+    if not os.path.isfile(path):
+        raise ArgumentError(f"{which} {path!r}: not a checkpoint file")
+    import torch
+
+    from inference_server.checkpoint import CheckpointError
+    from inference_server.evaluator import InProcessEvaluator
+    from inference_server.runner import check_canaries
+    from selfplay_workers.match import SearchSide
+
+    torch.set_num_threads(1)
+    try:
+        evaluator = InProcessEvaluator(path, device="cpu", threads=1)
+    except CheckpointError as exc:
+        raise ArgumentError(f"{which} {path!r} is not a fastgo checkpoint: "
+                            f"{_line(exc)}") from None
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise ArgumentError(f"{which} {path!r}: cannot load: {_line(exc)}") from None
+    try:
+        check_canaries(evaluator.runner)
+    except ValueError as exc:
+        raise ArgumentError(f"{which} {path!r}: refusing the network: {_line(exc)}") from None
+    config = evaluator.config
+    name = f"{os.path.normpath(path)}#{evaluator.model_version}@v{args.visits}"
+    side = SearchSide(evaluator, args.visits, name=name, encoding=config.encoding,
+                      opening_moves=args.opening_moves, seed=seed)
+    side.board_size = config.board_size
+    return side
+
+
+def make_side(spec, args, seed, which):
+    """A match side from a player spec; ArgumentError naming what is wrong."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ArgumentError(f"{which}: empty player spec")
+    if spec.strip().lower().startswith("gtp:"):
+        from selfplay_workers.gtp_side import GtpSide
+
+        try:
+            return GtpSide(spec.strip(), move_timeout=args.move_timeout)
+        except ValueError as exc:
+            raise ArgumentError(f"{which}: {_line(exc)}") from None
+    if _is_spec(spec) and not os.path.exists(spec):
+        from selfplay_workers.players import make_player
+
+        try:
+            return make_player(spec, seed=seed)
+        except ValueError as exc:
+            raise ArgumentError(f"{which}: {_line(exc)}") from None
+    if not os.path.exists(spec) and ":" in spec and not spec.endswith(".ckpt"):
+        raise ArgumentError(f"{which}: unknown player spec {spec!r} (expected a checkpoint "
+                            "path, random, mcts:N or gtp:\"COMMAND\")")
+    return load_network_side(spec, args, seed, which)
+
+
+def _line(exc):
+    return " ".join(str(exc).split())[:300]
+
+
+# --- output ----------------------------------------------------------------------------------
+
+def summary(result, sprt=None):
+    """The JSON summary of a MatchResult (and the SPRT state when one ran)."""
+    low, high = result.wilson()
+    elo, elo_low, elo_high = result.elo()
+    out = {
+        "a": result.name_a, "b": result.name_b,
+        "games": result.games, "wins_a": result.wins_a, "wins_b": result.wins_b,
+        "draws": result.draws,
+        "win_rate_a": round(result.score_a, 6), "win_rate_ci": [round(low, 6), round(high, 6)],
+        "elo_diff": round(elo, 2), "elo_ci": [round(elo_low, 2), round(elo_high, 2)],
+        "games_a_black": result.games_a_black,
+        "wins_a_black": result.wins_a_black, "wins_a_white": result.wins_a_white,
+        "wins_b_black": result.wins_b_black, "wins_b_white": result.wins_b_white,
+        "forfeits": list(result.forfeits),
+    }
+    if sprt is not None:
+        out["sprt"] = sprt
+    return out
+
+
+def print_report(result, sprt, out=sys.stdout):
+    s = summary(result, sprt)
+    a_white = result.games - result.games_a_black
+    print(f"games: {result.games}", file=out)
+    print(f"A {result.name_a}: {result.wins_a} wins ({result.wins_a_black} of "
+          f"{result.games_a_black} as Black, {result.wins_a_white} of {a_white} as White)", file=out)
+    print(f"B {result.name_b}: {result.wins_b} wins ({result.wins_b_black} of {a_white} as "
+          f"Black, {result.wins_b_white} of {result.games_a_black} as White)", file=out)
+    if result.draws:
+        print(f"draws: {result.draws}", file=out)
+    low, high = s["win_rate_ci"]
+    print(f"win rate of A: {s['win_rate_a']:.3f} (95% interval {low:.3f} .. {high:.3f})", file=out)
+    elo_low, elo_high = s["elo_ci"]
+    print(f"Elo of A - B: {s['elo_diff']:+.0f} (95% interval {elo_low:+.0f} .. {elo_high:+.0f})",
+          file=out)
+    if result.forfeits:
+        by_player = {}
+        for f in result.forfeits:
+            by_player.setdefault(f["player"], []).append(f)
+        for player, items in by_player.items():
+            print(f"forfeits: {player} lost {len(items)} game(s) by fault; the match went on:",
+                  file=out)
+            for f in items:
+                print(f"  game {f['game']} ({f['color']}, move {f['move']}): {f['reason']}",
+                      file=out)
+    if sprt is not None:
+        verdict = {"H1": f"H1 accepted: A - B = {sprt['elo1']:g} Elo rather than {sprt['elo0']:g}",
+                   "H0": f"H0 accepted: A - B = {sprt['elo0']:g} Elo rather than {sprt['elo1']:g}",
+                   None: "no decision"}[sprt["accepted"]]
+        print(f"SPRT {sprt['elo0']:g},{sprt['elo1']:g}: LLR {sprt['llr']:+.3f} (bounds "
+              f"{sprt['lower']:+.3f} .. {sprt['upper']:+.3f}) after {result.games} games: "
+              f"{verdict}", file=out)
+
+
+def _write_atomic(path, text):
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_sgfs(result, first, directory, stamp):
+    """The games of `result` (records kept) as DIR/arena-STAMP-NNNN.sgf, game numbers from
+    `first`; a game lost by forfeit has RE[B+F] / RE[W+F] and the reason in its root comment."""
+    from fastgo.sgf import record_from_game, write_sgf
+
+    forfeits = {f["game"]: f for f in result.forfeits}
+    for k, game in enumerate(result.records):
+        number = first + k
+        a_black = result.a_black[k]
+        black, white = (result.name_a, result.name_b) if a_black else (result.name_b, result.name_a)
+        comment = f"fastgo arena game {number}: A {result.name_a} vs B {result.name_b}"
+        record = record_from_game(game, black_player=black, white_player=white,
+                                  rules="Tromp-Taylor (positional superko)")
+        fault = forfeits.get(number)
+        if fault is not None:
+            record.result = ("W" if fault["color"] == "B" else "B") + "+F"
+            comment += f"; {fault['player']} forfeits: {fault['reason']}"
+        record.comments[0] = comment
+        _write_atomic(os.path.join(directory, f"arena-{stamp}-{number:04d}.sgf"), write_sgf(record))
+
+
+# --- run -------------------------------------------------------------------------------------
+
+def run(args):
+    try:
+        return _run(args)
+    except ArgumentError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args):
+    sprt_elos = _check_args(args)
+    base = secrets.randbits(62) if args.seed is None else args.seed
+    sides = []
+    try:
+        for which, spec, offset in (("A", args.a, 1), ("B", args.b, 2)):
+            sides.append(make_side(spec, args, (base + offset) % (1 << 64), which))
+        a, b = sides
+        if args.name_a:
+            a.name = args.name_a
+        if args.name_b:
+            b.name = args.name_b
+        sizes = {getattr(s, "board_size", None) for s in sides} - {None}
+        if len(sizes) > 1:
+            raise ArgumentError(f"the networks play different board sizes: {sorted(sizes)}")
+        size = args.size if args.size is not None else (sizes.pop() if sizes else 9)
+        for which, side in (("A", a), ("B", b)):
+            net_size = getattr(side, "board_size", None)
+            if net_size is not None and net_size != size:
+                raise ArgumentError(f"--size {size}: {which} plays {net_size}x{net_size} only")
+            if hasattr(side, "argv"):        # a GTP engine: start it now, refuse it if it cannot
+                from selfplay_workers.gtp_side import GtpEngineError
+                try:
+                    side.prepare(min(args.chunk, args.games), size, args.komi)
+                except GtpEngineError as exc:
+                    raise ArgumentError(f"{which}: {_line(exc)}") from None
+        return _play(args, a, b, size, sprt_elos)
+    finally:
+        for side in sides:
+            if hasattr(side, "close"):
+                side.close()
+
+
+def _play(args, a, b, size, sprt_elos):
+    from selfplay_workers.match import (MatchResult, play_match, sprt_bounds, sprt_decision,
+                                        sprt_llr)
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    if args.sgf_dir is not None:
+        os.makedirs(args.sgf_dir, exist_ok=True)
+    sprt = None
+    if sprt_elos is not None:
+        lower, upper = sprt_bounds(SPRT_ALPHA, SPRT_BETA)
+        sprt = {"elo0": sprt_elos[0], "elo1": sprt_elos[1], "alpha": SPRT_ALPHA,
+                "beta": SPRT_BETA, "lower": lower, "upper": upper, "llr": 0.0,
+                "accepted": None}
+    print(f"{PROG}: A {a.name} vs B {b.name}, {size}x{size} komi {args.komi:g}, "
+          f"{'at most ' if sprt else ''}{args.games} games, {min(args.chunk, args.games)} at once",
+          flush=True)
+    total = MatchResult(a.name, b.name)
+    interrupted = False
+    started = time.monotonic()
+    try:
+        while total.games < args.games:
+            n = min(args.chunk, args.games - total.games)
+            chunk = play_match(a, b, n, size=size, komi=args.komi,
+                               keep_records=args.sgf_dir is not None, game_offset=total.games)
+            if args.sgf_dir is not None:
+                write_sgfs(chunk, total.games, args.sgf_dir, stamp)
+                chunk.records = []
+            total.add(chunk)
+            line = (f"  {total.games} games, {time.monotonic() - started:.0f} s: "
+                    f"A {total.wins_a}, B {total.wins_b}")
+            if total.draws:
+                line += f", draws {total.draws}"
+            if sprt is not None:
+                sprt["llr"] = sprt_llr(total.wins_a, total.wins_b, total.draws, *sprt_elos)
+                sprt["accepted"] = sprt_decision(sprt["llr"], SPRT_ALPHA, SPRT_BETA)
+                line += f", LLR {sprt['llr']:+.3f}"
+            if total.games < args.games or sprt is not None:
+                print(line, flush=True)
+            if sprt is not None and sprt["accepted"] is not None:
+                break
+    except KeyboardInterrupt:
+        interrupted = True
+        print(f"{PROG}: interrupted after {total.games} games", file=sys.stderr)
+    if sprt is not None:
+        sprt["llr"] = round(sprt["llr"], 6)
+    print_report(total, sprt)
+    for side in (a, b):
+        if getattr(side, "restarts", 0):
+            print(f"engine restarts: {side.name}: {side.restarts}")
+    status = 130 if interrupted else 0
+    if args.json is not None:
+        data = summary(total, sprt)
+        data.update(size=size, komi=args.komi, visits=args.visits, interrupted=interrupted)
+        _write_atomic(args.json, json.dumps(data, indent=2) + "\n")
+    if not args.no_table and total.games > 0:
+        from fastgo.ratings import append_result
+
+        meta = {"size": size, "komi": args.komi, "source": "arena"}
+        if any(hasattr(side, "evaluator") for side in (a, b)):
+            meta["visits"] = args.visits
+        if total.forfeits:
+            meta["forfeits"] = len(total.forfeits)
+        if sprt is not None:
+            meta["sprt"] = [sprt["elo0"], sprt["elo1"], sprt["accepted"]]
+        try:
+            append_result(args.table, total.name_a, total.name_b, total.wins_a, total.wins_b,
+                          total.draws, **meta)
+            print(f"appended to the ratings table {args.table}")
+        except OSError as exc:
+            print(f"{PROG}: cannot append to the ratings table {args.table}: {_line(exc)}",
+                  file=sys.stderr)
+            status = status or 1
+    return status

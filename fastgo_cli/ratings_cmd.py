@@ -1,0 +1,82 @@
+"""`fastgo ratings [TABLE]`: every player's maximum-likelihood Elo (fastgo.ratings.fit_ratings)
+with its 95% interval and game count, strongest first. Called by fastgo_cli.main through
+`add_arguments(parser)` and `run(args) -> int`."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+
+PROG = "fastgo ratings"
+
+
+def add_arguments(parser):
+    def error(message):          # argparse's own errors: one line, status 2
+        print(f"{PROG}: {message}", file=sys.stderr)
+        sys.exit(2)
+
+    parser.error = error
+    parser.add_argument("table", nargs="?", default="ratings.jsonl", metavar="TABLE",
+                        help="the ratings table, JSON lines (default %(default)s)")
+    parser.add_argument("--anchor", default="random",
+                        help="player fixed at 0 Elo (absent: the table's first player) "
+                             "(default %(default)s)")
+    parser.add_argument("--prior", type=float, default=2.0, metavar="GAMES",
+                        help="virtual draws between each pair of players that met "
+                             "(default %(default)s)")
+    parser.add_argument("--json", default=None, metavar="F",
+                        help="also write {name: {elo, low, high, games}} as JSON to F")
+
+
+def _fmt(value):
+    return f"{value:+.0f}" if math.isfinite(value) else ("+inf" if value > 0 else "-inf")
+
+
+def run(args):
+    from fastgo.ratings import components, fit_ratings, player_games, read_table
+
+    if os.path.isdir(args.table):
+        print(f"{PROG}: {args.table}: is a directory", file=sys.stderr)
+        return 2
+    if not os.path.exists(args.table):
+        print(f"{PROG}: {args.table}: no such ratings table", file=sys.stderr)
+        return 2
+    if not 0 <= args.prior <= 1e6:
+        print(f"{PROG}: --prior must be in 0..1000000, got {args.prior}", file=sys.stderr)
+        return 2
+    try:
+        table = read_table(args.table)
+    except OSError as exc:
+        print(f"{PROG}: cannot read {args.table}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    if table.skipped:
+        lines = ", ".join(str(n) for n in table.skipped_lines[:10])
+        more = " ..." if table.skipped > 10 else ""
+        print(f"{PROG}: skipped {table.skipped} damaged line(s) of {args.table}: {lines}{more}",
+              file=sys.stderr)
+    if not table:
+        print(f"{args.table}: no results yet")
+        return 0
+    ratings = fit_ratings(table, anchor=args.anchor, prior_games=args.prior)
+    games = player_games(table)
+    groups = components(table, args.anchor)
+    total = sum(row["wins_a"] + row["wins_b"] + row["draws"] for row in table)
+    print(f"{args.table}: {len(table)} results, {total} games, {len(ratings)} players; "
+          f"{groups[0][0]} = 0, BayesElo prior of {args.prior:g} virtual draws per pair")
+    width = max(len(name) for name in ratings)
+    print(f"{'player':<{width}}  {'Elo':>6}  {'95% interval':>15}  {'games':>6}")
+    for k, group in enumerate(groups):
+        if k:
+            print(f"(not connected to {groups[0][0]} by games: relative to {group[0]} = 0)")
+        for name in sorted(group, key=lambda n: -ratings[n][0]):
+            elo, low, high = ratings[name]
+            print(f"{name:<{width}}  {_fmt(elo):>6}  {_fmt(low):>7}..{_fmt(high):<7}  "
+                  f"{games.get(name, 0):>6}")
+    if args.json is not None:
+        data = {name: {"elo": round(r[0], 2), "low": round(r[1], 2), "high": round(r[2], 2),
+                       "games": games.get(name, 0)} for name, r in ratings.items()}
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2)
+            handle.write("\n")
+    return 0
