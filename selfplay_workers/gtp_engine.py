@@ -361,7 +361,15 @@ class GtpEngine:
         if self.game.is_over():
             return "pass"            # two passes, the move cap or a resignation: nothing to add
         self._set_to_move(color)     # like GNU Go: genmove plays for the color asked
-        move = int(self.player.genmove(self.game))
+        try:
+            move = int(self.player.genmove(self.game))
+        except Exception as exc:     # e.g. the evaluator failed mid-search: start the player afresh
+            log.exception("genmove failed; resetting the player")
+            try:
+                self._reset_player()
+            except Exception:
+                log.exception("resetting the player after a failed genmove failed too")
+            raise GtpError(f"genmove failed: {type(exc).__name__}") from None
         if move == RESIGN:
             self.game.resign(color)
             return "resign"

@@ -108,3 +108,60 @@ def test_shipped_configs_load():
 def test_loads_config_names_source():
     with pytest.raises(ConfigError, match="inline: unknown key 'model.bloks'"):
         loads_config("[model]\nbloks = 3", source="inline")
+
+
+def test_config_size_and_nesting_limits_just_under_and_over(tmp_path):
+    from fastgo.config import MAX_CONFIG_BYTES, MAX_TOML_DEPTH
+
+    def nested(depth):
+        return "x = " + "[" * depth + "]" * depth + "\n"
+    with pytest.raises(ConfigError, match="unknown key 'x'"):       # parsed: under the limit
+        loads_config(nested(MAX_TOML_DEPTH))
+    with pytest.raises(ConfigError, match="nested deeper"):
+        loads_config(nested(MAX_TOML_DEPTH + 1))
+    with pytest.raises(ConfigError, match="nested deeper"):
+        loads_config("x = " + "{a = " * 5000 + "1" + "}" * 5000)
+    # Brackets inside strings and comments are not nesting.
+    brackets = "[" * (MAX_TOML_DEPTH + 1)
+    config = loads_config(f"# {brackets}\n[server]\nlog_file = '{brackets}'\ncurve_secret_key_file = \"{brackets}\"\n")
+    assert config.server.log_file == brackets
+    path = tmp_path / "big.toml"
+    padding = "#" * (MAX_CONFIG_BYTES - len("[server]\n") - 1) + "\n"
+    path.write_text("[server]\n" + padding)
+    assert load_config(path).server.max_batch == 64                  # exactly at the limit
+    path.write_text("[server]\n" + padding + "\n")
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_config(path)
+
+
+def test_config_files_that_are_not_regular_files_or_not_utf8(tmp_path):
+    import os
+    import threading
+
+    fifo = tmp_path / "c.toml"
+    os.mkfifo(fifo)
+    errors = []
+    worker = threading.Thread(target=lambda: errors.append(pytest.raises(ConfigError, load_config, fifo)),
+                              daemon=True)
+    worker.start()
+    worker.join(5)
+    assert not worker.is_alive() and "not a regular file" in str(errors[0].value)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_config(tmp_path)
+    (tmp_path / "l.toml").write_bytes(b"[server]\nlog_file = 'caf\xe9'\n")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_config(tmp_path / "l.toml")
+
+
+@pytest.mark.parametrize("endpoint", ["tcp://127.0.0.1", "tcp://127.0.0.1:0", "tcp://127.0.0.1:65536",
+                                      "tcp://:5555", "udp://127.0.0.1:5", "ipc://", "tcp://a b:5",
+                                      "tcp://127.0.0.1:\u00b2"])
+def test_malformed_endpoints_are_refused_at_load(endpoint):
+    with pytest.raises(ConfigError, match="server.endpoint"):
+        loads_config(f'[server]\nendpoint = "{endpoint}"\n')
+
+
+def test_seed_beyond_64_bits_is_refused_at_load():
+    assert loads_config("[server]\ninit_seed = 18446744073709551615\n").server.init_seed == 2**64 - 1
+    with pytest.raises(ConfigError, match="server.init_seed"):
+        loads_config("[server]\ninit_seed = 18446744073709551616\n")

@@ -147,3 +147,26 @@ def test_gtp_model_with_nan_weights_is_refused_at_start(tmp_path):
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 2 and done.stdout == "", (done.stdout, done.stderr[-2000:])
     assert "non-finite" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_failing_player_is_reset_and_the_engine_goes_on():
+    class Flaky:
+        name = "flaky"
+
+        def __init__(self):
+            self.calls = self.resets = 0
+
+        def genmove(self, game):
+            self.calls += 1
+            if self.calls == 1:
+                raise RuntimeError("evaluator died")
+            return game.board.pass_move
+
+        def reset(self):
+            self.resets += 1
+
+    player = Flaky()
+    engine = GtpEngine(player, size=9)
+    assert answer(engine, "genmove b") == "? genmove failed: RuntimeError\n\n"
+    assert player.resets == 1
+    assert answer(engine, "genmove b") == "= pass\n\n"

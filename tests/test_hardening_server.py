@@ -259,3 +259,27 @@ def test_start_up_errors_exit_2_from_the_command_line(tmp_path):
         path = write_case(tmp_path, name, cases[name][0])
         line = one_line_refusal(serve("--config", str(path)))
         assert str(path) in line and all(word in line for word in cases[name][1]), line
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_dead_forward_thread_stops_the_loop_loudly():
+    config = loads_config('[model]\nblocks = 1\nchannels = 8\n[server]\nendpoint = "tcp://127.0.0.1:*"\n'
+                          'overlap = true\n')
+    server = InferenceServer(config)
+    server.forward._jobs.put("not a job")          # the thread fails outside a forward pass
+    outcome = queue.Queue()
+
+    def run():
+        try:
+            server.serve_forever()
+            outcome.put(None)
+        except RuntimeError as err:
+            outcome.put(err)
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        err = outcome.get(timeout=10)
+    finally:
+        server.stop()
+    assert err is not None and "forward thread died" in str(err)
+    assert server.socket.closed
