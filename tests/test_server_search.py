@@ -3,17 +3,15 @@ alternating buffers and keeps two batches in flight through a real server proces
 from collections import deque
 
 import numpy as np
-import pytest
 import torch
 
+import fastgo.mcts as mcts     # every build has it: a broken one fails here, never skips
 from fastgo.config import ModelConfig
 from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient
 from inference_server.evaluator import InProcessEvaluator
 from inference_server.model import build_model
 from inference_server.testing import ServerProcess, write_config
-
-import fastgo.mcts as mcts  # noqa: E402  (must exist in every build: a broken one fails)
 torch.set_num_threads(1)
 GAMES, VISITS = 6, 24
 
