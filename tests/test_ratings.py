@@ -1,0 +1,159 @@
+"""The ratings table (append-only JSON lines, damaged lines skipped) and the BayesElo-style fit:
+known strengths recovered within their intervals, closed forms for two players, the prior, the
+anchor, groups not connected by games, and `fastgo ratings`."""
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+
+from fastgo.ratings import (TableError, append_result, components, fit_ratings, player_games,
+                            read_table)
+from fastgo_cli.main import main
+
+TRUE = {"random": 0.0, "p200": 200.0, "p400": 400.0, "p800": 800.0}
+
+
+def synthetic(seed, games=300, strengths=TRUE):
+    """Rows drawn from the logistic model: `games` games per pair, seeded."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for a, b in itertools.combinations(strengths, 2):
+        p = 1.0 / (1.0 + 10.0 ** ((strengths[b] - strengths[a]) / 400.0))
+        wins = int(rng.binomial(games, p))
+        rows.append({"a": a, "b": b, "wins_a": wins, "wins_b": games - wins, "draws": 0})
+    return rows
+
+
+def test_known_strengths_recovered_within_intervals():
+    fit = fit_ratings(synthetic(seed=7))
+    assert fit["random"] == (0.0, 0.0, 0.0)
+    for name, true in TRUE.items():
+        elo, low, high = fit[name]
+        assert low <= true <= high, (name, true, fit[name])
+        if name != "random":
+            assert 40 < high - low < 250            # a few hundred games a pair: tens of Elo
+    order = sorted(fit, key=lambda n: fit[n][0])
+    assert order == ["random", "p200", "p400", "p800"]
+
+
+def test_interval_coverage_over_seeds():
+    # 95% intervals: over 40 seeded tables x 3 free players, most contain the truth
+    inside = total = 0
+    for seed in range(40):
+        fit = fit_ratings(synthetic(seed=100 + seed, games=200))
+        for name in ("p200", "p400", "p800"):
+            _, low, high = fit[name]
+            inside += low <= TRUE[name] <= high
+            total += 1
+    assert inside / total >= 0.85, (inside, total)
+
+
+def test_two_players_closed_form_without_prior():
+    # MLE: r = 400 log10(W / L); variance 1 / (S^2 n p (1 - p)), S = ln 10 / 400
+    fit = fit_ratings([{"a": "x", "b": "random", "wins_a": 30, "wins_b": 10, "draws": 0}],
+                      prior_games=0)
+    elo, low, high = fit["x"]
+    assert elo == pytest.approx(400 * math.log10(3), abs=1e-4)
+    s = math.log(10) / 400
+    se = 1 / math.sqrt(s * s * 40 * 0.75 * 0.25)
+    assert (high - low) / 2 == pytest.approx(1.959964 * se, rel=1e-4)
+    assert (elo - low) == pytest.approx(high - elo)
+
+
+def test_draws_count_half_and_prior_makes_perfect_records_finite():
+    fit = fit_ratings([{"a": "x", "b": "random", "wins_a": 5, "wins_b": 5, "draws": 10}])
+    assert fit["x"][0] == pytest.approx(0.0, abs=1e-6)
+    # the same score as 10 wins and 10 losses: 10 draws = 5 + 5
+    same = fit_ratings([{"a": "x", "b": "random", "wins_a": 10, "wins_b": 10, "draws": 0}])
+    assert fit["x"] == pytest.approx(same["x"])
+    perfect = fit_ratings([{"a": "random", "b": "mcts:100", "wins_a": 0, "wins_b": 20,
+                            "draws": 0}])
+    elo, low, high = perfect["mcts:100"]
+    assert all(math.isfinite(v) for v in (elo, low, high)) and 0 < low < elo < high
+    # 20 wins and 2 virtual draws: score 21 / 22, Elo 400 log10(21)
+    assert elo == pytest.approx(400 * math.log10(21), abs=1e-3)
+    stronger_prior = fit_ratings([{"a": "random", "b": "mcts:100", "wins_a": 0, "wins_b": 20,
+                                   "draws": 0}], prior_games=10)
+    assert stronger_prior["mcts:100"][0] < elo
+
+
+def test_anchor_absent_and_disconnected_groups():
+    rows = [{"a": "x", "b": "y", "wins_a": 15, "wins_b": 5, "draws": 0},
+            {"a": "q", "b": "z", "wins_a": 3, "wins_b": 1, "draws": 1},
+            {"a": "z", "b": "z", "wins_a": 2, "wins_b": 2, "draws": 0}]     # self-play: no info
+    fit = fit_ratings(rows)                      # no 'random': the first player is fixed
+    assert fit["x"] == (0.0, 0.0, 0.0) and fit["y"][0] < 0
+    assert fit["q"] == (0.0, 0.0, 0.0) and fit["z"][0] < 0
+    assert components(rows, "y") == [["y", "x"], ["q", "z"]]
+    assert fit_ratings(rows, anchor="y")["x"][0] == pytest.approx(-fit["y"][0])
+    assert player_games(rows) == {"x": 20, "y": 20, "q": 5, "z": 9}
+    assert fit_ratings([]) == {}
+
+
+def test_append_creates_and_never_rewrites(tmp_path):
+    path = tmp_path / "sub-table.jsonl"
+    first = append_result(path, "random", "mcts:100", 1, 19, size=9, source="arena")
+    assert first["games"] == 20 and first["size"] == 9 and isinstance(first["time"], float)
+    before = path.read_bytes()
+    for k in range(5):
+        append_result(path, f"net{k}", "random", 10 + k, 10 - k, draws=1, visits=64)
+    after = path.read_bytes()
+    assert after.startswith(before)               # earlier lines are byte for byte unchanged
+    rows = read_table(path)
+    assert len(rows) == 6 and rows.skipped == 0
+    assert rows[3] == {**rows[3], "a": "net2", "b": "random", "wins_a": 12, "wins_b": 8,
+                       "draws": 1, "games": 21, "visits": 64}
+    assert append_result(path, "a", "b", 0, 0, time=5.0)["time"] == 5.0
+    for bad in ((path, "", "b", 1, 0), (path, "a", "b", -1, 0), (path, "a", "b", 1.5, 0),
+                (path, "a", "b", True, 0)):
+        with pytest.raises(TableError):
+            append_result(*bad)
+    with pytest.raises(TableError):
+        append_result(path, "a", "b", 1, 0, games=3)
+    with pytest.raises(TableError):
+        append_result(path, "a", "b", 1, 0, blob=object())
+    assert path.read_bytes().count(b"\n") == 7     # refused appends wrote nothing
+
+
+def test_damaged_lines_skipped_and_counted(tmp_path):
+    path = tmp_path / "ratings.jsonl"
+    for k in range(4):
+        append_result(path, "random", f"p{k}", 3, 7)
+    data = path.read_bytes()
+    path.write_bytes(data[:-15])                  # a torn last write: half a line, no newline
+    table = read_table(path)
+    assert len(table) == 3 and table.skipped == 1 and table.skipped_lines == [4]
+    # the next append starts on a fresh line: only the torn line stays damaged
+    append_result(path, "random", "p9", 2, 8)
+    table = read_table(path)
+    assert [row["b"] for row in table] == ["p0", "p1", "p2", "p9"]
+    assert table.skipped_lines == [4]
+    with open(path, "ab") as handle:
+        handle.write(b"not json\n[1, 2]\n{\"a\": \"x\", \"b\": \"y\", \"wins_a\": -1, "
+                     b"\"wins_b\": 0, \"draws\": 0}\n\xff\xfe\n\n")
+    table = read_table(path)
+    assert len(table) == 4 and table.skipped == 5
+    assert fit_ratings(table)["p9"][0] > 0
+    assert read_table(tmp_path / "missing.jsonl") == [] and read_table(tmp_path / "x").skipped == 0
+
+
+def test_ratings_command(tmp_path, capsys):
+    path = tmp_path / "ratings.jsonl"
+    for row in synthetic(seed=3, games=100):
+        append_result(path, row["a"], row["b"], row["wins_a"], row["wins_b"], row["draws"])
+    with open(path, "ab") as handle:
+        handle.write(b'{"a": "broken')
+    out_json = tmp_path / "fit.json"
+    assert main(["ratings", str(path), "--json", str(out_json)]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert "skipped 1 damaged line" in captured.err
+    names = [line.split()[0] for line in lines[2:]]
+    assert names == ["p800", "p400", "p200", "random"]          # strongest first
+    assert lines[2].split()[-1] == "300"                        # games of p800
+    data = json.loads(out_json.read_text())
+    assert data["random"] == {"elo": 0.0, "low": 0.0, "high": 0.0, "games": 300}
+    assert main(["ratings", str(tmp_path / "none.jsonl")]) == 2
+    assert "no such ratings table" in capsys.readouterr().err
