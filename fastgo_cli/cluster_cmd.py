@@ -245,10 +245,11 @@ class Cluster:
         except (OSError, ValueError, KeyError, TypeError):
             pass
         loss = train.get("loss")
+        latest = train.get("latest")
         restarts = sum(c.restarts for c in self.children)
         return (f"{_clock(elapsed)}  games {train.get('games', 0)}  moves/s {moves:.0f}  "
                 f"evals/s {evals:.0f}  fill {fill:.2f}  step {train.get('step', 0)}  "
-                f"loss {loss if loss is not None else '-'}  latest {train.get('latest') or '-'}  "
+                f"loss {loss if loss is not None else '-'}  ckpt {'-' if latest is None else latest}  "
                 f"Elo {elo}" + (f"  restarts {restarts}" if restarts else ""))
 
     def summary(self):

@@ -18,7 +18,7 @@ channels = 16
 value_hidden = 32
 
 [server]
-endpoint = "tcp://127.0.0.1:5555"
+endpoint = "{endpoint}"
 max_batch = 64
 max_wait_us = 500
 device = "cpu"
@@ -49,11 +49,20 @@ seed = 1
 """
 
 
+def free_endpoint():
+    """A loopback TCP endpoint whose port was free a moment ago."""
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"tcp://127.0.0.1:{sock.getsockname()[1]}"
+
+
 def write_tiny_config(path, *, size=5, games=64, visits=24, shard_games=64, shard_seconds=5.0,
-                      checkpoint_every=50):
+                      checkpoint_every=50, endpoint="tcp://127.0.0.1:5555", extra=""):
     with open(path, "w") as handle:
         handle.write(TINY.format(size=size, games=games, visits=visits, shard_games=shard_games,
-                                 shard_seconds=shard_seconds, checkpoint_every=checkpoint_every))
+                                 shard_seconds=shard_seconds, checkpoint_every=checkpoint_every,
+                                 endpoint=endpoint) + extra)
     return str(path)
 
 

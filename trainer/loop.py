@@ -45,6 +45,7 @@ class Trainer:
         self.publisher = publisher              # callable(path, data, step) or None
         self.status = status                    # fastgo.rundir.StatusFile or None (heartbeat)
         self.last_row = {}
+        self.saved_step = None                  # step of the newest checkpoint written
         if self.tc.threads:
             torch.set_num_threads(self.tc.threads)
         self.device = pick_device(self.tc.device)
@@ -92,7 +93,7 @@ class Trainer:
                 self.optimizer.load_state_dict(ckpt.extra["optimizer"])
             except (ValueError, KeyError, RuntimeError) as err:
                 log.warning("optimizer state not restored (%s); starting it afresh", err)
-        self.step = ckpt.step
+        self.step = self.saved_step = ckpt.step
         self.samples = int(state.get("samples", 0))
         self.used_shards = set(state.get("used_shards", []))
         self.quarantined = int(state.get("quarantined", 0))
@@ -228,6 +229,7 @@ class Trainer:
             os.unlink(tmp)
         os.link(path, tmp)
         os.replace(tmp, self.run_dir.latest)     # latest.ckpt: always a complete checkpoint
+        self.saved_step = self.step
         self._prune()
         if self.publisher is not None:
             try:
@@ -279,8 +281,7 @@ class Trainer:
         row = self.last_row
         return {"step": self.step, "samples": self.samples, "positions": self.window.total_positions,
                 "games": self.window.total_games, "loss": row.get("loss"),
-                "policy_acc": row.get("policy_acc"), "latest": os.path.basename(self.run_dir.latest)
-                if os.path.exists(self.run_dir.latest) else None,
+                "policy_acc": row.get("policy_acc"), "latest": self.saved_step,
                 "waiting": self.samples + self.tc.batch_size > self.allowed_samples()}
 
     # -- the loop -------------------------------------------------------------------------------
