@@ -53,6 +53,7 @@ setup(
         "pyzmq>=25",
         "msgpack>=1.2.1",
         "torch>=2.2",
+        "matplotlib>=3.5",          # curve.png and loss.png of a run
     ],
     extras_require={
         # The optional CPU inference backend (server.backend = "onnx" or "auto").

@@ -196,6 +196,9 @@ class SelfplayConfig:
     komi: float = setting(7.5, min=-1000.0, max=1000.0)
     temperature_moves: int = setting(8, min=0, max=10_000,
                                      doc="moves sampled by visit count; the most visited after")
+    no_pass_before: int = setting(0, min=0, max=100_000,
+                                  doc="no pass before this move number while another move was "
+                                      "searched (and none in the policy target); 0 = off")
     c_puct: float = setting(1.25, min=0.0, max=100.0)
     fpu_reduction: float = setting(0.25, min=0.0, max=10.0)
     dirichlet_alpha: float = setting(0.0, min=0.0, max=100.0,

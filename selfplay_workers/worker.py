@@ -80,6 +80,7 @@ class SelfplayWorker:
             full_search_fraction=sp.full_search_fraction if sp.cheap_visits else 1.0,
             seed=self.seed)
         self.prefix = f"w{self.worker_id}-{os.getpid()}"
+        self._rng = np.random.default_rng(self.seed)
         self.stop_requested = False
         self.writer = None
         self.shard_seq = 0
@@ -201,6 +202,10 @@ class SelfplayWorker:
             return
         full = search.is_full_search(g)
         visits = search.root_visits(g)
+        nn = self.size * self.size
+        no_pass = len(live.moves) < self.sp.no_pass_before and visits[:nn].any()
+        if no_pass:
+            visits[nn] = 0                       # the pass is not a choice here, nor a target
         live.root_value.append(search.root_value(g))
         live.full.append(1 if full else 0)
         if full:
@@ -211,6 +216,8 @@ class SelfplayWorker:
         else:
             live.policy_count.append(0)
         move = search.choose_move(g)
+        if no_pass and move == nn:
+            move = self._choose_without_pass(visits, len(live.moves))
         if move == RESIGN:
             live.root_value.pop()
             live.full.pop()
@@ -235,6 +242,14 @@ class SelfplayWorker:
             return
         search.advance(g, int(move))
         search.start(self.sp.visits, [g])
+
+    def _choose_without_pass(self, visits, move_number):
+        """A board point by the search's visits (sampled in proportion before temperature_moves,
+        else the most visited): the move when passing is not allowed yet."""
+        points = visits[:-1].astype(np.float64)
+        if move_number < self.sp.temperature_moves:
+            return int(self._rng.choice(len(points), p=points / points.sum()))
+        return int(np.argmax(points))
 
     def _finish(self, g, end):
         live = self._live[g]
