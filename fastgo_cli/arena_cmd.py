@@ -172,7 +172,7 @@ def make_side(spec, args, seed, which):
             return GtpSide(spec.strip(), move_timeout=args.move_timeout)
         except ValueError as exc:
             raise ArgumentError(f"{which}: {_line(exc)}") from None
-    if _is_spec(spec) and not os.path.exists(spec):
+    if _is_spec(spec):
         from selfplay_workers.players import make_player
 
         try:
@@ -211,7 +211,8 @@ def summary(result, sprt=None):
     return out
 
 
-def print_report(result, sprt, out=sys.stdout):
+def print_report(result, sprt, out=None):
+    out = sys.stdout if out is None else out
     s = summary(result, sprt)
     a_white = result.games - result.games_a_black
     print(f"games: {result.games}", file=out)
