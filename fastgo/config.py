@@ -271,6 +271,13 @@ class ClusterConfig:
     status_interval_s: float = setting(5.0, min=0.1, max=3600.0, doc="plain status lines (no terminal)")
     shutdown_s: float = setting(10.0, min=1.0, max=600.0, doc="bound on an ordered shutdown")
 
+    def check(self):
+        for ref in self.references:
+            if not re.fullmatch(r"random|mcts:[1-9][0-9]{0,6}", ref):
+                raise ConfigError(f"references: {ref[:40]!r} is not 'random' or 'mcts:N'")
+        if self.backoff_max_s < self.backoff_s:
+            raise ConfigError("backoff_max_s must be >= backoff_s")
+
 
 @dataclass(frozen=True)
 class Config:
