@@ -109,6 +109,13 @@ def run(args):
         print("fastgo bench mcts: --games, --visits, --seconds and --repeats must be positive",
               file=sys.stderr)
         return 2
+    if not 2 <= args.board <= 25 or args.games > 100_000 or args.visits > 1_000_000 \
+            or args.seconds > 3600 or args.repeats > 1000:
+        print("fastgo bench mcts: --board must be 2..25 (and --games <= 100000, --visits <= 1e6, "
+              "--seconds <= 3600, --repeats <= 1000)", file=sys.stderr)
+        return 2
+    print(f"fastgo bench mcts: about {args.repeats * args.seconds * (1 if args.no_python else 3):.0f} s",
+          file=sys.stderr, flush=True)
     rates = [_self_play_rate(args, "uniform", seed) for seed in range(args.repeats)]
     result = {
         "sims_per_s": round(statistics.median(rates)),

@@ -86,6 +86,10 @@ def run(args) -> int:
     except ConfigError as err:
         print(f"fastgo bench selfplay: {err}", file=sys.stderr)
         return 2
+    estimate = args.rounds * (2 * args.seconds + args.warmup + 3) + 5
+    print(f"fastgo bench selfplay: about {estimate:.0f} s ({args.rounds} rounds of {args.seconds:g} s "
+          f"self-play after {args.warmup:g} s warm-up, then {args.seconds:g} s raw forward)",
+          file=sys.stderr, flush=True)
     server = dataclasses.replace(config.server, endpoint="tcp://127.0.0.1:*", checkpoints={},
                                  log_file="")
     if server.threads:

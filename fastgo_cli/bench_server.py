@@ -49,6 +49,33 @@ def _server_config(args):
     return config
 
 
+def _check_arguments(args, config):
+    """Refuses, as ConfigError, what would otherwise fail later with a traceback."""
+    from fastgo.config import ConfigError
+    for batch in args.batch:
+        if not 1 <= batch <= 65536:
+            raise ConfigError(f"--batch: must be in 1..65536, got {batch}")
+    if not 1 <= args.clients <= 256:
+        raise ConfigError(f"--clients: must be in 1..256, got {args.clients}")
+    if not 1 <= args.inflight <= 64 or not 0 <= args.request_size <= 65536:
+        raise ConfigError("--inflight must be in 1..64 and --request-size in 0..65536")
+    if not 0 < args.seconds <= 3600 or not 1 <= args.rounds <= 100:
+        raise ConfigError("--seconds must be in (0, 3600] and --rounds in 1..100")
+    if args.threads is not None and not 0 <= args.threads <= 1024:
+        raise ConfigError(f"--threads: must be in 0..1024, got {args.threads}")
+    device = args.device or config.server.device
+    if device == "cuda":
+        import torch
+        if not torch.cuda.is_available():
+            raise ConfigError("--device cuda: torch sees no CUDA device on this machine")
+    backend = args.backend or config.server.backend
+    if backend == "onnx":
+        from inference_server.runner import onnx_available
+        if not onnx_available():
+            raise ConfigError("--backend onnx: onnxruntime and onnx are not installed "
+                              "(pip install -e \".[onnx]\")")
+
+
 def _toml_value(value):
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -236,10 +263,15 @@ def run(args) -> int:
 
     try:
         config = _server_config(args)
+        _check_arguments(args, config)
     except ConfigError as err:
         print(f"fastgo bench server: {err}", file=sys.stderr)
         return 2
     results = []
+    estimate = len(args.batch) * args.rounds * (2 * args.seconds + 3) + 5
+    print(f"fastgo bench server: about {estimate:.0f} s ({len(args.batch)} batch size(s) x "
+          f"{args.rounds} rounds of {args.seconds:g} s raw + {args.seconds:g} s served)",
+          file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix="fastgo-bench-") as workdir:
         net = build_model(config.model, seed=0).eval()
         checkpoint = os.path.join(workdir, "model.ckpt")

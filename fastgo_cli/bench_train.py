@@ -57,6 +57,9 @@ def run(args) -> int:
     except ConfigError as err:
         print(f"fastgo bench train: {err}", file=sys.stderr)
         return 2
+    print(f"fastgo bench train: about {3 * args.repeats * args.seconds + args.games / 20 + 5:.0f} s "
+          f"({args.games} games of self-play to read, then 3 x {args.repeats} runs of "
+          f"{args.seconds:g} s)", file=sys.stderr, flush=True)
     torch.set_num_threads(config.trainer.threads or 1)
     batch = args.batch or config.trainer.batch_size
     mc = config.model

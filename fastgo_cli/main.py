@@ -39,9 +39,27 @@ def _usage():
     return "\n".join(lines)
 
 
+def _bench_usage():
+    lines = ["usage: fastgo bench {" + ",".join(BENCH_TARGETS) + "} [options]", "", "benchmarks:"]
+    for name, (_, text) in BENCH_TARGETS.items():
+        lines.append(f"  {name:<10} {text}")
+    lines.append("")
+    lines.append("`fastgo bench <target> --help` for its options.")
+    return "\n".join(lines)
+
+
+def _version():
+    try:
+        from importlib.metadata import version
+        return version("fastgo")
+    except Exception:            # running from a source tree that was never installed
+        return "unknown"
+
+
 def _run_module(prog, module_name, description, argv):
     module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser = argparse.ArgumentParser(prog=prog, description=description,
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     module.add_arguments(parser)
     args = parser.parse_args(argv)
     return module.run(args)
@@ -52,10 +70,16 @@ def main(argv=None):
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(_usage())
         return 0
+    if argv[0] in ("--version", "version"):
+        print(f"fastgo {_version()}")
+        return 0
     command, rest = argv[0], argv[1:]
     if command == "bench":
+        if rest and rest[0] in ("-h", "--help"):
+            print(_bench_usage())
+            return 0
         if not rest or rest[0] not in BENCH_TARGETS:
-            print("usage: fastgo bench {" + ",".join(BENCH_TARGETS) + "} [options]", file=sys.stderr)
+            print(_bench_usage(), file=sys.stderr)
             return 2
         module_name, text = BENCH_TARGETS[rest[0]]
         return _run_module(f"fastgo bench {rest[0]}", module_name, text, rest[1:])
