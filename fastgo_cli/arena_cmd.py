@@ -8,6 +8,7 @@ through `add_arguments(parser)` and `run(args) -> int`; bad arguments exit 2 wit
 """
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -22,6 +23,15 @@ DEFAULT_CHUNK = 20
 DEFAULT_TABLE = "ratings.jsonl"
 MAX_GAMES = 1_000_000
 SPRT_ALPHA = SPRT_BETA = 0.05
+class DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
+    """Help texts end with the default, except where there is none (None, False)."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
 PROG = "fastgo arena"
 
 
@@ -35,17 +45,18 @@ def add_arguments(parser):
         sys.exit(2)
 
     parser.error = error
+    parser.formatter_class = DefaultsShown
     parser.add_argument("a", metavar="A",
                         help="first player: a checkpoint path, 'random', 'mcts:N' (pure MCTS, "
                              "N playouts per move) or gtp:\"COMMAND\" (an external GTP engine)")
     parser.add_argument("b", metavar="B", help="second player, same forms as A")
     parser.add_argument("--games", type=int, default=DEFAULT_GAMES,
-                        help="games to play (with --sprt: at most) (default %(default)s)")
+                        help="games to play (with --sprt: at most)")
     parser.add_argument("--visits", type=int, default=DEFAULT_VISITS,
-                        help="search visits per move of checkpoint players (default %(default)s)")
+                        help="search visits per move of checkpoint players")
     parser.add_argument("--size", type=int, default=None,
-                        help="board size, 2..25 (default: the networks' size, else 9)")
-    parser.add_argument("--komi", type=float, default=7.5, help="komi (default %(default)s)")
+                        help="board size, 2..25, default: the networks' size, else 9")
+    parser.add_argument("--komi", type=float, default=7.5, help="komi")
     parser.add_argument("--sgf-dir", default=None, metavar="D",
                         help="write every game as an SGF file into D (created if missing)")
     parser.add_argument("--sprt", default=None, metavar="ELO0,ELO1",
@@ -54,20 +65,19 @@ def add_arguments(parser):
                              "testing after each chunk of games; e.g. 0,35")
     parser.add_argument("--chunk", type=int, default=DEFAULT_CHUNK,
                         help="games played at once (networks batch across them); with --sprt "
-                             "the test runs after each chunk (default %(default)s)")
+                             "the test runs after each chunk")
     parser.add_argument("--json", default=None, metavar="F", help="write the result as JSON to F")
     parser.add_argument("--table", default=DEFAULT_TABLE, metavar="PATH",
-                        help="ratings table the result is appended to (default %(default)s)")
+                        help="ratings table the result is appended to")
     parser.add_argument("--no-table", action="store_true",
                         help="do not append the result to the ratings table")
     parser.add_argument("--name-a", default=None, help="A's name in the table and the output")
     parser.add_argument("--name-b", default=None, help="B's name in the table and the output")
     parser.add_argument("--opening-moves", type=int, default=2, metavar="K",
                         help="checkpoint players sample their first K moves of a game by visit "
-                             "count, for varied games (default %(default)s)")
+                             "count, for varied games")
     parser.add_argument("--move-timeout", type=float, default=60.0, metavar="S",
-                        help="seconds a GTP engine gets for one move before it loses the game "
-                             "(default %(default)s)")
+                        help="seconds a GTP engine gets for one move before it loses the game")
     parser.add_argument("--seed", type=int, default=None,
                         help="random seed for the players (default: a fresh one)")
 
