@@ -162,7 +162,7 @@ def pair_totals(results):
         i, j = ids
         if i == j:
             continue
-        half = 0.5 * row["draws"]
+        half = 0.5 * row.get("draws", 0)
         score_i, score_j = row["wins_a"] + half, row["wins_b"] + half
         if i > j:
             i, j, score_i, score_j = j, i, score_j, score_i
@@ -176,7 +176,7 @@ def player_games(results) -> dict:
     """{name: games played} over all rows (self-pairings count once per game)."""
     games = {}
     for row in results:
-        n = row["wins_a"] + row["wins_b"] + row["draws"]
+        n = row["wins_a"] + row["wins_b"] + row.get("draws", 0)
         games[row["a"]] = games.get(row["a"], 0) + n
         if row["b"] != row["a"]:
             games[row["b"]] = games.get(row["b"], 0) + n
@@ -278,7 +278,8 @@ def _fit_group(names, index, totals, prior_games, max_iter=100):
 
 
 def fit_ratings(results, anchor="random", prior_games=2.0) -> dict:
-    """{name: (elo, low95, high95)} for every player in `results` (rows as read_table gives).
+    """{name: (elo, low95, high95)} for every player in `results` (rows as read_table gives;
+    a row needs a, b, wins_a, wins_b and may leave out draws).
 
     Maximum a posteriori Elo under the logistic model with `prior_games` virtual draws between
     each pair of players that met (BayesElo's prior; 0 gives the plain MLE, infinite for a
