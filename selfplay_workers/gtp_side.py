@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+import tempfile
 
 from fastgo import coords
 from fastgo.board import BLACK
@@ -51,14 +52,17 @@ def _short(text, limit=60):
 
 
 class GtpSide:
-    """GtpSide(argv or 'gtp:COMMAND', *, name=None, move_timeout=60, stderr=DEVNULL).
+    """GtpSide(argv or 'gtp:COMMAND', *, name=None, move_timeout=60, stderr=None).
+
+    stderr=None keeps the engine's error output in a temporary file, and the last line of it
+    goes into the reason of a crash; any other value is passed to the process as is.
 
     `name` defaults to 'gtp:' + the command. `restarts` counts engine starts after the first;
     `failures` lists the reasons of every forfeit, in order. Call close() when done (or use as
     a context manager)."""
 
     def __init__(self, command, *, name=None, move_timeout=DEFAULT_MOVE_TIMEOUT,
-                 start_timeout=START_TIMEOUT, stderr=subprocess.DEVNULL):
+                 start_timeout=START_TIMEOUT, stderr=None):
         if isinstance(command, str):
             self.argv = parse_gtp_spec(command) if command.lower().startswith("gtp:") \
                 else shlex.split(command)
@@ -72,6 +76,7 @@ class GtpSide:
         self.move_timeout = float(move_timeout)
         self.start_timeout = float(start_timeout)
         self.stderr = stderr
+        self._stderr_file = None    # the current engine's captured stderr (stderr=None)
         self.size = None
         self.komi = None
         self.starts = 0
@@ -90,8 +95,12 @@ class GtpSide:
         """Starts the engine and sets board size and komi; GtpEngineError when it cannot."""
         self._game, self._played = None, []
         what = shlex.join(self.argv)
+        self._close_stderr()
+        stderr = self.stderr
+        if stderr is None:
+            self._stderr_file = stderr = tempfile.TemporaryFile()
         try:
-            client = GtpClient(self.argv, timeout=self.start_timeout, stderr=self.stderr)
+            client = GtpClient(self.argv, timeout=self.start_timeout, stderr=stderr)
         except OSError as exc:
             raise GtpEngineError(f"cannot start GTP engine {_short(what)!r}: "
                                  f"{exc.strerror or exc}") from None
@@ -101,9 +110,11 @@ class GtpSide:
                               f"komi {self.komi:g}"])
         except (GtpError, ValueError) as exc:
             self._kill(client)
+            said = self._stderr_tail()
             raise GtpEngineError(f"GTP engine {_short(what)!r} does not start a "
                                  f"{self.size}x{self.size} game with komi {self.komi:g}: "
-                                 f"{_short(exc, 120)}") from None
+                                 f"{_short(exc, 120)}" + (f" (stderr: {said})" if said else "")) \
+                from None
         client.timeout = self.move_timeout
         self._client = client
 
@@ -129,6 +140,26 @@ class GtpSide:
             client, self._client = self._client, None
             client.close()
         self._game, self._played = None, []
+        self._close_stderr()
+
+    def _close_stderr(self):
+        if self._stderr_file is not None:
+            self._stderr_file.close()
+            self._stderr_file = None
+
+    def _stderr_tail(self, limit=4096):
+        """The last non-empty line the current engine wrote to stderr (captured only), or ''."""
+        handle = self._stderr_file
+        if handle is None:
+            return ""
+        try:
+            end = handle.seek(0, 2)
+            handle.seek(max(0, end - limit))
+            lines = handle.read().decode("utf-8", "replace").splitlines()
+        except (OSError, ValueError):
+            return ""
+        lines = [line for line in lines if line.strip()]
+        return _short(lines[-1], 120) if lines else ""
 
     def __enter__(self):
         return self
@@ -236,7 +267,8 @@ class GtpSide:
         if "out of protocol" in text or "answered id" in text:
             return _short(text, 120)
         if code is not None:
-            return f"engine crashed (exit code {code})"
+            said = self._stderr_tail()
+            return f"engine crashed (exit code {code})" + (f": {said}" if said else "")
         return f"engine connection failed: {_short(text, 100)}"
 
 

@@ -162,7 +162,8 @@ def test_failing_engine_loses_and_the_arena_goes_on(tmp_path, capsys):
     assert code == 0, err
     data = json.loads(out_json.read_text())
     assert data["games"] == 3 and data["wins_b"] == 3 and len(data["forfeits"]) == 3
-    assert all(f["reason"] == "engine crashed (exit code 3)" for f in data["forfeits"])
+    assert all(f["reason"] == "engine crashed (exit code 3): fake engine: fatal error, giving up"
+               for f in data["forfeits"])
     assert "lost 3 game(s) by fault; the match went on" in out
     assert "engine restarts" in out
     assert read_table(tmp_path / "t.jsonl")[0]["forfeits"] == 3

@@ -35,7 +35,7 @@ GNUGO = _gnugo_path()
 
 
 @pytest.mark.parametrize("mode, reason, restarts", [
-    ("crash", "engine crashed (exit code 3)", GAMES - 1),
+    ("crash", "engine crashed (exit code 3): fake engine: fatal error, giving up", GAMES - 1),
     ("garbage", "engine answered genmove with 'banana', not a move", 0),
     ("noise", "out of protocol", GAMES - 1),
     ("illegal", "illegal move", 0),

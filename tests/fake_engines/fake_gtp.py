@@ -4,7 +4,7 @@ It answers the set-up commands properly and passes on genmove until its board ho
 FAULT_AFTER moves (plays and its own genmoves since clear_board); from then on genmove does what
 MODE says:
   pass     always pass (a well-behaved, weak engine)
-  crash    exit with status 3 without answering
+  crash    exit with status 3 without answering, one line on stderr
   garbage  answer '= banana' (a success that is not a move)
   noise    write a line that is not GTP at all
   illegal  answer the vertex of the last stone played (occupied)
@@ -48,6 +48,7 @@ def main():
         elif command == "genmove":
             if len(board) >= FAULT_AFTER and mode != "pass":
                 if mode == "crash":
+                    sys.stderr.write("fake engine: fatal error, giving up\n")
                     sys.exit(3)
                 if mode == "hang":
                     time.sleep(3600)
