@@ -1,0 +1,111 @@
+"""`fastgo play --model CKPT [--color black|white] [--visits V]`: a game against the network in
+the terminal, for users without a GUI. The board is drawn in ASCII with GTP coordinates; moves
+are typed as GTP vertices (D4), or `pass`, `undo` (takes back your last move and the reply),
+`resign`, `quit`."""
+import sys
+
+
+def add_arguments(parser):
+    parser.add_argument("--model", required=True, metavar="CKPT", help="network checkpoint to play")
+    parser.add_argument("--color", default="black", choices=["black", "white"], help="your colour")
+    parser.add_argument("--visits", type=int, default=200, help="the network's visits per move")
+    parser.add_argument("--komi", type=float, default=7.5, help="komi (White's compensation)")
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    parser.add_argument("--seed", type=int, default=None, help="seed of the search")
+
+
+def render(game) -> str:
+    """The position with GTP coordinates: X Black, O White, the last move in parentheses."""
+    from fastgo.board import BLACK, WHITE
+    from fastgo.coords import GTP_COLUMNS
+
+    board = game.board
+    n = board.size
+    stones = board.stones().reshape(-1)
+    last = game.moves[-1][1] if game.moves else None
+    header = "    " + " ".join(GTP_COLUMNS[:n])
+    lines = [header]
+    for row in range(n):
+        cells = []
+        for col in range(n):
+            move = row * n + col
+            mark = {BLACK: "X", WHITE: "O"}.get(int(stones[move]), ".")
+            cells.append(mark)
+        text = " ".join(cells)
+        if last is not None and last < n * n and last // n == row:
+            col = last % n
+            text = text[:2 * col] + mark_last(text[2 * col]) + text[2 * col + 1:]
+        lines.append(f"{n - row:>3} {text} {n - row}")
+    lines.append(header)
+    captures = board.captures
+    lines.append(f"captures: X {captures[0]}  O {captures[1]}   komi {board.komi:g}")
+    return "\n".join(lines)
+
+
+def mark_last(mark):
+    return mark.lower() if mark in "XO" else mark
+
+
+def run(args) -> int:
+    from fastgo.board import BLACK
+    from fastgo.coords import from_gtp, to_gtp
+    from fastgo.game import RESIGN, Game
+    from fastgo_cli.gtp_cmd import _network_player
+
+    if not -10_000 <= args.komi <= 10_000:
+        print(f"fastgo play: --komi {args.komi} is outside -10000..10000", file=sys.stderr)
+        return 2
+    args.size = None
+    args.resign = None
+    try:
+        player = _network_player(args)
+    except ValueError as exc:
+        print(f"fastgo play: {exc}", file=sys.stderr)
+        return 2
+    size = player.board_size
+    game = Game(size, args.komi)
+    human = BLACK if args.color == "black" else 3 - BLACK
+    print(f"fastgo play: you are {'X (Black)' if human == BLACK else 'O (White)'} on {size}x{size}, "
+          f"the network plays with {player.visits} visits. Type a vertex (e.g. "
+          f"{to_gtp(size // 2 * size + size // 2, size)}), pass, undo, resign or quit.")
+    while not game.is_over():
+        print(render(game))
+        if game.to_move != human:
+            move = player.genmove(game)
+            if move == RESIGN:
+                game.resign(game.to_move)
+                print("the network resigns")
+                break
+            game.play(int(move))
+            print(f"network plays {to_gtp(int(move), size)}")
+            continue
+        try:
+            line = input("your move> ").strip()
+        except EOFError:
+            print()
+            return 0
+        word = line.lower()
+        if word in ("quit", "exit"):
+            return 0
+        if word == "resign":
+            game.resign(human)
+            break
+        if word == "undo":
+            undone = 0
+            while game.moves and (undone == 0 or game.to_move != human):
+                game.undo()
+                undone += 1
+            player.reset()
+            continue
+        try:
+            move = from_gtp(line, size)
+        except ValueError as exc:
+            print(f"? {exc}")
+            continue
+        if not game.is_legal(move):
+            print(f"? illegal move {line}")
+            continue
+        game.play(move)
+    print(render(game))
+    print(f"result: {game.result_string()}")
+    return 0
