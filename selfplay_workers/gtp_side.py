@@ -1,7 +1,11 @@
 """A match side played by an external GTP engine (GNU Go, KataGo, another fastgo): the arena's
 `gtp:"COMMAND"` players, through selfplay_workers.match.play_match.
 
-One engine process serves all of the side's games: before each genmove the engine is brought to
+Games are scored by area with every stone on the board counting (Tromp-Taylor), so an engine
+that offers `kgs-genmove_cleanup` (GNU Go, KataGo) is asked for its moves with it: it plays as
+with genmove but does not pass while dead stones of its opponent remain (with plain genmove GNU
+Go passes and loses games to random's dead stones). One engine process serves all of the side's
+games: before each genmove the engine is brought to
 that game's position (the moves since its last genmove in the same game, else clear_board and
 the whole game, pipelined). An engine that crashes, times out, answers out of protocol or with
 something that is not a move, refuses a legal move of its opponent, or plays a move our rules
@@ -11,7 +15,9 @@ killed and started again for its next move. Only the first start failing is an e
 """
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
 import subprocess
 import tempfile
 
@@ -46,6 +52,15 @@ def parse_gtp_spec(spec):
     return argv
 
 
+def _resolve(program):
+    """The program as given, or Debian's /usr/games/PROGRAM (GNU Go lives there) when a bare
+    name is not on PATH."""
+    if os.sep in program or shutil.which(program):
+        return program
+    games = os.path.join("/usr/games", program)
+    return games if os.access(games, os.X_OK) else program
+
+
 def _short(text, limit=60):
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[:limit] + "..."
@@ -62,7 +77,7 @@ class GtpSide:
     a context manager)."""
 
     def __init__(self, command, *, name=None, move_timeout=DEFAULT_MOVE_TIMEOUT,
-                 start_timeout=START_TIMEOUT, stderr=None):
+                 start_timeout=START_TIMEOUT, stderr=None, cleanup=True):
         if isinstance(command, str):
             self.argv = parse_gtp_spec(command) if command.lower().startswith("gtp:") \
                 else shlex.split(command)
@@ -73,9 +88,12 @@ class GtpSide:
         if not move_timeout > 0 or not start_timeout > 0:
             raise ValueError("timeouts must be > 0 seconds")
         self.name = name or "gtp:" + shlex.join(self.argv)
+        self.argv[0] = _resolve(self.argv[0])
         self.move_timeout = float(move_timeout)
         self.start_timeout = float(start_timeout)
         self.stderr = stderr
+        self.cleanup = bool(cleanup)
+        self.genmove_command = "genmove"     # or kgs-genmove_cleanup, chosen at each start
         self._stderr_file = None    # the current engine's captured stderr (stderr=None)
         self.size = None
         self.komi = None
@@ -106,8 +124,16 @@ class GtpSide:
                                  f"{exc.strerror or exc}") from None
         self.starts += 1
         try:
-            client.send_many(["protocol_version", f"boardsize {self.size}", "clear_board",
-                              f"komi {self.komi:g}"])
+            answers = client.send_many(["protocol_version", "list_commands",
+                                        f"boardsize {self.size}", "clear_board",
+                                        f"komi {self.komi:g}"], check=False)
+            for command, (ok, text) in zip(("boardsize", "clear_board", "komi"), answers[2:]):
+                if not ok:
+                    raise GtpError(f"{command!r}: {text}")
+            known = answers[1][1].split() if answers[1][0] else []
+            self.genmove_command = ("kgs-genmove_cleanup"
+                                    if self.cleanup and "kgs-genmove_cleanup" in known
+                                    else "genmove")
         except (GtpError, ValueError) as exc:
             self._kill(client)
             said = self._stderr_tail()
@@ -222,7 +248,7 @@ class GtpSide:
             commands.append(f"play {'b' if color == BLACK else 'w'} "
                             f"{coords.to_gtp(move, self.size)}")
         color = "b" if game.to_move == BLACK else "w"
-        commands.append(f"genmove {color}")
+        commands.append(f"{self.genmove_command} {color}")
         self._game, self._played = None, []       # out of step until the answer is checked
         try:
             answers = client.send_many(commands, check=False)
@@ -238,7 +264,7 @@ class GtpSide:
                 raise _Lost(f"engine refused {command!r}: {_short(text)}")
         ok, text = answers[-1]
         if not ok:
-            raise _Lost(f"engine failed genmove: {_short(text)}")
+            raise _Lost(f"engine failed {self.genmove_command}: {_short(text)}")
         answer = text.strip()
         if answer.lower() == "resign":
             return RESIGN

@@ -72,6 +72,7 @@ def test_faults_in_some_games_only_and_as_side_b():
         side.close()
     assert result.forfeits == [] and result.games == 2
     assert side.restarts == 0 and side.failures == []
+    assert side.genmove_command == "genmove"     # the fake does not list kgs-genmove_cleanup
 
 
 def test_engine_that_cannot_start_is_an_error():
@@ -120,5 +121,7 @@ def test_gnugo_games_run_through():
     finally:
         side.close()
     assert result.games == 2 and result.forfeits == []
-    assert result.wins_b >= 1                    # GNU Go beats random (area scoring, no cleanup)
+    # with kgs-genmove_cleanup GNU Go captures random's dead stones before passing: it wins
+    assert side.genmove_command == "kgs-genmove_cleanup"
+    assert result.wins_b == 2
     assert all(game.is_over() for game in result.records)
