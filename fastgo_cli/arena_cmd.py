@@ -235,8 +235,8 @@ def print_report(result, sprt, out=None):
     low, high = s["win_rate_ci"]
     print(f"win rate of A: {s['win_rate_a']:.3f} (95% interval {low:.3f} .. {high:.3f})", file=out)
     elo_low, elo_high = s["elo_ci"]
-    print(f"Elo of A - B: {s['elo_diff']:+.0f} (95% interval {elo_low:+.0f} .. {elo_high:+.0f})",
-          file=out)
+    elo, elo_low, elo_high = (round(v) + 0 for v in (s["elo_diff"], elo_low, elo_high))
+    print(f"Elo of A - B: {elo:+d} (95% interval {elo_low:+d} .. {elo_high:+d})", file=out)
     if result.forfeits:
         by_player = {}
         for f in result.forfeits:
