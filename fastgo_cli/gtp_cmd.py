@@ -17,6 +17,9 @@ def add_arguments(parser):
                         help="play with this network checkpoint: PUCT search, network in process")
     parser.add_argument("--visits", type=int, default=None, metavar="V",
                         help=f"search visits per move with --model (default {DEFAULT_VISITS})")
+    parser.add_argument("--leaves", type=int, default=8, metavar="L",
+                        help="with --model: leaves evaluated together per search step (virtual "
+                             "loss keeps them apart); 1 = one position per forward pass")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                         help="where the network runs with --model (auto: CUDA when there is one)")
     parser.add_argument("--resign", type=float, default=None, metavar="V",
@@ -83,6 +86,9 @@ def _network_player(args):
         raise ValueError(f"--visits must be >= 1, got {visits}")
     if args.resign is not None and not -1.0 <= args.resign <= 0.0:
         raise ValueError(f"--resign must be in -1..0, got {args.resign}")
+    leaves = getattr(args, "leaves", 1)
+    if not 1 <= leaves <= 256:
+        raise ValueError(f"--leaves must be in 1..256, got {leaves}")
     from inference_server.checkpoint import CheckpointError
     from inference_server.evaluator import InProcessEvaluator
     from inference_server.runner import check_canaries
@@ -109,4 +115,5 @@ def _network_player(args):
     resign = {} if args.resign is None else {"resign_threshold": args.resign,
                                                "resign_disabled_fraction": 0.0}
     return SearchPlayer(evaluator, visits, name=f"{config.name}:{visits}", seed=args.seed,
-                        board_size=config.board_size, encoding=config.encoding, **resign)
+                        board_size=config.board_size, encoding=config.encoding,
+                        leaves_per_game=leaves, **resign)

@@ -57,6 +57,7 @@ def run(args) -> int:
         return 2
     args.size = None
     args.resign = None
+    args.leaves = 8
     try:
         player = _network_player(args)
     except ValueError as exc:
