@@ -4,18 +4,8 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from fastgo.board import Board
-from fastgo.mcts import BatchedSearch, FLAG_PENDING, UNEXPANDED
-
-
-def reachable(t):
-    stack, out = [t["root"]], []
-    while stack:
-        i = stack.pop()
-        out.append(i)
-        first = t["first_child"][i]
-        if first != UNEXPANDED:
-            stack.extend(range(first, first + t["num_children"][i]))
-    return out
+from conftest import reachable
+from fastgo.mcts import BatchedSearch, FLAG_PENDING
 
 
 @settings(max_examples=60, deadline=None)
