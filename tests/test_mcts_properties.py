@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 
 from fastgo.board import Board
 from conftest import reachable
-from fastgo.mcts import BatchedSearch, FLAG_PENDING
+from fastgo.mcts import BatchedSearch, FLAG_PENDING, UNEXPANDED
 
 
 @settings(max_examples=60, deadline=None)
