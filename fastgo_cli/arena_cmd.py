@@ -399,6 +399,8 @@ def _play(args, a, b, size, sprt_elos):
             meta["forfeits"] = len(total.forfeits)
         if sprt is not None:
             meta["sprt"] = [sprt["elo0"], sprt["elo1"], sprt["accepted"]]
+        if interrupted:
+            meta["interrupted"] = True
         try:
             append_result(args.table, total.name_a, total.name_b, total.wins_a, total.wins_b,
                           total.draws, **meta)
