@@ -217,3 +217,26 @@ def test_gnugo_through_the_cli(tmp_path, capsys):
     assert data["games"] == 2 and data["forfeits"] == []
     assert data["b"] == f"gtp:{GNUGO} --mode gtp --level 1"
     assert read_table(tmp_path / "t.jsonl")[0]["games"] == 2
+
+
+def test_interrupt_records_finished_chunks(tmp_path):
+    import signal
+
+    table = tmp_path / "t.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "fastgo_cli.main", "arena", "mcts:2000",
+                             "random", "--games", "400", "--chunk", "2", "--table", str(table)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        header = proc.stdout.readline()
+        progress = proc.stdout.readline()            # the first chunk is finished
+        assert header.startswith("fastgo arena:") and progress.strip().startswith("2 games")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+    assert "interrupted after" in err and "Traceback" not in err
+    row = read_table(table)[0]
+    assert row["interrupted"] is True and row["games"] >= 2 and row["games"] % 2 == 0
