@@ -1,4 +1,5 @@
-# The PUCT search tree for G concurrent games, as struct-of-arrays with integer indices, and the
+# The batched PUCT driver for G concurrent games (tree storage: fastgo.tree; selection and backup:
+# fastgo.puct; the move choice and analysis: fastgo.policy), and the
 # BatchedSearch class that drives all G searches at once (leaf collection into one uint8 batch,
 # results applied back from one logits array and one values array).
 # Callers: selfplay workers, the arena and the GTP engine (through selfplay_workers.search_player),
@@ -10,20 +11,8 @@
 from libc.stdint cimport uint8_t, int16_t, int32_t, uint64_t
 from fastgo.board cimport BoardState, MAX_MOVES
 from fastgo.rng cimport Rng
-
-cdef enum:
-    NO_NODE = -1             # "no such node": select found nothing, a move is not among the children
-    NO_PARENT = -1           # parent of the root
-    UNEXPANDED = -1          # first_child of a node whose children are not allocated
-
-# Node flags (bits of Tree.flags).
-cdef enum:
-    FLAG_PENDING = 1         # selected as a leaf; its evaluation is in flight (children allocated,
-                             # priors not yet set). Another descent reaching it is a collision.
-    FLAG_TERMINAL = 2        # the game is over at this node; its value comes from the rules
-    FLAG_ILLEGAL = 4         # the move repeats a position of the game or of the path (superko)
-    FLAG_WIN = 8             # terminal and won by the side to move at the node
-    FLAG_LOSS = 16           # terminal and lost by the side to move (neither: a draw)
+from fastgo.tree cimport Tree
+from fastgo.slot cimport GameSlot
 
 # What one descent ended in.
 cdef enum:
@@ -36,47 +25,6 @@ cdef enum:
     EVAL_EXTERNAL = 0        # logits / values come from the caller (apply)
     EVAL_UNIFORM = 1         # all logits 0 (uniform over legal moves), value 0
     EVAL_ROLLOUT = 2         # uniform priors, value = the result of one random playout
-
-
-cdef struct Tree:
-    # One game's nodes. Indices [0, used) are allocated (bump allocator); the children of a node
-    # are num_children consecutive nodes starting at first_child, allocated together when the node
-    # is expanded. Every array has `capacity` entries; capacity grows by doubling up to max_nodes.
-    int32_t* parent          # [capacity] index of the parent node, NO_PARENT at the root
-    int32_t* first_child     # [capacity] index of the first child, or UNEXPANDED
-    int16_t* num_children    # [capacity] number of children (0 until expanded)
-    int16_t* move            # [capacity] the move (public coordinate, PASS = N*N) from the parent
-    float* prior             # [capacity] policy probability of move at the parent (root: with noise)
-    int32_t* visits          # [capacity] completed simulations through this node
-    float* value_sum         # [capacity] sum of backed-up values, side to move at this node
-    int32_t* virtual_loss    # [capacity] descents through this node whose leaf is still in flight
-    uint8_t* flags           # [capacity] FLAG_* bits
-    int32_t root             # index of the current root
-    int32_t used             # nodes allocated
-    int32_t capacity         # entries in every array above
-
-
-cdef struct GameSlot:
-    # Everything the search keeps for one game.
-    BoardState root_board    # the position at the root
-    Tree tree
-    Rng rng                  # per-game stream: symmetries, noise, rollouts, move sampling
-    int32_t target           # root-child visits the current search wants
-    int32_t inflight         # leaves of this game awaiting apply
-    bint active              # the current search still wants simulations (or has leaves in flight)
-    bint noise_wanted        # the current search adds Dirichlet noise at the root
-    bint noise_done          # noise has been added to the current root's priors
-    bint full_search         # playout-cap randomization: this move got the full search
-    bint root_mask_valid     # root_mask holds the root's legal moves (superko from the Game)
-    uint8_t root_mask[MAX_MOVES]  # [N*N + 1] 1 = legal at the root
-    uint64_t* history        # [history_cap] positional hashes of earlier positions of the game
-    int32_t history_len      # valid entries of history
-    int32_t history_cap
-    uint64_t history_filter[64]   # 4096-bit filter over history (bit = hash & 4095)
-    bint resign_disabled     # resignation switched off in this game (to count false positives)
-    int32_t low_streak[3]    # consecutive own moves with root value below the threshold, by color
-    int32_t would_resign     # first color that would have resigned where disabled (0: none)
-    int32_t would_resign_move  # move number at which it would have, or -1
 
 
 cdef struct Leaf:

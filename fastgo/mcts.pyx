@@ -41,7 +41,7 @@ release the GIL but the object is not locked.
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport sqrt, exp, log, isfinite, INFINITY
+from libc.math cimport exp, isfinite, INFINITY
 from libc.stdint cimport uint8_t, int16_t, int32_t, uint64_t
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memmove, memset
@@ -51,8 +51,16 @@ from fastgo.board cimport (
     board_init, board_copy, board_is_legal, board_play, board_legal_moves, board_is_over,
     board_score, board_playout, board_position_hash)
 from fastgo.features cimport ENC_ALPHAZERO, ENC_LIBERTY, encoding_planes, encode
-from fastgo.rng cimport Rng, rng_seed, rng_next, rng_below, rng_uniform, rng_gamma
+from fastgo.rng cimport Rng, rng_seed, rng_next, rng_below, rng_uniform
 from fastgo.symmetry cimport sym_move, sym_planes
+from fastgo.tree cimport (
+    Tree, NO_NODE, NO_PARENT, UNEXPANDED, TREE_INITIAL_NODES, FLAG_PENDING, FLAG_TERMINAL,
+    FLAG_ILLEGAL, FLAG_WIN, FLAG_LOSS, tree_reserve, tree_free, compact_into, init_node,
+    tree_reset, find_child)
+from fastgo.puct cimport (
+    add_dirichlet_noise, backup, undo_virtual_loss, terminal_value, result_for,
+    root_child_visits, puct_select)
+from fastgo.policy cimport choose_root_move, root_analysis
 
 cnp.import_array()
 
@@ -64,211 +72,8 @@ globals().update(NO_NODE=<int>NO_NODE, NO_PARENT=<int>NO_PARENT, UNEXPANDED=<int
 _ENCODINGS = {"alphazero": ENC_ALPHAZERO, "liberty": ENC_LIBERTY}
 _BUILTIN = {"uniform": EVAL_UNIFORM, "rollout": EVAL_ROLLOUT}
 
-cdef enum:
-    _INITIAL_NODES = 4096    # first capacity of a tree; doubles on demand up to max_nodes
-
-
 # ---------------------------------------------------------------------------------------------
-# Tree storage.
-
-cdef int _tree_reserve(Tree* t, int32_t needed, int32_t max_nodes) noexcept nogil:
-    # Grows every array to at least `needed` entries (doubling, at most max_nodes).
-    # Returns 1 on success, 0 if that would pass max_nodes or memory ran out (t stays valid).
-    cdef int32_t cap = t.capacity
-    cdef void* p
-    if needed <= cap:
-        return 1
-    if needed > max_nodes:
-        return 0
-    if cap < _INITIAL_NODES:
-        cap = _INITIAL_NODES
-    while cap < needed:
-        cap = cap * 2
-    if cap > max_nodes:
-        cap = max_nodes
-    # Each realloc keeps the old contents; a failure leaves that array (and capacity) as it was.
-    p = realloc(t.parent, cap * sizeof(int32_t))
-    if p == NULL:
-        return 0
-    t.parent = <int32_t*>p
-    p = realloc(t.first_child, cap * sizeof(int32_t))
-    if p == NULL:
-        return 0
-    t.first_child = <int32_t*>p
-    p = realloc(t.num_children, cap * sizeof(int16_t))
-    if p == NULL:
-        return 0
-    t.num_children = <int16_t*>p
-    p = realloc(t.move, cap * sizeof(int16_t))
-    if p == NULL:
-        return 0
-    t.move = <int16_t*>p
-    p = realloc(t.prior, cap * sizeof(float))
-    if p == NULL:
-        return 0
-    t.prior = <float*>p
-    p = realloc(t.visits, cap * sizeof(int32_t))
-    if p == NULL:
-        return 0
-    t.visits = <int32_t*>p
-    p = realloc(t.value_sum, cap * sizeof(float))
-    if p == NULL:
-        return 0
-    t.value_sum = <float*>p
-    p = realloc(t.virtual_loss, cap * sizeof(int32_t))
-    if p == NULL:
-        return 0
-    t.virtual_loss = <int32_t*>p
-    p = realloc(t.flags, cap * sizeof(uint8_t))
-    if p == NULL:
-        return 0
-    t.flags = <uint8_t*>p
-    t.capacity = cap
-    return 1
-
-
-cdef void _tree_free(Tree* t) noexcept nogil:
-    free(t.parent)
-    free(t.first_child)
-    free(t.num_children)
-    free(t.move)
-    free(t.prior)
-    free(t.visits)
-    free(t.value_sum)
-    free(t.virtual_loss)
-    free(t.flags)
-    memset(t, 0, sizeof(Tree))
-
-
-cdef inline void _init_node(Tree* t, int32_t i, int32_t parent, int move, float prior) noexcept nogil:
-    t.parent[i] = parent
-    t.first_child[i] = UNEXPANDED
-    t.num_children[i] = 0
-    t.move[i] = <int16_t>move
-    t.prior[i] = prior
-    t.visits[i] = 0
-    t.value_sum[i] = 0.0
-    t.virtual_loss[i] = 0
-    t.flags[i] = 0
-
-
-cdef inline void _tree_reset(Tree* t, int pass_move) noexcept nogil:
-    # O(1): the old nodes are simply forgotten. Requires capacity >= 1.
-    _init_node(t, 0, NO_PARENT, pass_move, 1.0)
-    t.root = 0
-    t.used = 1
-
-
-cdef inline void _copy_nodes(Tree* dst, int32_t d, const Tree* src, int32_t s, int32_t k) noexcept nogil:
-    memcpy(&dst.parent[d], &src.parent[s], k * sizeof(int32_t))
-    memcpy(&dst.first_child[d], &src.first_child[s], k * sizeof(int32_t))
-    memcpy(&dst.num_children[d], &src.num_children[s], k * sizeof(int16_t))
-    memcpy(&dst.move[d], &src.move[s], k * sizeof(int16_t))
-    memcpy(&dst.prior[d], &src.prior[s], k * sizeof(float))
-    memcpy(&dst.visits[d], &src.visits[s], k * sizeof(int32_t))
-    memcpy(&dst.value_sum[d], &src.value_sum[s], k * sizeof(float))
-    memcpy(&dst.virtual_loss[d], &src.virtual_loss[s], k * sizeof(int32_t))
-    memcpy(&dst.flags[d], &src.flags[s], k * sizeof(uint8_t))
-
-
-cdef void _compact_into(Tree* dst, const Tree* src) noexcept nogil:
-    # Copies the subtree below src.root into dst breadth-first (Cheney's scan): the root lands at
-    # 0 and every child block stays contiguous. dst must hold src.used nodes.
-    cdef int32_t scan = 0, used = 1, fc, k, j
-    _copy_nodes(dst, 0, src, src.root, 1)
-    dst.parent[0] = NO_PARENT
-    while scan < used:
-        fc = dst.first_child[scan]            # still an index into src
-        if fc != UNEXPANDED:
-            k = dst.num_children[scan]
-            _copy_nodes(dst, used, src, fc, k)
-            for j in range(k):
-                dst.parent[used + j] = scan
-            dst.first_child[scan] = used
-            used += k
-        scan += 1
-    dst.root = 0
-    dst.used = used
-
-
-# ---------------------------------------------------------------------------------------------
-# Search steps on one tree.
-
-cdef inline void _backup(Tree* t, int32_t node, float value) noexcept nogil:
-    # value: from the side to move at `node`. Adds one visit to node and every ancestor up to the
-    # root and removes the virtual loss this descent put on them.
-    while True:
-        t.visits[node] += 1
-        t.value_sum[node] += value
-        t.virtual_loss[node] -= 1
-        if node == t.root:
-            return
-        node = t.parent[node]
-        value = -value
-
-
-cdef inline void _undo_virtual_loss(Tree* t, int32_t node) noexcept nogil:
-    while True:
-        t.virtual_loss[node] -= 1
-        if node == t.root:
-            return
-        node = t.parent[node]
-
-
-cdef inline float _terminal_value(uint8_t flags) noexcept nogil:
-    if flags & FLAG_WIN:
-        return 1.0
-    if flags & FLAG_LOSS:
-        return -1.0
-    return 0.0
-
-
-cdef inline float _result_for(const BoardState* b, int color) noexcept nogil:
-    # +1 / -1 / 0: Tromp-Taylor result of the (finished or played-out) board for `color`.
-    cdef float score = board_score(b)
-    if score == 0.0:
-        return 0.0
-    if (score > 0.0) == (color == BLACK):
-        return 1.0
-    return -1.0
-
-
-cdef int32_t _select(const Tree* t, int32_t node, float c_puct, float fpu_reduction,
-                     float vl) noexcept nogil:
-    # The PUCT child of an expanded node (see the module docstring), skipping FLAG_ILLEGAL.
-    # One pass: the best visited child by full score, and the unvisited child of highest prior
-    # (all unvisited children share the FPU value, so the prior alone ranks them).
-    cdef int32_t first = t.first_child[node], k = t.num_children[node], j, c
-    cdef int32_t best_visited = NO_NODE, best_unvisited = NO_NODE
-    cdef float parent_n = t.visits[node] + vl * (t.virtual_loss[node] - 1)
-    cdef float sqrt_n, n_eff, score, best_score = -INFINITY, best_prior = -1.0
-    cdef float visited_prior = 0.0, parent_q, fpu
-    if parent_n < 1.0:
-        parent_n = 1.0
-    sqrt_n = sqrt(parent_n)
-    for j in range(k):
-        c = first + j
-        if t.flags[c] & FLAG_ILLEGAL:
-            continue
-        n_eff = t.visits[c] + vl * t.virtual_loss[c]
-        if n_eff > 0.0:
-            visited_prior += t.prior[c]
-            score = ((-t.value_sum[c] - vl * t.virtual_loss[c]) / n_eff
-                     + c_puct * t.prior[c] * sqrt_n / (1.0 + n_eff))
-            if score > best_score:
-                best_score = score
-                best_visited = c
-        elif t.prior[c] > best_prior:
-            best_prior = t.prior[c]
-            best_unvisited = c
-    if best_unvisited == NO_NODE:
-        return best_visited
-    parent_q = t.value_sum[node] / t.visits[node] if t.visits[node] > 0 else 0.0
-    fpu = parent_q - fpu_reduction * sqrt(visited_prior)
-    if best_visited == NO_NODE or fpu + c_puct * best_prior * sqrt_n > best_score:
-        return best_unvisited
-    return best_visited
-
+# Superko along a descent (the driver's: it needs the game's history and the path).
 
 cdef inline bint _repeats(const GameSlot* s, const uint64_t* path_hash, int depth,
                           uint64_t h) noexcept nogil:
@@ -285,45 +90,9 @@ cdef inline bint _repeats(const GameSlot* s, const uint64_t* path_hash, int dept
     return 0
 
 
-cdef void _add_noise(GameSlot* s, float alpha, float weight) noexcept nogil:
-    # Dirichlet(alpha) noise mixed into the root's priors: P = (1 - weight) P + weight eta.
-    cdef Tree* t = &s.tree
-    cdef int32_t first = t.first_child[t.root], k = t.num_children[t.root], j
-    cdef double eta[MAX_MOVES]
-    cdef double total = 0.0
-    cdef double a = alpha
-    if first == UNEXPANDED or k == 0:
-        return
-    if a <= 0.0:
-        a = 0.03 * 361.0 / k
-    for j in range(k):
-        eta[j] = rng_gamma(&s.rng, a)
-        total += eta[j]
-    if total > 0.0:
-        for j in range(k):
-            t.prior[first + j] = <float>((1.0 - weight) * t.prior[first + j] + weight * eta[j] / total)
-    s.noise_done = 1
-
-
-cdef inline int32_t _child_visits(const GameSlot* s) noexcept nogil:
-    # Visits held by the root's children: the progress of the current search.
-    cdef const Tree* t = &s.tree
-    cdef int32_t first = t.first_child[t.root], j, total = 0
-    if first == UNEXPANDED or (t.flags[t.root] & FLAG_PENDING):
-        return 0
-    for j in range(t.num_children[t.root]):
-        total += t.visits[first + j]
-    return total
-
-
-cdef inline int32_t _find_child(const Tree* t, int32_t node, int move) noexcept nogil:
-    cdef int32_t first = t.first_child[node], j
-    if first == UNEXPANDED:
-        return NO_NODE
-    for j in range(t.num_children[node]):
-        if t.move[first + j] == move:
-            return first + j
-    return NO_NODE
+cdef inline void _add_noise(GameSlot* s, float alpha, float weight) noexcept nogil:
+    if add_dirichlet_noise(&s.tree, &s.rng, alpha, weight):
+        s.noise_done = 1
 
 
 def _as_board(position):
@@ -433,7 +202,7 @@ cdef class BatchedSearch:
             raise MemoryError()
         memset(&self.spare, 0, sizeof(Tree))
         for g in range(games):
-            if not _tree_reserve(&self.slots[g].tree, _INITIAL_NODES if _INITIAL_NODES < max_nodes else max_nodes, max_nodes):
+            if not tree_reserve(&self.slots[g].tree, TREE_INITIAL_NODES if TREE_INITIAL_NODES < max_nodes else max_nodes, max_nodes):
                 raise MemoryError()
             self.slots[g].history_cap = 2 * nn + 64
             self.slots[g].history = <uint64_t*>calloc(self.slots[g].history_cap, sizeof(uint64_t))
@@ -447,10 +216,10 @@ cdef class BatchedSearch:
         cdef int g
         if self.slots != NULL:
             for g in range(self.games):
-                _tree_free(&self.slots[g].tree)
+                tree_free(&self.slots[g].tree)
                 free(self.slots[g].history)
             free(self.slots)
-        _tree_free(&self.spare)
+        tree_free(&self.spare)
         free(self.leaves)
         free(self.batch_sizes)
         free(self.path_hash)
@@ -463,7 +232,7 @@ cdef class BatchedSearch:
 
     cdef void _reset_game(self, GameSlot* s) noexcept nogil:
         # A new root position: empty tree, no search, no noise, no in-game history.
-        _tree_reset(&s.tree, self.size * self.size)
+        tree_reset(&s.tree, self.size * self.size)
         s.target = 0
         s.inflight = 0
         s.active = 0
@@ -543,7 +312,7 @@ cdef class BatchedSearch:
             raise ValueError(f"move {move} is illegal at the root of game {g}")
         if s.root_mask_valid and not s.root_mask[move]:
             raise ValueError(f"move {move} is illegal at the root of game {g} (superko)")
-        child = _find_child(t, t.root, move)
+        child = find_child(t, t.root, move)
         if child != NO_NODE and (t.flags[child] & FLAG_ILLEGAL):
             raise ValueError(f"move {move} is illegal at the root of game {g} (superko)")
         old_hash = board_position_hash(&s.root_board)
@@ -554,22 +323,22 @@ cdef class BatchedSearch:
         s.noise_done = 0
         s.active = 0
         if child == NO_NODE or (t.flags[t.root] & FLAG_PENDING):
-            _tree_reset(t, nn)
+            tree_reset(t, nn)
             return
         t.root = child
         t.parent[child] = NO_PARENT
         t.virtual_loss[child] = 0
         if t.first_child[child] == UNEXPANDED:
             # Only ever evaluated (or scored): start it afresh as an unexpanded root.
-            _init_node(t, child, NO_PARENT, move, 1.0)
+            init_node(t, child, NO_PARENT, move, 1.0)
         if t.used > t.capacity // 2:
             self._compact(s)
 
     cdef int _compact(self, GameSlot* s) except -1:
         cdef Tree tmp
-        if not _tree_reserve(&self.spare, s.tree.used, self.max_nodes):
+        if not tree_reserve(&self.spare, s.tree.used, self.max_nodes):
             return 0          # no memory for the copy: keep the garbage, the tree still works
-        _compact_into(&self.spare, &s.tree)
+        compact_into(&self.spare, &s.tree)
         tmp = s.tree
         s.tree = self.spare
         self.spare = tmp
@@ -618,7 +387,7 @@ cdef class BatchedSearch:
             leaf = &self.leaves[(self.leaf_head + i) % self.leaf_cap]
             s = &self.slots[leaf.game]
             t = &s.tree
-            _undo_virtual_loss(t, leaf.node)
+            undo_virtual_loss(t, leaf.node)
             t.flags[leaf.node] &= ~FLAG_PENDING
             t.first_child[leaf.node] = UNEXPANDED      # its children stay as garbage until compaction
             t.num_children[leaf.node] = 0
@@ -743,7 +512,7 @@ cdef class BatchedSearch:
             if not s.active:
                 continue
             taken = 0
-            while taken < self.leaves_per_game and s.target - _child_visits(s) - s.inflight > 0:
+            while taken < self.leaves_per_game and s.target - root_child_visits(&s.tree) - s.inflight > 0:
                 idx = (self.leaf_head + self.leaf_count + count) % self.leaf_cap
                 status = self._descend(s, g, out + count * row_bytes, &self.leaves[idx], mode)
                 if status == DESCENT_LEAF:
@@ -754,7 +523,7 @@ cdef class BatchedSearch:
                     break
                 else:
                     self.simulations += 1
-            if s.inflight == 0 and _child_visits(s) >= s.target:
+            if s.inflight == 0 and root_child_visits(&s.tree) >= s.target:
                 s.active = 0
         if count:
             self.batch_sizes[(self.batch_head + self.batch_count) % self.max_batches] = count
@@ -780,16 +549,16 @@ cdef class BatchedSearch:
             while True:
                 f = t.flags[node]
                 if f & FLAG_PENDING:
-                    _undo_virtual_loss(t, node)
+                    undo_virtual_loss(t, node)
                     return DESCENT_COLLISION
                 if f & FLAG_TERMINAL:
-                    _backup(t, node, _terminal_value(f))
+                    backup(t, node, terminal_value(f))
                     return DESCENT_TERMINAL
                 if t.first_child[node] == UNEXPANDED:
                     if board_is_over(b):
-                        v = _result_for(b, b.to_move)
+                        v = result_for(b, b.to_move)
                         t.flags[node] |= FLAG_TERMINAL | (FLAG_WIN if v > 0 else (FLAG_LOSS if v < 0 else 0))
-                        _backup(t, node, v)
+                        backup(t, node, v)
                         return DESCENT_TERMINAL
                     self._expand(s, node, b)
                     t.flags[node] |= FLAG_PENDING
@@ -800,7 +569,7 @@ cdef class BatchedSearch:
                     if mode == EVAL_ROLLOUT:
                         v = b.to_move
                         board_playout(b, &s.rng)
-                        leaf.value = _result_for(b, <int>v)
+                        leaf.value = result_for(b, <int>v)
                     else:
                         if self.random_symmetry:
                             leaf.sym = rng_below(&s.rng, 8)
@@ -810,14 +579,14 @@ cdef class BatchedSearch:
                             encode(b, self.encoding_id, self.scratch_planes)
                             sym_planes(self.scratch_planes, out, self.planes, self.size, leaf.sym)
                     return DESCENT_LEAF
-                child = _select(t, node, self.c_puct, self.fpu_reduction, self.virtual_loss)
+                child = puct_select(t, node, self.c_puct, self.fpu_reduction, self.virtual_loss)
                 move = t.move[child]
                 board_play(b, move)
                 depth += 1
                 h = board_position_hash(b)
                 if move != nn and _repeats(s, self.path_hash, depth, h):
                     t.flags[child] |= FLAG_ILLEGAL
-                    _undo_virtual_loss(t, node)
+                    undo_virtual_loss(t, node)
                     break
                 self.path_hash[depth] = h
                 t.virtual_loss[child] += 1
@@ -837,12 +606,12 @@ cdef class BatchedSearch:
             mask = self.legal_mask
         for m in range(nn + 1):
             count += mask[m] != 0
-        if not _tree_reserve(t, t.used + count, self.max_nodes):
+        if not tree_reserve(t, t.used + count, self.max_nodes):
             return
         first = t.used
         for m in range(nn + 1):
             if mask[m]:
-                _init_node(t, t.used, node, m, 0.0)
+                init_node(t, t.used, node, m, 0.0)
                 t.used += 1
         t.first_child[node] = first
         t.num_children[node] = <int16_t>count
@@ -893,10 +662,10 @@ cdef class BatchedSearch:
                 v = 1.0
             elif v < -1.0:
                 v = -1.0
-            _backup(t, node, v)
+            backup(t, node, v)
             s.inflight -= 1
             self.simulations += 1
-            if s.inflight == 0 and _child_visits(s) >= s.target:
+            if s.inflight == 0 and root_child_visits(&s.tree) >= s.target:
                 s.active = 0
         self.leaf_head = (self.leaf_head + count) % self.leaf_cap
         self.leaf_count -= count
@@ -960,85 +729,20 @@ cdef class BatchedSearch:
         temperature T > 0, the most visited (ties: higher prior) for T = 0; T None: 1 before
         move `temperature_moves`, 0 after. Returns RESIGN (-2) where resignation is on and the
         root value has been below resign_threshold for resign_consecutive own moves; call it
-        once per move (it counts those moves). The pass where the root has no visited child."""
+        once per move (it counts those moves). The pass where the root has no visited child.
+        (fastgo.policy)"""
         cdef GameSlot* s = self._slot(g)
-        cdef Tree* t = &s.tree
-        cdef int32_t first = t.first_child[t.root], k, j, best = NO_NODE
-        cdef double temp, total = 0.0, r, w, vmax = 0.0
-        cdef int color = s.root_board.to_move, nn = self.size * self.size
+        cdef double temp
         if temperature is None:
             temp = 1.0 if s.root_board.num_moves < self.temperature_moves else 0.0
         else:
             temp = float(temperature)
-        if resign and self.resign_threshold > -1.0 and t.visits[t.root] > 0:
-            if t.value_sum[t.root] / t.visits[t.root] < self.resign_threshold:
-                s.low_streak[color] += 1
-            else:
-                s.low_streak[color] = 0
-            if s.low_streak[color] >= self.resign_consecutive:
-                if not s.resign_disabled:
-                    return RESIGN
-                if s.would_resign == 0:
-                    s.would_resign = color
-                    s.would_resign_move = s.root_board.num_moves
-        if first == UNEXPANDED or (t.flags[t.root] & FLAG_PENDING):
-            return nn
-        k = t.num_children[t.root]
-        for j in range(k):
-            if t.visits[first + j] > vmax:
-                vmax = t.visits[first + j]
-        if vmax == 0:
-            return nn
-        if temp <= 1e-6:
-            for j in range(k):
-                if best == NO_NODE or t.visits[first + j] > t.visits[best] or (
-                        t.visits[first + j] == t.visits[best] and t.prior[first + j] > t.prior[best]):
-                    best = first + j
-            return t.move[best]
-        for j in range(k):
-            if t.visits[first + j] > 0:
-                total += exp((log(t.visits[first + j]) - log(vmax)) / temp)
-        r = rng_uniform(&s.rng) * total
-        for j in range(k):
-            if t.visits[first + j] > 0:
-                w = exp((log(t.visits[first + j]) - log(vmax)) / temp)
-                best = first + j
-                if r < w:
-                    break
-                r -= w
-        return t.move[best]
+        return choose_root_move(s, temp, resign, self.resign_threshold, self.resign_consecutive)
 
     def analysis(self, int g, int max_pv=10):
         """Root children with visits, most visited first: dicts with move, visits, winrate (for
         the side to move at the root, 0..1), prior, pv (moves from this one on)."""
-        cdef GameSlot* s = self._slot(g)
-        cdef Tree* t = &s.tree
-        cdef int32_t first = t.first_child[t.root], j, node, c, best
-        rows = []
-        if first == UNEXPANDED or (t.flags[t.root] & FLAG_PENDING):
-            return rows
-        for j in range(t.num_children[t.root]):
-            c = first + j
-            if t.visits[c] == 0:
-                continue
-            pv = [int(t.move[c])]
-            node = c
-            while len(pv) < max_pv and t.first_child[node] != UNEXPANDED \
-                    and not (t.flags[node] & FLAG_PENDING):
-                best = NO_NODE
-                for i in range(t.num_children[node]):
-                    if t.visits[t.first_child[node] + i] > 0 and (
-                            best == NO_NODE or t.visits[t.first_child[node] + i] > t.visits[best]):
-                        best = t.first_child[node] + i
-                if best == NO_NODE:
-                    break
-                pv.append(int(t.move[best]))
-                node = best
-            rows.append({"move": int(t.move[c]), "visits": int(t.visits[c]),
-                         "winrate": 0.5 * (1.0 - t.value_sum[c] / t.visits[c]),
-                         "prior": float(t.prior[c]), "pv": pv})
-        rows.sort(key=lambda row: (-row["visits"], -row["prior"]))
-        return rows
+        return root_analysis(&self._slot(g).tree, max_pv)
 
     def tree_arrays(self, int g):
         """Copies of game g's node arrays [0 .. used) and the root index, for tests and tools."""

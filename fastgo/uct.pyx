@@ -26,6 +26,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.math cimport sqrt, log
 from libc.stdint cimport uint8_t, int16_t, int32_t
+from libc.stddef cimport size_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
 
@@ -34,6 +35,7 @@ from fastgo.board cimport (
     board_copy, board_play, board_legal_moves, board_is_eye, board_is_over, board_score,
     board_playout)
 from fastgo.rng cimport Rng, rng_below
+from fastgo.tree cimport grow_arrays
 
 cnp.import_array()
 
@@ -41,7 +43,6 @@ UCT_C = 0.7                  # exploration constant of UCB1 (results in [0, 1])
 
 cdef enum:
     _UNEXPANDED = -1
-    _INITIAL = 4096
 
 
 cdef struct UctTree:
@@ -55,37 +56,17 @@ cdef struct UctTree:
 
 
 cdef int _reserve(UctTree* t, int32_t needed) noexcept nogil:
-    # Grows the arrays to hold `needed` nodes (doubling); 0 if memory ran out.
-    cdef int32_t cap = t.capacity
-    cdef void* p
-    if needed <= cap:
+    # Grows the arrays to hold `needed` nodes (fastgo.tree's doubling); 0 if memory ran out.
+    cdef void* arrays[5]
+    cdef size_t sizes[5]
+    if needed <= t.capacity:
         return 1
-    if cap < _INITIAL:
-        cap = _INITIAL
-    while cap < needed:
-        cap *= 2
-    p = realloc(t.first_child, cap * sizeof(int32_t))
-    if p == NULL:
-        return 0
-    t.first_child = <int32_t*>p
-    p = realloc(t.num_children, cap * sizeof(int16_t))
-    if p == NULL:
-        return 0
-    t.num_children = <int16_t*>p
-    p = realloc(t.move, cap * sizeof(int16_t))
-    if p == NULL:
-        return 0
-    t.move = <int16_t*>p
-    p = realloc(t.visits, cap * sizeof(int32_t))
-    if p == NULL:
-        return 0
-    t.visits = <int32_t*>p
-    p = realloc(t.wins, cap * sizeof(float))
-    if p == NULL:
-        return 0
-    t.wins = <float*>p
-    t.capacity = cap
-    return 1
+    arrays[0] = &t.first_child;   sizes[0] = sizeof(int32_t)
+    arrays[1] = &t.num_children;  sizes[1] = sizeof(int16_t)
+    arrays[2] = &t.move;          sizes[2] = sizeof(int16_t)
+    arrays[3] = &t.visits;        sizes[3] = sizeof(int32_t)
+    arrays[4] = &t.wins;          sizes[4] = sizeof(float)
+    return grow_arrays(arrays, sizes, 5, &t.capacity, needed, 0x7FFFFFFF)
 
 
 cdef void _free(UctTree* t) noexcept nogil:

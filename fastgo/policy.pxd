@@ -1,0 +1,19 @@
+# The self-play policy on top of a finished search (fastgo.mcts): which root move to play
+# (temperature, the most visited, resignation with its bookkeeping) and the analysis rows for
+# lz-analyze. Reads a GameSlot; knows nothing of batches.
+from libc.stdint cimport int32_t
+from fastgo.slot cimport GameSlot
+from fastgo.tree cimport Tree
+
+cdef enum:
+    RESIGN_MOVE = -2         # the same value as fastgo.game.RESIGN
+
+# The move to play at the root of s: sampled in proportion to visits ** (1 / temp) for temp > 0,
+# the most visited (ties: higher prior) for temp = 0; RESIGN_MOVE where `resign` and the root
+# value stayed below resign_threshold for resign_consecutive own moves (counted per call, and only
+# recorded in s.would_resign where resignation is disabled in this game); the pass where the
+# root has no visited child.
+cdef int choose_root_move(GameSlot* s, double temp, bint resign, float resign_threshold,
+                          int resign_consecutive) noexcept nogil
+# Root children with visits, most visited first, as dicts (move, visits, winrate, prior, pv).
+cdef list root_analysis(const Tree* t, int max_pv)

@@ -1,0 +1,29 @@
+# The per-game state of the batched search (fastgo.mcts), as a plain struct so that the search's
+# policy functions (fastgo.policy) read it without depending on the driver module.
+from libc.stdint cimport uint8_t, int32_t, uint64_t
+from fastgo.board cimport BoardState, MAX_MOVES
+from fastgo.rng cimport Rng
+from fastgo.tree cimport Tree
+
+
+cdef struct GameSlot:
+    # Everything the search keeps for one game.
+    BoardState root_board    # the position at the root
+    Tree tree
+    Rng rng                  # per-game stream: symmetries, noise, rollouts, move sampling
+    int32_t target           # root-child visits the current search wants
+    int32_t inflight         # leaves of this game awaiting apply
+    bint active              # the current search still wants simulations (or has leaves in flight)
+    bint noise_wanted        # the current search adds Dirichlet noise at the root
+    bint noise_done          # noise has been added to the current root's priors
+    bint full_search         # playout-cap randomization: this move got the full search
+    bint root_mask_valid     # root_mask holds the root's legal moves (superko from the Game)
+    uint8_t root_mask[MAX_MOVES]  # [N*N + 1] 1 = legal at the root
+    uint64_t* history        # [history_cap] positional hashes of earlier positions of the game
+    int32_t history_len      # valid entries of history
+    int32_t history_cap
+    uint64_t history_filter[64]   # 4096-bit filter over history (bit = hash & 4095)
+    bint resign_disabled     # resignation switched off in this game (to count false positives)
+    int32_t low_streak[3]    # consecutive own moves with root value below the threshold, by color
+    int32_t would_resign     # first color that would have resigned where disabled (0: none)
+    int32_t would_resign_move  # move number at which it would have, or -1
