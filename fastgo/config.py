@@ -196,6 +196,9 @@ class SelfplayConfig:
     komi: float = setting(7.5, min=-1000.0, max=1000.0)
     temperature_moves: int = setting(8, min=0, max=10_000,
                                      doc="moves sampled by visit count; the most visited after")
+    pass_when_filled: bool = setting(False, doc="pass only when no legal move outside the player's "
+                                               "own eyes is left (games are played out; the pass "
+                                               "is then never a policy target)")
     no_pass_before: int = setting(0, min=0, max=100_000,
                                   doc="no pass before this move number while another move was "
                                       "searched (and none in the policy target); 0 = off")

@@ -203,7 +203,12 @@ class SelfplayWorker:
         full = search.is_full_search(g)
         visits = search.root_visits(g)
         nn = self.size * self.size
-        no_pass = len(live.moves) < self.sp.no_pass_before and visits[:nn].any()
+        candidates = None                        # board points allowed instead of a pass
+        if self.sp.pass_when_filled:
+            candidates = self._unfilled_points(game)
+        elif len(live.moves) < self.sp.no_pass_before and visits[:nn].any():
+            candidates = np.flatnonzero(visits[:nn])
+        no_pass = candidates is not None and len(candidates) > 0
         if no_pass:
             visits[nn] = 0                       # the pass is not a choice here, nor a target
         live.root_value.append(search.root_value(g))
@@ -217,7 +222,8 @@ class SelfplayWorker:
             live.policy_count.append(0)
         move = search.choose_move(g)
         if no_pass and move == nn:
-            move = self._choose_without_pass(visits, len(live.moves))
+            move = self._choose_without_pass(visits, candidates, search.root_priors(g),
+                                             len(live.moves))
         if move == RESIGN:
             live.root_value.pop()
             live.full.pop()
@@ -243,13 +249,24 @@ class SelfplayWorker:
         search.advance(g, int(move))
         search.start(self.sp.visits, [g])
 
-    def _choose_without_pass(self, visits, move_number):
-        """A board point by the search's visits (sampled in proportion before temperature_moves,
-        else the most visited): the move when passing is not allowed yet."""
-        points = visits[:-1].astype(np.float64)
+    @staticmethod
+    def _unfilled_points(game):
+        """Legal board points (superko included) that do not fill the mover's own eye."""
+        board = game.board
+        color = board.to_move
+        legal = np.flatnonzero(game.legal_moves()[:-1])
+        return np.array([m for m in legal if not board.is_eye(int(m), color)], dtype=np.int64)
+
+    def _choose_without_pass(self, visits, candidates, priors, move_number):
+        """A point among `candidates` when passing is not allowed: by the search's visits
+        (sampled in proportion before temperature_moves, else the most visited), by the prior
+        where none was visited."""
+        weights = visits[candidates].astype(np.float64)
+        if weights.sum() <= 0:
+            return int(candidates[int(np.argmax(priors[candidates]))])
         if move_number < self.sp.temperature_moves:
-            return int(self._rng.choice(len(points), p=points / points.sum()))
-        return int(np.argmax(points))
+            return int(self._rng.choice(candidates, p=weights / weights.sum()))
+        return int(candidates[int(np.argmax(weights))])
 
     def _finish(self, g, end):
         live = self._live[g]
