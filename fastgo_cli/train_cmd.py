@@ -53,7 +53,8 @@ def _run(args) -> int:
         slot = config.trainer.publish_slot
 
         def publisher(path, data, step):
-            version = client.reload(slot, path, data=data, timeout_s=30.0)
+            # While stopping, a short wait: the checkpoint is on disk and the server watches it.
+            version = client.reload(slot, path, data=data, timeout_s=2.0 if stop["flag"] else 30.0)
             log.info("published step %d to %s slot %s (server version %s)", step, endpoint, slot, version)
 
     from trainer.loop import Trainer
