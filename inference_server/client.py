@@ -123,12 +123,30 @@ class InferenceClient:
         """Ask the server to load `path` (a file on the server's host) or the checkpoint bytes
         `data` into `slot`; returns the new version or raises ServerError(reload_failed) when
         the checkpoint is refused."""
+        upload = None
+        if data is not None and len(data) > protocol.CHUNK_BYTES:
+            upload = self._upload(data, timeout_s)
+            data = None
         request_id = next(self._ids)
-        self._send(request_id, protocol.reload_request(request_id, slot, path, data), timeout_s)
+        self._send(request_id, protocol.reload_request(request_id, slot, path, data, upload), timeout_s)
         reply = self._wait(request_id, timeout_s)
         if reply.kind != "reloaded":
             raise ServerError(reply.header.get("code", reply.kind), reply.header.get("msg", ""))
         return reply.header["version"]
+
+    def _upload(self, data, timeout_s):
+        """Sends `data` in chunks of protocol.CHUNK_BYTES, each acknowledged; returns the id."""
+        upload = int.from_bytes(os.urandom(7), "little")
+        view = memoryview(data).cast("B")
+        for offset in range(0, len(view), protocol.CHUNK_BYTES):
+            request_id = next(self._ids)
+            chunk = view[offset:offset + protocol.CHUNK_BYTES]
+            self._send(request_id, protocol.upload_request(request_id, upload, offset, len(view), chunk),
+                       timeout_s)
+            reply = self._wait(request_id, timeout_s)
+            if reply.kind != "uploaded":
+                raise ServerError(reply.header.get("code", reply.kind), reply.header.get("msg", ""))
+        return upload
 
     def close(self):
         if self._socket is not None:

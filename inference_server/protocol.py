@@ -12,7 +12,12 @@ MAX_HEADER_BYTES, with magic "m" = MAGIC, protocol version "v" = VERSION, kind "
               values: float32 little-endian [n]; version: the model version that answered
   stats    -> [header]                 <- [header{stats: map}]
   reload   -> [header{slot, path}] or [header{slot, path=""}, checkpoint file bytes]
+              or [header{slot, path="", upload}]: the bytes of a finished upload
               <- [header{kind "reloaded", slot, version}]   (bytes: no shared filesystem needed)
+  upload   -> [header{upload, offset, total}, chunk]  <- [header{kind "uploaded", upload, received}]
+              checkpoint bytes in chunks of at most CHUNK_BYTES, in order (a resent chunk is
+              harmless), so no message is ever larger than an eval: the server's message size
+              limit stays that of the largest eval however large checkpoints are
   error    <- [header{code, msg}]      (id = -1 when the request's id could not be read)
 
 msgpack is read with explicit size limits, a fresh unpacker per message, and no ext types
@@ -29,7 +34,9 @@ MAGIC = "fgo"
 VERSION = 1
 MAX_HEADER_BYTES = 4096          # requests; replies may carry a larger stats map
 MAX_REPLY_HEADER_BYTES = 1 << 20
+CHUNK_BYTES = 1 << 20            # checkpoint bytes per upload message (and the most a reload carries)
 NO_ID = -1
+_MAX_UPLOAD_ID = (1 << 62) - 1
 
 # error codes
 BAD_HEADER = "bad_header"        # not a msgpack map with the required fields
@@ -66,7 +73,10 @@ class Request:
     planes: int = 0
     payload: object = None       # eval: the planes frame (a buffer), length checked
     path: str = ""               # reload from a file on the server's host
-    data: object = None          # reload from checkpoint bytes sent along (a buffer)
+    data: object = None          # reload from checkpoint bytes sent along (a buffer); upload: the chunk
+    upload: int = -1             # upload: its id; reload: the finished upload to load (-1: none)
+    offset: int = 0              # upload: where the chunk starts
+    total: int = 0               # upload: the checkpoint's size in bytes
 
 
 @dataclass
@@ -139,10 +149,26 @@ def stats_request(request_id: int) -> list:
     return [_pack({"k": "stats", "id": request_id})]
 
 
-def reload_request(request_id: int, slot: str, path: str = "", data: bytes | None = None) -> list:
-    """Reload `slot` from `path` on the server's host, or from checkpoint bytes `data`."""
-    header = _pack({"k": "reload", "id": request_id, "slot": slot, "path": path if data is None else ""})
+def reload_request(request_id: int, slot: str, path: str = "", data: bytes | None = None,
+                   upload: int | None = None) -> list:
+    """Reload `slot` from `path` on the server's host, from checkpoint bytes `data` (at most
+    CHUNK_BYTES), or from the bytes of a finished `upload`."""
+    fields = {"k": "reload", "id": request_id, "slot": slot,
+              "path": path if data is None and upload is None else ""}
+    if upload is not None:
+        fields["upload"] = int(upload)
+    header = _pack(fields)
     return [header] if data is None else [header, data]
+
+
+def upload_request(request_id: int, upload: int, offset: int, total: int, chunk) -> list:
+    """One chunk (at most CHUNK_BYTES) of a checkpoint of `total` bytes, starting at `offset`."""
+    return [_pack({"k": "upload", "id": request_id, "upload": int(upload), "offset": int(offset),
+                   "total": int(total)}), chunk]
+
+
+def uploaded_reply(request_id, upload, received) -> list:
+    return [_pack({"k": "uploaded", "id": request_id, "upload": int(upload), "received": int(received)})]
 
 
 def parse_request(frames, max_positions: int, max_checkpoint_bytes: int = 1 << 30) -> Request:
@@ -176,11 +202,33 @@ def parse_request(frames, max_positions: int, max_checkpoint_bytes: int = 1 << 3
         if len(frames) != 1:
             raise ProtocolError(BAD_FRAMES, f"stats needs 1 frame, got {len(frames)}", request_id)
         return Request("stats", request_id)
+    if kind == "upload":
+        if len(frames) != 2:
+            raise ProtocolError(BAD_FRAMES, f"upload needs 2 frames, got {len(frames)}", request_id)
+        upload = _int_field(header, "upload", request_id)
+        offset = _int_field(header, "offset", request_id)
+        total = _int_field(header, "total", request_id, low=1)
+        chunk = _buffer(frames[1])
+        if upload > _MAX_UPLOAD_ID:
+            raise ProtocolError(BAD_HEADER, "upload id out of range", request_id)
+        if total > max_checkpoint_bytes:
+            raise ProtocolError(TOO_LARGE, f"checkpoint of {total} bytes exceeds {max_checkpoint_bytes}",
+                                request_id)
+        if not 0 < len(chunk) <= CHUNK_BYTES or offset + len(chunk) > total:
+            raise ProtocolError(BAD_SIZE, f"chunk of {len(chunk)} bytes at {offset} does not fit "
+                                          f"{total} bytes in chunks of at most {CHUNK_BYTES}", request_id)
+        return Request("upload", request_id, data=chunk, upload=upload, offset=offset, total=total)
     if kind == "reload":
         if len(frames) not in (1, 2):
             raise ProtocolError(BAD_FRAMES, f"reload needs 1 or 2 frames, got {len(frames)}", request_id)
         path = _str_field(header, "path", request_id)
         data = _buffer(frames[1]) if len(frames) == 2 else None
+        upload = -1
+        if "upload" in header:
+            upload = _int_field(header, "upload", request_id)
+            if data is not None or path or upload > _MAX_UPLOAD_ID:
+                raise ProtocolError(BAD_HEADER, "a reload of an upload carries no path or bytes", request_id)
+            return Request("reload", request_id, slot=_str_field(header, "slot", request_id), upload=upload)
         if data is None and not path:
             raise ProtocolError(BAD_HEADER, "reload needs a path or checkpoint bytes", request_id)
         if data is not None and len(data) > max_checkpoint_bytes:
@@ -240,6 +288,6 @@ def parse_reply(frames) -> Reply:
         values = np.frombuffer(values_buf, dtype="<f4")
         logits.flags.writeable = values.flags.writeable = False   # views of a reply frame
         return Reply("result", request_id, header, logits, values)
-    if kind in ("error", "stats", "reloaded"):
+    if kind in ("error", "stats", "reloaded", "uploaded"):
         return Reply(kind, request_id, header)
     raise ProtocolError(BAD_KIND, f"unknown reply kind {kind!r}", request_id)

@@ -74,6 +74,19 @@ class _Stats:
         self.errors[code] = self.errors.get(code, 0) + 1
 
 
+MAX_UPLOADS = 4                  # checkpoint uploads open at once
+UPLOAD_IDLE_S = 120.0            # an upload untouched this long may be dropped
+
+
+class _Upload:
+    __slots__ = ("total", "data", "touched")
+
+    def __init__(self, total):
+        self.total = total
+        self.data = bytearray()
+        self.touched = 0.0
+
+
 class InferenceServer:
     def __init__(self, config: Config, context: zmq.Context | None = None):
         self.config = config
@@ -85,8 +98,10 @@ class InferenceServer:
         # The endpoint first: a server that cannot bind says so before it loads any model.
         self.socket = self.context.socket(zmq.ROUTER)
         self.socket.setsockopt(zmq.LINGER, 0)
-        self.socket.setsockopt(zmq.MAXMSGSIZE, max(self.server.max_request_positions * largest + (1 << 20),
-                                                   self.server.max_checkpoint_bytes))
+        # No message is larger than the largest eval (checkpoint bytes come in upload chunks).
+        self.socket.setsockopt(zmq.MAXMSGSIZE, self.server.max_request_positions * largest
+                               + protocol.CHUNK_BYTES + (64 << 10))
+        self.uploads = {}             # (identity, upload id) -> _Upload
         try:
             if self.server.curve_secret_key_file:
                 try:
@@ -213,11 +228,20 @@ class InferenceServer:
                 self._enqueue(identity, request, now)
             elif request.kind == "stats":
                 self._send(identity, protocol.stats_reply(request.request_id, self.snapshot()))
+            elif request.kind == "upload":
+                self._upload(identity, request, now)
             elif request.kind == "reload":
                 if request.slot not in self.slots:
                     raise protocol.ProtocolError(protocol.UNKNOWN_SLOT, f"no slot {request.slot!r}",
                                                  request.request_id)
-                if request.data is not None:     # bytes outlive this frame: copy them
+                if request.upload >= 0:
+                    upload = self.uploads.get((identity, request.upload))
+                    if upload is None or len(upload.data) != upload.total:
+                        raise protocol.ProtocolError(protocol.BAD_HEADER, f"upload {request.upload} "
+                                                     "is unknown or unfinished", request.request_id)
+                    del self.uploads[(identity, request.upload)]
+                    path, data = f"<{upload.total} bytes uploaded by a client>", bytes(upload.data)
+                elif request.data is not None:   # bytes outlive this frame: copy them
                     path, data = f"<{len(request.data)} bytes from a client>", bytes(request.data)
                 else:
                     path, data = request.path, None
@@ -231,6 +255,34 @@ class InferenceServer:
             if refused <= 20 or refused % 1000 == 0:     # a flood of garbage must not flood the log
                 log.warning("refused a message (%d so far): %s", refused, err)
             self._send(identity, protocol.error_reply(err.request_id, err.code, err.message))
+
+    def _upload(self, identity, request, now):
+        """Appends a chunk to its upload. At most MAX_UPLOADS uploads are open at once (an
+        upload untouched for UPLOAD_IDLE_S is dropped to make room); each holds at most
+        max_checkpoint_bytes, and chunks must come in order (a resent chunk is accepted)."""
+        key = (identity, request.upload)
+        upload = self.uploads.get(key)
+        if upload is None:
+            if request.offset != 0:
+                raise protocol.ProtocolError(protocol.BAD_HEADER, f"upload {request.upload} is unknown; "
+                                             "start at offset 0", request.request_id)
+            if len(self.uploads) >= MAX_UPLOADS:
+                for stale in [k for k, u in self.uploads.items() if now - u.touched > UPLOAD_IDLE_S]:
+                    del self.uploads[stale]
+            if len(self.uploads) >= MAX_UPLOADS:
+                raise protocol.ProtocolError(protocol.BUSY, "too many uploads open; try again later",
+                                             request.request_id)
+            upload = self.uploads[key] = _Upload(request.total)
+        if request.total != upload.total:
+            raise protocol.ProtocolError(protocol.BAD_HEADER, "upload total changed", request.request_id)
+        end = request.offset + len(request.data)
+        if request.offset == len(upload.data):
+            upload.data += request.data
+        elif end > len(upload.data):
+            raise protocol.ProtocolError(protocol.BAD_HEADER, f"chunk at {request.offset} out of order "
+                                         f"(have {len(upload.data)} bytes)", request.request_id)
+        upload.touched = now
+        self._send(identity, protocol.uploaded_reply(request.request_id, request.upload, len(upload.data)))
 
     def _enqueue(self, identity, request, now):
         slot = self.slots.get(request.slot)
