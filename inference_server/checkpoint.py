@@ -121,8 +121,12 @@ def load_checkpoint(path, *, expect: ModelConfig | None = None, data: bytes | No
     try:
         payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as err:  # corrupt zip, truncated file, forbidden pickle global, ...
-        raise CheckpointUnreadable(f"{path}: unreadable checkpoint: {type(err).__name__}: "
-                              f"{str(err)[:300]}") from None
+        # torch's own text advises weights_only=False: never repeat that advice to a user
+        first = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
+        if "weights_only" in first or "unpickl" in first.lower():
+            first = "it holds objects other than tensors and plain data"
+        raise CheckpointUnreadable(f"{path}: not a fastgo checkpoint (unreadable: "
+                                   f"{type(err).__name__}: {first})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointUnreadable(f"{path}: not a fastgo checkpoint")
     if payload.get("format_version") != FORMAT_VERSION:
@@ -173,7 +177,7 @@ def _check_archive(path, data):
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             entries = archive.infolist()
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as err:
-        raise CheckpointUnreadable(f"{path}: unreadable checkpoint: not a zip archive ({err})") from None
+        raise CheckpointUnreadable(f"{path}: not a fastgo checkpoint (not a zip archive: {err})") from None
     if len(entries) > MAX_ENTRIES:
         raise CheckpointError(f"{path}: {len(entries)} archive entries, the limit is {MAX_ENTRIES}")
     declared = 0

@@ -134,7 +134,7 @@ def test_model_option_refusals_are_clear(tmp_path):
     assert code == 2 and responses == [] and "cannot load --model" in stderr and missing in stderr
     (tmp_path / "bad.ckpt").write_bytes(b"PK\x03\x04 not really a checkpoint")
     responses, stderr, code = run_script("name\n", "--model", str(tmp_path / "bad.ckpt"))
-    assert code == 2 and "unreadable checkpoint" in stderr
+    assert code == 2 and "not a fastgo checkpoint" in stderr
     assert "Traceback" not in stderr
 
 

@@ -112,7 +112,7 @@ def test_checkpoint_refusals(tmp_path):
         load_checkpoint(path, expect=ModelConfig(board_size=19))
     # truncated, garbage
     (tmp_path / "t.ckpt").write_bytes(good[: len(good) // 2])
-    with pytest.raises(CheckpointError, match="unreadable"):
+    with pytest.raises(CheckpointError, match="not a fastgo checkpoint"):
         load_checkpoint(tmp_path / "t.ckpt")
     (tmp_path / "g.ckpt").write_bytes(b"\x00garbage" * 100)
     with pytest.raises(CheckpointError):
@@ -141,8 +141,9 @@ def test_checkpoint_refusals(tmp_path):
     with pytest.raises(CheckpointError, match="not a fastgo checkpoint"):
         load_checkpoint(tmp_path / "n.ckpt")
     torch.save(dict(payload, extra={"obj": Evil()}), tmp_path / "p.ckpt")
-    with pytest.raises(CheckpointError, match="unreadable"):
+    with pytest.raises(CheckpointError, match="unreadable") as info:
         load_checkpoint(tmp_path / "p.ckpt")
+    assert "weights_only=False" not in str(info.value)      # never advise loading unsafely
 
 
 class Evil:

@@ -27,7 +27,7 @@ def test_serve_refuses_a_corrupt_start_checkpoint(tmp_path):
     config = write_config(tmp_path / "s.toml", {"blocks": 1, "channels": 8}, {
         "endpoint": "tcp://127.0.0.1:*", "checkpoints": {"current": str(tmp_path / "bad.ckpt")}})
     result = fastgo("serve", "--config", config)
-    assert result.returncode == 2 and "unreadable checkpoint" in result.stderr
+    assert result.returncode == 2 and "not a fastgo checkpoint" in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
