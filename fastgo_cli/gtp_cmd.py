@@ -15,8 +15,11 @@ def add_arguments(parser):
                              "per move)")
     parser.add_argument("--model", default=None, metavar="CKPT",
                         help="play with this network checkpoint: PUCT search, network in process")
-    parser.add_argument("--visits", type=int, default=None, metavar="V",
+    parser.add_argument("--visits", "--playouts", type=int, default=None, metavar="V",
                         help=f"search visits per move with --model (default {DEFAULT_VISITS})")
+    parser.add_argument("--seconds", type=float, default=None, metavar="S",
+                        help="with --model: at most S seconds per move (a GTP clock may cut it "
+                             "shorter)")
     parser.add_argument("--leaves", type=int, default=8, metavar="L",
                         help="with --model: leaves evaluated together per search step (virtual "
                              "loss keeps them apart); 1 = one position per forward pass")
@@ -50,6 +53,12 @@ def run(args):
     if args.seed is not None and not 0 <= args.seed < 1 << 64:
         print(f"fastgo gtp: --seed must be in 0..2**64-1, got {args.seed}", file=sys.stderr)
         return 2
+    if args.seconds is not None and not 0 < args.seconds <= 86_400:
+        print(f"fastgo gtp: --seconds must be in (0, 86400], got {args.seconds}", file=sys.stderr)
+        return 2
+    if args.seconds is not None and args.model is None:
+        print("fastgo gtp: --seconds goes with --model", file=sys.stderr)
+        return 2
     if not -10_000 <= args.komi <= 10_000:          # also refuses nan
         print(f"fastgo gtp: --komi {args.komi} is outside -10000..10000", file=sys.stderr)
         return 2
@@ -62,7 +71,7 @@ def run(args):
         print(f"fastgo gtp: {exc}", file=sys.stderr)
         return 2
     size = args.size or getattr(player, "board_size", None) or 9
-    engine = GtpEngine(player, size=size, komi=args.komi)
+    engine = GtpEngine(player, size=size, komi=args.komi, move_seconds=args.seconds)
     try:
         stdin = open(sys.stdin.fileno(), "r", encoding="utf-8", errors="replace", closefd=False)
         return engine.serve(stdin, sys.stdout)

@@ -67,7 +67,8 @@ def handicap_points(size, count):
 class GtpEngine:
     """One GTP session. `player` picks moves for genmove; `size`/`komi` start the first game."""
 
-    def __init__(self, player, *, size=9, komi=7.5, superko=True, name=ENGINE_NAME):
+    def __init__(self, player, *, size=9, komi=7.5, superko=True, name=ENGINE_NAME,
+                 move_seconds=None):
         if not MIN_SIZE <= size <= MAX_SIZE:
             raise ValueError(f"board size {size} is outside {MIN_SIZE}..{MAX_SIZE}")
         self.player = player
@@ -78,6 +79,7 @@ class GtpEngine:
         self.finished = False          # set by quit
         self.time_settings = None      # (main_time s, byo_yomi_time s, byo_yomi_stones)
         self.time_left = {}            # color -> (seconds, stones)
+        self.move_seconds = move_seconds   # a fixed limit per move (--seconds), or None
         self.handlers = {
             "protocol_version": self.cmd_protocol_version,
             "name": self.cmd_name,
@@ -101,6 +103,8 @@ class GtpEngine:
             "printsgf": self.cmd_printsgf,
             "time_settings": self.cmd_time_settings,
             "time_left": self.cmd_time_left,
+            "kgs-time_settings": self.cmd_kgs_time_settings,
+            "kgs-genmove_cleanup": self.cmd_kgs_genmove_cleanup,
             "fixed_handicap": self.cmd_fixed_handicap,
             "place_free_handicap": self.cmd_place_free_handicap,
             "set_free_handicap": self.cmd_set_free_handicap,
@@ -353,7 +357,12 @@ class GtpEngine:
         self.game.play(move)
         return ""
 
-    def cmd_genmove(self, args):
+    def cmd_kgs_genmove_cleanup(self, args):
+        """genmove that does not pass while a legal move outside the player's own eyes is left,
+        so dead stones are captured before the game ends (KGS's cleanup phase)."""
+        return self.cmd_genmove(args, cleanup=True)
+
+    def cmd_genmove(self, args, cleanup=False):
         from fastgo.game import RESIGN
 
         self._arity(args, 1)
@@ -361,8 +370,12 @@ class GtpEngine:
         if self.game.is_over():
             return "pass"            # two passes, the move cap or a resignation: nothing to add
         self._set_to_move(color)     # like GNU Go: genmove plays for the color asked
+        options = {}
+        if getattr(self.player, "accepts_limits", False):
+            options["seconds"] = self._move_budget(color)
+            options["no_pass"] = cleanup
         try:
-            move = int(self.player.genmove(self.game))
+            move = int(self.player.genmove(self.game, **options))
         except Exception as exc:     # e.g. the evaluator failed mid-search: start the player afresh
             log.exception("genmove failed; resetting the player")
             try:
@@ -370,9 +383,13 @@ class GtpEngine:
             except Exception:
                 log.exception("resetting the player after a failed genmove failed too")
             raise GtpError(f"genmove failed: {type(exc).__name__}") from None
+        if move == RESIGN and cleanup:
+            move = self.size * self.size
         if move == RESIGN:
             self.game.resign(color)
             return "resign"
+        if cleanup and move == self.size * self.size:
+            move = self._cleanup_move(color, move)
         if not self.game.is_legal(move):
             log.error("player %s chose illegal move %d; passing instead", self.player.name, move)
             move = self.size * self.size
@@ -469,6 +486,63 @@ class GtpEngine:
         main, byo, stones = (int_arg(a, 0, MAX_TIME) for a in args)
         self.time_settings = (main, byo, stones)
         return ""
+
+    def cmd_kgs_time_settings(self, args):
+        """kgs-time_settings none | absolute MAIN | byoyomi MAIN PERIOD PERIODS |
+        canadian MAIN PERIOD STONES (seconds)."""
+        if not args:
+            raise GtpError("syntax error")
+        kind = args[0].lower()
+        if kind == "none":
+            self._arity(args, 1)
+            self.time_settings = None
+        elif kind == "absolute":
+            self._arity(args, 2)
+            self.time_settings = (int_arg(args[1], 0, MAX_TIME), 0, 0)
+        elif kind in ("byoyomi", "canadian"):
+            self._arity(args, 4)
+            main, period, count = (int_arg(a, 0, MAX_TIME) for a in args[1:])
+            # Japanese byo-yomi: each period is one move; Canadian: `count` stones per period
+            self.time_settings = (main, period, 1 if kind == "byoyomi" else count)
+        else:
+            raise GtpError("syntax error")
+        self.time_left = {}
+        return ""
+
+    def _move_budget(self, color):
+        """Seconds for this move: the fixed --seconds limit, or a share of the clock given by
+        time_settings / time_left (main time spread over the moves likely left, a byo-yomi
+        period over its stones), minus a safety margin; None: no clock."""
+        budget = None
+        if color in self.time_left or self.time_settings is not None:
+            main, byo, stones = self.time_settings or (0, 0, 0)
+            seconds, left_stones = self.time_left.get(color, (main if main else byo, 0 if main else stones))
+            empties = int((self.game.board.stones() == 0).sum())
+            if left_stones > 0:                  # in byo-yomi: this period over its stones
+                budget = seconds / left_stones
+            elif seconds > 0:                    # main time: spread over the moves likely left
+                budget = seconds / max(10, empties // 3)
+                if byo and stones:
+                    budget += 0.8 * byo / stones
+            elif byo and stones:
+                budget = byo / stones
+            if budget is not None:
+                budget = max(0.05, 0.8 * budget - 0.2)
+        if self.move_seconds is not None:
+            budget = self.move_seconds if budget is None else min(budget, self.move_seconds)
+        return budget
+
+    def _cleanup_move(self, color, move):
+        """Instead of a pass: a legal point outside the player's own eyes, the searched one with
+        the most visits where the player keeps a search."""
+        board = self.game.board
+        points = [m for m in range(self.size * self.size)
+                  if self.game.is_legal(m) and not board.is_eye(m, color)]
+        if not points:
+            return move
+        rows = getattr(self.player, "analysis", lambda: [])()
+        ranked = [row["move"] for row in rows if row["move"] in points]
+        return ranked[0] if ranked else points[0]
 
     def cmd_time_left(self, args):
         self._arity(args, 3)

@@ -58,14 +58,39 @@ class SearchPlayer:
         self.search.set_position(0, game)
         self._synced = moves
 
-    def genmove(self, game):
-        """The move after a search of `visits` root visits (fastgo.game.RESIGN where the search
-        was built with a resign_threshold and the game looks lost)."""
+    accepts_limits = True        # genmove takes seconds= and no_pass= (the GTP engine's clock)
+
+    def genmove(self, game, *, seconds=None, no_pass=False):
+        """The move after a search of `visits` root visits, or fewer when `seconds` runs out
+        first (the search grows in steps of STEP_VISITS; at least one step). no_pass: the most
+        visited move other than the pass. fastgo.game.RESIGN where the search was built with a
+        resign_threshold and the game looks lost."""
+        import time
+
         if game.is_over():
             return game.board.pass_move
         self._sync(game)
-        self.search.run(self.evaluator, self.visits)
-        return self.search.choose_move(0, self.temperature)
+        if seconds is None:
+            self.search.run(self.evaluator, self.visits)
+        else:
+            deadline = time.monotonic() + max(0.0, float(seconds))
+            while True:
+                total = int(self.search.root_visits(0).sum())
+                if total >= self.visits:
+                    break
+                self.search.run(self.evaluator, min(self.visits, total + self.STEP_VISITS))
+                if time.monotonic() >= deadline or int(self.search.root_visits(0).sum()) == total:
+                    break
+        move = self.search.choose_move(0, self.temperature)
+        pass_move = game.board.pass_move
+        if no_pass and move == pass_move:
+            visits = self.search.root_visits(0)
+            visits[pass_move] = 0
+            if visits.any():
+                move = int(visits.argmax())
+        return move
+
+    STEP_VISITS = 32
 
     def ponder(self, game, visits, max_visits):
         """Adds about `visits` root visits to the search of `game`'s position (the tree is kept,
