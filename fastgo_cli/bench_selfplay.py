@@ -125,11 +125,14 @@ def run(args) -> int:
     busy = sum(r["delta"]["forward_s_total"] + r["delta"]["overhead_s_total"] for r in rounds)
     workers = [w for r in rounds for w in r["workers"]]
     moves_per_s = sum(w["moves"] for w in workers) / (sum(w["seconds"] for w in workers) / args.workers)
-    games_per_hour = 3600 * sum(w["games"] for w in workers) / (sum(w["seconds"] for w in workers) / args.workers)
+    finished = sum(w["games"] for w in workers)
+    # None when no game finished in the run (raise --seconds to measure it)
+    games_per_hour = (3600 * finished / (sum(w["seconds"] for w in workers) / args.workers)
+                      if finished else None)
     result = {
         "evals_per_s": round(evals, 1), "raw_evals_per_s": round(raw, 1),
         "ratio": round(evals / raw, 4), "moves_per_s": round(moves_per_s, 1),
-        "games_per_hour": round(games_per_hour, 1), "mean_batch": round(positions / batches, 2),
+        "games_per_hour": None if games_per_hour is None else round(games_per_hour, 1), "mean_batch": round(positions / batches, 2),
         "mean_batch_fill": round(positions / batches / rounds[-1]["max_batch"], 4),
         "server_wait_share": round(max(0.0, 1.0 - busy / seconds), 4),
         "evals_per_s_per_core": round(evals / (os.cpu_count() or 1), 1),
@@ -143,8 +146,10 @@ def run(args) -> int:
     print(f"self-play {result['model']} {result['board_size']}x{result['board_size']}: "
           f"{result['evals_per_s']:.0f} NN evals/s, raw forward {result['raw_evals_per_s']:.0f} "
           f"evals/s at batch {round(result['mean_batch'])} -> ratio {result['ratio']:.3f}; "
-          f"{result['moves_per_s']:.1f} moves/s, {result['games_per_hour']:.0f} games/hour; "
-          f"mean batch {result['mean_batch']:.1f} (fill {result['mean_batch_fill']:.2f}), "
+          f"{result['moves_per_s']:.1f} moves/s, "
+          + (f"{games_per_hour:.0f} games/hour; " if games_per_hour else
+             "no game finished (longer --seconds for games/hour); ")
+          + f"mean batch {result['mean_batch']:.1f} (fill {result['mean_batch_fill']:.2f}), "
           f"server waiting {100 * result['server_wait_share']:.0f}% "
           f"[{result['backend']} {result['device']}, {args.workers} worker(s) x "
           f"{result['games_per_worker']} games, {result['visits']} visits]")
