@@ -24,3 +24,14 @@ def forward(model, x):
     with torch.no_grad():
         logits, values = model.eval()(torch.from_numpy(x).float())
     return logits.numpy(), values.numpy()
+
+
+def gnugo_path():
+    """GNU Go's executable (on PATH or Debian's /usr/games), or None where it is not installed."""
+    import os
+    import shutil
+
+    found = shutil.which("gnugo")
+    if found:
+        return found
+    return "/usr/games/gnugo" if os.access("/usr/games/gnugo", os.X_OK) else None

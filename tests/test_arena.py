@@ -6,7 +6,6 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,19 +18,13 @@ from fastgo_cli.main import main
 from selfplay_workers.match import (elo_from_score, play_match, sprt_bounds, sprt_decision,
                                     sprt_llr, wilson_interval)
 from selfplay_workers.players import make_player
+from conftest import gnugo_path
 
 FAKE = str(Path(__file__).parent / "fake_engines" / "fake_gtp.py")
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _gnugo_path():
-    found = shutil.which("gnugo")
-    if found:
-        return found
-    return "/usr/games/gnugo" if os.access("/usr/games/gnugo", os.X_OK) else None
-
-
-GNUGO = _gnugo_path()
+GNUGO = gnugo_path()
 
 
 def arena(capsys, *argv):

@@ -14,7 +14,6 @@ games of 9x9 and N // 3 of 19x19 (default N = 20: 20 and 6), plus small boards (
 3x3, 5x5 and 9x9 under positional superko).
 """
 import os
-import shutil
 import subprocess
 import sys
 
@@ -26,18 +25,12 @@ from fastgo.game import Game
 from selfplay_workers.gtp_client import GtpClient
 from selfplay_workers.gtp_engine import handicap_points
 from selfplay_workers.players import RandomPlayer
+from conftest import gnugo_path
 
 pytestmark = pytest.mark.gnugo
 
 
-def _gnugo_path():
-    found = shutil.which("gnugo")
-    if found:
-        return found
-    return "/usr/games/gnugo" if os.access("/usr/games/gnugo", os.X_OK) else None
-
-
-GNUGO = _gnugo_path()
+GNUGO = gnugo_path()
 GAMES = int(os.environ.get("FASTGO_GNUGO_GAMES", "20"))
 # (board size, games, ask is_legal point by point every this many moves)
 PLAN = [(5, GAMES, 3), (7, max(1, GAMES // 2), 5), (9, GAMES, 7), (19, max(1, GAMES // 3), 40)]

@@ -3,8 +3,6 @@ or out of protocol, plays an illegal move or hangs loses that game with the reas
 the match goes on (the engine started again); an engine that cannot start is an error. Our own
 `fastgo gtp` engine as a side checks that each game's position reaches the engine intact while
 games are interleaved; GNU Go plays when installed."""
-import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -15,6 +13,7 @@ from fastgo.board import BLACK
 from selfplay_workers.gtp_side import GtpEngineError, GtpSide, parse_gtp_spec
 from selfplay_workers.match import play_match
 from selfplay_workers.players import make_player
+from conftest import gnugo_path
 
 FAKE = str(Path(__file__).parent / "fake_engines" / "fake_gtp.py")
 GAMES = 4
@@ -24,14 +23,7 @@ def fake(mode, **options):
     return GtpSide([sys.executable, FAKE, mode], name=f"fake-{mode}", **options)
 
 
-def _gnugo_path():
-    found = shutil.which("gnugo")
-    if found:
-        return found
-    return "/usr/games/gnugo" if os.access("/usr/games/gnugo", os.X_OK) else None
-
-
-GNUGO = _gnugo_path()
+GNUGO = gnugo_path()
 
 
 @pytest.mark.parametrize("mode, reason, restarts", [
