@@ -14,7 +14,6 @@ import math
 import os
 import secrets
 import sys
-import tempfile
 import time
 
 DEFAULT_GAMES = 100
@@ -257,18 +256,8 @@ def print_report(result, sprt, out=None):
 
 
 def _write_atomic(path, text):
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from fastgo.atomic import atomic_write
+    atomic_write(path, lambda handle: handle.write(text), binary=False)
 
 
 def write_sgfs(result, first, directory, stamp):

@@ -4,20 +4,11 @@ metrics.csv). Written atomically; matplotlib with the Agg backend (no display ne
 from __future__ import annotations
 
 import csv
-import os
-import tempfile
 
 
 def _save(fig, path):
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".png", dir=directory)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=100)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    from fastgo.atomic import atomic_write
+    atomic_write(path, lambda handle: fig.savefig(handle, format="png", dpi=100), suffix=".png")
 
 
 def draw_curve(path, evaluations, ratings, references):

@@ -159,10 +159,8 @@ class Evaluator:
 
 
 def _write_json(path, data):
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w") as handle:
-        json.dump(data, handle, indent=1)
-    os.replace(tmp, path)
+    from fastgo.atomic import atomic_write
+    atomic_write(path, lambda handle: json.dump(data, handle, indent=1), binary=False)
 
 
 def _run(args) -> int:

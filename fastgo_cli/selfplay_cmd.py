@@ -1,7 +1,6 @@
 """`fastgo selfplay --config C --run-dir DIR [--server ENDPOINT] [--games G]`: one self-play
 worker process writing shards into DIR/shards through the inference server."""
 import json
-import os
 
 
 def add_arguments(parser):

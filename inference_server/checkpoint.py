@@ -10,12 +10,12 @@ import hashlib
 import io
 import operator
 import os
-import tempfile
 import zipfile
 from dataclasses import dataclass
 
 import torch
 
+from fastgo.atomic import atomic_write
 from fastgo.config import ConfigError, ModelConfig, parse_section, read_regular_file, to_dict
 from inference_server.model import PolicyValueNet
 
@@ -73,24 +73,7 @@ def save_checkpoint(path, model: PolicyValueNet, *, step: int, extra: dict | Non
         "state_dict": state,
         "extra": extra or {},
     }
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".ckpt", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save(payload, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    dir_fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    atomic_write(path, lambda handle: torch.save(payload, handle), suffix=".ckpt")
     return content_hash
 
 

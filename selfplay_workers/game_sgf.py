@@ -2,9 +2,7 @@
 the result, and on each move a comment with its search's root visits and root value."""
 from __future__ import annotations
 
-import os
-import tempfile
-
+from fastgo.atomic import atomic_write
 from fastgo.board import BLACK, WHITE
 from fastgo.sgf import SgfGame, write_sgf
 
@@ -38,13 +36,5 @@ def game_sgf_text(record) -> str:
 
 def write_game_sgf(record, path):
     """Writes the SGF atomically (temporary name, rename)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".sgf", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(game_sgf_text(record))
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    text = game_sgf_text(record)
+    atomic_write(path, lambda handle: handle.write(text), binary=False, suffix=".sgf")
