@@ -116,6 +116,7 @@ class Cluster:
         self.children = [self.server, self.trainer, *self.workers] + ([self.evaluator] if evaluate else [])
         self.stop_reason = None
         self.failed = None
+        self.fail_code = 1             # 2: a role refused its settings (a restart cannot help)
         self.started = time.monotonic()
         self._admin = None
         self._last_stats = None
@@ -123,11 +124,15 @@ class Cluster:
     # -- the server's liveness and figures ------------------------------------------------------
 
     def server_stats(self, timeout_s=1.0):
+        """The stats of OUR server (its pid must be our child's: another server answering on
+        the endpoint is not ours), or None."""
         from inference_server.client import InferenceClient
         try:
             if self._admin is None:
                 self._admin = InferenceClient(self.endpoint, timeout_s=timeout_s, retries=0)
             stats = self._admin.stats(timeout_s=timeout_s)
+            if self.server.proc is None or stats.get("pid") != self.server.proc.pid:
+                return None
             self.server.last_ping_ok = time.monotonic()
             return stats
         except Exception:
@@ -143,8 +148,10 @@ class Cluster:
         deadline = time.monotonic() + 60
         while self.server_stats() is None:
             if not self.server.alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"the server did not start; see {self.server.out_path} and "
-                                   f"{self.server.log_path}")
+                if self.server.proc.poll() == 2:
+                    self.fail_code = 2
+                raise RuntimeError(f"the server did not start: {_last_line(self.server.out_path)} "
+                                   f"(see {self.server.out_path})")
             time.sleep(0.2)
         for child in self.children[1:]:
             child.start()
@@ -177,6 +184,11 @@ class Cluster:
             code = child.proc.poll()
             if code is not None:
                 child.proc = None
+                if code == 2:                  # the child refuses its settings: a restart cannot help
+                    self.fail_code = 2
+                    self.failed = (f"{child.role} refused to run (exit status 2): "
+                                   f"{_last_line(child.out_path)} (see {child.out_path})")
+                    return
                 self._restart(child, f"exited with status {code}")
                 continue
             if child is self.server and now - child.last_ping_ok > 2.0:
@@ -278,6 +290,15 @@ class Cluster:
         return "\n".join(lines)
 
 
+def _last_line(path):
+    try:
+        with open(path, errors="replace") as handle:
+            lines = [line.strip() for line in handle.read()[-4000:].splitlines() if line.strip()]
+        return lines[-1] if lines else "(no output)"
+    except OSError:
+        return "(no output)"
+
+
 def _clock(seconds):
     seconds = int(seconds)
     return f"{seconds // 3600:d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
@@ -341,6 +362,6 @@ def run(args) -> int:
         cluster.shutdown()
     if cluster.failed:
         print(f"fastgo cluster: stopping: {cluster.failed}", file=sys.stderr, flush=True)
-        code = 1
+        code = cluster.fail_code
     print(cluster.summary(), flush=True)
     return code

@@ -426,6 +426,7 @@ class InferenceServer:
         batches, requests = max(1, s.batches), max(1, s.requests)
         any_runner = next(iter(self.slots.values())).runner
         return {
+            "pid": os.getpid(),
             "uptime_s": round(time.time() - s.started, 3),
             "requests": s.requests,
             "positions": s.positions,

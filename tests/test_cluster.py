@@ -127,3 +127,20 @@ def _child_pids(parent, word):
         if ppid == parent and word in cmd:
             out.append(int(pid))
     return out
+
+
+def test_cluster_refuses_an_endpoint_another_server_holds(tmp_path):
+    """Its roles must never talk to a server that is not its own: it stops before starting them."""
+    from inference_server.testing import ServerProcess
+
+    endpoint = free_endpoint()
+    config = write_tiny_config(tmp_path / "c.toml", endpoint=endpoint, extra=CLUSTER)
+    with ServerProcess(config, endpoint=endpoint, log_path=str(tmp_path / "other.log")) as other:
+        before = other.proc.pid
+        out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "cluster", "--config", config,
+                              "--run-dir", str(tmp_path / "run"), "--duration", "20s"],
+                             capture_output=True, text=True, timeout=120)
+        assert other.alive() and other.proc.pid == before
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "in use" in out.stderr and "Traceback" not in out.stderr
+    assert not os.path.exists(tmp_path / "run" / "checkpoints" / "latest.ckpt")   # no trainer ran
