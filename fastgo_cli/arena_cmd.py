@@ -53,6 +53,12 @@ def add_arguments(parser):
                         help="games to play (with --sprt: at most)")
     parser.add_argument("--visits", type=int, default=DEFAULT_VISITS,
                         help="search visits per move of checkpoint players")
+    parser.add_argument("--visits-b", type=int, default=None, metavar="V",
+                        help="B's visits when B is a checkpoint (default: --visits)")
+    parser.add_argument("--leaves-a", type=int, default=1, metavar="L",
+                        help="A's leaves per search step (virtual loss between them)")
+    parser.add_argument("--leaves-b", type=int, default=1, metavar="L",
+                        help="B's leaves per search step")
     parser.add_argument("--size", type=int, default=None,
                         help="board size, 2..25, default: the networks' size, else 9")
     parser.add_argument("--komi", type=float, default=7.5, help="komi")
@@ -104,6 +110,11 @@ def _check_args(args):
         raise ArgumentError(f"--games must be in 1..{MAX_GAMES}, got {args.games}")
     if not 1 <= args.visits <= 1_000_000:
         raise ArgumentError(f"--visits must be in 1..1000000, got {args.visits}")
+    if args.visits_b is not None and not 1 <= args.visits_b <= 1_000_000:
+        raise ArgumentError(f"--visits-b must be in 1..1000000, got {args.visits_b}")
+    for flag, value in (("--leaves-a", args.leaves_a), ("--leaves-b", args.leaves_b)):
+        if not 1 <= value <= 256:
+            raise ArgumentError(f"{flag} must be in 1..256, got {value}")
     if args.size is not None and not 2 <= args.size <= 25:
         raise ArgumentError(f"--size {args.size} is outside 2..25")
     if not -10_000 <= args.komi <= 10_000:           # also refuses nan
@@ -163,9 +174,12 @@ def load_network_side(path, args, seed, which):
     except ValueError as exc:
         raise ArgumentError(f"{which} {path!r}: refusing the network: {_line(exc)}") from None
     config = evaluator.config
-    name = f"{os.path.normpath(path)}#{evaluator.model_version}@v{args.visits}"
-    side = SearchSide(evaluator, args.visits, name=name, encoding=config.encoding,
-                      opening_moves=args.opening_moves, seed=seed)
+    visits = args.visits_b if which == "B" and args.visits_b is not None else args.visits
+    leaves = args.leaves_b if which == "B" else args.leaves_a
+    name = f"{os.path.normpath(path)}#{evaluator.model_version}@v{visits}" + (
+        f"x{leaves}" if leaves > 1 else "")
+    side = SearchSide(evaluator, visits, name=name, encoding=config.encoding,
+                      opening_moves=args.opening_moves, seed=seed, leaves_per_game=leaves)
     side.board_size = config.board_size
     return side
 
