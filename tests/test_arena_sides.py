@@ -1,0 +1,21 @@
+"""Per-side search options of the arena: each network side gets its own visits and leaves."""
+import json
+import subprocess
+import sys
+
+from fastgo.config import ModelConfig
+from inference_server.checkpoint import save_checkpoint
+from inference_server.model import build_model
+
+
+def test_each_side_has_its_own_search(tmp_path):
+    path = tmp_path / "t.ckpt"
+    save_checkpoint(path, build_model(ModelConfig(board_size=5, blocks=1, channels=8), seed=1), step=3)
+    out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "arena", str(path), str(path),
+                          "--games", "4", "--visits", "16", "--visits-b", "8", "--leaves-a", "4",
+                          "--no-table", "--json", str(tmp_path / "a.json")],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    result = json.loads((tmp_path / "a.json").read_text())
+    assert result["a"].endswith("#3@v16x4") and result["b"].endswith("#3@v8")
+    assert result["games"] == 4 and result["wins_a"] + result["wins_b"] <= 4
