@@ -57,9 +57,12 @@ def _run(args) -> int:
             version = client.reload(slot, path, data=data, timeout_s=2.0 if stop["flag"] else 30.0)
             log.info("published step %d to %s slot %s (server version %s)", step, endpoint, slot, version)
 
-    from trainer.loop import Trainer
     from fastgo.rundir import StatusFile
-    trainer = Trainer(config, run_dir, publisher=publisher, status=StatusFile(run_dir, "train"))
+    from trainer.loop import ResumeError, Trainer
+    try:
+        trainer = Trainer(config, run_dir, publisher=publisher, status=StatusFile(run_dir, "train"))
+    except ResumeError as err:
+        raise ConfigError(str(err)) from None
     log.info("training %s on %s from step %d, %s", config.model.name, trainer.device, trainer.step,
              run_dir.root)
     try:

@@ -56,3 +56,19 @@ def test_bench_selfplay_json_agrees_with_itself(tmp_path):
     assert abs(r["mean_batch"] - r["positions"] / r["batches"]) < 0.01
     assert abs(r["evals_per_s"] - r["positions"] / r["seconds_per_round"]) / r["evals_per_s"] < 0.1
     assert abs(r["ratio"] - r["evals_per_s"] / r["raw_evals_per_s"]) < 1e-3
+
+
+def test_train_refuses_a_run_of_another_model_in_one_line(tmp_path):
+    small = write_tiny_config(tmp_path / "small.toml")
+    big = tmp_path / "big.toml"
+    big.write_text(open(small).read().replace("channels = 16", "channels = 24"))
+    run = tmp_path / "run"
+    first = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "train", "--config", small,
+                            "--run-dir", str(run), "--no-publish", "--max-steps", "0", "--quiet"],
+                           capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "train", "--config", str(big),
+                          "--run-dir", str(run), "--no-publish", "--max-steps", "0", "--quiet"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "b2c16" in out.stderr and "b2c24" in out.stderr

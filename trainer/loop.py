@@ -31,6 +31,10 @@ METRICS_FIELDS = ("step", "time", "positions", "games", "window", "samples", "sa
                   "value_error", "lr", "version", "quarantined")
 
 
+class ResumeError(ValueError):
+    """The run directory holds a checkpoint this config cannot continue (one line, exit 2)."""
+
+
 def pick_device(name: str) -> torch.device:
     if name == "cuda" or (name == "auto" and torch.cuda.is_available()):
         return torch.device("cuda")
@@ -82,9 +86,9 @@ class Trainer:
         try:
             ckpt = load_checkpoint(latest, expect=self.config.model)
         except CheckpointError as err:
-            raise RuntimeError(f"cannot resume from {latest}: {err}") from None
+            raise ResumeError(f"cannot resume from {latest}: {err}") from None
         if ckpt.config != self.config.model:
-            raise RuntimeError(f"{latest} holds model {ckpt.config.name}, the config asks for "
+            raise ResumeError(f"{latest} holds model {ckpt.config.name}, the config asks for "
                                f"{self.config.model.name}: use another run directory")
         self.model.load_state_dict(ckpt.model.state_dict())
         state = ckpt.extra.get("trainer") or {}
