@@ -25,7 +25,8 @@ def _run(args) -> int:
     from fastgo.config import ConfigError, load_config
     from fastgo.rundir import open_run_dir
     from fastgo_cli.role import setup_logging
-    from inference_server.client import InferenceClient, ServerUnavailable
+    from inference_server import protocol
+    from inference_server.client import InferenceClient, ServerError, ServerUnavailable
     from selfplay_workers.worker import SelfplayWorker, remove_stale_temporaries
 
     config = load_config(args.config)
@@ -64,6 +65,12 @@ def _run(args) -> int:
     except ServerUnavailable as err:
         log.error("server %s unavailable: %s", endpoint, err)
         return 1
+    except ServerError as err:
+        if err.code not in (protocol.BAD_SHAPE, protocol.UNKNOWN_SLOT, protocol.TOO_LARGE):
+            raise
+        # the server serves another board, encoding or slot than this config: no retry helps
+        raise ConfigError(f"{args.config}: the server at {endpoint} refuses this worker's "
+                          f"requests: {err.message}") from None
     finally:
         client.close()
     log.info("stats %s", json.dumps(stats))
