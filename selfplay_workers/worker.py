@@ -198,7 +198,7 @@ class SelfplayWorker:
         if version is not None and (not live.versions or live.versions[-1] != version):
             live.versions.append(int(version))
         if game.is_over():
-            self._finish(g, "passes")
+            self._finish(g, "passes" if game.board.passes >= 2 else "move_cap")
             return
         full = search.is_full_search(g)
         visits = search.root_visits(g)
