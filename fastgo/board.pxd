@@ -5,7 +5,7 @@
 # Moves are the public coordinate everywhere outside this module: move = row * N + col with row 0
 # the TOP row as printed (GTP row N), col 0 the left column (GTP "A"); PASS = N * N. Policy vectors
 # have N * N + 1 entries, pass last. Internally points live on a padded array with a border.
-from libc.stdint cimport uint8_t, int16_t, int32_t, uint64_t
+from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t, uint64_t
 from fastgo.rng cimport Rng
 
 cdef enum:
@@ -92,6 +92,9 @@ cdef int board_random_move_uniform(BoardState* b, Rng* rng) noexcept nogil
 cdef bint board_is_over(const BoardState* b) noexcept nogil
 # Tromp-Taylor area score from Black's view: black area - white area - komi (> 0: Black wins).
 cdef float board_score(const BoardState* b) noexcept nogil
+# Tromp-Taylor ownership of every point: +1 Black (stone or region reaching Black only),
+# -1 White, 0 dame. out: [N*N] by move index.
+cdef void board_ownership(const BoardState* b, int8_t* out) noexcept nogil
 # Colour at a move index (EMPTY / BLACK / WHITE); liberties of the group there (0 if empty).
 cdef int board_color_at(const BoardState* b, int move) noexcept nogil
 cdef int board_libs_at(const BoardState* b, int move) noexcept nogil

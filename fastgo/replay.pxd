@@ -1,8 +1,6 @@
 # Replaying recorded games on the C board: rule checks for shard readers and the training data
 # path (positions rebuilt from moves, encoded with a symmetry, targets filled), all without the
 # GIL. Callers: inference_server.experience (shard verification), trainer.window (batches).
-from libc.stdint cimport int8_t
-from fastgo.board cimport BoardState
 
 # What check_game found (codes of the first illegal move; REPLAY_OK: none).
 cdef enum:
@@ -11,7 +9,3 @@ cdef enum:
     REPLAY_ILLEGAL = 2       # occupied, suicide or simple ko
     REPLAY_SUPERKO = 3       # recreates an earlier position of the game (positional superko)
     REPLAY_AFTER_END = 4     # played after two passes or the move cap
-
-# Tromp-Taylor ownership of every point: +1 Black (stone or region reaching Black only),
-# -1 White, 0 dame. out: [N*N] by move index.
-cdef void board_ownership(const BoardState* b, int8_t* out) noexcept nogil

@@ -10,8 +10,9 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 
 from fastgo.board cimport (
-    BoardState, MIN_SIZE, MAX_SIZE, MAX_MOVES, PADDED, EMPTY, BLACK, WHITE, BORDER,
-    board_init, board_play, board_is_legal, board_is_over, board_score, board_position_hash)
+    BoardState, MIN_SIZE, MAX_SIZE, BLACK,
+    board_init, board_play, board_is_legal, board_is_over, board_score, board_ownership,
+    board_position_hash)
 from fastgo.features cimport ENC_ALPHAZERO, ENC_LIBERTY, encoding_planes, encode
 from fastgo.symmetry cimport sym_move, sym_planes
 
@@ -20,53 +21,6 @@ cnp.import_array()
 _REASONS = {REPLAY_OFF_BOARD: "off board", REPLAY_ILLEGAL: "illegal (occupied, suicide or ko)",
             REPLAY_SUPERKO: "superko", REPLAY_AFTER_END: "played after the game ended"}
 _ENCODINGS = {"alphazero": ENC_ALPHAZERO, "liberty": ENC_LIBERTY}
-
-
-cdef void board_ownership(const BoardState* b, int8_t* out) noexcept nogil:
-    cdef uint8_t visited[PADDED]
-    cdef int16_t stack[PADDED]
-    cdef int16_t region[PADDED]
-    cdef int st = b.stride, n = b.size
-    cdef int r, c, p, q, nb, top, count, reach, col, d, i, owner
-    cdef int off[4]
-    off[0] = 1
-    off[1] = -1
-    off[2] = st
-    off[3] = -st
-    memset(visited, 0, PADDED)
-    for r in range(n):
-        for c in range(n):
-            p = (r + 1) * st + c + 1
-            col = b.color[p]
-            if col == BLACK:
-                out[r * n + c] = 1
-            elif col == WHITE:
-                out[r * n + c] = -1
-            elif not visited[p]:
-                visited[p] = 1
-                stack[0] = p
-                top = 1
-                count = 0
-                reach = 0
-                while top > 0:
-                    top -= 1
-                    q = stack[top]
-                    region[count] = q
-                    count += 1
-                    for d in range(4):
-                        nb = q + off[d]
-                        col = b.color[nb]
-                        if col == EMPTY:
-                            if not visited[nb]:
-                                visited[nb] = 1
-                                stack[top] = nb
-                                top += 1
-                        elif col != BORDER:
-                            reach |= col          # BLACK = 1, WHITE = 2: a two-bit mask
-                owner = 1 if reach == BLACK else (-1 if reach == WHITE else 0)
-                for i in range(count):
-                    q = region[i]
-                    out[(q // st - 1) * n + q % st - 1] = owner
 
 
 cdef int _replay_checked(BoardState* b, const int16_t* moves, int count, uint64_t* table,

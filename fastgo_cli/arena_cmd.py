@@ -8,7 +8,6 @@ through `add_arguments(parser)` and `run(args) -> int`; bad arguments exit 2 wit
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -22,15 +21,6 @@ DEFAULT_CHUNK = 20
 DEFAULT_TABLE = "ratings.jsonl"
 MAX_GAMES = 1_000_000
 SPRT_ALPHA = SPRT_BETA = 0.05
-class DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
-    """Help texts end with the default, except where there is none (None, False)."""
-
-    def _get_help_string(self, action):
-        if action.default is None or action.default is False:
-            return action.help
-        return super()._get_help_string(action)
-
-
 PROG = "fastgo arena"
 
 
@@ -44,7 +34,6 @@ def add_arguments(parser):
         sys.exit(2)
 
     parser.error = error
-    parser.formatter_class = DefaultsShown
     parser.add_argument("a", metavar="A",
                         help="first player: a checkpoint path, 'random', 'mcts:N' (pure MCTS, "
                              "N playouts per move) or gtp:\"COMMAND\" (an external GTP engine)")

@@ -40,6 +40,15 @@ def _usage():
     return "\n".join(lines)
 
 
+class DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
+    """Help texts end with the default, except where there is none (None, False)."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def _bench_usage():
     lines = ["usage: fastgo bench {" + ",".join(BENCH_TARGETS) + "} [options]", "", "benchmarks:"]
     for name, (_, text) in BENCH_TARGETS.items():
@@ -60,7 +69,7 @@ def _version():
 def _run_module(prog, module_name, description, argv):
     module = importlib.import_module(module_name)
     parser = argparse.ArgumentParser(prog=prog, description=description,
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                                     formatter_class=DefaultsShown)
     module.add_arguments(parser)
     args = parser.parse_args(argv)
     return module.run(args)

@@ -3,20 +3,10 @@ with its 95% interval and game count, strongest first. Called by fastgo_cli.main
 `add_arguments(parser)` and `run(args) -> int`."""
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
 import sys
-
-class DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
-    """Help texts end with the default, except where there is none (None, False)."""
-
-    def _get_help_string(self, action):
-        if action.default is None or action.default is False:
-            return action.help
-        return super()._get_help_string(action)
-
 
 PROG = "fastgo ratings"
 
@@ -27,7 +17,6 @@ def add_arguments(parser):
         sys.exit(2)
 
     parser.error = error
-    parser.formatter_class = DefaultsShown
     parser.add_argument("table", nargs="?", default="ratings.jsonl", metavar="TABLE",
                         help="the ratings table, JSON lines")
     parser.add_argument("--anchor", default="random",

@@ -204,7 +204,7 @@ class SelfplayWorker:
         visits = search.root_visits(g)
         nn = self.size * self.size
         candidates = None                        # board points allowed instead of a pass
-        if self.sp.pass_when_filled:
+        if self.sp.pass_when_filled and visits[nn] > 0:   # a pass unvisited is neither chosen nor a target
             candidates = self._unfilled_points(game)
         elif len(live.moves) < self.sp.no_pass_before and visits[:nn].any():
             candidates = np.flatnonzero(visits[:nn])
