@@ -18,6 +18,9 @@ COMMANDS = {
     "evaluate": ("fastgo_cli.evaluate_cmd", "the evaluator: new checkpoints against references, ratings, curve.png"),
     "play": ("fastgo_cli.play_cmd", "play the network in the terminal (ASCII board, GTP vertices)"),
     "cluster": ("fastgo_cli.cluster_cmd", "the whole loop: server, workers, trainer, evaluator, supervised"),
+    "recorder": ("fastgo_cli.recorder_cmd", "games from workers on other hosts over ZeroMQ into shards"),
+    "keys": ("fastgo_cli.keys_cmd", "CURVE key pairs for endpoints on other hosts (`keys new NAME`)"),
+    "curve": ("fastgo_cli.curve_cmd", "one plot of the learning curves of several run directories"),
 }
 
 # `fastgo bench TARGET` -> (module, one-line help)

@@ -49,7 +49,10 @@ TRAILER = struct.Struct("<8sQ32s")          # magic, record count, sha256 of the
 SUFFIX = ".shard"
 MAX_SHARD_BYTES = 256 << 20                  # the reader refuses larger files before reading them
 MAX_MAP_KEYS = 32
-ENDS = ("passes", "move_cap", "resign")
+# How a game ended. "recorded": a game imported from a record (an SGF) whose result is taken as
+# written (agreement, time, forfeit): its moves must replay legally, its final position need not
+# be over, and its ownership is unknown (all 0; the trainer gives it no ownership weight).
+ENDS = ("passes", "move_cap", "resign", "recorded")
 _ID = re.compile(r"[0-9a-f]{32}")
 _INT63 = (1 << 63) - 1
 
@@ -361,6 +364,8 @@ def _check_record(record, header, where, check_rules) -> GameRecord:
         if end == "resign":
             if over or winner == 0:
                 raise ShardError(f"{where}: resignation recorded after the end, or without a winner")
+        elif end == "recorded":
+            replay_owner = np.zeros(nn, dtype=np.int8)
         else:
             if not over:
                 raise ShardError(f"{where}: ends by {end} but the game is not over after its moves")
