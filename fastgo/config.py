@@ -251,6 +251,25 @@ class TrainerConfig:
     publish_slot: str = setting("current", pattern=r"[A-Za-z0-9_.:-]{1,64}")
     seed: int = setting(1, min=0, max=(1 << 63) - 1)
     poll_s: float = setting(1.0, min=0.01, max=3600.0, doc="how often to look for new shards")
+    algorithm: Literal["alphazero", "reinforce", "value"] = setting(
+        "alphazero", doc="alphazero: search targets from a replay window; reinforce: policy "
+                         "gradient on games against the opponent pool; value: the value head on "
+                         "one position per game (AlphaGo's value stage)")
+    minibatch_games: int = setting(32, min=1, max=1 << 20,
+                                   doc="reinforce: games per update (each game used once)")
+    pool_every: int = setting(10, min=1, max=1 << 31,
+                              doc="reinforce: add the current checkpoint to the opponent pool "
+                                  "every K updates")
+    pool_max: int = setting(0, min=0, max=1_000_000,
+                            doc="reinforce: pool entries kept (oldest dropped); 0 = unbounded")
+    baseline: Literal["zero", "value"] = setting(
+        "zero", doc="reinforce: b = 0, or the value head's prediction (then the value head is "
+                    "trained toward the outcome on the same positions, weight value_weight)")
+    freeze_policy: bool = setting(True, doc="value: train the value head only (the trunk and the "
+                                            "policy and ownership heads stay as they are)")
+    positions_per_game: int = setting(1, min=1, max=1 << 16,
+                                      doc="value: positions drawn from each game (1 = AlphaGo's "
+                                          "decorrelation)")
 
 
 @dataclass(frozen=True)
