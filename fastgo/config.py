@@ -121,16 +121,20 @@ class ServerConfig:
         "", doc="file with the server's Z85 CURVE secret key (fastgo serve --make-curve-key); "
                 "clients then need the matching public key")
     allow_insecure_remote: bool = setting(False, doc="bind a non-loopback address without CURVE")
+    curve_allowed: tuple[str, ...] = setting(
+        (), doc="client public keys allowed with CURVE: key files (NAME.key), folders of *.key "
+                "files or Z85 keys; required on a non-loopback endpoint; empty = any client key")
 
     def check(self):
         problem = endpoint_problem(self.endpoint)
         if problem:
             raise ConfigError(f"endpoint: {self.endpoint!r}: {problem}")
+        curve_problem = remote_curve_problem(self.endpoint, self.curve_secret_key_file,
+                                             self.curve_allowed, self.allow_insecure_remote)
+        if curve_problem:
+            raise ConfigError(curve_problem)
         if self.init_seed >= 1 << 64:
             raise ConfigError(f"init_seed: must be < 2**64, got {self.init_seed}")
-        if not (self.curve_secret_key_file or self.allow_insecure_remote or is_loopback(self.endpoint)):
-            raise ConfigError(f"endpoint: {self.endpoint!r} is not loopback; set curve_secret_key_file (CURVE) "
-                              f"(or allow_insecure_remote = true on a trusted network)")
         if not self.slots:
             raise ConfigError("slots: at least one slot is needed")
         for name in self.slots:
@@ -171,6 +175,20 @@ def endpoint_problem(endpoint: str) -> str:
             return f"IPv6 host {host[:60]!r} needs its closing ']'"
     elif not re.fullmatch(r"[A-Za-z0-9_.*-]{1,253}", host):
         return f"host {host[:60]!r} is not a host name or address"
+    return ""
+
+
+def remote_curve_problem(endpoint, secret_key_file, allowed, allow_insecure) -> str:
+    """What a bind endpoint's CURVE settings lack, or "": a non-loopback endpoint needs a secret
+    key and a list of allowed client keys (ironhouse), unless allow_insecure_remote is set."""
+    if is_loopback(endpoint) or allow_insecure:
+        return ""
+    if not secret_key_file:
+        return (f"endpoint: {endpoint!r} is not loopback; set curve_secret_key_file (CURVE) "
+                f"(or allow_insecure_remote = true on a trusted network)")
+    if not allowed:
+        return (f"curve_allowed: endpoint {endpoint!r} is not loopback; list the client public "
+                f"keys (files, folders of *.key files or Z85 keys) allowed to connect")
     return ""
 
 
@@ -219,6 +237,22 @@ class SelfplayConfig:
     seed: int = setting(0, min=0, max=(1 << 63) - 1, doc="0 = a fresh seed per worker start")
     timeout_s: float = setting(30.0, min=0.1, max=3600.0,
                                doc="a batch unanswered this long is sent again (then retried)")
+    recorder: str = setting("", pattern=r"((tcp|ipc)://.+)?",
+                            doc="recorder endpoint (tcp://HOST:PORT): finished games go there "
+                                "instead of local shards; empty = local shards")
+    max_unconfirmed: int = setting(256, min=1, max=1_000_000,
+                                   doc="games sent to the recorder and not yet confirmed; at "
+                                       "this bound self-play pauses (must be >= games)")
+    recorder_timeout_s: float = setting(30.0, min=0.1, max=3600.0,
+                                        doc="a game unconfirmed this long is sent again after a "
+                                            "reconnect")
+    curve_key_file: str = setting("", doc="this worker's CURVE secret key file (fastgo keys new); "
+                                          "its public half must be allowed by the server and the "
+                                          "recorder; empty = a fresh key pair per connection")
+    server_public_key: str = setting("", doc="the server's CURVE public key (Z85 or a .key "
+                                             "file); empty = no CURVE to the server")
+    recorder_public_key: str = setting("", doc="the recorder's CURVE public key (Z85 or a .key "
+                                               "file); empty = no CURVE to the recorder")
 
 
 @dataclass(frozen=True)
@@ -251,6 +285,10 @@ class TrainerConfig:
     publish_slot: str = setting("current", pattern=r"[A-Za-z0-9_.:-]{1,64}")
     seed: int = setting(1, min=0, max=(1 << 63) - 1)
     poll_s: float = setting(1.0, min=0.01, max=3600.0, doc="how often to look for new shards")
+    curve_key_file: str = setting("", doc="the trainer's CURVE secret key file for publishing "
+                                          "to a server with CURVE; empty = a fresh key pair")
+    server_public_key: str = setting("", doc="the server's CURVE public key (Z85 or a .key "
+                                             "file) for publishing; empty = no CURVE")
     algorithm: Literal["alphazero", "reinforce", "value"] = setting(
         "alphazero", doc="alphazero: search targets from a replay window; reinforce: policy "
                          "gradient on games against the opponent pool; value: the value head on "
@@ -302,6 +340,32 @@ class ClusterConfig:
 
 
 @dataclass(frozen=True)
+class RecorderConfig:
+    """The recorder (`fastgo recorder`): games from workers on other hosts into shards (closed
+    by selfplay.shard_games and selfplay.shard_seconds)."""
+
+    endpoint: str = setting("tcp://127.0.0.1:5557", pattern=r"(tcp|ipc|inproc)://.+",
+                            doc="ROUTER bind address; loopback by default")
+    curve_secret_key_file: str = setting("", doc="the recorder's CURVE secret key file")
+    curve_allowed: tuple[str, ...] = setting(
+        (), doc="worker public keys allowed: key files, folders of *.key files or Z85 keys")
+    allow_insecure_remote: bool = setting(False, doc="bind a non-loopback address without CURVE")
+    max_game_bytes: int = setting(16 << 20, min=1 << 10, max=1 << 30,
+                                  doc="largest game message accepted (refused before decoding)")
+    dedup_games: int = setting(1_000_000, min=1, max=1 << 30,
+                               doc="game ids remembered to drop resent games (newest kept)")
+
+    def check(self):
+        problem = endpoint_problem(self.endpoint)
+        if problem:
+            raise ConfigError(f"endpoint: {self.endpoint!r}: {problem}")
+        curve_problem = remote_curve_problem(self.endpoint, self.curve_secret_key_file,
+                                             self.curve_allowed, self.allow_insecure_remote)
+        if curve_problem:
+            raise ConfigError(curve_problem)
+
+
+@dataclass(frozen=True)
 class Config:
     """A whole run: one field per section. Missing sections take their defaults."""
 
@@ -310,6 +374,7 @@ class Config:
     selfplay: SelfplayConfig = field(default_factory=SelfplayConfig)
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    recorder: RecorderConfig = field(default_factory=RecorderConfig)
 
 
 # ----------------------------------------------------------------------------------------------
