@@ -330,6 +330,19 @@ class ClusterConfig:
     restart_window_s: float = setting(300.0, min=1.0, max=86_400.0)
     status_interval_s: float = setting(5.0, min=0.1, max=3600.0, doc="plain status lines (no terminal)")
     shutdown_s: float = setting(10.0, min=1.0, max=600.0, doc="bound on an ordered shutdown")
+    backend: Literal["local", "ray"] = setting(
+        "local", doc="local: child processes on this machine; ray: Ray actors on a Ray cluster "
+                     "(optional package ray; fastgo cluster --backend overrides)")
+    server_resources: dict[str, float] = mapping_setting(
+        {"CPU": 1.0}, doc="ray: resources the server's actor needs, e.g. {GPU = 1}; CPU and GPU "
+                          "are Ray's own, any other name a custom node resource")
+    trainer_resources: dict[str, float] = mapping_setting(
+        {"CPU": 1.0}, doc="ray: resources the trainer's actor needs; the recorder and the "
+                          "evaluator run on the same node")
+    worker_resources: dict[str, float] = mapping_setting(
+        {"CPU": 1.0}, doc="ray: resources of each self-play worker's actor (spread over nodes)")
+    evaluator_resources: dict[str, float] = mapping_setting(
+        {"CPU": 0.0}, doc="ray: resources of the evaluator's actor (on the trainer's node)")
 
     def check(self):
         for ref in self.references:
@@ -337,6 +350,17 @@ class ClusterConfig:
                 raise ConfigError(f"references: {ref[:40]!r} is not 'random' or 'mcts:N'")
         if self.backoff_max_s < self.backoff_s:
             raise ConfigError("backoff_max_s must be >= backoff_s")
+        for key in ("server_resources", "trainer_resources", "worker_resources",
+                    "evaluator_resources"):
+            table = getattr(self, key)
+            if len(table) > 64:
+                raise ConfigError(f"{key}: at most 64 resources, got {len(table)}")
+            for name, amount in table.items():
+                if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}", name):
+                    raise ConfigError(f"{key}: {name[:40]!r} is not a resource name")
+                if isinstance(amount, bool) or not isinstance(amount, (int, float)) \
+                        or not 0 <= amount <= 1e6:
+                    raise ConfigError(f"{key}.{name}: expected a number in 0..1e6, got {amount!r}")
 
 
 @dataclass(frozen=True)
