@@ -58,8 +58,10 @@ setup(
     extras_require={
         # The optional CPU inference backend (server.backend = "onnx" or "auto").
         "onnx": ["onnxruntime>=1.16", "onnx>=1.14"],
-        # The tests exercise that backend too.
-        "test": ["pytest>=7", "hypothesis>=6", "onnxruntime>=1.16", "onnx>=1.14"],
+        # `fastgo cluster --backend ray`: roles as Ray actors on a Ray cluster.
+        "ray": ["ray>=2.9"],
+        # The tests exercise both.
+        "test": ["pytest>=7", "hypothesis>=6", "onnxruntime>=1.16", "onnx>=1.14", "ray>=2.9"],
     },
     entry_points={"console_scripts": ["fastgo = fastgo_cli.main:main"]},
     zip_safe=False,
