@@ -14,6 +14,8 @@ def add_arguments(parser):
     parser.add_argument("--max-games", type=int, help="stop after this many finished games")
     parser.add_argument("--seconds", type=float, help="stop after this long")
     parser.add_argument("--quiet", action="store_true", help="log to the run directory only")
+    parser.add_argument("--recorder", help="send finished games to this recorder (tcp://HOST:PORT) "
+                                           "instead of writing shards (default: selfplay.recorder)")
 
 
 def run(args) -> int:
@@ -51,12 +53,15 @@ def _run(args) -> int:
     if removed:
         log.info("removed %d unfinished shard(s) of an earlier run of worker %d", removed, args.worker_id)
     endpoint = args.server or config.server.endpoint
+    server_key, key_pair = _curve_client_keys(config)
     client = InferenceClient(endpoint, slot=config.trainer.publish_slot,
-                             timeout_s=config.selfplay.timeout_s, retries=5)
+                             timeout_s=config.selfplay.timeout_s, retries=5,
+                             server_public_key=server_key, key_pair=key_pair)
+    sink = _remote_sink(args, config, run_dir, key_pair)
     from fastgo.rundir import StatusFile
     worker = SelfplayWorker(config, client, shard_dir=run_dir.shards, worker_id=args.worker_id,
                             games=args.games, seed=args.seed, sgf_dir=run_dir.sgf,
-                            status=StatusFile(run_dir, f"selfplay-w{args.worker_id}"))
+                            status=StatusFile(run_dir, f"selfplay-w{args.worker_id}"), sink=sink)
     worker.install_signal_handlers()
     log.info("worker %d: %d games at once, %d visits, server %s", args.worker_id, worker.games,
              config.selfplay.visits, endpoint)
@@ -73,6 +78,57 @@ def _run(args) -> int:
                           f"requests: {err.message}") from None
     finally:
         client.close()
+        if sink is not None:
+            sink.flush(5.0)
+            sink.close()
     log.info("stats %s", json.dumps(stats))
     print("fastgo selfplay: stats " + json.dumps(stats), flush=True)
     return 0
+
+
+def _curve_client_keys(config):
+    """(server public key or None, this worker's key pair or None) from [selfplay]."""
+    from fastgo.config import ConfigError
+
+    sp = config.selfplay
+    if not (sp.server_public_key or sp.curve_key_file):
+        return None, None
+    from inference_server.curve import CurveKeyError, client_keys
+    try:
+        return client_keys(sp.curve_key_file, sp.server_public_key,
+                           "selfplay.curve_key_file / server_public_key")
+    except CurveKeyError as err:
+        raise ConfigError(str(err)) from None
+
+
+def _remote_sink(args, config, run_dir, key_pair):
+    """The sink to the recorder when --recorder or selfplay.recorder names one, else None
+    (local shards). Unconfirmed games wait in RUN_DIR/outbox-wID."""
+    import os
+
+    from fastgo.config import ConfigError, endpoint_problem
+
+    sp = config.selfplay
+    endpoint = args.recorder if args.recorder is not None else sp.recorder
+    if not endpoint:
+        return None
+    problem = endpoint_problem(endpoint)
+    if problem or endpoint.startswith("inproc://"):
+        raise ConfigError(f"--recorder / selfplay.recorder: {endpoint[:100]!r}: "
+                          f"{problem or 'expected tcp://HOST:PORT or ipc://PATH'}")
+    games = args.games or sp.games
+    if sp.max_unconfirmed < games:
+        raise ConfigError(f"selfplay.max_unconfirmed: {sp.max_unconfirmed} is below the games "
+                          f"played at once ({games})")
+    recorder_key = None
+    if sp.recorder_public_key:
+        from inference_server.curve import CurveKeyError, read_public_key
+        try:
+            recorder_key = read_public_key(sp.recorder_public_key)
+        except CurveKeyError as err:
+            raise ConfigError(f"selfplay.recorder_public_key: {err}") from None
+    from selfplay_workers.remote_sink import RemoteSink
+    return RemoteSink(endpoint, outbox=os.path.join(run_dir.root, f"outbox-w{args.worker_id}"),
+                      worker_id=args.worker_id, max_unconfirmed=sp.max_unconfirmed,
+                      timeout_s=sp.recorder_timeout_s, max_game_bytes=config.recorder.max_game_bytes,
+                      server_public_key=recorder_key, key_pair=key_pair)

@@ -52,12 +52,14 @@ class InferenceClient:
 
     def __init__(self, endpoint: str, *, slot: str = "current", timeout_s: float = 10.0,
                  retries: int = 5, context: zmq.Context | None = None,
-                 server_public_key: str | bytes | None = None):
+                 server_public_key: str | bytes | None = None, key_pair=None):
         """server_public_key: the Z85 CURVE public key of a server that uses CURVE (remote
-        hosts); each connection then gets a fresh client key pair."""
+        hosts); key_pair: this client's (public, secret) Z85 keys, which such a server must
+        allow (inference_server.curve), or None for a fresh pair per connection."""
         self.endpoint = endpoint
         self.server_public_key = (server_public_key.encode() if isinstance(server_public_key, str)
                                   else server_public_key)
+        self.key_pair = key_pair
         self.slot = slot
         self.timeout_s = float(timeout_s)
         self.retries = int(retries)
@@ -165,7 +167,7 @@ class InferenceClient:
         socket = self.context.socket(zmq.DEALER)
         socket.setsockopt(zmq.LINGER, 0)
         if self.server_public_key:
-            public, secret = zmq.curve_keypair()
+            public, secret = self.key_pair or zmq.curve_keypair()
             socket.curve_serverkey = self.server_public_key
             socket.curve_publickey = public
             socket.curve_secretkey = secret

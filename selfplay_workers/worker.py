@@ -1,6 +1,11 @@
 """The self-play worker (`fastgo selfplay`): G games at once through one BatchedSearch and one
 evaluator (the inference client), two batches in flight, finished games written to shards.
 
+Finished games go to local shards, or to a sink (`sink`: an object with add(record),
+poll(timeout_s), full(headroom), close(); selfplay_workers.remote_sink sends them to a recorder
+on another host). While the sink could not take the games that may still finish, no new batch is
+submitted: self-play pauses, the connections stay, and it resumes when games are confirmed.
+
 Per batch: collect leaves of every searching game into one buffer, submit it, and while it is
 out collect the next one; apply replies oldest first. Per move (Python, not per simulation): a
 game whose search ended chooses its move (temperature for the first moves, then the most
@@ -54,7 +59,7 @@ class SelfplayWorker:
     (model for the board size and encoding, selfplay for the search and the shards)."""
 
     def __init__(self, config, evaluator, *, shard_dir, worker_id=0, games=None, seed=None,
-                 sgf_dir=None, status=None):
+                 sgf_dir=None, status=None, sink=None):
         self.config = config
         sp = config.selfplay
         self.sp = sp
@@ -63,6 +68,9 @@ class SelfplayWorker:
         self.shard_dir = os.fspath(shard_dir)
         self.sgf_dir = sgf_dir
         self.status = status                 # fastgo.rundir.StatusFile or None (heartbeat)
+        self.sink = sink                     # None: local shards in shard_dir
+        self.paused_s = 0.0                  # time spent paused for the sink
+        self.pauses = 0
         self.worker_id = int(worker_id)
         self.games = int(games or sp.games)
         if seed is None:
@@ -135,7 +143,8 @@ class SelfplayWorker:
                     break
                 if deadline is not None and time.monotonic() >= deadline:
                     break
-                while free:
+                paused = self.sink is not None and self._sink_full()
+                while free and not paused:
                     k = free.pop()
                     count = search.collect(buffers[k])
                     if count == 0:
@@ -153,9 +162,14 @@ class SelfplayWorker:
                 else:
                     idle = search.idle_games()
                     if not len(idle):
+                        if paused:
+                            self._wait_for_sink()
+                            continue
                         raise RuntimeError("self-play stalled: no batch in flight, no game ready")
                 for g in idle:
                     self._move(int(g))
+                if self.sink is not None:
+                    self.sink.poll()
                 self._maybe_rotate()
                 if time.monotonic() >= self._next_report:
                     self._report()
@@ -172,6 +186,27 @@ class SelfplayWorker:
         finally:
             self.close_shard()
         return self.stats()
+
+    def _sink_full(self):
+        """True while the games that may finish before the next submission (at most one per
+        game slot) could take the sink's unconfirmed games past its bound."""
+        return self.sink.full(headroom=self.games)
+
+    def _wait_for_sink(self):
+        """Paused: nothing in flight, every game waiting for a batch. Polls the sink until it
+        has room (or a stop), beating the heartbeat meanwhile."""
+        self.pauses += 1
+        t0 = time.monotonic()
+        log.warning("paused: %d games unconfirmed by the recorder (bound %d with %d games at "
+                    "once); waiting for confirmations", len(self.sink.unconfirmed),
+                    self.sink.max_unconfirmed, self.games)
+        while not self.stop_requested and self._sink_full():
+            self.sink.poll(0.1)
+            if self.status is not None:
+                self.status.beat(self.stats)
+        waited = time.monotonic() - t0
+        self.paused_s += waited
+        log.info("resumed after %.1fs paused (%d unconfirmed)", waited, len(self.sink.unconfirmed))
 
     def _receive(self, ticket, planes):
         """The reply to `ticket`; a server answering 'busy' gets the same planes again."""
@@ -293,10 +328,13 @@ class SelfplayWorker:
             winner=winner, score=score, end=end, ownership=ownership, versions=live.versions,
             worker=self.worker_id, seed=live.seed, id=uuid.uuid4().hex, t_start=live.t_start,
             t_end=time.time(), resign=info)
-        if self.writer is None:
-            self.writer = ShardWriter(self.shard_dir, prefix=self.prefix, size=self.size,
-                                      komi=self.sp.komi, worker=self.worker_id)
-        self.writer.add(record)
+        if self.sink is not None:
+            self.sink.add(record)
+        else:
+            if self.writer is None:
+                self.writer = ShardWriter(self.shard_dir, prefix=self.prefix, size=self.size,
+                                          komi=self.sp.komi, worker=self.worker_id)
+            self.writer.add(record)
         self.games_done += 1
         if self.sgf_dir and self.sp.sgf_every and self.games_done % self.sp.sgf_every == 0:
             self._write_sgf(record)
@@ -352,6 +390,8 @@ class SelfplayWorker:
             "games_in_shards": self.games_in_shards, "resigned": self.resigned,
             "would_resign_games": self.would_resign_games, "false_resigns": self.false_resigns,
             "false_resign_rate": self.false_resigns / max(1, self.would_resign_games),
+            **({"paused_s": self.paused_s, "pauses": self.pauses, **self.sink.stats()}
+               if self.sink is not None and hasattr(self.sink, "stats") else {}),
         }
 
 

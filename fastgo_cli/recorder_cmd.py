@@ -1,0 +1,54 @@
+"""`fastgo recorder --config C --run-dir D [--bind tcp://IP:PORT]`: takes finished games from
+workers on other hosts (`fastgo selfplay --recorder tcp://HOST:PORT`) and writes them into
+D/shards. Prints "fastgo recorder: ready on ENDPOINT" once it listens (a port of * is chosen
+then). Logs to D/logs/recorder.log, heartbeat in D/logs/recorder.status.json."""
+import json
+
+
+def add_arguments(parser):
+    parser.add_argument("--config", required=True, help="TOML config ([model], [selfplay], [recorder])")
+    parser.add_argument("--run-dir", required=True, help="the run directory (created if missing)")
+    parser.add_argument("--bind", help="endpoint to bind, tcp://IP:PORT (PORT * = any free port); "
+                                       "default: recorder.endpoint of the config")
+    parser.add_argument("--quiet", action="store_true", help="log to the run directory only")
+
+
+def run(args) -> int:
+    from fastgo_cli.role import run_role
+    return run_role("recorder", lambda: _run(args))
+
+
+def _run(args) -> int:
+    import dataclasses
+    import logging
+    import signal
+
+    from fastgo.config import ConfigError, RecorderConfig, load_config, parse_section, to_dict
+    from fastgo.rundir import StatusFile, open_run_dir
+    from fastgo_cli.role import setup_logging
+    from inference_server.recorder import Recorder
+
+    config = load_config(args.config)
+    if args.bind is not None:
+        merged = {**to_dict(config.recorder), "endpoint": args.bind}
+        recorder = parse_section(RecorderConfig, merged, source=f"{args.config} + --bind",
+                                 prefix="recorder")
+        config = dataclasses.replace(config, recorder=recorder)
+    try:
+        run_dir = open_run_dir(args.run_dir)
+    except OSError as err:
+        raise ConfigError(f"--run-dir {args.run_dir}: {err}") from None
+    setup_logging(run_dir.log("recorder"), quiet=args.quiet)
+    log = logging.getLogger("fastgo.recorder")
+    recorder = Recorder(config, run_dir, status=StatusFile(run_dir, "recorder"))
+    signal.signal(signal.SIGTERM, recorder.stop)
+    signal.signal(signal.SIGINT, recorder.stop)
+    log.info("recording %dx%d komi %g games on %s into %s (shards of %d games or %gs)",
+             recorder.size, recorder.size, recorder.komi, recorder.endpoint, run_dir.shards,
+             recorder.shard_games, recorder.shard_seconds)
+    print(f"fastgo recorder: ready on {recorder.endpoint}", flush=True)
+    recorder.serve_forever()
+    stats = recorder.stats()
+    log.info("stats %s", json.dumps(stats))
+    print("fastgo recorder: stats " + json.dumps(stats), flush=True)
+    return 0
