@@ -253,6 +253,12 @@ class SelfplayConfig:
                                              "file); empty = no CURVE to the server")
     recorder_public_key: str = setting("", doc="the recorder's CURVE public key (Z85 or a .key "
                                                "file); empty = no CURVE to the recorder")
+    policy_floor: float = setting(1e-3, min=0.0, max=0.5,
+                                  doc="policy-only play (reinforce, value): every acceptable move's "
+                                      "probability is raised to at least this, then renormalised")
+    policy_pass: bool = setting(False, doc="policy-only play: the pass is a move the policy may "
+                                           "choose; false = pass only when no legal move outside "
+                                           "the player's own eyes is left")
 
 
 @dataclass(frozen=True)
