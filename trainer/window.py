@@ -40,13 +40,18 @@ class Block:
 def block_from_shard(shard, name=None, skip_ids=()) -> Block:
     """A Block of a read (verified) shard; games whose id is in skip_ids are left out."""
     games = [g for g in shard.games if g.id not in skip_ids]
-    nn = shard.header["size"] ** 2
+    return block_from_games(games, shard.header["size"], name or shard.path)
+
+
+def block_from_games(games, size: int, name: str) -> Block:
+    """A Block of verified GameRecords of one board size, in the given order."""
+    nn = size * size
 
     def cat(parts, dtype):
         return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
     return Block(
-        name=name or shard.path,
+        name=name,
         moves=cat([g.moves for g in games], np.int16),
         game_len=np.array([len(g.moves) for g in games], dtype=np.int64),
         winner=np.array([g.winner for g in games], dtype=np.int8),
@@ -158,10 +163,23 @@ class ReplayWindow:
         game = np.searchsorted(flat["game_start"], position, side="right") - 1
         move = position - flat["game_start"][game]
         symmetry = rng.integers(0, 8, size=batch).astype(np.uint8)
+        return self.encode(game, move, symmetry, out)
+
+    def flat(self) -> dict:
+        """The window's games as flat arrays (see encode_samples): moves, game_start, winner,
+        ownership, policy_start, policy_moves, policy_visits, full."""
+        return self._flat or self._flatten()
+
+    def encode(self, game, move, symmetry, out: dict) -> dict:
+        """Fills the first len(game) rows of `out` with position move[i] of window game game[i]
+        under symmetry[i] (0 = identity); returns out."""
+        flat = self._flat or self._flatten()
         encode_samples(self.size, self.komi, self.encoding, flat["moves"], flat["game_start"],
                        flat["winner"], flat["ownership"], flat["policy_start"],
                        flat["policy_moves"], flat["policy_visits"], flat["full"],
-                       game.astype(np.int32), move.astype(np.int32), symmetry,
+                       np.ascontiguousarray(game, dtype=np.int32),
+                       np.ascontiguousarray(move, dtype=np.int32),
+                       np.ascontiguousarray(symmetry, dtype=np.uint8),
                        out["planes"], out["policy"], out["policy_weight"], out["value"],
                        out["ownership"])
         return out

@@ -1,0 +1,129 @@
+"""The REINFORCE loss on a hand-built mini-batch against the formula computed position by
+position from fastgo.board's own feature encoder: sign, baseline, only the learner's moves."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from fastgo.board import Board
+from fastgo.config import ModelConfig
+from inference_server.model import build_model
+from test_reinforce_games import game_record, random_moves
+from trainer.reinforce import learner_batch, reinforce_step
+from trainer.window import block_from_games
+
+SIZE, KOMI = 5, 0.5
+
+
+def tiny_model(seed=0):
+    config = ModelConfig(board_size=SIZE, blocks=1, channels=8, value_hidden=8)
+    return config, build_model(config, seed=seed)
+
+
+def hand_batch():
+    rng = np.random.default_rng(11)
+    games = [game_record(SIZE, KOMI, random_moves(SIZE, KOMI, rng, length=length), learner)
+             for length, learner in ((7, 1), (10, -1), (4, 1), (6, 0))]
+    return games
+
+
+def by_hand(model, games, baseline, value_weight):
+    """The loss as the formula says, one position at a time, in float64."""
+    policy, value_sum, positions = 0.0, 0.0, 0
+    with torch.no_grad():
+        model.eval()
+        for game in games:
+            board = Board(SIZE, KOMI)
+            for t, move in enumerate(game.moves.tolist()):
+                mover = 1 if t % 2 == 0 else -1
+                learner_move = game.full[t] == 1
+                if learner_move:
+                    x = torch.from_numpy(board.features("alphazero")[None].astype(np.float32))
+                    logits, v = model(x)
+                    log_p = float(torch.log_softmax(logits.double(), 1)[0, move])
+                    z = float(mover * game.winner)
+                    b = float(v[0]) if baseline == "value" else 0.0
+                    policy += -log_p * (z - b)
+                    value_sum += (float(v[0]) - z) ** 2
+                    positions += 1
+                board.play(move)
+    policy /= len(games)
+    value = value_sum / positions if baseline == "value" else 0.0
+    return policy + value_weight * value, policy, value, positions
+
+
+@pytest.mark.parametrize("baseline", ["zero", "value"])
+def test_loss_equals_the_formula(baseline):
+    config, model = tiny_model()
+    games = hand_batch()
+    assert {g.winner for g in games} >= {1, -1}, "the batch should hold wins of both colours"
+    expected, policy, value, positions = by_hand(model, games, baseline, 0.7)
+    batch = learner_batch(block_from_games(games, SIZE, "hand"), SIZE, KOMI, "alphazero", config.planes)
+    assert len(batch.action) == positions
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+    terms = reinforce_step(model, optimizer, batch, baseline=baseline, value_weight=0.7, chunk=5)
+    assert math.isclose(terms["policy_loss"], policy, rel_tol=1e-5, abs_tol=1e-6)
+    assert math.isclose(terms["value_loss"], value, rel_tol=1e-5, abs_tol=1e-6)
+    assert math.isclose(terms["loss"], expected, rel_tol=1e-5, abs_tol=1e-6)
+    # The learner's result per game: its colour's outcome; both colours -> nan.
+    for g, game in enumerate(games):
+        learner = 1 if game.full[0] else -1
+        if game.full.all():
+            assert math.isnan(batch.learner_result[g])
+        else:
+            assert batch.learner_result[g] == learner * game.winner
+
+
+def test_opponent_moves_contribute_nothing():
+    config, model = tiny_model()
+    games = hand_batch()[:2]
+    base = learner_batch(block_from_games(games, SIZE, "a"), SIZE, KOMI, "alphazero", config.planes)
+    # The same games with every move marked as the learner's: more positions, another loss.
+    both = [game_record(SIZE, KOMI, g.moves, 0) for g in games]
+    more = learner_batch(block_from_games(both, SIZE, "b"), SIZE, KOMI, "alphazero", config.planes)
+    assert len(more.action) == sum(len(g.moves) for g in games)
+    assert len(base.action) == sum(int(g.full.sum()) for g in games)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+    a = reinforce_step(model, optimizer, base, baseline="zero", value_weight=1.0)
+    b = reinforce_step(model, optimizer, more, baseline="zero", value_weight=1.0)
+    assert not math.isclose(a["loss"], b["loss"], rel_tol=1e-4)
+    assert math.isclose(a["loss"], by_hand(model, games, "zero", 1.0)[0], rel_tol=1e-5)
+
+
+def test_sign_more_probability_for_won_moves_less_for_lost():
+    config, model = tiny_model(seed=4)
+    games = hand_batch()
+    won = [g for g in games if not g.full.all() and (1 if g.full[0] else -1) * g.winner == 1]
+    lost = [g for g in games if not g.full.all() and (1 if g.full[0] else -1) * g.winner == -1]
+    assert won and lost
+    for chosen, direction in ((won[:1], 1), (lost[:1], -1)):
+        _, model = tiny_model(seed=4)
+        batch = learner_batch(block_from_games(chosen, SIZE, "s"), SIZE, KOMI, "alphazero",
+                              config.planes)
+        before = -by_hand(model, chosen, "zero", 0.0)[1]     # = sum z * log p
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        reinforce_step(model, optimizer, batch, baseline="zero", value_weight=0.0)
+        after = -by_hand(model, chosen, "zero", 0.0)[1]
+        # z * log p rises: won moves gain probability, lost ones lose it.
+        assert after > before, (direction, before, after)
+
+
+def test_value_baseline_trains_the_value_head_toward_the_result():
+    config, model = tiny_model(seed=2)
+    games = hand_batch()
+    batch = learner_batch(block_from_games(games, SIZE, "v"), SIZE, KOMI, "alphazero", config.planes)
+    # baseline "zero": the value head gets no gradient at all.
+    head = [p for name, p in model.named_parameters() if name.startswith("value_fc")]
+    before = [p.detach().clone() for p in head]
+    reinforce_step(model, torch.optim.SGD(model.parameters(), lr=0.1), batch, baseline="zero",
+                   value_weight=1.0)
+    assert all(torch.equal(a, p) for a, p in zip(before, head))
+    # baseline "value": the value head fits the results of the same positions.
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.5)
+    first = reinforce_step(model, optimizer, batch, baseline="value", value_weight=1.0)
+    for _ in range(30):
+        last = reinforce_step(model, optimizer, batch, baseline="value", value_weight=1.0)
+    assert last["value_loss"] < first["value_loss"] - 0.05

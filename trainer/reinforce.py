@@ -1,0 +1,113 @@
+"""The REINFORCE update (AlphaGo's policy-gradient stage): for the n games of a mini-batch,
+
+    loss = -(1/n) * sum_g sum_{t in learner's moves of g} log pi(a_t | s_t) * (z_t - b_t)
+           + value_weight * (1/T) * sum_t (v(s_t) - z_t)^2        (only when baseline = "value")
+
+z_t is the game's result from the mover's view (+1 won, -1 lost, 0 draw): for a learner that
+played one colour it is the game's z_g. b_t is 0 or the value head's prediction at s_t
+(detached). T counts the learner's positions of the mini-batch. The learner's moves are the
+ones recorded with full = 1; the opponent's (full = 0) contribute nothing.
+
+pi is the network's softmax over all N*N+1 moves, evaluated with BatchNorm's running statistics
+(eval mode), the function the inference server serves; positions are rebuilt from the moves by
+fastgo.replay.encode_samples under the identity symmetry, so a_t is the move as recorded.
+Called by trainer.reinforce_loop; `reinforce_loss` is pure, for tests by hand.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from trainer.window import Block, ReplayWindow
+
+
+@dataclass
+class LearnerBatch:
+    """The learner's positions of a mini-batch of games, one row per position."""
+    planes: np.ndarray           # uint8 [T, P, N, N]
+    action: np.ndarray           # int64 [T], the move played (pass = N*N)
+    z: np.ndarray                # float32 [T], the result from the mover's view
+    game: np.ndarray             # int32 [T], the game (0..n-1) each position comes from
+    games: int                   # n: games in the mini-batch (with or without learner moves)
+    learner_result: np.ndarray   # float32 [n]: +1 / -1 / 0 for the learner; nan when the
+                                 # learner played both colours or no move
+
+
+def learner_batch(block: Block, size: int, komi: float, encoding: str, planes: int) -> LearnerBatch:
+    """Rebuilds the positions of every move with full = 1 in `block` (identity symmetry)."""
+    window = ReplayWindow(size, komi, encoding, window="fixed", window_size=1 << 62)
+    window.add(block)
+    flat = window.flat()
+    start = flat["game_start"]
+    learner = np.flatnonzero(flat["full"][:block.positions] == 1)
+    game = (np.searchsorted(start, learner, side="right") - 1).astype(np.int32)
+    move = (learner - start[game]).astype(np.int32)
+    out = window.batch_buffers(len(learner), planes)
+    if len(learner):
+        window.encode(game, move, np.zeros(len(learner), np.uint8), out)
+    z = out["value"].copy()
+    # The learner's result per game: the mover's z of its moves when they all have one colour.
+    result = np.full(block.games, np.nan, dtype=np.float32)
+    parity = move & 1
+    for g in range(block.games):
+        rows = np.flatnonzero(game == g)
+        if len(rows) and np.all(parity[rows] == parity[rows[0]]):
+            result[g] = z[rows[0]]
+    return LearnerBatch(planes=out["planes"], action=flat["moves"][learner].astype(np.int64),
+                        z=z, game=game, games=block.games, learner_result=result)
+
+
+def reinforce_loss(logits, value, action, z, *, n_games: int, n_positions: int,
+                   baseline: str = "zero", value_weight: float = 1.0):
+    """The mini-batch loss of the rows given (a chunk of the mini-batch: the sums are divided by
+    the whole mini-batch's n_games and n_positions, so chunk losses add up to the loss).
+
+    logits [B, N*N+1], value [B], action int64 [B], z float [B]. Returns (loss, policy_loss,
+    value_loss) as tensors; value_loss is 0 unless baseline = "value"."""
+    if baseline not in ("zero", "value"):
+        raise ValueError(f"baseline must be 'zero' or 'value', got {baseline!r}")
+    if n_games < 1 or n_positions < 1:
+        raise ValueError("n_games and n_positions must be >= 1")
+    log_p = F.log_softmax(logits.float(), dim=1).gather(1, action.view(-1, 1)).squeeze(1)
+    value = value.float()
+    b = value.detach() if baseline == "value" else torch.zeros_like(z)
+    policy_loss = -(log_p * (z - b)).sum() / n_games
+    if baseline == "value":
+        value_loss = ((value - z) ** 2).sum() / n_positions
+    else:
+        value_loss = torch.zeros((), device=logits.device)
+    return policy_loss + value_weight * value_loss, policy_loss, value_loss
+
+
+def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, value_weight: float,
+                   chunk: int = 512, device=None) -> dict:
+    """One update on a mini-batch (gradients accumulated over chunks of `chunk` positions, one
+    optimizer step). Returns the loss terms and the mean advantage z - b."""
+    device = device or next(model.parameters()).device
+    count = len(batch.action)
+    terms = {"loss": 0.0, "policy_loss": 0.0, "value_loss": 0.0, "advantage": 0.0,
+             "positions": count}
+    optimizer.zero_grad(set_to_none=True)
+    if count == 0:
+        return terms
+    model.eval()                 # running statistics: the function that chose the moves
+    for lo in range(0, count, chunk):
+        hi = min(count, lo + chunk)
+        x = torch.from_numpy(batch.planes[lo:hi]).to(device).float()
+        action = torch.from_numpy(batch.action[lo:hi]).to(device)
+        z = torch.from_numpy(batch.z[lo:hi]).to(device)
+        logits, value = model(x)
+        loss, policy_loss, value_loss = reinforce_loss(
+            logits, value, action, z, n_games=max(1, batch.games), n_positions=count,
+            baseline=baseline, value_weight=value_weight)
+        loss.backward()
+        terms["loss"] += float(loss.detach())
+        terms["policy_loss"] += float(policy_loss.detach())
+        terms["value_loss"] += float(value_loss.detach())
+        b = value.detach().float() if baseline == "value" else torch.zeros_like(z)
+        terms["advantage"] += float((z - b).sum()) / count
+    optimizer.step()
+    return terms
