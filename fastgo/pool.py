@@ -1,0 +1,132 @@
+"""The opponent pool of a REINFORCE run: `pool.json` in the run directory, written by the trainer
+(trainer.pool) and read by the policy-only workers, which draw each mini-batch's opponent from
+it. Torch-free (stdlib and numpy), so workers can import it.
+
+    {"version": 1, "entries": [{"name": "ckpt-0", "path": "checkpoints/ckpt-000000000.ckpt",
+                                "step": 0, "weight": 1.0}, ...]}
+
+Paths are relative to the run directory and must stay inside it; weights are finite, >= 0 and
+not all 0; an opponent is drawn with probability weight / sum of weights.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+from dataclasses import dataclass
+
+import numpy as np
+
+POOL_FILE = "pool.json"
+POOL_VERSION = 1
+MAX_POOL_BYTES = 4 << 20
+MAX_POOL_ENTRIES = 100_000
+MAX_WEIGHT = 1e12
+_NAME = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
+
+
+class PoolError(ValueError):
+    """pool.json cannot be used; the message names the file and the first problem."""
+
+
+@dataclass(frozen=True)
+class PoolEntry:
+    name: str                    # unique in the pool, e.g. "ckpt-1200"
+    path: str                    # checkpoint file, relative to the run directory
+    step: int                    # the trainer's step of that checkpoint
+    weight: float                # sampling weight (>= 0)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "path": self.path, "step": self.step, "weight": self.weight}
+
+
+def pool_path(run_root) -> str:
+    return os.path.join(os.fspath(run_root), POOL_FILE)
+
+
+def check_entries(entries, where="pool", run_root=None) -> list[PoolEntry]:
+    """Validates a pool's entries (dicts) and returns them as PoolEntry; PoolError names the
+    entry and the problem. With run_root, each path must resolve inside that directory."""
+    if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_POOL_ENTRIES:
+        raise PoolError(f"{where}: \"entries\" must be a list of 1..{MAX_POOL_ENTRIES} entries")
+    pool, names = [], set()
+    root = os.path.realpath(run_root) if run_root is not None else None
+    for i, item in enumerate(entries):
+        at = f"{where}: entry {i}"
+        if not isinstance(item, dict):
+            raise PoolError(f"{at}: not a map")
+        extra = sorted(set(item) - {"name", "path", "step", "weight"})
+        if extra:
+            raise PoolError(f"{at}: unknown key {str(extra[0])[:40]!r}")
+        name, rel, step, weight = (item.get(k) for k in ("name", "path", "step", "weight"))
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise PoolError(f"{at}: name must be 1..64 letters, digits or _.:+-")
+        if name in names:
+            raise PoolError(f"{at}: duplicate name {name!r}")
+        names.add(name)
+        if (not isinstance(rel, str) or not 0 < len(rel) <= 512 or os.path.isabs(rel)
+                or ".." in rel.replace("\\", "/").split("/") or "\0" in rel):
+            raise PoolError(f"{at} ({name}): path must be relative to the run directory, "
+                            f"without '..'")
+        if root is not None:
+            real = os.path.realpath(os.path.join(root, rel))
+            if os.path.commonpath([root, real]) != root:
+                raise PoolError(f"{at} ({name}): path {rel[:80]!r} leads outside the run directory")
+        if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step < 1 << 63:
+            raise PoolError(f"{at} ({name}): step must be an integer in 0..2**63-1")
+        if (not isinstance(weight, (int, float)) or isinstance(weight, bool)
+                or not math.isfinite(weight) or not 0 <= weight <= MAX_WEIGHT):
+            raise PoolError(f"{at} ({name}): weight must be a number in 0..{MAX_WEIGHT:g}")
+        pool.append(PoolEntry(name, rel, step, float(weight)))
+    if sum(e.weight for e in pool) <= 0:
+        raise PoolError(f"{where}: every weight is 0")
+    return pool
+
+
+def read_pool(path, *, run_root=None) -> list[PoolEntry] | None:
+    """The entries of a pool file, or None when it does not exist. Raises PoolError. The file
+    must be a regular file of at most MAX_POOL_BYTES; run_root defaults to its directory."""
+    path = os.fspath(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise PoolError(f"{path}: cannot open: {err.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise PoolError(f"{path}: not a regular file")
+        if info.st_size > MAX_POOL_BYTES:
+            raise PoolError(f"{path}: {info.st_size} bytes, over the limit of {MAX_POOL_BYTES}")
+        data = os.read(fd, MAX_POOL_BYTES + 1)
+    finally:
+        os.close(fd)
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
+        raise PoolError(f"{path}: not JSON: {str(err)[:200]}") from None
+    if not isinstance(doc, dict) or doc.get("version") != POOL_VERSION:
+        raise PoolError(f"{path}: not a version {POOL_VERSION} pool (a map with \"version\": 1)")
+    extra = sorted(set(doc) - {"version", "entries"})
+    if extra:
+        raise PoolError(f"{path}: unknown key {str(extra[0])[:40]!r}")
+    root = run_root if run_root is not None else os.path.dirname(os.path.abspath(path))
+    return check_entries(doc.get("entries"), path, root)
+
+
+def sample_opponent(pool: list[PoolEntry], rng: np.random.Generator) -> PoolEntry:
+    """One entry, drawn with probability weight / total weight from `rng`."""
+    weights = np.array([e.weight for e in pool], dtype=np.float64)
+    total = weights.sum()
+    if not len(pool) or not math.isfinite(total) or total <= 0:
+        raise PoolError("the pool has no entry with a weight > 0")
+    return pool[int(rng.choice(len(pool), p=weights / total))]
+
+
+def draw_opponent(pool: list[PoolEntry], seed: int, worker_id: int, batch: int) -> PoolEntry:
+    """The opponent of a worker's mini-batch `batch`: sample_opponent from a stream seeded by
+    (seed, worker_id, batch), so the same seed draws the same opponents after a restart."""
+    return sample_opponent(pool, np.random.default_rng([int(seed), int(worker_id), int(batch)]))
