@@ -1,6 +1,11 @@
 """`fastgo train --config C --run-dir DIR`: the trainer. Reads DIR/shards as they appear,
-writes DIR/checkpoints and DIR/metrics.csv, and asks the server to hot-reload each checkpoint."""
+writes DIR/checkpoints and DIR/metrics.csv, and asks the server to hot-reload each checkpoint.
+
+`fastgo train --config C --run-dir DIR --sgf DIR_OR_FILES`: supervised pretraining on game
+records instead (trainer.supervised): imports them into DIR/sgf_shards, trains the policy (and
+with --value the value) head, writes checkpoints in the same place and format."""
 import signal
+import sys
 
 
 def add_arguments(parser):
@@ -11,6 +16,26 @@ def add_arguments(parser):
     parser.add_argument("--max-steps", type=int, help="stop at this training step")
     parser.add_argument("--seconds", type=float, help="stop after this long")
     parser.add_argument("--quiet", action="store_true", help="log to the run directory only")
+    sgf = parser.add_argument_group("supervised pretraining on SGF game records")
+    sgf.add_argument("--sgf", nargs="+", metavar="DIR_OR_FILE",
+                     help="train on these SGF files (directories are searched for *.sgf) "
+                          "instead of self-play shards; games go to RUN/sgf_shards")
+    sgf.add_argument("--holdout", type=float, default=0.1,
+                     help="with --sgf: fraction of the games held out for move-prediction accuracy")
+    sgf.add_argument("--epochs", type=float, help="with --sgf: passes over the training positions "
+                                                  "(default 1 when --steps is not given)")
+    sgf.add_argument("--steps", type=int, help="with --sgf: training steps to run")
+    sgf.add_argument("--value", action="store_true",
+                     help="with --sgf: train the value head on the results too (and ownership "
+                          "where the final position gives it)")
+    sgf.add_argument("--log-every", type=int, metavar="K",
+                     help="with --sgf: steps between held-out evaluations (default: "
+                          "trainer.checkpoint_every)")
+
+    def error(message):          # argparse's own errors: one line, status 2
+        print(f"fastgo train: {message}", file=sys.stderr)
+        sys.exit(2)
+    parser.error = error
 
 
 def run(args) -> int:
@@ -26,6 +51,8 @@ def _run(args) -> int:
     from fastgo_cli.role import setup_logging
 
     config = load_config(args.config)
+    if args.sgf is not None:
+        return _run_supervised(args, config)
     if args.max_steps is not None and not 0 <= args.max_steps <= 1 << 62:
         raise ConfigError(f"--max-steps: must be in 0..2**62, got {args.max_steps}")
     if args.seconds is not None and not args.seconds > 0:
@@ -72,4 +99,63 @@ def _run(args) -> int:
             client.close()
     log.info("stopped at step %d", trainer.step)
     print(f"fastgo train: stopped at step {trainer.step}", flush=True)
+    return 0
+
+
+def _run_supervised(args, config) -> int:
+    import logging
+
+    from fastgo.config import ConfigError
+    from fastgo.rundir import StatusFile, open_run_dir
+    from fastgo_cli.role import setup_logging
+
+    if not 0.0 <= args.holdout < 1.0:
+        raise ConfigError(f"--holdout: must be in [0, 1), got {args.holdout}")
+    if args.epochs is not None and args.steps is not None:
+        raise ConfigError("--epochs and --steps: give one of them")
+    if args.epochs is not None and not 0 < args.epochs <= 1e6:
+        raise ConfigError(f"--epochs: must be in (0, 1e6], got {args.epochs}")
+    if args.steps is not None and not 1 <= args.steps <= 1 << 40:
+        raise ConfigError(f"--steps: must be in 1..2**40, got {args.steps}")
+    if args.log_every is not None and not 1 <= args.log_every <= 1 << 40:
+        raise ConfigError(f"--log-every: must be in 1..2**40, got {args.log_every}")
+    if args.max_steps is not None:
+        raise ConfigError("--max-steps does not apply to --sgf: use --steps or --epochs")
+    if args.seconds is not None and not args.seconds > 0:
+        raise ConfigError(f"--seconds: must be > 0, got {args.seconds}")
+    if config.trainer.device == "cuda":
+        import torch
+        if not torch.cuda.is_available():
+            raise ConfigError(f"{args.config}: trainer.device: 'cuda' but torch sees no CUDA device")
+    from trainer.sgf_import import SgfInputError, find_sgf_files
+    try:
+        find_sgf_files(args.sgf)         # a missing path or a non-SGF file: before anything else
+    except SgfInputError as err:
+        raise ConfigError(str(err)) from None
+    run_dir = open_run_dir(args.run_dir)
+    setup_logging(run_dir.log("train"), quiet=args.quiet)
+    log = logging.getLogger("fastgo.train")
+    stop = {"flag": False}
+
+    def handler(signum, frame):
+        stop["flag"] = True
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+    from trainer.loop import ResumeError
+    from trainer.supervised import pretrain
+    try:
+        result = pretrain(config, run_dir, args.sgf, holdout=args.holdout, epochs=args.epochs,
+                          steps=args.steps, value=args.value, log_every=args.log_every,
+                          seconds=args.seconds, should_stop=lambda: stop["flag"],
+                          status=StatusFile(run_dir, "train"),
+                          out=lambda line: print(line, flush=True))
+    except (ResumeError, SgfInputError) as err:
+        raise ConfigError(str(err)) from None
+    trainer, evaluation = result["trainer"], result["evaluation"]
+    held = (f"held-out top-1 {evaluation['heldout_top1']:.4f} top-5 "
+            f"{evaluation['heldout_top5']:.4f} on {evaluation['heldout_positions']} positions"
+            if evaluation else "no games held out")
+    log.info("stopped at step %d", trainer.step)
+    print(f"fastgo train: stopped at step {trainer.step}; {held}; {run_dir.latest}", flush=True)
     return 0
