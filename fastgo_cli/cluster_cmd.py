@@ -1,7 +1,9 @@
-"""`fastgo cluster --config C [--duration 15m] [--run-dir runs/NAME]`: the whole loop on one
-machine. Starts the inference server, the trainer, W self-play workers and the evaluator as
+"""`fastgo cluster --config C [--duration 15m] [--run-dir runs/NAME] [--backend local|ray]`: the
+whole loop. Starts the inference server, the trainer, W self-play workers and the evaluator as
 child processes (each with its own log in RUN/logs), supervises them, prints a status line, and
-shuts them down in order on SIGINT/SIGTERM or when --duration is over.
+shuts them down in order on SIGINT/SIGTERM or when --duration is over. The local backend runs
+them on this machine; `--backend ray` places them as Ray actors on a Ray cluster
+(fastgo_cli/ray_backend.py) with the same supervision rules, status line and summary.
 
 Supervision: a child that exits is restarted with exponential back-off (logged and counted); a
 child whose heartbeat (RUN/logs/ROLE.status.json, refreshed by its main loop; the server
@@ -33,6 +35,11 @@ def add_arguments(parser):
     parser.add_argument("--duration", help="stop by itself after this long: 90s, 15m, 2h (default: run until Ctrl-C)")
     parser.add_argument("--workers", type=int, help="self-play workers (default: cluster.workers)")
     parser.add_argument("--no-evaluate", action="store_true", help="run without the evaluator")
+    parser.add_argument("--backend", choices=["local", "ray"],
+                        help="local: child processes here; ray: actors on a Ray cluster "
+                             "(default: cluster.backend)")
+    parser.add_argument("--address", help="ray: the Ray cluster to join (host:port, or auto); "
+                                          "default: start a Ray instance on this machine")
 
 
 def parse_duration(text):
@@ -45,7 +52,63 @@ def parse_duration(text):
     return seconds
 
 
-class Child:
+def server_argv(config, config_path, run_dir, endpoint=None):
+    argv = ["serve", "--config", config_path, "--checkpoint",
+            f"{config.trainer.publish_slot}={run_dir.latest}", "--log-file", run_dir.log("serve")]
+    return argv + (["--endpoint", endpoint] if endpoint else [])
+
+
+def trainer_argv(config_path, run_dir, endpoint):
+    return ["train", "--config", config_path, "--run-dir", run_dir.root, "--server", endpoint, "--quiet"]
+
+
+def worker_argv(config_path, run_dir, endpoint, worker_id):
+    return ["selfplay", "--config", config_path, "--run-dir", run_dir.root, "--server", endpoint,
+            "--worker-id", str(worker_id), "--quiet"]
+
+
+def evaluator_argv(config_path, run_dir):
+    return ["evaluate", "--config", config_path, "--run-dir", run_dir.root, "--quiet"]
+
+
+class Restarts:
+    """A role's restart bookkeeping, the same for both backends."""
+
+    def __init__(self):
+        self.restarts = 0
+        self.recent = deque()                 # monotonic times of recent restarts
+        self.next_start = 0.0
+        self.backoff = 0.0
+
+
+class Supervisor:
+    """What both backends share: the restart policy (back-off, give up after max_restarts
+    within restart_window_s) and the per-role restart counts of the status line."""
+
+    def _restart(self, child, why):
+        now = time.monotonic()
+        while child.recent and now - child.recent[0] > self.cc.restart_window_s:
+            child.recent.popleft()
+        if len(child.recent) >= self.cc.max_restarts:
+            self.failed = (f"{child.role} keeps failing ({why}; {len(child.recent) + 1} times within "
+                           f"{self.cc.restart_window_s:g} s): see {child.log_path} and {child.out_path}")
+            return
+        child.backoff = self.cc.backoff_s if not child.backoff else min(self.cc.backoff_max_s, 2 * child.backoff)
+        child.next_start = now + child.backoff
+        child.recent.append(now)
+        child.restarts += 1
+        self.log(f"{child.role} {why}; restart {child.restarts} in {child.backoff:g} s "
+                 f"(log {child.log_path})")
+
+    def restarts(self):
+        """{role: restarts} of the roles restarted at least once."""
+        return {c.role: c.restarts for c in self.children if c.restarts}
+
+    def close(self):
+        """Releases what the backend holds once the roles are stopped."""
+
+
+class Child(Restarts):
     """One supervised role."""
 
     def __init__(self, role, argv, run_dir, heartbeat):
@@ -55,12 +118,9 @@ class Child:
         self.heartbeat = heartbeat            # status-file role name, or None (pinged instead)
         self.out_path = os.path.join(run_dir.logs, f"{role}.out")
         self.log_path = run_dir.log(role)
+        super().__init__()
         self.proc = None
         self.started = 0.0
-        self.restarts = 0
-        self.recent = deque()                 # monotonic times of recent restarts
-        self.next_start = 0.0
-        self.backoff = 0.0
         self.last_ping_ok = 0.0
 
     def start(self):
@@ -93,7 +153,7 @@ class Child:
                 pass
 
 
-class Cluster:
+class Cluster(Supervisor):
     def __init__(self, config, config_path, run_dir, workers, evaluate, log):
         self.config = config
         self.cc = config.cluster
@@ -101,17 +161,11 @@ class Cluster:
         self.run_dir = run_dir
         self.log = log
         self.endpoint = config.server.endpoint
-        common = ["--config", config_path]
-        self.server = Child("serve", ["serve", *common, "--checkpoint",
-                                      f"{config.trainer.publish_slot}={run_dir.latest}",
-                                      "--log-file", run_dir.log("serve")], run_dir, None)
-        self.trainer = Child("train", ["train", *common, "--run-dir", run_dir.root, "--server",
-                                       self.endpoint, "--quiet"], run_dir, "train")
-        self.workers = [Child(f"selfplay-w{i}", ["selfplay", *common, "--run-dir", run_dir.root,
-                                                 "--server", self.endpoint, "--worker-id", str(i),
-                                                 "--quiet"], run_dir, f"selfplay-w{i}")
-                        for i in range(workers)]
-        self.evaluator = Child("evaluate", ["evaluate", *common, "--run-dir", run_dir.root, "--quiet"],
+        self.server = Child("serve", server_argv(config, config_path, run_dir), run_dir, None)
+        self.trainer = Child("train", trainer_argv(config_path, run_dir, self.endpoint), run_dir, "train")
+        self.workers = [Child(f"selfplay-w{i}", worker_argv(config_path, run_dir, self.endpoint, i),
+                              run_dir, f"selfplay-w{i}") for i in range(workers)]
+        self.evaluator = Child("evaluate", evaluator_argv(config_path, run_dir),
                                run_dir, "evaluate") if evaluate else None
         self.children = [self.server, self.trainer, *self.workers] + ([self.evaluator] if evaluate else [])
         self.stop_reason = None
@@ -158,21 +212,6 @@ class Cluster:
         for child in self.children:
             print(f"fastgo cluster: {child.role:<12} pid {child.proc.pid:<7} log {child.log_path}",
                   flush=True)
-
-    def _restart(self, child, why):
-        now = time.monotonic()
-        while child.recent and now - child.recent[0] > self.cc.restart_window_s:
-            child.recent.popleft()
-        if len(child.recent) >= self.cc.max_restarts:
-            self.failed = (f"{child.role} keeps failing ({why}; {len(child.recent) + 1} times within "
-                           f"{self.cc.restart_window_s:g} s): see {child.log_path} and {child.out_path}")
-            return
-        child.backoff = self.cc.backoff_s if not child.backoff else min(self.cc.backoff_max_s, 2 * child.backoff)
-        child.next_start = now + child.backoff
-        child.recent.append(now)
-        child.restarts += 1
-        self.log(f"{child.role} {why}; restart {child.restarts} in {child.backoff:g} s "
-                 f"(log {child.log_path})")
 
     def supervise_once(self):
         now = time.monotonic()
@@ -239,55 +278,84 @@ class Cluster:
             if data and w.alive():
                 moves += float(data.get("moves_per_s", 0.0))
         stats = self.server_stats(timeout_s=0.5)
-        evals = fill = 0.0
-        if stats and self._last_stats:
-            prev, t_prev = self._last_stats
-            dt = max(1e-6, time.monotonic() - t_prev)
-            dp = stats["positions"] - prev["positions"]
-            db = stats["batches"] - prev["batches"]
-            evals = dp / dt
-            fill = dp / max(1, db) / max(1, stats["max_batch"])
+        evals, fill = server_rates(stats, self._last_stats)
         if stats:
             self._last_stats = (stats, time.monotonic())
-        elo = "-"
-        try:
-            with open(os.path.join(self.run_dir.root, "ratings.json")) as handle:
-                latest = json.load(handle)["latest"]
-            elo = f"{latest['elo']:.0f} ({latest['player']})"
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-        loss = train.get("loss")
-        latest = train.get("latest")
-        restarts = sum(c.restarts for c in self.children)
-        return (f"{_clock(elapsed)}  games {train.get('games', 0)}  moves/s {moves:.0f}  "
-                f"evals/s {evals:.0f}  fill {fill:.2f}  step {train.get('step', 0)}  "
-                f"loss {loss if loss is not None else '-'}  ckpt {'-' if latest is None else latest}  "
-                f"Elo {elo}" + (f"  restarts {restarts}" if restarts else ""))
+        return status_line(elapsed, train, moves, evals, fill, read_ratings(self.run_dir.root),
+                           self.restarts())
 
     def summary(self):
         from fastgo.rundir import read_status
         train, _ = read_status(self.run_dir, "train")
-        train = train or {}
-        lines = [f"fastgo cluster: stopped after {_clock(time.monotonic() - self.started)}"
-                 + (f" ({self.stop_reason})" if self.stop_reason else ""),
-                 f"  self-play games {train.get('games', 0)}, training steps {train.get('step', 0)}, "
-                 f"restarts {sum(c.restarts for c in self.children)}"]
-        try:
-            with open(os.path.join(self.run_dir.root, "ratings.json")) as handle:
-                data = json.load(handle)
-            latest = data["latest"]
-            lines.append(f"  {latest['player']}: Elo {latest['elo']:.0f} "
-                         f"({latest['elo_low']:.0f}..{latest['elo_high']:.0f}); last results: "
-                         + ", ".join(latest["results"]))
-            for name, value in sorted(data["ratings"].items(), key=lambda kv: -kv[1][0]):
-                if not name.startswith("ckpt-"):
-                    lines.append(f"  reference {name}: Elo {value[0]:.0f}")
-        except (OSError, ValueError, KeyError, TypeError):
-            lines.append("  no evaluation yet")
-        root = self.run_dir.root
-        lines.append(f"  curve {os.path.join(root, 'curve.png')}, SGFs {self.run_dir.sgf}, "
-                     f"checkpoint {self.run_dir.latest}")
-        return "\n".join(lines)
+        return summary_text(time.monotonic() - self.started, self.stop_reason, train or {},
+                            self.restarts(), read_ratings(self.run_dir.root), self.run_dir)
+
+
+# -- the status line and the summary, the same for both backends ------------------------------
+
+def server_rates(stats, last):
+    """(NN evals/s, mean batch fill) between the server stats `last` = (stats, monotonic time)
+    and `stats` (now); zeros without both."""
+    if not stats or not last:
+        return 0.0, 0.0
+    prev, t_prev = last
+    dt = max(1e-6, time.monotonic() - t_prev)
+    dp = stats["positions"] - prev["positions"]
+    db = stats["batches"] - prev["batches"]
+    return dp / dt, dp / max(1, db) / max(1, stats["max_batch"])
+
+
+def read_ratings(root):
+    """The evaluator's ratings.json of a run directory, or None."""
+    try:
+        with open(os.path.join(root, "ratings.json")) as handle:
+            data = json.load(handle)
+        return data if isinstance(data, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _restart_text(restarts):
+    total = sum(restarts.values())
+    return f"{total} (" + ", ".join(f"{role} {n}" for role, n in sorted(restarts.items())) + ")"
+
+
+def status_line(elapsed, train, moves, evals, fill, ratings, restarts):
+    """One status line: train is the trainer's status, ratings the evaluator's ratings.json
+    (or None), restarts {role: count}."""
+    elo = "-"
+    try:
+        latest = ratings["latest"]
+        elo = f"{latest['elo']:.0f} ({latest['player']})"
+    except (KeyError, TypeError, ValueError):
+        pass
+    loss = train.get("loss")
+    latest = train.get("latest")
+    return (f"{_clock(elapsed)}  games {train.get('games', 0)}  moves/s {moves:.0f}  "
+            f"evals/s {evals:.0f}  fill {fill:.2f}  step {train.get('step', 0)}  "
+            f"loss {loss if loss is not None else '-'}  ckpt {'-' if latest is None else latest}  "
+            f"Elo {elo}" + (f"  restarts {_restart_text(restarts)}" if restarts else ""))
+
+
+def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir):
+    lines = [f"fastgo cluster: stopped after {_clock(elapsed)}"
+             + (f" ({stop_reason})" if stop_reason else ""),
+             f"  self-play games {train.get('games', 0)}, training steps {train.get('step', 0)}, "
+             f"restarts {_restart_text(restarts) if restarts else 0}"]
+    try:
+        latest = ratings["latest"]
+        lines.append(f"  {latest['player']}: Elo {latest['elo']:.0f} "
+                     f"({latest['elo_low']:.0f}..{latest['elo_high']:.0f}); last results: "
+                     + ", ".join(latest["results"]))
+        for name, value in sorted(ratings["ratings"].items(), key=lambda kv: -kv[1][0]):
+            if not name.startswith("ckpt-"):
+                lines.append(f"  reference {name}: Elo {value[0]:.0f}")
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        lines.append("  no evaluation yet")
+    root = run_dir.root
+    lines.append(f"  curve {os.path.join(root, 'curve.png')}, SGFs {run_dir.sgf}, "
+                 f"checkpoint {run_dir.latest}")
+    return "\n".join(lines)
 
 
 def _last_line(path):
@@ -314,6 +382,12 @@ def run(args) -> int:
         workers = config.cluster.workers if args.workers is None else args.workers
         if not 0 <= workers <= 1024:
             raise ConfigError(f"--workers: must be in 0..1024, got {workers}")
+        backend = args.backend or config.cluster.backend
+        if args.address is not None and backend != "ray":
+            raise ConfigError("--address: only with --backend ray (or cluster.backend = \"ray\")")
+        if args.address is not None and not re.fullmatch(r"auto|(ray://)?[A-Za-z0-9_.:\[\]-]{1,260}",
+                                                         args.address):
+            raise ConfigError(f"--address {args.address[:60]!r}: expected auto or HOST:PORT")
         name = os.path.splitext(os.path.basename(args.config))[0]
         run_dir = open_run_dir(args.run_dir or os.path.join("runs", name))
     except (ConfigError, ValueError, OSError) as err:
@@ -324,8 +398,17 @@ def run(args) -> int:
     def log(message):
         print(("\r\033[K" if tty else "") + f"fastgo cluster: {message}", flush=True)
 
-    cluster = Cluster(config, os.path.abspath(args.config), run_dir, workers,
-                      config.cluster.evaluate and not args.no_evaluate, log)
+    evaluate = config.cluster.evaluate and not args.no_evaluate
+    if backend == "ray":
+        from fastgo_cli.ray_backend import RayCluster, RayUnavailable
+        try:
+            cluster = RayCluster(config, os.path.abspath(args.config), run_dir, workers, evaluate,
+                                 log, address=args.address)
+        except RayUnavailable as err:
+            print(f"fastgo cluster: {err}", file=sys.stderr)
+            return 2
+    else:
+        cluster = Cluster(config, os.path.abspath(args.config), run_dir, workers, evaluate, log)
     stop = {"flag": None}
 
     def handler(signum, frame):
@@ -334,6 +417,7 @@ def run(args) -> int:
     signal.signal(signal.SIGINT, handler)
     print(f"fastgo cluster: {config.model.name} {config.model.board_size}x{config.model.board_size}, "
           f"{workers} worker(s), run directory {run_dir.root}"
+          + (f", {cluster.where}" if backend == "ray" else "")
           + (f", stopping after {_clock(duration)}" if duration else ", Ctrl-C stops it"), flush=True)
     status_every = 1.0 if tty else config.cluster.status_interval_s
     next_status = time.monotonic() + status_every
@@ -360,8 +444,10 @@ def run(args) -> int:
         if tty:
             print()
         cluster.shutdown()
+    summary = cluster.summary()
+    cluster.close()
     if cluster.failed:
         print(f"fastgo cluster: stopping: {cluster.failed}", file=sys.stderr, flush=True)
         code = cluster.fail_code
-    print(cluster.summary(), flush=True)
+    print(summary, flush=True)
     return code
