@@ -6,7 +6,9 @@ recorder confirms it once it is in a closed shard, and only then is it forgotten
 unconfirmed for `timeout_s` makes the sink reconnect and send every unconfirmed game again
 (Lazy Pirate); the recorder drops the ones it holds already. A worker started again on the same
 outbox sends what its predecessor left unconfirmed, so kill -9 of a worker loses no finished
-game. A game the recorder refuses as bad (bad_record, too_large) is logged and dropped.
+game. Confirmed ids are appended to OUTBOX/confirmed.ids (one line each; the file is rotated to
+confirmed.ids.1 past CONFIRMED_LOG_BYTES) for audits. A game the recorder refuses as bad
+(bad_record, too_large) is logged and dropped.
 
 The sink interface the workers use: add(record), poll(timeout_s=0), full(headroom), close().
 """
@@ -29,6 +31,8 @@ log = logging.getLogger("fastgo.selfplay")
 SUFFIX = ".game"
 _NAME = re.compile(r"[0-9a-f]{32}\.game")
 REFUSED_FOR_GOOD = (protocol.BAD_RECORD, protocol.TOO_LARGE)
+CONFIRMED_LOG = "confirmed.ids"
+CONFIRMED_LOG_BYTES = 4 << 20
 
 
 class RemoteSink:
@@ -144,6 +148,7 @@ class RemoteSink:
                 continue
             if kind == "recorded":
                 if self._forget(header["game"]):
+                    self._log_confirmed(header["game"])
                     self.confirmed += 1
                     self.duplicates += bool(header.get("duplicate"))
                 continue
@@ -164,6 +169,16 @@ class RemoteSink:
         except FileNotFoundError:
             pass
         return True
+
+    def _log_confirmed(self, game_id):
+        path = os.path.join(self.outbox, CONFIRMED_LOG)
+        try:
+            with open(path, "a") as handle:
+                handle.write(game_id + "\n")
+                if handle.tell() > CONFIRMED_LOG_BYTES:
+                    os.replace(path, path + ".1")
+        except OSError as err:
+            log.warning("cannot append to %s: %s", path, err)
 
     def _resend_overdue(self):
         if not self.unconfirmed:
