@@ -59,12 +59,22 @@ def _run(args) -> int:
                              server_public_key=server_key, key_pair=key_pair)
     sink = _remote_sink(args, config, run_dir, key_pair)
     from fastgo.rundir import StatusFile
-    worker = SelfplayWorker(config, client, shard_dir=run_dir.shards, worker_id=args.worker_id,
-                            games=args.games, seed=args.seed, sgf_dir=run_dir.sgf,
-                            status=StatusFile(run_dir, f"selfplay-w{args.worker_id}"), sink=sink)
+    status = StatusFile(run_dir, f"selfplay-w{args.worker_id}")
+    if config.trainer.algorithm in ("reinforce", "value"):
+        # AlphaGo pipeline: moves sampled from the policy, no search
+        from selfplay_workers.policy_worker import PolicyWorker
+        worker = PolicyWorker(config, client, run_dir=run_dir, worker_id=args.worker_id,
+                              games=args.games, seed=args.seed, status=status, sink=sink)
+        how = (f"policy-only ({config.trainer.algorithm}, floor {config.selfplay.policy_floor:g}, "
+               f"seed {worker.seed})")
+    else:
+        worker = SelfplayWorker(config, client, shard_dir=run_dir.shards, worker_id=args.worker_id,
+                                games=args.games, seed=args.seed, sgf_dir=run_dir.sgf,
+                                status=status, sink=sink)
+        how = f"{config.selfplay.visits} visits"
     worker.install_signal_handlers()
-    log.info("worker %d: %d games at once, %d visits, server %s", args.worker_id, worker.games,
-             config.selfplay.visits, endpoint)
+    log.info("worker %d: %d games at once, %s, server %s", args.worker_id, worker.games, how,
+             endpoint)
     try:
         stats = worker.run(max_games=args.max_games, seconds=args.seconds)
     except ServerUnavailable as err:

@@ -24,6 +24,8 @@ Record fields (all arrays little-endian raw bytes, L = number of moves, N = boar
   ownership     int8 [N*N], Tromp-Taylor ownership of the final position (Black's view)
   versions      model versions that played, in order;  t_start, t_end: unix seconds
   resign        {'disabled': bool, 'would_resign': 0 / 1 Black / 2 White, 'would_resign_move': int}
+  players       optional (policy-only play): {'learner': 1 Black / -1 White / 0 both,
+                'opponent': the opponent's pool entry name}; absent in search self-play
 """
 from __future__ import annotations
 
@@ -87,9 +89,10 @@ class GameRecord:
     t_start: float = 0.0
     t_end: float = 0.0
     resign: dict | None = None
+    players: dict | None = None  # {'learner': 1 / -1 / 0, 'opponent': str} or None
 
     def to_msgpack(self) -> bytes:
-        return msgpack.packb({
+        fields = {
             "id": self.id or uuid.uuid4().hex,
             "worker": int(self.worker), "seed": int(self.seed),
             "size": int(self.size), "komi": float(self.komi),
@@ -104,7 +107,11 @@ class GameRecord:
             "t_start": float(self.t_start), "t_end": float(self.t_end),
             "resign": dict(self.resign or {"disabled": False, "would_resign": 0,
                                            "would_resign_move": -1}),
-        }, use_bin_type=True)
+        }
+        if self.players is not None:
+            fields["players"] = {"learner": int(self.players["learner"]),
+                                 "opponent": str(self.players["opponent"])}
+        return msgpack.packb(fields, use_bin_type=True)
 
 
 def _bytes(array, dtype):
@@ -357,6 +364,15 @@ def _check_record(record, header, where, check_rules) -> GameRecord:
     if not (0 <= worker <= _INT63 and 0 <= seed <= _INT63):
         raise ShardError(f"{where}: worker or seed out of range")
     resign = _field(record, "resign", dict, where)
+    players = None
+    if "players" in record:
+        players = _field(record, "players", dict, where)
+        learner, opponent = players.get("learner"), players.get("opponent")
+        if (set(players) != {"learner", "opponent"} or not isinstance(learner, int)
+                or isinstance(learner, bool) or learner not in (-1, 0, 1)
+                or not isinstance(opponent, str) or not 1 <= len(opponent) <= 64):
+            raise ShardError(f"{where}: players must be {{'learner': -1/0/1, 'opponent': a name "
+                             f"of 1..64 characters}}")
     if check_rules:
         bad, reason, over, replay_score, replay_owner = check_game(size, komi, moves)
         if bad >= 0:
@@ -380,7 +396,8 @@ def _check_record(record, header, where, check_rules) -> GameRecord:
                       policy_visits=policy_visits, winner=winner, score=float(score), end=end,
                       ownership=ownership, versions=list(versions), worker=worker, seed=seed,
                       id=game_id, t_start=float(_field(record, "t_start", float, where)),
-                      t_end=float(_field(record, "t_end", float, where)), resign=resign)
+                      t_end=float(_field(record, "t_end", float, where)), resign=resign,
+                      players=players)
 
 
 def quarantine(path, quarantine_dir, reason: str) -> str:

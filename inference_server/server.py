@@ -29,12 +29,17 @@ from fastgo.config import Config, ConfigError, load_config
 from inference_server import protocol
 from inference_server.checkpoint import CheckpointError
 from inference_server.pipeline import BatchJob, ForwardThread
-from inference_server.slots import Reloader, file_signature, initial_slots
+from inference_server.slots import Reloader, Slot, file_signature, initial_slots
 
 log = logging.getLogger("fastgo.serve")
 
 QUEUE_BYTES_PER_SLOT = 256 << 20   # eval payload bytes queued per slot; beyond: "busy" answers
 SHUTDOWN_LINGER_MS = 1000          # time the last replies get to leave at shutdown
+# A reload naming an unknown slot whose name starts with this creates the slot once the model
+# has loaded (policy-only self-play loads each worker's opponent into its own slot). At most
+# MAX_CREATED_SLOTS such slots; a refused load creates nothing.
+CREATED_SLOT_PREFIX = "opponent-"
+MAX_CREATED_SLOTS = 256
 
 
 class StartupError(Exception):
@@ -231,7 +236,7 @@ class InferenceServer:
             elif request.kind == "upload":
                 self._upload(identity, request, now)
             elif request.kind == "reload":
-                if request.slot not in self.slots:
+                if request.slot not in self.slots and not self._may_create(request.slot):
                     raise protocol.ProtocolError(protocol.UNKNOWN_SLOT, f"no slot {request.slot!r}",
                                                  request.request_id)
                 if request.upload >= 0:
@@ -255,6 +260,19 @@ class InferenceServer:
             if refused <= 20 or refused % 1000 == 0:     # a flood of garbage must not flood the log
                 log.warning("refused a message (%d so far): %s", refused, err)
             self._send(identity, protocol.error_reply(err.request_id, err.code, err.message))
+
+    def _may_create(self, name) -> bool:
+        created = sum(1 for n in self.slots if n.startswith(CREATED_SLOT_PREFIX)
+                      and n not in self.server.slots)
+        return name.startswith(CREATED_SLOT_PREFIX) and created < MAX_CREATED_SLOTS
+
+    def _create_slot(self, name, runner, version, content_hash):
+        self.slots[name] = Slot(name, runner, version, content_hash=content_hash)
+        self.queues[name] = deque()
+        self.queued_positions[name] = 0
+        self.queued_bytes[name] = 0
+        self.deadlines[name] = 0.0
+        log.info("slot %s: created", name)
 
     def _upload(self, identity, request, now):
         """Appends a chunk to its upload. At most MAX_UPLOADS uploads are open at once (an
@@ -393,14 +411,17 @@ class InferenceServer:
             except Exception:
                 return
             self.reloader.busy.discard((job.slot, job.path))
-            slot = self.slots[job.slot]
-            if job.path == slot.path:
+            slot = self.slots.get(job.slot)
+            if slot is None and not job.error:     # a created slot (CREATED_SLOT_PREFIX)
+                self._create_slot(job.slot, job.runner, job.version, job.content_hash)
+                slot = self.slots[job.slot]
+            if slot is not None and job.path == slot.path:
                 slot.signature = job.signature
             if job.error:
                 self.stats.reloads_refused += 1
                 self.stats.last_reload_error = job.error
-                log.warning("slot %s: refused %s, keeping version %d: %s",
-                            job.slot, job.path, slot.version, job.error)
+                log.warning("slot %s: refused %s, keeping version %s: %s", job.slot, job.path,
+                            slot.version if slot is not None else "none", job.error)
                 for identity, request_id in job.waiters:
                     self._send(identity, protocol.error_reply(request_id, protocol.RELOAD_FAILED, job.error))
                 continue

@@ -1,0 +1,36 @@
+# Policy-only play (AlphaGo's REINFORCE self-play and its value stage): G games at once, each move
+# sampled from the network's policy with a probability floor, no search. Callers:
+# selfplay_workers.policy_worker (the games), fastgo_cli.bench_selfplay (--algorithm reinforce).
+from libc.stdint cimport int32_t, uint64_t
+from fastgo.board cimport BoardState
+from fastgo.rng cimport Rng
+
+cdef enum:
+    PHASE_ALL = 0            # collect every live game
+    PHASE_LEARNER = 1        # collect the games whose side to move is the learner (or self-play)
+    PHASE_OPPONENT = 2       # collect the games whose side to move is the opponent
+    FILTER_WORDS = 64        # superko filter: 4096 bits over the position hashes of one game
+
+
+cdef struct PolicyGame:
+    BoardState board         # the position now (history tracked for the AlphaZero planes)
+    Rng rng                  # per-game stream: symmetries and move sampling
+    int32_t learner          # BLACK or WHITE: the learner's colour; 0 = the learner plays both
+    int32_t length           # moves played so far (index of the next entry in moves / values)
+    int32_t sym              # symmetry of the position in the batch in flight (0 = identity)
+    bint over                # two passes or the move cap
+    uint64_t filter[FILTER_WORDS]  # bit (h & 4095) set for every position hash h in history
+
+
+# The move to play for the side to move of `b`: sampled from softmax(logits) over the acceptable
+# moves (legal, not the mover's own eye, the pass only when allow_pass or nothing else is
+# acceptable), each probability raised to at least `floor` and renormalised; a board move that
+# repeats a position of `history` (positional superko) is struck out and the draw repeated.
+# logits: [N*N + 1] in the frame of symmetry `sym` (logits[sym_move(m)] belongs to move m).
+# scratch: a caller's board used for the superko test. Returns a move index (N*N = pass).
+cdef int sample_move(const BoardState* b, const float* logits, int sym, float floor,
+                     bint allow_pass, const uint64_t* history, int history_len,
+                     const uint64_t* filter, Rng* rng, BoardState* scratch) noexcept nogil
+# The distribution sample_move draws from before any superko strike: probs[N*N + 1].
+cdef void move_distribution(const BoardState* b, const float* logits, int sym, float floor,
+                            bint allow_pass, double* probs) noexcept nogil

@@ -1,0 +1,433 @@
+"""Policy-only self-play (`fastgo selfplay` with [trainer] algorithm = "reinforce" or "value"):
+G games at once, every move sampled from the network's policy (fastgo.policy_play), no search.
+
+REINFORCE: each mini-batch of G games is the current policy (slot `current`) against ONE
+opponent drawn from the pool file `pool.json` of the run directory (seeded by the worker's seed,
+its id and the mini-batch index), served from this worker's own slot `opponent-wID`, which the
+worker fills with the opponent's checkpoint bytes (the server creates the slot on the first
+load). The learner plays Black in the even games, White in the odd ones; every step sends one
+request: all games whose learner is to move, then all games whose opponent is to move. Without
+a pool file the opponent is the initial network: checkpoints/ckpt-000000000.ckpt when it
+exists, else the server's `current` slot as it stands (its start network until a publish).
+Value mode: the current policy plays both sides of every game.
+
+Games go to the same shards as search self-play: full = 1 on the learner's moves, the played
+move as a one-entry policy, the value head's output as root_value, versions = [learner,
+opponent], players = {"learner": 1 / -1 / 0, "opponent": NAME}. Never imports torch.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import re
+import signal
+import stat
+import time
+import uuid
+
+import numpy as np
+
+from fastgo.board import BLACK, WHITE
+from fastgo.policy_play import PHASE_ALL, PHASE_LEARNER, PHASE_OPPONENT, PolicyPlay
+from inference_server.experience import GameRecord, ShardWriter
+
+log = logging.getLogger("fastgo.selfplay")
+
+POOL_FILE = "pool.json"
+POOL_VERSION = 1
+MAX_POOL_BYTES = 4 << 20
+MAX_POOL_ENTRIES = 100_000
+INITIAL = "initial"                      # opponent name of the start network without a pool
+INITIAL_CHECKPOINT = os.path.join("checkpoints", "ckpt-000000000.ckpt")
+_NAME = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
+
+
+class PoolError(ValueError):
+    """pool.json cannot be used; the message names the file and the first problem."""
+
+
+class PoolEntry:
+    __slots__ = ("name", "path", "step", "weight")
+
+    def __init__(self, name, path, step, weight):
+        self.name, self.path, self.step, self.weight = name, path, step, weight
+
+    def __repr__(self):
+        return f"PoolEntry({self.name!r}, {self.path!r}, step={self.step}, weight={self.weight})"
+
+
+def read_pool(path) -> list[PoolEntry] | None:
+    """The entries of a pool file, or None when it does not exist. Raises PoolError."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise PoolError(f"{path}: cannot open: {err.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise PoolError(f"{path}: not a regular file")
+        if info.st_size > MAX_POOL_BYTES:
+            raise PoolError(f"{path}: {info.st_size} bytes, over the limit of {MAX_POOL_BYTES}")
+        data = os.read(fd, MAX_POOL_BYTES + 1)
+    finally:
+        os.close(fd)
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as err:
+        raise PoolError(f"{path}: not JSON: {err}") from None
+    if not isinstance(doc, dict) or doc.get("version") != POOL_VERSION:
+        raise PoolError(f"{path}: not a version {POOL_VERSION} pool (a map with \"version\": 1)")
+    entries = doc.get("entries")
+    if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_POOL_ENTRIES:
+        raise PoolError(f"{path}: \"entries\" must be a list of 1..{MAX_POOL_ENTRIES} entries")
+    pool = []
+    for i, item in enumerate(entries):
+        where = f"{path}: entry {i}"
+        if not isinstance(item, dict):
+            raise PoolError(f"{where}: not a map")
+        name, rel, step, weight = (item.get(k) for k in ("name", "path", "step", "weight"))
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise PoolError(f"{where}: name must be 1..64 letters, digits or _.:+-")
+        if (not isinstance(rel, str) or not 0 < len(rel) <= 512 or os.path.isabs(rel)
+                or ".." in rel.replace("\\", "/").split("/") or "\0" in rel):
+            raise PoolError(f"{where} ({name}): path must be relative to the run directory, "
+                            f"without '..'")
+        if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step < 1 << 63:
+            raise PoolError(f"{where} ({name}): step must be an integer in 0..2**63-1")
+        if (not isinstance(weight, (int, float)) or isinstance(weight, bool)
+                or not math.isfinite(weight) or not 0 <= weight <= 1e12):
+            raise PoolError(f"{where} ({name}): weight must be a number in 0..1e12")
+        pool.append(PoolEntry(name, rel, step, float(weight)))
+    if sum(e.weight for e in pool) <= 0:
+        raise PoolError(f"{path}: every weight is 0")
+    return pool
+
+
+def draw_opponent(pool: list[PoolEntry], seed: int, worker_id: int, batch: int) -> PoolEntry:
+    """The opponent of mini-batch `batch`: drawn in proportion to the weights from a stream
+    seeded by (seed, worker_id, batch), so the same seed draws the same opponents."""
+    weights = np.array([e.weight for e in pool], dtype=np.float64)
+    rng = np.random.default_rng([int(seed), int(worker_id), int(batch)])
+    return pool[int(rng.choice(len(pool), p=weights / weights.sum()))]
+
+
+class PolicyWorker:
+    """PolicyWorker(config, client, run_dir=..., ...).run(): plays mini-batches until stopped.
+
+    client: an inference_server.client.InferenceClient (submit(planes, slot), receive(ticket),
+    model_version, reload(slot, data=...)). run_dir: a fastgo.rundir.RunDir (pool.json, shards)."""
+
+    def __init__(self, config, client, *, run_dir, worker_id=0, games=None, seed=None,
+                 status=None, shard_dir=None, sink=None):
+        sp = config.selfplay
+        self.config, self.sp = config, sp
+        self.algorithm = config.trainer.algorithm
+        if self.algorithm not in ("reinforce", "value"):
+            raise ValueError(f"policy-only self-play serves reinforce and value, not {self.algorithm!r}")
+        self.size = config.model.board_size
+        self.client = client
+        self.run_dir = run_dir
+        self.shard_dir = os.fspath(shard_dir or run_dir.shards)
+        self.status = status
+        self.sink = sink                 # None: local shards; else add(record), poll(), full()
+        self.worker_id = int(worker_id)
+        self.games = int(games or sp.games)
+        if seed is None:
+            seed = sp.seed or int.from_bytes(os.urandom(7), "little")
+        self.seed = int(seed) & ((1 << 63) - 1)
+        self.current_slot = config.trainer.publish_slot
+        self.opponent_slot = f"opponent-w{self.worker_id}"
+        self.play = PolicyPlay(games=self.games, size=self.size, komi=sp.komi,
+                               encoding=config.model.encoding, floor=sp.policy_floor,
+                               allow_pass=sp.policy_pass)
+        self.max_checkpoint_bytes = config.server.max_checkpoint_bytes
+        self.prefix = f"w{self.worker_id}-{os.getpid()}"
+        self.stop_requested = False
+        self.writer = None
+        self.shard_seq = 0
+        self.batch_index = 0
+        self._loaded = None              # (path, mtime_ns, size) in the opponent slot
+        self._loaded_entry = None
+        self._opponent_version = None
+        self._pool_problem = ""
+        # counters (also the final stats line)
+        self.games_done = 0
+        self.moves_done = 0
+        self.evals = 0
+        self.batches = 0
+        self.minibatches = 0
+        self.shards_closed = 0
+        self.games_in_shards = 0
+        self.learner_wins = 0
+        self.learner_games = 0
+        self.opponent_loads = 0
+        self.started = time.monotonic()
+        self.report_every_s = 60.0
+        self._next_report = self.started + self.report_every_s
+
+    def install_signal_handlers(self):
+        def handler(signum, frame):
+            self.stop_requested = True
+        signal.signal(signal.SIGTERM, handler)
+        signal.signal(signal.SIGINT, handler)
+
+    # -- the opponent ---------------------------------------------------------------------------
+
+    def _pool(self):
+        path = os.path.join(self.run_dir.root, POOL_FILE)
+        try:
+            pool = read_pool(path)
+        except PoolError as err:
+            if str(err) != self._pool_problem:
+                log.error("%s; the opponent stays %s", err,
+                          self._loaded_entry.name if self._loaded_entry else INITIAL)
+                self._pool_problem = str(err)
+            return "bad"
+        self._pool_problem = ""
+        return pool
+
+    def _read_checkpoint(self, rel):
+        root = os.path.realpath(self.run_dir.root)
+        path = os.path.realpath(os.path.join(root, rel))
+        if os.path.commonpath([root, path]) != root:
+            raise OSError(f"{rel}: outside the run directory")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise OSError(f"{rel}: not a regular file")
+            if info.st_size > self.max_checkpoint_bytes:
+                raise OSError(f"{rel}: {info.st_size} bytes, over server.max_checkpoint_bytes")
+            key = (rel, info.st_mtime_ns, info.st_size)
+            if key == self._loaded:
+                return key, None
+            chunks, left = [], info.st_size
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 24))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+            return key, b"".join(chunks)
+        finally:
+            os.close(fd)
+
+    def _load(self, entry):
+        """Puts `entry`'s checkpoint into the opponent slot (unless it is there already);
+        returns True, or False (logged) when it cannot be read or the server refuses it."""
+        from inference_server.client import ServerError
+
+        try:
+            key, data = self._read_checkpoint(entry.path)
+            if data is not None:
+                self._opponent_version = int(self.client.reload(self.opponent_slot, data=data))
+                self._loaded = key
+                self.opponent_loads += 1
+                log.info("opponent %s (%s, step %d) loaded into slot %s as version %d", entry.name,
+                         entry.path, entry.step, self.opponent_slot, self._opponent_version)
+        except (OSError, ServerError) as err:
+            log.error("opponent %s (%s) not loaded: %s", entry.name, entry.path, err)
+            return False
+        self._loaded_entry = entry
+        return True
+
+    def _choose_opponent(self):
+        """(name, slot) of this mini-batch's opponent."""
+        pool = self._pool()
+        if pool == "bad":
+            pool = None if self._loaded_entry is None else [self._loaded_entry]
+        if pool is None:
+            initial = PoolEntry(INITIAL, INITIAL_CHECKPOINT, 0, 1.0)
+            if os.path.exists(os.path.join(self.run_dir.root, INITIAL_CHECKPOINT)) and self._load(initial):
+                return INITIAL, self.opponent_slot
+            self._opponent_version = None
+            return INITIAL, self.current_slot
+        entry = draw_opponent(pool, self.seed, self.worker_id, self.batch_index)
+        if self._load(entry):
+            return entry.name, self.opponent_slot
+        if self._loaded_entry is not None:       # keep the opponent already in the slot
+            return self._loaded_entry.name, self.opponent_slot
+        self._opponent_version = None
+        return INITIAL, self.current_slot
+
+    # -- the games ------------------------------------------------------------------------------
+
+    def run(self, *, max_games=None, seconds=None):
+        """Plays mini-batches until stop_requested, `max_games` finished games or `seconds`;
+        closes the open shard on the way out (games in progress are dropped). Returns stats."""
+        deadline = None if seconds is None else time.monotonic() + seconds
+        n, g_count = self.size, self.games
+        buffer = np.zeros((g_count, self.play.planes, n, n), dtype=np.uint8)
+
+        def should_stop():
+            return (self.stop_requested
+                    or (max_games is not None and self.games_done >= max_games)
+                    or (deadline is not None and time.monotonic() >= deadline))
+
+        try:
+            while not should_stop():
+                self._minibatch(buffer, should_stop)
+        finally:
+            self.close_shard()
+        return self.stats()
+
+    def _minibatch(self, buffer, should_stop):
+        play = self.play
+        if self.sink is not None and self.sink.full(headroom=self.games):
+            log.info("%d games unconfirmed by the recorder; waiting", len(self.sink.unconfirmed))
+            while not should_stop() and self.sink.full(headroom=self.games):
+                self.sink.poll(0.1)
+            if should_stop():
+                return
+        if self.algorithm == "reinforce":
+            opponent, opponent_slot = self._choose_opponent()
+            learners = [BLACK if g % 2 == 0 else WHITE for g in range(self.games)]
+            phase = PHASE_OPPONENT                  # White learners' games open with Black's move
+        else:
+            opponent, opponent_slot = "self", self.current_slot
+            learners = [0] * self.games
+            phase = PHASE_ALL
+        first_seed = (self.seed * 1_000_003 + self.batch_index * self.games) & ((1 << 63) - 1)
+        seeds = [(first_seed + g) & ((1 << 63) - 1) for g in range(self.games)]
+        play.reset(learners, seeds)
+        t_start = time.time()
+        written = np.zeros(self.games, dtype=bool)
+        versions = {"learner": None, "opponent": self._opponent_version}
+        results = []                                   # (learner colour, winner) per game
+        while play.live and not should_stop():
+            count = play.collect(buffer, phase)
+            learner_phase = phase != PHASE_OPPONENT
+            if phase != PHASE_ALL:
+                phase = PHASE_OPPONENT if phase == PHASE_LEARNER else PHASE_LEARNER
+            if count == 0:
+                continue
+            slot = self.current_slot if learner_phase else opponent_slot
+            logits, values = self._evaluate(buffer[:count], slot)
+            version = self.client.model_version
+            if learner_phase and versions["learner"] is None:
+                versions["learner"] = version
+            if not learner_phase and versions["opponent"] is None:
+                versions["opponent"] = version
+            moves_before = play.moves_played
+            if play.apply(logits, values):
+                for g in np.flatnonzero(~written):
+                    if play.is_over(int(g)):
+                        written[g] = True
+                        results.append(self._finish(int(g), seeds[g], opponent, versions, t_start))
+            self.moves_done += play.moves_played - moves_before
+            self.evals += count
+            self.batches += 1
+            self._maybe_rotate()
+            if self.sink is not None:
+                self.sink.poll()
+            if time.monotonic() >= self._next_report:
+                self._report()
+            if self.status is not None:
+                self.status.beat(self.stats)
+        self.minibatches += 1
+        self.batch_index += 1
+        if self.algorithm == "reinforce" and results:
+            black = sum(1 for colour, _ in results if colour == 1)
+            wins = sum(1 for colour, winner in results if winner == colour)
+            log.info("mini-batch %d: opponent %s, learner black %d white %d, learner wins %d of %d%s",
+                     self.batch_index - 1, opponent, black, len(results) - black, wins,
+                     len(results), "" if written.all() else " (stopped early)")
+
+    def _evaluate(self, planes, slot):
+        """(logits, values) for `planes` from `slot`; a server answering 'busy' gets them again."""
+        from inference_server.client import ServerError
+
+        delay = 0.01
+        ticket = self.client.submit(planes, slot=slot)
+        while True:
+            try:
+                return self.client.receive(ticket)
+            except ServerError as err:
+                if err.code != "busy" or self.stop_requested:
+                    raise
+                time.sleep(delay)
+                delay = min(1.0, delay * 2)
+                ticket = self.client.submit(planes, slot=slot)
+
+    def _finish(self, g, seed, opponent, versions, t_start):
+        play = self.play
+        moves, values = play.record(g)
+        score, ownership = play.result(g)
+        learner = play.learner(g)
+        colour = 0 if learner == 0 else (1 if learner == BLACK else -1)
+        if learner == 0:
+            full = np.ones(len(moves), dtype=np.uint8)
+        else:
+            movers = np.where(np.arange(len(moves)) % 2 == 0, BLACK, WHITE)
+            full = (movers == learner).astype(np.uint8)
+        winner = 1 if score > 0 else (-1 if score < 0 else 0)
+        learner_version = versions["learner"] if versions["learner"] is not None else 0
+        opponent_version = versions["opponent"] if versions["opponent"] is not None else learner_version
+        record = GameRecord(
+            size=self.size, komi=self.sp.komi, moves=moves, full=full, root_value=values,
+            policy_count=np.ones(len(moves), dtype=np.uint16), policy_moves=moves.copy(),
+            policy_visits=np.ones(len(moves), dtype=np.float32), winner=winner, score=score,
+            end="passes" if len(moves) < play.cap else "move_cap", ownership=ownership,
+            versions=[int(learner_version), int(opponent_version)], worker=self.worker_id,
+            seed=seed, id=uuid.uuid4().hex, t_start=t_start, t_end=time.time(),
+            players={"learner": colour, "opponent": opponent})
+        if self.sink is not None:
+            self.sink.add(record)
+        else:
+            if self.writer is None:
+                self.writer = ShardWriter(self.shard_dir, prefix=self.prefix, size=self.size,
+                                          komi=self.sp.komi, worker=self.worker_id)
+            self.writer.add(record)
+        self.games_done += 1
+        if colour:
+            self.learner_games += 1
+            self.learner_wins += winner == colour
+        return colour, winner
+
+    # -- shards (the rules of selfplay_workers.worker) --------------------------------------------
+
+    def _maybe_rotate(self):
+        writer = self.writer
+        if writer is not None and (writer.count >= self.sp.shard_games
+                                   or time.monotonic() - writer.opened >= self.sp.shard_seconds):
+            self.close_shard()
+
+    def close_shard(self):
+        """Seals the open shard (if it holds games) under its final name."""
+        writer, self.writer = self.writer, None
+        if writer is None:
+            return
+        if writer.count == 0:
+            writer.abort()
+            return
+        self.shard_seq += 1
+        name = f"{time.time_ns() // 1_000_000:015d}-{self.prefix}-{self.shard_seq:05d}.shard"
+        path = writer.close(name)
+        self.shards_closed += 1
+        self.games_in_shards += writer.count
+        log.info("shard closed: %s games=%d", os.path.basename(path), writer.count)
+
+    def _report(self):
+        s = self.stats()
+        log.info("games %d, %.1f moves/s, %.0f evals/s, mean batch %.1f, mini-batches %d, "
+                 "learner wins %d of %d, opponent loads %d", s["games"], s["moves_per_s"],
+                 s["evals_per_s"], s["mean_batch"], s["minibatches"], s["learner_wins"],
+                 s["learner_games"], s["opponent_loads"])
+        self._next_report = time.monotonic() + self.report_every_s
+
+    def stats(self) -> dict:
+        elapsed = max(1e-9, time.monotonic() - self.started)
+        return {
+            "worker": self.worker_id, "algorithm": self.algorithm, "seconds": elapsed,
+            "games": self.games_done, "moves": self.moves_done, "evals": self.evals,
+            "batches": self.batches, "moves_per_s": self.moves_done / elapsed,
+            "evals_per_s": self.evals / elapsed, "mean_batch": self.evals / max(1, self.batches),
+            "minibatches": self.minibatches, "shards": self.shards_closed,
+            "games_in_shards": self.games_in_shards, "learner_wins": self.learner_wins,
+            "learner_games": self.learner_games, "opponent_loads": self.opponent_loads,
+            **(self.sink.stats() if self.sink is not None and hasattr(self.sink, "stats") else {}),
+        }
