@@ -76,7 +76,15 @@ def _run(args) -> int:
     if config.trainer.publish and not args.no_publish:
         from inference_server.client import InferenceClient
         endpoint = args.server or config.server.endpoint
-        client = InferenceClient(endpoint, timeout_s=10.0, retries=1)
+        from inference_server.curve import CurveKeyError, client_keys
+        try:
+            server_key, key_pair = client_keys(config.trainer.curve_key_file,
+                                               config.trainer.server_public_key,
+                                               "trainer.curve_key_file / server_public_key")
+        except CurveKeyError as err:
+            raise ConfigError(str(err)) from None
+        client = InferenceClient(endpoint, timeout_s=10.0, retries=1,
+                                 server_public_key=server_key, key_pair=key_pair)
         slot = config.trainer.publish_slot
 
         def publisher(path, data, step):
