@@ -93,13 +93,14 @@ def _run(args) -> int:
             log.info("published step %d to %s slot %s (server version %s)", step, endpoint, slot, version)
 
     from fastgo.rundir import StatusFile
-    from trainer.loop import ResumeError, Trainer
+    from trainer.loop import ResumeError, make_trainer
     try:
-        trainer = Trainer(config, run_dir, publisher=publisher, status=StatusFile(run_dir, "train"))
+        trainer = make_trainer(config, run_dir, publisher=publisher,
+                               status=StatusFile(run_dir, "train"))
     except ResumeError as err:
         raise ConfigError(str(err)) from None
-    log.info("training %s on %s from step %d, %s", config.model.name, trainer.device, trainer.step,
-             run_dir.root)
+    log.info("training %s (%s) on %s from step %d, %s", config.model.name,
+             config.trainer.algorithm, trainer.device, trainer.step, run_dir.root)
     try:
         trainer.run(max_steps=args.max_steps, seconds=args.seconds, should_stop=lambda: stop["flag"])
     finally:

@@ -103,6 +103,12 @@ class Trainer:
         self.quarantined = int(state.get("quarantined", 0))
         rng_state = state.get("rng_seed_offset", 0)
         self.rng = np.random.default_rng([self.tc.seed, int(rng_state)])
+        self.resumed_state = state
+        self._refill_window(state)
+        log.info("resumed at step %d: %d samples trained, %d shards used, window %d positions",
+                 self.step, self.samples, len(self.used_shards), self.window.positions)
+
+    def _refill_window(self, state):
         # Refill the window from the shards already used, newest first, without counting them.
         self.window.total_positions = int(state.get("positions", 0))
         self.window.total_games = int(state.get("games", 0))
@@ -120,8 +126,6 @@ class Trainer:
             kept += block.positions
         for block in reversed(blocks):
             self.window.add(block, count=False)
-        log.info("resumed at step %d: %d samples trained, %d shards used, window %d positions",
-                 self.step, self.samples, len(self.used_shards), self.window.positions)
 
     def trainer_state(self) -> dict:
         return {"samples": int(self.samples), "used_shards": sorted(self.used_shards),
@@ -329,6 +333,19 @@ class Trainer:
         if self.step != last_saved:
             self.write_metrics()
             self.save_checkpoint()
+
+
+def make_trainer(config, run_dir, *, publisher=None, status=None):
+    """The trainer of config.trainer.algorithm: AlphaZero (this module), REINFORCE
+    (trainer.reinforce_loop) or the value stage (trainer.value_stage)."""
+    algorithm = config.trainer.algorithm
+    if algorithm == "reinforce":
+        from trainer.reinforce_loop import ReinforceTrainer
+        return ReinforceTrainer(config, run_dir, publisher=publisher, status=status)
+    if algorithm == "value":
+        from trainer.value_stage import ValueTrainer
+        return ValueTrainer(config, run_dir, publisher=publisher, status=status)
+    return Trainer(config, run_dir, publisher=publisher, status=status)
 
 
 class _Null:

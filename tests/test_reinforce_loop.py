@@ -1,0 +1,119 @@
+"""The REINFORCE trainer on hand-written shards: one update per `minibatch_games` games, each game
+used once in order of arrival, metrics rows with the learner's win rate, the pool growing every
+`pool_every` updates, checkpoints published, and a restart resuming mid-shard."""
+from __future__ import annotations
+
+import csv
+import os
+import time
+
+import numpy as np
+
+from fastgo.config import loads_config
+from fastgo.pool import read_pool
+from fastgo.rundir import open_run_dir
+from test_reinforce_games import game_record, random_moves, write_shard
+from trainer.loop import make_trainer
+
+SIZE, KOMI = 5, 0.5
+CONFIG = f"""
+[model]
+board_size = {SIZE}
+blocks = 1
+channels = 8
+value_hidden = 8
+[selfplay]
+komi = {KOMI}
+[trainer]
+algorithm = "reinforce"
+minibatch_games = 4
+pool_every = 2
+pool_max = 2
+baseline = "value"
+checkpoint_every = 1
+keep_checkpoints = 1
+optimizer = "sgd"
+lr = 0.01
+device = "cpu"
+poll_s = 0.05
+"""
+
+
+def games(rng, count, seed):
+    out = []
+    for i in range(count):
+        learner = (1, -1)[i % 2]
+        out.append(game_record(SIZE, KOMI, random_moves(SIZE, KOMI, rng, length=6 + i), learner,
+                               versions=(0, 0), seed=seed + i))
+    return out
+
+
+def learner_result(game):
+    colour = 1 if game.full[0] else -1
+    return colour * game.winner
+
+
+def rows(run):
+    with open(run.metrics, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_updates_metrics_pool_and_resume(tmp_path):
+    config = loads_config(CONFIG)
+    run = open_run_dir(tmp_path / "run")
+    rng = np.random.default_rng(1)
+    a, b = games(rng, 6, 100), games(rng, 5, 200)
+    write_shard(run.shards, a, "w0-000001.shard", size=SIZE, komi=KOMI)
+    time.sleep(0.01)
+    write_shard(run.shards, b, "w0-000002.shard", size=SIZE, komi=KOMI)
+    published = []
+    trainer = make_trainer(config, run, publisher=lambda path, data, step: published.append(step))
+    assert type(trainer).__name__ == "ReinforceTrainer"
+    assert [e.step for e in read_pool(os.path.join(run.root, "pool.json"))] == [0]
+    trainer.run(seconds=20, should_stop=lambda: trainer.step >= 2)
+    assert trainer.step == 2 and trainer.games == 8
+    assert len(trainer.queue) == 3                      # b[2:], waiting for a 4th game
+    assert published == [0, 1, 2]
+    got = rows(run)
+    assert [int(r["step"]) for r in got] == [1, 2]
+    ordered = a + b
+    for r, chunk in zip(got, (ordered[0:4], ordered[4:8])):
+        expected = np.mean([(learner_result(g) + 1) / 2 for g in chunk])
+        assert abs(float(r["win_rate"]) - expected) < 1e-4
+        assert int(r["pool"]) == (2 if int(r["step"]) == 2 else 1)
+    assert [e.step for e in read_pool(os.path.join(run.root, "pool.json"))] == [0, 2]
+    assert os.path.exists(run.checkpoint(2)) and os.path.exists(run.checkpoint(0))
+    assert not os.path.exists(run.checkpoint(1))       # pruned: not in the pool, not the newest
+    weights = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    momentum = trainer.optimizer.state_dict()["state"]
+    del trainer
+
+    # Restart: the same weights and optimizer, b[0:2] not used again, b[2:] + c[0] make update 3.
+    c = games(rng, 1, 300)
+    time.sleep(0.01)
+    write_shard(run.shards, c, "w0-000003.shard", size=SIZE, komi=KOMI)
+    again = make_trainer(config, run)
+    assert again.step == 2 and again.games == 8 and again.partial == {"w0-000002.shard": 2}
+    assert all(np.array_equal(v, again.model.state_dict()[k]) for k, v in weights.items())
+    assert again.optimizer.state_dict()["state"].keys() == momentum.keys()
+    again.run(seconds=20, should_stop=lambda: again.step >= 3)
+    assert again.step == 3 and again.games == 12
+    last = rows(run)[-1]
+    expected = np.mean([(learner_result(g) + 1) / 2 for g in b[2:] + c])
+    assert int(last["step"]) == 3 and abs(float(last["win_rate"]) - expected) < 1e-4
+    assert set(again.used_shards) == {"w0-000001.shard", "w0-000002.shard", "w0-000003.shard"}
+    assert again.partial == {}
+    # pool_max = 2: step 4 would drop step 0; after step 3 the pool is still [0, 2].
+    assert [e.step for e in read_pool(os.path.join(run.root, "pool.json"))] == [0, 2]
+
+
+def test_pool_drops_the_oldest_beyond_pool_max(tmp_path):
+    config = loads_config(CONFIG.replace("pool_every = 2", "pool_every = 1"))
+    run = open_run_dir(tmp_path / "run")
+    rng = np.random.default_rng(2)
+    write_shard(run.shards, games(rng, 12, 0), "w0-000001.shard", size=SIZE, komi=KOMI)
+    trainer = make_trainer(config, run)
+    trainer.run(seconds=20, should_stop=lambda: trainer.step >= 3)
+    assert [e.step for e in read_pool(os.path.join(run.root, "pool.json"))] == [2, 3]
+    names = sorted(os.listdir(run.checkpoints))
+    assert "ckpt-000000002.ckpt" in names and "ckpt-000000003.ckpt" in names

@@ -1,0 +1,243 @@
+"""The REINFORCE trainer (`fastgo train` with trainer.algorithm = "reinforce"): on-policy, each
+game used once, in order of arrival (shards by modification time, then name; games in shard
+order). Every `minibatch_games` new games make one update (trainer.reinforce); every
+`checkpoint_every` updates a checkpoint is written, published to the server and a metrics.csv
+row appended (loss terms, the learner's win rate in the mini-batches since the last row, the
+pool size); every `pool_every` updates the current checkpoint joins the opponent pool
+(trainer.pool: pool.json, started with the initial network).
+
+Resumes from latest.ckpt like the AlphaZero trainer: weights, optimizer, step, the shards used
+whole, and how many games of each partly used shard went into updates.
+"""
+from __future__ import annotations
+
+import csv
+import logging
+import os
+import time
+from collections import deque
+
+import numpy as np
+
+from inference_server.experience import ShardError, list_shards, read_shard
+from trainer.loop import Trainer, _tensorboard
+from trainer.pool import OpponentPool
+from trainer.reinforce import learner_batch, reinforce_step
+from trainer.window import block_from_games
+
+log = logging.getLogger("fastgo.train")
+
+REINFORCE_FIELDS = ("step", "time", "games", "positions", "loss", "policy_loss", "value_loss",
+                    "advantage", "win_rate", "staleness", "pool", "updates_per_s", "lr",
+                    "version", "quarantined")
+
+
+class ReinforceTrainer(Trainer):
+    """Shares the AlphaZero trainer's model, optimizer, checkpoint writing and publishing; its
+    data path is a queue of unused games instead of a replay window."""
+
+    def _resume(self):
+        self.pool = OpponentPool(self.run_dir.root, pool_max=self.tc.pool_max)
+        self.queue: deque = deque()              # (shard name, game index, GameRecord), oldest first
+        self.partial: dict[str, int] = {}        # shard -> games of it already in updates
+        self.queued_shards: set[str] = set()
+        self.games = 0                           # games used in updates, in total
+        self.positions = 0                       # learner positions trained, in total
+        latest = self.run_dir.latest
+        fresh = not os.path.exists(latest)
+        super()._resume()                        # step 0: writes the initial checkpoint
+        if not fresh:
+            ckpt_state = self.resumed_state
+            self.games = int(ckpt_state.get("games", 0))
+            self.positions = int(ckpt_state.get("positions", 0))
+            self.partial = {str(k): int(v) for k, v in (ckpt_state.get("partial") or {}).items()}
+        self.pool.load_or_start(self.run_dir.checkpoint(0), 0)
+        self._rsums = self._fresh_rsums()
+
+    def _refill_window(self, state):
+        """No replay window: every game is used once."""
+
+    def trainer_state(self) -> dict:
+        return {"samples": int(self.samples), "used_shards": sorted(self.used_shards),
+                "games": int(getattr(self, "games", 0)),
+                "positions": int(getattr(self, "positions", 0)),
+                "partial": dict(getattr(self, "partial", {})),
+                "quarantined": int(self.quarantined), "rng_seed_offset": int(self.step)}
+
+    # -- games ----------------------------------------------------------------------------------
+
+    def _arrival_order(self, names):
+        def key(name):
+            try:
+                return (os.stat(os.path.join(self.run_dir.shards, name)).st_mtime_ns, name)
+            except OSError:
+                return (0, name)
+        return sorted(names, key=key)
+
+    def ingest(self) -> int:
+        """Queues the games of new shards until a mini-batch is ready; returns games queued."""
+        need = self.tc.minibatch_games
+        fresh = [n for n in list_shards(self.run_dir.shards)
+                 if n not in self.used_shards and n not in self.queued_shards]
+        added = 0
+        for name in self._arrival_order(fresh):
+            if len(self.queue) >= need:
+                break
+            path = os.path.join(self.run_dir.shards, name)
+            try:
+                shard = read_shard(path)
+                if shard.header["size"] != self.config.model.board_size:
+                    raise ShardError(f"{path}: board size {shard.header['size']}, the model plays "
+                                     f"{self.config.model.board_size}")
+                if shard.header["komi"] != self.config.selfplay.komi:
+                    raise ShardError(f"{path}: komi {shard.header['komi']}, the config says "
+                                     f"{self.config.selfplay.komi}")
+            except ShardError as err:
+                self._quarantine(path, str(err))
+                continue
+            skip = self.partial.get(name, 0)
+            self.queued_shards.add(name)
+            if skip >= len(shard.games):
+                self._shard_done(name)
+                continue
+            for index in range(skip, len(shard.games)):
+                self.queue.append((name, index, shard.games[index]))
+                added += 1
+        return added
+
+    def _shard_done(self, name):
+        self.used_shards.add(name)
+        self.partial.pop(name, None)
+        self.queued_shards.discard(name)
+
+    def _take(self, count):
+        """The oldest `count` queued games; the consumption counters move with them."""
+        taken = [self.queue.popleft() for _ in range(count)]
+        left = {name for name, _, _ in self.queue}
+        for name, index, _ in taken:
+            self.partial[name] = index + 1
+        for name in {name for name, _, _ in taken}:
+            if name not in left:
+                self._shard_done(name)
+        return [game for _, _, game in taken]
+
+    # -- updates --------------------------------------------------------------------------------
+
+    def _fresh_rsums(self):
+        return {"loss": 0.0, "policy_loss": 0.0, "value_loss": 0.0, "advantage": 0.0,
+                "wins": 0.0, "decided": 0, "staleness": 0.0, "games": 0, "updates": 0,
+                "t0": time.monotonic()}
+
+    def update(self) -> dict:
+        games = self._take(self.tc.minibatch_games)
+        mc = self.config.model
+        block = block_from_games(games, mc.board_size, f"update-{self.step + 1}")
+        batch = learner_batch(block, mc.board_size, self.config.selfplay.komi, mc.encoding,
+                              mc.planes)
+        terms = reinforce_step(self.model, self.optimizer, batch, baseline=self.tc.baseline,
+                               value_weight=self.tc.value_weight, chunk=self.tc.batch_size,
+                               device=self.device)
+        self.step += 1
+        self.games += len(games)
+        self.positions += terms["positions"]
+        self.samples += terms["positions"]
+        s = self._rsums
+        for key in ("loss", "policy_loss", "value_loss", "advantage"):
+            s[key] += terms[key]
+        decided = batch.learner_result[~np.isnan(batch.learner_result)]
+        s["wins"] += float(((decided + 1) / 2).sum())
+        s["decided"] += len(decided)
+        s["staleness"] += sum(max(0, self.step - 1 - int(g.versions[0])) if g.versions else 0
+                              for g in games)
+        s["games"] += len(games)
+        s["updates"] += 1
+        return terms
+
+    def write_metrics(self):
+        s = self._rsums
+        updates = max(1, s["updates"])
+        elapsed = max(1e-9, time.monotonic() - s["t0"])
+        row = {
+            "step": self.step, "time": f"{time.time():.3f}", "games": self.games,
+            "positions": self.positions,
+            **{k: f"{s[k] / updates:.5f}" for k in ("loss", "policy_loss", "value_loss",
+                                                     "advantage")},
+            "win_rate": f"{s['wins'] / s['decided']:.4f}" if s["decided"] else "",
+            "staleness": f"{s['staleness'] / max(1, s['games']):.2f}",
+            "pool": len(self.pool.entries), "updates_per_s": f"{s['updates'] / elapsed:.3f}",
+            "lr": self.optimizer.param_groups[0]["lr"], "version": self.step,
+            "quarantined": self.quarantined,
+        }
+        path = self.run_dir.metrics
+        new = not os.path.exists(path) or os.path.getsize(path) == 0
+        with open(path, "a", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=REINFORCE_FIELDS)
+            if new:
+                writer.writeheader()
+            writer.writerow(row)
+        _tensorboard(self.run_dir, row)
+        self._rsums = self._fresh_rsums()
+        self.last_row = row
+        return row
+
+    def _prune(self):
+        keep_always = {os.path.basename(p) for p in self.pool.checkpoint_paths()} \
+            if hasattr(self, "pool") else set()
+        names = sorted(n for n in os.listdir(self.run_dir.checkpoints)
+                       if n.startswith("ckpt-") and n.endswith(".ckpt"))
+        keep = self.tc.keep_checkpoints
+        for name in names[:-keep] if len(names) > keep else []:
+            if name == "ckpt-000000000.ckpt" or name in keep_always:
+                continue
+            try:
+                os.unlink(os.path.join(self.run_dir.checkpoints, name))
+            except FileNotFoundError:
+                pass
+
+    def status_fields(self) -> dict:
+        row = self.last_row
+        return {"step": self.step, "samples": self.samples, "positions": self.positions,
+                "games": self.games, "loss": row.get("loss"), "win_rate": row.get("win_rate"),
+                "pool": len(self.pool.entries), "latest": self.saved_step,
+                "waiting": len(self.queue) < self.tc.minibatch_games}
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    def run(self, *, max_steps=None, seconds=None, should_stop=lambda: False):
+        """Updates until should_stop(), `max_steps` total updates or `seconds`; the last
+        checkpoint is written before returning."""
+        deadline = None if seconds is None else time.monotonic() + seconds
+        last_saved = self.step
+        while not should_stop():
+            if self.status is not None:
+                self.status.beat(self.status_fields)
+            if max_steps is not None and self.step >= max_steps:
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            if len(self.queue) < self.tc.minibatch_games:
+                self.ingest()
+            if len(self.queue) < self.tc.minibatch_games:
+                now = time.monotonic()
+                if now - self._last_wait_log > 30:
+                    log.info("waiting for games: %d queued, %d per update",
+                             len(self.queue), self.tc.minibatch_games)
+                    self._last_wait_log = now
+                time.sleep(min(self.tc.poll_s, 0.2))
+                continue
+            terms = self.update()
+            pool_due = self.step % self.tc.pool_every == 0
+            if self.step % self.tc.checkpoint_every == 0 or pool_due:
+                path = self.save_checkpoint()
+                last_saved = self.step
+                if pool_due and self.pool.add(path, self.step):
+                    self._prune()
+                row = self.write_metrics()
+                log.info("update %d: loss %s (policy %s value %s) win rate %s, %d games, pool %d",
+                         self.step, row["loss"], row["policy_loss"], row["value_loss"],
+                         row["win_rate"], self.games, len(self.pool.entries))
+            elif terms["positions"] == 0:
+                log.info("update %d: no learner moves in the mini-batch", self.step)
+        if self.step != last_saved:
+            self.write_metrics()
+            self.save_checkpoint()
