@@ -397,7 +397,7 @@ class RayCluster(Supervisor):
         for child in self.children[1:]:
             self._start(child)
         for child in self.children:
-            print(f"fastgo cluster: {child.role:<12} node {child.node[:12]} ({child.ip}) actor pid "
+            print(f"fastgo cluster: {child.role:<12} node {child.node} ({child.ip}) actor pid "
                   f"{child.actor_pid} pid {child.child} log {child.log_path}", flush=True)
 
     def _argv(self, child):
@@ -424,6 +424,9 @@ class RayCluster(Supervisor):
         child.started = time.monotonic()
         child.need_start = False
         child.child = reply["child"]
+        if child.restarts and child.child is not None:
+            self.log(f"{child.role} running: node {child.node} ({child.ip}) actor pid "
+                     f"{child.actor_pid} pid {child.child}")
         if child.kind == "serve":
             if reply["endpoint"] is None:
                 if reply["code"] == 2:
