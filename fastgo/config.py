@@ -349,6 +349,9 @@ class ClusterConfig:
         {"CPU": 1.0}, doc="ray: resources of each self-play worker's actor (spread over nodes)")
     evaluator_resources: dict[str, float] = mapping_setting(
         {"CPU": 0.0}, doc="ray: resources of the evaluator's actor (on the trainer's node)")
+    recorder_resources: dict[str, float] = mapping_setting(
+        {"CPU": 0.0}, doc="ray: resources of the recorder's actor (on the trainer's node; workers "
+                          "on other nodes send their games to it)")
 
     def check(self):
         for ref in self.references:
@@ -357,7 +360,7 @@ class ClusterConfig:
         if self.backoff_max_s < self.backoff_s:
             raise ConfigError("backoff_max_s must be >= backoff_s")
         for key in ("server_resources", "trainer_resources", "worker_resources",
-                    "evaluator_resources"):
+                    "evaluator_resources", "recorder_resources"):
             table = getattr(self, key)
             if len(table) > 64:
                 raise ConfigError(f"{key}: at most 64 resources, got {len(table)}")
