@@ -1,7 +1,7 @@
 """`fastgo cluster --backend ray [--address ADDR]`: the roles of a run as Ray actors on a Ray
 cluster. Imported only by that backend (the local backend never imports ray).
 
-Each role (serve, train, evaluate, selfplay-wI) is one actor, `RoleHost`, that starts the role's
+Each role (serve, train, recorder, evaluate, selfplay-wI) is one actor, `RoleHost`, that starts the role's
 `fastgo ...` command as a child process on its node and reports on it. A child process rather
 than the role in the actor's own process: the roles keep their signal handling (SIGTERM closes
 shards, writes the checkpoint), their own logs and torch state, and a role that crashes leaves
@@ -10,13 +10,15 @@ lost actor never leaves a role behind holding a port or a worker id.
 
 Placement comes from the config: cluster.server_resources and trainer_resources say where the
 server and trainer go (e.g. {GPU = 1} or a custom node resource), workers are spread over the
-nodes (SPREAD) with worker_resources, the evaluator runs on the trainer's node (node affinity).
-Roles find each other only through Ray: the server's actor binds its node's address
-(ray.util.get_node_ip_address()) on a port chosen at bind time and returns the endpoint, which the
-driver passes to the trainer and the workers as arguments. When every node of the Ray cluster is
-this machine, the server binds loopback instead (no CURVE needed); a server on a remote node binds
-its node's address, which the server's own config check accepts only with CURVE keys (or
-server.allow_insecure_remote). The run directory is the same path on every node; each role writes
+nodes (SPREAD) with worker_resources, the recorder and the evaluator run on the trainer's node
+(node affinity). Roles find each other only through Ray: the server's and the recorder's actors
+bind their node's address (ray.util.get_node_ip_address()) on a port chosen at bind time and
+return the endpoint, which the driver passes to the trainer and the workers as arguments. A worker
+on the trainer's node writes its shards itself; a worker on any other node sends its games to the
+recorder (`fastgo selfplay --recorder`), so no filesystem is shared. When every node of the Ray
+cluster is this machine, both bind loopback instead (no CURVE needed); on a remote node they bind
+the node's address, which their own config checks accept only with CURVE keys (server.* and
+recorder.curve_secret_key_file, curve_allowed) or allow_insecure_remote. The run directory is the same path on every node; each role writes
 its own node's copy, and the driver learns everything (heartbeats, server stats, ratings) from the
 actors' replies, never from files.
 
@@ -40,7 +42,8 @@ from fastgo_cli.cluster_cmd import (Restarts, Supervisor, evaluator_argv, server
                                     status_line, summary_text, trainer_argv, worker_argv)
 
 CONFIG_TOKEN = "@config"          # in an argv: the config's path on the actor's node
-READY = "fastgo serve: ready on "  # the server's line once its socket is bound
+READY = {"serve": "fastgo serve: ready on ",         # the line a role prints once it is bound
+         "record": "fastgo recorder: ready on "}
 MAX_JSON_BYTES = 1 << 20           # status and ratings files read for the driver
 PLACEMENT_TIMEOUT_S = 60.0         # a role no node can take within this is an error
 POLL_EVERY_S = 1.0
@@ -118,9 +121,10 @@ class RoleHost:
         return {"actor": os.getpid(), "node": ray.get_runtime_context().get_node_id(),
                 "ip": ray.util.get_node_ip_address()}
 
-    def start(self, argv, ready_timeout_s=60.0):
-        """Starts the role's child (stopping one still running). For the server, waits until it
-        says where it is bound; returns {"actor", "child", "endpoint", "code", "last_line"}."""
+    def start(self, argv, ready=None, ready_timeout_s=60.0):
+        """Starts the role's child (stopping one still running). With `ready` (the line a
+        server or recorder prints once bound), waits for that line and returns the endpoint
+        after it: {"actor", "child", "endpoint", "code", "last_line"}."""
         self._end_child(2.0)
         argv = [self.config_path if arg == CONFIG_TOKEN else arg for arg in argv]
         offset = os.path.getsize(self.out_path) if os.path.exists(self.out_path) else 0
@@ -134,10 +138,10 @@ class RoleHost:
         self.endpoint = None
         reply = {"actor": os.getpid(), "child": self.proc.pid, "endpoint": None, "code": None,
                  "last_line": None}
-        if argv[0] == "serve":
+        if ready:
             deadline = time.monotonic() + ready_timeout_s
             while self.endpoint is None:
-                self.endpoint = self._ready_line(offset)
+                self.endpoint = self._ready_line(offset, ready)
                 if self.endpoint is None and (self.proc.poll() is not None or time.monotonic() > deadline):
                     if self.proc.poll() is None:
                         self._end_child(2.0)
@@ -149,7 +153,7 @@ class RoleHost:
             reply["endpoint"] = self.endpoint
         return reply
 
-    def _ready_line(self, offset):
+    def _ready_line(self, offset, ready):
         try:
             with open(self.out_path, "rb") as handle:
                 handle.seek(offset)
@@ -157,8 +161,8 @@ class RoleHost:
         except OSError:
             return None
         for line in text.splitlines():
-            if line.startswith(READY) and "\n" in text[text.index(line):]:
-                return line[len(READY):].strip()
+            if line.startswith(ready) and "\n" in text[text.index(line):]:
+                return line[len(ready):].strip()
         return None
 
     def poll(self):
@@ -182,7 +186,7 @@ class RoleHost:
             if reply["child"] is not None:
                 last = self.started if mtime is None else max(self.started, now - max(0.0, time.time() - mtime))
                 reply["age"] = now - last
-        elif reply["child"] is not None and self.endpoint:
+        elif reply["child"] is not None and self.endpoint and self.role == "serve":
             reply["stats"] = self._server_stats()
             reply["age"] = now - self.last_ping_ok
         for name in self.files:
@@ -252,7 +256,7 @@ class RayRole(Restarts):
     def __init__(self, role, kind, run_dir, heartbeat, resources, worker_id=None):
         super().__init__()
         self.role = role
-        self.kind = kind                    # serve | train | evaluate | selfplay
+        self.kind = kind                    # serve | train | record | evaluate | selfplay
         self.worker_id = worker_id
         self.heartbeat = heartbeat
         self.resources = dict(resources)
@@ -287,17 +291,23 @@ class RayCluster(Supervisor):
             self.config_text = handle.read()
         roles = [("serve", "serve", None, self.cc.server_resources),
                  ("train", "train", "train", self.cc.trainer_resources)]
+        if workers:
+            roles.append(("recorder", "record", "recorder", self.cc.recorder_resources))
         roles += [(f"selfplay-w{i}", "selfplay", f"selfplay-w{i}", self.cc.worker_resources)
                   for i in range(workers)]
         if evaluate:
             roles.append(("evaluate", "evaluate", "evaluate", self.cc.evaluator_resources))
-        self.children = [RayRole(name, kind, run_dir, beat, res, worker_id=i - 2 if kind == "selfplay" else None)
-                         for i, (name, kind, beat, res) in enumerate(roles)]
+        self.children = [RayRole(name, kind, run_dir, beat, res) for name, kind, beat, res in roles]
         self.server, self.trainer = self.children[0], self.children[1]
         self.workers = [c for c in self.children if c.kind == "selfplay"]
+        for i, child in enumerate(self.workers):
+            child.worker_id = i
+        self.recorder = next((c for c in self.children if c.kind == "record"), None)
         self.evaluator = next((c for c in self.children if c.kind == "evaluate"), None)
-        self.endpoint = None
+        self.endpoint = None                # the server's, as it reported it
+        self.recorder_endpoint = None
         self._last_stats = None
+        self._last_rates = (0.0, 0.0)
         self._next_poll = 0.0
         self._actors_by_kind = {}
         try:
@@ -341,7 +351,8 @@ class RayCluster(Supervisor):
                            for name, amount in child.resources.items() if amount > 0)
                        for node in nodes):
                 key = {"serve": "server_resources", "train": "trainer_resources",
-                       "selfplay": "worker_resources", "evaluate": "evaluator_resources"}[child.kind]
+                       "record": "recorder_resources", "selfplay": "worker_resources",
+                       "evaluate": "evaluator_resources"}[child.kind]
                 offers = "; ".join(", ".join(f"{k} {v:g}" for k, v in sorted(n.get("Resources", {}).items())
                                              if not k.startswith(("node:", "memory", "object_store")))
                                    for n in nodes)
@@ -389,34 +400,48 @@ class RayCluster(Supervisor):
         if not self._start(self.server):
             raise RuntimeError(self.failed or "the server did not start")
         beside = NodeAffinitySchedulingStrategy(node_id=self.trainer.node, soft=False)
-        if self.evaluator is not None:
-            self._make_actor(self.evaluator, beside)
+        for child in (self.recorder, self.evaluator):
+            if child is not None:
+                self._make_actor(child, beside)
         for child in self.workers:
             self._make_actor(child, "SPREAD")
-        self._place([c for c in self.children if c.kind in ("selfplay", "evaluate")])
+        self._place([c for c in self.children if c.kind in ("record", "selfplay", "evaluate")])
+        if self.recorder is not None and not self._start(self.recorder):
+            raise RuntimeError(self.failed or "the recorder did not start")
         for child in self.children[1:]:
-            self._start(child)
+            if child is not self.recorder:
+                self._start(child)
         for child in self.children:
             print(f"fastgo cluster: {child.role:<12} node {child.node} ({child.ip}) actor pid "
                   f"{child.actor_pid} pid {child.child} log {child.log_path}", flush=True)
 
+    def _bind(self, child):
+        """tcp://HOST:* on the child's node: loopback when every node is this machine."""
+        host = "127.0.0.1" if self.loopback else child.ip
+        return f"tcp://[{host}]:*" if ":" in host else f"tcp://{host}:*"
+
     def _argv(self, child):
         if child.kind == "serve":
-            host = "127.0.0.1" if self.loopback else child.ip
-            if ":" in host:
-                host = f"[{host}]"
-            return server_argv(self.config, CONFIG_TOKEN, self.run_dir, f"tcp://{host}:*")
+            return server_argv(self.config, CONFIG_TOKEN, self.run_dir, self._bind(child))
+        if child.kind == "record":
+            return ["recorder", "--config", CONFIG_TOKEN, "--run-dir", self.run_dir.root,
+                    "--bind", self._bind(child), "--quiet"]
         if child.kind == "train":
             return trainer_argv(CONFIG_TOKEN, self.run_dir, self.endpoint)
         if child.kind == "selfplay":
-            return worker_argv(CONFIG_TOKEN, self.run_dir, self.endpoint, child.worker_id)
+            argv = worker_argv(CONFIG_TOKEN, self.run_dir, self.endpoint, child.worker_id)
+            # A worker on another node than the trainer's sends its games to the recorder.
+            if self.recorder_endpoint and child.node != self.trainer.node:
+                argv += ["--recorder", self.recorder_endpoint]
+            return argv
         return evaluator_argv(CONFIG_TOKEN, self.run_dir)
 
     def _start(self, child):
         """Starts the role in its actor; False when it could not (a lost actor is polled again
         next tick; a server that fails to bind is a failure)."""
         try:
-            reply = self._get(child.actor.start.remote(self._argv(child)), 90.0, f"{child.role} start")
+            reply = self._get(child.actor.start.remote(self._argv(child), READY.get(child.kind)),
+                              90.0, f"{child.role} start")
         except (self.ray.exceptions.RayActorError, RuntimeError) as err:
             self.log(f"{child.role}: could not start it: {str(err).splitlines()[0]}")
             return False
@@ -427,22 +452,28 @@ class RayCluster(Supervisor):
         if child.restarts and child.child is not None:
             self.log(f"{child.role} running: node {child.node} ({child.ip}) actor pid "
                      f"{child.actor_pid} pid {child.child}")
-        if child.kind == "serve":
+        if child.kind in READY:
             if reply["endpoint"] is None:
                 if reply["code"] == 2:
                     self.fail_code = 2
-                    self.failed = (f"serve refused to run (exit status 2): {reply['last_line']} "
+                    self.failed = (f"{child.role} refused to run (exit status 2): {reply['last_line']} "
                                    f"(see {child.out_path} on node {child.ip})")
                 else:
                     self._restart(child, f"did not start ({reply['last_line']})")
                     child.need_start = True
                 return False
-            moved = self.endpoint is not None and reply["endpoint"] != self.endpoint
-            self.endpoint = reply["endpoint"]
-            self.log(f"server on {self.endpoint} (node {child.node[:12]})")
-            if moved:                      # the trainer and workers must follow it
+            if child.kind == "serve":
+                moved = self.endpoint is not None and reply["endpoint"] != self.endpoint
+                self.endpoint = reply["endpoint"]
+                followers = ("train", "selfplay")
+            else:
+                moved = self.recorder_endpoint is not None and reply["endpoint"] != self.recorder_endpoint
+                self.recorder_endpoint = reply["endpoint"]
+                followers = ("selfplay",)
+            self.log(f"{child.role} on {reply['endpoint']} (node {child.node})")
+            if moved:                      # the roles that talk to it must follow it
                 for other in self.children:
-                    if other.kind in ("train", "selfplay") and other.child is not None:
+                    if other.kind in followers and other.child is not None:
                         other.expect_exit = True
                         other.actor.signal.remote(signal.SIGTERM)
         return True
@@ -501,7 +532,7 @@ class RayCluster(Supervisor):
         for child in self.children:
             if child.need_start and child.actor_pid is not None and now >= child.next_start:
                 if child.kind != "serve" and self.endpoint is None:
-                    continue
+                    continue                       # the server first: the others need its address
                 self._start(child)
                 if self.failed:
                     return
@@ -553,20 +584,23 @@ class RayCluster(Supervisor):
                     for w in self.workers if w.child is not None)
         stats = self.server.last.get("stats")
         if stats and self._last_stats and stats is self._last_stats[0]:
-            stats = None                           # no fresh figures since the last line
-        evals, fill = server_rates(stats, self._last_stats)
+            evals, fill = self._last_rates         # no fresh figures since the last line
+        else:
+            evals, fill = self._last_rates = server_rates(stats, self._last_stats)
         if stats:
             self._last_stats = (stats, time.monotonic())
         return status_line(elapsed, self._train_status(), moves, evals, fill, self._ratings(),
                            self.restarts())
 
     def shutdown(self):
-        """Workers, evaluator, trainer, server in that order (each actor stops its child: SIGTERM,
+        """Workers (their shards close, their games reach the recorder), recorder, evaluator,
+        trainer (its checkpoint), server, in that order: each actor stops its child (SIGTERM,
         then SIGKILL at its share of shutdown_s); then the actors themselves."""
         ray = self.ray
         deadline = time.monotonic() + self.cc.shutdown_s - 0.5
-        groups = [self.workers, [self.evaluator] if self.evaluator else [], [self.trainer], [self.server]]
-        shares = [0.25, 0.1, 0.45, 0.2]
+        groups = [self.workers, [self.recorder] if self.recorder else [],
+                  [self.evaluator] if self.evaluator else [], [self.trainer], [self.server]]
+        shares = [0.25, 0.1, 0.1, 0.35, 0.2]
         for group, share in zip(groups, shares):
             group = [c for c in group if c.actor is not None]
             if not group:

@@ -57,6 +57,20 @@ def ancestors(pid):
     return out
 
 
+def cmdline(pid):
+    with open(f"/proc/{pid}/cmdline", "rb") as handle:
+        return handle.read().replace(b"\0", b" ").decode(errors="replace")
+
+
+def worker_status(run, role):
+    import json
+    try:
+        with open(os.path.join(run, "logs", f"{role}.status.json")) as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return {}
+
+
 def alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as handle:
@@ -129,21 +143,30 @@ def test_ray_cluster_places_restarts_and_stops(tmp_path):
             proc = subprocess.Popen([sys.executable, "-m", "fastgo_cli.main", "cluster", "--config",
                                      config, "--run-dir", str(run), "--address", cluster.address],
                                     stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
-        roles = ("serve", "train", "evaluate", "selfplay-w0", "selfplay-w1")
+        roles = ("serve", "train", "recorder", "evaluate", "selfplay-w0", "selfplay-w1")
         where = wait_for(lambda: (lambda p: p if all(r in p for r in roles) else None)(placements(log)),
                          60, 0.2, "the roles to start")
-        # 1. placed by their resources: server, trainer, evaluator on the trainer node, one worker
+        # 1. placed by their resources: server, trainer, recorder, evaluator on the trainer node, one worker
         #    on each worker node (SPREAD); each actor's process lives under its node's raylet
-        assert {where[r][0] for r in ("serve", "train", "evaluate")} == {head.node_id}
+        assert {where[r][0] for r in ("serve", "train", "recorder", "evaluate")} == {head.node_id}
         assert {where["selfplay-w0"][0], where["selfplay-w1"][0]} == {w.node_id for w in workers}
         for role, (node, actor, child) in where.items():
             assert raylets[node] in ancestors(actor), (role, node)
             assert actor in ancestors(child), role
-        # 2. games recorded, a checkpoint published and served
-        wait_for(lambda: len(list_shards(os.path.join(run, "shards"))) >= 2, 60, 0.2, "shards")
-        endpoint = wait_for(lambda: (re.findall(r"server on (tcp://\S+)", text(log)) or [None])[-1],
-                            10, 0.2, "the server's endpoint")
-        assert endpoint.startswith("tcp://127.0.0.1:")        # every node is this machine
+        # 2. workers on other nodes than the trainer's send their games to the recorder, which
+        #    writes the shards; the trainer publishes a checkpoint the server serves
+        for role in ("selfplay-w0", "selfplay-w1"):
+            assert "--recorder" in cmdline(where[role][2]), role
+        wait_for(lambda: len([n for n in list_shards(os.path.join(run, "shards")) if "-rec-" in n]) >= 2,
+                 60, 0.2, "shards written by the recorder")
+        assert not [n for n in list_shards(os.path.join(run, "shards")) if "-rec-" not in n]
+        for role in ("selfplay-w0", "selfplay-w1"):
+            wait_for(lambda: worker_status(run, role).get("confirmed", 0) > 0, 30, 0.2,
+                     f"games of {role} confirmed by the recorder")
+        endpoint = (re.findall(r"serve on (tcp://\S+)", text(log)) or [None])[-1]
+        recorder = (re.findall(r"recorder on (tcp://\S+)", text(log)) or [None])[-1]
+        assert endpoint.startswith("tcp://127.0.0.1:"), endpoint     # every node is this machine
+        assert recorder.startswith("tcp://127.0.0.1:"), recorder
 
         def served_version():
             client = InferenceClient(endpoint, timeout_s=2.0, retries=0)
@@ -157,6 +180,7 @@ def test_ray_cluster_places_restarts_and_stops(tmp_path):
         # 3. SIGKILL a worker's actor process: Ray restarts it, the role comes back and is counted
         node, actor, child = where["selfplay-w0"]
         os.kill(actor, signal.SIGKILL)
+        killed = time.time()
         wait_for(lambda: "selfplay-w0 lost its actor" in text(log), 30, 0.2, "the loss to be seen")
         wait_for(lambda: not alive(child), 10, 0.1, "the worker's process to die with its actor")
         wait_for(lambda: re.search(r"restarts 1 \(selfplay-w0 1\)", text(log)), 40, 0.2,
@@ -165,8 +189,9 @@ def test_ray_cluster_places_restarts_and_stops(tmp_path):
                                            r"pid (\d+)", text(log)), 30, 0.2, "the worker to run again")
         assert again.group(1) in {w.node_id for w in workers}
         assert int(again.group(2)) != actor and int(again.group(3)) != child
-        wait_for(lambda: [n for n in list_shards(os.path.join(run, "shards"))
-                          if f"-w0-{again.group(3)}-" in n], 60, 0.2, "games of the restarted worker")
+        assert "--recorder" in cmdline(int(again.group(3)))
+        wait_for(lambda: (lambda s: s.get("confirmed", 0) > 0 and s["seconds"] < time.time() - killed)(
+            worker_status(run, "selfplay-w0")), 60, 0.2, "games of the restarted worker recorded")
         # 4. SIGTERM: everything stops within the bound
         started = time.monotonic()
         proc.send_signal(signal.SIGTERM)
