@@ -18,6 +18,7 @@ cdef struct PolicyGame:
     int32_t learner          # BLACK or WHITE: the learner's colour; 0 = the learner plays both
     int32_t length           # moves played so far (index of the next entry in moves / values)
     int32_t sym              # symmetry of the position in the batch in flight (0 = identity)
+    int32_t group            # 0 or 1: the opponent a PHASE_OPPONENT collect sorts this game under
     bint over                # two passes or the move cap
     uint64_t filter[FILTER_WORDS]  # bit (h & 4095) set for every position hash h in history
 

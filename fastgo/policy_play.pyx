@@ -2,6 +2,7 @@
 
     play = PolicyPlay(games=G, size=9, komi=7.5, encoding="alphazero", floor=1e-3)
     play.reset(learners, seeds)             # int32 [G] BLACK / WHITE / 0, uint64 [G]
+    play.start(g, learner, seed, group)     # or one game at a time
     while play.live:
         count = play.collect(buf, phase)    # encodes the games to move in this phase
         play.apply(logits, values)          # samples, plays and records one move per row
@@ -17,7 +18,9 @@ renormalised; positional superko strikes a repeating move and draws again. `coll
 Phases (two-player games, learner against an opponent): PHASE_LEARNER collects the games whose
 mover is the learner, PHASE_OPPONENT the others; after the first step every live game is in
 every step, alternately for the learner's network and the opponent's, so one request per step
-carries the whole batch. PHASE_ALL collects every live game (self-play: learner 0).
+carries the whole batch. PHASE_ALL collects every live game (self-play: learner 0). Games may
+face two opponents at once (two mini-batches overlapping): a PHASE_OPPONENT collect puts the
+games of group 0 first, then those of group 1 (`group_counts`).
 """
 import numpy as np
 
@@ -210,6 +213,7 @@ cdef class PolicyPlay:
     cdef readonly bint allow_pass, symmetries
     cdef readonly long long moves_played       # moves applied since construction
     cdef int pending                           # rows of the batch in flight (0: none)
+    cdef int counts[2]                         # rows of group 0 / 1 in the last collect
     cdef object _rows, _moves, _values, _history, _scores, _owner, _planes_tmp
     cdef int32_t[::1] rows                     # [G] game of each row in flight
     cdef int16_t[:, ::1] moves                 # [G, cap] moves played, pass = N*N
@@ -269,22 +273,40 @@ cdef class PolicyPlay:
         if not np.isin(lv, (0, BLACK, WHITE)).all():
             raise ValueError("reset: a learner colour must be BLACK, WHITE or 0")
         cdef int g
-        cdef PolicyGame* s
-        cdef uint64_t h
-        komi = self.games[0].board.komi
         for g in range(self.num_games):
-            s = &self.games[g]
-            board_init(&s.board, self.size, komi)
-            rng_seed(&s.rng, <uint64_t>sv[g])
-            s.learner = <int32_t>lv[g]
-            s.length = 0
-            s.sym = 0
-            s.over = 0
-            memset(s.filter, 0, sizeof(s.filter))
-            h = board_position_hash(&s.board)
-            self.history[g, 0] = h
-            s.filter[(h >> 6) & 63] |= (<uint64_t>1) << (h & 63)
+            self._start(g, <int32_t>lv[g], <uint64_t>sv[g], 0)
         self.pending = 0
+
+    def start(self, int g, int learner, seed, int group=0):
+        """Starts game g alone from the empty board (learner BLACK, WHITE or 0; `group` 0 or 1
+        sorts it in PHASE_OPPONENT collects). Not while a batch is in flight."""
+        self._game(g)
+        if learner not in (0, BLACK, WHITE) or group not in (0, 1):
+            raise ValueError(f"start: learner must be BLACK, WHITE or 0 and group 0 or 1, got "
+                             f"{learner} and {group}")
+        if self.pending:
+            raise RuntimeError("start: a batch is in flight")
+        self._start(g, learner, <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF), group)
+
+    cdef void _start(self, int g, int32_t learner, uint64_t seed, int group) noexcept:
+        cdef PolicyGame* s = &self.games[g]
+        cdef uint64_t h
+        board_init(&s.board, self.size, s.board.komi)
+        rng_seed(&s.rng, seed)
+        s.learner = learner
+        s.group = group
+        s.length = 0
+        s.sym = 0
+        s.over = 0
+        memset(s.filter, 0, sizeof(s.filter))
+        h = board_position_hash(&s.board)
+        self.history[g, 0] = h
+        s.filter[(h >> 6) & 63] |= (<uint64_t>1) << (h & 63)
+
+    @property
+    def group_counts(self):
+        """(rows of group 0, rows of group 1) in the last collect."""
+        return (self.counts[0], self.counts[1])
 
     @property
     def live(self):
@@ -315,29 +337,33 @@ cdef class PolicyPlay:
         return self.pending
 
     cdef int _collect(self, uint8_t* out, int phase) noexcept nogil:
-        cdef int g, count = 0, row_bytes = self.planes * self.size * self.size
+        cdef int g, grp, count = 0, row_bytes = self.planes * self.size * self.size
         cdef bint mine
         cdef PolicyGame* s
         cdef uint8_t* row
-        for g in range(self.num_games):
-            s = &self.games[g]
-            if s.over:
-                continue
-            if phase != PHASE_ALL:
-                mine = s.learner == 0 or s.board.to_move == s.learner
-                if mine != (phase == PHASE_LEARNER):
+        self.counts[0] = 0
+        self.counts[1] = 0
+        for grp in range(2 if phase == PHASE_OPPONENT else 1):
+            for g in range(self.num_games):
+                s = &self.games[g]
+                if s.over or (phase == PHASE_OPPONENT and s.group != grp):
                     continue
-            row = out + <size_t>count * row_bytes
-            s.sym = <int>rng_below(&s.rng, 8) if self.symmetries else 0
-            if s.sym == 0:
-                memset(row, 0, row_bytes)
-                encode(&s.board, self.encoding, row)
-            else:
-                memset(&self.planes_tmp[0], 0, row_bytes)
-                encode(&s.board, self.encoding, &self.planes_tmp[0])
-                sym_planes(&self.planes_tmp[0], row, self.planes, self.size, s.sym)
-            self.rows[count] = g
-            count += 1
+                if phase != PHASE_ALL:
+                    mine = s.learner == 0 or s.board.to_move == s.learner
+                    if mine != (phase == PHASE_LEARNER):
+                        continue
+                row = out + <size_t>count * row_bytes
+                s.sym = <int>rng_below(&s.rng, 8) if self.symmetries else 0
+                if s.sym == 0:
+                    memset(row, 0, row_bytes)
+                    encode(&s.board, self.encoding, row)
+                else:
+                    memset(&self.planes_tmp[0], 0, row_bytes)
+                    encode(&s.board, self.encoding, &self.planes_tmp[0])
+                    sym_planes(&self.planes_tmp[0], row, self.planes, self.size, s.sym)
+                self.rows[count] = g
+                count += 1
+                self.counts[s.group] += 1
         return count
 
     def apply(self, logits, values):

@@ -3,12 +3,13 @@ G games at once, every move sampled from the network's policy (fastgo.policy_pla
 
 REINFORCE: each mini-batch of G games is the current policy (slot `current`) against ONE
 opponent drawn from the pool file `pool.json` of the run directory (seeded by the worker's seed,
-its id and the mini-batch index), served from this worker's own slot `opponent-wID`, which the
-worker fills with the opponent's checkpoint bytes (the server creates the slot on the first
-load). The learner plays Black in the even games, White in the odd ones; every step sends one
-request: all games whose learner is to move, then all games whose opponent is to move. Without
-a pool file the opponent is the initial network: checkpoints/ckpt-000000000.ckpt when it
-exists, else the server's `current` slot as it stands (its start network until a publish).
+its id and the mini-batch index), served from one of this worker's own slots `opponent-wID-0/1`
+(mini-batches alternate between them so two can overlap), which the worker fills with the
+opponent's checkpoint bytes (the server creates such a slot on its first load). The learner
+plays Black in the even games, White in the odd ones; steps alternate between the positions
+whose learner is to move (one request) and those whose opponent is to move. Without a pool
+file the opponent is the initial network: checkpoints/ckpt-000000000.ckpt when it exists, else
+the server's `current` slot as it stands (its start network until a publish).
 Value mode: the current policy plays both sides of every game.
 
 Games go to the same shards as search self-play: full = 1 on the learner's moves, the played
@@ -115,8 +116,26 @@ def draw_opponent(pool: list[PoolEntry], seed: int, worker_id: int, batch: int) 
     return pool[int(rng.choice(len(pool), p=weights / weights.sum()))]
 
 
+class _MiniBatch:
+    """G games of one opponent: game g of mini-batch k is played in game slot g."""
+
+    __slots__ = ("index", "group", "opponent", "slot", "versions", "started", "finished",
+                 "black", "wins", "t_start")
+
+    def __init__(self, index, group, opponent, slot, opponent_version):
+        self.index, self.group, self.opponent, self.slot = index, group, opponent, slot
+        self.versions = {"learner": None, "opponent": opponent_version}
+        self.started = self.finished = self.black = self.wins = 0
+        self.t_start = time.time()
+
+
 class PolicyWorker:
     """PolicyWorker(config, client, run_dir=..., ...).run(): plays mini-batches until stopped.
+
+    Two mini-batches overlap: a game slot whose game of mini-batch k ended starts its game of
+    k + 1 at once (against k + 1's opponent, in the other of this worker's two opponent slots
+    `opponent-wID-0` / `-1`), so the batch stays full while k's last games finish; k + 2 waits
+    until k is complete. Value mode has no opponent: every slot restarts at once.
 
     client: an inference_server.client.InferenceClient (submit(planes, slot), receive(ticket),
     model_version, reload(slot, data=...)). run_dir: a fastgo.rundir.RunDir (pool.json, shards)."""
@@ -140,7 +159,7 @@ class PolicyWorker:
             seed = sp.seed or int.from_bytes(os.urandom(7), "little")
         self.seed = int(seed) & ((1 << 63) - 1)
         self.current_slot = config.trainer.publish_slot
-        self.opponent_slot = f"opponent-w{self.worker_id}"
+        self.opponent_slots = (f"opponent-w{self.worker_id}-0", f"opponent-w{self.worker_id}-1")
         self.play = PolicyPlay(games=self.games, size=self.size, komi=sp.komi,
                                encoding=config.model.encoding, floor=sp.policy_floor,
                                allow_pass=sp.policy_pass)
@@ -149,10 +168,12 @@ class PolicyWorker:
         self.stop_requested = False
         self.writer = None
         self.shard_seq = 0
-        self.batch_index = 0
-        self._loaded = None              # (path, mtime_ns, size) in the opponent slot
-        self._loaded_entry = None
-        self._opponent_version = None
+        self._open = {}                       # mini-batch index -> _MiniBatch with games left
+        self._slot_batch = [None] * self.games   # the mini-batch game slot g plays now, or None
+        self._slot_next = [0] * self.games    # the mini-batch game slot g plays next
+        self._loaded = [None, None]           # (path, mtime_ns, size) in each opponent slot
+        self._loaded_entry = [None, None]     # its PoolEntry
+        self._loaded_version = [None, None]   # its model version
         self._pool_problem = ""
         # counters (also the final stats line)
         self.games_done = 0
@@ -183,14 +204,13 @@ class PolicyWorker:
             pool = read_pool(path)
         except PoolError as err:
             if str(err) != self._pool_problem:
-                log.error("%s; the opponent stays %s", err,
-                          self._loaded_entry.name if self._loaded_entry else INITIAL)
+                log.error("%s; keeping the opponents already loaded", err)
                 self._pool_problem = str(err)
             return "bad"
         self._pool_problem = ""
         return pool
 
-    def _read_checkpoint(self, rel):
+    def _read_checkpoint(self, rel, group):
         root = os.path.realpath(self.run_dir.root)
         path = os.path.realpath(os.path.join(root, rel))
         if os.path.commonpath([root, path]) != root:
@@ -203,7 +223,7 @@ class PolicyWorker:
             if info.st_size > self.max_checkpoint_bytes:
                 raise OSError(f"{rel}: {info.st_size} bytes, over server.max_checkpoint_bytes")
             key = (rel, info.st_mtime_ns, info.st_size)
-            if key == self._loaded:
+            if key == self._loaded[group]:
                 return key, None
             chunks, left = [], info.st_size
             while left > 0:
@@ -216,133 +236,166 @@ class PolicyWorker:
         finally:
             os.close(fd)
 
-    def _load(self, entry):
-        """Puts `entry`'s checkpoint into the opponent slot (unless it is there already);
+    def _load(self, entry, group):
+        """Puts `entry`'s checkpoint into opponent slot `group` (unless it is there already);
         returns True, or False (logged) when it cannot be read or the server refuses it."""
         from inference_server.client import ServerError
 
+        slot = self.opponent_slots[group]
         try:
-            key, data = self._read_checkpoint(entry.path)
+            key, data = self._read_checkpoint(entry.path, group)
             if data is not None:
-                self._opponent_version = int(self.client.reload(self.opponent_slot, data=data))
-                self._loaded = key
+                self._loaded_version[group] = int(self.client.reload(slot, data=data))
+                self._loaded[group] = key
                 self.opponent_loads += 1
                 log.info("opponent %s (%s, step %d) loaded into slot %s as version %d", entry.name,
-                         entry.path, entry.step, self.opponent_slot, self._opponent_version)
+                         entry.path, entry.step, slot, self._loaded_version[group])
         except (OSError, ServerError) as err:
             log.error("opponent %s (%s) not loaded: %s", entry.name, entry.path, err)
             return False
-        self._loaded_entry = entry
+        self._loaded_entry[group] = entry
         return True
 
-    def _choose_opponent(self):
-        """(name, slot) of this mini-batch's opponent."""
+    def _opponent(self, index, group):
+        """(name, slot, version or None) of mini-batch `index`'s opponent."""
         pool = self._pool()
+        kept = self._loaded_entry[group]
         if pool == "bad":
-            pool = None if self._loaded_entry is None else [self._loaded_entry]
+            pool = None if kept is None else [kept]
         if pool is None:
             initial = PoolEntry(INITIAL, INITIAL_CHECKPOINT, 0, 1.0)
-            if os.path.exists(os.path.join(self.run_dir.root, INITIAL_CHECKPOINT)) and self._load(initial):
-                return INITIAL, self.opponent_slot
-            self._opponent_version = None
-            return INITIAL, self.current_slot
-        entry = draw_opponent(pool, self.seed, self.worker_id, self.batch_index)
-        if self._load(entry):
-            return entry.name, self.opponent_slot
-        if self._loaded_entry is not None:       # keep the opponent already in the slot
-            return self._loaded_entry.name, self.opponent_slot
-        self._opponent_version = None
-        return INITIAL, self.current_slot
+            if os.path.exists(os.path.join(self.run_dir.root, INITIAL_CHECKPOINT)) \
+                    and self._load(initial, group):
+                return INITIAL, self.opponent_slots[group], self._loaded_version[group]
+            return INITIAL, self.current_slot, None
+        entry = draw_opponent(pool, self.seed, self.worker_id, index)
+        if self._load(entry, group) or kept is not None:    # else: keep what is in the slot
+            return (self._loaded_entry[group].name, self.opponent_slots[group],
+                    self._loaded_version[group])
+        return INITIAL, self.current_slot, None
+
+    def _batch(self, index):
+        """Mini-batch `index`, opened (opponent drawn and loaded) if needed; None while
+        mini-batch index - 2 still has games (its opponent slot is in use)."""
+        batch = self._open.get(index)
+        if batch is not None:
+            return batch
+        if self.algorithm == "reinforce" and any(k <= index - 2 for k in self._open):
+            return None
+        group = index % 2
+        if self.algorithm == "reinforce":
+            name, slot, version = self._opponent(index, group)
+        else:
+            name, slot, version = "self", self.current_slot, None
+        batch = self._open[index] = _MiniBatch(index, group, name, slot, version)
+        return batch
+
+    def _seed(self, index, g):
+        return (self.seed * 1_000_003 + index * self.games + g) & ((1 << 63) - 1)
+
+    def _fill(self):
+        """Starts the next game in every idle game slot whose mini-batch may open."""
+        for g in range(self.games):
+            if self._slot_batch[g] is not None:
+                continue
+            batch = self._batch(self._slot_next[g])
+            if batch is None:
+                continue
+            if self.algorithm == "reinforce":
+                learner = BLACK if g % 2 == 0 else WHITE
+            else:
+                learner = 0
+            self.play.start(g, learner, self._seed(batch.index, g), batch.group)
+            self._slot_batch[g] = batch
+            self._slot_next[g] = batch.index + 1
+            batch.started += 1
 
     # -- the games ------------------------------------------------------------------------------
 
     def run(self, *, max_games=None, seconds=None):
-        """Plays mini-batches until stop_requested, `max_games` finished games or `seconds`;
-        closes the open shard on the way out (games in progress are dropped). Returns stats."""
+        """Plays until stop_requested, `max_games` finished games or `seconds`; closes the open
+        shard on the way out (games in progress are dropped). Returns the stats dict."""
         deadline = None if seconds is None else time.monotonic() + seconds
-        n, g_count = self.size, self.games
-        buffer = np.zeros((g_count, self.play.planes, n, n), dtype=np.uint8)
-
-        def should_stop():
-            return (self.stop_requested
-                    or (max_games is not None and self.games_done >= max_games)
-                    or (deadline is not None and time.monotonic() >= deadline))
-
+        n = self.size
+        buffer = np.zeros((self.games, self.play.planes, n, n), dtype=np.uint8)
+        play = self.play
+        phase = PHASE_OPPONENT if self.algorithm == "reinforce" else PHASE_ALL
         try:
-            while not should_stop():
-                self._minibatch(buffer, should_stop)
+            while not self.stop_requested:
+                if max_games is not None and self.games_done >= max_games:
+                    break
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+                if self.sink is not None and self.sink.full(headroom=self.games):
+                    self._wait_for_sink()
+                    continue
+                self._fill()
+                if not play.live:
+                    raise RuntimeError("policy self-play stalled: no game could start")
+                count = play.collect(buffer, phase)
+                learner_phase = phase != PHASE_OPPONENT
+                if phase != PHASE_ALL:
+                    phase = PHASE_OPPONENT if phase == PHASE_LEARNER else PHASE_LEARNER
+                if count == 0:
+                    continue
+                logits, values = self._evaluate(buffer, count, learner_phase)
+                moves_before = play.moves_played
+                if play.apply(logits, values):
+                    for g in range(self.games):
+                        if self._slot_batch[g] is not None and play.is_over(g):
+                            self._finish(g)
+                self.moves_done += play.moves_played - moves_before
+                self.evals += count
+                self._maybe_rotate()
+                if self.sink is not None:
+                    self.sink.poll()
+                if time.monotonic() >= self._next_report:
+                    self._report()
+                if self.status is not None:
+                    self.status.beat(self.stats)
         finally:
             self.close_shard()
         return self.stats()
 
-    def _minibatch(self, buffer, should_stop):
-        play = self.play
-        if self.sink is not None and self.sink.full(headroom=self.games):
-            log.info("%d games unconfirmed by the recorder; waiting", len(self.sink.unconfirmed))
-            while not should_stop() and self.sink.full(headroom=self.games):
-                self.sink.poll(0.1)
-            if should_stop():
-                return
-        if self.algorithm == "reinforce":
-            opponent, opponent_slot = self._choose_opponent()
-            learners = [BLACK if g % 2 == 0 else WHITE for g in range(self.games)]
-            phase = PHASE_OPPONENT                  # White learners' games open with Black's move
-        else:
-            opponent, opponent_slot = "self", self.current_slot
-            learners = [0] * self.games
-            phase = PHASE_ALL
-        first_seed = (self.seed * 1_000_003 + self.batch_index * self.games) & ((1 << 63) - 1)
-        seeds = [(first_seed + g) & ((1 << 63) - 1) for g in range(self.games)]
-        play.reset(learners, seeds)
-        t_start = time.time()
-        written = np.zeros(self.games, dtype=bool)
-        versions = {"learner": None, "opponent": self._opponent_version}
-        results = []                                   # (learner colour, winner) per game
-        while play.live and not should_stop():
-            count = play.collect(buffer, phase)
-            learner_phase = phase != PHASE_OPPONENT
-            if phase != PHASE_ALL:
-                phase = PHASE_OPPONENT if phase == PHASE_LEARNER else PHASE_LEARNER
-            if count == 0:
-                continue
-            slot = self.current_slot if learner_phase else opponent_slot
-            logits, values = self._evaluate(buffer[:count], slot)
-            version = self.client.model_version
-            if learner_phase and versions["learner"] is None:
-                versions["learner"] = version
-            if not learner_phase and versions["opponent"] is None:
-                versions["opponent"] = version
-            moves_before = play.moves_played
-            if play.apply(logits, values):
-                for g in np.flatnonzero(~written):
-                    if play.is_over(int(g)):
-                        written[g] = True
-                        results.append(self._finish(int(g), seeds[g], opponent, versions, t_start))
-            self.moves_done += play.moves_played - moves_before
-            self.evals += count
-            self.batches += 1
-            self._maybe_rotate()
-            if self.sink is not None:
-                self.sink.poll()
-            if time.monotonic() >= self._next_report:
-                self._report()
-            if self.status is not None:
-                self.status.beat(self.stats)
-        self.minibatches += 1
-        self.batch_index += 1
-        if self.algorithm == "reinforce" and results:
-            black = sum(1 for colour, _ in results if colour == 1)
-            wins = sum(1 for colour, winner in results if winner == colour)
-            log.info("mini-batch %d: opponent %s, learner black %d white %d, learner wins %d of %d%s",
-                     self.batch_index - 1, opponent, black, len(results) - black, wins,
-                     len(results), "" if written.all() else " (stopped early)")
+    def _wait_for_sink(self):
+        log.info("%d games unconfirmed by the recorder; waiting", len(self.sink.unconfirmed))
+        while not self.stop_requested and self.sink.full(headroom=self.games):
+            self.sink.poll(0.1)
 
-    def _evaluate(self, planes, slot):
-        """(logits, values) for `planes` from `slot`; a server answering 'busy' gets them again."""
+    def _evaluate(self, buffer, count, learner_phase):
+        """(logits, values) for buffer[:count]: the learner's rows from the current slot, or
+        the opponents' rows (group 0 first, then group 1) from their mini-batches' slots."""
+        if learner_phase:
+            parts = [(0, count, self.current_slot, None)]
+        else:
+            c0, c1 = self.play.group_counts
+            parts = []
+            for group, lo, hi in ((0, 0, c0), (1, c0, c0 + c1)):
+                if hi > lo:
+                    batch = next(b for b in self._open.values() if b.group == group)
+                    parts.append((lo, hi, batch.slot, batch))
+        tickets = [self.client.submit(buffer[lo:hi], slot=slot) for lo, hi, slot, _ in parts]
+        replies = []
+        for ticket, (lo, hi, slot, batch) in zip(tickets, parts):
+            replies.append(self._receive(ticket, buffer[lo:hi], slot))
+            self.batches += 1
+            version = self.client.model_version
+            for b in ([batch] if batch is not None else []):
+                if b.versions["opponent"] is None:
+                    b.versions["opponent"] = version
+            if learner_phase:
+                for b in self._open.values():
+                    if b.versions["learner"] is None:
+                        b.versions["learner"] = version
+        if len(replies) == 1:
+            return replies[0]
+        return (np.concatenate([r[0] for r in replies]), np.concatenate([r[1] for r in replies]))
+
+    def _receive(self, ticket, planes, slot):
+        """The reply to `ticket`; a server answering 'busy' gets the same planes again."""
         from inference_server.client import ServerError
 
         delay = 0.01
-        ticket = self.client.submit(planes, slot=slot)
         while True:
             try:
                 return self.client.receive(ticket)
@@ -353,8 +406,10 @@ class PolicyWorker:
                 delay = min(1.0, delay * 2)
                 ticket = self.client.submit(planes, slot=slot)
 
-    def _finish(self, g, seed, opponent, versions, t_start):
+    def _finish(self, g):
         play = self.play
+        batch = self._slot_batch[g]
+        self._slot_batch[g] = None
         moves, values = play.record(g)
         score, ownership = play.result(g)
         learner = play.learner(g)
@@ -365,16 +420,17 @@ class PolicyWorker:
             movers = np.where(np.arange(len(moves)) % 2 == 0, BLACK, WHITE)
             full = (movers == learner).astype(np.uint8)
         winner = 1 if score > 0 else (-1 if score < 0 else 0)
-        learner_version = versions["learner"] if versions["learner"] is not None else 0
-        opponent_version = versions["opponent"] if versions["opponent"] is not None else learner_version
+        learner_version = batch.versions["learner"] if batch.versions["learner"] is not None else 0
+        opponent_version = (batch.versions["opponent"] if batch.versions["opponent"] is not None
+                            else learner_version)
         record = GameRecord(
             size=self.size, komi=self.sp.komi, moves=moves, full=full, root_value=values,
             policy_count=np.ones(len(moves), dtype=np.uint16), policy_moves=moves.copy(),
             policy_visits=np.ones(len(moves), dtype=np.float32), winner=winner, score=score,
             end="passes" if len(moves) < play.cap else "move_cap", ownership=ownership,
             versions=[int(learner_version), int(opponent_version)], worker=self.worker_id,
-            seed=seed, id=uuid.uuid4().hex, t_start=t_start, t_end=time.time(),
-            players={"learner": colour, "opponent": opponent})
+            seed=self._seed(batch.index, g), id=uuid.uuid4().hex, t_start=batch.t_start,
+            t_end=time.time(), players={"learner": colour, "opponent": batch.opponent})
         if self.sink is not None:
             self.sink.add(record)
         else:
@@ -383,10 +439,19 @@ class PolicyWorker:
                                           komi=self.sp.komi, worker=self.worker_id)
             self.writer.add(record)
         self.games_done += 1
+        batch.finished += 1
         if colour:
             self.learner_games += 1
             self.learner_wins += winner == colour
-        return colour, winner
+            batch.black += colour == 1
+            batch.wins += winner == colour
+        if batch.finished == self.games:
+            del self._open[batch.index]
+            self.minibatches += 1
+            if self.algorithm == "reinforce":
+                log.info("mini-batch %d: opponent %s, learner black %d white %d, learner wins "
+                         "%d of %d", batch.index, batch.opponent, batch.black,
+                         batch.finished - batch.black, batch.wins, batch.finished)
 
     # -- shards (the rules of selfplay_workers.worker) --------------------------------------------
 
