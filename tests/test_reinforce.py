@@ -30,8 +30,9 @@ def hand_batch():
     return games
 
 
-def by_hand(model, games, baseline, value_weight):
-    """The loss as the formula says, one position at a time, in float64."""
+def by_hand(model, games, baseline, value_weight, floor=0.0):
+    """The loss as the formula says, one position at a time, in float64 (log pi clipped below
+    at log(floor) when floor > 0)."""
     policy, value_sum, positions = 0.0, 0.0, 0
     with torch.no_grad():
         model.eval()
@@ -44,6 +45,8 @@ def by_hand(model, games, baseline, value_weight):
                     x = torch.from_numpy(board.features("alphazero")[None].astype(np.float32))
                     logits, v = model(x)
                     log_p = float(torch.log_softmax(logits.double(), 1)[0, move])
+                    if floor > 0:
+                        log_p = max(log_p, math.log(floor))
                     z = float(mover * game.winner)
                     b = float(v[0]) if baseline == "value" else 0.0
                     policy += -log_p * (z - b)
@@ -55,16 +58,20 @@ def by_hand(model, games, baseline, value_weight):
     return policy + value_weight * value, policy, value, positions
 
 
-@pytest.mark.parametrize("baseline", ["zero", "value"])
-def test_loss_equals_the_formula(baseline):
+@pytest.mark.parametrize("baseline,floor", [("zero", 0.0), ("value", 0.0), ("value", 0.039)])
+def test_loss_equals_the_formula(baseline, floor):
     config, model = tiny_model()
     games = hand_batch()
     assert {g.winner for g in games} >= {1, -1}, "the batch should hold wins of both colours"
-    expected, policy, value, positions = by_hand(model, games, baseline, 0.7)
+    expected, policy, value, positions = by_hand(model, games, baseline, 0.7, floor)
+    if floor:       # the clip is active for some positions and not for others
+        unclipped = by_hand(model, games, baseline, 0.7)[1]
+        assert not math.isclose(policy, unclipped, rel_tol=1e-4)
     batch = learner_batch(block_from_games(games, SIZE, "hand"), SIZE, KOMI, "alphazero", config.planes)
     assert len(batch.action) == positions
     optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
-    terms = reinforce_step(model, optimizer, batch, baseline=baseline, value_weight=0.7, chunk=5)
+    terms = reinforce_step(model, optimizer, batch, baseline=baseline, value_weight=0.7,
+                           floor=floor, chunk=5)
     assert math.isclose(terms["policy_loss"], policy, rel_tol=1e-5, abs_tol=1e-6)
     assert math.isclose(terms["value_loss"], value, rel_tol=1e-5, abs_tol=1e-6)
     assert math.isclose(terms["loss"], expected, rel_tol=1e-5, abs_tol=1e-6)

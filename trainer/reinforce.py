@@ -8,6 +8,11 @@ played one colour it is the game's z_g. b_t is 0 or the value head's prediction 
 (detached). T counts the learner's positions of the mini-batch. The learner's moves are the
 ones recorded with full = 1; the opponent's (full = 0) contribute nothing.
 
+log pi is clipped below at log(floor) (selfplay.policy_floor, the least probability the workers
+give any acceptable move): a move drawn only thanks to the floor carries no gradient, so a lost
+game cannot push a logit towards minus infinity (without the clip the loss is unbounded below
+and the logits blow up within minutes).
+
 pi is the network's softmax over all N*N+1 moves, evaluated with BatchNorm's running statistics
 (eval mode), the function the inference server serves; positions are rebuilt from the moves by
 fastgo.replay.encode_samples under the identity symmetry, so a_t is the move as recorded.
@@ -15,6 +20,7 @@ Called by trainer.reinforce_loop; `reinforce_loss` is pure, for tests by hand.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,17 +67,20 @@ def learner_batch(block: Block, size: int, komi: float, encoding: str, planes: i
 
 
 def reinforce_loss(logits, value, action, z, *, n_games: int, n_positions: int,
-                   baseline: str = "zero", value_weight: float = 1.0):
+                   baseline: str = "zero", value_weight: float = 1.0, floor: float = 0.0):
     """The mini-batch loss of the rows given (a chunk of the mini-batch: the sums are divided by
     the whole mini-batch's n_games and n_positions, so chunk losses add up to the loss).
 
     logits [B, N*N+1], value [B], action int64 [B], z float [B]. Returns (loss, policy_loss,
-    value_loss) as tensors; value_loss is 0 unless baseline = "value"."""
+    value_loss) as tensors; value_loss is 0 unless baseline = "value". log pi below log(floor)
+    counts as log(floor) (no gradient); floor = 0: no clip."""
     if baseline not in ("zero", "value"):
         raise ValueError(f"baseline must be 'zero' or 'value', got {baseline!r}")
     if n_games < 1 or n_positions < 1:
         raise ValueError("n_games and n_positions must be >= 1")
     log_p = F.log_softmax(logits.float(), dim=1).gather(1, action.view(-1, 1)).squeeze(1)
+    if floor > 0:
+        log_p = torch.clamp(log_p, min=math.log(floor))
     value = value.float()
     b = value.detach() if baseline == "value" else torch.zeros_like(z)
     policy_loss = -(log_p * (z - b)).sum() / n_games
@@ -83,7 +92,7 @@ def reinforce_loss(logits, value, action, z, *, n_games: int, n_positions: int,
 
 
 def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, value_weight: float,
-                   chunk: int = 512, device=None) -> dict:
+                   floor: float = 0.0, chunk: int = 512, device=None) -> dict:
     """One update on a mini-batch (gradients accumulated over chunks of `chunk` positions, one
     optimizer step). Returns the loss terms and the mean advantage z - b."""
     device = device or next(model.parameters()).device
@@ -102,7 +111,7 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
         logits, value = model(x)
         loss, policy_loss, value_loss = reinforce_loss(
             logits, value, action, z, n_games=max(1, batch.games), n_positions=count,
-            baseline=baseline, value_weight=value_weight)
+            baseline=baseline, value_weight=value_weight, floor=floor)
         loss.backward()
         terms["loss"] += float(loss.detach())
         terms["policy_loss"] += float(policy_loss.detach())

@@ -135,7 +135,8 @@ class ReinforceTrainer(Trainer):
         batch = learner_batch(block, mc.board_size, self.config.selfplay.komi, mc.encoding,
                               mc.planes)
         terms = reinforce_step(self.model, self.optimizer, batch, baseline=self.tc.baseline,
-                               value_weight=self.tc.value_weight, chunk=self.tc.batch_size,
+                               value_weight=self.tc.value_weight,
+                               floor=self.config.selfplay.policy_floor, chunk=self.tc.batch_size,
                                device=self.device)
         self.step += 1
         self.games += len(games)
