@@ -69,6 +69,23 @@ def actor_options(resources):
             "resources": {name: float(amount) for name, amount in table.items()}}
 
 
+def _check_reachable(address, timeout_s=5.0):
+    """RayUnavailable unless HOST:PORT accepts a TCP connection (ray.init would retry an
+    unreachable address for minutes); auto and ray:// addresses are left to Ray."""
+    import socket
+    if address == "auto" or "://" in address:
+        return
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise RayUnavailable(f"--address {address[:80]!r}: expected HOST:PORT (the head's GCS port, "
+                             f"6379 by default) or auto")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as err:
+        raise RayUnavailable(f"--address {address}: no Ray cluster there ({err.strerror or err}); "
+                             f"start one with `ray start --head`") from None
+
+
 def _die_with_parent():
     """preexec_fn of a role's child: SIGKILL when the actor's thread that started it dies."""
     import ctypes
@@ -310,6 +327,8 @@ class RayCluster(Supervisor):
         self._last_rates = (0.0, 0.0)
         self._next_poll = 0.0
         self._actors_by_kind = {}
+        if address:
+            _check_reachable(address)
         try:
             if address:
                 ray.init(address=address, include_dashboard=False, log_to_driver=False,

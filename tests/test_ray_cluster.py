@@ -105,6 +105,26 @@ def test_address_needs_the_ray_backend(tmp_path):
         "fastgo cluster: --address: only with --backend ray (or cluster.backend = \"ray\")"]
 
 
+def test_ray_backend_errors_are_one_line(tmp_path):
+    """Without the ray package, or with an address where no Ray cluster listens: one line, 2."""
+    import socket
+    config = write_tiny_config(tmp_path / "c.toml")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]                 # nothing listens there once closed
+    no_ray = ("import sys; sys.modules['ray'] = None\n"
+              "from fastgo_cli.main import main\n"
+              f"sys.exit(main(['cluster', '--config', {config!r}, '--backend', 'ray']))")
+    for argv, expected in (([sys.executable, "-c", no_ray], "needs the optional package ray"),
+                           ([sys.executable, "-m", "fastgo_cli.main", "cluster", "--config", config,
+                             "--backend", "ray", "--address", f"127.0.0.1:{closed}"],
+                            f"--address 127.0.0.1:{closed}: no Ray cluster there")):
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert out.returncode == 2, out.stdout + out.stderr
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and expected in lines[0], out.stderr
+
+
 def test_ray_cluster_places_restarts_and_stops(tmp_path):
     ray = pytest.importorskip("ray", reason="ray is not installed (pip install \"fastgo[ray]\")")
     from ray.cluster_utils import Cluster
