@@ -78,3 +78,120 @@ def draw_losses(path, metrics_csv):
     _save(fig, path)
     plt.close(fig)
     return True
+
+
+# ----------------------------------------------------------------------------------------------
+# Several runs in one plot (`fastgo curve`)
+
+MAX_EVALUATIONS_BYTES = 64 << 20     # evaluations.jsonl larger than this is refused unread
+
+
+class RunCurveError(ValueError):
+    """A run directory whose curve cannot be drawn; the message names the directory."""
+
+
+def read_evaluations(path) -> list:
+    """The evaluator's rows of evaluations.jsonl ({'player', 'step', 'wall_s', 'games'}) in file
+    order; lines that are not such rows (a truncated write) are skipped. Missing file: []."""
+    import json
+    import math
+    import os
+
+    try:
+        if os.path.getsize(path) > MAX_EVALUATIONS_BYTES:
+            raise RunCurveError(f"{path}: over {MAX_EVALUATIONS_BYTES} bytes")
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.readlines()
+    except FileNotFoundError:
+        return []
+    except OSError as err:
+        raise RunCurveError(f"{path}: cannot read: {err.strerror or err}") from None
+    out = []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(row, dict) or not isinstance(row.get("player"), str):
+            continue
+        ok = True
+        for key in ("step", "wall_s", "games"):
+            value = row.get(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value) or value < 0:
+                ok = False
+        if ok:
+            out.append(row)
+    return out
+
+
+def run_algorithm(run_root) -> str:
+    """The trainer's algorithm as its metrics.csv says: a REINFORCE trainer's rows carry the
+    pool size and the learner's win rate; "alphazero" otherwise; "" without metrics."""
+    import os
+
+    try:
+        with open(os.path.join(run_root, "metrics.csv"), newline="") as handle:
+            header = next(csv.reader(handle), [])
+    except OSError:
+        return ""
+    if "pool" in header and "win_rate" in header:
+        return "reinforce"
+    return "alphazero" if header else ""
+
+
+def read_run(run_root) -> dict:
+    """{'evaluations', 'ratings', 'algorithm'} of a run directory: the evaluator's evaluations
+    and every player's Elo refitted from its ratings table (anchor random = 0), as the evaluator
+    fits them. RunCurveError when the directory has no ratings or no rated checkpoint."""
+    import os
+
+    from fastgo.ratings import fit_ratings, read_table
+
+    if not os.path.isdir(run_root):
+        raise RunCurveError(f"{run_root}: not a directory")
+    table = os.path.join(run_root, "ratings.jsonl")
+    if not os.path.isfile(table):
+        raise RunCurveError(f"{run_root}: no ratings (ratings.jsonl): run the evaluator on it first")
+    try:
+        ratings = fit_ratings(read_table(table), anchor="random")
+    except OSError as err:
+        raise RunCurveError(f"{table}: cannot read: {err.strerror or err}") from None
+    evaluations = [e for e in read_evaluations(os.path.join(run_root, "evaluations.jsonl"))
+                   if e["player"] in ratings]
+    if not evaluations:
+        raise RunCurveError(f"{run_root}: no rated checkpoint in evaluations.jsonl")
+    return {"evaluations": evaluations, "ratings": ratings, "algorithm": run_algorithm(run_root)}
+
+
+def draw_comparison(path, runs, labels, references=("mcts:100",)):
+    """Elo against wall time of several runs (read_run's dicts) in one plot, 95% intervals as
+    error bars, one colour per run; each run's reference players (other than the random anchor)
+    as dashed lines of its colour."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    for i, (run, label) in enumerate(zip(runs, labels)):
+        ratings, points = run["ratings"], run["evaluations"]
+        colour = f"C{i}"
+        xs = [e["wall_s"] / 60.0 for e in points]
+        elo = [ratings[e["player"]][0] for e in points]
+        low = [ratings[e["player"]][0] - ratings[e["player"]][1] for e in points]
+        high = [ratings[e["player"]][2] - ratings[e["player"]][0] for e in points]
+        ax.errorbar(xs, elo, yerr=[low, high], marker="o", ms=3, capsize=2, color=colour,
+                    label=label)
+        for name in references:
+            if name in ratings:
+                ax.axhline(ratings[name][0], ls="--", lw=1, color=colour, alpha=0.6,
+                           label=f"{name} ({label})")
+    ax.axhline(0.0, ls=":", lw=1, color="grey", label="random (0)")
+    ax.set_xlabel("wall time (minutes)")
+    ax.set_ylabel("Elo (random = 0), 95% intervals")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize=8)
+    ax.set_title("fastgo: learning curves")
+    fig.tight_layout()
+    _save(fig, path)
+    plt.close(fig)
