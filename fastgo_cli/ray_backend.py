@@ -532,7 +532,7 @@ class RayCluster(Supervisor):
             if child.pending is None:
                 child.pending = child.actor.poll.remote()
         pending = [c.pending for c in self.children]
-        ready, _ = ray.wait(pending, num_returns=len(pending), timeout=3.0)
+        ready, _ = ray.wait(pending, num_returns=len(pending), timeout=1.0)   # the rest: next tick
         ready = set(ready)
         for child in self.children:
             if child.pending not in ready:
