@@ -64,7 +64,8 @@ def _run(args) -> int:
         # AlphaGo pipeline: moves sampled from the policy, no search
         from selfplay_workers.policy_worker import PolicyWorker
         worker = PolicyWorker(config, client, run_dir=run_dir, worker_id=args.worker_id,
-                              games=args.games, seed=args.seed, status=status, sink=sink)
+                              games=args.games, seed=args.seed, status=status, sink=sink,
+                              sgf_dir=run_dir.sgf)
         how = (f"policy-only ({config.trainer.algorithm}, floor {config.selfplay.policy_floor:g}, "
                f"seed {worker.seed})")
     else:

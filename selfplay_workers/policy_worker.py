@@ -141,7 +141,7 @@ class PolicyWorker:
     model_version, reload(slot, data=...)). run_dir: a fastgo.rundir.RunDir (pool.json, shards)."""
 
     def __init__(self, config, client, *, run_dir, worker_id=0, games=None, seed=None,
-                 status=None, shard_dir=None, sink=None):
+                 status=None, shard_dir=None, sink=None, sgf_dir=None):
         sp = config.selfplay
         self.config, self.sp = config, sp
         self.algorithm = config.trainer.algorithm
@@ -153,6 +153,7 @@ class PolicyWorker:
         self.shard_dir = os.fspath(shard_dir or run_dir.shards)
         self.status = status
         self.sink = sink                 # None: local shards; else add(record), poll(), full()
+        self.sgf_dir = sgf_dir           # one game in selfplay.sgf_every written there as SGF
         self.worker_id = int(worker_id)
         self.games = int(games or sp.games)
         if seed is None:
@@ -439,6 +440,8 @@ class PolicyWorker:
                                           komi=self.sp.komi, worker=self.worker_id)
             self.writer.add(record)
         self.games_done += 1
+        if self.sgf_dir and self.sp.sgf_every and self.games_done % self.sp.sgf_every == 0:
+            self._write_sgf(record)
         batch.finished += 1
         if colour:
             self.learner_games += 1
@@ -452,6 +455,14 @@ class PolicyWorker:
                 log.info("mini-batch %d: opponent %s, learner black %d white %d, learner wins "
                          "%d of %d", batch.index, batch.opponent, batch.black,
                          batch.finished - batch.black, batch.wins, batch.finished)
+
+    def _write_sgf(self, record):
+        from selfplay_workers.game_sgf import write_game_sgf
+
+        try:
+            write_game_sgf(record, os.path.join(self.sgf_dir, f"{record.id}.sgf"))
+        except OSError as err:
+            log.warning("could not write SGF of game %s: %s", record.id, err)
 
     # -- shards (the rules of selfplay_workers.worker) --------------------------------------------
 

@@ -332,3 +332,90 @@ def test_reinforce_selfplay_writes_shards_against_pool_opponents(tmp_path):
     assert len({r.players["opponent"] for r in records}) == 2
     log = (run / "logs" / "selfplay-w0.log").read_text()
     assert "mini-batch 0: opponent" in log
+
+
+# -- the worker in process, with a stand-in for the server --------------------------------------
+
+class _FakeServer:
+    """The client interface the worker uses: uniform logits, a version per slot, reloads kept."""
+
+    def __init__(self, versions):
+        self.versions = dict(versions)
+        self.model_version = None
+        self.slots_asked = []
+        self.reloads = []
+        self._replies = {}
+
+    def submit(self, planes, slot=None):
+        ticket = len(self.slots_asked)
+        self.slots_asked.append(slot)
+        self._replies[ticket] = (slot, len(planes))
+        return ticket
+
+    def receive(self, ticket):
+        slot, count = self._replies.pop(ticket)
+        self.model_version = self.versions[slot]
+        return np.zeros((count, 26), np.float32), np.full(count, 0.25, np.float32)
+
+    def reload(self, slot, path="", *, data=None):
+        self.reloads.append((slot, data))
+        self.versions[slot] = 9
+        return 9
+
+
+def _worker(tmp_path, algorithm, server, **extra):
+    from fastgo.config import loads_config
+    from fastgo.rundir import open_run_dir
+    from selfplay_workers.policy_worker import PolicyWorker
+
+    config = loads_config(f"""
+[model]
+board_size = 5
+[selfplay]
+games = 4
+komi = 0.5
+sgf_every = 2
+[trainer]
+algorithm = "{algorithm}"
+""")
+    run_dir = open_run_dir(tmp_path / "run")
+    return PolicyWorker(config, server, run_dir=run_dir, seed=5, sgf_dir=run_dir.sgf, **extra), run_dir
+
+
+def _games(run_dir):
+    names = sorted(n for n in os.listdir(run_dir.shards) if n.endswith(".shard"))
+    return [g for n in names for g in read_shard(os.path.join(run_dir.shards, n)).games]
+
+
+def test_value_mode_plays_the_current_policy_against_itself(tmp_path):
+    server = _FakeServer({"current": 3})
+    worker, run_dir = _worker(tmp_path, "value", server)
+    stats = worker.run(max_games=8)
+    games = _games(run_dir)
+    assert stats["games"] == len(games) >= 8 and set(server.slots_asked) == {"current"}
+    for game in games:
+        assert game.players == {"learner": 0, "opponent": "self"}
+        assert game.versions == [3, 3] and np.all(game.full == 1)
+        assert np.allclose(game.root_value, 0.25)
+    assert len([n for n in os.listdir(run_dir.sgf) if n.endswith(".sgf")]) == len(games) // 2
+
+
+def test_without_a_pool_the_opponent_is_the_initial_network(tmp_path):
+    server = _FakeServer({"current": 3})
+    worker, run_dir = _worker(tmp_path, "reinforce", server)
+    (tmp_path / "run" / "pool.json").write_text("{not json")        # refused, logged, not fatal
+    worker.run(max_games=4)
+    assert set(server.slots_asked) == {"current"} and not server.reloads
+    assert {g.players["opponent"] for g in _games(run_dir)} == {"initial"}
+    assert all(g.versions == [3, 3] for g in _games(run_dir))
+
+    # with the trainer's first checkpoint, that is loaded into the worker's opponent slot
+    (tmp_path / "run" / "pool.json").unlink()
+    (tmp_path / "run" / "checkpoints" / "ckpt-000000000.ckpt").write_bytes(b"weights")
+    server = _FakeServer({"current": 3})
+    worker, run_dir = _worker(tmp_path, "reinforce", server)
+    worker.run(max_games=4)
+    assert server.reloads[0] == ("opponent-w0-0", b"weights")
+    assert "opponent-w0-0" in server.slots_asked
+    fresh = [g for g in _games(run_dir) if g.versions[1] == 9]
+    assert fresh and all(g.players["opponent"] == "initial" for g in fresh)
