@@ -27,6 +27,10 @@ def add_arguments(parser):
     parser.add_argument("--warmup", type=float, default=4.0, help="seconds before measuring")
     parser.add_argument("--rounds", type=int, default=2, help="alternating self-play/raw rounds")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--algorithm", choices=("alphazero", "reinforce", "value"),
+                        help="reinforce / value: policy-only self-play (no search), moves/s "
+                             "against the raw forward at the same batch (default: "
+                             "trainer.algorithm of the config)")
 
 
 def _selfplay_round(args, config_path, endpoint, workdir, round_index):
@@ -86,6 +90,8 @@ def run(args) -> int:
     except ConfigError as err:
         print(f"fastgo bench selfplay: {err}", file=sys.stderr)
         return 2
+    if (args.algorithm or config.trainer.algorithm) in ("reinforce", "value"):
+        return _run_policy(args, config)
     estimate = args.rounds * (2 * args.seconds + args.warmup + 3) + 5
     print(f"fastgo bench selfplay: about {estimate:.0f} s ({args.rounds} rounds of {args.seconds:g} s "
           f"self-play after {args.warmup:g} s warm-up, then {args.seconds:g} s raw forward)",
@@ -156,4 +162,117 @@ def run(args) -> int:
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(result, handle, indent=2)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Policy-only self-play (the AlphaGo pipeline: --algorithm reinforce or value)
+
+def _prepare_pool(run_dir, net):
+    """A run directory whose pool.json names one checkpoint of `net`: the workers load it into
+    their opponent slots, as in a REINFORCE run."""
+    from fastgo.atomic import atomic_write
+    from inference_server.checkpoint import save_checkpoint
+
+    os.makedirs(os.path.join(run_dir, "checkpoints"), exist_ok=True)
+    save_checkpoint(os.path.join(run_dir, "checkpoints", "ckpt-000000000.ckpt"), net, step=0)
+    pool = {"version": 1, "entries": [{"name": "ckpt-0", "path": "checkpoints/ckpt-000000000.ckpt",
+                                       "step": 0, "weight": 1.0}]}
+    atomic_write(os.path.join(run_dir, "pool.json"),
+                 lambda handle: handle.write(json.dumps(pool).encode()))
+
+
+def _run_policy(args, config) -> int:
+    """Policy-only moves/s of the whole loop (server + W workers) against the raw batched
+    forward at the server's mean batch and at the full batch (the games per worker), each
+    measured in the same round; figures are medians over rounds."""
+    import statistics
+
+    import numpy as np
+    import torch
+
+    from fastgo.config import to_dict
+    from fastgo_cli.bench_server import _measure_raw, _start_server, _stop, _write_toml
+    from inference_server.model import build_model
+    from inference_server.slots import make_runner
+
+    algorithm = args.algorithm or config.trainer.algorithm
+    games = args.games or config.selfplay.games
+    estimate = args.rounds * (3 * args.seconds + args.warmup + 3) + 5
+    print(f"fastgo bench selfplay: about {estimate:.0f} s ({args.rounds} rounds of {args.seconds:g} s "
+          f"policy-only self-play ({algorithm}) after {args.warmup:g} s warm-up, then twice "
+          f"{args.seconds:g} s raw forward)", file=sys.stderr, flush=True)
+    server = dataclasses.replace(config.server, endpoint="tcp://127.0.0.1:*", checkpoints={},
+                                 log_file="")
+    trainer = dataclasses.replace(config.trainer, algorithm=algorithm)
+    if server.threads:
+        torch.set_num_threads(server.threads)
+    net = build_model(config.model, seed=0).eval()
+    runner = make_runner(net, server)
+    shape = (config.model.planes, config.model.board_size, config.model.board_size)
+    rounds = []
+    with tempfile.TemporaryDirectory(prefix="fastgo-bench-policy-") as workdir:
+        config_path = os.path.join(workdir, "bench.toml")
+        _write_toml(config_path, {"model": to_dict(config.model), "server": to_dict(server),
+                                  "selfplay": to_dict(config.selfplay), "trainer": to_dict(trainer)})
+        proc, endpoint = _start_server(config_path, os.path.join(workdir, "server.log"))
+        try:
+            for index in range(args.rounds):
+                if algorithm == "reinforce":
+                    _prepare_pool(os.path.join(workdir, f"run{index}"), net)
+                sp = _selfplay_round(args, config_path, endpoint, workdir, index)
+                rng = np.random.default_rng(index)
+                mean_batch = max(1, round(sp["delta"]["positions"] / max(1, sp["delta"]["batches"])))
+                raw = {}
+                for name, batch in (("mean", mean_batch), ("full", games)):
+                    planes = (rng.random((batch, *shape)) < 0.3).astype(np.uint8)
+                    positions, seconds = _measure_raw(runner, planes, args.seconds)
+                    raw[name] = {"batch": batch, "evals_per_s": positions / seconds}
+                moves_per_s = sp["delta"]["positions"] / sp["seconds"]
+                sp.update(raw=raw, moves_per_s=moves_per_s,
+                          ratio=moves_per_s / raw["mean"]["evals_per_s"],
+                          ratio_full=moves_per_s / raw["full"]["evals_per_s"])
+                rounds.append(sp)
+                print(f"  round {index + 1}: {moves_per_s:.0f} moves/s at mean batch {mean_batch}, "
+                      f"raw {raw['mean']['evals_per_s']:.0f} evals/s there and "
+                      f"{raw['full']['evals_per_s']:.0f} at batch {games}", file=sys.stderr)
+        finally:
+            _stop(proc)
+    median = statistics.median
+    workers = [w for r in rounds for w in r["workers"]]
+    worker_seconds = sum(w["seconds"] for w in workers) / args.workers
+    finished = sum(w["games"] for w in workers)
+    result = {
+        "algorithm": algorithm,
+        "moves_per_s": round(median(r["moves_per_s"] for r in rounds), 1),
+        "raw_evals_per_s": round(median(r["raw"]["mean"]["evals_per_s"] for r in rounds), 1),
+        "ratio": round(median(r["ratio"] for r in rounds), 4),
+        "raw_evals_per_s_full_batch": round(median(r["raw"]["full"]["evals_per_s"] for r in rounds), 1),
+        "ratio_full_batch": round(median(r["ratio_full"] for r in rounds), 4),
+        "mean_batch": round(median(r["delta"]["positions"] / max(1, r["delta"]["batches"])
+                                   for r in rounds), 2),
+        "games_per_hour": round(3600 * finished / worker_seconds, 1) if finished else None,
+        "server_wait_share": round(median(max(0.0, 1.0 - (r["delta"]["forward_s_total"]
+                                                          + r["delta"]["overhead_s_total"])
+                                              / r["seconds"]) for r in rounds), 4),
+        "rounds_ratio": [round(r["ratio"], 4) for r in rounds],
+        "workers": args.workers, "games_per_worker": games, "model": config.model.name,
+        "board_size": config.model.board_size, "backend": rounds[-1]["runner"]["backend"],
+        "device": rounds[-1]["runner"]["device"], "threads": server.threads,
+        "max_batch": rounds[-1]["max_batch"], "rounds": len(rounds),
+        "seconds_per_round": args.seconds, "cpu_count": os.cpu_count(),
+    }
+    print(f"policy-only self-play ({algorithm}) {result['model']} {result['board_size']}x"
+          f"{result['board_size']}: {result['moves_per_s']:.0f} moves/s, raw forward "
+          f"{result['raw_evals_per_s']:.0f} evals/s at the mean batch {result['mean_batch']:.1f} -> "
+          f"ratio {result['ratio']:.3f}; raw {result['raw_evals_per_s_full_batch']:.0f} evals/s at "
+          f"the full batch {games} -> ratio {result['ratio_full_batch']:.3f} (medians of "
+          f"{len(rounds)} rounds); "
+          + (f"{result['games_per_hour']:.0f} games/hour; " if finished else "no game finished; ")
+          + f"server waiting {100 * result['server_wait_share']:.0f}% [{result['backend']} "
+          f"{result['device']}, {args.workers} worker(s) x {games} games]")
+    if args.json:
+        from fastgo.atomic import atomic_write
+        atomic_write(args.json, lambda handle: handle.write(json.dumps(result, indent=2) + "\n"),
+                     binary=False)
     return 0
