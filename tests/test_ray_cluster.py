@@ -125,7 +125,7 @@ def test_ray_backend_errors_are_one_line(tmp_path):
         assert len(lines) == 1 and expected in lines[0], out.stderr
 
 
-def test_ray_cluster_places_restarts_and_stops(tmp_path):
+def test_ray_cluster_places_restarts_and_stops(tmp_path, monkeypatch):
     ray = pytest.importorskip("ray", reason="ray is not installed (pip install \"fastgo[ray]\")")
     from ray.cluster_utils import Cluster
 
@@ -142,11 +142,14 @@ def test_ray_cluster_places_restarts_and_stops(tmp_path):
     run = tmp_path / "run"
     log = tmp_path / "cluster.out"
     small = {"object_store_memory": 80 << 20}
+    # A node that leaves is declared dead after 3 missed health checks a second apart (not 15 s).
+    monkeypatch.setenv("RAY_health_check_period_ms", "1000")
+    monkeypatch.setenv("RAY_health_check_failure_threshold", "3")
     cluster = Cluster(initialize_head=True, head_node_args=dict(
         num_cpus=1, resources={"trainer_node": 1}, include_dashboard=False, **small))
     proc = None
     try:
-        workers = [cluster.add_node(num_cpus=1, resources={"worker_node": 1}, **small) for _ in range(2)]
+        workers = [cluster.add_node(num_cpus=1, resources={"worker_node": 2}, **small) for _ in range(2)]
         cluster.wait_for_nodes()
         head = cluster.head_node
         raylets = {n.node_id: n.all_processes["raylet"][0].process.pid for n in [head, *workers]}
@@ -212,7 +215,17 @@ def test_ray_cluster_places_restarts_and_stops(tmp_path):
         assert "--recorder" in cmdline(int(again.group(3)))
         wait_for(lambda: (lambda s: s.get("confirmed", 0) > 0 and s["seconds"] < time.time() - killed)(
             worker_status(run, "selfplay-w0")), 60, 0.2, "games of the restarted worker recorded")
-        # 4. SIGTERM: everything stops within the bound
+        # 4. the node of worker 1 leaves: Ray places its actor on the other worker node, the
+        #    role runs there and its games reach the recorder again
+        gone = next(w for w in workers if w.node_id == where["selfplay-w1"][0])
+        cluster.remove_node(gone, allow_graceful=False)
+        moved = wait_for(lambda: re.search(r"selfplay-w1 running: node (\S+) \(\S+\) actor pid (\d+) "
+                                           r"pid (\d+)", text(log)), 60, 0.2, "worker 1 on another node")
+        assert moved.group(1) != gone.node_id and moved.group(1) in {w.node_id for w in workers}
+        left = time.time()
+        wait_for(lambda: (lambda s: s.get("confirmed", 0) > 0 and s["seconds"] < time.time() - left)(
+            worker_status(run, "selfplay-w1")), 60, 0.2, "games of the moved worker recorded")
+        # 5. SIGTERM: everything stops within the bound
         started = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
@@ -226,9 +239,9 @@ def test_ray_cluster_places_restarts_and_stops(tmp_path):
     assert proc.returncode == 0, out[-3000:]
     assert took < 8 + 10, f"the driver took {took:.1f} s to stop"
     assert "stopped after" in out and "SIGTERM" in out
-    assert re.search(r"restarts 1 \(selfplay-w0 1\)", out.split("stopped after")[1])
+    assert re.search(r"restarts 2 \(selfplay-w0 1, selfplay-w1 1\)", out.split("stopped after")[1])
     pids = [child for role, (node, actor, child) in where.items() if role != "selfplay-w0"]
-    for pid in pids + [int(again.group(3))]:
+    for pid in pids + [int(again.group(3)), int(moved.group(3))]:
         assert not alive(pid), f"pid {pid} outlived the cluster"
     for name in list_shards(os.path.join(run, "shards")):      # no partial shard
         read_shard(os.path.join(run, "shards", name))
