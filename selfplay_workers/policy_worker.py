@@ -18,11 +18,8 @@ opponent], players = {"learner": 1 / -1 / 0, "opponent": NAME}. Never imports to
 """
 from __future__ import annotations
 
-import json
 import logging
-import math
 import os
-import re
 import signal
 import stat
 import time
@@ -31,89 +28,14 @@ import uuid
 import numpy as np
 
 from fastgo.board import BLACK, WHITE
+from fastgo.pool import PoolEntry, PoolError, draw_opponent, pool_path, read_pool
 from fastgo.policy_play import PHASE_ALL, PHASE_LEARNER, PHASE_OPPONENT, PolicyPlay
 from inference_server.experience import GameRecord, ShardWriter
 
 log = logging.getLogger("fastgo.selfplay")
 
-POOL_FILE = "pool.json"
-POOL_VERSION = 1
-MAX_POOL_BYTES = 4 << 20
-MAX_POOL_ENTRIES = 100_000
 INITIAL = "initial"                      # opponent name of the start network without a pool
 INITIAL_CHECKPOINT = os.path.join("checkpoints", "ckpt-000000000.ckpt")
-_NAME = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
-
-
-class PoolError(ValueError):
-    """pool.json cannot be used; the message names the file and the first problem."""
-
-
-class PoolEntry:
-    __slots__ = ("name", "path", "step", "weight")
-
-    def __init__(self, name, path, step, weight):
-        self.name, self.path, self.step, self.weight = name, path, step, weight
-
-    def __repr__(self):
-        return f"PoolEntry({self.name!r}, {self.path!r}, step={self.step}, weight={self.weight})"
-
-
-def read_pool(path) -> list[PoolEntry] | None:
-    """The entries of a pool file, or None when it does not exist. Raises PoolError."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        return None
-    except OSError as err:
-        raise PoolError(f"{path}: cannot open: {err.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise PoolError(f"{path}: not a regular file")
-        if info.st_size > MAX_POOL_BYTES:
-            raise PoolError(f"{path}: {info.st_size} bytes, over the limit of {MAX_POOL_BYTES}")
-        data = os.read(fd, MAX_POOL_BYTES + 1)
-    finally:
-        os.close(fd)
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as err:
-        raise PoolError(f"{path}: not JSON: {err}") from None
-    if not isinstance(doc, dict) or doc.get("version") != POOL_VERSION:
-        raise PoolError(f"{path}: not a version {POOL_VERSION} pool (a map with \"version\": 1)")
-    entries = doc.get("entries")
-    if not isinstance(entries, list) or not 1 <= len(entries) <= MAX_POOL_ENTRIES:
-        raise PoolError(f"{path}: \"entries\" must be a list of 1..{MAX_POOL_ENTRIES} entries")
-    pool = []
-    for i, item in enumerate(entries):
-        where = f"{path}: entry {i}"
-        if not isinstance(item, dict):
-            raise PoolError(f"{where}: not a map")
-        name, rel, step, weight = (item.get(k) for k in ("name", "path", "step", "weight"))
-        if not isinstance(name, str) or not _NAME.fullmatch(name):
-            raise PoolError(f"{where}: name must be 1..64 letters, digits or _.:+-")
-        if (not isinstance(rel, str) or not 0 < len(rel) <= 512 or os.path.isabs(rel)
-                or ".." in rel.replace("\\", "/").split("/") or "\0" in rel):
-            raise PoolError(f"{where} ({name}): path must be relative to the run directory, "
-                            f"without '..'")
-        if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step < 1 << 63:
-            raise PoolError(f"{where} ({name}): step must be an integer in 0..2**63-1")
-        if (not isinstance(weight, (int, float)) or isinstance(weight, bool)
-                or not math.isfinite(weight) or not 0 <= weight <= 1e12):
-            raise PoolError(f"{where} ({name}): weight must be a number in 0..1e12")
-        pool.append(PoolEntry(name, rel, step, float(weight)))
-    if sum(e.weight for e in pool) <= 0:
-        raise PoolError(f"{path}: every weight is 0")
-    return pool
-
-
-def draw_opponent(pool: list[PoolEntry], seed: int, worker_id: int, batch: int) -> PoolEntry:
-    """The opponent of mini-batch `batch`: drawn in proportion to the weights from a stream
-    seeded by (seed, worker_id, batch), so the same seed draws the same opponents."""
-    weights = np.array([e.weight for e in pool], dtype=np.float64)
-    rng = np.random.default_rng([int(seed), int(worker_id), int(batch)])
-    return pool[int(rng.choice(len(pool), p=weights / weights.sum()))]
 
 
 class _MiniBatch:
@@ -200,9 +122,8 @@ class PolicyWorker:
     # -- the opponent ---------------------------------------------------------------------------
 
     def _pool(self):
-        path = os.path.join(self.run_dir.root, POOL_FILE)
         try:
-            pool = read_pool(path)
+            pool = read_pool(pool_path(self.run_dir.root), run_root=self.run_dir.root)
         except PoolError as err:
             if str(err) != self._pool_problem:
                 log.error("%s; keeping the opponents already loaded", err)

@@ -17,7 +17,7 @@ from fastgo.policy_play import (PHASE_LEARNER, PHASE_OPPONENT, PolicyPlay, distr
                                 sample_moves)
 from fastgo.replay import check_game
 from inference_server.experience import GameRecord, ShardError, ShardWriter, read_shard
-from selfplay_workers.policy_worker import PoolError, draw_opponent, read_pool
+from fastgo.pool import PoolError, draw_opponent, read_pool
 
 
 def _acceptable(game):
