@@ -306,6 +306,10 @@ class TrainerConfig:
                                   "every K updates")
     pool_max: int = setting(0, min=0, max=1_000_000,
                             doc="reinforce: pool entries kept (oldest dropped); 0 = unbounded")
+    max_staleness: int = setting(0, min=0, max=1 << 31,
+                                 doc="reinforce: games whose learner is more than this many "
+                                     "updates behind the trainer are dropped unused (counted in "
+                                     "metrics.csv); 0 = every game is used")
     baseline: Literal["zero", "value"] = setting(
         "zero", doc="reinforce: b = 0, or the value head's prediction (then the value head is "
                     "trained toward the outcome on the same positions, weight value_weight)")
