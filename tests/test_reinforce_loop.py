@@ -117,3 +117,27 @@ def test_pool_drops_the_oldest_beyond_pool_max(tmp_path):
     assert [e.step for e in read_pool(os.path.join(run.root, "pool.json"))] == [2, 3]
     names = sorted(os.listdir(run.checkpoints))
     assert "ckpt-000000002.ckpt" in names and "ckpt-000000003.ckpt" in names
+
+
+def test_stale_games_are_dropped_and_an_interrupted_update_keeps_its_games(tmp_path):
+    config = loads_config(CONFIG + "max_staleness = 1\n")
+    run = open_run_dir(tmp_path / "run")
+    rng = np.random.default_rng(3)
+    write_shard(run.shards, games(rng, 12, 0), "w0-000001.shard", size=SIZE, komi=KOMI)
+    trainer = make_trainer(config, run)
+    trainer.ingest()
+    before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    assert trainer.update(should_stop=lambda: True) is None
+    assert len(trainer.queue) == 12 and trainer.step == 0 and trainer.games == 0
+    assert all(np.array_equal(v, trainer.model.state_dict()[k]) for k, v in before.items())
+    # Every game was played by version 0: updates 1 and 2 use 8 of them (0 and 1 behind), then
+    # the last 4 are 2 updates behind: dropped unused, counted, and their shard is done.
+    trainer.run(seconds=20, should_stop=lambda: trainer.stale > 0)
+    assert trainer.step == 2 and trainer.games == 8 and trainer.stale == 4
+    assert trainer.used_shards == {"w0-000001.shard"} and not trainer.queue
+    # Games of version 2 make update 3, whose metrics row counts the 4 dropped games.
+    fresh = [game_record(g.size, g.komi, g.moves, 1 if g.full[0] else -1, versions=(2, 0),
+                         seed=1000 + i) for i, g in enumerate(games(rng, 4, 0))]
+    write_shard(run.shards, fresh, "w0-000002.shard", size=SIZE, komi=KOMI)
+    trainer.run(seconds=20, should_stop=lambda: trainer.step >= 3)
+    assert trainer.step == 3 and [r["stale"] for r in rows(run)] == ["0", "0", "4"]

@@ -92,9 +92,11 @@ def reinforce_loss(logits, value, action, z, *, n_games: int, n_positions: int,
 
 
 def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, value_weight: float,
-                   floor: float = 0.0, chunk: int = 512, device=None) -> dict:
+                   floor: float = 0.0, chunk: int = 512, device=None,
+                   should_stop=None) -> dict | None:
     """One update on a mini-batch (gradients accumulated over chunks of `chunk` positions, one
-    optimizer step). Returns the loss terms and the mean advantage z - b."""
+    optimizer step). Returns the loss terms and the mean advantage z - b; None, with the model
+    untouched, when should_stop() turns true between chunks."""
     device = device or next(model.parameters()).device
     count = len(batch.action)
     terms = {"loss": 0.0, "policy_loss": 0.0, "value_loss": 0.0, "advantage": 0.0,
@@ -104,6 +106,9 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
         return terms
     model.eval()                 # running statistics: the function that chose the moves
     for lo in range(0, count, chunk):
+        if should_stop is not None and should_stop():
+            optimizer.zero_grad(set_to_none=True)
+            return None
         hi = min(count, lo + chunk)
         x = torch.from_numpy(batch.planes[lo:hi]).to(device).float()
         action = torch.from_numpy(batch.action[lo:hi]).to(device)

@@ -12,6 +12,7 @@ whole, and how many games of each partly used shard went into updates.
 from __future__ import annotations
 
 import csv
+import itertools
 import logging
 import os
 import time
@@ -28,7 +29,7 @@ from trainer.window import block_from_games
 log = logging.getLogger("fastgo.train")
 
 REINFORCE_FIELDS = ("step", "time", "games", "positions", "loss", "policy_loss", "value_loss",
-                    "advantage", "win_rate", "staleness", "pool", "updates_per_s", "lr",
+                    "advantage", "win_rate", "staleness", "stale", "pool", "updates_per_s", "lr",
                     "version", "quarantined")
 
 
@@ -43,6 +44,7 @@ class ReinforceTrainer(Trainer):
         self.queued_shards: set[str] = set()
         self.games = 0                           # games used in updates, in total
         self.positions = 0                       # learner positions trained, in total
+        self.stale = 0                           # games dropped by max_staleness, in total
         latest = self.run_dir.latest
         fresh = not os.path.exists(latest)
         super()._resume()                        # step 0: writes the initial checkpoint
@@ -50,6 +52,7 @@ class ReinforceTrainer(Trainer):
             ckpt_state = self.resumed_state
             self.games = int(ckpt_state.get("games", 0))
             self.positions = int(ckpt_state.get("positions", 0))
+            self.stale = int(ckpt_state.get("stale", 0))
             self.partial = {str(k): int(v) for k, v in (ckpt_state.get("partial") or {}).items()}
         self.pool.load_or_start(self.run_dir.checkpoint(0), 0)
         self._rsums = self._fresh_rsums()
@@ -62,6 +65,7 @@ class ReinforceTrainer(Trainer):
                 "games": int(getattr(self, "games", 0)),
                 "positions": int(getattr(self, "positions", 0)),
                 "partial": dict(getattr(self, "partial", {})),
+                "stale": int(getattr(self, "stale", 0)),
                 "quarantined": int(self.quarantined), "rng_seed_offset": int(self.step)}
 
     # -- games ----------------------------------------------------------------------------------
@@ -110,6 +114,21 @@ class ReinforceTrainer(Trainer):
         self.partial.pop(name, None)
         self.queued_shards.discard(name)
 
+    def _drop_stale(self):
+        limit = self.tc.max_staleness
+        if not limit:
+            return
+        stale = 0
+        while self.queue:
+            versions = self.queue[0][2].versions
+            if not versions or self.step - int(versions[0]) <= limit:
+                break
+            self._take(1)
+            stale += 1
+        if stale:
+            self.stale += stale
+            self._rsums["stale"] += stale
+
     def _take(self, count):
         """The oldest `count` queued games; the consumption counters move with them."""
         taken = [self.queue.popleft() for _ in range(count)]
@@ -126,10 +145,18 @@ class ReinforceTrainer(Trainer):
     def _fresh_rsums(self):
         return {"loss": 0.0, "policy_loss": 0.0, "value_loss": 0.0, "advantage": 0.0,
                 "wins": 0.0, "decided": 0, "staleness": 0.0, "games": 0, "updates": 0,
+                "stale": 0,
                 "t0": time.monotonic()}
 
-    def update(self) -> dict:
-        games = self._take(self.tc.minibatch_games)
+    def update(self, should_stop=None) -> dict | None:
+        """One update on the oldest minibatch_games queued games (games whose learner is more
+        than max_staleness versions behind are dropped first and counted). None when
+        should_stop() interrupted it: the games stay queued."""
+        self._drop_stale()
+        n = self.tc.minibatch_games
+        if len(self.queue) < n:
+            return None
+        games = [game for _, _, game in itertools.islice(self.queue, n)]
         mc = self.config.model
         block = block_from_games(games, mc.board_size, f"update-{self.step + 1}")
         batch = learner_batch(block, mc.board_size, self.config.selfplay.komi, mc.encoding,
@@ -137,7 +164,10 @@ class ReinforceTrainer(Trainer):
         terms = reinforce_step(self.model, self.optimizer, batch, baseline=self.tc.baseline,
                                value_weight=self.tc.value_weight,
                                floor=self.config.selfplay.policy_floor, chunk=self.tc.batch_size,
-                               device=self.device)
+                               device=self.device, should_stop=should_stop)
+        if terms is None:
+            return None
+        self._take(n)
         self.step += 1
         self.games += len(games)
         self.positions += terms["positions"]
@@ -164,7 +194,7 @@ class ReinforceTrainer(Trainer):
             **{k: f"{s[k] / updates:.5f}" for k in ("loss", "policy_loss", "value_loss",
                                                      "advantage")},
             "win_rate": f"{s['wins'] / s['decided']:.4f}" if s["decided"] else "",
-            "staleness": f"{s['staleness'] / max(1, s['games']):.2f}",
+            "staleness": f"{s['staleness'] / max(1, s['games']):.2f}", "stale": s["stale"],
             "pool": len(self.pool.entries), "updates_per_s": f"{s['updates'] / elapsed:.3f}",
             "lr": self.optimizer.param_groups[0]["lr"], "version": self.step,
             "quarantined": self.quarantined,
@@ -226,7 +256,9 @@ class ReinforceTrainer(Trainer):
                     self._last_wait_log = now
                 time.sleep(min(self.tc.poll_s, 0.2))
                 continue
-            terms = self.update()
+            terms = self.update(should_stop)
+            if terms is None:
+                continue
             pool_due = self.step % self.tc.pool_every == 0
             if self.step % self.tc.checkpoint_every == 0 or pool_due:
                 path = self.save_checkpoint()
