@@ -42,13 +42,12 @@ class _MiniBatch:
     """G games of one opponent: game g of mini-batch k is played in game slot g."""
 
     __slots__ = ("index", "group", "opponent", "slot", "versions", "started", "finished",
-                 "black", "wins", "t_start")
+                 "black", "wins")
 
     def __init__(self, index, group, opponent, slot, opponent_version):
         self.index, self.group, self.opponent, self.slot = index, group, opponent, slot
         self.versions = {"learner": None, "opponent": opponent_version}
         self.started = self.finished = self.black = self.wins = 0
-        self.t_start = time.time()
 
 
 class PolicyWorker:
@@ -94,6 +93,7 @@ class PolicyWorker:
         self._open = {}                       # mini-batch index -> _MiniBatch with games left
         self._slot_batch = [None] * self.games   # the mini-batch game slot g plays now, or None
         self._slot_next = [0] * self.games    # the mini-batch game slot g plays next
+        self._slot_started = [0.0] * self.games   # unix time game slot g's game started
         self._loaded = [None, None]           # (path, mtime_ns, size) in each opponent slot
         self._loaded_entry = [None, None]     # its PoolEntry
         self._loaded_version = [None, None]   # its model version
@@ -230,6 +230,7 @@ class PolicyWorker:
             self.play.start(g, learner, self._seed(batch.index, g), batch.group)
             self._slot_batch[g] = batch
             self._slot_next[g] = batch.index + 1
+            self._slot_started[g] = time.time()
             batch.started += 1
 
     # -- the games ------------------------------------------------------------------------------
@@ -351,7 +352,7 @@ class PolicyWorker:
             policy_visits=np.ones(len(moves), dtype=np.float32), winner=winner, score=score,
             end="passes" if len(moves) < play.cap else "move_cap", ownership=ownership,
             versions=[int(learner_version), int(opponent_version)], worker=self.worker_id,
-            seed=self._seed(batch.index, g), id=uuid.uuid4().hex, t_start=batch.t_start,
+            seed=self._seed(batch.index, g), id=uuid.uuid4().hex, t_start=self._slot_started[g],
             t_end=time.time(), players={"learner": colour, "opponent": batch.opponent})
         if self.sink is not None:
             self.sink.add(record)
