@@ -1,33 +1,36 @@
 """`fastgo cluster --backend ray [--address ADDR]`: the roles of a run as Ray actors on a Ray
 cluster. Imported only by that backend (the local backend never imports ray).
 
-Each role (serve, train, recorder, evaluate, selfplay-wI) is one actor, `RoleHost`, that starts the role's
-`fastgo ...` command as a child process on its node and reports on it. A child process rather
-than the role in the actor's own process: the roles keep their signal handling (SIGTERM closes
-shards, writes the checkpoint), their own logs and torch state, and a role that crashes leaves
-its actor alive to report how it ended. The child dies with its actor (PR_SET_PDEATHSIG), so a
-lost actor never leaves a role behind holding a port or a worker id.
+Each role (serve, train, recorder, evaluate, selfplay-wI) is one actor, `RoleHost`, that starts
+the role's `fastgo ...` command as a child process on its node and reports on it. A child process
+rather than the role in the actor's own process: the roles keep their signal handling (SIGTERM
+closes shards, writes the checkpoint), their own logs and torch state, and a role that crashes
+leaves its actor alive to report how it ended. The child dies with its actor (PR_SET_PDEATHSIG),
+so a lost actor never leaves a role behind holding a port or a worker id.
 
 Placement comes from the config: cluster.server_resources and trainer_resources say where the
 server and trainer go (e.g. {GPU = 1} or a custom node resource), workers are spread over the
 nodes (SPREAD) with worker_resources, the recorder and the evaluator run on the trainer's node
 (node affinity). Roles find each other only through Ray: the server's and the recorder's actors
 bind their node's address (ray.util.get_node_ip_address()) on a port chosen at bind time and
-return the endpoint, which the driver passes to the trainer and the workers as arguments. A worker
-on the trainer's node writes its shards itself; a worker on any other node sends its games to the
-recorder (`fastgo selfplay --recorder`), so no filesystem is shared. When every node of the Ray
-cluster is this machine, both bind loopback instead (no CURVE needed); on a remote node they bind
-the node's address, which their own config checks accept only with CURVE keys (server.* and
-recorder.curve_secret_key_file, curve_allowed) or allow_insecure_remote. The run directory is the same path on every node; each role writes
-its own node's copy, and the driver learns everything (heartbeats, server stats, ratings) from the
-actors' replies, never from files.
+return the endpoint, which the driver passes to the trainer and the workers as arguments. A
+worker on the trainer's node writes its shards itself; a worker on any other node sends its games
+to the recorder (`fastgo selfplay --recorder`), so no filesystem is shared. When every node of
+the Ray cluster is this machine, both bind loopback instead (no CURVE needed); on a remote node
+they bind the node's address, which their own config checks accept only with CURVE keys
+(curve_secret_key_file and curve_allowed of [server] and [recorder]) or allow_insecure_remote.
+The run directory is the same path on every node; each role writes its own node's copy, and the
+driver learns everything (heartbeats, server stats, ratings) from the actors' replies.
 
 Supervision is the local backend's (cluster_cmd.Supervisor): Ray restarts a lost actor
-(max_restarts = -1; the driver's cluster.max_restarts within restart_window_s decides when to give
-up), the driver sees the new incarnation (another actor pid, or the actor's death reply), counts
-a restart for the role and starts the role again in it; a child that exits or stops making
+(max_restarts = -1; the driver's cluster.max_restarts within restart_window_s decides when to
+give up), the driver sees the new incarnation (another actor pid, or the actor's death reply),
+counts a restart for the role and starts the role again in it; a child that exits or stops making
 progress is restarted the same way with back-off. Calls are never retried by Ray
-(max_task_retries = 0): the driver polls again on its next tick, so no call runs twice.
+(max_task_retries = 0): the driver polls again on its next tick, so no call runs twice. A node
+that leaves takes with it only what was on it (games in progress, a worker's unconfirmed games);
+Ray places its actors again wherever their resources allow. A role that no node takes within
+PLACEMENT_TIMEOUT_S at start is an error (exit status 2).
 """
 from __future__ import annotations
 
@@ -492,7 +495,8 @@ class RayCluster(Supervisor):
             self.log(f"{child.role} on {reply['endpoint']} (node {child.node})")
             if moved:                      # the roles that talk to it must follow it
                 for other in self.children:
-                    if other.kind in followers and other.child is not None:
+                    if other.kind in followers and other.child is not None and (
+                            child.kind == "serve" or other.node != self.trainer.node):
                         other.expect_exit = True
                         other.actor.signal.remote(signal.SIGTERM)
         return True
