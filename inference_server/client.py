@@ -124,13 +124,18 @@ class InferenceClient:
                timeout_s: float = 120.0) -> int:
         """Ask the server to load `path` (a file on the server's host) or the checkpoint bytes
         `data` into `slot`; returns the new version or raises ServerError(reload_failed) when
-        the checkpoint is refused."""
+        the checkpoint is refused. Bytes go with their sha256, which the server checks before
+        it loads them."""
+        import hashlib
+
+        digest = hashlib.sha256(data).hexdigest() if data is not None else None
         upload = None
         if data is not None and len(data) > protocol.CHUNK_BYTES:
             upload = self._upload(data, timeout_s)
             data = None
         request_id = next(self._ids)
-        self._send(request_id, protocol.reload_request(request_id, slot, path, data, upload), timeout_s)
+        self._send(request_id, protocol.reload_request(request_id, slot, path, data, upload, digest),
+                   timeout_s)
         reply = self._wait(request_id, timeout_s)
         if reply.kind != "reloaded":
             raise ServerError(reply.header.get("code", reply.kind), reply.header.get("msg", ""))

@@ -13,6 +13,8 @@ MAX_HEADER_BYTES, with magic "m" = MAGIC, protocol version "v" = VERSION, kind "
   stats    -> [header]                 <- [header{stats: map}]
   reload   -> [header{slot, path}] or [header{slot, path=""}, checkpoint file bytes]
               or [header{slot, path="", upload}]: the bytes of a finished upload
+              with bytes, an optional sha256 (64 hex digits) of them: the server refuses bytes
+              that hash otherwise before loading anything
               <- [header{kind "reloaded", slot, version}]   (bytes: no shared filesystem needed)
   upload   -> [header{upload, offset, total}, chunk]  <- [header{kind "uploaded", upload, received}]
               checkpoint bytes in chunks of at most CHUNK_BYTES, in order (a resent chunk is
@@ -77,6 +79,7 @@ class Request:
     upload: int = -1             # upload: its id; reload: the finished upload to load (-1: none)
     offset: int = 0              # upload: where the chunk starts
     total: int = 0               # upload: the checkpoint's size in bytes
+    sha256: str = ""             # reload of bytes: their sha256 (hex) as the sender computed it
 
 
 @dataclass
@@ -150,13 +153,16 @@ def stats_request(request_id: int) -> list:
 
 
 def reload_request(request_id: int, slot: str, path: str = "", data: bytes | None = None,
-                   upload: int | None = None) -> list:
+                   upload: int | None = None, sha256: str | None = None) -> list:
     """Reload `slot` from `path` on the server's host, from checkpoint bytes `data` (at most
-    CHUNK_BYTES), or from the bytes of a finished `upload`."""
+    CHUNK_BYTES), or from the bytes of a finished `upload`; `sha256`: the hex digest of those
+    bytes."""
     fields = {"k": "reload", "id": request_id, "slot": slot,
               "path": path if data is None and upload is None else ""}
     if upload is not None:
         fields["upload"] = int(upload)
+    if sha256 is not None:
+        fields["sha256"] = sha256
     header = _pack(fields)
     return [header] if data is None else [header, data]
 
@@ -223,19 +229,26 @@ def parse_request(frames, max_positions: int, max_checkpoint_bytes: int = 1 << 3
             raise ProtocolError(BAD_FRAMES, f"reload needs 1 or 2 frames, got {len(frames)}", request_id)
         path = _str_field(header, "path", request_id)
         data = _buffer(frames[1]) if len(frames) == 2 else None
+        sha256 = ""
+        if "sha256" in header:
+            sha256 = _str_field(header, "sha256", request_id)
+            if len(sha256) != 64 or not set(sha256) <= _GAME_ID_CHARS:
+                raise ProtocolError(BAD_HEADER, "field 'sha256' must be 64 lowercase hex digits",
+                                    request_id)
         upload = -1
         if "upload" in header:
             upload = _int_field(header, "upload", request_id)
             if data is not None or path or upload > _MAX_UPLOAD_ID:
                 raise ProtocolError(BAD_HEADER, "a reload of an upload carries no path or bytes", request_id)
-            return Request("reload", request_id, slot=_str_field(header, "slot", request_id), upload=upload)
+            return Request("reload", request_id, slot=_str_field(header, "slot", request_id), upload=upload,
+                           sha256=sha256)
         if data is None and not path:
             raise ProtocolError(BAD_HEADER, "reload needs a path or checkpoint bytes", request_id)
         if data is not None and len(data) > max_checkpoint_bytes:
             raise ProtocolError(TOO_LARGE, f"checkpoint of {len(data)} bytes exceeds {max_checkpoint_bytes}",
                                 request_id)
         return Request("reload", request_id, slot=_str_field(header, "slot", request_id), path=path,
-                       data=data)
+                       data=data, sha256=sha256)
     raise ProtocolError(BAD_KIND, f"unknown message kind {kind!r}", request_id)
 
 

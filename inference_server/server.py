@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import logging
 import math
 import os
@@ -108,14 +109,14 @@ class InferenceServer:
                                + protocol.CHUNK_BYTES + (64 << 10))
         self.uploads = {}             # (identity, upload id) -> _Upload
         try:
+            self.curve_allow = None   # with CURVE: counts the clients ZAP refused
             if self.server.curve_secret_key_file:
+                from inference_server.curve import CurveKeyError, make_server
                 try:
-                    secret = read_curve_key(self.server.curve_secret_key_file)
-                except (OSError, ValueError) as err:
-                    raise StartupError(f"server.curve_secret_key_file: {err}") from None
-                self.socket.curve_secretkey = secret
-                self.socket.curve_publickey = zmq.curve_public(secret)
-                self.socket.curve_server = True
+                    self.curve_allow = make_server(self.socket, self.server.curve_secret_key_file,
+                                                   self.server.curve_allowed, what="server")
+                except CurveKeyError as err:
+                    raise StartupError(f"server.curve_secret_key_file / curve_allowed: {err}") from None
             bind(self.socket, self.server.endpoint)
             self.slots = initial_slots(config.model, config.server)
         except BaseException:
@@ -250,6 +251,13 @@ class InferenceServer:
                     path, data = f"<{len(request.data)} bytes from a client>", bytes(request.data)
                 else:
                     path, data = request.path, None
+                if request.sha256 and data is not None:
+                    actual = hashlib.sha256(data).hexdigest()
+                    if actual != request.sha256:
+                        raise protocol.ProtocolError(
+                            protocol.RELOAD_FAILED, f"checkpoint bytes hash to sha256 {actual[:16]}..., "
+                            f"the sender says {request.sha256[:16]}...: altered or truncated on the "
+                            f"way; not loaded", request.request_id)
                 if not self.reloader.request(request.slot, path, waiter=(identity, request.request_id),
                                              data=data):
                     raise protocol.ProtocolError(protocol.BUSY, "too many reloads waiting; try again later",
@@ -474,6 +482,7 @@ class InferenceServer:
             "models": {name: slot.runner.config.name for name, slot in self.slots.items()},
             "runner": any_runner.describe(),
             "overlap": self.server.overlap,
+            "curve_denied": self.curve_allow.denied if self.curve_allow is not None else 0,
         }
 
 
