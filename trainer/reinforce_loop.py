@@ -228,7 +228,8 @@ class ReinforceTrainer(Trainer):
     def status_fields(self) -> dict:
         row = self.last_row
         return {"step": self.step, "samples": self.samples, "positions": self.positions,
-                "games": self.games, "loss": row.get("loss"), "win_rate": row.get("win_rate"),
+                "games": self.games + self.stale, "used_games": self.games,
+                "loss": row.get("loss"), "win_rate": row.get("win_rate"),
                 "pool": len(self.pool.entries), "latest": self.saved_step,
                 "waiting": len(self.queue) < self.tc.minibatch_games}
 
