@@ -173,6 +173,8 @@ class PolicyWorker:
                 log.info("opponent %s (%s, step %d) loaded into slot %s as version %d", entry.name,
                          entry.path, entry.step, slot, self._loaded_version[group])
         except (OSError, ServerError) as err:
+            if isinstance(err, ServerError) and err.code == "unknown_slot":
+                raise                             # a server that creates no opponent slots
             log.error("opponent %s (%s) not loaded: %s", entry.name, entry.path, err)
             return False
         self._loaded_entry[group] = entry
@@ -194,7 +196,7 @@ class PolicyWorker:
         if self._load(entry, group) or kept is not None:    # else: keep what is in the slot
             return (self._loaded_entry[group].name, self.opponent_slots[group],
                     self._loaded_version[group])
-        return INITIAL, self.current_slot, None
+        return "current", self.current_slot, None          # nothing loadable: itself
 
     def _batch(self, index):
         """Mini-batch `index`, opened (opponent drawn and loaded) if needed; None while
