@@ -227,6 +227,35 @@ def test_the_alphazero_trainer_resumes_from_the_pretrained_checkpoint(pretrained
     assert list_shards(run_dir.shards) == []
 
 
+def test_value_flag_trains_the_value_head_and_ownership_only_where_known(tmp_path):
+    from trainer.supervised import GameSet, SupervisedTrainer
+    config = load_config(write_config(tmp_path / "c.toml"))
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "resigned.sgf").write_text("(;SZ[9]KM[7.5]RE[W+R];B[ee];W[cc];B[gg];W[gc])")
+    (records / "timed.sgf").write_text("(;SZ[9]KM[7.5]RE[B+T];B[ee];W[cc];B[gc])")
+    report, shards = import_sgf([records], tmp_path / "s1", size=9, default_komi=7.5)
+    recorded = [g for p in shards for g in read_shard(p).games]
+    assert report.used == 2 and {g.end for g in recorded} == {"recorded"}
+    report, shards = import_sgf([os.path.join(GAMES, "m00-g0.sgf")], tmp_path / "s2", size=9,
+                                default_komi=7.5)
+    finished = read_shard(shards[0]).games
+    trainer = SupervisedTrainer(config, open_run_dir(tmp_path / "run"),
+                                GameSet(recorded, 9, 7.5, "alphazero"), None, value=True)
+    assert list(trainer.sl_train.ownership_known) == [0.0, 0.0]
+    stats = trainer.sl_step()
+    assert stats["ownership_loss"] == 0.0 and stats["value_loss"] > 0.0
+    trainer.sl_train = GameSet(finished, 9, 7.5, "alphazero")
+    stats = trainer.sl_step()
+    assert stats["ownership_loss"] > 0.0 and stats["value_loss"] > 0.0
+    # without --value the value head is not trained
+    trainer.sl_value = False
+    before = trainer.model.value_fc2.weight.detach().clone()
+    stats = trainer.sl_step()
+    assert stats["value_loss"] == 0.0 and torch.equal(trainer.model.value_fc2.weight, before)
+    assert stats["loss"] == stats["policy_loss"] > 0.0
+
+
 # --- the command line ----------------------------------------------------------------------------
 
 def _fastgo(*args, timeout=120):
