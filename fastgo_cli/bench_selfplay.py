@@ -31,6 +31,10 @@ def add_arguments(parser):
                         help="reinforce / value: policy-only self-play (no search), moves/s "
                              "against the raw forward at the same batch (default: "
                              "trainer.algorithm of the config)")
+    parser.add_argument("--remote", action="store_true",
+                        help="games/s recorded through the recorder (over a veth pair between "
+                             "network namespaces when this user may create them, else loopback; "
+                             "CURVE on) against local shard writing, and the recorder's CPU per game")
 
 
 def _selfplay_round(args, config_path, endpoint, workdir, round_index):
@@ -90,6 +94,8 @@ def run(args) -> int:
     except ConfigError as err:
         print(f"fastgo bench selfplay: {err}", file=sys.stderr)
         return 2
+    if args.remote:
+        return _run_remote(args, config)
     if (args.algorithm or config.trainer.algorithm) in ("reinforce", "value"):
         return _run_policy(args, config)
     estimate = args.rounds * (2 * args.seconds + args.warmup + 3) + 5
@@ -271,6 +277,201 @@ def _run_policy(args, config) -> int:
           + (f"{result['games_per_hour']:.0f} games/hour; " if finished else "no game finished; ")
           + f"server waiting {100 * result['server_wait_share']:.0f}% [{result['backend']} "
           f"{result['device']}, {args.workers} worker(s) x {games} games]")
+    if args.json:
+        from fastgo.atomic import atomic_write
+        atomic_write(args.json, lambda handle: handle.write(json.dumps(result, indent=2) + "\n"),
+                     binary=False)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Games through the recorder (--remote)
+
+class _Namespaces:
+    """Two network namespaces joined by a veth pair: NAME-a (server, recorder) on 10.SUB.0.1,
+    NAME-b (the worker) on 10.SUB.0.2. setup() returns False where they cannot be made."""
+
+    def __init__(self):
+        tag = f"fgb{os.getpid() % 100000}"
+        self.a, self.b = f"{tag}a", f"{tag}b"
+        self.sub = 100 + os.getpid() % 100
+        self.created = []
+
+    def _ip(self, *args):
+        return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=20).returncode == 0
+
+    def setup(self):
+        import shutil
+        if shutil.which("ip") is None or not self._ip("netns", "add", self.a):
+            return False
+        self.created.append(self.a)
+        ok = self._ip("netns", "add", self.b)
+        if ok:
+            self.created.append(self.b)
+        ok = ok and self._ip("link", "add", f"{self.a}v", "netns", self.a, "type", "veth", "peer",
+                             "name", f"{self.b}v", "netns", self.b)
+        for ns, address in ((self.a, 1), (self.b, 2)):
+            ok = ok and self._ip("-n", ns, "addr", "add", f"10.{self.sub}.0.{address}/24", "dev", f"{ns}v")
+            ok = ok and self._ip("-n", ns, "link", "set", f"{ns}v", "up")
+            ok = ok and self._ip("-n", ns, "link", "set", "lo", "up")
+        if not ok:
+            self.cleanup()
+        return ok
+
+    @property
+    def host(self):
+        return f"10.{self.sub}.0.1"
+
+    def cleanup(self):
+        for ns in reversed(self.created):
+            self._ip("netns", "del", ns)
+        self.created = []
+
+
+def _free_port():
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _cpu_seconds(pid):
+    """utime + stime of a process from /proc (seconds)."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _role(prefix, args, log_path):
+    """A `fastgo ROLE` process (under `ip netns exec` when prefix says so), once ready."""
+    import select
+
+    proc = subprocess.Popen([*prefix, sys.executable, "-m", "fastgo_cli.main", *args],
+                            stdout=subprocess.PIPE, stderr=open(log_path, "ab"), text=True,
+                            env=dict(os.environ, OMP_NUM_THREADS="1"))
+    ready, _, _ = select.select([proc.stdout], [], [], 120)
+    line = proc.stdout.readline() if ready else ""
+    if "ready on" not in line:
+        proc.kill()
+        proc.wait(10)
+        raise RuntimeError(f"{args[0]} did not start; see {log_path}")
+    return proc
+
+
+def _run_remote(args, config) -> int:
+    """Rounds alternate a worker writing its own shards and the same worker sending its games
+    to a recorder; both talk to the same server over the same path. games/s: games in shards
+    (the worker's, or the recorder's after it closed its last shard) over the worker's own
+    seconds. The recorder's CPU: /proc, from its ready line to the end of the round."""
+    from fastgo.config import to_dict
+    from fastgo_cli.bench_server import _stop, _write_toml
+    from inference_server.curve import write_key_pair
+    from inference_server.experience import list_shards, read_shard
+
+    estimate = args.rounds * 2 * (args.seconds + args.warmup + 4) + 15
+    print(f"fastgo bench selfplay --remote: about {estimate:.0f} s ({args.rounds} rounds of "
+          f"{args.warmup + args.seconds:g} s with local shards, then as long through the recorder)",
+          file=sys.stderr, flush=True)
+    spaces = _Namespaces()
+    rounds = []
+    with tempfile.TemporaryDirectory(prefix="fastgo-bench-remote-") as workdir:
+        try:
+            on_veth = spaces.setup()
+            host = spaces.host if on_veth else "127.0.0.1"
+            near = ["ip", "netns", "exec", spaces.a] if on_veth else []
+            far = ["ip", "netns", "exec", spaces.b] if on_veth else []
+            keys = os.path.join(workdir, "keys")
+            allowed = os.path.join(keys, "allowed")
+            os.makedirs(allowed)
+            for name in ("server", "recorder"):
+                write_key_pair(keys, name)
+            write_key_pair(allowed, "worker")
+            ports = (5555, 5557) if on_veth else (_free_port(), _free_port())
+            server_ep, recorder_ep = (f"tcp://{host}:{port}" for port in ports)
+            sections = {
+                "model": to_dict(config.model),
+                "server": {**to_dict(config.server), "endpoint": server_ep, "checkpoints": {},
+                           "log_file": "", "curve_secret_key_file": f"{keys}/server.key_secret",
+                           "curve_allowed": [allowed]},
+                "selfplay": {**to_dict(config.selfplay), "curve_key_file": f"{allowed}/worker.key_secret",
+                             "server_public_key": f"{keys}/server.key",
+                             "recorder_public_key": f"{keys}/recorder.key", "recorder": ""},
+                "trainer": to_dict(config.trainer),
+                "recorder": {**to_dict(config.recorder), "endpoint": recorder_ep,
+                             "curve_secret_key_file": f"{keys}/recorder.key_secret",
+                             "curve_allowed": [allowed]},
+            }
+            config_path = os.path.join(workdir, "bench.toml")
+            _write_toml(config_path, sections)
+            server = _role(near, ["serve", "--config", config_path], os.path.join(workdir, "serve.log"))
+            try:
+                for index in range(args.rounds):
+                    for mode in ("local", "remote"):
+                        run_dir = os.path.join(workdir, f"{mode}{index}")
+                        recorder = cpu0 = None
+                        if mode == "remote":
+                            recorder = _role(near, ["recorder", "--config", config_path, "--run-dir",
+                                                    run_dir, "--quiet"], os.path.join(workdir, "rec.log"))
+                            cpu0 = _cpu_seconds(recorder.pid)
+                        cmd = [*far, sys.executable, "-m", "fastgo_cli.main", "selfplay", "--config",
+                               config_path, "--run-dir", run_dir, "--server", server_ep,
+                               "--seconds", repr(args.warmup + args.seconds), "--quiet"]
+                        if mode == "remote":
+                            cmd += ["--recorder", recorder_ep]
+                        if args.games:
+                            cmd += ["--games", str(args.games)]
+                        if args.visits:
+                            cmd += ["--visits", str(args.visits)]
+                        out = subprocess.run(cmd, capture_output=True, text=True,
+                                             timeout=args.warmup + args.seconds + 120,
+                                             env=dict(os.environ, OMP_NUM_THREADS="1"))
+                        if out.returncode != 0:
+                            raise RuntimeError(f"worker exited with {out.returncode}: {out.stderr[-1500:]}")
+                        line = [x for x in out.stdout.splitlines() if x.startswith("fastgo selfplay: stats ")][-1]
+                        stats = json.loads(line.split("stats ", 1)[1])
+                        cpu = None
+                        if recorder is not None:
+                            cpu = _cpu_seconds(recorder.pid) - cpu0
+                            _stop(recorder)             # closes its last shard
+                        shard_dir = os.path.join(run_dir, "shards")
+                        recorded = sum(len(read_shard(os.path.join(shard_dir, n), check_rules=False).games)
+                                       for n in list_shards(shard_dir))
+                        rounds.append({"mode": mode, "games": recorded, "finished": stats["games"],
+                                       "seconds": stats["seconds"], "recorder_cpu_s": cpu})
+                        print(f"  round {index + 1} {mode}: {recorded} games in shards "
+                              f"({stats['games']} finished) in {stats['seconds']:.1f} s"
+                              + (f", recorder CPU {cpu:.2f} s" if cpu is not None else ""),
+                              file=sys.stderr, flush=True)
+            finally:
+                _stop(server)
+        finally:
+            spaces.cleanup()
+    local = [r for r in rounds if r["mode"] == "local"]
+    remote = [r for r in rounds if r["mode"] == "remote"]
+    local_rate = sum(r["games"] for r in local) / sum(r["seconds"] for r in local)
+    remote_rate = sum(r["games"] for r in remote) / sum(r["seconds"] for r in remote)
+    remote_games = sum(r["games"] for r in remote)
+    cpu = sum(r["recorder_cpu_s"] for r in remote)
+    result = {
+        "transport": "veth between network namespaces" if on_veth else "loopback",
+        "curve": True, "local_games_per_s": round(local_rate, 3),
+        "remote_games_per_s": round(remote_rate, 3),
+        "ratio": round(remote_rate / local_rate, 4) if local_rate else None,
+        "recorder_cpu_ms_per_game": round(1000 * cpu / remote_games, 3) if remote_games else None,
+        "lost_games": sum(r["finished"] - r["games"] for r in remote),
+        "rounds": rounds, "model": config.model.name, "board_size": config.model.board_size,
+        "games_per_worker": args.games or config.selfplay.games,
+        "visits": args.visits or config.selfplay.visits,
+    }
+    print(f"self-play through the recorder ({result['transport']}, CURVE): "
+          f"{result['remote_games_per_s']:.2f} games/s recorded against {result['local_games_per_s']:.2f} "
+          f"with local shards -> ratio "
+          + (f"{result['ratio']:.3f}" if result["ratio"] is not None else "n/a (no game finished)")
+          + "; recorder CPU "
+          + (f"{result['recorder_cpu_ms_per_game']:.2f} ms per game" if remote_games else "n/a")
+          + f" [{result['model']} {result['board_size']}x{result['board_size']}, "
+          f"{result['games_per_worker']} games x {result['visits']} visits]")
     if args.json:
         from fastgo.atomic import atomic_write
         atomic_write(args.json, lambda handle: handle.write(json.dumps(result, indent=2) + "\n"),
