@@ -141,3 +141,22 @@ def test_stale_games_are_dropped_and_an_interrupted_update_keeps_its_games(tmp_p
     write_shard(run.shards, fresh, "w0-000002.shard", size=SIZE, komi=KOMI)
     trainer.run(seconds=20, should_stop=lambda: trainer.step >= 3)
     assert trainer.step == 3 and [r["stale"] for r in rows(run)] == ["0", "0", "4"]
+
+
+def test_config_keys_are_checked_and_named():
+    import pytest
+
+    from fastgo.config import ConfigError
+
+    for line, words in (('algorithm = "ppo"', "trainer.algorithm: must be one of"),
+                        ('baseline = "mean"', "trainer.baseline: must be one of"),
+                        ("minibatch_games = 0", "trainer.minibatch_games: must be >= 1"),
+                        ("pool_every = 0", "trainer.pool_every: must be >= 1"),
+                        ("pool_max = -1", "trainer.pool_max: must be >= 0"),
+                        ("max_staleness = -2", "trainer.max_staleness: must be >= 0"),
+                        ("positions_per_game = 0", "trainer.positions_per_game: must be >= 1"),
+                        ('freeze_policy = "yes"', "trainer.freeze_policy: expected true or false")):
+        with pytest.raises(ConfigError) as err:
+            loads_config(f"[trainer]\n{line}\n", source="r.toml")
+        assert str(err.value).startswith("r.toml: ") and words in str(err.value), str(err.value)
+    assert loads_config("").trainer.algorithm == "alphazero"
