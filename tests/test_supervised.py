@@ -24,7 +24,7 @@ from fastgo.replay import check_game
 from fastgo.rundir import open_run_dir
 from fastgo.sgf import parse_sgf
 from inference_server.experience import ShardWriter, list_shards, read_shard
-from trainer.sgf_import import (ImportReport, SgfInputError, Skip, find_sgf_files, game_record,
+from trainer.sgf_import import (SgfInputError, Skip, find_sgf_files, game_record,
                                 import_sgf, parse_result)
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "sgf")
@@ -71,7 +71,7 @@ def test_malformed_files_are_skipped_and_counted_by_kind(tmp_path):
     first = report.first
     assert first["bad SGF"].startswith("empty.sgf: no game tree")          # sorted: empty first
     assert first["illegal move"] == "illegal.sgf move 4: W[ee] is illegal (occupied, suicide or ko)"
-    assert first["moves after the end"] == "afterend.sgf move 4: W[cc] is played after the game ended"
+    assert first["moves after the end"] == "afterend.sgf move 4: W[cc] is played after two passes"
     assert first["moves out of turn"] == "outofturn.sgf move 2: B plays where W is to move"
     assert first["no usable result"] == "noresult.sgf: RE[] names no winner"
     assert first["setup stones or handicap"] == "handicap.sgf: 2 AB, 0 AW, HA[2]"
@@ -80,14 +80,16 @@ def test_malformed_files_are_skipped_and_counted_by_kind(tmp_path):
     assert summary.startswith(f"12 games read, 1 used ({report.positions} positions); skipped: 4 bad SGF (first: ")
     assert "1 wrong board size (first: size19.sgf: SZ[19], the model plays 9)" in summary
     # huge SZ and a text file named .sgf are bad SGF too, each with its own reason
-    sgf_errors = ImportReport()
+    reasons = {}
     for name in ("hugesz.sgf", "notsgf.sgf", "syntax.sgf"):
         report_one, _ = import_sgf([os.path.join(BAD, name)], tmp_path / name, size=9,
                                    default_komi=7.5)
         assert report_one.skipped == {"bad SGF": 1}
-        sgf_errors.first[name] = report_one.first["bad SGF"]
-    assert "SZ[1000] is outside 2..25" in sgf_errors.first["hugesz.sgf"]
-    assert "unclosed" in sgf_errors.first["syntax.sgf"]
+        reasons[name] = report_one.first["bad SGF"]
+    # an explicit file is named as given
+    assert reasons["hugesz.sgf"].startswith(os.path.join(BAD, "hugesz.sgf: SZ[1000] is outside 2..25"))
+    assert reasons["notsgf.sgf"].startswith(os.path.join(BAD, "notsgf.sgf: expected '(' to open"))
+    assert reasons["syntax.sgf"].startswith(os.path.join(BAD, "syntax.sgf: unclosed"))
 
     # the one game used: a shard read_shard accepts, holding a record built as self-play's
     assert [os.path.basename(p) for p in shards] == ["sgf-000000.shard"]
@@ -134,6 +136,20 @@ def test_results_parse_and_unfinished_games_keep_the_written_result():
     with pytest.raises(Skip) as err:
         game_record(parse_sgf("(;SZ[9]RE[B+R])"), "u.sgf", size=9, default_komi=7.5)
     assert err.value.kind == "no moves"
+    # 2x2: the move cap is 8 moves; a game over by the cap with its score ends by "move_cap",
+    # a ninth move is refused
+    capped = [4, 0, 2, 4, 1, 4, 3, 4]
+    _, _, over, score, _ = check_game(2, 0.5, np.array(capped, np.int16))
+    nodes = "".join(f";{'BW'[i % 2]}[{coords.to_sgf(m, 2)}]" for i, m in enumerate(capped))
+    result = f"{'B' if score > 0 else 'W'}+{abs(score):g}"
+    record = game_record(parse_sgf(f"(;SZ[2]KM[0.5]RE[{result}]{nodes})"), "c.sgf", size=2,
+                         default_komi=7.5)
+    assert over and record.end == "move_cap" and abs(record.score - score) < 1e-3
+    with pytest.raises(Skip) as err:
+        game_record(parse_sgf(f"(;SZ[2]KM[0.5]RE[B+R]{nodes};B[aa])"), "d.sgf", size=2,
+                    default_komi=7.5)
+    assert (err.value.kind, err.value.reason) == (
+        "moves after the end", "d.sgf move 9: B[aa] is played after the move cap of 8")
 
 
 def test_bad_paths_are_refused_before_anything_is_read(tmp_path):

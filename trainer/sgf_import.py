@@ -5,7 +5,8 @@ distribution is the move played (one entry of weight 1, a full target at every m
 `root_value` is 0 and `versions` is empty. Games are replayed with fastgo's board under
 positional superko (fastgo.replay.check_game); the result comes from RE[]. Files that cannot be
 read, parsed or replayed are skipped and counted by kind, with the first reason of each kind
-kept for the summary. Torch-free: a worker could run it.
+kept for the summary. Only the first game of a file (an SGF collection) and its main line are
+read. Torch-free: a worker could run it.
 """
 from __future__ import annotations
 
@@ -150,8 +151,11 @@ def game_record(sgf, name: str, *, size: int, default_komi: float) -> GameRecord
     if bad >= 0:
         color, move = sgf.moves[bad]
         point = coords.to_sgf(move, size) if 0 <= move <= nn else str(move)
-        kind = "moves after the end" if why == "played after the game ended" else "illegal move"
-        raise Skip(kind, f"{name} move {bad + 1}: {COLOR_LETTERS[color]}[{point}] is {why}")
+        if why == "played after the game ended":
+            ended = f"the move cap of {2 * nn}" if bad >= 2 * nn else "two passes"
+            raise Skip("moves after the end", f"{name} move {bad + 1}: {COLOR_LETTERS[color]}"
+                                              f"[{point}] is played after {ended}")
+        raise Skip("illegal move", f"{name} move {bad + 1}: {COLOR_LETTERS[color]}[{point}] is {why}")
     # Over under Tromp-Taylor with the score as recorded: the final position is the truth,
     # ownership included. Otherwise the result stands as written and ownership is unknown.
     # (Board keeps komi as a C float: scores compare to 1e-3.)
