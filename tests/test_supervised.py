@@ -270,6 +270,25 @@ def test_value_flag_trains_the_value_head_and_ownership_only_where_known(tmp_pat
     stats = trainer.sl_step()
     assert stats["value_loss"] == 0.0 and torch.equal(trainer.model.value_fc2.weight, before)
     assert stats["loss"] == stats["policy_loss"] > 0.0
+    # a metrics.csv the AlphaZero trainer began: its header gains the supervised columns after
+    # its own, and its later rows stay aligned
+    from trainer.loop import METRICS_FIELDS
+    path = trainer.run_dir.metrics
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=METRICS_FIELDS)
+        writer.writeheader()
+        writer.writerow({k: 7 for k in METRICS_FIELDS})
+    trainer.write_sl_metrics({}, 0, 0.0, {"heldout_top1": 0.25, "heldout_top5": 0.5,
+                                          "heldout_loss": 3.0, "heldout_value_mse": 1.0})
+    with open(path, "a", newline="") as handle:
+        csv.DictWriter(handle, fieldnames=METRICS_FIELDS).writerow({k: 9 for k in METRICS_FIELDS})
+    with open(path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["step"] for r in rows] == ["7", str(trainer.step), "9"]
+    assert rows[1]["heldout_top1"] == "0.25000" and rows[1]["phase"] == "supervised"
+    assert rows[1]["value_error"] == "1.00000" and rows[1]["loss"] == ""
+    assert rows[0]["heldout_top1"] is None and rows[2]["heldout_top1"] is None
+    assert rows[0]["quarantined"] == "7" and rows[2]["quarantined"] == "9"
 
 
 # --- the command line ----------------------------------------------------------------------------
