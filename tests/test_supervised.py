@@ -162,6 +162,18 @@ def test_bad_paths_are_refused_before_anything_is_read(tmp_path):
         find_sgf_files([tmp_path / "empty"])
     with pytest.raises(SgfInputError, match="more than 5 SGF files"):
         find_sgf_files([GAMES], max_files=5)
+    from trainer.supervised import pretrain
+    config = load_config(write_config(tmp_path / "c.toml"))
+    run_dir = open_run_dir(tmp_path / "run")
+    lines = []
+    with pytest.raises(SgfInputError, match="no usable games"):
+        pretrain(config, run_dir, [os.path.join(BAD, "size19.sgf")], out=lines.append)
+    assert lines == ["fastgo train: 1 games read, 0 used (0 positions); skipped: 1 wrong board "
+                     f"size (first: {os.path.join(BAD, 'size19.sgf')}: SZ[19], the model plays 9)"]
+    with pytest.raises(SgfInputError, match="1 usable game, need at least 2"):
+        pretrain(config, run_dir, [os.path.join(GAMES, "m00-g0.sgf")], holdout=0.1,
+                 out=lines.append)
+    assert not os.path.exists(run_dir.latest)          # nothing trained, nothing written
 
 
 # --- training ------------------------------------------------------------------------------------
