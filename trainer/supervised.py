@@ -212,7 +212,9 @@ class SupervisedTrainer(Trainer):
     def write_sl_metrics(self, sums: dict, steps: int, elapsed: float, evaluation: dict) -> dict:
         """Appends a row to metrics.csv: the trainer's columns, then SUPERVISED_FIELDS. An
         existing file whose header lacks them is rewritten once (atomically) with them added
-        after its own columns, so rows written by the AlphaZero trainer stay aligned."""
+        after its own columns, so rows written by the AlphaZero trainer stay aligned. Here
+        policy_acc is the training batches' top-1, value_error the held-out value MSE against
+        the results, and the loss columns are empty on the row written before training."""
         def mean(key):
             return f"{sums[key] / steps:.5f}" if steps else ""
 
