@@ -107,6 +107,10 @@ class Supervisor:
     def close(self):
         """Releases what the backend holds once the roles are stopped."""
 
+    def should_stop(self):
+        """True once a signal asked the cluster to stop (set by run())."""
+        return False
+
 
 class Child(Restarts):
     """One supervised role."""
@@ -410,6 +414,7 @@ def run(args) -> int:
     else:
         cluster = Cluster(config, os.path.abspath(args.config), run_dir, workers, evaluate, log)
     stop = {"flag": None}
+    cluster.should_stop = lambda: stop["flag"] is not None
 
     def handler(signum, frame):
         stop["flag"] = signal.Signals(signum).name
@@ -437,7 +442,10 @@ def run(args) -> int:
         if stop["flag"]:
             cluster.stop_reason = stop["flag"]
     except RuntimeError as err:
-        cluster.failed = str(err)
+        if stop["flag"]:                      # a signal cut the start short
+            cluster.stop_reason = stop["flag"]
+        else:
+            cluster.failed = str(err)
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)

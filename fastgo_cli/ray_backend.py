@@ -405,7 +405,12 @@ class RayCluster(Supervisor):
     def _place(self, children):
         """Waits until each actor runs somewhere; records its node."""
         refs = [c.actor.where.remote() for c in children]
-        ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=PLACEMENT_TIMEOUT_S)
+        deadline = time.monotonic() + PLACEMENT_TIMEOUT_S
+        ready = []
+        while len(ready) < len(refs) and time.monotonic() < deadline:
+            if self.should_stop():
+                raise RuntimeError("stopped while the roles were being placed")
+            ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0.5)
         for child, ref in zip(children, refs):
             if ref not in ready:
                 self.fail_code = 2
