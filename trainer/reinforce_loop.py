@@ -4,7 +4,9 @@ order). Every `minibatch_games` new games make one update (trainer.reinforce); e
 `checkpoint_every` updates a checkpoint is written, published to the server and a metrics.csv
 row appended (loss terms, the learner's win rate in the mini-batches since the last row, the
 pool size); every `pool_every` updates the current checkpoint joins the opponent pool
-(trainer.pool: pool.json, started with the initial network).
+(trainer.pool: pool.json, started with the initial network). With max_staleness > 0, queued
+games whose learner version is more than that many updates behind are dropped unused (the
+"stale" column), which keeps the update near on-policy when the workers outpace the trainer.
 
 Resumes from latest.ckpt like the AlphaZero trainer: weights, optimizer, step, the shards used
 whole, and how many games of each partly used shard went into updates.
