@@ -160,3 +160,17 @@ def test_config_keys_are_checked_and_named():
             loads_config(f"[trainer]\n{line}\n", source="r.toml")
         assert str(err.value).startswith("r.toml: ") and words in str(err.value), str(err.value)
     assert loads_config("").trainer.algorithm == "alphazero"
+
+
+def test_metrics_begun_by_another_trainer_keep_their_columns(tmp_path):
+    from trainer.reinforce_loop import REINFORCE_FIELDS, append_metrics_row
+
+    path = tmp_path / "metrics.csv"
+    path.write_text("step,time,positions,loss,policy_acc\n100,1.0,5000,2.5,0.31\n")
+    append_metrics_row(str(path), REINFORCE_FIELDS, {"step": 101, "loss": "0.7", "win_rate": "0.6"})
+    with open(path, newline="") as handle:
+        got = list(csv.DictReader(handle))
+    assert list(got[0])[:5] == ["step", "time", "positions", "loss", "policy_acc"]
+    assert set(REINFORCE_FIELDS) <= set(got[0])
+    assert got[0]["policy_acc"] == "0.31" and got[0]["win_rate"] == ""
+    assert got[1]["step"] == "101" and got[1]["win_rate"] == "0.6" and got[1]["policy_acc"] == ""

@@ -22,6 +22,7 @@ from collections import deque
 
 import numpy as np
 
+from fastgo.atomic import atomic_write
 from inference_server.experience import ShardError, list_shards, read_shard
 from trainer.loop import Trainer, _tensorboard
 from trainer.pool import OpponentPool
@@ -33,6 +34,33 @@ log = logging.getLogger("fastgo.train")
 REINFORCE_FIELDS = ("step", "time", "games", "positions", "loss", "policy_loss", "value_loss",
                     "advantage", "win_rate", "staleness", "stale", "pool", "updates_per_s", "lr",
                     "version", "quarantined")
+
+
+def append_metrics_row(path, fields, row):
+    """Appends `row` to metrics.csv under its header. A file begun by another trainer (a
+    supervised or AlphaZero start of the same run) whose header lacks `fields` gets them added at
+    the end of its header, rewritten atomically, so every earlier row keeps its columns."""
+    try:
+        with open(path, newline="") as handle:
+            header = next(csv.reader(handle), None)
+    except FileNotFoundError:
+        header = None
+    if header is None:
+        header = list(fields)
+        with open(path, "a", newline="") as handle:
+            csv.writer(handle).writerow(header)
+    elif any(f not in header for f in fields):
+        header = header + [f for f in fields if f not in header]
+        with open(path, newline="") as handle:
+            rows = [r + [""] * (len(header) - len(r)) for r in list(csv.reader(handle))[1:]]
+
+        def write(handle):
+            writer = csv.writer(handle)
+            writer.writerow(header)
+            writer.writerows(rows)
+        atomic_write(path, write, binary=False, suffix=".csv")
+    with open(path, "a", newline="") as handle:
+        csv.DictWriter(handle, fieldnames=header, restval="").writerow(row)
 
 
 class ReinforceTrainer(Trainer):
@@ -201,13 +229,7 @@ class ReinforceTrainer(Trainer):
             "lr": self.optimizer.param_groups[0]["lr"], "version": self.step,
             "quarantined": self.quarantined,
         }
-        path = self.run_dir.metrics
-        new = not os.path.exists(path) or os.path.getsize(path) == 0
-        with open(path, "a", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=REINFORCE_FIELDS)
-            if new:
-                writer.writeheader()
-            writer.writerow(row)
+        append_metrics_row(self.run_dir.metrics, REINFORCE_FIELDS, row)
         _tensorboard(self.run_dir, row)
         self._rsums = self._fresh_rsums()
         self.last_row = row
