@@ -174,3 +174,25 @@ def test_metrics_begun_by_another_trainer_keep_their_columns(tmp_path):
     assert set(REINFORCE_FIELDS) <= set(got[0])
     assert got[0]["policy_acc"] == "0.31" and got[0]["win_rate"] == ""
     assert got[1]["step"] == "101" and got[1]["win_rate"] == "0.6" and got[1]["policy_acc"] == ""
+
+
+def test_a_pretrained_start_is_the_first_pool_entry(tmp_path):
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
+
+    config = loads_config(CONFIG)
+    run = open_run_dir(tmp_path / "run")
+    save_checkpoint(run.checkpoint(0), build_model(config.model, seed=5), step=0)
+    pretrained = build_model(config.model, seed=6)
+    save_checkpoint(run.checkpoint(250), pretrained, step=250)
+    os.link(run.checkpoint(250), run.latest)
+    trainer = make_trainer(config, run)
+    assert trainer.step == 250
+    assert [(e.name, e.step, e.path) for e in read_pool(os.path.join(run.root, "pool.json"))] == \
+        [("ckpt-250", 250, "checkpoints/ckpt-000000250.ckpt")]
+    assert all(torch_equal(v, trainer.model.state_dict()[k]) for k, v in pretrained.state_dict().items())
+
+
+def torch_equal(a, b):
+    import torch
+    return torch.equal(a, b)

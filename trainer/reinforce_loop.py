@@ -84,7 +84,12 @@ class ReinforceTrainer(Trainer):
             self.positions = int(ckpt_state.get("positions", 0))
             self.stale = int(ckpt_state.get("stale", 0))
             self.partial = {str(k): int(v) for k, v in (ckpt_state.get("partial") or {}).items()}
-        self.pool.load_or_start(self.run_dir.checkpoint(0), 0)
+        # The pool starts with the network this trainer starts from: the untrained step 0, or
+        # the checkpoint of another trainer (supervised pretraining) found in the run directory.
+        start = self.run_dir.checkpoint(self.step)
+        if not os.path.exists(self.pool.path) and not os.path.exists(start):
+            start = self.save_checkpoint()
+        self.pool.load_or_start(start, self.step)
         self._rsums = self._fresh_rsums()
 
     def _refill_window(self, state):
