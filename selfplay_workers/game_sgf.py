@@ -1,5 +1,6 @@
 """SGF export of a self-play game record (inference_server.experience.GameRecord): the moves,
-the result, and on each move a comment with its search's root visits and root value."""
+the result, and on each move a comment: its search's root visits and root value, or for
+policy-only games (records with `players`) who sampled the move and the value head's output."""
 from __future__ import annotations
 
 from fastgo.atomic import atomic_write
@@ -13,25 +14,42 @@ def game_sgf_text(record) -> str:
     starts = [0]
     for count in record.policy_count:
         starts.append(starts[-1] + int(count))
+    players = record.players
     for k, move in enumerate(record.moves):
         color = BLACK if k % 2 == 0 else WHITE
         moves.append((color, int(move)))
+        value = f"{float(record.root_value[k]):+.3f} (side to move)"
+        if players is not None:
+            mover = "learner" if record.full[k] else "opponent"
+            comments[k + 1] = f"policy sample by the {mover}, value head {value}"
+            continue
         visits = int(record.policy_visits[starts[k]:starts[k + 1]].sum())
         kind = "full" if record.full[k] else "cheap"
-        comments[k + 1] = (f"{kind} search, visits {visits}, root value "
-                           f"{float(record.root_value[k]):+.3f} (side to move)")
+        comments[k + 1] = f"{kind} search, visits {visits}, root value {value}"
     if record.end == "resign":
         result = ("B" if record.winner > 0 else "W") + "+R"
     elif record.winner == 0:
         result = "0"
     else:
         result = ("B" if record.winner > 0 else "W") + f"+{abs(record.score):g}"
+    black, white = _player_names(record)
     game = SgfGame(size=record.size, komi=record.komi, rules="Tromp-Taylor (positional superko)",
-                   black_player=f"fastgo v{record.versions[0] if record.versions else 0}",
-                   white_player=f"fastgo v{record.versions[-1] if record.versions else 0}",
+                   black_player=black, white_player=white,
                    result=result, moves=moves, comments=comments)
     assert all(0 <= m <= nn for _, m in moves)
     return write_sgf(game)
+
+
+def _player_names(record) -> tuple[str, str]:
+    """(black, white). Search self-play: the first and last model versions of the game.
+    Policy-only play: `versions` is [learner, opponent] and `players` says who had black."""
+    versions = record.versions or [0]
+    players = record.players
+    if players is None or players["learner"] == 0:
+        return f"fastgo v{versions[0]}", f"fastgo v{versions[-1]}"
+    learner = f"fastgo v{versions[0]} (learner)"
+    opponent = f"{players['opponent']} v{versions[-1]} (opponent)"
+    return (learner, opponent) if players["learner"] > 0 else (opponent, learner)
 
 
 def write_game_sgf(record, path):
