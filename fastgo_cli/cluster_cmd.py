@@ -8,7 +8,8 @@ them on this machine; `--backend ray` places them as Ray actors on a Ray cluster
 Supervision: a child that exits is restarted with exponential back-off (logged and counted); a
 child whose heartbeat (RUN/logs/ROLE.status.json, refreshed by its main loop; the server
 answers a stats request instead) is older than cluster.stuck_seconds is stuck, whether busy or
-stopped, and is killed and restarted; a role restarted more than cluster.max_restarts times
+stopped, and is killed and restarted (before its first heartbeat a child is starting, and gets
+STARTUP_S if that is longer); a role restarted more than cluster.max_restarts times
 within cluster.restart_window_s stops the cluster with a message naming it and its log.
 Shutdown: workers first (they close their shards), then the evaluator, the trainer (it writes
 its checkpoint), the server; all within cluster.shutdown_s, SIGKILL for whatever is left.
@@ -26,6 +27,7 @@ from collections import deque
 
 DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd]?)")
 UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+STARTUP_S = 60.0      # a child may take this long to its first heartbeat (when over stuck_seconds)
 
 
 def add_arguments(parser):
@@ -139,14 +141,18 @@ class Child(Restarts):
         return self.proc is not None and self.proc.poll() is None
 
     def last_progress(self):
+        """(monotonic time of the last sign of progress, whether this start has shown one).
+        Until a child's first heartbeat it is starting (imports, model build, a first batch),
+        which on a loaded machine can take longer than a stuck loop is allowed."""
         if self.heartbeat is None:
-            return self.last_ping_ok
+            return self.last_ping_ok, self.last_ping_ok > self.started
         from fastgo.rundir import read_status
         _, mtime = read_status(self.run_dir, self.heartbeat)
         if mtime is None:
-            return self.started
+            return self.started, False
         # the status file's mtime is wall time; convert to this clock's age
-        return max(self.started, time.monotonic() - max(0.0, time.time() - mtime))
+        beat = time.monotonic() - max(0.0, time.time() - mtime)
+        return max(self.started, beat), beat > self.started
 
     def signal(self, sig):
         if self.alive():
@@ -236,8 +242,9 @@ class Cluster(Supervisor):
                 continue
             if child is self.server and now - child.last_ping_ok > 2.0:
                 self.server_stats(timeout_s=0.5)
-            idle = now - child.last_progress()
-            if idle > self.cc.stuck_seconds:
+            last, beaten = child.last_progress()
+            idle = now - last
+            if idle > (self.cc.stuck_seconds if beaten else max(self.cc.stuck_seconds, STARTUP_S)):
                 child.signal(signal.SIGKILL)
                 child.proc.wait(10)
                 child.proc = None
