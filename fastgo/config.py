@@ -244,8 +244,8 @@ class SelfplayConfig:
                                    doc="games sent to the recorder and not yet confirmed; at "
                                        "this bound self-play pauses (must be >= games)")
     recorder_timeout_s: float = setting(30.0, min=0.1, max=3600.0,
-                                        doc="a game unconfirmed this long is sent again after a "
-                                            "reconnect")
+                                        doc="a game unconfirmed for shard_seconds + this long "
+                                            "is sent again after a reconnect")
     curve_key_file: str = setting("", doc="this worker's CURVE secret key file (fastgo keys new); "
                                           "its public half must be allowed by the server and the "
                                           "recorder; empty = a fresh key pair per connection")

@@ -141,5 +141,6 @@ def _remote_sink(args, config, run_dir, key_pair):
     from selfplay_workers.remote_sink import RemoteSink
     return RemoteSink(endpoint, outbox=os.path.join(run_dir.root, f"outbox-w{args.worker_id}"),
                       worker_id=args.worker_id, max_unconfirmed=sp.max_unconfirmed,
-                      timeout_s=sp.recorder_timeout_s, max_game_bytes=config.recorder.max_game_bytes,
+                      timeout_s=sp.shard_seconds + sp.recorder_timeout_s,
+                      max_game_bytes=config.recorder.max_game_bytes,
                       server_public_key=recorder_key, key_pair=key_pair)

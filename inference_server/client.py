@@ -185,7 +185,15 @@ class InferenceClient:
         if timeout_s is not None or request_id not in self._timeout:
             self._timeout[request_id] = self.timeout_s if timeout_s is None else float(timeout_s)
         self._attempts.setdefault(request_id, 0)
-        self._socket.send_multipart(frames, copy=False)
+        self._transmit(frames)
+
+    def _transmit(self, frames):
+        """Sends without blocking. With no connection to queue on (e.g. a CURVE handshake
+        the server refused), the message is dropped like a lost one: its timeout resends it."""
+        try:
+            self._socket.send_multipart(frames, zmq.NOBLOCK, copy=False)
+        except zmq.Again:
+            pass
 
     def _forget(self, request_id):
         self._in_flight.pop(request_id, None)
@@ -274,4 +282,4 @@ class InferenceClient:
         self._retry_at.clear()
         for request_id, frames in self._in_flight.items():
             self._sent_at[request_id] = time.monotonic()
-            self._socket.send_multipart(frames, copy=False)
+            self._transmit(frames)

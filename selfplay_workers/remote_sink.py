@@ -132,8 +132,12 @@ class RemoteSink:
 
     def _send(self, game_id):
         self._sent_at[game_id] = time.monotonic()
-        self.socket.send_multipart(protocol.game_message(next(self._ids), game_id, self.worker_id,
-                                                         self.unconfirmed[game_id]), copy=False)
+        try:                 # never blocks: a game not sent now is sent again after its timeout
+            self.socket.send_multipart(protocol.game_message(next(self._ids), game_id, self.worker_id,
+                                                             self.unconfirmed[game_id]),
+                                       zmq.NOBLOCK, copy=False)
+        except zmq.Again:
+            pass
 
     def _read_available(self):
         while True:

@@ -228,3 +228,14 @@ def test_a_bad_record_is_refused_and_the_recorder_goes_on(tmp_path):
     finally:
         socket.close(0)
         assert stop(recorder) == 0
+
+
+def test_recorder_refuses_a_remote_bind_without_keys_in_one_line(tmp_path):
+    config = _config(tmp_path / "c.toml", "tcp://127.0.0.1:5555", free_endpoint(), shard_seconds=1)
+    for bind, words in (("tcp://0.0.0.0:5999", "curve_secret_key_file"),
+                        ("tcp://127.0.0.1:99999", "not in 1..65535")):
+        result = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "recorder", "--config",
+                                 config, "--run-dir", str(tmp_path / "rec"), "--bind", bind],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 2 and words in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
