@@ -187,7 +187,8 @@ class RemoteSink:
     def _resend_overdue(self):
         if not self.unconfirmed:
             return
-        oldest = min(self._sent_at.values())
+        # every resend sends all, later games are added at the end: the first was sent first
+        oldest = self._sent_at[next(iter(self.unconfirmed))]
         if time.monotonic() - oldest < self.timeout_s:
             return
         self.reconnects += 1
