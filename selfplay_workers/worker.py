@@ -163,7 +163,7 @@ class SelfplayWorker:
                     idle = search.idle_games()
                     if not len(idle):
                         if paused:
-                            self._wait_for_sink()
+                            self._wait_for_sink(deadline)
                             continue
                         raise RuntimeError("self-play stalled: no batch in flight, no game ready")
                 for g in idle:
@@ -192,15 +192,16 @@ class SelfplayWorker:
         game slot) could take the sink's unconfirmed games past its bound."""
         return self.sink.full(headroom=self.games)
 
-    def _wait_for_sink(self):
+    def _wait_for_sink(self, deadline=None):
         """Paused: nothing in flight, every game waiting for a batch. Polls the sink until it
-        has room (or a stop), beating the heartbeat meanwhile."""
+        has room, a stop or the monotonic `deadline`, beating the heartbeat meanwhile."""
         self.pauses += 1
         t0 = time.monotonic()
         log.warning("paused: %d games unconfirmed by the recorder (bound %d with %d games at "
                     "once); waiting for confirmations", len(self.sink.unconfirmed),
                     self.sink.max_unconfirmed, self.games)
-        while not self.stop_requested and self._sink_full():
+        while not self.stop_requested and self._sink_full() \
+                and (deadline is None or time.monotonic() < deadline):
             self.sink.poll(0.1)
             if self.status is not None:
                 self.status.beat(self.stats)
