@@ -116,10 +116,10 @@ def read_public_key(spec) -> bytes:
         return raw
     data = _read_small(spec)
     fields = _fields(data)
+    if "secret-key" in fields:             # secret keys stay on their host
+        raise CurveKeyError(f"{spec}: a secret key file; give the public one (NAME.key)")
     if "public-key" in fields:
         return _z85(fields["public-key"], spec)
-    if "secret-key" in fields:
-        raise CurveKeyError(f"{spec}: a secret key file; give the public one (NAME.key)")
     lines = data.strip().split(b"\n")
     return _z85(lines[0].strip() if lines else b"", spec)
 

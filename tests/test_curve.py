@@ -54,6 +54,27 @@ def test_keys_new_writes_a_private_secret_and_never_overwrites(key_dir):
         os.chmod(secret, 0o600)
 
 
+def test_key_files_are_checked(tmp_path, key_dir):
+    big = tmp_path / "big.key"
+    big.write_bytes(b"x" * 5000)
+    with pytest.raises(CurveKeyError, match="cannot read"):
+        read_public_key(big)
+    short = tmp_path / "short.key"
+    short.write_text('public-key = "tooshort"\n')
+    with pytest.raises(CurveKeyError, match="40-character"):
+        read_public_key(short)
+    with pytest.raises(CurveKeyError, match="secret key file"):
+        read_public_key(key_dir / "alice.key_secret")
+    mixed = tmp_path / "mixed.key_secret"
+    text = (key_dir / "alice.key_secret").read_text()
+    other = read_public_key(key_dir / "server.key").decode()
+    mixed.write_text(text.split("public-key")[0] + f'public-key = "{other}"\n'
+                     + "secret-key" + text.split("secret-key")[1])
+    os.chmod(mixed, 0o600)
+    with pytest.raises(CurveKeyError, match="does not belong"):
+        read_secret_key(mixed)
+
+
 def _planes(n=2, size=5):
     rng = np.random.default_rng(1)
     return (rng.random((n, 17, size, size)) < 0.3).astype(np.uint8)

@@ -225,6 +225,14 @@ def test_a_bad_record_is_refused_and_the_recorder_goes_on(tmp_path):
         finally:
             sink.close()
         assert shard_ids(tmp_path / "rec" / "shards") == ["a" * 32]
+        # started again, the recorder knows the ids of its shards: still no second copy
+        assert stop(recorder) == 0
+        recorder = start_recorder(config, tmp_path / "rec", tmp_path / "rec.log")
+        socket.send_multipart(protocol.game_message(6, "a" * 32, 0, good.to_msgpack()))
+        assert socket.poll(10_000)
+        kind, request_id, header = protocol.parse_game_reply(socket.recv_multipart())
+        assert (kind, request_id, header["duplicate"]) == ("recorded", 6, True)
+        assert shard_ids(tmp_path / "rec" / "shards") == ["a" * 32]
     finally:
         socket.close(0)
         assert stop(recorder) == 0
