@@ -320,6 +320,13 @@ def _array(record, key, dtype, length, where):
     return np.frombuffer(raw, dtype=dtype).astype(np.dtype(dtype).newbyteorder("="))
 
 
+def check_record(record, *, size: int, komi: float, where: str = "record",
+                 check_rules: bool = True) -> GameRecord:
+    """One decoded game record (a msgpack map) with every check the shard reader applies, for a
+    board size and komi: the GameRecord, or ShardError naming the first problem."""
+    return _check_record(record, {"size": size, "komi": komi}, where, check_rules)
+
+
 def _check_record(record, header, where, check_rules) -> GameRecord:
     if not isinstance(record, dict):
         raise ShardError(f"{where}: not a map")

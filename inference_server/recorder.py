@@ -177,7 +177,7 @@ class Recorder:
 
     def _check(self, record, game_id):
         """The GameRecord in `record` (msgpack bytes) after the shard reader's checks."""
-        from inference_server.experience import _check_record
+        from inference_server.experience import check_record
 
         def bad(text):
             return protocol.ProtocolError(protocol.BAD_RECORD, f"game {game_id}: {text}")
@@ -189,7 +189,7 @@ class Recorder:
         except Exception as err:               # msgpack raises several unrelated types
             raise bad(f"undecodable record: {type(err).__name__}") from None
         try:
-            game = _check_record(data, {"size": self.size, "komi": self.komi}, "record", True)
+            game = check_record(data, size=self.size, komi=self.komi)
         except ShardError as err:
             raise bad(str(err)) from None
         except (ValueError, TypeError, OverflowError) as err:

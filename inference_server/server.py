@@ -527,20 +527,6 @@ def _unix_socket_answers(path) -> bool:
 
 # -- CURVE keys -------------------------------------------------------------------------------
 
-def read_curve_key(path) -> bytes:
-    """A Z85 key (40 characters) from the first line of a regular file of at most 4 KiB."""
-    from fastgo.config import read_regular_file
-
-    try:
-        data = read_regular_file(path, 4096)
-    except OSError as err:
-        raise OSError(f"{path}: cannot read the key: {err.strerror or err}") from None
-    key = data.strip().split(b"\n")[0].strip()
-    if len(key) != 40:
-        raise ValueError(f"{path}: expected a 40-character Z85 CURVE key")
-    return key
-
-
 def make_curve_key(path) -> str:
     """Write a new secret key (mode 0600); returns the public key clients must be given."""
     public, secret = zmq.curve_keypair()
