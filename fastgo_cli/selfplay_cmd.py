@@ -29,7 +29,8 @@ def _run(args) -> int:
     from fastgo_cli.role import setup_logging
     from inference_server import protocol
     from inference_server.client import InferenceClient, ServerError, ServerUnavailable
-    from selfplay_workers.worker import SelfplayWorker, remove_stale_temporaries
+    from inference_server.experience import remove_stale_temporaries
+    from selfplay_workers.worker import SelfplayWorker
 
     config = load_config(args.config)
     if args.visits is not None:
@@ -49,7 +50,7 @@ def _run(args) -> int:
     setup_logging(run_dir.log(f"selfplay-w{args.worker_id}"), quiet=args.quiet)
     import logging
     log = logging.getLogger("fastgo.selfplay")
-    removed = remove_stale_temporaries(run_dir.shards, args.worker_id)
+    removed = remove_stale_temporaries(run_dir.shards, f"w{args.worker_id}")
     if removed:
         log.info("removed %d unfinished shard(s) of an earlier run of worker %d", removed, args.worker_id)
     endpoint = args.server or config.server.endpoint

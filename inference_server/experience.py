@@ -177,6 +177,89 @@ class ShardWriter:
                 os.unlink(self.tmp_path)
 
 
+class RotatingShards:
+    """The open shard of one writing process and its closing rule: a shard is due once it holds
+    `max_games` games or has been open `max_seconds`; close() seals it as
+    `MILLISECONDS-PREFIX-SEQ.shard` (names sort by time). Used by the workers and the recorder."""
+
+    def __init__(self, directory, *, prefix: str, size: int, komi: float, worker: int = 0,
+                 max_games: int, max_seconds: float):
+        self.directory = os.fspath(directory)
+        self.prefix, self.size, self.komi, self.worker = prefix, int(size), float(komi), int(worker)
+        self.max_games, self.max_seconds = int(max_games), float(max_seconds)
+        self.writer = None
+        self.seq = 0
+        self.shards_closed = 0
+        self.games_in_shards = 0
+
+    @property
+    def count(self) -> int:
+        """Games in the open shard."""
+        return 0 if self.writer is None else self.writer.count
+
+    def add(self, record: GameRecord):
+        if self.writer is None:
+            self.writer = ShardWriter(self.directory, prefix=self.prefix, size=self.size,
+                                      komi=self.komi, worker=self.worker)
+        self.writer.add(record)
+
+    def seconds_left(self):
+        """Until the open shard is due by time; None without an open shard."""
+        if self.writer is None:
+            return None
+        return self.writer.opened + self.max_seconds - time.monotonic()
+
+    def due(self) -> bool:
+        return self.writer is not None and (self.writer.count >= self.max_games
+                                            or self.seconds_left() <= 0)
+
+    def close(self):
+        """Seals the open shard if it holds games: (path, games), else None."""
+        writer, self.writer = self.writer, None
+        if writer is None:
+            return None
+        if writer.count == 0:
+            writer.abort()
+            return None
+        self.seq += 1
+        path = writer.close(f"{time.time_ns() // 1_000_000:015d}-{self.prefix}-{self.seq:05d}{SUFFIX}")
+        self.shards_closed += 1
+        self.games_in_shards += writer.count
+        return path, writer.count
+
+
+def remove_stale_temporaries(directory, prefix: str) -> int:
+    """Deletes the unfinished shards (`.tmp-PREFIX-PID-*`) that killed writers with this prefix
+    left behind; never a complete shard, never one of a live process."""
+    start = f".tmp-{prefix}-"
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return 0
+    removed = 0
+    for name in names:
+        if name.startswith(start):
+            pid = name[len(start):].split("-", 1)[0]
+            if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
+                continue
+            try:
+                os.unlink(os.path.join(directory, name))
+                removed += 1
+            except FileNotFoundError:
+                pass
+    return removed
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _fsync_dir(directory):
     fd = os.open(directory, os.O_RDONLY)
     try:

@@ -22,8 +22,8 @@ import zmq
 
 from fastgo.config import ConfigError
 from inference_server import protocol
-from inference_server.experience import (MAX_MAP_KEYS, ShardError, ShardWriter, list_shards,
-                                         read_shard)
+from inference_server.experience import (MAX_MAP_KEYS, RotatingShards, ShardError, list_shards,
+                                         read_shard, remove_stale_temporaries)
 
 log = logging.getLogger("fastgo.recorder")
 
@@ -48,7 +48,7 @@ class Recorder:
         self.shard_dir = run_dir.shards
         self.status = status
         self.prefix = f"{PREFIX}-{os.getpid()}"
-        removed = remove_stale_temporaries(self.shard_dir)
+        removed = remove_stale_temporaries(self.shard_dir, PREFIX)
         if removed:
             log.info("removed %d unfinished shard(s) of an earlier recorder", removed)
         self.recorded = OrderedDict()          # game id -> None, the newest dedup_games
@@ -75,15 +75,15 @@ class Recorder:
             self.socket.close(0)
             raise
         self.endpoint = self.socket.getsockopt_string(zmq.LAST_ENDPOINT)
-        self.writer = None
+        self.out = RotatingShards(self.shard_dir, prefix=self.prefix, size=self.size,
+                                     komi=self.komi, worker=0, max_games=self.shard_games,
+                                     max_seconds=self.shard_seconds)
         self.pending = {}                      # game id in the open shard -> [(identity, request id)]
-        self.shard_seq = 0
         self._stop = False
         self.started = time.monotonic()
         self.games = 0                         # games written into closed shards by this process
         self.duplicates = 0
         self.refused = 0
-        self.shards = 0
         self.messages = 0
 
     # -- dedup ------------------------------------------------------------------------------------
@@ -136,9 +136,9 @@ class Recorder:
             self.close()
 
     def _poll_timeout_ms(self):
-        if self.writer is None:
+        left = self.out.seconds_left()
+        if left is None:
             return 100
-        left = self.writer.opened + self.shard_seconds - time.monotonic()
         return max(0, min(100, int(left * 1000) + 1))
 
     def _handle(self, frames):
@@ -161,12 +161,9 @@ class Recorder:
                     waiters.append((identity, request_id))
                 return
             game = self._check(record, game_id)
-            if self.writer is None:
-                self.writer = ShardWriter(self.shard_dir, prefix=self.prefix, size=self.size,
-                                          komi=self.komi, worker=0)
-            self.writer.add(game)
+            self.out.add(game)
             self.pending[game_id] = [(identity, request_id)]
-            if self.writer.count >= self.shard_games:
+            if self.out.count >= self.shard_games:
                 self.close_shard()
         except protocol.ProtocolError as err:
             self.refused += 1
@@ -199,29 +196,22 @@ class Recorder:
         return game
 
     def _maybe_close(self):
-        writer = self.writer
-        if writer is not None and time.monotonic() - writer.opened >= self.shard_seconds:
+        if self.out.due():
             self.close_shard()
 
     def close_shard(self):
         """Seals the open shard under its final name, then confirms its games."""
-        writer, self.writer = self.writer, None
-        if writer is None:
+        closed = self.out.close()
+        if closed is None:
             return
-        if writer.count == 0:
-            writer.abort()
-            return
-        self.shard_seq += 1
-        name = f"{time.time_ns() // 1_000_000:015d}-{self.prefix}-{self.shard_seq:05d}.shard"
-        writer.close(name)
-        self.shards += 1
-        self.games += writer.count
+        path, count = closed
+        self.games += count
         pending, self.pending = self.pending, {}
         for game_id, waiters in pending.items():
             self._remember(game_id)
             for identity, request_id in waiters:
                 self._send(identity, protocol.recorded_reply(request_id, game_id))
-        log.info("shard closed: %s games=%d", name, writer.count)
+        log.info("shard closed: %s games=%d", os.path.basename(path), count)
 
     def _send(self, identity, frames):
         try:
@@ -243,39 +233,8 @@ class Recorder:
         return {
             "pid": os.getpid(), "endpoint": self.endpoint,
             "seconds": time.monotonic() - self.started, "games": self.games,
-            "duplicates": self.duplicates, "refused": self.refused, "shards": self.shards,
+            "duplicates": self.duplicates, "refused": self.refused, "shards": self.out.shards_closed,
             "open_games": len(self.pending), "known_ids": len(self.recorded),
             "messages": self.messages, "denied": self.allow.denied if self.allow else 0,
             "cpu_s": cpu, "cpu_s_per_game": cpu / self.games if self.games else None,
         }
-
-
-def remove_stale_temporaries(shard_dir):
-    """Deletes unfinished shards of recorders that are gone (never complete ones)."""
-    prefix = f".tmp-{PREFIX}-"
-    try:
-        names = os.listdir(shard_dir)
-    except FileNotFoundError:
-        return 0
-    removed = 0
-    for name in names:
-        if name.startswith(prefix):
-            pid = name[len(prefix):].split("-", 1)[0]
-            if pid.isdigit() and int(pid) != os.getpid() and _alive(int(pid)):
-                continue
-            try:
-                os.unlink(os.path.join(shard_dir, name))
-                removed += 1
-            except FileNotFoundError:
-                pass
-    return removed
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -30,7 +30,7 @@ import numpy as np
 from fastgo.board import BLACK, WHITE
 from fastgo.pool import PoolEntry, PoolError, draw_opponent, pool_path, read_pool
 from fastgo.policy_play import PHASE_ALL, PHASE_LEARNER, PHASE_OPPONENT, PolicyPlay
-from inference_server.experience import GameRecord, ShardWriter
+from inference_server.experience import GameRecord, RotatingShards
 
 log = logging.getLogger("fastgo.selfplay")
 
@@ -88,8 +88,9 @@ class PolicyWorker:
         self.max_checkpoint_bytes = config.server.max_checkpoint_bytes
         self.prefix = f"w{self.worker_id}-{os.getpid()}"
         self.stop_requested = False
-        self.writer = None
-        self.shard_seq = 0
+        self.shards = RotatingShards(self.shard_dir, prefix=self.prefix, size=self.size,
+                                     komi=sp.komi, worker=self.worker_id,
+                                     max_games=sp.shard_games, max_seconds=sp.shard_seconds)
         self._open = {}                       # mini-batch index -> _MiniBatch with games left
         self._slot_batch = [None] * self.games   # the mini-batch game slot g plays now, or None
         self._slot_next = [0] * self.games    # the mini-batch game slot g plays next
@@ -104,8 +105,6 @@ class PolicyWorker:
         self.evals = 0
         self.batches = 0
         self.minibatches = 0
-        self.shards_closed = 0
-        self.games_in_shards = 0
         self.learner_wins = 0
         self.learner_games = 0
         self.opponent_loads = 0
@@ -359,10 +358,7 @@ class PolicyWorker:
         if self.sink is not None:
             self.sink.add(record)
         else:
-            if self.writer is None:
-                self.writer = ShardWriter(self.shard_dir, prefix=self.prefix, size=self.size,
-                                          komi=self.sp.komi, worker=self.worker_id)
-            self.writer.add(record)
+            self.shards.add(record)
         self.games_done += 1
         if self.sgf_dir and self.sp.sgf_every and self.games_done % self.sp.sgf_every == 0:
             self._write_sgf(record)
@@ -391,25 +387,14 @@ class PolicyWorker:
     # -- shards (the rules of selfplay_workers.worker) --------------------------------------------
 
     def _maybe_rotate(self):
-        writer = self.writer
-        if writer is not None and (writer.count >= self.sp.shard_games
-                                   or time.monotonic() - writer.opened >= self.sp.shard_seconds):
+        if self.shards.due():
             self.close_shard()
 
     def close_shard(self):
         """Seals the open shard (if it holds games) under its final name."""
-        writer, self.writer = self.writer, None
-        if writer is None:
-            return
-        if writer.count == 0:
-            writer.abort()
-            return
-        self.shard_seq += 1
-        name = f"{time.time_ns() // 1_000_000:015d}-{self.prefix}-{self.shard_seq:05d}.shard"
-        path = writer.close(name)
-        self.shards_closed += 1
-        self.games_in_shards += writer.count
-        log.info("shard closed: %s games=%d", os.path.basename(path), writer.count)
+        closed = self.shards.close()
+        if closed is not None:
+            log.info("shard closed: %s games=%d", os.path.basename(closed[0]), closed[1])
 
     def _report(self):
         s = self.stats()
@@ -426,8 +411,8 @@ class PolicyWorker:
             "games": self.games_done, "moves": self.moves_done, "evals": self.evals,
             "batches": self.batches, "moves_per_s": self.moves_done / elapsed,
             "evals_per_s": self.evals / elapsed, "mean_batch": self.evals / max(1, self.batches),
-            "minibatches": self.minibatches, "shards": self.shards_closed,
-            "games_in_shards": self.games_in_shards, "learner_wins": self.learner_wins,
+            "minibatches": self.minibatches, "shards": self.shards.shards_closed,
+            "games_in_shards": self.shards.games_in_shards, "learner_wins": self.learner_wins,
             "learner_games": self.learner_games, "opponent_loads": self.opponent_loads,
             **(self.sink.stats() if self.sink is not None and hasattr(self.sink, "stats") else {}),
         }

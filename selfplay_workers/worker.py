@@ -27,7 +27,7 @@ from fastgo.board import BLACK, IllegalMoveError
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
 from fastgo.replay import check_game
-from inference_server.experience import GameRecord, ShardWriter
+from inference_server.experience import GameRecord, RotatingShards
 
 log = logging.getLogger("fastgo.selfplay")
 
@@ -90,8 +90,9 @@ class SelfplayWorker:
         self.prefix = f"w{self.worker_id}-{os.getpid()}"
         self._rng = np.random.default_rng(self.seed)
         self.stop_requested = False
-        self.writer = None
-        self.shard_seq = 0
+        self.shards = RotatingShards(self.shard_dir, prefix=self.prefix, size=self.size,
+                                     komi=sp.komi, worker=self.worker_id,
+                                     max_games=sp.shard_games, max_seconds=sp.shard_seconds)
         self.game_seq = 0
         # counters (also the final stats line)
         self.games_done = 0
@@ -99,8 +100,6 @@ class SelfplayWorker:
         self.evals = 0                 # positions evaluated and applied to the search
         self.evals_discarded = 0       # positions answered after the worker stopped (not applied)
         self.batches = 0
-        self.shards_closed = 0
-        self.games_in_shards = 0
         self.would_resign_games = 0
         self.false_resigns = 0
         self.resigned = 0
@@ -332,10 +331,7 @@ class SelfplayWorker:
         if self.sink is not None:
             self.sink.add(record)
         else:
-            if self.writer is None:
-                self.writer = ShardWriter(self.shard_dir, prefix=self.prefix, size=self.size,
-                                          komi=self.sp.komi, worker=self.worker_id)
-            self.writer.add(record)
+            self.shards.add(record)
         self.games_done += 1
         if self.sgf_dir and self.sp.sgf_every and self.games_done % self.sp.sgf_every == 0:
             self._write_sgf(record)
@@ -352,25 +348,14 @@ class SelfplayWorker:
     # -- shards ---------------------------------------------------------------------------------
 
     def _maybe_rotate(self):
-        writer = self.writer
-        if writer is not None and (writer.count >= self.sp.shard_games
-                                   or time.monotonic() - writer.opened >= self.sp.shard_seconds):
+        if self.shards.due():
             self.close_shard()
 
     def close_shard(self):
         """Seals the open shard (if it holds games) under its final name."""
-        writer, self.writer = self.writer, None
-        if writer is None:
-            return
-        if writer.count == 0:
-            writer.abort()
-            return
-        self.shard_seq += 1
-        name = f"{time.time_ns() // 1_000_000:015d}-{self.prefix}-{self.shard_seq:05d}.shard"
-        path = writer.close(name)
-        self.shards_closed += 1
-        self.games_in_shards += writer.count
-        log.info("shard closed: %s games=%d", os.path.basename(path), writer.count)
+        closed = self.shards.close()
+        if closed is not None:
+            log.info("shard closed: %s games=%d", os.path.basename(closed[0]), closed[1])
 
     def _report(self):
         s = self.stats()
@@ -387,8 +372,8 @@ class SelfplayWorker:
             "worker": self.worker_id, "seconds": elapsed, "games": self.games_done,
             "moves": self.moves_done, "evals": self.evals, "evals_discarded": self.evals_discarded, "batches": self.batches,
             "moves_per_s": self.moves_done / elapsed, "evals_per_s": self.evals / elapsed,
-            "mean_batch": self.evals / max(1, self.batches), "shards": self.shards_closed,
-            "games_in_shards": self.games_in_shards, "resigned": self.resigned,
+            "mean_batch": self.evals / max(1, self.batches), "shards": self.shards.shards_closed,
+            "games_in_shards": self.shards.games_in_shards, "resigned": self.resigned,
             "would_resign_games": self.would_resign_games, "false_resigns": self.false_resigns,
             "false_resign_rate": self.false_resigns / max(1, self.would_resign_games),
             **({"paused_s": self.paused_s, "pauses": self.pauses, **self.sink.stats()}
@@ -398,34 +383,3 @@ class SelfplayWorker:
 
 def _concat(parts, dtype):
     return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
-
-
-def remove_stale_temporaries(shard_dir, worker_id):
-    """Deletes unfinished shards a killed worker with this id left behind (never complete ones)."""
-    prefix = f".tmp-w{int(worker_id)}-"
-    try:
-        names = os.listdir(shard_dir)
-    except FileNotFoundError:
-        return 0
-    removed = 0
-    for name in names:
-        if name.startswith(prefix):
-            pid = name[len(prefix):].split("-", 1)[0]
-            if pid.isdigit() and _alive(int(pid)) and int(pid) != os.getpid():
-                continue
-            try:
-                os.unlink(os.path.join(shard_dir, name))
-                removed += 1
-            except FileNotFoundError:
-                pass
-    return removed
-
-
-def _alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -54,7 +54,7 @@ def test_round_trip_keeps_every_field(tmp_path):
     names = list_shards(tmp_path)
     shards = [read_shard(tmp_path / n) for n in names]
     games = [g for s in shards for g in s.games]
-    assert sum(len(s.games) for s in shards) == worker.games_in_shards >= 12
+    assert sum(len(s.games) for s in shards) == worker.shards.games_in_shards >= 12
     assert not [n for n in os.listdir(tmp_path) if n.startswith(".")]
     for game in games:
         assert game.size == 5 and game.komi == 0.5
