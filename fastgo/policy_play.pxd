@@ -1,7 +1,7 @@
 # Policy-only play (AlphaGo's REINFORCE self-play and its value stage): G games at once, each move
 # sampled from the network's policy with a probability floor, no search. Callers:
 # selfplay_workers.policy_worker (the games), fastgo_cli.bench_selfplay (--algorithm reinforce).
-from libc.stdint cimport int32_t, uint64_t
+from libc.stdint cimport int16_t, int32_t, uint64_t
 from fastgo.board cimport BoardState
 from fastgo.rng cimport Rng
 
@@ -23,6 +23,10 @@ cdef struct PolicyGame:
     uint64_t filter[FILTER_WORDS]  # bit (h & 4095) set for every position hash h in history
 
 
+# The acceptable moves for the side to move of `b` into cand[0 .. k), rising, k returned: legal,
+# not the mover's own eye (board_is_eye), the pass (N*N, last) only when allow_pass or no board
+# point is acceptable. The one rule of sample_move, move_distribution and acceptable_masks.
+cdef int acceptable_moves(const BoardState* b, bint allow_pass, int16_t* cand) noexcept nogil
 # The move to play for the side to move of `b`: sampled from softmax(logits) over the acceptable
 # moves (legal, not the mover's own eye, the pass only when allow_pass or nothing else is
 # acceptable), each probability raised to at least `floor` and renormalised; a board move that

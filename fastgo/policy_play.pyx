@@ -26,7 +26,7 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.math cimport exp, isfinite
-from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, uint64_t
+from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
@@ -50,12 +50,9 @@ cdef float LOW_LOGIT = -1e30          # a logit that is not finite counts as thi
 # ---------------------------------------------------------------------------------------------
 # The sampler
 
-cdef int _weights(const BoardState* b, const float* logits, int sym, float floor,
-                  bint allow_pass, int16_t* cand, double* w) noexcept nogil:
-    # cand[k], w[k] for the k acceptable moves: w = max(softmax, floor) (not renormalised).
-    cdef int n = b.size, nn = b.size * b.size, color = b.to_move, m, k = 0, j
+cdef int acceptable_moves(const BoardState* b, bint allow_pass, int16_t* cand) noexcept nogil:
+    cdef int nn = b.size * b.size, color = b.to_move, m, k = 0
     cdef uint8_t mask[MAX_MOVES]
-    cdef double mx = LOW_LOGIT, total = 0.0, l
     board_legal_moves(b, mask)
     for m in range(nn):
         if mask[m] and not board_is_eye(b, m, color):
@@ -64,6 +61,15 @@ cdef int _weights(const BoardState* b, const float* logits, int sym, float floor
     if allow_pass or k == 0:
         cand[k] = nn
         k += 1
+    return k
+
+
+cdef int _weights(const BoardState* b, const float* logits, int sym, float floor,
+                  bint allow_pass, int16_t* cand, double* w) noexcept nogil:
+    # cand[k], w[k] for the k acceptable moves: w = max(softmax, floor) (not renormalised).
+    cdef int n = b.size, nn = b.size * b.size, m, k, j
+    cdef double mx = LOW_LOGIT, total = 0.0, l
+    k = acceptable_moves(b, allow_pass, cand)
     for j in range(k):
         m = cand[j]
         l = logits[m if (sym == 0 or m == nn) else sym_move(m, n, sym)]
@@ -161,6 +167,62 @@ def distribution(Board board not None, logits, *, float floor=1e-3, bint allow_p
     out = np.zeros(nn + 1, dtype=np.float64)
     cdef double[::1] ov = out
     move_distribution(&board.state, &lv[0], 0, floor, allow_pass, &ov[0])
+    return out
+
+
+def acceptable_masks(int size, float komi, const int16_t[::1] moves not None,
+                     const int64_t[::1] game_start not None,
+                     const int32_t[::1] sample_game not None,
+                     const int32_t[::1] sample_move not None,
+                     uint8_t[:, ::1] out not None, *, bint allow_pass=False):
+    """out[i, m] = 1 where move m is acceptable to sample_move (the sampler's rule: legal, not
+    the mover's own eye, the pass only when allow_pass or nothing else is acceptable), else 0,
+    for position sample_move[i] of game sample_game[i] (moves[game_start[g] ..
+    game_start[g + 1]) as in fastgo.replay.encode_samples), identity symmetry. out: uint8
+    [B, N*N + 1]. Samples of one game in rising move order (as the trainer asks for them) share
+    one replay; each game is replayed from the empty board once per run of such samples. One
+    nogil loop; games are replayed unchecked (the reader verified them)."""
+    cdef int nn = size * size, count = sample_game.shape[0], i, j, k, g, m, cur_g = -1, cur_m = 0
+    cdef int64_t games = game_start.shape[0] - 1, start
+    cdef int16_t cand[MAX_MOVES]
+    cdef BoardState* b
+    if not MIN_SIZE <= size <= MAX_SIZE:
+        raise ValueError(f"board size must be {MIN_SIZE}..{MAX_SIZE}, got {size}")
+    if games < 0:
+        raise ValueError("game_start needs at least one entry")
+    if sample_move.shape[0] != count or out.shape[0] < count or out.shape[1] != nn + 1:
+        raise ValueError(f"acceptable_masks: need sample_move [{count}] and out "
+                         f"[>= {count}, {nn + 1}], got [{sample_move.shape[0]}] and "
+                         f"[{out.shape[0]}, {out.shape[1]}]")
+    for i in range(count):
+        g = sample_game[i]
+        if not 0 <= g < games or not 0 <= sample_move[i] < game_start[g + 1] - game_start[g]:
+            raise ValueError(f"sample {i}: game {g}, move {sample_move[i]} out of range")
+        if game_start[g] < 0 or game_start[g + 1] > moves.shape[0]:
+            raise ValueError(f"sample {i}: game {g} indexes past the moves")
+    b = <BoardState*>calloc(1, sizeof(BoardState))
+    if b == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for i in range(count):
+                g = sample_game[i]
+                m = sample_move[i]
+                start = game_start[g]
+                if g != cur_g or m < cur_m:
+                    board_init(b, size, komi)
+                    b.track_history = 0          # legality and eyes do not read the history
+                    cur_g = g
+                    cur_m = 0
+                while cur_m < m:
+                    board_play(b, moves[start + cur_m])
+                    cur_m += 1
+                memset(&out[i, 0], 0, nn + 1)
+                k = acceptable_moves(b, allow_pass, cand)
+                for j in range(k):
+                    out[i, cand[j]] = 1
+    finally:
+        free(b)
     return out
 
 

@@ -1,5 +1,6 @@
 """The REINFORCE loss on a hand-built mini-batch against the formula computed position by
-position from fastgo.board's own feature encoder: sign, baseline, only the learner's moves."""
+position from fastgo.board's own feature encoder and rules: sign, baseline, only the learner's
+moves, pi the softmax over the acceptable moves (the ones the workers could sample)."""
 from __future__ import annotations
 
 import math
@@ -12,6 +13,7 @@ from fastgo.board import Board
 from fastgo.config import ModelConfig
 from inference_server.model import build_model
 from test_reinforce_games import game_record, random_moves
+from test_reinforce_mask import rule_mask
 from trainer.reinforce import learner_batch, reinforce_step
 from trainer.window import block_from_games
 
@@ -32,7 +34,11 @@ def hand_batch():
 
 def by_hand(model, games, baseline, value_weight, floor=0.0):
     """The loss as the formula says, one position at a time, in float64 (log pi clipped below
-    at log(floor) when floor > 0)."""
+    at log(floor) when floor > 0). pi is the softmax over the moves the sampler accepts
+    (legal, not the mover's own eye, pass only when nothing else is) plus the move played:
+    these random games pass at the end while board moves remain, a move the sampler draws only
+    as its superko fallback; the learner's batch adds the played move to its row the same way.
+    (Before the mask, this was log_softmax over all N*N+1 logits.)"""
     policy, value_sum, positions = 0.0, 0.0, 0
     with torch.no_grad():
         model.eval()
@@ -44,7 +50,10 @@ def by_hand(model, games, baseline, value_weight, floor=0.0):
                 if learner_move:
                     x = torch.from_numpy(board.features("alphazero")[None].astype(np.float32))
                     logits, v = model(x)
-                    log_p = float(torch.log_softmax(logits.double(), 1)[0, move])
+                    allowed = torch.from_numpy(rule_mask(board, False) == 1)
+                    allowed[move] = True
+                    masked = logits.double()[0].masked_fill(~allowed, float("-inf"))
+                    log_p = float(torch.log_softmax(masked, 0)[move])
                     if floor > 0:
                         log_p = max(log_p, math.log(floor))
                     z = float(mover * game.winner)

@@ -13,9 +13,17 @@ give any acceptable move): a move drawn only thanks to the floor carries no grad
 game cannot push a logit towards minus infinity (without the clip the loss is unbounded below
 and the logits blow up within minutes).
 
-pi is the network's softmax over all N*N+1 moves, evaluated with BatchNorm's running statistics
-(eval mode), the function the inference server serves; positions are rebuilt from the moves by
-fastgo.replay.encode_samples under the identity symmetry, so a_t is the move as recorded.
+pi is the network's softmax over the ACCEPTABLE moves of s_t only, the moves the workers could
+sample (fastgo.policy_play: legal, not the mover's own eye, the pass only when selfplay.policy_pass
+or nothing else is acceptable): the other logits are set to -inf before log_softmax, so they get
+exactly zero gradient. (A softmax over all N*N+1 moves would push the logits of moves never
+played, the pass among them, up through the normaliser in every lost game, and the policy
+learns to pass.) The mask comes from fastgo.policy_play.acceptable_masks, the sampler's own
+rule; a played move outside it (the pass the sampler falls back to when positional superko
+strikes every acceptable move) is added to its row. pi is evaluated with BatchNorm's running
+statistics (eval mode), the function the inference server serves; positions are rebuilt from
+the moves by fastgo.replay.encode_samples under the identity symmetry, so a_t is the move as
+recorded.
 Called by trainer.reinforce_loop; `reinforce_loss` is pure, for tests by hand.
 """
 from __future__ import annotations
@@ -27,6 +35,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from fastgo.policy_play import acceptable_masks
 from trainer.window import Block, ReplayWindow
 
 
@@ -35,6 +44,7 @@ class LearnerBatch:
     """The learner's positions of a mini-batch of games, one row per position."""
     planes: np.ndarray           # uint8 [T, P, N, N]
     action: np.ndarray           # int64 [T], the move played (pass = N*N)
+    mask: np.ndarray             # bool [T, N*N+1]: the moves the sampler could draw at s_t
     z: np.ndarray                # float32 [T], the result from the mover's view
     game: np.ndarray             # int32 [T], the game (0..n-1) each position comes from
     games: int                   # n: games in the mini-batch (with or without learner moves)
@@ -42,8 +52,10 @@ class LearnerBatch:
                                  # learner played both colours or no move
 
 
-def learner_batch(block: Block, size: int, komi: float, encoding: str, planes: int) -> LearnerBatch:
-    """Rebuilds the positions of every move with full = 1 in `block` (identity symmetry)."""
+def learner_batch(block: Block, size: int, komi: float, encoding: str, planes: int, *,
+                  allow_pass: bool = False) -> LearnerBatch:
+    """Rebuilds the positions of every move with full = 1 in `block` (identity symmetry) and
+    their acceptable-move masks (allow_pass: selfplay.policy_pass, as the workers sampled)."""
     window = ReplayWindow(size, komi, encoding, window="fixed", window_size=1 << 62)
     window.add(block)
     flat = window.flat()
@@ -52,8 +64,13 @@ def learner_batch(block: Block, size: int, komi: float, encoding: str, planes: i
     game = (np.searchsorted(start, learner, side="right") - 1).astype(np.int32)
     move = (learner - start[game]).astype(np.int32)
     out = window.batch_buffers(len(learner), planes)
+    mask = np.zeros((len(learner), size * size + 1), np.uint8)
+    action = flat["moves"][learner].astype(np.int64)
     if len(learner):
         window.encode(game, move, np.zeros(len(learner), np.uint8), out)
+        acceptable_masks(size, komi, flat["moves"], start, game, move, mask,
+                         allow_pass=allow_pass)
+        mask[np.arange(len(learner)), action] = 1
     z = out["value"].copy()
     # The learner's result per game: the mover's z of its moves when they all have one colour.
     result = np.full(block.games, np.nan, dtype=np.float32)
@@ -62,23 +79,30 @@ def learner_batch(block: Block, size: int, komi: float, encoding: str, planes: i
         rows = np.flatnonzero(game == g)
         if len(rows) and np.all(parity[rows] == parity[rows[0]]):
             result[g] = z[rows[0]]
-    return LearnerBatch(planes=out["planes"], action=flat["moves"][learner].astype(np.int64),
-                        z=z, game=game, games=block.games, learner_result=result)
+    return LearnerBatch(planes=out["planes"], action=action, mask=mask.view(np.bool_), z=z, game=game, games=block.games, learner_result=result)
 
 
-def reinforce_loss(logits, value, action, z, *, n_games: int, n_positions: int,
+def reinforce_loss(logits, value, action, z, mask, *, n_games: int, n_positions: int,
                    baseline: str = "zero", value_weight: float = 1.0, floor: float = 0.0):
     """The mini-batch loss of the rows given (a chunk of the mini-batch: the sums are divided by
     the whole mini-batch's n_games and n_positions, so chunk losses add up to the loss).
 
-    logits [B, N*N+1], value [B], action int64 [B], z float [B]. Returns (loss, policy_loss,
-    value_loss) as tensors; value_loss is 0 unless baseline = "value". log pi below log(floor)
-    counts as log(floor) (no gradient); floor = 0: no clip."""
+    logits [B, N*N+1], value [B], action int64 [B], z float [B], mask bool [B, N*N+1] (the
+    acceptable moves; each row's action among them). log pi is the log_softmax of the logits
+    with the masked ones at -inf: masked logits get exactly zero gradient. Returns (loss,
+    policy_loss, value_loss) as tensors; value_loss is 0 unless baseline = "value". log pi below
+    log(floor) counts as log(floor) (no gradient); floor = 0: no clip."""
     if baseline not in ("zero", "value"):
         raise ValueError(f"baseline must be 'zero' or 'value', got {baseline!r}")
     if n_games < 1 or n_positions < 1:
         raise ValueError("n_games and n_positions must be >= 1")
-    log_p = F.log_softmax(logits.float(), dim=1).gather(1, action.view(-1, 1)).squeeze(1)
+    mask = mask.bool()
+    if mask.shape != logits.shape:
+        raise ValueError(f"mask: need shape {tuple(logits.shape)}, got {tuple(mask.shape)}")
+    if not bool(mask.gather(1, action.view(-1, 1)).all()):
+        raise ValueError("mask: a played move is outside its row's acceptable moves")
+    masked = logits.float().masked_fill(~mask, float("-inf"))
+    log_p = F.log_softmax(masked, dim=1).gather(1, action.view(-1, 1)).squeeze(1)
     if floor > 0:
         log_p = torch.clamp(log_p, min=math.log(floor))
     value = value.float()
@@ -112,10 +136,11 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
         hi = min(count, lo + chunk)
         x = torch.from_numpy(batch.planes[lo:hi]).to(device).float()
         action = torch.from_numpy(batch.action[lo:hi]).to(device)
+        mask = torch.from_numpy(batch.mask[lo:hi]).to(device)
         z = torch.from_numpy(batch.z[lo:hi]).to(device)
         logits, value = model(x)
         loss, policy_loss, value_loss = reinforce_loss(
-            logits, value, action, z, n_games=max(1, batch.games), n_positions=count,
+            logits, value, action, z, mask, n_games=max(1, batch.games), n_positions=count,
             baseline=baseline, value_weight=value_weight, floor=floor)
         loss.backward()
         terms["loss"] += float(loss.detach())

@@ -195,7 +195,7 @@ class ReinforceTrainer(Trainer):
         mc = self.config.model
         block = block_from_games(games, mc.board_size, f"update-{self.step + 1}")
         batch = learner_batch(block, mc.board_size, self.config.selfplay.komi, mc.encoding,
-                              mc.planes)
+                              mc.planes, allow_pass=self.config.selfplay.policy_pass)
         terms = reinforce_step(self.model, self.optimizer, batch, baseline=self.tc.baseline,
                                value_weight=self.tc.value_weight,
                                floor=self.config.selfplay.policy_floor, chunk=self.tc.batch_size,
