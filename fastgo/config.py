@@ -126,13 +126,7 @@ class ServerConfig:
                 "files or Z85 keys; required on a non-loopback endpoint; empty = any client key")
 
     def check(self):
-        problem = endpoint_problem(self.endpoint)
-        if problem:
-            raise ConfigError(f"endpoint: {self.endpoint!r}: {problem}")
-        curve_problem = remote_curve_problem(self.endpoint, self.curve_secret_key_file,
-                                             self.curve_allowed, self.allow_insecure_remote)
-        if curve_problem:
-            raise ConfigError(curve_problem)
+        check_bind(self)
         if self.init_seed >= 1 << 64:
             raise ConfigError(f"init_seed: must be < 2**64, got {self.init_seed}")
         if not self.slots:
@@ -176,6 +170,18 @@ def endpoint_problem(endpoint: str) -> str:
     elif not re.fullmatch(r"[A-Za-z0-9_.*-]{1,253}", host):
         return f"host {host[:60]!r} is not a host name or address"
     return ""
+
+
+def check_bind(section):
+    """A bind endpoint with its CURVE settings (the server's, the recorder's): ConfigError
+    naming the key when the address is malformed or a non-loopback bind lacks keys."""
+    problem = endpoint_problem(section.endpoint)
+    if problem:
+        raise ConfigError(f"endpoint: {section.endpoint!r}: {problem}")
+    curve_problem = remote_curve_problem(section.endpoint, section.curve_secret_key_file,
+                                         section.curve_allowed, section.allow_insecure_remote)
+    if curve_problem:
+        raise ConfigError(curve_problem)
 
 
 def remote_curve_problem(endpoint, secret_key_file, allowed, allow_insecure) -> str:
@@ -393,13 +399,7 @@ class RecorderConfig:
                                doc="game ids remembered to drop resent games (newest kept)")
 
     def check(self):
-        problem = endpoint_problem(self.endpoint)
-        if problem:
-            raise ConfigError(f"endpoint: {self.endpoint!r}: {problem}")
-        curve_problem = remote_curve_problem(self.endpoint, self.curve_secret_key_file,
-                                             self.curve_allowed, self.allow_insecure_remote)
-        if curve_problem:
-            raise ConfigError(curve_problem)
+        check_bind(self)
 
 
 @dataclass(frozen=True)
