@@ -135,6 +135,23 @@ class Trainer:
 
     # -- shards ---------------------------------------------------------------------------------
 
+    def _read_shard(self, name):
+        """The shard `name` of the run's shards/ if it reads, checks and fits this model's board
+        and komi; else it goes to quarantine with its reason and None is returned."""
+        path = os.path.join(self.run_dir.shards, name)
+        try:
+            shard = read_shard(path)
+            if shard.header["size"] != self.config.model.board_size:
+                raise ShardError(f"{path}: board size {shard.header['size']}, the model plays "
+                                 f"{self.config.model.board_size}")
+            if shard.header["komi"] != self.config.selfplay.komi:
+                raise ShardError(f"{path}: komi {shard.header['komi']}, the config says "
+                                 f"{self.config.selfplay.komi}")
+        except ShardError as err:
+            self._quarantine(path, str(err))
+            return None
+        return shard
+
     def _quarantine(self, path, reason):
         self.quarantined += 1
         try:
@@ -150,17 +167,8 @@ class Trainer:
         for name in list_shards(self.run_dir.shards):
             if name in self.used_shards:
                 continue
-            path = os.path.join(self.run_dir.shards, name)
-            try:
-                shard = read_shard(path)
-                if shard.header["size"] != self.config.model.board_size:
-                    raise ShardError(f"{path}: board size {shard.header['size']}, the model plays "
-                                     f"{self.config.model.board_size}")
-                if shard.header["komi"] != self.config.selfplay.komi:
-                    raise ShardError(f"{path}: komi {shard.header['komi']}, the config says "
-                                     f"{self.config.selfplay.komi}")
-            except ShardError as err:
-                self._quarantine(path, str(err))
+            shard = self._read_shard(name)
+            if shard is None:
                 continue
             duplicates = {g.id for g in shard.games} & self.window.ids
             if duplicates:

@@ -23,7 +23,7 @@ from collections import deque
 import numpy as np
 
 from fastgo.atomic import atomic_write
-from inference_server.experience import ShardError, list_shards, read_shard
+from inference_server.experience import list_shards
 from trainer.loop import Trainer, _tensorboard
 from trainer.pool import OpponentPool
 from trainer.reinforce import learner_batch, reinforce_step
@@ -122,17 +122,8 @@ class ReinforceTrainer(Trainer):
         for name in self._arrival_order(fresh):
             if len(self.queue) >= need:
                 break
-            path = os.path.join(self.run_dir.shards, name)
-            try:
-                shard = read_shard(path)
-                if shard.header["size"] != self.config.model.board_size:
-                    raise ShardError(f"{path}: board size {shard.header['size']}, the model plays "
-                                     f"{self.config.model.board_size}")
-                if shard.header["komi"] != self.config.selfplay.komi:
-                    raise ShardError(f"{path}: komi {shard.header['komi']}, the config says "
-                                     f"{self.config.selfplay.komi}")
-            except ShardError as err:
-                self._quarantine(path, str(err))
+            shard = self._read_shard(name)
+            if shard is None:
                 continue
             skip = self.partial.get(name, 0)
             self.queued_shards.add(name)
