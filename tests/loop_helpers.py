@@ -104,3 +104,26 @@ def wait_for(predicate, timeout_s, interval_s=0.05, what="condition"):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
         time.sleep(interval_s)
+
+
+def run_learning_loop(config_path, run, tmp_path, train_seconds, grace_s=60.0):
+    """One `fastgo serve`, one `fastgo selfplay` and `fastgo train --seconds train_seconds` on
+    the run directory; returns when the trainer has exited (it must exit 0 within
+    train_seconds + grace_s) and the worker has been stopped; everything is stopped on failure.
+    Logs go to tmp_path (serve.log, train.out, selfplay.out)."""
+    server = start_server(config_path, tmp_path / "serve.log")
+    worker = trainer = None
+    try:
+        trainer = fastgo("train", "--config", config_path, "--run-dir", run, "--server",
+                         server.endpoint, "--seconds", train_seconds, "--quiet",
+                         log_path=tmp_path / "train.out")
+        worker = fastgo("selfplay", "--config", config_path, "--run-dir", run, "--server",
+                        server.endpoint, "--quiet", log_path=tmp_path / "selfplay.out")
+        trainer.wait(train_seconds + grace_s)
+        assert trainer.returncode == 0, (tmp_path / "train.out").read_text()[-3000:]
+        assert stop(worker) == 0, (tmp_path / "selfplay.out").read_text()[-3000:]
+    finally:
+        for proc in (worker, trainer):
+            if proc is not None:
+                stop(proc)
+        server.stop()

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from inference_server.client import InferenceClient, ServerError, ServerUnavailable
+from inference_server.client import InferenceClient, ServerUnavailable
 from inference_server.curve import CurveKeyError, read_public_key, read_secret_key
 from inference_server.testing import ServerProcess, write_config
 from loop_helpers import free_endpoint, stop

@@ -2,7 +2,6 @@
 results are appended to the ratings table (earlier lines never rewritten), ratings refitted,
 curve.png and loss.png drawn."""
 import json
-import os
 import subprocess
 import sys
 

@@ -12,7 +12,7 @@ import torch
 from fastgo.config import load_config
 from inference_server.evaluator import InProcessEvaluator
 from inference_server.experience import list_shards, read_shard
-from loop_helpers import fastgo, start_server, stop, wait_for, write_tiny_config
+from loop_helpers import run_learning_loop, write_tiny_config
 from selfplay_workers.match import SearchSide, play_match
 from selfplay_workers.players import RandomPlayer
 
@@ -26,22 +26,7 @@ def test_heartbeat_learns_to_beat_random_and_its_untrained_self(tmp_path):
     config_path = write_tiny_config(tmp_path / "heartbeat.toml")
     config = load_config(config_path)
     run = tmp_path / "run"
-    server = start_server(config_path, tmp_path / "serve.log")
-    worker = trainer = None
-    try:
-        trainer = fastgo("train", "--config", config_path, "--run-dir", run, "--server",
-                         server.endpoint, "--seconds", TRAIN_SECONDS, "--quiet",
-                         log_path=tmp_path / "train.out")
-        worker = fastgo("selfplay", "--config", config_path, "--run-dir", run, "--server",
-                        server.endpoint, "--quiet", log_path=tmp_path / "selfplay.out")
-        trainer.wait(TRAIN_SECONDS + 90)
-        assert trainer.returncode == 0, (tmp_path / "train.out").read_text()[-3000:]
-        assert stop(worker) == 0, (tmp_path / "selfplay.out").read_text()[-3000:]
-    finally:
-        for proc in (worker, trainer):
-            if proc is not None:
-                stop(proc)
-        server.stop()
+    run_learning_loop(config_path, run, tmp_path, TRAIN_SECONDS, grace_s=90)
     loop_seconds = time.monotonic() - started
 
     checkpoints = sorted(glob.glob(str(run / "checkpoints" / "ckpt-*.ckpt")))

@@ -23,7 +23,7 @@ from inference_server.client import InferenceClient
 from inference_server.evaluator import UniformEvaluator
 from inference_server.experience import list_shards, read_shard
 from inference_server.model import build_model
-from loop_helpers import fastgo, start_server, stop, wait_for, write_tiny_config
+from loop_helpers import fastgo, start_server, wait_for, write_tiny_config
 from selfplay_workers.worker import SelfplayWorker
 from trainer.window import ReplayWindow, block_from_shard
 

@@ -16,7 +16,7 @@ from fastgo.config import load_config
 from fastgo.policy_play import distribution
 from inference_server.checkpoint import load_checkpoint
 from inference_server.experience import list_shards, read_shard
-from loop_helpers import fastgo, start_server, stop
+from loop_helpers import run_learning_loop
 from selfplay_workers.match import play_match, wilson_interval
 from selfplay_workers.players import RandomPlayer
 
@@ -103,22 +103,7 @@ def test_reinforce_beats_random_well_beyond_chance(tmp_path):
     config_path.write_text(CONFIG)
     load_config(str(config_path))
     run = tmp_path / "run"
-    server = start_server(str(config_path), tmp_path / "serve.log")
-    worker = trainer = None
-    try:
-        trainer = fastgo("train", "--config", config_path, "--run-dir", run, "--server",
-                         server.endpoint, "--seconds", TRAIN_SECONDS, "--quiet",
-                         log_path=tmp_path / "train.out")
-        worker = fastgo("selfplay", "--config", config_path, "--run-dir", run, "--server",
-                        server.endpoint, "--quiet", log_path=tmp_path / "selfplay.out")
-        trainer.wait(TRAIN_SECONDS + 60)
-        assert trainer.returncode == 0, (tmp_path / "train.out").read_text()[-3000:]
-        assert stop(worker) == 0, (tmp_path / "selfplay.out").read_text()[-3000:]
-    finally:
-        for proc in (worker, trainer):
-            if proc is not None:
-                stop(proc)
-        server.stop()
+    run_learning_loop(config_path, run, tmp_path, TRAIN_SECONDS, grace_s=60)
     loop_seconds = time.monotonic() - started
 
     with open(run / "metrics.csv", newline="") as handle:
