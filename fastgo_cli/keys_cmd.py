@@ -7,7 +7,8 @@ curve_secret_key_file and curve_allowed, a client's curve_key_file and *_public_
 def add_arguments(parser):
     parser.add_argument("action", choices=["new"], help="new: write a key pair")
     parser.add_argument("name", help="the key pair's name (letters, digits, '_', '.', '-')")
-    parser.add_argument("--dir", default=".", help="folder for NAME.key and NAME.key_secret")
+    parser.add_argument("--dir", default=".",
+                        help="folder for NAME.key and NAME.key_secret (made, mode 0700, if missing)")
 
 
 def run(args) -> int:
@@ -16,8 +17,13 @@ def run(args) -> int:
 
     from inference_server.curve import write_key_pair
 
-    if not os.path.isdir(args.dir):
+    if os.path.exists(args.dir) and not os.path.isdir(args.dir):
         print(f"fastgo keys: --dir {args.dir}: not a folder", file=sys.stderr)
+        return 2
+    try:
+        os.makedirs(args.dir, mode=0o700, exist_ok=True)   # a new key folder is private
+    except OSError as err:
+        print(f"fastgo keys: --dir {args.dir}: {err.strerror or err}", file=sys.stderr)
         return 2
     try:
         public_path, secret_path = write_key_pair(args.dir, args.name)

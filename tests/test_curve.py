@@ -176,3 +176,16 @@ def test_server_refuses_checkpoint_bytes_whose_hash_differs(tmp_path):
         # the same bytes with their own hash (client.reload computes it): loaded
         assert client.reload("current", data=data) == 7
         assert client.stats()["versions"] == {"current": 7}
+
+
+def test_keys_new_makes_a_missing_folder_private_and_refuses_a_file(tmp_path):
+    folder = tmp_path / "keys" / "server-host"
+    result = keys("new", "server", "--dir", str(folder))
+    assert result.returncode == 0, result.stderr
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert (folder / "server.key").is_file() and (folder / "server.key_secret").is_file()
+    not_a_folder = tmp_path / "plain"
+    not_a_folder.write_text("x")
+    result = keys("new", "server", "--dir", str(not_a_folder))
+    assert result.returncode == 2 and "not a folder" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
