@@ -30,7 +30,8 @@ import numpy as np
 from fastgo.board import BLACK, WHITE
 from fastgo.pool import PoolEntry, PoolError, draw_opponent, pool_path, read_pool
 from fastgo.policy_play import PHASE_ALL, PHASE_LEARNER, PHASE_OPPONENT, PolicyPlay
-from inference_server.experience import GameRecord, RotatingShards
+from inference_server.experience import GameRecord
+from selfplay_workers.game_output import GameOutput
 
 log = logging.getLogger("fastgo.selfplay")
 
@@ -88,9 +89,11 @@ class PolicyWorker:
         self.max_checkpoint_bytes = config.server.max_checkpoint_bytes
         self.prefix = f"w{self.worker_id}-{os.getpid()}"
         self.stop_requested = False
-        self.shards = RotatingShards(self.shard_dir, prefix=self.prefix, size=self.size,
-                                     komi=sp.komi, worker=self.worker_id,
-                                     max_games=sp.shard_games, max_seconds=sp.shard_seconds)
+        self.output = GameOutput(shard_dir=self.shard_dir, prefix=self.prefix, size=self.size,
+                                 komi=sp.komi, worker=self.worker_id, shard_games=sp.shard_games,
+                                 shard_seconds=sp.shard_seconds, sink=self.sink,
+                                 sgf_dir=self.sgf_dir, sgf_every=sp.sgf_every)
+        self.shards = self.output.shards
         self._open = {}                       # mini-batch index -> _MiniBatch with games left
         self._slot_batch = [None] * self.games   # the mini-batch game slot g plays now, or None
         self._slot_next = [0] * self.games    # the mini-batch game slot g plays next
@@ -270,7 +273,7 @@ class PolicyWorker:
                             self._finish(g)
                 self.moves_done += play.moves_played - moves_before
                 self.evals += count
-                self._maybe_rotate()
+                self.output.maybe_rotate()
                 if self.sink is not None:
                     self.sink.poll()
                 if time.monotonic() >= self._next_report:
@@ -278,7 +281,7 @@ class PolicyWorker:
                 if self.status is not None:
                     self.status.beat(self.stats)
         finally:
-            self.close_shard()
+            self.output.close_shard()
         return self.stats()
 
     def _wait_for_sink(self):
@@ -355,13 +358,8 @@ class PolicyWorker:
             versions=[int(learner_version), int(opponent_version)], worker=self.worker_id,
             seed=self._seed(batch.index, g), id=uuid.uuid4().hex, t_start=self._slot_started[g],
             t_end=time.time(), players={"learner": colour, "opponent": batch.opponent})
-        if self.sink is not None:
-            self.sink.add(record)
-        else:
-            self.shards.add(record)
+        self.output.add(record)
         self.games_done += 1
-        if self.sgf_dir and self.sp.sgf_every and self.games_done % self.sp.sgf_every == 0:
-            self._write_sgf(record)
         batch.finished += 1
         if colour:
             self.learner_games += 1
@@ -375,26 +373,6 @@ class PolicyWorker:
                 log.info("mini-batch %d: opponent %s, learner black %d white %d, learner wins "
                          "%d of %d", batch.index, batch.opponent, batch.black,
                          batch.finished - batch.black, batch.wins, batch.finished)
-
-    def _write_sgf(self, record):
-        from selfplay_workers.game_sgf import write_game_sgf
-
-        try:
-            write_game_sgf(record, os.path.join(self.sgf_dir, f"{record.id}.sgf"))
-        except OSError as err:
-            log.warning("could not write SGF of game %s: %s", record.id, err)
-
-    # -- shards (the rules of selfplay_workers.worker) --------------------------------------------
-
-    def _maybe_rotate(self):
-        if self.shards.due():
-            self.close_shard()
-
-    def close_shard(self):
-        """Seals the open shard (if it holds games) under its final name."""
-        closed = self.shards.close()
-        if closed is not None:
-            log.info("shard closed: %s games=%d", os.path.basename(closed[0]), closed[1])
 
     def _report(self):
         s = self.stats()

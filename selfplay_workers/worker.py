@@ -27,7 +27,8 @@ from fastgo.board import BLACK, IllegalMoveError
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
 from fastgo.replay import check_game
-from inference_server.experience import GameRecord, RotatingShards
+from inference_server.experience import GameRecord
+from selfplay_workers.game_output import GameOutput
 
 log = logging.getLogger("fastgo.selfplay")
 
@@ -90,9 +91,11 @@ class SelfplayWorker:
         self.prefix = f"w{self.worker_id}-{os.getpid()}"
         self._rng = np.random.default_rng(self.seed)
         self.stop_requested = False
-        self.shards = RotatingShards(self.shard_dir, prefix=self.prefix, size=self.size,
-                                     komi=sp.komi, worker=self.worker_id,
-                                     max_games=sp.shard_games, max_seconds=sp.shard_seconds)
+        self.output = GameOutput(shard_dir=self.shard_dir, prefix=self.prefix, size=self.size,
+                                 komi=sp.komi, worker=self.worker_id, shard_games=sp.shard_games,
+                                 shard_seconds=sp.shard_seconds, sink=self.sink,
+                                 sgf_dir=self.sgf_dir, sgf_every=sp.sgf_every)
+        self.shards = self.output.shards
         self.game_seq = 0
         # counters (also the final stats line)
         self.games_done = 0
@@ -169,7 +172,7 @@ class SelfplayWorker:
                     self._move(int(g))
                 if self.sink is not None:
                     self.sink.poll()
-                self._maybe_rotate()
+                self.output.maybe_rotate()
                 if time.monotonic() >= self._next_report:
                     self._report()
                 if self.status is not None:
@@ -183,7 +186,7 @@ class SelfplayWorker:
                 except Exception:          # shutting down: the server may already be gone
                     break
         finally:
-            self.close_shard()
+            self.output.close_shard()
         return self.stats()
 
     def _sink_full(self):
@@ -328,34 +331,9 @@ class SelfplayWorker:
             winner=winner, score=score, end=end, ownership=ownership, versions=live.versions,
             worker=self.worker_id, seed=live.seed, id=uuid.uuid4().hex, t_start=live.t_start,
             t_end=time.time(), resign=info)
-        if self.sink is not None:
-            self.sink.add(record)
-        else:
-            self.shards.add(record)
+        self.output.add(record)
         self.games_done += 1
-        if self.sgf_dir and self.sp.sgf_every and self.games_done % self.sp.sgf_every == 0:
-            self._write_sgf(record)
         self._new_game(g)
-
-    def _write_sgf(self, record):
-        from selfplay_workers.game_sgf import write_game_sgf
-
-        try:
-            write_game_sgf(record, os.path.join(self.sgf_dir, f"{record.id}.sgf"))
-        except OSError as err:
-            log.warning("could not write SGF of game %s: %s", record.id, err)
-
-    # -- shards ---------------------------------------------------------------------------------
-
-    def _maybe_rotate(self):
-        if self.shards.due():
-            self.close_shard()
-
-    def close_shard(self):
-        """Seals the open shard (if it holds games) under its final name."""
-        closed = self.shards.close()
-        if closed is not None:
-            log.info("shard closed: %s games=%d", os.path.basename(closed[0]), closed[1])
 
     def _report(self):
         s = self.stats()

@@ -1,0 +1,52 @@
+"""Where a self-play worker's finished games go: to a sink (selfplay_workers.remote_sink: the
+recorder on another host) or into local shards (experience.RotatingShards), and one game in
+`sgf_every` as an SGF file. Shared by the search worker and the policy-only worker."""
+from __future__ import annotations
+
+import logging
+import os
+
+from inference_server.experience import RotatingShards
+
+log = logging.getLogger("fastgo.selfplay")
+
+
+class GameOutput:
+    def __init__(self, *, shard_dir, prefix: str, size: int, komi: float, worker: int,
+                 shard_games: int, shard_seconds: float, sink=None, sgf_dir=None,
+                 sgf_every: int = 0):
+        self.sink = sink                 # None: local shards in shard_dir
+        self.shards = RotatingShards(shard_dir, prefix=prefix, size=size, komi=komi,
+                                     worker=worker, max_games=shard_games,
+                                     max_seconds=shard_seconds)
+        self.sgf_dir = sgf_dir
+        self.sgf_every = int(sgf_every)
+        self.games = 0
+
+    def add(self, record):
+        if self.sink is not None:
+            self.sink.add(record)
+        else:
+            self.shards.add(record)
+        self.games += 1
+        if self.sgf_dir and self.sgf_every and self.games % self.sgf_every == 0:
+            self._write_sgf(record)
+
+    def maybe_rotate(self):
+        """Seals the open shard once it is due (games or seconds)."""
+        if self.shards.due():
+            self.close_shard()
+
+    def close_shard(self):
+        """Seals the open shard (if it holds games) under its final name."""
+        closed = self.shards.close()
+        if closed is not None:
+            log.info("shard closed: %s games=%d", os.path.basename(closed[0]), closed[1])
+
+    def _write_sgf(self, record):
+        from selfplay_workers.game_sgf import write_game_sgf
+
+        try:
+            write_game_sgf(record, os.path.join(self.sgf_dir, f"{record.id}.sgf"))
+        except OSError as err:
+            log.warning("could not write SGF of game %s: %s", record.id, err)
