@@ -42,6 +42,9 @@ def pick_device(name: str) -> torch.device:
 
 
 class Trainer:
+    algorithm = "alphazero"      # written into each checkpoint; a trainer of another algorithm
+                                 # resuming from it starts its optimizer afresh
+
     def __init__(self, config, run_dir, *, publisher=None, status=None):
         self.config = config
         self.tc = config.trainer
@@ -92,7 +95,14 @@ class Trainer:
                                f"{self.config.model.name}: use another run directory")
         self.model.load_state_dict(ckpt.model.state_dict())
         state = ckpt.extra.get("trainer") or {}
-        if "optimizer" in ckpt.extra:
+        written_by = ckpt.extra.get("algorithm", self.algorithm)
+        if written_by != self.algorithm:
+            # Moment estimates of another loss (e.g. supervised cross-entropy before REINFORCE)
+            # scale the first steps of this one wrongly: Adam's would divide a large policy
+            # gradient by a small running variance.
+            log.info("checkpoint written by the %s trainer: its optimizer state is not reused "
+                     "by the %s trainer", written_by, self.algorithm)
+        elif "optimizer" in ckpt.extra:
             try:
                 self.optimizer.load_state_dict(ckpt.extra["optimizer"])
             except (ValueError, KeyError, RuntimeError) as err:
@@ -238,7 +248,7 @@ class Trainer:
         path = self.run_dir.checkpoint(self.step)
         model = self.model
         save_checkpoint(path, model, step=self.step,
-                        extra={"trainer": self.trainer_state(),
+                        extra={"trainer": self.trainer_state(), "algorithm": self.algorithm,
                                "optimizer": self.optimizer.state_dict()})
         tmp = os.path.join(self.run_dir.checkpoints, f".tmp-latest-{os.getpid()}.ckpt")
         if os.path.exists(tmp):

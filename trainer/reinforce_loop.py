@@ -67,6 +67,8 @@ class ReinforceTrainer(Trainer):
     """Shares the AlphaZero trainer's model, optimizer, checkpoint writing and publishing; its
     data path is a queue of unused games instead of a replay window."""
 
+    algorithm = "reinforce"
+
     def _resume(self):
         self.pool = OpponentPool(self.run_dir.root, pool_max=self.tc.pool_max)
         self.queue: deque = deque()              # (shard name, game index, GameRecord), oldest first

@@ -124,6 +124,8 @@ def split_games(games, holdout: float, seed: int):
 class SupervisedTrainer(Trainer):
     """The AlphaZero trainer's network, optimizer and checkpoints, trained on game records."""
 
+    algorithm = "supervised"
+
     def __init__(self, config, run_dir, train: GameSet, heldout: GameSet | None, *,
                  value: bool = False, status=None, info: dict | None = None):
         self.sl_train, self.sl_heldout, self.sl_value = train, heldout, value

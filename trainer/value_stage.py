@@ -44,6 +44,8 @@ def chosen_positions(block, per_game: int, seed: int):
 
 
 class ValueTrainer(Trainer):
+
+    algorithm = "value"
     def _make_optimizer(self):
         freeze = self.tc.freeze_policy
         for name, param in self.model.named_parameters():
