@@ -42,6 +42,22 @@ class ServerError(RuntimeError):
         self.message = message
 
 
+
+def receive_resubmitting_when_busy(receive, resubmit, ticket, should_stop):
+    """receive(ticket); while the server answers 'busy' (its queue is full), waits with
+    exponential back-off (10 ms doubling to 1 s) and submits the same request again with
+    resubmit() -> ticket. Any other error, or should_stop() turning true, is raised."""
+    delay = 0.01
+    while True:
+        try:
+            return receive(ticket)
+        except ServerError as err:
+            if err.code != "busy" or should_stop():
+                raise
+            time.sleep(delay)
+            delay = min(1.0, delay * 2)
+            ticket = resubmit()
+
 class InferenceClient:
     """Evaluator over the wire. Not thread-safe: one thread per client.
 

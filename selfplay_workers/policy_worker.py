@@ -320,18 +320,11 @@ class PolicyWorker:
 
     def _receive(self, ticket, planes, slot):
         """The reply to `ticket`; a server answering 'busy' gets the same planes again."""
-        from inference_server.client import ServerError
+        from inference_server.client import receive_resubmitting_when_busy
 
-        delay = 0.01
-        while True:
-            try:
-                return self.client.receive(ticket)
-            except ServerError as err:
-                if err.code != "busy" or self.stop_requested:
-                    raise
-                time.sleep(delay)
-                delay = min(1.0, delay * 2)
-                ticket = self.client.submit(planes, slot=slot)
+        return receive_resubmitting_when_busy(self.client.receive,
+                                              lambda: self.client.submit(planes, slot=slot),
+                                              ticket, lambda: self.stop_requested)
 
     def _finish(self, g):
         play = self.play

@@ -213,18 +213,11 @@ class SelfplayWorker:
 
     def _receive(self, ticket, planes):
         """The reply to `ticket`; a server answering 'busy' gets the same planes again."""
-        from inference_server.client import ServerError
+        from inference_server.client import receive_resubmitting_when_busy
 
-        delay = 0.01
-        while True:
-            try:
-                return self.evaluator.receive(ticket)
-            except ServerError as err:
-                if err.code != "busy" or self.stop_requested:
-                    raise
-                time.sleep(delay)
-                delay = min(1.0, delay * 2)
-                ticket = self.evaluator.submit(planes)
+        return receive_resubmitting_when_busy(self.evaluator.receive,
+                                              lambda: self.evaluator.submit(planes), ticket,
+                                              lambda: self.stop_requested)
 
     # -- one move -------------------------------------------------------------------------------
 
