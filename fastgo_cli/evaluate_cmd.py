@@ -8,7 +8,6 @@ DIR/curve.png and DIR/loss.png are redrawn.
 import json
 import os
 import re
-import signal
 import time
 
 CKPT = re.compile(r"ckpt-(\d{9})\.ckpt")
@@ -168,22 +167,17 @@ def _run(args) -> int:
 
     from fastgo.config import load_config
     from fastgo.rundir import StatusFile, open_run_dir
-    from fastgo_cli.role import setup_logging
+    from fastgo_cli.role import setup_logging, stop_on_signals
 
     config = load_config(args.config)
     run_dir = open_run_dir(args.run_dir)
     setup_logging(run_dir.log("evaluate"), quiet=args.quiet)
     log = logging.getLogger("fastgo.evaluate")
-    stop = {"flag": False}
-
-    def handler(signum, frame):
-        stop["flag"] = True
-    signal.signal(signal.SIGTERM, handler)
-    signal.signal(signal.SIGINT, handler)
+    stopping = stop_on_signals()
     status = StatusFile(run_dir, "evaluate")
     evaluator = Evaluator(config, run_dir, log, status)
     last = {}
-    while not stop["flag"]:
+    while not stopping():
         status.beat(lambda: last)
         job = evaluator.pending()
         if job is None:

@@ -4,6 +4,7 @@ error is one line and exit status 2."""
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 
 
@@ -32,3 +33,15 @@ def run_role(name: str, body) -> int:
     except Exception:
         logging.getLogger(f"fastgo.{name}").exception("fastgo %s failed", name)
         return 1
+
+
+def stop_on_signals():
+    """SIGTERM and SIGINT ask the role to stop (finish its step, write what it holds) instead of
+    killing it; returns the callable that says whether one has arrived."""
+    stopped = [False]
+
+    def handler(signum, frame):
+        stopped[0] = True
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    return lambda: stopped[0]

@@ -4,7 +4,6 @@ writes DIR/checkpoints and DIR/metrics.csv, and asks the server to hot-reload ea
 `fastgo train --config C --run-dir DIR --sgf DIR_OR_FILES`: supervised pretraining on game
 records instead (trainer.supervised): imports them into DIR/sgf_shards, trains the policy (and
 with --value the value) head, writes checkpoints in the same place and format."""
-import signal
 import sys
 
 
@@ -48,7 +47,7 @@ def _run(args) -> int:
 
     from fastgo.config import ConfigError, load_config
     from fastgo.rundir import open_run_dir
-    from fastgo_cli.role import setup_logging
+    from fastgo_cli.role import setup_logging, stop_on_signals
 
     config = load_config(args.config)
     if args.sgf is not None:
@@ -64,12 +63,7 @@ def _run(args) -> int:
     run_dir = open_run_dir(args.run_dir)
     setup_logging(run_dir.log("train"), quiet=args.quiet)
     log = logging.getLogger("fastgo.train")
-    stop = {"flag": False}
-
-    def handler(signum, frame):
-        stop["flag"] = True
-    signal.signal(signal.SIGTERM, handler)
-    signal.signal(signal.SIGINT, handler)
+    stopping = stop_on_signals()
 
     publisher = None
     client = None
@@ -89,7 +83,7 @@ def _run(args) -> int:
 
         def publisher(path, data, step):
             # While stopping, a short wait: the checkpoint is on disk and the server watches it.
-            version = client.reload(slot, path, data=data, timeout_s=2.0 if stop["flag"] else 30.0)
+            version = client.reload(slot, path, data=data, timeout_s=2.0 if stopping() else 30.0)
             log.info("published step %d to %s slot %s (server version %s)", step, endpoint, slot, version)
 
     from fastgo.rundir import StatusFile
@@ -102,7 +96,7 @@ def _run(args) -> int:
     log.info("training %s (%s) on %s from step %d, %s", config.model.name,
              config.trainer.algorithm, trainer.device, trainer.step, run_dir.root)
     try:
-        trainer.run(max_steps=args.max_steps, seconds=args.seconds, should_stop=lambda: stop["flag"])
+        trainer.run(max_steps=args.max_steps, seconds=args.seconds, should_stop=stopping)
     finally:
         if client is not None:
             client.close()
@@ -116,7 +110,7 @@ def _run_supervised(args, config) -> int:
 
     from fastgo.config import ConfigError
     from fastgo.rundir import StatusFile, open_run_dir
-    from fastgo_cli.role import setup_logging
+    from fastgo_cli.role import setup_logging, stop_on_signals
 
     if not 0.0 <= args.holdout < 1.0:
         raise ConfigError(f"--holdout: must be in [0, 1), got {args.holdout}")
@@ -144,19 +138,14 @@ def _run_supervised(args, config) -> int:
     run_dir = open_run_dir(args.run_dir)
     setup_logging(run_dir.log("train"), quiet=args.quiet)
     log = logging.getLogger("fastgo.train")
-    stop = {"flag": False}
-
-    def handler(signum, frame):
-        stop["flag"] = True
-    signal.signal(signal.SIGTERM, handler)
-    signal.signal(signal.SIGINT, handler)
+    stopping = stop_on_signals()
 
     from trainer.loop import ResumeError
     from trainer.supervised import pretrain
     try:
         result = pretrain(config, run_dir, args.sgf, holdout=args.holdout, epochs=args.epochs,
                           steps=args.steps, value=args.value, log_every=args.log_every,
-                          seconds=args.seconds, should_stop=lambda: stop["flag"],
+                          seconds=args.seconds, should_stop=stopping,
                           status=StatusFile(run_dir, "train"),
                           out=lambda line: print(line, flush=True))
     except (ResumeError, SgfInputError) as err:
