@@ -165,9 +165,7 @@ def run(args) -> int:
           f"server waiting {100 * result['server_wait_share']:.0f}% "
           f"[{result['backend']} {result['device']}, {args.workers} worker(s) x "
           f"{result['games_per_worker']} games, {result['visits']} visits]")
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(result, handle, indent=2)
+    _write_json(args.json, result)
     return 0
 
 
@@ -277,10 +275,7 @@ def _run_policy(args, config) -> int:
           + (f"{result['games_per_hour']:.0f} games/hour; " if finished else "no game finished; ")
           + f"server waiting {100 * result['server_wait_share']:.0f}% [{result['backend']} "
           f"{result['device']}, {args.workers} worker(s) x {games} games]")
-    if args.json:
-        from fastgo.atomic import atomic_write
-        atomic_write(args.json, lambda handle: handle.write(json.dumps(result, indent=2) + "\n"),
-                     binary=False)
+    _write_json(args.json, result)
     return 0
 
 
@@ -472,8 +467,13 @@ def _run_remote(args, config) -> int:
           + (f"{result['recorder_cpu_ms_per_game']:.2f} ms per game" if remote_games else "n/a")
           + f" [{result['model']} {result['board_size']}x{result['board_size']}, "
           f"{result['games_per_worker']} games x {result['visits']} visits]")
-    if args.json:
-        from fastgo.atomic import atomic_write
-        atomic_write(args.json, lambda handle: handle.write(json.dumps(result, indent=2) + "\n"),
-                     binary=False)
+    _write_json(args.json, result)
     return 0
+
+
+def _write_json(path, result):
+    """The result as JSON at `path` (temporary name + rename), when one was asked for."""
+    if path:
+        from fastgo.atomic import atomic_write
+        atomic_write(path, lambda handle: handle.write(json.dumps(result, indent=2) + "\n"),
+                     binary=False)
