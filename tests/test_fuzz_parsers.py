@@ -203,3 +203,52 @@ def test_wire_corpus(path):
     error = info.value
     reply = protocol.parse_reply(protocol.error_reply(error.request_id, error.code, error.message))
     assert reply.kind == "error" and reply.header["code"] == error.code
+
+
+# -- the recorder's game message, the opponent pool file, CURVE key files ------------------------
+
+@FUZZ
+@given(header=st.dictionaries(st.sampled_from(["v", "id", "k", "game", "worker", "n", "x"]),
+                              st.one_of(st.integers(-2, 2**64 - 1), st.text(max_size=40),
+                                        st.binary(max_size=40), st.none()), max_size=6),
+       record=st.binary(max_size=256), extra=st.integers(0, 2))
+def test_game_message_parser_refuses_cleanly(header, record, extra):
+    frames = [msgpack.packb(header, use_bin_type=True), record] + [b"x"] * extra
+    try:
+        request_id, game_id, worker, body = protocol.parse_game_message(frames, 1 << 10)
+    except protocol.ProtocolError:
+        return
+    assert len(game_id) == 32 and len(bytes(body)) <= 1 << 10
+
+
+@FUZZ
+@given(text=st.one_of(st.text(max_size=400), st.builds(
+    lambda entries: '{"version": 1, "entries": %s}' % entries,
+    st.lists(st.fixed_dictionaries({"name": st.text(max_size=8), "path": st.text(max_size=30),
+                                    "step": st.integers(-3, 10), "weight": st.floats()}),
+             max_size=4).map(lambda e: __import__("json").dumps(e)))))
+def test_pool_reader_refuses_cleanly(tmp_path_factory, text):
+    from fastgo.pool import PoolError, read_pool
+
+    path = tmp_path_factory.mktemp("pool") / "pool.json"
+    path.write_text(text)
+    try:
+        entries = read_pool(str(path))
+    except PoolError:
+        return
+    assert entries is None or all(e.weight >= 0 for e in entries)
+
+
+@FUZZ
+@given(data=st.binary(max_size=300))
+def test_curve_key_readers_refuse_cleanly(tmp_path_factory, data):
+    from inference_server.curve import CurveKeyError, read_public_key, read_secret_key
+
+    path = tmp_path_factory.mktemp("keys") / "k.key_secret"
+    path.write_bytes(data)
+    path.chmod(0o600)
+    for reader in (read_secret_key, read_public_key):
+        try:
+            reader(str(path))
+        except CurveKeyError:
+            pass
