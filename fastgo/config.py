@@ -295,6 +295,10 @@ class TrainerConfig:
     threads: int = setting(1, min=0, max=1024, doc="torch threads on CPU; 0 = torch default")
     publish: bool = setting(True, doc="ask the server to hot-reload each new checkpoint")
     publish_slot: str = setting("current", pattern=r"[A-Za-z0-9_.:-]{1,64}")
+    max_refused: int = setting(3, min=0, max=1 << 20,
+                               doc="stop (exit status 2) after the server refuses this many "
+                                   "published checkpoints in a row (diverged weights fail its "
+                                   "canary check); 0 = never stop")
     seed: int = setting(1, min=0, max=(1 << 63) - 1)
     poll_s: float = setting(1.0, min=0.01, max=3600.0, doc="how often to look for new shards")
     curve_key_file: str = setting("", doc="the trainer's CURVE secret key file for publishing "

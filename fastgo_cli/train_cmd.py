@@ -87,7 +87,7 @@ def _run(args) -> int:
             log.info("published step %d to %s slot %s (server version %s)", step, endpoint, slot, version)
 
     from fastgo.rundir import StatusFile
-    from trainer.loop import ResumeError, make_trainer
+    from trainer.loop import CheckpointsRefused, ResumeError, make_trainer
     try:
         trainer = make_trainer(config, run_dir, publisher=publisher,
                                status=StatusFile(run_dir, "train"))
@@ -97,6 +97,10 @@ def _run(args) -> int:
              config.trainer.algorithm, trainer.device, trainer.step, run_dir.root)
     try:
         trainer.run(max_steps=args.max_steps, seconds=args.seconds, should_stop=stopping)
+    except CheckpointsRefused as err:
+        log.error("%s", err)
+        print(f"fastgo train: stopped at step {trainer.step}: {err}", file=sys.stderr, flush=True)
+        return 2
     finally:
         if client is not None:
             client.close()

@@ -3,6 +3,7 @@ position from fastgo.board's own feature encoder and rules: sign, baseline, only
 moves, pi the softmax over the acceptable moves (the ones the workers could sample)."""
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -33,38 +34,41 @@ def hand_batch():
 
 
 def by_hand(model, games, baseline, value_weight, floor=0.0):
-    """The loss as the formula says, one position at a time, in float64 (log pi clipped below
-    at log(floor) when floor > 0). pi is the softmax over the moves the sampler accepts
-    (legal, not the mover's own eye, pass only when nothing else is) plus the move played:
-    these random games pass at the end while board moves remain, a move the sampler draws only
-    as its superko fallback; the learner's batch adds the played move to its row the same way.
-    (Before the mask, this was log_softmax over all N*N+1 logits.)"""
-    policy, value_sum, positions = 0.0, 0.0, 0
+    """The loss as the formula says, in float64 (log pi clipped below at log(floor) when
+    floor > 0), the positions and masks built one at a time from fastgo.board. pi is the
+    softmax over the moves the sampler accepts (legal, not the mover's own eye, pass only when
+    nothing else is) plus the move played: these random games pass at the end while board moves
+    remain, a move the sampler draws only as its superko fallback; the learner's batch adds the
+    played move to its row the same way. (Before the mask, this was log_softmax over all N*N+1
+    logits.) The network sees all the learner's positions in one forward in training mode
+    (BatchNorm on the batch's statistics, as the update evaluates it), on a copy, so the
+    model's running statistics are not touched."""
+    rows = []
+    for game in games:
+        board = Board(SIZE, KOMI)
+        for t, move in enumerate(game.moves.tolist()):
+            mover = 1 if t % 2 == 0 else -1
+            if game.full[t] == 1:
+                allowed = torch.from_numpy(rule_mask(board, False) == 1)
+                allowed[move] = True
+                rows.append((board.features("alphazero").astype(np.float32), move, allowed,
+                             float(mover * game.winner)))
+            board.play(move)
+    net = copy.deepcopy(model).train()
     with torch.no_grad():
-        model.eval()
-        for game in games:
-            board = Board(SIZE, KOMI)
-            for t, move in enumerate(game.moves.tolist()):
-                mover = 1 if t % 2 == 0 else -1
-                learner_move = game.full[t] == 1
-                if learner_move:
-                    x = torch.from_numpy(board.features("alphazero")[None].astype(np.float32))
-                    logits, v = model(x)
-                    allowed = torch.from_numpy(rule_mask(board, False) == 1)
-                    allowed[move] = True
-                    masked = logits.double()[0].masked_fill(~allowed, float("-inf"))
-                    log_p = float(torch.log_softmax(masked, 0)[move])
-                    if floor > 0:
-                        log_p = max(log_p, math.log(floor))
-                    z = float(mover * game.winner)
-                    b = float(v[0]) if baseline == "value" else 0.0
-                    policy += -log_p * (z - b)
-                    value_sum += (float(v[0]) - z) ** 2
-                    positions += 1
-                board.play(move)
+        logits, v = net(torch.from_numpy(np.stack([r[0] for r in rows])))
+    policy, value_sum = 0.0, 0.0
+    for i, (_, move, allowed, z) in enumerate(rows):
+        masked = logits.double()[i].masked_fill(~allowed, float("-inf"))
+        log_p = float(torch.log_softmax(masked, 0)[move])
+        if floor > 0:
+            log_p = max(log_p, math.log(floor))
+        b = float(v[i]) if baseline == "value" else 0.0
+        policy += -log_p * (z - b)
+        value_sum += (float(v[i]) - z) ** 2
     policy /= len(games)
-    value = value_sum / positions if baseline == "value" else 0.0
-    return policy + value_weight * value, policy, value, positions
+    value = value_sum / len(rows) if baseline == "value" else 0.0
+    return policy + value_weight * value, policy, value, len(rows)
 
 
 @pytest.mark.parametrize("baseline,floor", [("zero", 0.0), ("value", 0.0), ("value", 0.039)])
@@ -80,7 +84,7 @@ def test_loss_equals_the_formula(baseline, floor):
     assert len(batch.action) == positions
     optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
     terms = reinforce_step(model, optimizer, batch, baseline=baseline, value_weight=0.7,
-                           floor=floor, chunk=5)
+                           floor=floor, chunk=positions)
     assert math.isclose(terms["policy_loss"], policy, rel_tol=1e-5, abs_tol=1e-6)
     assert math.isclose(terms["value_loss"], value, rel_tol=1e-5, abs_tol=1e-6)
     assert math.isclose(terms["loss"], expected, rel_tol=1e-5, abs_tol=1e-6)

@@ -22,9 +22,16 @@ import torch.nn.functional as F
 from inference_server.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from inference_server.experience import ShardError, list_shards, quarantine, read_shard
 from inference_server.model import build_model
+from inference_server.protocol import RELOAD_FAILED
 from trainer.window import ReplayWindow, block_from_shard
 
 log = logging.getLogger("fastgo.train")
+
+
+class CheckpointsRefused(RuntimeError):
+    """The server refused trainer.max_refused checkpoints in a row (their weights fail its
+    checks: non-finite or out-of-range outputs on the canary positions). Training has diverged;
+    a restart would resume from the same weights, so `fastgo train` stops with exit status 2."""
 
 METRICS_FIELDS = ("step", "time", "positions", "games", "window", "samples", "samples_per_s",
                   "loss", "policy_loss", "value_loss", "ownership_loss", "policy_acc",
@@ -53,6 +60,8 @@ class Trainer:
         self.status = status                    # fastgo.rundir.StatusFile or None (heartbeat)
         self.last_row = {}
         self.saved_step = None                  # step of the newest checkpoint written
+        self.served_step = None                 # step of the newest checkpoint the server took
+        self.refused_in_row = 0                 # checkpoints the server refused since then
         if self.tc.threads:
             torch.set_num_threads(self.tc.threads)
         self.device = pick_device(self.tc.device)
@@ -258,12 +267,33 @@ class Trainer:
         self.saved_step = self.step
         self._prune()
         if self.publisher is not None:
-            try:
-                with open(path, "rb") as handle:
-                    self.publisher(path, handle.read(), self.step)
-            except Exception as err:             # the server may be down: the file is there
-                log.warning("publishing step %d failed: %s", self.step, err)
+            self._publish(path)
         return path
+
+    def _publish(self, path):
+        try:
+            with open(path, "rb") as handle:
+                self.publisher(path, handle.read(), self.step)
+        except Exception as err:
+            if getattr(err, "code", None) != RELOAD_FAILED:
+                # The server may be down or busy: the file is there, and it loads the next one.
+                log.warning("publishing step %d failed: %s", self.step, err)
+                return
+            self.refused_in_row += 1
+            last = ("none yet" if self.served_step is None
+                    else f"step {self.served_step}, {self.run_dir.checkpoint(self.served_step)}")
+            text = (f"the server refused the checkpoint of step {self.step} "
+                    f"({getattr(err, 'message', err)}); refused {self.refused_in_row} in a row; "
+                    f"the last one it took: {last}")
+            limit = self.tc.max_refused
+            if limit and self.refused_in_row >= limit:
+                raise CheckpointsRefused(
+                    f"{text}. Training has diverged (trainer.max_refused = {limit}): lower "
+                    f"trainer.lr, or resume from the last checkpoint the server took") from None
+            log.error("%s", text)
+            return
+        self.served_step = self.step
+        self.refused_in_row = 0
 
     def _prune(self):
         names = sorted(n for n in os.listdir(self.run_dir.checkpoints)

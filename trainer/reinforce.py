@@ -20,10 +20,16 @@ exactly zero gradient. (A softmax over all N*N+1 moves would push the logits of 
 played, the pass among them, up through the normaliser in every lost game, and the policy
 learns to pass.) The mask comes from fastgo.policy_play.acceptable_masks, the sampler's own
 rule; a played move outside it (the pass the sampler falls back to when positional superko
-strikes every acceptable move) is added to its row. pi is evaluated with BatchNorm's running
-statistics (eval mode), the function the inference server serves; positions are rebuilt from
-the moves by fastgo.replay.encode_samples under the identity symmetry, so a_t is the move as
-recorded.
+strikes every acceptable move) is added to its row. Positions are rebuilt from the moves by
+fastgo.replay.encode_samples under the identity symmetry, so a_t is the move as recorded.
+
+pi is evaluated with BatchNorm in training mode: each chunk is normalised by its own statistics,
+and the running statistics the server uses follow the weights. With the running statistics
+frozen (eval mode, the exact function that chose the moves) nothing keeps the activations'
+scale: a pretrained network's running variances are small (0.04 here), every weight step's
+change is amplified by 1/sqrt(var) at each of the layers, and the logits went from 8 to 1e4 in
+20 updates, past the server's canary bound. The price is a slightly off-policy gradient (batch
+instead of running statistics), as in every BatchNorm network trained on its own games.
 Called by trainer.reinforce_loop; `reinforce_loss` is pure, for tests by hand.
 """
 from __future__ import annotations
@@ -118,8 +124,8 @@ def reinforce_loss(logits, value, action, z, mask, *, n_games: int, n_positions:
 def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, value_weight: float,
                    floor: float = 0.0, chunk: int = 512, device=None,
                    should_stop=None) -> dict | None:
-    """One update on a mini-batch (gradients accumulated over chunks of `chunk` positions, one
-    optimizer step). Returns the loss terms and the mean advantage z - b; None, with the model
+    """One update on a mini-batch (gradients accumulated over chunks of at most `chunk`
+    positions, of equal size, one optimizer step). Returns the loss terms and the mean advantage z - b; None, with the model
     untouched, when should_stop() turns true between chunks."""
     device = device or next(model.parameters()).device
     count = len(batch.action)
@@ -128,12 +134,17 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
     optimizer.zero_grad(set_to_none=True)
     if count == 0:
         return terms
-    model.eval()                 # running statistics: the function that chose the moves
-    for lo in range(0, count, chunk):
+    model.train()                # batch statistics; the running ones follow (see the top)
+    buffers = {name: b.detach().clone() for name, b in model.named_buffers()}
+    # Chunks of equal size (at most `chunk`): no small last chunk with noisy statistics.
+    bounds = np.linspace(0, count, -(-count // chunk) + 1).round().astype(np.int64)
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         if should_stop is not None and should_stop():
             optimizer.zero_grad(set_to_none=True)
+            with torch.no_grad():            # the running statistics as they were
+                for name, b in model.named_buffers():
+                    b.copy_(buffers[name])
             return None
-        hi = min(count, lo + chunk)
         x = torch.from_numpy(batch.planes[lo:hi]).to(device).float()
         action = torch.from_numpy(batch.action[lo:hi]).to(device)
         mask = torch.from_numpy(batch.mask[lo:hi]).to(device)

@@ -5,8 +5,9 @@ order). Every `minibatch_games` new games make one update (trainer.reinforce); e
 row appended (loss terms, the learner's win rate in the mini-batches since the last row, the
 pool size); every `pool_every` updates the current checkpoint joins the opponent pool
 (trainer.pool: pool.json, started with the initial network). With max_staleness > 0, queued
-games whose learner version is more than that many updates behind are dropped unused (the
-"stale" column), which keeps the update near on-policy when the workers outpace the trainer.
+games whose learner version is more than that many updates behind (behind the newest checkpoint
+the server took, when it refused a later one) are dropped unused (the "stale" column), which
+keeps the update near on-policy when the workers outpace the trainer.
 
 Resumes from latest.ckpt like the AlphaZero trainer: weights, optimizer, step, the shards used
 whole, and how many games of each partly used shard went into updates.
@@ -146,10 +147,14 @@ class ReinforceTrainer(Trainer):
         limit = self.tc.max_staleness
         if not limit:
             return
+        # Workers play the newest version the server took: after a refused checkpoint their
+        # games are measured against that one, or none would be fresh enough until the next
+        # checkpoint is taken.
+        newest = self.step if self.served_step is None else min(self.step, self.served_step)
         stale = 0
         while self.queue:
             versions = self.queue[0][2].versions
-            if not versions or self.step - int(versions[0]) <= limit:
+            if not versions or newest - int(versions[0]) <= limit:
                 break
             self._take(1)
             stale += 1
