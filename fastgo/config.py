@@ -323,6 +323,10 @@ class TrainerConfig:
     baseline: Literal["zero", "value"] = setting(
         "zero", doc="reinforce: b = 0, or the value head's prediction (then the value head is "
                     "trained toward the outcome on the same positions, weight value_weight)")
+    mask_weight: float = setting(1.0, min=0.0, max=100.0,
+                                 doc="reinforce: weight of -log P(acceptable moves), which keeps "
+                                     "the network's probability off the moves the sampler never "
+                                     "plays (pass while others remain, own-eye fills)")
     freeze_policy: bool = setting(True, doc="value: train the value head only (the trunk and the "
                                             "policy and ownership heads stay as they are)")
     positions_per_game: int = setting(1, min=1, max=1 << 16,

@@ -33,7 +33,7 @@ def hand_batch():
     return games
 
 
-def by_hand(model, games, baseline, value_weight, floor=0.0):
+def by_hand(model, games, baseline, value_weight, floor=0.0, mask_weight=0.0):
     """The loss as the formula says, in float64 (log pi clipped below at log(floor) when
     floor > 0), the positions and masks built one at a time from fastgo.board. pi is the
     softmax over the moves the sampler accepts (legal, not the mover's own eye, pass only when
@@ -57,10 +57,11 @@ def by_hand(model, games, baseline, value_weight, floor=0.0):
     net = copy.deepcopy(model).train()
     with torch.no_grad():
         logits, v = net(torch.from_numpy(np.stack([r[0] for r in rows])))
-    policy, value_sum = 0.0, 0.0
+    policy, value_sum, off_mask = 0.0, 0.0, 0.0
     for i, (_, move, allowed, z) in enumerate(rows):
         masked = logits.double()[i].masked_fill(~allowed, float("-inf"))
         log_p = float(torch.log_softmax(masked, 0)[move])
+        off_mask -= math.log(float(torch.softmax(logits.double()[i], 0)[allowed].sum()))
         if floor > 0:
             log_p = max(log_p, math.log(floor))
         b = float(v[i]) if baseline == "value" else 0.0
@@ -68,7 +69,7 @@ def by_hand(model, games, baseline, value_weight, floor=0.0):
         value_sum += (float(v[i]) - z) ** 2
     policy /= len(games)
     value = value_sum / len(rows) if baseline == "value" else 0.0
-    return policy + value_weight * value, policy, value, len(rows)
+    return policy + value_weight * value + mask_weight * off_mask / len(games), policy, value, len(rows)
 
 
 @pytest.mark.parametrize("baseline,floor", [("zero", 0.0), ("value", 0.0), ("value", 0.039)])
@@ -76,7 +77,7 @@ def test_loss_equals_the_formula(baseline, floor):
     config, model = tiny_model()
     games = hand_batch()
     assert {g.winner for g in games} >= {1, -1}, "the batch should hold wins of both colours"
-    expected, policy, value, positions = by_hand(model, games, baseline, 0.7, floor)
+    expected, policy, value, positions = by_hand(model, games, baseline, 0.7, floor, 0.4)
     if floor:       # the clip is active for some positions and not for others
         unclipped = by_hand(model, games, baseline, 0.7)[1]
         assert not math.isclose(policy, unclipped, rel_tol=1e-4)
@@ -84,7 +85,7 @@ def test_loss_equals_the_formula(baseline, floor):
     assert len(batch.action) == positions
     optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
     terms = reinforce_step(model, optimizer, batch, baseline=baseline, value_weight=0.7,
-                           floor=floor, chunk=positions)
+                           floor=floor, mask_weight=0.4, chunk=positions)
     assert math.isclose(terms["policy_loss"], policy, rel_tol=1e-5, abs_tol=1e-6)
     assert math.isclose(terms["value_loss"], value, rel_tol=1e-5, abs_tol=1e-6)
     assert math.isclose(terms["loss"], expected, rel_tol=1e-5, abs_tol=1e-6)

@@ -1,6 +1,7 @@
 """The REINFORCE policy gradient is over the moves the workers could sample: the kernel's
 acceptable-move masks against the sampler's own distribution and the board's rules in Python,
-the masked loss against the formula by hand, and exactly zero gradient on masked logits."""
+the masked loss against the formula by hand, exactly zero policy gradient on masked logits, and
+the mask term (-log P(acceptable)) pushing only those logits down."""
 from __future__ import annotations
 
 import math
@@ -123,15 +124,18 @@ def test_loss_equals_the_masked_formula_by_hand():
     mask[0, 25] = False
     z = torch.tensor([1.0, -1.0, 1.0, -1.0, 0.0, -1.0], dtype=torch.float64)
     for baseline, floor in (("zero", 0.0), ("value", 0.0), ("value", 0.05)):
-        loss, policy, value_loss = reinforce_loss(
+        loss, policy, value_loss, mask_loss = reinforce_loss(
             logits.float(), value.float(), action, z.float(), mask, n_games=4, n_positions=rows,
-            baseline=baseline, value_weight=0.3, floor=floor)
-        by_hand, clipped = 0.0, 0
+            baseline=baseline, value_weight=0.3, floor=floor, mask_weight=0.7)
+        by_hand, clipped, off_mask = 0.0, 0, 0.0
         for i in range(rows):
             allowed = [logits[i, j].item() for j in range(width) if mask[i, j]]
+            every = [logits[i, j].item() for j in range(width)]
             top = max(allowed)
             log_p = logits[i, action[i]].item() - top - math.log(
                 sum(math.exp(x - top) for x in allowed))
+            # -log P(acceptable) under the softmax over every move
+            off_mask -= math.log(sum(math.exp(x) for x in allowed) / sum(math.exp(x) for x in every))
             if floor > 0 and log_p < math.log(floor):
                 log_p, clipped = math.log(floor), clipped + 1
             b = value[i].item() if baseline == "value" else 0.0
@@ -140,7 +144,10 @@ def test_loss_equals_the_masked_formula_by_hand():
         vl = float(((value - z) ** 2).sum() / rows) if baseline == "value" else 0.0
         assert math.isclose(float(policy), by_hand, rel_tol=1e-5, abs_tol=1e-6)
         assert math.isclose(float(value_loss), vl, rel_tol=1e-5, abs_tol=1e-6)
-        assert math.isclose(float(loss), by_hand + 0.3 * vl, rel_tol=1e-5, abs_tol=1e-6)
+        off_mask /= 4                   # n_games
+        assert off_mask > 0.1 and math.isclose(float(mask_loss), off_mask, rel_tol=1e-5)
+        assert math.isclose(float(loss), by_hand + 0.3 * vl + 0.7 * off_mask, rel_tol=1e-5,
+                            abs_tol=1e-6)
         if floor:
             assert 0 < clipped < rows       # the clip is active for some rows only
     # The unmasked softmax gives another loss: the mask is not a no-op here.
@@ -158,7 +165,7 @@ def test_loss_equals_the_masked_formula_by_hand():
         raise AssertionError("an action outside the mask was accepted")
 
 
-def test_masked_logits_get_exactly_zero_gradient():
+def test_masked_logits_get_zero_policy_gradient_and_the_mask_term_lowers_them():
     size, komi = 5, 0.5
     rng = np.random.default_rng(8)
     games = [game_record(size, komi, random_moves(size, komi, rng, length=length), learner)
@@ -187,7 +194,7 @@ def test_masked_logits_get_exactly_zero_gradient():
     pass_masked = ~batch.mask[:, nn] & batch.mask[:, :nn].any(1)
     assert pass_masked.any() and occupied.any()
 
-    def grad(mask):
+    def grad(mask, mask_weight=0.0):
         model.eval()
         with torch.no_grad():
             logits, value = model(torch.from_numpy(batch.planes).float())
@@ -196,7 +203,8 @@ def test_masked_logits_get_exactly_zero_gradient():
         z[z == 0] = -1.0               # every row pushes: lost games are the ones that matter
         loss = reinforce_loss(logits, value, torch.from_numpy(batch.action), z,
                               torch.from_numpy(mask), n_games=batch.games,
-                              n_positions=len(batch.action), floor=1e-3)[0]
+                              n_positions=len(batch.action), floor=1e-3,
+                              mask_weight=mask_weight)[0]
         loss.backward()
         return logits.grad.numpy()
 
@@ -204,6 +212,14 @@ def test_masked_logits_get_exactly_zero_gradient():
     assert np.all(g[~batch.mask] == 0.0)
     assert np.all(g[pass_masked, nn] == 0.0) and np.all(g[occupied] == 0.0)
     assert np.abs(g[batch.mask]).max() > 0
+    # The mask term moves only probability off the masked moves: each masked logit's gradient
+    # is mask_weight * p_all / n (> 0, so a step lowers it), whatever the game's result.
+    with torch.no_grad():
+        p_all = torch.softmax(model(torch.from_numpy(batch.planes).float())[0], 1).numpy()
+    g_m = grad(batch.mask, mask_weight=0.5)
+    expected = 0.5 * p_all[~batch.mask] / batch.games
+    assert np.all(g_m[~batch.mask] > 0)
+    assert np.allclose(g_m[~batch.mask], expected, rtol=1e-4, atol=1e-9)
     # Over all moves (the old loss) the pass and occupied points would move.
     g_all = grad(np.ones_like(batch.mask))
     assert np.abs(g_all[pass_masked, nn]).min() > 0 and np.abs(g_all[occupied]).min() > 0

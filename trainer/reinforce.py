@@ -2,6 +2,7 @@
 
     loss = -(1/n) * sum_g sum_{t in learner's moves of g} log pi(a_t | s_t) * (z_t - b_t)
            + value_weight * (1/T) * sum_t (v(s_t) - z_t)^2        (only when baseline = "value")
+           + mask_weight * (1/n) * sum_t -log P(acceptable | s_t)
 
 z_t is the game's result from the mover's view (+1 won, -1 lost, 0 draw): for a learner that
 played one colour it is the game's z_g. b_t is 0 or the value head's prediction at s_t
@@ -18,7 +19,16 @@ sample (fastgo.policy_play: legal, not the mover's own eye, the pass only when s
 or nothing else is acceptable): the other logits are set to -inf before log_softmax, so they get
 exactly zero gradient. (A softmax over all N*N+1 moves would push the logits of moves never
 played, the pass among them, up through the normaliser in every lost game, and the policy
-learns to pass.) The mask comes from fastgo.policy_play.acceptable_masks, the sampler's own
+learns to pass.) The last term keeps the network's own distribution on those moves:
+P(acceptable | s_t) is the softmax over ALL moves summed over the acceptable ones, so the term
+pushes only probability off the moves the sampler never plays. It is summed per game like the
+policy term, so each position pulls as hard as one move's policy gradient; averaged over the
+positions (40 times weaker on 9x9) it lost: the shared weights that move the acceptable logits
+drag the others along, and P(acceptable) fell from 0.43 to 0.1 in 100 updates. Without it their
+logits never move by design but drift with the shared weights: after 32 updates from a pretrained network the pass was the most
+likely move in most positions, and the network, fine in policy-only games (which never pass
+early), lost 20-0 to `random` in the arena, whose search plays the moves the network prefers.
+The mask comes from fastgo.policy_play.acceptable_masks, the sampler's own
 rule; a played move outside it (the pass the sampler falls back to when positional superko
 strikes every acceptable move) is added to its row. Positions are rebuilt from the moves by
 fastgo.replay.encode_samples under the identity symmetry, so a_t is the move as recorded.
@@ -89,15 +99,18 @@ def learner_batch(block: Block, size: int, komi: float, encoding: str, planes: i
 
 
 def reinforce_loss(logits, value, action, z, mask, *, n_games: int, n_positions: int,
-                   baseline: str = "zero", value_weight: float = 1.0, floor: float = 0.0):
+                   baseline: str = "zero", value_weight: float = 1.0, floor: float = 0.0,
+                   mask_weight: float = 0.0):
     """The mini-batch loss of the rows given (a chunk of the mini-batch: the sums are divided by
     the whole mini-batch's n_games and n_positions, so chunk losses add up to the loss).
 
     logits [B, N*N+1], value [B], action int64 [B], z float [B], mask bool [B, N*N+1] (the
     acceptable moves; each row's action among them). log pi is the log_softmax of the logits
-    with the masked ones at -inf: masked logits get exactly zero gradient. Returns (loss,
-    policy_loss, value_loss) as tensors; value_loss is 0 unless baseline = "value". log pi below
-    log(floor) counts as log(floor) (no gradient); floor = 0: no clip."""
+    with the masked ones at -inf: masked logits get exactly zero gradient from it. Returns (loss,
+    policy_loss, value_loss, mask_loss) as tensors; value_loss is 0 unless baseline = "value".
+    log pi below log(floor) counts as log(floor) (no gradient); floor = 0: no clip. mask_loss is
+    the sum of -log P(acceptable) = logsumexp(all logits) - logsumexp(acceptable logits) over
+    the rows, divided by n_games, weighted by mask_weight in the loss."""
     if baseline not in ("zero", "value"):
         raise ValueError(f"baseline must be 'zero' or 'value', got {baseline!r}")
     if n_games < 1 or n_positions < 1:
@@ -107,8 +120,10 @@ def reinforce_loss(logits, value, action, z, mask, *, n_games: int, n_positions:
         raise ValueError(f"mask: need shape {tuple(logits.shape)}, got {tuple(mask.shape)}")
     if not bool(mask.gather(1, action.view(-1, 1)).all()):
         raise ValueError("mask: a played move is outside its row's acceptable moves")
-    masked = logits.float().masked_fill(~mask, float("-inf"))
+    logits = logits.float()
+    masked = logits.masked_fill(~mask, float("-inf"))
     log_p = F.log_softmax(masked, dim=1).gather(1, action.view(-1, 1)).squeeze(1)
+    mask_loss = (torch.logsumexp(logits, 1) - torch.logsumexp(masked, 1)).sum() / n_games
     if floor > 0:
         log_p = torch.clamp(log_p, min=math.log(floor))
     value = value.float()
@@ -118,19 +133,22 @@ def reinforce_loss(logits, value, action, z, mask, *, n_games: int, n_positions:
         value_loss = ((value - z) ** 2).sum() / n_positions
     else:
         value_loss = torch.zeros((), device=logits.device)
-    return policy_loss + value_weight * value_loss, policy_loss, value_loss
+    loss = policy_loss + value_weight * value_loss
+    if mask_weight:
+        loss = loss + mask_weight * mask_loss
+    return loss, policy_loss, value_loss, mask_loss
 
 
 def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, value_weight: float,
-                   floor: float = 0.0, chunk: int = 512, device=None,
+                   floor: float = 0.0, mask_weight: float = 0.0, chunk: int = 512, device=None,
                    should_stop=None) -> dict | None:
     """One update on a mini-batch (gradients accumulated over chunks of at most `chunk`
     positions, of equal size, one optimizer step). Returns the loss terms and the mean advantage z - b; None, with the model
     untouched, when should_stop() turns true between chunks."""
     device = device or next(model.parameters()).device
     count = len(batch.action)
-    terms = {"loss": 0.0, "policy_loss": 0.0, "value_loss": 0.0, "advantage": 0.0,
-             "positions": count}
+    terms = {"loss": 0.0, "policy_loss": 0.0, "value_loss": 0.0, "mask_loss": 0.0,
+             "advantage": 0.0, "positions": count}
     optimizer.zero_grad(set_to_none=True)
     if count == 0:
         return terms
@@ -150,13 +168,14 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
         mask = torch.from_numpy(batch.mask[lo:hi]).to(device)
         z = torch.from_numpy(batch.z[lo:hi]).to(device)
         logits, value = model(x)
-        loss, policy_loss, value_loss = reinforce_loss(
+        loss, policy_loss, value_loss, mask_loss = reinforce_loss(
             logits, value, action, z, mask, n_games=max(1, batch.games), n_positions=count,
-            baseline=baseline, value_weight=value_weight, floor=floor)
+            baseline=baseline, value_weight=value_weight, floor=floor, mask_weight=mask_weight)
         loss.backward()
         terms["loss"] += float(loss.detach())
         terms["policy_loss"] += float(policy_loss.detach())
         terms["value_loss"] += float(value_loss.detach())
+        terms["mask_loss"] += float(mask_loss.detach())
         b = value.detach().float() if baseline == "value" else torch.zeros_like(z)
         terms["advantage"] += float((z - b).sum()) / count
     optimizer.step()

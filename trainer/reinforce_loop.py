@@ -33,8 +33,8 @@ from trainer.window import block_from_games
 log = logging.getLogger("fastgo.train")
 
 REINFORCE_FIELDS = ("step", "time", "games", "positions", "loss", "policy_loss", "value_loss",
-                    "advantage", "win_rate", "staleness", "stale", "pool", "updates_per_s", "lr",
-                    "version", "quarantined")
+                    "mask_loss", "advantage", "win_rate", "staleness", "stale", "pool",
+                    "updates_per_s", "lr", "version", "quarantined")
 
 
 def append_metrics_row(path, fields, row):
@@ -176,7 +176,8 @@ class ReinforceTrainer(Trainer):
     # -- updates --------------------------------------------------------------------------------
 
     def _fresh_rsums(self):
-        return {"loss": 0.0, "policy_loss": 0.0, "value_loss": 0.0, "advantage": 0.0,
+        return {"loss": 0.0, "policy_loss": 0.0, "value_loss": 0.0, "mask_loss": 0.0,
+                "advantage": 0.0,
                 "wins": 0.0, "decided": 0, "staleness": 0.0, "games": 0, "updates": 0,
                 "stale": 0,
                 "t0": time.monotonic()}
@@ -195,7 +196,7 @@ class ReinforceTrainer(Trainer):
         batch = learner_batch(block, mc.board_size, self.config.selfplay.komi, mc.encoding,
                               mc.planes, allow_pass=self.config.selfplay.policy_pass)
         terms = reinforce_step(self.model, self.optimizer, batch, baseline=self.tc.baseline,
-                               value_weight=self.tc.value_weight,
+                               value_weight=self.tc.value_weight, mask_weight=self.tc.mask_weight,
                                floor=self.config.selfplay.policy_floor, chunk=self.tc.batch_size,
                                device=self.device, should_stop=should_stop)
         if terms is None:
@@ -206,7 +207,7 @@ class ReinforceTrainer(Trainer):
         self.positions += terms["positions"]
         self.samples += terms["positions"]
         s = self._rsums
-        for key in ("loss", "policy_loss", "value_loss", "advantage"):
+        for key in ("loss", "policy_loss", "value_loss", "mask_loss", "advantage"):
             s[key] += terms[key]
         decided = batch.learner_result[~np.isnan(batch.learner_result)]
         s["wins"] += float(((decided + 1) / 2).sum())
@@ -225,7 +226,7 @@ class ReinforceTrainer(Trainer):
             "step": self.step, "time": f"{time.time():.3f}", "games": self.games,
             "positions": self.positions,
             **{k: f"{s[k] / updates:.5f}" for k in ("loss", "policy_loss", "value_loss",
-                                                     "advantage")},
+                                                     "mask_loss", "advantage")},
             "win_rate": f"{s['wins'] / s['decided']:.4f}" if s["decided"] else "",
             "staleness": f"{s['staleness'] / max(1, s['games']):.2f}", "stale": s["stale"],
             "pool": len(self.pool.entries), "updates_per_s": f"{s['updates'] / elapsed:.3f}",
