@@ -8,8 +8,9 @@ its id and the mini-batch index), served from one of this worker's own slots `op
 opponent's checkpoint bytes (the server creates such a slot on its first load). The learner
 plays Black in the even games, White in the odd ones; steps alternate between the positions
 whose learner is to move (one request) and those whose opponent is to move. Without a pool
-file the opponent is the initial network: checkpoints/ckpt-000000000.ckpt when it exists, else
-the server's `current` slot as it stands (its start network until a publish).
+file (before the trainer writes it) the opponent is the server's `current` slot as it stands,
+named "initial": the network the run starts from, which is the pool's first entry. (The untrained
+step-0 checkpoint is not: from a pretrained start it would hand the learner easy wins.)
 Value mode: the current policy plays both sides of every game.
 
 Games go to the same shards as search self-play: full = 1 on the learner's moves, the played
@@ -28,7 +29,7 @@ import uuid
 import numpy as np
 
 from fastgo.board import BLACK, WHITE
-from fastgo.pool import PoolEntry, PoolError, draw_opponent, pool_path, read_pool
+from fastgo.pool import PoolError, draw_opponent, pool_path, read_pool
 from fastgo.policy_play import PHASE_ALL, PHASE_LEARNER, PHASE_OPPONENT, PolicyPlay
 from inference_server.experience import GameRecord
 from selfplay_workers.game_output import GameOutput
@@ -36,7 +37,6 @@ from selfplay_workers.game_output import GameOutput
 log = logging.getLogger("fastgo.selfplay")
 
 INITIAL = "initial"                      # opponent name of the start network without a pool
-INITIAL_CHECKPOINT = os.path.join("checkpoints", "ckpt-000000000.ckpt")
 
 
 class _MiniBatch:
@@ -189,10 +189,6 @@ class PolicyWorker:
         if pool == "bad":
             pool = None if kept is None else [kept]
         if pool is None:
-            initial = PoolEntry(INITIAL, INITIAL_CHECKPOINT, 0, 1.0)
-            if os.path.exists(os.path.join(self.run_dir.root, INITIAL_CHECKPOINT)) \
-                    and self._load(initial, group):
-                return INITIAL, self.opponent_slots[group], self._loaded_version[group]
             return INITIAL, self.current_slot, None
         entry = draw_opponent(pool, self.seed, self.worker_id, index)
         if self._load(entry, group) or kept is not None:    # else: keep what is in the slot

@@ -400,7 +400,7 @@ def test_value_mode_plays_the_current_policy_against_itself(tmp_path):
     assert len([n for n in os.listdir(run_dir.sgf) if n.endswith(".sgf")]) == len(games) // 2
 
 
-def test_without_a_pool_the_opponent_is_the_initial_network(tmp_path):
+def test_without_a_pool_the_opponent_is_the_current_network_the_run_starts_from(tmp_path):
     server = _FakeServer({"current": 3})
     worker, run_dir = _worker(tmp_path, "reinforce", server)
     (tmp_path / "run" / "pool.json").write_text("{not json")        # refused, logged, not fatal
@@ -409,13 +409,12 @@ def test_without_a_pool_the_opponent_is_the_initial_network(tmp_path):
     assert {g.players["opponent"] for g in _games(run_dir)} == {"initial"}
     assert all(g.versions == [3, 3] for g in _games(run_dir))
 
-    # with the trainer's first checkpoint, that is loaded into the worker's opponent slot
+    # An untrained step-0 checkpoint in the run is not the start network of a pretrained run:
+    # still the current slot, nothing loaded.
     (tmp_path / "run" / "pool.json").unlink()
     (tmp_path / "run" / "checkpoints" / "ckpt-000000000.ckpt").write_bytes(b"weights")
     server = _FakeServer({"current": 3})
     worker, run_dir = _worker(tmp_path, "reinforce", server)
     worker.run(max_games=4)
-    assert server.reloads[0] == ("opponent-w0-0", b"weights")
-    assert "opponent-w0-0" in server.slots_asked
-    fresh = [g for g in _games(run_dir) if g.versions[1] == 9]
-    assert fresh and all(g.players["opponent"] == "initial" for g in fresh)
+    assert set(server.slots_asked) == {"current"} and not server.reloads
+    assert all(g.players["opponent"] == "initial" and g.versions == [3, 3] for g in _games(run_dir))
