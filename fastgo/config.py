@@ -327,6 +327,10 @@ class TrainerConfig:
                                  doc="reinforce: weight of -log P(acceptable moves), which keeps "
                                      "the network's probability off the moves the sampler never "
                                      "plays (pass while others remain, own-eye fills)")
+    target_kl: float = setting(0.01, min=0.0, max=10.0,
+                               doc="reinforce: the policy's KL change per update that the "
+                                   "learning rate is adapted to (trainer.lr is its ceiling, "
+                                   "lr / 1000 its floor); 0 = a fixed lr")
     freeze_policy: bool = setting(True, doc="value: train the value head only (the trunk and the "
                                             "policy and ownership heads stay as they are)")
     positions_per_game: int = setting(1, min=1, max=1 << 16,

@@ -148,3 +148,47 @@ def test_value_baseline_trains_the_value_head_toward_the_result():
     for _ in range(30):
         last = reinforce_step(model, optimizer, batch, baseline="value", value_weight=1.0)
     assert last["value_loss"] < first["value_loss"] - 0.05
+
+
+def test_kl_of_the_update_equals_the_two_networks_compared_by_hand():
+    config, model = tiny_model(seed=3)
+    games = hand_batch()
+    batch = learner_batch(block_from_games(games, SIZE, "k"), SIZE, KOMI, "alphazero", config.planes)
+    before = copy.deepcopy(model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    terms = reinforce_step(model, optimizer, batch, baseline="zero", value_weight=0.0, chunk=8)
+    bounds = np.linspace(0, len(batch.action), -(-len(batch.action) // 8) + 1).round().astype(int)
+    rows = int(bounds[1])                         # the first chunk: 8 or fewer, equal chunks
+    assert len(bounds) > 2 and rows <= 8
+    x = torch.from_numpy(batch.planes[:rows]).float()
+    allowed = torch.from_numpy(batch.mask[:rows])
+    kl = 0.0
+    with torch.no_grad():
+        p = torch.log_softmax(copy.deepcopy(before).train()(x)[0].double(), 1)
+        q = torch.log_softmax(copy.deepcopy(model).train()(x)[0].double(), 1)
+    for i in range(rows):
+        a = p[i][allowed[i]] - torch.logsumexp(p[i][allowed[i]], 0)
+        b = q[i][allowed[i]] - torch.logsumexp(q[i][allowed[i]], 0)
+        kl += float((a.exp() * (a - b)).sum())
+    assert kl / rows > 1e-4
+    assert math.isclose(terms["kl"], kl / rows, rel_tol=1e-3, abs_tol=1e-7)
+    # The probe forward leaves no trace in the running statistics: they are those of the
+    # update's own chunk forwards (made with the weights before the step).
+    replay = copy.deepcopy(before).train()
+    with torch.no_grad():
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            replay(torch.from_numpy(batch.planes[lo:hi]).float())
+    for (name, mine), theirs in zip(model.named_buffers(), replay.buffers()):
+        assert torch.allclose(mine.float(), theirs.float(), rtol=1e-6, atol=1e-7), name
+    assert any(not torch.equal(a, b) for a, b in zip(before.buffers(), model.buffers()))
+
+
+def test_adapt_lr_follows_the_kl_target_within_its_bounds():
+    from trainer.reinforce import adapt_lr
+    assert adapt_lr(1e-3, 0.5, 0.0, 2e-3, 1e-6) == 2e-3                 # off: the ceiling
+    assert math.isclose(adapt_lr(1e-3, 0.04, 0.01, 1e-3, 1e-6), 5e-4)  # sqrt(0.01 / 0.04)
+    assert math.isclose(adapt_lr(1e-3, 100.0, 0.01, 1e-3, 1e-6), 1e-4)  # at most / 10
+    assert adapt_lr(1e-3, 0.015, 0.01, 1e-3, 1e-6) == 1e-3               # inside the band
+    assert math.isclose(adapt_lr(1e-4, 0.001, 0.01, 1e-3, 1e-6), 1.5e-4)
+    assert adapt_lr(9e-4, 0.0, 0.01, 1e-3, 1e-6) == 1e-3                 # the ceiling
+    assert adapt_lr(1.5e-6, 9.0, 0.01, 1e-3, 1e-6) == 1e-6               # the floor

@@ -196,3 +196,26 @@ def test_a_pretrained_start_is_the_first_pool_entry(tmp_path):
 def torch_equal(a, b):
     import torch
     return torch.equal(a, b)
+
+
+def test_the_learning_rate_starts_low_follows_the_kl_target_and_resumes(tmp_path):
+    from trainer.reinforce import adapt_lr
+
+    config = loads_config(CONFIG + "target_kl = 0.01\n")
+    run = open_run_dir(tmp_path / "run")
+    write_shard(run.shards, games(np.random.default_rng(9), 24, 0), "w0-000001.shard",
+                size=SIZE, komi=KOMI)
+    trainer = make_trainer(config, run)
+    assert trainer.optimizer.param_groups[0]["lr"] == 0.01 / 100       # a fresh optimizer
+    seen = []
+    for _ in range(6):
+        trainer.ingest()
+        lr = trainer.optimizer.param_groups[0]["lr"]
+        terms = trainer.update()
+        after = trainer.optimizer.param_groups[0]["lr"]
+        assert after == adapt_lr(lr, terms["kl"], 0.01, 0.01, 0.01 / 1000)
+        seen.append((lr, terms["kl"], after))
+    assert seen[-1][2] > seen[0][0]          # the tiny network's KL stays small: lr rises
+    trainer.save_checkpoint()
+    resumed = make_trainer(config, open_run_dir(tmp_path / "run"))
+    assert resumed.optimizer.param_groups[0]["lr"] == seen[-1][2]   # not started low again

@@ -122,7 +122,7 @@ def reinforce_loss(logits, value, action, z, mask, *, n_games: int, n_positions:
         raise ValueError("mask: a played move is outside its row's acceptable moves")
     logits = logits.float()
     masked = logits.masked_fill(~mask, float("-inf"))
-    log_p = F.log_softmax(masked, dim=1).gather(1, action.view(-1, 1)).squeeze(1)
+    log_p = masked_log_softmax(logits, mask).gather(1, action.view(-1, 1)).squeeze(1)
     mask_loss = (torch.logsumexp(logits, 1) - torch.logsumexp(masked, 1)).sum() / n_games
     if floor > 0:
         log_p = torch.clamp(log_p, min=math.log(floor))
@@ -143,12 +143,15 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
                    floor: float = 0.0, mask_weight: float = 0.0, chunk: int = 512, device=None,
                    should_stop=None) -> dict | None:
     """One update on a mini-batch (gradients accumulated over chunks of at most `chunk`
-    positions, of equal size, one optimizer step). Returns the loss terms and the mean advantage z - b; None, with the model
-    untouched, when should_stop() turns true between chunks."""
+    positions, of equal size, one optimizer step). Returns the loss terms, the mean advantage
+    z - b and "kl": the mean KL(before || after) of the policy over the acceptable moves on the
+    first chunk's positions, both evaluated in training mode (the weights' change alone, not
+    the running statistics'). None, with the model untouched, when should_stop() turns true
+    between chunks."""
     device = device or next(model.parameters()).device
     count = len(batch.action)
     terms = {"loss": 0.0, "policy_loss": 0.0, "value_loss": 0.0, "mask_loss": 0.0,
-             "advantage": 0.0, "positions": count}
+             "advantage": 0.0, "kl": 0.0, "positions": count}
     optimizer.zero_grad(set_to_none=True)
     if count == 0:
         return terms
@@ -168,6 +171,8 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
         mask = torch.from_numpy(batch.mask[lo:hi]).to(device)
         z = torch.from_numpy(batch.z[lo:hi]).to(device)
         logits, value = model(x)
+        if lo == 0:
+            probe = (x, mask, masked_log_softmax(logits.detach(), mask))
         loss, policy_loss, value_loss, mask_loss = reinforce_loss(
             logits, value, action, z, mask, n_games=max(1, batch.games), n_positions=count,
             baseline=baseline, value_weight=value_weight, floor=floor, mask_weight=mask_weight)
@@ -179,4 +184,30 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
         b = value.detach().float() if baseline == "value" else torch.zeros_like(z)
         terms["advantage"] += float((z - b).sum()) / count
     optimizer.step()
+    x, mask, before = probe
+    running = {name: b.detach().clone() for name, b in model.named_buffers()}
+    with torch.no_grad():
+        after = masked_log_softmax(model(x)[0], mask)
+        for name, b in model.named_buffers():   # the probe leaves no trace in the statistics
+            b.copy_(running[name])
+        p = before.exp()
+        terms["kl"] = float((p * (before - after)).masked_fill(~mask, 0.0).sum(1).mean())
     return terms
+
+
+def masked_log_softmax(logits, mask):
+    """log pi over the acceptable moves (the others -inf), float32."""
+    return F.log_softmax(logits.float().masked_fill(~mask, float("-inf")), dim=1)
+
+
+def adapt_lr(lr: float, kl: float, target: float, lr_max: float, lr_min: float) -> float:
+    """The next update's learning rate for a KL target (0 = off: lr_max). KL grows about with
+    the square of the step, so a KL above 2 * target scales lr by sqrt(target / kl) (at least
+    1/10), one below target / 2 by 1.5; the result stays in [lr_min, lr_max]."""
+    if target <= 0:
+        return lr_max
+    if kl > 2 * target:
+        lr *= max(0.1, math.sqrt(target / kl))
+    elif kl < target / 2:
+        lr *= 1.5
+    return min(lr_max, max(lr_min, lr))

@@ -7,7 +7,11 @@ pool size); every `pool_every` updates the current checkpoint joins the opponent
 (trainer.pool: pool.json, started with the initial network). With max_staleness > 0, queued
 games whose learner version is more than that many updates behind (behind the newest checkpoint
 the server took, when it refused a later one) are dropped unused (the "stale" column), which
-keeps the update near on-policy when the workers outpace the trainer.
+keeps the update near on-policy when the workers outpace the trainer. With target_kl > 0 the
+learning rate follows the policy's KL change per update (trainer.reinforce.adapt_lr), trainer.lr
+being its ceiling: from a pretrained network one Adam step at lr 1e-3 moved the policy by a KL
+of 0.35 nats, and its win rate against the network it started from fell from 0.47 to 0.1 within
+a few updates.
 
 Resumes from latest.ckpt like the AlphaZero trainer: weights, optimizer, step, the shards used
 whole, and how many games of each partly used shard went into updates.
@@ -27,13 +31,13 @@ from fastgo.atomic import atomic_write
 from inference_server.experience import list_shards
 from trainer.loop import Trainer, _tensorboard
 from trainer.pool import OpponentPool
-from trainer.reinforce import learner_batch, reinforce_step
+from trainer.reinforce import adapt_lr, learner_batch, reinforce_step
 from trainer.window import block_from_games
 
 log = logging.getLogger("fastgo.train")
 
 REINFORCE_FIELDS = ("step", "time", "games", "positions", "loss", "policy_loss", "value_loss",
-                    "mask_loss", "advantage", "win_rate", "staleness", "stale", "pool",
+                    "mask_loss", "advantage", "kl", "win_rate", "staleness", "stale", "pool",
                     "updates_per_s", "lr", "version", "quarantined")
 
 
@@ -93,6 +97,12 @@ class ReinforceTrainer(Trainer):
         if not os.path.exists(self.pool.path) and not os.path.exists(start):
             start = self.save_checkpoint()
         self.pool.load_or_start(start, self.step)
+        if self.tc.target_kl > 0 and not self.optimizer.state:
+            # A fresh optimizer's first Adam steps move every weight by the full lr: from a
+            # pretrained network that first step alone was a KL of 0.24. Start 100 times lower;
+            # adapt_lr raises it by 1.5 per update while the KL stays below target / 2.
+            for group in self.optimizer.param_groups:
+                group["lr"] = self.tc.lr / 100
         self._rsums = self._fresh_rsums()
 
     def _refill_window(self, state):
@@ -177,7 +187,7 @@ class ReinforceTrainer(Trainer):
 
     def _fresh_rsums(self):
         return {"loss": 0.0, "policy_loss": 0.0, "value_loss": 0.0, "mask_loss": 0.0,
-                "advantage": 0.0,
+                "advantage": 0.0, "kl": 0.0,
                 "wins": 0.0, "decided": 0, "staleness": 0.0, "games": 0, "updates": 0,
                 "stale": 0,
                 "t0": time.monotonic()}
@@ -201,13 +211,17 @@ class ReinforceTrainer(Trainer):
                                device=self.device, should_stop=should_stop)
         if terms is None:
             return None
+        lr = adapt_lr(self.optimizer.param_groups[0]["lr"], terms["kl"], self.tc.target_kl,
+                      self.tc.lr, self.tc.lr * 1e-3)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
         self._take(n)
         self.step += 1
         self.games += len(games)
         self.positions += terms["positions"]
         self.samples += terms["positions"]
         s = self._rsums
-        for key in ("loss", "policy_loss", "value_loss", "mask_loss", "advantage"):
+        for key in ("loss", "policy_loss", "value_loss", "mask_loss", "advantage", "kl"):
             s[key] += terms[key]
         decided = batch.learner_result[~np.isnan(batch.learner_result)]
         s["wins"] += float(((decided + 1) / 2).sum())
@@ -226,7 +240,7 @@ class ReinforceTrainer(Trainer):
             "step": self.step, "time": f"{time.time():.3f}", "games": self.games,
             "positions": self.positions,
             **{k: f"{s[k] / updates:.5f}" for k in ("loss", "policy_loss", "value_loss",
-                                                     "mask_loss", "advantage")},
+                                                     "mask_loss", "advantage", "kl")},
             "win_rate": f"{s['wins'] / s['decided']:.4f}" if s["decided"] else "",
             "staleness": f"{s['staleness'] / max(1, s['games']):.2f}", "stale": s["stale"],
             "pool": len(self.pool.entries), "updates_per_s": f"{s['updates'] / elapsed:.3f}",
