@@ -11,7 +11,8 @@ whose learner is to move (one request) and those whose opponent is to move. With
 file (before the trainer writes it) the opponent is the server's `current` slot as it stands,
 named "initial": the network the run starts from, which is the pool's first entry. (The untrained
 step-0 checkpoint is not: from a pretrained start it would hand the learner easy wins.)
-Value mode: the current policy plays both sides of every game.
+REINFORCE evaluates every position under the identity symmetry (the trainer rebuilds them so).
+Value mode: the current policy plays both sides of every game, under random symmetries.
 
 Games go to the same shards as search self-play: full = 1 on the learner's moves, the played
 move as a one-entry policy, the value head's output as root_value, versions = [learner,
@@ -83,9 +84,13 @@ class PolicyWorker:
         self.seed = int(seed) & ((1 << 63) - 1)
         self.current_slot = config.trainer.publish_slot
         self.opponent_slots = (f"opponent-w{self.worker_id}-0", f"opponent-w{self.worker_id}-1")
+        # REINFORCE: every position under the identity symmetry, the one the trainer rebuilds
+        # them with, so the update's pi is the policy that chose the moves. The value stage
+        # keeps the 8 symmetries for varied positions.
         self.play = PolicyPlay(games=self.games, size=self.size, komi=sp.komi,
                                encoding=config.model.encoding, floor=sp.policy_floor,
-                               allow_pass=sp.policy_pass)
+                               allow_pass=sp.policy_pass,
+                               symmetries=self.algorithm != "reinforce")
         self.max_checkpoint_bytes = config.server.max_checkpoint_bytes
         self.prefix = f"w{self.worker_id}-{os.getpid()}"
         self.stop_requested = False

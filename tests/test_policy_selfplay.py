@@ -344,11 +344,13 @@ class _FakeServer:
         self.model_version = None
         self.slots_asked = []
         self.reloads = []
+        self.planes = {}            # slot -> every position submitted to it, as bytes
         self._replies = {}
 
     def submit(self, planes, slot=None):
         ticket = len(self.slots_asked)
         self.slots_asked.append(slot)
+        self.planes.setdefault(slot, set()).update(bytes(p) for p in np.asarray(planes))
         self._replies[ticket] = (slot, len(planes))
         return ticket
 
@@ -418,3 +420,22 @@ def test_without_a_pool_the_opponent_is_the_current_network_the_run_starts_from(
     worker.run(max_games=4)
     assert set(server.slots_asked) == {"current"} and not server.reloads
     assert all(g.players["opponent"] == "initial" and g.versions == [3, 3] for g in _games(run_dir))
+
+
+def test_reinforce_evaluates_the_positions_the_trainer_rebuilds(tmp_path):
+    """The learner's positions go to the server under the identity symmetry, exactly as the
+    trainer rebuilds them for the update (so its pi is the policy that chose the moves); the
+    value stage keeps the 8 symmetries."""
+    from trainer.reinforce import learner_batch
+    from trainer.window import block_from_games
+
+    server = _FakeServer({"current": 3})
+    worker, run_dir = _worker(tmp_path, "reinforce", server)
+    worker.run(max_games=8)
+    games = _games(run_dir)
+    batch = learner_batch(block_from_games(games, 5, "t"), 5, 0.5, "alphazero", 17)
+    assert len(batch.action) > 20
+    rebuilt = {bytes(np.ascontiguousarray(p)) for p in batch.planes}
+    assert rebuilt <= server.planes["current"]
+    value, _ = _worker(tmp_path / "v", "value", _FakeServer({"current": 3}))
+    assert value.play.symmetries and not worker.play.symmetries
