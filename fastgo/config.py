@@ -320,9 +320,11 @@ class TrainerConfig:
                                  doc="reinforce: games whose learner is more than this many "
                                      "updates behind the trainer are dropped unused (counted in "
                                      "metrics.csv); 0 = every game is used")
-    baseline: Literal["zero", "value"] = setting(
-        "zero", doc="reinforce: b = 0, or the value head's prediction (then the value head is "
-                    "trained toward the outcome on the same positions, weight value_weight)")
+    baseline: Literal["zero", "value", "mean"] = setting(
+        "zero", doc="reinforce: b = 0; the value head's prediction (then the value head is "
+                    "trained toward the outcome on the same positions, weight value_weight); or "
+                    "the learner's mean result in the mini-batch (one opponent per mini-batch: "
+                    "the opponent's strength cancels out)")
     mask_weight: float = setting(1.0, min=0.0, max=100.0,
                                  doc="reinforce: weight of -log P(acceptable moves), which keeps "
                                      "the network's probability off the moves the sampler never "

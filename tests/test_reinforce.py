@@ -34,6 +34,16 @@ def hand_batch():
 
 
 def by_hand(model, games, baseline, value_weight, floor=0.0, mask_weight=0.0):
+    """See _by_hand; baseline "mean": b is the learner's mean result over the games where the
+    learner played one colour."""
+    mean = 0.0
+    if baseline == "mean":
+        results = [(1 if g.full[0] else -1) * g.winner for g in games if not g.full.all()]
+        mean = sum(results) / len(results)
+    return _by_hand(model, games, baseline, value_weight, floor, mask_weight, mean)
+
+
+def _by_hand(model, games, baseline, value_weight, floor, mask_weight, mean):
     """The loss as the formula says, in float64 (log pi clipped below at log(floor) when
     floor > 0), the positions and masks built one at a time from fastgo.board. pi is the
     softmax over the moves the sampler accepts (legal, not the mover's own eye, pass only when
@@ -64,7 +74,7 @@ def by_hand(model, games, baseline, value_weight, floor=0.0, mask_weight=0.0):
         off_mask -= math.log(float(torch.softmax(logits.double()[i], 0)[allowed].sum()))
         if floor > 0:
             log_p = max(log_p, math.log(floor))
-        b = float(v[i]) if baseline == "value" else 0.0
+        b = float(v[i]) if baseline == "value" else mean
         policy += -log_p * (z - b)
         value_sum += (float(v[i]) - z) ** 2
     policy /= len(games)
@@ -72,12 +82,15 @@ def by_hand(model, games, baseline, value_weight, floor=0.0, mask_weight=0.0):
     return policy + value_weight * value + mask_weight * off_mask / len(games), policy, value, len(rows)
 
 
-@pytest.mark.parametrize("baseline,floor", [("zero", 0.0), ("value", 0.0), ("value", 0.039)])
+@pytest.mark.parametrize("baseline,floor", [("zero", 0.0), ("value", 0.0), ("value", 0.039),
+                                            ("mean", 0.0)])
 def test_loss_equals_the_formula(baseline, floor):
     config, model = tiny_model()
     games = hand_batch()
     assert {g.winner for g in games} >= {1, -1}, "the batch should hold wins of both colours"
     expected, policy, value, positions = by_hand(model, games, baseline, 0.7, floor, 0.4)
+    if baseline == "mean":          # the mean is not 0 here: another loss than "zero"
+        assert not math.isclose(policy, by_hand(model, games, "zero", 0.7)[1], rel_tol=1e-4)
     if floor:       # the clip is active for some positions and not for others
         unclipped = by_hand(model, games, baseline, 0.7)[1]
         assert not math.isclose(policy, unclipped, rel_tol=1e-4)

@@ -149,7 +149,7 @@ def test_config_keys_are_checked_and_named():
     from fastgo.config import ConfigError
 
     for line, words in (('algorithm = "ppo"', "trainer.algorithm: must be one of"),
-                        ('baseline = "mean"', "trainer.baseline: must be one of"),
+                        ('baseline = "median"', "trainer.baseline: must be one of"),
                         ("minibatch_games = 0", "trainer.minibatch_games: must be >= 1"),
                         ("pool_every = 0", "trainer.pool_every: must be >= 1"),
                         ("pool_max = -1", "trainer.pool_max: must be >= 0"),

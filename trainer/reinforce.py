@@ -5,9 +5,11 @@
            + mask_weight * (1/n) * sum_t -log P(acceptable | s_t)
 
 z_t is the game's result from the mover's view (+1 won, -1 lost, 0 draw): for a learner that
-played one colour it is the game's z_g. b_t is 0 or the value head's prediction at s_t
-(detached). T counts the learner's positions of the mini-batch. The learner's moves are the
-ones recorded with full = 1; the opponent's (full = 0) contribute nothing.
+played one colour it is the game's z_g. b_t is 0, the value head's prediction at s_t
+(detached), or the learner's mean result over the mini-batch's games (baseline "mean": the
+mini-batch has one opponent, so its strength cancels out). T counts the learner's positions of
+the mini-batch. The learner's moves are the ones recorded with full = 1; the opponent's
+(full = 0) contribute nothing.
 
 log pi is clipped below at log(floor) (selfplay.policy_floor, the least probability the workers
 give any acceptable move): a move drawn only thanks to the floor carries no gradient, so a lost
@@ -53,6 +55,8 @@ import torch.nn.functional as F
 
 from fastgo.policy_play import acceptable_masks
 from trainer.window import Block, ReplayWindow
+
+BASELINES = ("zero", "value", "mean")
 
 
 @dataclass
@@ -100,7 +104,7 @@ def learner_batch(block: Block, size: int, komi: float, encoding: str, planes: i
 
 def reinforce_loss(logits, value, action, z, mask, *, n_games: int, n_positions: int,
                    baseline: str = "zero", value_weight: float = 1.0, floor: float = 0.0,
-                   mask_weight: float = 0.0):
+                   mask_weight: float = 0.0, mean: float = 0.0):
     """The mini-batch loss of the rows given (a chunk of the mini-batch: the sums are divided by
     the whole mini-batch's n_games and n_positions, so chunk losses add up to the loss).
 
@@ -110,9 +114,10 @@ def reinforce_loss(logits, value, action, z, mask, *, n_games: int, n_positions:
     policy_loss, value_loss, mask_loss) as tensors; value_loss is 0 unless baseline = "value".
     log pi below log(floor) counts as log(floor) (no gradient); floor = 0: no clip. mask_loss is
     the sum of -log P(acceptable) = logsumexp(all logits) - logsumexp(acceptable logits) over
-    the rows, divided by n_games, weighted by mask_weight in the loss."""
-    if baseline not in ("zero", "value"):
-        raise ValueError(f"baseline must be 'zero' or 'value', got {baseline!r}")
+    the rows, divided by n_games, weighted by mask_weight in the loss. baseline "mean": b is
+    `mean`, the learner's mean result over the whole mini-batch (reinforce_step computes it)."""
+    if baseline not in BASELINES:
+        raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
     if n_games < 1 or n_positions < 1:
         raise ValueError("n_games and n_positions must be >= 1")
     mask = mask.bool()
@@ -127,7 +132,7 @@ def reinforce_loss(logits, value, action, z, mask, *, n_games: int, n_positions:
     if floor > 0:
         log_p = torch.clamp(log_p, min=math.log(floor))
     value = value.float()
-    b = value.detach() if baseline == "value" else torch.zeros_like(z)
+    b = _baseline(baseline, value, z, mean)
     policy_loss = -(log_p * (z - b)).sum() / n_games
     if baseline == "value":
         value_loss = ((value - z) ** 2).sum() / n_positions
@@ -155,6 +160,8 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
     optimizer.zero_grad(set_to_none=True)
     if count == 0:
         return terms
+    decided = batch.learner_result[~np.isnan(batch.learner_result)]
+    mean = float(decided.mean()) if len(decided) else 0.0
     model.train()                # batch statistics; the running ones follow (see the top)
     buffers = {name: b.detach().clone() for name, b in model.named_buffers()}
     # Chunks of equal size (at most `chunk`): no small last chunk with noisy statistics.
@@ -175,14 +182,14 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
             probe = (x, mask, masked_log_softmax(logits.detach(), mask))
         loss, policy_loss, value_loss, mask_loss = reinforce_loss(
             logits, value, action, z, mask, n_games=max(1, batch.games), n_positions=count,
-            baseline=baseline, value_weight=value_weight, floor=floor, mask_weight=mask_weight)
+            baseline=baseline, value_weight=value_weight, floor=floor, mask_weight=mask_weight,
+            mean=mean)
         loss.backward()
         terms["loss"] += float(loss.detach())
         terms["policy_loss"] += float(policy_loss.detach())
         terms["value_loss"] += float(value_loss.detach())
         terms["mask_loss"] += float(mask_loss.detach())
-        b = value.detach().float() if baseline == "value" else torch.zeros_like(z)
-        terms["advantage"] += float((z - b).sum()) / count
+        terms["advantage"] += float((z - _baseline(baseline, value.float(), z, mean)).sum()) / count
     optimizer.step()
     x, mask, before = probe
     running = {name: b.detach().clone() for name, b in model.named_buffers()}
@@ -193,6 +200,12 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
         p = before.exp()
         terms["kl"] = float((p * (before - after)).masked_fill(~mask, 0.0).sum(1).mean())
     return terms
+
+
+def _baseline(baseline, value, z, mean):
+    if baseline == "value":
+        return value.detach()
+    return torch.full_like(z, mean) if baseline == "mean" else torch.zeros_like(z)
 
 
 def masked_log_softmax(logits, mask):
