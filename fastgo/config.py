@@ -329,6 +329,12 @@ class TrainerConfig:
                                  doc="reinforce: weight of -log P(acceptable moves), which keeps "
                                      "the network's probability off the moves the sampler never "
                                      "plays (pass while others remain, own-eye fills)")
+    reinforce_batchnorm: Literal["batch", "recalibrate"] = setting(
+        "batch", doc="reinforce: BatchNorm in the update. batch: training mode (batch "
+                     "statistics; the running ones follow by momentum); recalibrate: the "
+                     "gradient of the served network (running statistics), which are then "
+                     "re-estimated on the mini-batch for the new weights (needed from a "
+                     "pretrained network)")
     target_kl: float = setting(0.01, min=0.0, max=10.0,
                                doc="reinforce: the policy's KL change per update that the "
                                    "learning rate is adapted to (trainer.lr is its ceiling, "

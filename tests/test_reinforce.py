@@ -33,17 +33,17 @@ def hand_batch():
     return games
 
 
-def by_hand(model, games, baseline, value_weight, floor=0.0, mask_weight=0.0):
+def by_hand(model, games, baseline, value_weight, floor=0.0, mask_weight=0.0, train=True):
     """See _by_hand; baseline "mean": b is the learner's mean result over the games where the
     learner played one colour."""
     mean = 0.0
     if baseline == "mean":
         results = [(1 if g.full[0] else -1) * g.winner for g in games if not g.full.all()]
         mean = sum(results) / len(results)
-    return _by_hand(model, games, baseline, value_weight, floor, mask_weight, mean)
+    return _by_hand(model, games, baseline, value_weight, floor, mask_weight, mean, train)
 
 
-def _by_hand(model, games, baseline, value_weight, floor, mask_weight, mean):
+def _by_hand(model, games, baseline, value_weight, floor, mask_weight, mean, train):
     """The loss as the formula says, in float64 (log pi clipped below at log(floor) when
     floor > 0), the positions and masks built one at a time from fastgo.board. pi is the
     softmax over the moves the sampler accepts (legal, not the mover's own eye, pass only when
@@ -64,7 +64,7 @@ def _by_hand(model, games, baseline, value_weight, floor, mask_weight, mean):
                 rows.append((board.features("alphazero").astype(np.float32), move, allowed,
                              float(mover * game.winner)))
             board.play(move)
-    net = copy.deepcopy(model).train()
+    net = copy.deepcopy(model).train(train)
     with torch.no_grad():
         logits, v = net(torch.from_numpy(np.stack([r[0] for r in rows])))
     policy, value_sum, off_mask = 0.0, 0.0, 0.0
@@ -205,3 +205,34 @@ def test_adapt_lr_follows_the_kl_target_within_its_bounds():
     assert math.isclose(adapt_lr(1e-4, 0.001, 0.01, 1e-3, 1e-6), 1.5e-4)
     assert adapt_lr(9e-4, 0.0, 0.01, 1e-3, 1e-6) == 1e-3                 # the ceiling
     assert adapt_lr(1.5e-6, 9.0, 0.01, 1e-3, 1e-6) == 1e-6               # the floor
+
+
+def test_recalibrate_takes_the_served_gradient_then_refits_the_running_statistics():
+    """batchnorm = "recalibrate": the loss is the served network's (running statistics), and
+    after the step each BatchNorm's running mean and variance are the average over the update's
+    chunks of each chunk's mean and (unbiased) variance under the new weights (here the first
+    BatchNorm's, computed by hand)."""
+    config, model = tiny_model(seed=5)
+    games = hand_batch()
+    batch = learner_batch(block_from_games(games, SIZE, "r"), SIZE, KOMI, "alphazero", config.planes)
+    expected = by_hand(model, games, "value", 0.7, 0.0, 0.4, train=False)[0]
+    assert not math.isclose(expected, by_hand(model, games, "value", 0.7, 0.0, 0.4)[0], rel_tol=1e-3)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    terms = reinforce_step(model, optimizer, batch, baseline="value", value_weight=0.7,
+                           mask_weight=0.4, chunk=7, batchnorm="recalibrate")
+    assert math.isclose(terms["loss"], expected, rel_tol=1e-5, abs_tol=1e-6)
+    count = len(batch.action)
+    bounds = np.linspace(0, count, -(-count // 7) + 1).round().astype(int)
+    means, variances = [], []
+    with torch.no_grad():
+        for lo, hi in zip(bounds[:-1], bounds[1:]):     # the stem conv under the new weights
+            h = model.stem(torch.from_numpy(batch.planes[lo:hi]).float())
+            means.append(h.mean(dim=(0, 2, 3)))
+            variances.append(h.transpose(0, 1).reshape(h.shape[1], -1).var(dim=1, unbiased=True))
+    mean, var = torch.stack(means).mean(0), torch.stack(variances).mean(0)
+    assert torch.allclose(model.stem_bn.running_mean, mean, rtol=1e-4, atol=1e-5)
+    assert torch.allclose(model.stem_bn.running_var, var, rtol=1e-3, atol=1e-5)
+    assert not model.training and terms["kl"] > 0
+    with pytest.raises(ValueError, match="batchnorm"):
+        reinforce_step(model, optimizer, batch, baseline="zero", value_weight=0.0,
+                       batchnorm="frozen")

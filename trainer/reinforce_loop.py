@@ -208,7 +208,8 @@ class ReinforceTrainer(Trainer):
         terms = reinforce_step(self.model, self.optimizer, batch, baseline=self.tc.baseline,
                                value_weight=self.tc.value_weight, mask_weight=self.tc.mask_weight,
                                floor=self.config.selfplay.policy_floor, chunk=self.tc.batch_size,
-                               device=self.device, should_stop=should_stop)
+                               device=self.device, should_stop=should_stop,
+                               batchnorm=self.tc.reinforce_batchnorm)
         if terms is None:
             return None
         lr = adapt_lr(self.optimizer.param_groups[0]["lr"], terms["kl"], self.tc.target_kl,
