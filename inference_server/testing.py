@@ -99,7 +99,8 @@ class ServerProcess:
             self.proc.stdout.close()
 
     def __enter__(self):
-        return self.start()
+        # `with ServerProcess(...).start() as server` must not start a second, orphaned server
+        return self if self.proc is not None else self.start()
 
     def __exit__(self, *exc):
         self.stop()

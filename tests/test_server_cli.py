@@ -79,3 +79,17 @@ def test_remote_bind_needs_curve_and_curve_works(tmp_path):
         with InferenceClient(server.endpoint, timeout_s=0.3, retries=0) as plain:
             with pytest.raises(ServerUnavailable):       # no key: the handshake never completes
                 plain.evaluate(x)
+
+
+def test_a_started_server_process_used_as_a_context_starts_once_and_stops(tmp_path):
+    """`with ServerProcess(...).start() as server` used to start a second server and leave the
+    first one running after the test."""
+    from inference_server.testing import ServerProcess, write_config
+
+    config = write_config(tmp_path / "s.toml", {"board_size": 5, "blocks": 1, "channels": 8},
+                          {"endpoint": "tcp://127.0.0.1:*", "threads": 1, "device": "cpu"})
+    started = ServerProcess(config, log_path=str(tmp_path / "s.log")).start()
+    first = started.proc
+    with started as server:
+        assert server.proc is first and first.poll() is None
+    assert first.poll() is not None
