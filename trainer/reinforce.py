@@ -27,13 +27,14 @@ pushes only probability off the moves the sampler never plays. It is summed per 
 policy term, so each position pulls as hard as one move's policy gradient; averaged over the
 positions (40 times weaker on 9x9) it lost: the shared weights that move the acceptable logits
 drag the others along, and P(acceptable) fell from 0.43 to 0.1 in 100 updates. Without it their
-logits never move by design but drift with the shared weights: after 32 updates from a pretrained network the pass was the most
-likely move in most positions, and the network, fine in policy-only games (which never pass
-early), lost 20-0 to `random` in the arena, whose search plays the moves the network prefers.
-The mask comes from fastgo.policy_play.acceptable_masks, the sampler's own
-rule; a played move outside it (the pass the sampler falls back to when positional superko
-strikes every acceptable move) is added to its row. Positions are rebuilt from the moves by
-fastgo.replay.encode_samples under the identity symmetry, so a_t is the move as recorded.
+logits never move by design but drift with the shared weights: after 32 updates from a
+pretrained network the pass was the most likely move in most positions, and the network, fine
+in policy-only games (which never pass early), lost 20-0 to `random` in the arena, whose search
+plays the moves the network prefers. The mask comes from fastgo.policy_play.acceptable_masks,
+the sampler's own rule; a played move outside it (the pass the sampler falls back to when
+positional superko strikes every acceptable move) is added to its row. Positions are rebuilt
+from the moves by fastgo.replay.encode_samples under the identity symmetry, so a_t is the move
+as recorded.
 
 BatchNorm (trainer.reinforce_batchnorm). "batch": pi is evaluated in training mode, each chunk
 normalised by its own statistics, and the running statistics the server uses follow the weights
@@ -105,7 +106,8 @@ def learner_batch(block: Block, size: int, komi: float, encoding: str, planes: i
         rows = np.flatnonzero(game == g)
         if len(rows) and np.all(parity[rows] == parity[rows[0]]):
             result[g] = z[rows[0]]
-    return LearnerBatch(planes=out["planes"], action=action, mask=mask.view(np.bool_), z=z, game=game, games=block.games, learner_result=result)
+    return LearnerBatch(planes=out["planes"], action=action, mask=mask.view(np.bool_), z=z,
+                        game=game, games=block.games, learner_result=result)
 
 
 def reinforce_loss(logits, value, action, z, mask, *, n_games: int, n_positions: int,
@@ -133,8 +135,9 @@ def reinforce_loss(logits, value, action, z, mask, *, n_games: int, n_positions:
         raise ValueError("mask: a played move is outside its row's acceptable moves")
     logits = logits.float()
     masked = logits.masked_fill(~mask, float("-inf"))
-    log_p = masked_log_softmax(logits, mask).gather(1, action.view(-1, 1)).squeeze(1)
-    mask_loss = (torch.logsumexp(logits, 1) - torch.logsumexp(masked, 1)).sum() / n_games
+    log_acceptable = torch.logsumexp(masked, 1)           # the normaliser over acceptable moves
+    log_p = masked.gather(1, action.view(-1, 1)).squeeze(1) - log_acceptable
+    mask_loss = (torch.logsumexp(logits, 1) - log_acceptable).sum() / n_games
     if floor > 0:
         log_p = torch.clamp(log_p, min=math.log(floor))
     value = value.float()
@@ -156,11 +159,12 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
     """One update on a mini-batch (gradients accumulated over chunks of at most `chunk`
     positions, of equal size, one optimizer step). Returns the loss terms, the mean advantage
     z - b and "kl": the mean KL(before || after) of the policy over the acceptable moves on the
-    first chunk's positions, both evaluated in training mode (the weights' change alone, not
-    the running statistics'). None, with the model untouched, when should_stop() turns true
-    between chunks. batchnorm: "batch" (training mode, see the top) or "recalibrate" (the
-    gradient of the served function, running statistics held; after the step they are
-    re-estimated on the mini-batch's positions for the new weights)."""
+    first chunk's positions, both evaluated the way the gradient was ("batch": training mode,
+    the weights' change alone; "recalibrate": the served network, statistics re-estimated).
+    None, with the model untouched, when should_stop() turns true between chunks.
+    batchnorm: "batch" (training mode, see the top) or "recalibrate" (the gradient of the
+    served function, running statistics held; after the step they are re-estimated on the
+    mini-batch's positions for the new weights)."""
     if batchnorm not in BATCHNORM:
         raise ValueError(f"batchnorm must be one of {BATCHNORM}, got {batchnorm!r}")
     device = device or next(model.parameters()).device
@@ -172,19 +176,18 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
         return terms
     decided = batch.learner_result[~np.isnan(batch.learner_result)]
     mean = float(decided.mean()) if len(decided) else 0.0
-    if batchnorm == "batch":
-        model.train()            # batch statistics; the running ones follow (see the top)
-    else:
-        model.eval()             # the running statistics: the served function
-    buffers = {name: b.detach().clone() for name, b in model.named_buffers()}
+    batch_mode = batchnorm == "batch"
+    # "batch": batch statistics, the running ones follow (see the top), restored if stopped;
+    # "recalibrate": the running statistics, the served function (the forward leaves them).
+    model.train(batch_mode)
+    buffers = _buffers(model) if batch_mode else None
     # Chunks of equal size (at most `chunk`): no small last chunk with noisy statistics.
     bounds = np.linspace(0, count, -(-count // chunk) + 1).round().astype(np.int64)
     for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         if should_stop is not None and should_stop():
             optimizer.zero_grad(set_to_none=True)
-            with torch.no_grad():            # the running statistics as they were
-                for name, b in model.named_buffers():
-                    b.copy_(buffers[name])
+            if buffers is not None:
+                _restore(model, buffers)         # the running statistics as they were
             return None
         x = torch.from_numpy(batch.planes[lo:hi]).to(device).float()
         action = torch.from_numpy(batch.action[lo:hi]).to(device)
@@ -205,17 +208,27 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
         terms["advantage"] += float((z - _baseline(baseline, value.float(), z, mean)).sum()) / count
     optimizer.step()
     x, mask, before = probe
-    if batchnorm == "recalibrate":
+    if not batch_mode:
         _recalibrate(model, batch.planes, bounds, device)
         model.eval()             # the KL below: the served policy before and after
-    running = {name: b.detach().clone() for name, b in model.named_buffers()}
+    running = _buffers(model) if batch_mode else None
     with torch.no_grad():
         after = masked_log_softmax(model(x)[0], mask)
-        for name, b in model.named_buffers():   # the probe leaves no trace in the statistics
-            b.copy_(running[name])
+        if running is not None:
+            _restore(model, running)             # the probe leaves no trace in the statistics
         p = before.exp()
         terms["kl"] = float((p * (before - after)).masked_fill(~mask, 0.0).sum(1).mean())
     return terms
+
+
+def _buffers(model):
+    return {name: b.detach().clone() for name, b in model.named_buffers()}
+
+
+def _restore(model, buffers):
+    with torch.no_grad():
+        for name, b in model.named_buffers():
+            b.copy_(buffers[name])
 
 
 def _recalibrate(model, planes, bounds, device):
