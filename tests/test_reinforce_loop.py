@@ -154,6 +154,11 @@ def test_config_keys_are_checked_and_named():
                         ("pool_every = 0", "trainer.pool_every: must be >= 1"),
                         ("pool_max = -1", "trainer.pool_max: must be >= 0"),
                         ("max_staleness = -2", "trainer.max_staleness: must be >= 0"),
+                        ('reinforce_batchnorm = "frozen"',
+                         "trainer.reinforce_batchnorm: must be one of"),
+                        ("target_kl = -0.1", "trainer.target_kl: must be >= 0"),
+                        ("mask_weight = 1e9", "trainer.mask_weight: must be <= 100"),
+                        ("max_refused = -1", "trainer.max_refused: must be >= 0"),
                         ("positions_per_game = 0", "trainer.positions_per_game: must be >= 1"),
                         ('freeze_policy = "yes"', "trainer.freeze_policy: expected true or false")):
         with pytest.raises(ConfigError) as err:
