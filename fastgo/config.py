@@ -441,39 +441,7 @@ MAX_CONFIG_BYTES = 1 << 20     # a config file larger than this is refused unrea
 MAX_TOML_DEPTH = 32            # arrays and tables nested deeper are refused before parsing
 
 
-def read_regular_file(path, max_bytes):
-    """The bytes of `path`, which must be a regular file of at most `max_bytes` bytes.
-
-    Never blocks: the path is checked with stat before it is opened (a FIFO, socket or device
-    is refused unopened), opened with O_NONBLOCK and checked again with fstat; at most
-    max_bytes + 1 bytes are read. Raises OSError with a message saying why (callers facing a
-    remote peer should not pass that message on: it tells which paths exist)."""
-    import errno
-    import os
-    import stat
-
-    path = os.fspath(path)
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise OSError(errno.EINVAL, "not a regular file", path)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        if info.st_size > max_bytes:
-            raise OSError(errno.EFBIG, f"{info.st_size} bytes, the limit is {max_bytes}", path)
-        chunks, total = [], 0
-        while total <= max_bytes:
-            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        if total > max_bytes:
-            raise OSError(errno.EFBIG, f"more than {max_bytes} bytes", path)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+from fastgo.files import read_bounded as read_regular_file  # noqa: E402  (the config's reader)
 
 
 def _toml_depth_ok(text: str, limit: int) -> bool:

@@ -1,5 +1,5 @@
 """The opponent pool of a REINFORCE run: `pool.json` in the run directory, written by the trainer
-(trainer.pool) and read by the policy-only workers, which draw each mini-batch's opponent from
+(OpponentPool, below) and read by the policy-only workers, which draw each mini-batch's opponent from
 it. Torch-free (stdlib and numpy), so workers can import it.
 
     {"version": 1, "entries": [{"name": "ckpt-0", "path": "checkpoints/ckpt-000000000.ckpt",
@@ -14,10 +14,11 @@ import json
 import math
 import os
 import re
-import stat
 from dataclasses import dataclass
 
 import numpy as np
+
+from fastgo.files import atomic_write, read_bounded, reason
 
 POOL_FILE = "pool.json"
 POOL_VERSION = 1
@@ -90,20 +91,11 @@ def read_pool(path, *, run_root=None) -> list[PoolEntry] | None:
     must be a regular file of at most MAX_POOL_BYTES; run_root defaults to its directory."""
     path = os.fspath(path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        data = read_bounded(path, MAX_POOL_BYTES)
     except FileNotFoundError:
         return None
     except OSError as err:
-        raise PoolError(f"{path}: cannot open: {err.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise PoolError(f"{path}: not a regular file")
-        if info.st_size > MAX_POOL_BYTES:
-            raise PoolError(f"{path}: {info.st_size} bytes, over the limit of {MAX_POOL_BYTES}")
-        data = os.read(fd, MAX_POOL_BYTES + 1)
-    finally:
-        os.close(fd)
+        raise PoolError(f"{path}: {reason(err)}") from None
     try:
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as err:
@@ -130,3 +122,56 @@ def draw_opponent(pool: list[PoolEntry], seed: int, worker_id: int, batch: int) 
     """The opponent of a worker's mini-batch `batch`: sample_opponent from a stream seeded by
     (seed, worker_id, batch), so the same seed draws the same opponents after a restart."""
     return sample_opponent(pool, np.random.default_rng([int(seed), int(worker_id), int(batch)]))
+
+
+# The trainer's side: the pool starts with the initial network's checkpoint, the REINFORCE trainer
+# adds its current checkpoint every `pool_every` updates, the oldest entries are dropped beyond
+# `pool_max` (0 = unbounded), and every change rewrites pool.json atomically. Every entry has
+# weight 1 (uniform over the pool, as in AlphaGo's policy-gradient stage).
+
+class OpponentPool:
+    def __init__(self, run_root, *, pool_max: int = 0):
+        self.root = os.path.abspath(os.fspath(run_root))
+        self.path = pool_path(self.root)
+        self.pool_max = int(pool_max)
+        self.entries: list[PoolEntry] = []
+
+    def relative(self, checkpoint_path) -> str:
+        rel = os.path.relpath(os.path.abspath(checkpoint_path), self.root)
+        if rel.startswith(".."):
+            raise ValueError(f"checkpoint {checkpoint_path} is outside the run directory {self.root}")
+        return rel.replace(os.sep, "/")
+
+    def load_or_start(self, initial_checkpoint, step: int) -> list[PoolEntry]:
+        """Reads pool.json (a restarted trainer) or starts it with the initial checkpoint."""
+        entries = read_pool(self.path, run_root=self.root)
+        if entries is None:
+            self.entries = []
+            self.add(initial_checkpoint, step)
+        else:
+            self.entries = entries
+        return self.entries
+
+    def add(self, checkpoint_path, step: int) -> bool:
+        """Adds a checkpoint (a no-op when that step is in the pool already); drops the oldest
+        entries beyond pool_max; writes pool.json. Returns whether the pool changed."""
+        if any(e.step == step for e in self.entries):
+            return False
+        entry = PoolEntry(name=f"ckpt-{int(step)}", path=self.relative(checkpoint_path),
+                          step=int(step), weight=1.0)
+        entries = self.entries + [entry]
+        if self.pool_max and len(entries) > self.pool_max:
+            entries = entries[len(entries) - self.pool_max:]
+        check_entries([e.to_dict() for e in entries], self.path, self.root)
+        self.entries = entries
+        self.write()
+        return True
+
+    def write(self):
+        doc = {"version": POOL_VERSION, "entries": [e.to_dict() for e in self.entries]}
+        text = json.dumps(doc, indent=1) + "\n"
+        atomic_write(self.path, lambda handle: handle.write(text), binary=False, suffix=".json")
+
+    def checkpoint_paths(self) -> set[str]:
+        """Absolute paths of the pool's checkpoints (never pruned while in the pool)."""
+        return {os.path.join(self.root, e.path) for e in self.entries}

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from fastgo.files import atomic_write_text
+
 SUBDIRS = ("shards", "quarantine", "checkpoints", "logs", "sgf")
 
 
@@ -88,11 +90,8 @@ class StatusFile:
         if not force and now < self._next:
             return
         self._next = now + self.interval_s
-        tmp = f"{self.path}.{os.getpid()}.tmp"
         try:
-            with open(tmp, "w") as handle:
-                json.dump(fields_fn(), handle)
-            os.replace(tmp, self.path)
+            atomic_write_text(self.path, json.dumps(fields_fn()))
         except OSError:
             pass                    # a full disk must not stop the role; the supervisor notices
 

@@ -259,7 +259,7 @@ def print_report(result, sprt, out=None):
 
 
 def _write_atomic(path, text):
-    from fastgo.atomic import atomic_write
+    from fastgo.files import atomic_write
     atomic_write(path, lambda handle: handle.write(text), binary=False)
 
 
@@ -328,8 +328,8 @@ def _run(args):
 
 
 def _play(args, a, b, size, sprt_elos):
-    from selfplay_workers.match import (MatchResult, play_match, sprt_bounds, sprt_decision,
-                                        sprt_llr)
+    from fastgo.ratings import sprt_bounds, sprt_decision, sprt_llr
+    from selfplay_workers.match import MatchResult, play_match
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
     if args.sgf_dir is not None:

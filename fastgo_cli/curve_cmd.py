@@ -1,7 +1,7 @@
 """`fastgo curve RUN_DIR [RUN_DIR ...] -o compare.png [--labels A,B]`: the learning curves (Elo
 against wall time, 95% intervals) of several run directories in one plot, each labelled with
 its name (or --labels) and its algorithm, so runs of different algorithms on the same machine
-can be compared. Reads each run's ratings.jsonl and evaluations.jsonl (fastgo_cli.curve)."""
+can be compared. Reads each run's ratings.jsonl and evaluations.jsonl (cluster.plots)."""
 from __future__ import annotations
 
 import os
@@ -26,7 +26,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from fastgo_cli.curve import RunCurveError, draw_comparison, read_run
+    from cluster.plots import RunCurveError, draw_comparison, read_run
 
     if len(args.runs) > MAX_RUNS:
         print(f"{PROG}: at most {MAX_RUNS} run directories, got {len(args.runs)}", file=sys.stderr)

@@ -15,7 +15,7 @@ def run(args) -> int:
     import os
     import sys
 
-    from inference_server.curve import write_key_pair
+    from inference_server.keys import write_key_pair
 
     if os.path.exists(args.dir) and not os.path.isdir(args.dir):
         print(f"fastgo keys: --dir {args.dir}: not a folder", file=sys.stderr)

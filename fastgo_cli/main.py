@@ -15,9 +15,9 @@ COMMANDS = {
     "train": ("fastgo_cli.train_cmd", "the trainer: shards in, checkpoints out, hot reload"),
     "arena": ("fastgo_cli.arena_cmd", "a match between two players: win rate, Elo, SPRT, ratings table"),
     "ratings": ("fastgo_cli.ratings_cmd", "every player's maximum-likelihood Elo from the ratings table"),
-    "evaluate": ("fastgo_cli.evaluate_cmd", "the evaluator: new checkpoints against references, ratings, curve.png"),
+    "evaluate": ("cluster.evaluator", "the evaluator: new checkpoints against references, ratings, curve.png"),
     "play": ("fastgo_cli.play_cmd", "play the network in the terminal (ASCII board, GTP vertices)"),
-    "cluster": ("fastgo_cli.cluster_cmd", "the whole loop: server, workers, trainer, evaluator, supervised"),
+    "cluster": ("cluster.supervisor", "the whole loop: server, workers, trainer, evaluator, supervised"),
     "recorder": ("fastgo_cli.recorder_cmd", "games from workers on other hosts over ZeroMQ into shards"),
     "keys": ("fastgo_cli.keys_cmd", "CURVE key pairs for endpoints on other hosts (`keys new NAME`)"),
     "curve": ("fastgo_cli.curve_cmd", "one plot of the learning curves of several run directories"),
@@ -25,11 +25,11 @@ COMMANDS = {
 
 # `fastgo bench TARGET` -> (module, one-line help)
 BENCH_TARGETS = {
-    "board": ("fastgo_cli.bench_board", "random playouts/s and moves/s on one core"),
-    "mcts": ("fastgo_cli.bench_mcts", "search simulations/s with a zero-cost evaluator"),
-    "server": ("fastgo_cli.bench_server", "inference server evals/s and latency vs raw forward"),
-    "selfplay": ("fastgo_cli.bench_selfplay", "whole self-play loop evals/s and moves/s vs raw forward"),
-    "train": ("fastgo_cli.bench_train", "trainer data path positions/s and training samples/s"),
+    "board": ("fastgo_cli.bench.board", "random playouts/s and moves/s on one core"),
+    "mcts": ("fastgo_cli.bench.mcts", "search simulations/s with a zero-cost evaluator"),
+    "server": ("fastgo_cli.bench.server", "inference server evals/s and latency vs raw forward"),
+    "selfplay": ("fastgo_cli.bench.selfplay", "whole self-play loop evals/s and moves/s vs raw forward"),
+    "train": ("fastgo_cli.bench.train", "trainer data path positions/s and training samples/s"),
 }
 
 

@@ -14,7 +14,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from fastgo_cli.role import run_role
+    from fastgo.process import run_role
     return run_role("recorder", lambda: _run(args))
 
 
@@ -25,8 +25,8 @@ def _run(args) -> int:
 
     from fastgo.config import ConfigError, RecorderConfig, load_config, parse_section, to_dict
     from fastgo.rundir import StatusFile, open_run_dir
-    from fastgo_cli.role import setup_logging
-    from inference_server.recorder import Recorder
+    from fastgo.process import setup_logging
+    from selfplay_workers.recorder import Recorder
 
     config = load_config(args.config)
     if args.bind is not None:

@@ -19,17 +19,17 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from fastgo_cli.role import run_role
+    from fastgo.process import run_role
     return run_role("selfplay", lambda: _run(args))
 
 
 def _run(args) -> int:
     from fastgo.config import ConfigError, load_config
     from fastgo.rundir import open_run_dir
-    from fastgo_cli.role import setup_logging
+    from fastgo.process import setup_logging
     from inference_server import protocol
     from inference_server.client import InferenceClient, ServerError, ServerUnavailable
-    from inference_server.experience import remove_stale_temporaries
+    from fastgo.shards import remove_stale_temporaries
     from selfplay_workers.worker import SelfplayWorker
 
     config = load_config(args.config)
@@ -105,7 +105,7 @@ def _curve_client_keys(config):
     sp = config.selfplay
     if not (sp.server_public_key or sp.curve_key_file):
         return None, None
-    from inference_server.curve import CurveKeyError, client_keys
+    from inference_server.keys import CurveKeyError, client_keys
     try:
         return client_keys(sp.curve_key_file, sp.server_public_key,
                            "selfplay.curve_key_file / server_public_key")
@@ -134,7 +134,7 @@ def _remote_sink(args, config, run_dir, key_pair):
                           f"played at once ({games})")
     recorder_key = None
     if sp.recorder_public_key:
-        from inference_server.curve import CurveKeyError, read_public_key
+        from inference_server.keys import CurveKeyError, read_public_key
         try:
             recorder_key = read_public_key(sp.recorder_public_key)
         except CurveKeyError as err:

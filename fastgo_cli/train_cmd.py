@@ -38,7 +38,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from fastgo_cli.role import run_role
+    from fastgo.process import run_role
     return run_role("train", lambda: _run(args))
 
 
@@ -47,7 +47,7 @@ def _run(args) -> int:
 
     from fastgo.config import ConfigError, load_config
     from fastgo.rundir import open_run_dir
-    from fastgo_cli.role import setup_logging, stop_on_signals
+    from fastgo.process import setup_logging, stop_on_signals
 
     config = load_config(args.config)
     if args.sgf is not None:
@@ -70,7 +70,7 @@ def _run(args) -> int:
     if config.trainer.publish and not args.no_publish:
         from inference_server.client import InferenceClient
         endpoint = args.server or config.server.endpoint
-        from inference_server.curve import CurveKeyError, client_keys
+        from inference_server.keys import CurveKeyError, client_keys
         try:
             server_key, key_pair = client_keys(config.trainer.curve_key_file,
                                                config.trainer.server_public_key,
@@ -114,7 +114,7 @@ def _run_supervised(args, config) -> int:
 
     from fastgo.config import ConfigError
     from fastgo.rundir import StatusFile, open_run_dir
-    from fastgo_cli.role import setup_logging, stop_on_signals
+    from fastgo.process import setup_logging, stop_on_signals
 
     if not 0.0 <= args.holdout < 1.0:
         raise ConfigError(f"--holdout: must be in [0, 1), got {args.holdout}")

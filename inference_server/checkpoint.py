@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from fastgo.atomic import atomic_write
+from fastgo.files import atomic_write
 from fastgo.config import ConfigError, ModelConfig, parse_section, read_regular_file, to_dict
 from inference_server.model import PolicyValueNet
 

@@ -71,7 +71,7 @@ class InferenceClient:
                  server_public_key: str | bytes | None = None, key_pair=None):
         """server_public_key: the Z85 CURVE public key of a server that uses CURVE (remote
         hosts); key_pair: this client's (public, secret) Z85 keys, which such a server must
-        allow (inference_server.curve), or None for a fresh pair per connection."""
+        allow (inference_server.keys), or None for a fresh pair per connection."""
         self.endpoint = endpoint
         self.server_public_key = (server_public_key.encode() if isinstance(server_public_key, str)
                                   else server_public_key)

@@ -111,7 +111,7 @@ class InferenceServer:
         try:
             self.curve_allow = None   # with CURVE: counts the clients ZAP refused
             if self.server.curve_secret_key_file:
-                from inference_server.curve import CurveKeyError, make_server
+                from inference_server.keys import CurveKeyError, make_server
                 try:
                     self.curve_allow = make_server(self.socket, self.server.curve_secret_key_file,
                                                    self.server.curve_allowed, what="server")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import os
 
-from inference_server.experience import RotatingShards
+from fastgo.shards import RotatingShards
 
 log = logging.getLogger("fastgo.selfplay")
 

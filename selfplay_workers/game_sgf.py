@@ -1,9 +1,9 @@
-"""SGF export of a self-play game record (inference_server.experience.GameRecord): the moves,
+"""SGF export of a self-play game record (fastgo.shards.GameRecord): the moves,
 the result, and on each move a comment: its search's root visits and root value, or for
 policy-only games (records with `players`) who sampled the move and the value head's output."""
 from __future__ import annotations
 
-from fastgo.atomic import atomic_write
+from fastgo.files import atomic_write
 from fastgo.board import BLACK, WHITE
 from fastgo.sgf import SgfGame, write_sgf
 

@@ -9,12 +9,12 @@ even games (counted from `game_offset`). Never imports torch (evaluators come fr
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from fastgo.board import BLACK
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
+from fastgo.ratings import elo_from_score, wilson_interval
 
 
 class Forfeit:
@@ -101,46 +101,6 @@ class MatchResult:
         """A's Elo difference from its score, with the interval from the Wilson bounds."""
         low, high = self.wilson()
         return elo_from_score(self.score_a), elo_from_score(low), elo_from_score(high)
-
-
-def wilson_interval(successes: float, n: int, z: float = 1.96):
-    if n <= 0:
-        return 0.0, 1.0
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def elo_from_score(score: float) -> float:
-    score = min(max(score, 1e-4), 1 - 1e-4)
-    return -400.0 * math.log10(1.0 / score - 1.0)
-
-
-def sprt_llr(wins: float, losses: float, draws: float, elo0: float, elo1: float) -> float:
-    """Log-likelihood ratio of H1 (A is elo1 stronger than B) against H0 (elo0) for A's
-    wins, losses and draws (a draw is half a win and half a loss), under the logistic model."""
-    p0 = 1.0 / (1.0 + 10.0 ** (-elo0 / 400.0))
-    p1 = 1.0 / (1.0 + 10.0 ** (-elo1 / 400.0))
-    w = wins + 0.5 * draws
-    l = losses + 0.5 * draws
-    return w * math.log(p1 / p0) + l * math.log((1.0 - p1) / (1.0 - p0))
-
-
-def sprt_bounds(alpha: float = 0.05, beta: float = 0.05):
-    """Wald's (lower, upper) LLR bounds: H0 accepted at or below lower, H1 at or above upper."""
-    return math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha)
-
-
-def sprt_decision(llr: float, alpha: float = 0.05, beta: float = 0.05):
-    """'H1', 'H0', or None while the test has not decided."""
-    lower, upper = sprt_bounds(alpha, beta)
-    if llr >= upper:
-        return "H1"
-    if llr <= lower:
-        return "H0"
-    return None
 
 
 def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset=0) -> MatchResult:

@@ -2,7 +2,7 @@
 
 The GTP engine and the arena take a player from `make_player(spec)`: 'random' (uniform over
 legal moves that do not fill the player's own eye, passing when none is left) or 'mcts:N' (pure
-MCTS with N random playouts per move, selfplay_workers.uct_player). A player has a `name`,
+MCTS with N random playouts per move, UctPlayer). A player has a `name`,
 `genmove(game) -> move` (move index, pass = N * N, fastgo.game.RESIGN to resign) and may have
 `reset()`, called when a new game starts.
 """
@@ -10,7 +10,9 @@ import operator
 import random as _py_random
 import secrets
 
+from fastgo.board import Random
 from fastgo.coords import parse_int
+from fastgo.uct import uct_search
 
 
 class Player:
@@ -31,8 +33,6 @@ class RandomPlayer(Player):
     name = "random"
 
     def __init__(self, seed=None):
-        from fastgo.board import Random
-
         self.seed = secrets.randbits(63) if seed is None else check_seed(seed)
         self._rng = Random(self.seed)
         self._fallback = _py_random.Random(self.seed)
@@ -65,6 +65,35 @@ def check_seed(seed):
     return value
 
 
+class UctPlayer(Player):
+    """The pure-MCTS baseline 'mcts:N': classic UCT with N random playouts per move, in C
+    (fastgo.uct). Deterministic under a seed: one seeded fastgo.board.Random drives every move.
+    UctPlayer(playouts, seed=None): genmove(game) -> move index (pass = N * N)."""
+
+    def __init__(self, playouts, seed=None):
+        playouts = operator.index(playouts)
+        if not 1 <= playouts <= MAX_PLAYOUTS:
+            raise ValueError(f"playouts must be in 1..{MAX_PLAYOUTS}, got {playouts}")
+        self.playouts = playouts
+        self.seed = secrets.randbits(63) if seed is None else check_seed(seed)
+        self.name = f"mcts:{playouts}"
+        self._rng = Random(self.seed)
+        self.last_visits = None     # root-child visits of the last genmove, int32 [N*N + 1]
+
+    def genmove(self, game):
+        """The most visited move after `playouts` UCT iterations from the game's position (the
+        Game's own legal moves at the root, positional superko included). Never resigns."""
+        board = game.board
+        if game.is_over():
+            return board.pass_move
+        move, visits, _ = uct_search(board, self.playouts, self._rng, root_mask=game.legal_moves())
+        self.last_visits = visits
+        return move
+
+    def reset(self):
+        """A new game starts; the random stream simply continues."""
+
+
 def _parse_count(spec, text):
     try:
         return parse_int(text, low=1, high=MAX_PLAYOUTS, what="playouts")
@@ -83,8 +112,6 @@ def make_player(spec, *, seed=None):
         return RandomPlayer(seed=seed)
     if kind == "mcts" and colon:
         playouts = _parse_count(spec, rest.strip())
-        from selfplay_workers.uct_player import UctPlayer
-
         return UctPlayer(playouts=playouts, seed=seed)
     raise ValueError(f"unknown player spec {spec!r}: "
                      "expected 'random' or 'mcts:N' (N playouts per move)")

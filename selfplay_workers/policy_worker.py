@@ -23,16 +23,16 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import stat
 import time
 import uuid
 
 import numpy as np
 
 from fastgo.board import BLACK, WHITE
+from fastgo.files import read_regular, reason
 from fastgo.pool import PoolError, draw_opponent, pool_path, read_pool
 from fastgo.policy_play import PHASE_ALL, PHASE_LEARNER, PHASE_OPPONENT, PolicyPlay
-from inference_server.experience import GameRecord
+from fastgo.shards import GameRecord
 from selfplay_workers.game_output import GameOutput
 
 log = logging.getLogger("fastgo.selfplay")
@@ -144,26 +144,15 @@ class PolicyWorker:
         path = os.path.realpath(os.path.join(root, rel))
         if os.path.commonpath([root, path]) != root:
             raise OSError(f"{rel}: outside the run directory")
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        def unchanged(info):
+            return (rel, info.st_mtime_ns, info.st_size) == self._loaded[group]
+
         try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise OSError(f"{rel}: not a regular file")
-            if info.st_size > self.max_checkpoint_bytes:
-                raise OSError(f"{rel}: {info.st_size} bytes, over server.max_checkpoint_bytes")
-            key = (rel, info.st_mtime_ns, info.st_size)
-            if key == self._loaded[group]:
-                return key, None
-            chunks, left = [], info.st_size
-            while left > 0:
-                chunk = os.read(fd, min(left, 1 << 24))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                left -= len(chunk)
-            return key, b"".join(chunks)
-        finally:
-            os.close(fd)
+            info, data = read_regular(path, self.max_checkpoint_bytes, skip=unchanged)
+        except OSError as err:
+            raise OSError(f"{rel}: {reason(err)} (server.max_checkpoint_bytes "
+                          f"{self.max_checkpoint_bytes})") from None
+        return (rel, info.st_mtime_ns, info.st_size), data
 
     def _load(self, entry, group):
         """Puts `entry`'s checkpoint into opponent slot `group` (unless it is there already);

@@ -125,7 +125,7 @@ class RemoteSink:
         socket.setsockopt(zmq.RCVHWM, 0)
         socket.setsockopt(zmq.MAXMSGSIZE, 1 << 16)
         if self.server_public_key:
-            from inference_server.curve import make_client
+            from inference_server.keys import make_client
             make_client(socket, self.server_public_key, self.key_pair)
         socket.connect(self.endpoint)
         self.socket = socket

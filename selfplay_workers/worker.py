@@ -27,7 +27,7 @@ from fastgo.board import BLACK, IllegalMoveError
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
 from fastgo.replay import check_game
-from inference_server.experience import GameRecord
+from fastgo.shards import GameRecord
 from selfplay_workers.game_output import GameOutput
 
 log = logging.getLogger("fastgo.selfplay")

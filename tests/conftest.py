@@ -35,3 +35,13 @@ def gnugo_path():
     if found:
         return found
     return "/usr/games/gnugo" if os.access("/usr/games/gnugo", os.X_OK) else None
+
+
+# Interim while the shared helpers move into fixtures: every test folder importable.
+import os as _os
+import sys as _sys
+
+for _dir, _subdirs, _files in _os.walk(_os.path.dirname(_os.path.abspath(__file__))):
+    if _os.path.basename(_dir) in ("unit", "system", "learning", "fastgo", "inference_server",
+                                   "selfplay_workers", "trainer", "fastgo_cli") and _dir not in _sys.path:
+        _sys.path.append(_dir)

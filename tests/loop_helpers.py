@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from inference_server.testing import ServerProcess
+from cluster.process import ServerProcess
 
 TINY = """
 [model]

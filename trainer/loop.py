@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from inference_server.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from inference_server.experience import ShardError, list_shards, quarantine, read_shard
+from fastgo.shards import ShardError, list_shards, quarantine, read_shard
 from inference_server.model import build_model
 from inference_server.protocol import RELOAD_FAILED
 from trainer.window import ReplayWindow, block_from_shard

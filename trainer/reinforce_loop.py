@@ -4,7 +4,7 @@ order). Every `minibatch_games` new games make one update (trainer.reinforce); e
 `checkpoint_every` updates a checkpoint is written, published to the server and a metrics.csv
 row appended (loss terms, the learner's win rate in the mini-batches since the last row, the
 pool size); every `pool_every` updates the current checkpoint joins the opponent pool
-(trainer.pool: pool.json, started with the initial network). With max_staleness > 0, queued
+(fastgo.pool: pool.json, started with the initial network). With max_staleness > 0, queued
 games whose learner version is more than that many updates behind (behind the newest checkpoint
 the server took, when it refused a later one) are dropped unused (the "stale" column), which
 keeps the update near on-policy when the workers outpace the trainer. With target_kl > 0 the
@@ -27,10 +27,10 @@ from collections import deque
 
 import numpy as np
 
-from fastgo.atomic import atomic_write
-from inference_server.experience import list_shards
+from fastgo.files import atomic_write
+from fastgo.shards import list_shards
 from trainer.loop import Trainer, _tensorboard
-from trainer.pool import OpponentPool
+from fastgo.pool import OpponentPool
 from trainer.reinforce import adapt_lr, learner_batch, reinforce_step
 from trainer.window import block_from_games
 

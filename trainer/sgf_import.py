@@ -19,7 +19,7 @@ import numpy as np
 from fastgo import coords
 from fastgo.replay import check_game
 from fastgo.sgf import BLACK, COLOR_LETTERS, WHITE, SgfError, read_sgf_file
-from inference_server.experience import GameRecord, ShardWriter
+from fastgo.shards import GameRecord, ShardWriter
 
 MAX_FILES = 1_000_000          # SGF files one import may name or find
 MAX_FILE_BYTES = 1 << 20       # one game record; larger files are skipped as unreadable

@@ -28,9 +28,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from fastgo.atomic import atomic_write
+from fastgo.files import atomic_write
 from fastgo.replay import encode_samples
-from inference_server.experience import ShardError, read_shard
+from fastgo.shards import ShardError, read_shard
 from trainer.loop import METRICS_FIELDS, Trainer, _Null
 from trainer.sgf_import import SgfInputError, import_sgf
 

@@ -1,0 +1,197 @@
+"""The learning curve (`curve.png`: Elo against wall time and against games played, with 95%
+intervals and the reference players as horizontal lines) and the loss plot (`loss.png`, from
+metrics.csv). Written atomically; matplotlib with the Agg backend (no display needed)."""
+from __future__ import annotations
+
+import csv
+
+
+def _save(fig, path):
+    from fastgo.files import atomic_write
+    atomic_write(path, lambda handle: fig.savefig(handle, format="png", dpi=100), suffix=".png")
+
+
+def draw_curve(path, evaluations, ratings, references):
+    """evaluations: [{'player', 'wall_s', 'games'}] in order; ratings: name -> (elo, low, high);
+    references: names drawn as horizontal lines."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    points = [e for e in evaluations if e["player"] in ratings]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for ax, key, label in ((axes[0], "wall_s", "wall time (minutes)"), (axes[1], "games", "self-play games")):
+        xs = [e[key] / 60.0 if key == "wall_s" else e[key] for e in points]
+        elo = [ratings[e["player"]][0] for e in points]
+        low = [ratings[e["player"]][0] - ratings[e["player"]][1] for e in points]
+        high = [ratings[e["player"]][2] - ratings[e["player"]][0] for e in points]
+        if points:
+            ax.errorbar(xs, elo, yerr=[low, high], marker="o", ms=3, capsize=2, label="checkpoints")
+        for i, name in enumerate(references):
+            if name in ratings:
+                ax.axhline(ratings[name][0], ls="--", lw=1, color=f"C{i + 1}", label=name)
+        ax.set_xlabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("Elo (random = 0), 95% intervals")
+    axes[0].legend(loc="best", fontsize=8)
+    fig.suptitle("fastgo learning curve")
+    fig.tight_layout()
+    _save(fig, path)
+    plt.close(fig)
+
+
+def draw_losses(path, metrics_csv):
+    """loss.png: each loss term and the policy accuracy against the training step."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    try:
+        with open(metrics_csv, newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    except OSError:
+        return False
+    if not rows:
+        return False
+
+    def column(name):
+        out = []
+        for row in rows:
+            try:
+                out.append(float(row.get(name, "nan")))
+            except (TypeError, ValueError):
+                out.append(float("nan"))
+        return out
+
+    steps = column("step")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    for name in ("loss", "policy_loss", "value_loss", "ownership_loss"):
+        left.plot(steps, column(name), label=name)
+    left.set_xlabel("training step")
+    left.legend(fontsize=8)
+    left.grid(alpha=0.3)
+    right.plot(steps, column("policy_acc"), label="policy top-1 accuracy")
+    right.set_xlabel("training step")
+    right.legend(fontsize=8)
+    right.grid(alpha=0.3)
+    fig.tight_layout()
+    _save(fig, path)
+    plt.close(fig)
+    return True
+
+
+# ----------------------------------------------------------------------------------------------
+# Several runs in one plot (`fastgo curve`)
+
+MAX_EVALUATIONS_BYTES = 64 << 20     # evaluations.jsonl larger than this is refused unread
+
+
+class RunCurveError(ValueError):
+    """A run directory whose curve cannot be drawn; the message names the directory."""
+
+
+def read_evaluations(path) -> list:
+    """The evaluator's rows of evaluations.jsonl ({'player', 'step', 'wall_s', 'games'}) in file
+    order; lines that are not such rows (a truncated write) are skipped. Missing file: []."""
+    import json
+    import math
+    import os
+
+    try:
+        if os.path.getsize(path) > MAX_EVALUATIONS_BYTES:
+            raise RunCurveError(f"{path}: over {MAX_EVALUATIONS_BYTES} bytes")
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.readlines()
+    except FileNotFoundError:
+        return []
+    except OSError as err:
+        raise RunCurveError(f"{path}: cannot read: {err.strerror or err}") from None
+    out = []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(row, dict) or not isinstance(row.get("player"), str):
+            continue
+        ok = True
+        for key in ("step", "wall_s", "games"):
+            value = row.get(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value) or value < 0:
+                ok = False
+        if ok:
+            out.append(row)
+    return out
+
+
+def run_algorithm(run_root) -> str:
+    """The trainer's algorithm as its metrics.csv says: a REINFORCE trainer's rows carry the
+    pool size and the learner's win rate; "alphazero" otherwise; "" without metrics."""
+    import os
+
+    try:
+        with open(os.path.join(run_root, "metrics.csv"), newline="") as handle:
+            header = next(csv.reader(handle), [])
+    except OSError:
+        return ""
+    if "pool" in header and "win_rate" in header:
+        return "reinforce"
+    return "alphazero" if header else ""
+
+
+def read_run(run_root) -> dict:
+    """{'evaluations', 'ratings', 'algorithm'} of a run directory: the evaluator's evaluations
+    and every player's Elo refitted from its ratings table (anchor random = 0), as the evaluator
+    fits them. RunCurveError when the directory has no ratings or no rated checkpoint."""
+    import os
+
+    from fastgo.ratings import fit_ratings, read_table
+
+    if not os.path.isdir(run_root):
+        raise RunCurveError(f"{run_root}: not a directory")
+    table = os.path.join(run_root, "ratings.jsonl")
+    if not os.path.isfile(table):
+        raise RunCurveError(f"{run_root}: no ratings (ratings.jsonl): run the evaluator on it first")
+    try:
+        ratings = fit_ratings(read_table(table), anchor="random")
+    except OSError as err:
+        raise RunCurveError(f"{table}: cannot read: {err.strerror or err}") from None
+    evaluations = [e for e in read_evaluations(os.path.join(run_root, "evaluations.jsonl"))
+                   if e["player"] in ratings]
+    if not evaluations:
+        raise RunCurveError(f"{run_root}: no rated checkpoint in evaluations.jsonl")
+    return {"evaluations": evaluations, "ratings": ratings, "algorithm": run_algorithm(run_root)}
+
+
+def draw_comparison(path, runs, labels, references=("mcts:100",)):
+    """Elo against wall time of several runs (read_run's dicts) in one plot, 95% intervals as
+    error bars, one colour per run; each run's reference players (other than the random anchor)
+    as dashed lines of its colour."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    for i, (run, label) in enumerate(zip(runs, labels)):
+        ratings, points = run["ratings"], run["evaluations"]
+        colour = f"C{i}"
+        xs = [e["wall_s"] / 60.0 for e in points]
+        elo = [ratings[e["player"]][0] for e in points]
+        low = [ratings[e["player"]][0] - ratings[e["player"]][1] for e in points]
+        high = [ratings[e["player"]][2] - ratings[e["player"]][0] for e in points]
+        ax.errorbar(xs, elo, yerr=[low, high], marker="o", ms=3, capsize=2, color=colour,
+                    label=label)
+        for name in references:
+            if name in ratings:
+                ax.axhline(ratings[name][0], ls="--", lw=1, color=colour, alpha=0.6,
+                           label=f"{name} ({label})")
+    ax.axhline(0.0, ls=":", lw=1, color="grey", label="random (0)")
+    ax.set_xlabel("wall time (minutes)")
+    ax.set_ylabel("Elo (random = 0), 95% intervals")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize=8)
+    ax.set_title("fastgo: learning curves")
+    fig.tight_layout()
+    _save(fig, path)
+    plt.close(fig)

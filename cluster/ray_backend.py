@@ -1,0 +1,660 @@
+"""`fastgo cluster --backend ray [--address ADDR]`: the roles of a run as Ray actors on a Ray
+cluster. Imported only by that backend (the local backend never imports ray).
+
+Each role (serve, train, recorder, evaluate, selfplay-wI) is one actor, `RoleHost`, that starts
+the role's `fastgo ...` command as a child process on its node and reports on it. A child process
+rather than the role in the actor's own process: the roles keep their signal handling (SIGTERM
+closes shards, writes the checkpoint), their own logs and torch state, and a role that crashes
+leaves its actor alive to report how it ended. The child dies with its actor (PR_SET_PDEATHSIG),
+so a lost actor never leaves a role behind holding a port or a worker id.
+
+Placement comes from the config: cluster.server_resources and trainer_resources say where the
+server and trainer go (e.g. {GPU = 1} or a custom node resource), workers are spread over the
+nodes (SPREAD) with worker_resources, the recorder and the evaluator run on the trainer's node
+(node affinity). Roles find each other only through Ray: the server's and the recorder's actors
+bind their node's address (ray.util.get_node_ip_address()) on a port chosen at bind time and
+return the endpoint, which the driver passes to the trainer and the workers as arguments. A
+worker on the trainer's node writes its shards itself; a worker on any other node sends its games
+to the recorder (`fastgo selfplay --recorder`), so no filesystem is shared. When every node of
+the Ray cluster is this machine, both bind loopback instead (no CURVE needed); on a remote node
+they bind the node's address, which their own config checks accept only with CURVE keys
+(curve_secret_key_file and curve_allowed of [server] and [recorder]) or allow_insecure_remote.
+The run directory is the same path on every node; each role writes its own node's copy, and the
+driver learns everything (heartbeats, server stats, ratings) from the actors' replies.
+
+Supervision is the local backend's (cluster_cmd.Supervisor): Ray restarts a lost actor
+(max_restarts = -1; the driver's cluster.max_restarts within restart_window_s decides when to
+give up), the driver sees the new incarnation (another actor pid, or the actor's death reply),
+counts a restart for the role and starts the role again in it; a child that exits or stops making
+progress is restarted the same way with back-off. Calls are never retried by Ray
+(max_task_retries = 0): the driver polls again on its next tick, so no call runs twice. A node
+that leaves takes with it only what was on it (games in progress, a worker's unconfirmed games);
+Ray places its actors again wherever their resources allow. A role that no node takes within
+PLACEMENT_TIMEOUT_S at start is an error (exit status 2).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from cluster.supervisor import (Restarts, Supervisor, evaluator_argv, server_argv, server_rates,
+                                    status_line, summary_text, trainer_argv, worker_argv)
+
+CONFIG_TOKEN = "@config"          # in an argv: the config's path on the actor's node
+READY = {"serve": "fastgo serve: ready on ",         # the line a role prints once it is bound
+         "record": "fastgo recorder: ready on "}
+MAX_JSON_BYTES = 1 << 20           # status and ratings files read for the driver
+PLACEMENT_TIMEOUT_S = 60.0         # a role no node can take within this is an error
+POLL_EVERY_S = 1.0
+
+
+class RayUnavailable(RuntimeError):
+    """Ray is not installed, cannot be reached, or cannot place a role: one line for the user."""
+
+
+def import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailable("--backend ray needs the optional package ray: "
+                             "pip install \"fastgo[ray]\" (or pip install \"ray>=2.9\")") from None
+    return ray
+
+
+def actor_options(resources):
+    """Ray actor options for a resource table {CPU: n, GPU: n, custom: n}."""
+    table = dict(resources)
+    return {"num_cpus": float(table.pop("CPU", 0.0)), "num_gpus": float(table.pop("GPU", 0.0)),
+            "resources": {name: float(amount) for name, amount in table.items()}}
+
+
+def _check_reachable(address, timeout_s=5.0):
+    """RayUnavailable unless HOST:PORT accepts a TCP connection (ray.init would retry an
+    unreachable address for minutes); auto and ray:// addresses are left to Ray."""
+    import socket
+    if address == "auto" or "://" in address:
+        return
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise RayUnavailable(f"--address {address[:80]!r}: expected HOST:PORT (the head's GCS port, "
+                             f"6379 by default) or auto")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as err:
+        raise RayUnavailable(f"--address {address}: no Ray cluster there ({err.strerror or err}); "
+                             f"start one with `ray start --head`") from None
+
+
+def _die_with_parent():
+    """preexec_fn of a role's child: SIGKILL when the actor's thread that started it dies."""
+    import ctypes
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)          # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:                      # the actor died before prctl took hold
+        os._exit(1)
+
+
+def _read_json(path):
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_JSON_BYTES + 1)
+        if len(data) > MAX_JSON_BYTES:
+            return None
+        value = json.loads(data)
+        return value if isinstance(value, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+class RoleHost:
+    """One role on one Ray node (the body of the actor class): its child process, its logs in
+    the node's run directory, its heartbeat. Every reply names the actor's pid, so the driver
+    tells a restarted actor from the one it knew."""
+
+    def __init__(self, role, run_root, heartbeat, config_text, cwd, files=()):
+        from fastgo.files import atomic_write
+        from fastgo.rundir import open_run_dir
+
+        self.role = role
+        self.heartbeat = heartbeat           # status-file role name, or None (the server is pinged)
+        self.files = tuple(files)            # JSON files of the run root returned with each poll
+        self.run_dir = open_run_dir(run_root)
+        self.config_path = os.path.join(self.run_dir.logs, f"{role}.config.toml")
+        atomic_write(self.config_path, lambda handle: handle.write(config_text), binary=False)
+        self.cwd = cwd if os.path.isdir(cwd) else self.run_dir.root
+        self.out_path = os.path.join(self.run_dir.logs, f"{role}.out")
+        self.proc = None
+        self.started = 0.0
+        self.endpoint = None
+        self.last_ping_ok = 0.0
+        self._admin = None
+
+    def where(self):
+        import ray
+        return {"actor": os.getpid(), "node": ray.get_runtime_context().get_node_id(),
+                "ip": ray.util.get_node_ip_address()}
+
+    def start(self, argv, ready=None, ready_timeout_s=60.0):
+        """Starts the role's child (stopping one still running). With `ready` (the line a
+        server or recorder prints once bound), waits for that line and returns the endpoint
+        after it: {"actor", "child", "endpoint", "code", "last_line"}."""
+        self._end_child(2.0)
+        argv = [self.config_path if arg == CONFIG_TOKEN else arg for arg in argv]
+        offset = os.path.getsize(self.out_path) if os.path.exists(self.out_path) else 0
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+        with open(self.out_path, "ab") as out:
+            self.proc = subprocess.Popen([sys.executable, "-m", "fastgo_cli.main", *argv],
+                                         stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                         env=env, cwd=self.cwd, start_new_session=True,
+                                         preexec_fn=_die_with_parent)
+        self.started = self.last_ping_ok = time.monotonic()
+        self.endpoint = None
+        reply = {"actor": os.getpid(), "child": self.proc.pid, "endpoint": None, "code": None,
+                 "last_line": None}
+        if ready:
+            deadline = time.monotonic() + ready_timeout_s
+            while self.endpoint is None:
+                self.endpoint = self._ready_line(offset, ready)
+                if self.endpoint is None and (self.proc.poll() is not None or time.monotonic() > deadline):
+                    if self.proc.poll() is None:
+                        self._end_child(2.0)
+                    reply.update(code=self.proc.returncode if self.proc else None,
+                                 last_line=_last_line(self.out_path), child=None)
+                    self.proc = None
+                    return reply
+                time.sleep(0.05)
+            reply["endpoint"] = self.endpoint
+        return reply
+
+    def _ready_line(self, offset, ready):
+        try:
+            with open(self.out_path, "rb") as handle:
+                handle.seek(offset)
+                text = handle.read(1 << 16).decode(errors="replace")
+        except OSError:
+            return None
+        for line in text.splitlines():
+            if line.startswith(ready) and "\n" in text[text.index(line):]:
+                return line[len(ready):].strip()
+        return None
+
+    def poll(self):
+        """How the role is: {"actor", "child" (pid or None), "code" (exit status, once, when
+        the child has ended), "age" (seconds since its last progress), "status" (its
+        heartbeat's figures), "stats" (the server's), "files", "last_line"}."""
+        from fastgo.rundir import read_status
+        reply = {"actor": os.getpid(), "child": None, "code": None, "age": 0.0, "status": None,
+                 "stats": None, "files": {}, "last_line": None}
+        if self.proc is not None:
+            code = self.proc.poll()
+            if code is not None:
+                reply.update(code=code, last_line=_last_line(self.out_path))
+                self.proc = None
+            else:
+                reply["child"] = self.proc.pid
+        now = time.monotonic()
+        if self.heartbeat is not None:
+            data, mtime = read_status(self.run_dir, self.heartbeat)
+            reply["status"] = data
+            if reply["child"] is not None:
+                last = self.started if mtime is None else max(self.started, now - max(0.0, time.time() - mtime))
+                reply["age"] = now - last
+        elif reply["child"] is not None and self.endpoint and self.role == "serve":
+            reply["stats"] = self._server_stats()
+            reply["age"] = now - self.last_ping_ok
+        for name in self.files:
+            reply["files"][name] = _read_json(os.path.join(self.run_dir.root, name))
+        return reply
+
+    def _server_stats(self):
+        """The stats of this actor's own server (its pid must be the child's), or None."""
+        from inference_server.client import InferenceClient
+        try:
+            if self._admin is None:
+                self._admin = InferenceClient(self.endpoint, timeout_s=1.0, retries=0)
+            stats = self._admin.stats(timeout_s=0.5)
+            if self.proc is None or stats.get("pid") != self.proc.pid:
+                return None
+            self.last_ping_ok = time.monotonic()
+            return stats
+        except Exception:
+            if self._admin is not None:
+                self._admin.close()
+            self._admin = None
+            return None
+
+    def signal(self, sig):
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.kill(self.proc.pid, signal.SIGCONT)   # a stopped child cannot act on SIGTERM
+                os.kill(self.proc.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def kill(self):
+        """SIGKILL the child and forget it (a stuck role); its exit is not reported."""
+        self._end_child(0.0)
+
+    def stop(self, wait_s):
+        """SIGTERM, up to wait_s for the child to end, then SIGKILL; the last poll."""
+        self._end_child(wait_s)
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
+        reply = self.poll()
+        reply["stopped"] = True
+        return reply
+
+    def _end_child(self, wait_s):
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.signal(signal.SIGTERM if wait_s > 0 else signal.SIGKILL)
+            try:
+                self.proc.wait(max(0.0, wait_s))
+            except subprocess.TimeoutExpired:
+                self.signal(signal.SIGKILL)
+                self.proc.wait(10)
+        self.proc = None
+
+
+def _last_line(path):
+    from cluster.supervisor import _last_line as last
+    return last(path)
+
+
+class RayRole(Restarts):
+    """The driver's view of one role's actor."""
+
+    def __init__(self, role, kind, run_dir, heartbeat, resources, worker_id=None):
+        super().__init__()
+        self.role = role
+        self.kind = kind                    # serve | train | record | evaluate | selfplay
+        self.worker_id = worker_id
+        self.heartbeat = heartbeat
+        self.resources = dict(resources)
+        self.log_path = run_dir.log(role)
+        self.out_path = os.path.join(run_dir.logs, f"{role}.out")
+        self.actor = None
+        self.actor_pid = None               # the incarnation the driver knows
+        self.node = self.ip = None
+        self.child = None                   # the child's pid while it runs
+        self.need_start = True
+        self.expect_exit = False            # stopped on purpose (the server moved): no restart counted
+        self.pending = None                 # the poll in flight
+        self.last = {}                      # the last poll's reply
+        self.started = 0.0
+
+
+class RayCluster(Supervisor):
+    """The same interface as cluster_cmd.Cluster (start_all, supervise_once, status, shutdown,
+    summary, close) over Ray actors."""
+
+    def __init__(self, config, config_path, run_dir, workers, evaluate, log, *, address=None):
+        self.ray = ray = import_ray()
+        self.config = config
+        self.cc = config.cluster
+        self.run_dir = run_dir
+        self.log = log
+        self.failed = None
+        self.fail_code = 1
+        self.stop_reason = None
+        self.started = time.monotonic()
+        with open(config_path, encoding="utf-8") as handle:
+            self.config_text = handle.read()
+        roles = [("serve", "serve", None, self.cc.server_resources),
+                 ("train", "train", "train", self.cc.trainer_resources)]
+        if workers:
+            roles.append(("recorder", "record", "recorder", self.cc.recorder_resources))
+        roles += [(f"selfplay-w{i}", "selfplay", f"selfplay-w{i}", self.cc.worker_resources)
+                  for i in range(workers)]
+        if evaluate:
+            roles.append(("evaluate", "evaluate", "evaluate", self.cc.evaluator_resources))
+        self.children = [RayRole(name, kind, run_dir, beat, res) for name, kind, beat, res in roles]
+        self.server, self.trainer = self.children[0], self.children[1]
+        self.workers = [c for c in self.children if c.kind == "selfplay"]
+        for i, child in enumerate(self.workers):
+            child.worker_id = i
+        self.recorder = next((c for c in self.children if c.kind == "record"), None)
+        self.evaluator = next((c for c in self.children if c.kind == "evaluate"), None)
+        self.endpoint = None                # the server's, as it reported it
+        self.recorder_endpoint = None
+        self._last_stats = None
+        self._last_rates = (0.0, 0.0)
+        self._next_poll = 0.0
+        self._actors_by_kind = {}
+        if address:
+            _check_reachable(address)
+        try:
+            if address:
+                ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                         logging_level="WARNING", configure_logging=True)
+                self.where = f"Ray cluster at {address}"
+            else:
+                ray.init(**self._local_instance_options())
+                self.where = "a Ray instance on this machine"
+        except Exception as err:             # ConnectionError, RuntimeError, ValueError ...
+            raise RayUnavailable(f"--address {address}: cannot join the Ray cluster: "
+                                 f"{str(err).splitlines()[0] if str(err) else type(err).__name__}"
+                                 if address else f"cannot start Ray on this machine: {err}") from None
+        nodes = [n for n in ray.nodes() if n.get("Alive")]
+        self.where += f", {len(nodes)} node(s)"
+        try:
+            self._check_feasible(nodes)
+        except RayUnavailable:
+            ray.shutdown()
+            raise
+        # Every node on this machine: loopback endpoints, no CURVE needed.
+        here = ray.util.get_node_ip_address()
+        self.loopback = all(n.get("NodeManagerAddress") == here for n in nodes)
+
+    def _local_instance_options(self):
+        """A Ray instance for this machine only: room for every role (the roles oversubscribe
+        the CPUs as the local backend's processes do), custom resources the config names."""
+        demand = {}
+        for child in self.children:
+            for name, amount in child.resources.items():
+                demand[name] = demand.get(name, 0.0) + amount
+        custom = {name: amount for name, amount in demand.items() if name not in ("CPU", "GPU")}
+        return {"num_cpus": max(os.cpu_count() or 1, int(demand.get("CPU", 0.0) + 0.999)),
+                "resources": custom, "include_dashboard": False, "log_to_driver": False,
+                "logging_level": "WARNING", "object_store_memory": 100 << 20}
+
+    def _check_feasible(self, nodes):
+        for child in self.children:
+            if not any(all(node.get("Resources", {}).get(name, 0.0) >= amount
+                           for name, amount in child.resources.items() if amount > 0)
+                       for node in nodes):
+                key = {"serve": "server_resources", "train": "trainer_resources",
+                       "record": "recorder_resources", "selfplay": "worker_resources",
+                       "evaluate": "evaluator_resources"}[child.kind]
+                offers = "; ".join(", ".join(f"{k} {v:g}" for k, v in sorted(n.get("Resources", {}).items())
+                                             if not k.startswith(("node:", "memory", "object_store")))
+                                   for n in nodes)
+                raise RayUnavailable(f"cluster.{key} = {child.resources}: no node of the Ray cluster "
+                                     f"has that ({offers or 'no nodes'})")
+
+    # -- actors ---------------------------------------------------------------------------------
+
+    def _make_actor(self, child, strategy=None):
+        ray = self.ray
+        cls = self._actors_by_kind.get("host")
+        if cls is None:
+            cls = self._actors_by_kind["host"] = ray.remote(RoleHost)
+        options = dict(actor_options(child.resources), max_restarts=-1, max_task_retries=0)
+        if strategy is not None:
+            options["scheduling_strategy"] = strategy
+        files = ("ratings.json",) if child.kind == "evaluate" else ()
+        child.actor = cls.options(**options).remote(child.role, self.run_dir.root, child.heartbeat,
+                                                    self.config_text, os.getcwd(), files)
+
+    def _get(self, ref, timeout_s, what):
+        ray = self.ray
+        try:
+            return ray.get(ref, timeout=timeout_s)
+        except ray.exceptions.GetTimeoutError:
+            raise RuntimeError(f"{what}: no reply within {timeout_s:g} s") from None
+
+    def _place(self, children):
+        """Waits until each actor runs somewhere; records its node."""
+        refs = [c.actor.where.remote() for c in children]
+        deadline = time.monotonic() + PLACEMENT_TIMEOUT_S
+        ready = []
+        while len(ready) < len(refs) and time.monotonic() < deadline:
+            if self.should_stop():
+                raise RuntimeError("stopped while the roles were being placed")
+            ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0.5)
+        for child, ref in zip(children, refs):
+            if ref not in ready:
+                self.fail_code = 2
+                raise RuntimeError(f"{child.role}: no node of the Ray cluster took it within "
+                                   f"{PLACEMENT_TIMEOUT_S:g} s (it needs {child.resources})")
+            info = self.ray.get(ref)
+            child.actor_pid, child.node, child.ip = info["actor"], info["node"], info["ip"]
+
+    def start_all(self):
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        self._make_actor(self.server)
+        self._make_actor(self.trainer)
+        self._place([self.server, self.trainer])
+        if not self._start(self.server):
+            raise RuntimeError(self.failed or "the server did not start")
+        beside = NodeAffinitySchedulingStrategy(node_id=self.trainer.node, soft=False)
+        for child in (self.recorder, self.evaluator):
+            if child is not None:
+                self._make_actor(child, beside)
+        for child in self.workers:
+            self._make_actor(child, "SPREAD")
+        self._place([c for c in self.children if c.kind in ("record", "selfplay", "evaluate")])
+        if self.recorder is not None and not self._start(self.recorder):
+            raise RuntimeError(self.failed or "the recorder did not start")
+        for child in self.children[1:]:
+            if child is not self.recorder:
+                self._start(child)
+        for child in self.children:
+            print(f"fastgo cluster: {child.role:<12} node {child.node} ({child.ip}) actor pid "
+                  f"{child.actor_pid} pid {child.child} log {child.log_path}", flush=True)
+
+    def _bind(self, child):
+        """tcp://HOST:* on the child's node: loopback when every node is this machine."""
+        host = "127.0.0.1" if self.loopback else child.ip
+        return f"tcp://[{host}]:*" if ":" in host else f"tcp://{host}:*"
+
+    def _argv(self, child):
+        if child.kind == "serve":
+            return server_argv(self.config, CONFIG_TOKEN, self.run_dir, self._bind(child))
+        if child.kind == "record":
+            return ["recorder", "--config", CONFIG_TOKEN, "--run-dir", self.run_dir.root,
+                    "--bind", self._bind(child), "--quiet"]
+        if child.kind == "train":
+            return trainer_argv(CONFIG_TOKEN, self.run_dir, self.endpoint)
+        if child.kind == "selfplay":
+            argv = worker_argv(CONFIG_TOKEN, self.run_dir, self.endpoint, child.worker_id)
+            # A worker on another node than the trainer's sends its games to the recorder.
+            if self.recorder_endpoint and child.node != self.trainer.node:
+                argv += ["--recorder", self.recorder_endpoint]
+            return argv
+        return evaluator_argv(CONFIG_TOKEN, self.run_dir)
+
+    def _start(self, child):
+        """Starts the role in its actor; False when it could not (a lost actor is polled again
+        next tick; a server that fails to bind is a failure)."""
+        try:
+            reply = self._get(child.actor.start.remote(self._argv(child), READY.get(child.kind)),
+                              90.0, f"{child.role} start")
+        except (self.ray.exceptions.RayActorError, RuntimeError) as err:
+            self.log(f"{child.role}: could not start it: {str(err).splitlines()[0]}")
+            return False
+        self._seen(child, reply)
+        child.started = time.monotonic()
+        child.need_start = False
+        child.child = reply["child"]
+        if child.restarts and child.child is not None:
+            self.log(f"{child.role} running: node {child.node} ({child.ip}) actor pid "
+                     f"{child.actor_pid} pid {child.child}")
+        if child.kind in READY:
+            if reply["endpoint"] is None:
+                if reply["code"] == 2:
+                    self.fail_code = 2
+                    self.failed = (f"{child.role} refused to run (exit status 2): {reply['last_line']} "
+                                   f"(see {child.out_path} on node {child.ip})")
+                else:
+                    self._restart(child, f"did not start ({reply['last_line']})")
+                    child.need_start = True
+                return False
+            if child.kind == "serve":
+                moved = self.endpoint is not None and reply["endpoint"] != self.endpoint
+                self.endpoint = reply["endpoint"]
+                followers = ("train", "selfplay")
+            else:
+                moved = self.recorder_endpoint is not None and reply["endpoint"] != self.recorder_endpoint
+                self.recorder_endpoint = reply["endpoint"]
+                followers = ("selfplay",)
+            self.log(f"{child.role} on {reply['endpoint']} (node {child.node})")
+            if moved:                      # the roles that talk to it must follow it
+                for other in self.children:
+                    if other.kind in followers and other.child is not None and (
+                            child.kind == "serve" or other.node != self.trainer.node):
+                        other.expect_exit = True
+                        other.actor.signal.remote(signal.SIGTERM)
+        return True
+
+    def _seen(self, child, reply):
+        """A reply from `child`'s actor: a new incarnation means Ray restarted it."""
+        if child.actor_pid is not None and reply["actor"] != child.actor_pid:
+            self._lost(child)
+        if child.actor_pid is None:
+            info = None
+            try:
+                info = self.ray.get(child.actor.where.remote(), timeout=10)
+            except Exception:
+                pass
+            if info is not None:
+                child.node, child.ip = info["node"], info["ip"]
+            child.actor_pid = reply["actor"]
+
+    def _lost(self, child):
+        if child.actor_pid is None:
+            return                          # counted already
+        child.actor_pid = None
+        child.child = None
+        child.need_start = True
+        child.expect_exit = False
+        self._restart(child, "lost its actor (process or node gone); Ray restarts it")
+
+    # -- supervision ----------------------------------------------------------------------------
+
+    def supervise_once(self):
+        now = time.monotonic()
+        if now < self._next_poll:
+            return
+        self._next_poll = now + POLL_EVERY_S
+        ray = self.ray
+        for child in self.children:
+            if child.pending is None:
+                child.pending = child.actor.poll.remote()
+        pending = [c.pending for c in self.children]
+        ready, _ = ray.wait(pending, num_returns=len(pending), timeout=1.0)   # the rest: next tick
+        ready = set(ready)
+        for child in self.children:
+            if child.pending not in ready:
+                continue
+            ref, child.pending = child.pending, None
+            try:
+                reply = ray.get(ref)
+            except ray.exceptions.RayActorError:
+                self._lost(child)
+                continue
+            self._seen(child, reply)
+            self._handle(child, reply)
+            if self.failed:
+                return
+        now = time.monotonic()
+        for child in self.children:
+            if child.need_start and child.actor_pid is not None and now >= child.next_start:
+                if child.kind != "serve" and self.endpoint is None:
+                    continue                       # the server first: the others need its address
+                self._start(child)
+                if self.failed:
+                    return
+
+    def _handle(self, child, reply):
+        child.last = reply
+        code = reply["code"]
+        if code is not None:
+            child.child = None
+            child.need_start = True
+            if child.expect_exit:
+                child.expect_exit = False
+            elif code == 2:                      # the role refuses its settings: a restart cannot help
+                self.fail_code = 2
+                self.failed = (f"{child.role} refused to run (exit status 2): {reply['last_line']} "
+                               f"(see {child.out_path} on node {child.ip})")
+            else:
+                self._restart(child, f"exited with status {code}")
+            return
+        if reply["child"] is None:
+            if child.child is not None:            # the actor no longer has it (a new incarnation)
+                child.child = None
+                child.need_start = True
+            return
+        child.child = reply["child"]
+        if reply["age"] > self.cc.stuck_seconds:
+            idle = reply["age"]
+            try:
+                self._get(child.actor.kill.remote(), 20.0, f"{child.role} kill")
+            except (self.ray.exceptions.RayActorError, RuntimeError):
+                pass
+            child.child = None
+            child.need_start = True
+            self._restart(child, f"made no progress for {idle:.0f} s (stuck or stopped); killed")
+        elif time.monotonic() - child.started > 60 and child.backoff:
+            child.backoff = 0.0                    # a minute of health resets the back-off
+
+    # -- the status line, shutdown, summary -----------------------------------------------------
+
+    def _train_status(self):
+        return self.trainer.last.get("status") or {}
+
+    def _ratings(self):
+        return (self.evaluator.last.get("files") or {}).get("ratings.json") if self.evaluator else None
+
+    def status(self):
+        elapsed = time.monotonic() - self.started
+        moves = sum(float((w.last.get("status") or {}).get("moves_per_s", 0.0))
+                    for w in self.workers if w.child is not None)
+        stats = self.server.last.get("stats")
+        if stats and self._last_stats and stats is self._last_stats[0]:
+            evals, fill = self._last_rates         # no fresh figures since the last line
+        else:
+            evals, fill = self._last_rates = server_rates(stats, self._last_stats)
+        if stats:
+            self._last_stats = (stats, time.monotonic())
+        return status_line(elapsed, self._train_status(), moves, evals, fill, self._ratings(),
+                           self.restarts())
+
+    def shutdown(self):
+        """Workers (their shards close, their games reach the recorder), recorder, evaluator,
+        trainer (its checkpoint), server, in that order: each actor stops its child (SIGTERM,
+        then SIGKILL at its share of shutdown_s); then the actors themselves."""
+        ray = self.ray
+        deadline = time.monotonic() + self.cc.shutdown_s - 0.5
+        groups = [self.workers, [self.recorder] if self.recorder else [],
+                  [self.evaluator] if self.evaluator else [], [self.trainer], [self.server]]
+        shares = [0.25, 0.1, 0.1, 0.35, 0.2]
+        for group, share in zip(groups, shares):
+            group = [c for c in group if c.actor is not None]
+            if not group:
+                continue
+            wait_s = max(0.1, min(deadline - time.monotonic(), share * self.cc.shutdown_s))
+            refs = [c.actor.stop.remote(wait_s) for c in group]
+            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=wait_s + 2.0)
+            for child, ref in zip(group, refs):
+                if ref in ready:
+                    try:
+                        child.last = ray.get(ref)
+                        child.child = None
+                        continue
+                    except ray.exceptions.RayActorError:
+                        pass
+                self.log(f"{child.role} did not stop in time; its actor is killed")
+        for child in self.children:
+            if child.actor is not None:
+                try:
+                    ray.kill(child.actor, no_restart=True)   # the child dies with it
+                except Exception:
+                    pass
+
+    def summary(self):
+        return summary_text(time.monotonic() - self.started, self.stop_reason, self._train_status(),
+                            self.restarts(), self._ratings(), self.run_dir)
+
+    def close(self):
+        self.ray.shutdown()

@@ -1,0 +1,95 @@
+"""Bounded reads and atomic writes: the two ways the project touches a file others write or read.
+
+A bounded read takes a regular file only (a FIFO, socket or device is refused without blocking),
+checks its size before it allocates, and reads at most `max_bytes`. An atomic write goes to a
+temporary name in the same folder, is flushed and fsynced, renamed over the target, and the
+folder is fsynced: a reader sees the old file or the new one, never a part. Stdlib only.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import tempfile
+
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_regular(path, max_bytes: int, *, skip=None):
+    """(stat of the open file, its bytes) for a regular file of at most `max_bytes` bytes.
+
+    The path is checked with stat before it is opened and again with fstat after (O_NONBLOCK),
+    so nothing blocks on a FIFO. `skip(stat) -> bool` may decline the read after the checks
+    (then the bytes are None), e.g. when the file is unchanged since the last read. Raises
+    OSError: FileNotFoundError when absent, EINVAL for a non-regular file, EFBIG over the bound.
+    The message names the path: do not pass it on to a remote peer."""
+    path = os.fspath(path)
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", path)
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        if info.st_size > max_bytes:
+            raise OSError(errno.EFBIG, f"{info.st_size} bytes, the limit is {max_bytes}", path)
+        if skip is not None and skip(info):
+            return info, None
+        chunks, total = [], 0
+        while total <= max_bytes:
+            chunk = os.read(fd, min(1 << 24, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > max_bytes:
+            raise OSError(errno.EFBIG, f"more than {max_bytes} bytes", path)
+        return info, b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_bounded(path, max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most `max_bytes` bytes (see read_regular)."""
+    return read_regular(path, max_bytes)[1]
+
+
+def reason(err: OSError) -> str:
+    """An OSError as a short reason without the path: 'not a regular file', 'No such file ...'."""
+    return err.strerror or type(err).__name__
+
+
+def fsync_dir(directory) -> None:
+    """Makes a rename inside `directory` durable."""
+    fd = os.open(os.fspath(directory), os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path, write, *, binary=True, suffix=""):
+    """Calls write(handle) on a temporary file beside `path`, then renames it to `path`. On any
+    error the temporary file is removed and `path` is left as it was."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=directory)
+    try:
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    fsync_dir(directory)
+
+
+def atomic_write_bytes(path, data: bytes, *, suffix="") -> None:
+    atomic_write(path, lambda handle: handle.write(data), suffix=suffix)
+
+
+def atomic_write_text(path, text: str, *, suffix="") -> None:
+    atomic_write(path, lambda handle: handle.write(text), binary=False, suffix=suffix)

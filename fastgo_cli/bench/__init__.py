@@ -1,0 +1,1 @@
+"""`fastgo bench TARGET`: one module per benchmark, each figure beside its ceiling."""

@@ -1,0 +1,135 @@
+"""`fastgo bench train`: the trainer's data path on one core (shards read and verified; positions
+rebuilt by replay, encoded, under a random symmetry, batched) and training samples/s of the
+config's network. The data path must outrun a GPU trainer (>= 20,000 positions/s on one core).
+
+The shards are self-play games made first in this process (uniform evaluator, so the games are
+cheap to make but have real lengths); nothing here needs a server.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+
+def add_arguments(parser):
+    parser.add_argument("--config", default="configs/quickstart.toml",
+                        help="TOML config ([model], [trainer], [selfplay])")
+    parser.add_argument("--games", type=int, default=400, help="self-play games in the shards")
+    parser.add_argument("--batch", type=int, help="batch size (default: trainer.batch_size)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="length of each timed run")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs per figure (median)")
+    parser.add_argument("--json", help="write the results here")
+
+
+def _timed(fn, seconds):
+    """(items, elapsed) of repeated fn() -> items for about `seconds`."""
+    fn()
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        count += fn()
+    return count, time.perf_counter() - start
+
+
+def run(args) -> int:
+    import dataclasses
+
+    import numpy as np
+    import torch
+
+    from fastgo.config import ConfigError, load_config
+    from fastgo.rundir import open_run_dir
+    from inference_server.evaluator import UniformEvaluator
+    from fastgo.shards import list_shards, read_shard
+    from selfplay_workers.worker import SelfplayWorker
+    from trainer.loop import Trainer
+    from trainer.window import ReplayWindow, block_from_shard
+
+    try:
+        config = load_config(args.config)
+        if not 1 <= args.games <= 1_000_000 or not 1 <= args.repeats <= 100 or not 0 < args.seconds <= 600:
+            raise ConfigError("--games 1..1e6, --repeats 1..100 and --seconds (0, 600] please")
+        if args.batch is not None and not 1 <= args.batch <= 65536:
+            raise ConfigError(f"--batch: must be in 1..65536, got {args.batch}")
+    except ConfigError as err:
+        print(f"fastgo bench train: {err}", file=sys.stderr)
+        return 2
+    print(f"fastgo bench train: about {3 * args.repeats * args.seconds + args.games / 20 + 5:.0f} s "
+          f"({args.games} games of self-play to read, then 3 x {args.repeats} runs of "
+          f"{args.seconds:g} s)", file=sys.stderr, flush=True)
+    torch.set_num_threads(config.trainer.threads or 1)
+    batch = args.batch or config.trainer.batch_size
+    mc = config.model
+    with tempfile.TemporaryDirectory(prefix="fastgo-bench-train-") as workdir:
+        run_dir = open_run_dir(workdir)
+        sp = dataclasses.replace(config.selfplay, visits=8, cheap_visits=0, shard_games=50,
+                                 resign_threshold=-1.0, seed=1)
+        worker = SelfplayWorker(dataclasses.replace(config, selfplay=sp), UniformEvaluator(mc.board_size),
+                                shard_dir=run_dir.shards, games=min(64, args.games))
+        worker.run(max_games=args.games)
+        names = list_shards(run_dir.shards)
+        paths = [os.path.join(run_dir.shards, n) for n in names]
+        total_bytes = sum(os.path.getsize(p) for p in paths)
+
+        # 1. read + verify + flatten every shard
+        read_rates, blocks = [], []
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            blocks = [block_from_shard(read_shard(p), n) for p, n in zip(paths, names)]
+            read_rates.append(sum(b.positions for b in blocks) / (time.perf_counter() - start))
+        positions = sum(b.positions for b in blocks)
+
+        # 2. sample: replay, encode, symmetry, batch
+        window = ReplayWindow(mc.board_size, config.selfplay.komi, mc.encoding, window="fixed",
+                              window_size=positions + 1)
+        for block in blocks:
+            window.add(block)
+        rng = np.random.default_rng(0)
+        buffers = window.batch_buffers(batch, mc.planes)
+        sample_rates = []
+        for _ in range(args.repeats):
+            count, elapsed = _timed(lambda: window.sample(rng, buffers)["planes"].shape[0], args.seconds)
+            sample_rates.append(count / elapsed)
+
+        # 3. training steps (sampling included)
+        tc = dataclasses.replace(config.trainer, batch_size=batch, publish=False, device="cpu"
+                                 if not torch.cuda.is_available() else config.trainer.device,
+                                 min_positions=1, samples_per_position=1e9)
+        trainer = Trainer(dataclasses.replace(config, trainer=tc), open_run_dir(os.path.join(workdir, "t")))
+        trainer.window = window
+        trainer.buffers = buffers
+        train_rates = []
+        for _ in range(args.repeats):
+            count, elapsed = _timed(lambda: (trainer.train_step(), batch)[1], args.seconds)
+            train_rates.append(count / elapsed)
+    read_rate = statistics.median(read_rates)
+    sample_rate = statistics.median(sample_rates)
+    # positions/s of the whole data path when each position is read once and sampled R times
+    r = config.trainer.samples_per_position
+    combined = 1.0 / (1.0 / (read_rate * r) + 1.0 / sample_rate)
+    result = {
+        "data_positions_per_s": round(sample_rate, 1),
+        "read_positions_per_s": round(read_rate, 1),
+        "data_path_positions_per_s_at_cap": round(combined, 1),
+        "train_samples_per_s": round(statistics.median(train_rates), 1),
+        "train_vs_data_ratio": round(statistics.median(train_rates) / sample_rate, 4),
+        "shard_bytes_per_position": round(total_bytes / max(1, positions), 1),
+        "positions": positions, "games": args.games, "batch": batch, "model": mc.name,
+        "board_size": mc.board_size, "encoding": mc.encoding, "device": str(trainer.device),
+        "threads": torch.get_num_threads(), "samples_per_position": r,
+        "repeats": args.repeats, "seconds": args.seconds,
+    }
+    print(f"data path {mc.board_size}x{mc.board_size} {mc.encoding}: {sample_rate:,.0f} positions/s "
+          f"(replay + encode + symmetry + batch, one core); shards read and verified at "
+          f"{read_rate:,.0f} positions/s ({result['shard_bytes_per_position']} bytes/position); "
+          f"both at {r:g} samples/position: {combined:,.0f} positions/s")
+    print(f"training {mc.name} batch {batch} on {result['device']} ({result['threads']} thread(s)): "
+          f"{result['train_samples_per_s']:,.0f} samples/s "
+          f"(data path {1 / result['train_vs_data_ratio']:.1f}x faster)")
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(result, handle, indent=2)
+    return 0

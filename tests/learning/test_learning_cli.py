@@ -1,0 +1,74 @@
+"""The learning loop's commands from outside: a worker never imports torch, bad arguments are
+one line and exit 2, and the benches' JSON agrees with the work they report."""
+import json
+import subprocess
+import sys
+
+from loop_helpers import write_tiny_config
+
+
+def test_a_selfplay_worker_never_imports_torch():
+    code = ("import sys, selfplay_workers.worker, selfplay_workers.match, fastgo_cli.selfplay_cmd, "
+            "inference_server.client, fastgo.shards; "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def test_bad_arguments_exit_2_with_one_line(tmp_path):
+    config = write_tiny_config(tmp_path / "c.toml")
+    for args in (["selfplay", "--config", config, "--run-dir", tmp_path / "r", "--games", "0"],
+                 ["selfplay", "--config", config, "--run-dir", tmp_path / "r", "--seed", str(1 << 64)],
+                 ["train", "--config", config, "--run-dir", tmp_path / "r", "--seconds", "-1"],
+                 ["train", "--config", tmp_path / "missing.toml", "--run-dir", tmp_path / "r"]):
+        out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", *map(str, args)],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2, (args, out.stderr)
+        assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_bench_train_json_counts_the_games_it_made(tmp_path):
+    config = write_tiny_config(tmp_path / "c.toml")
+    out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "bench", "train", "--config", config,
+                          "--games", "30", "--seconds", "0.2", "--repeats", "1", "--json",
+                          tmp_path / "b.json"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    result = json.loads((tmp_path / "b.json").read_text())
+    assert result["games"] == 30 and result["batch"] == 128 and result["board_size"] == 5
+    # 30 games of 5x5 last between 2 and 50 moves each (two passes .. the move cap)
+    assert 30 * 2 <= result["positions"] <= 30 * 50
+    assert result["data_positions_per_s"] > 0 and result["train_samples_per_s"] > 0
+    assert abs(result["train_vs_data_ratio"] - result["train_samples_per_s"] / result["data_positions_per_s"]) < 1e-3
+
+
+def test_bench_selfplay_json_agrees_with_itself(tmp_path):
+    config = write_tiny_config(tmp_path / "c.toml", games=16, visits=8)
+    out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "bench", "selfplay", "--config", config,
+                          "--seconds", "1.5", "--warmup", "0.5", "--rounds", "1", "--json",
+                          tmp_path / "s.json"], capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    r = json.loads((tmp_path / "s.json").read_text())
+    assert r["workers"] == 1 and r["games_per_worker"] == 16 and r["visits"] == 8
+    # a worker's batch holds at most one leaf per game, and at most two batches are in flight,
+    # which the server may gather into one forward pass
+    assert 1 <= r["mean_batch"] <= 2 * 16
+    assert abs(r["mean_batch"] - r["positions"] / r["batches"]) < 0.01
+    assert abs(r["evals_per_s"] - r["positions"] / r["seconds_per_round"]) / r["evals_per_s"] < 0.1
+    assert abs(r["ratio"] - r["evals_per_s"] / r["raw_evals_per_s"]) < 1e-3
+
+
+def test_train_refuses_a_run_of_another_model_in_one_line(tmp_path):
+    small = write_tiny_config(tmp_path / "small.toml")
+    big = tmp_path / "big.toml"
+    big.write_text(open(small).read().replace("channels = 16", "channels = 24"))
+    run = tmp_path / "run"
+    first = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "train", "--config", small,
+                            "--run-dir", str(run), "--no-publish", "--max-steps", "0", "--quiet"],
+                           capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "train", "--config", str(big),
+                          "--run-dir", str(run), "--no-publish", "--max-steps", "0", "--quiet"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "b2c16" in out.stderr and "b2c24" in out.stderr

@@ -1,0 +1,236 @@
+"""The arena: random against mcts:100 on 9x9 is lopsided with an interval that says so, in
+play_match and through `fastgo arena` (printed counts = --json = the ratings table row); the SPRT
+stops early and names the hypothesis; SGFs; a checkpoint player; GTP engines that fail lose their
+games and the match goes on; bad arguments are one line on stderr and exit status 2."""
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fastgo.ratings import read_table
+from fastgo.sgf import read_sgf_file
+from fastgo_cli.main import main
+from fastgo.ratings import (elo_from_score, sprt_bounds, sprt_decision, sprt_llr,
+                            wilson_interval)
+from selfplay_workers.match import play_match
+from selfplay_workers.players import make_player
+from conftest import gnugo_path
+
+FAKE = str(Path(__file__).resolve().parents[1] / "fake_engines" / "fake_gtp.py")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+GNUGO = gnugo_path()
+
+
+def arena(capsys, *argv):
+    """`fastgo arena ARGV` in process: (exit status, stdout, stderr)."""
+    try:
+        code = main(["arena", *argv])
+    except SystemExit as exc:            # argparse's own errors
+        code = exc.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def printed_counts(out):
+    a = re.search(r"^A (\S+): (\d+) wins \((\d+) of (\d+) as Black, (\d+) of (\d+) as White\)",
+                  out, re.M)
+    b = re.search(r"^B (\S+): (\d+) wins \((\d+) of (\d+) as Black, (\d+) of (\d+) as White\)",
+                  out, re.M)
+    games = int(re.search(r"^games: (\d+)$", out, re.M).group(1))
+    rate = re.search(r"^win rate of A: ([\d.]+) \(95% interval ([\d.]+) \.\. ([\d.]+)\)", out, re.M)
+    elo = re.search(r"^Elo of A - B: ([-+]\d+) \(95% interval ([-+]\d+) \.\. ([-+]\d+)\)", out, re.M)
+    return games, a, b, rate, elo
+
+
+def test_random_against_mcts_is_lopsided():
+    result = play_match(make_player("random", seed=1), make_player("mcts:100", seed=2), 20, size=9)
+    assert result.games == 20 and result.games_a_black == 10
+    assert result.wins_b >= 18
+    low, high = result.wilson()
+    assert high < 0.5                                # the interval excludes an even match
+    elo, elo_low, elo_high = result.elo()
+    assert elo_high < 0 and elo <= elo_high
+    assert result.wins_a_black + result.wins_a_white == result.wins_a
+    assert result.wins_b_black + result.wins_b_white == result.wins_b
+    assert result.wins_b_black <= 10 and result.wins_b_white <= 10
+
+
+def test_interval_and_sprt_arithmetic():
+    low, high = wilson_interval(10, 20)
+    assert low < 0.5 < high and low == pytest.approx(1 - high)
+    assert elo_from_score(0.5) == 0 and elo_from_score(0.76) == pytest.approx(200, abs=1)
+    lower, upper = sprt_bounds(0.05, 0.05)
+    assert upper == pytest.approx(math.log(19)) and lower == pytest.approx(-math.log(19))
+    assert sprt_llr(0, 0, 0, 0, 35) == 0
+    assert sprt_llr(10, 0, 0, 0, 35) > 0 > sprt_llr(0, 10, 0, 0, 35)
+    assert sprt_llr(3, 3, 4, 0, 35) == pytest.approx(sprt_llr(5, 5, 0, 0, 35))
+    assert sprt_decision(3.0) == "H1" and sprt_decision(-3.0) == "H0" and sprt_decision(0.1) is None
+
+
+def test_cli_counts_json_table_and_sgf(tmp_path, capsys):
+    out_json, table, sgf_dir = tmp_path / "r.json", tmp_path / "ratings.jsonl", tmp_path / "sgf"
+    code, out, err = arena(capsys, "random", "mcts:100", "--games", "20", "--seed", "1",
+                           "--json", str(out_json), "--table", str(table),
+                           "--sgf-dir", str(sgf_dir))
+    assert code == 0, err
+    games, a, b, rate, elo = printed_counts(out)
+    data = json.loads(out_json.read_text())
+    assert games == data["games"] == 20
+    assert a.group(1) == data["a"] == "random" and b.group(1) == data["b"] == "mcts:100"
+    assert int(a.group(2)) == data["wins_a"] and int(b.group(2)) == data["wins_b"]
+    assert data["wins_a"] + data["wins_b"] + data["draws"] == 20
+    assert data["wins_b"] >= 18 and data["win_rate_ci"][1] < 0.5 and data["elo_ci"][1] < 0
+    assert float(rate.group(1)) == pytest.approx(data["win_rate_a"], abs=5e-4)
+    assert float(rate.group(3)) == pytest.approx(data["win_rate_ci"][1], abs=5e-4)
+    assert int(elo.group(3)) == round(data["elo_ci"][1])
+    assert int(b.group(3)) == data["wins_b_black"] and int(b.group(5)) == data["wins_b_white"]
+    assert int(a.group(4)) == int(a.group(6)) == 10            # colors alternate
+    rows = read_table(table)
+    assert len(rows) == 1
+    assert {k: rows[0][k] for k in ("a", "b", "wins_a", "wins_b", "draws", "games", "size")} == \
+        {"a": "random", "b": "mcts:100", "wins_a": data["wins_a"], "wins_b": data["wins_b"],
+         "draws": data["draws"], "games": 20, "size": 9}
+    files = sorted(sgf_dir.glob("arena-*.sgf"))
+    assert len(files) == 20 and not list(sgf_dir.glob(".tmp-*"))
+    first, second = read_sgf_file(files[0]), read_sgf_file(files[1])
+    assert (first.black_player, first.white_player) == ("random", "mcts:100")
+    assert (second.black_player, second.white_player) == ("mcts:100", "random")
+    assert first.size == 9 and first.komi == 7.5 and first.result[:1] in "BW0"
+    # a second match appends a line and leaves the first one as it was
+    before = table.read_bytes()
+    code, out, err = arena(capsys, "mcts:100", "random", "--games", "2", "--table", str(table))
+    assert code == 0 and table.read_bytes().startswith(before) and len(read_table(table)) == 2
+
+
+@pytest.mark.parametrize("a, b, accepted", [("random", "mcts:100", "H0"),
+                                            ("mcts:100", "random", "H1")])
+def test_sprt_stops_early(tmp_path, capsys, a, b, accepted):
+    out_json = tmp_path / "r.json"
+    code, out, err = arena(capsys, a, b, "--games", "200", "--sprt", "0,200", "--chunk", "4",
+                           "--seed", "3", "--json", str(out_json), "--table",
+                           str(tmp_path / "t.jsonl"))
+    assert code == 0, err
+    data = json.loads(out_json.read_text())
+    assert data["games"] < 40 and data["games"] % 4 == 0          # stopped after a chunk
+    assert data["sprt"]["accepted"] == accepted
+    assert f"{accepted} accepted" in out
+    llr = data["sprt"]["llr"]
+    assert (llr <= data["sprt"]["lower"]) if accepted == "H0" else (llr >= data["sprt"]["upper"])
+    assert read_table(tmp_path / "t.jsonl")[0]["sprt"] == [0.0, 200.0, accepted]
+
+
+def test_checkpoint_player(tmp_path, capsys):
+    from fastgo.config import ModelConfig
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
+
+    path = tmp_path / "net.ckpt"
+    save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=1),
+                    step=3)
+    out_json = tmp_path / "r.json"
+    code, out, err = arena(capsys, str(path), "random", "--games", "4", "--visits", "8",
+                           "--json", str(out_json), "--table", str(tmp_path / "t.jsonl"),
+                           "--seed", "2")
+    assert code == 0, err
+    data = json.loads(out_json.read_text())
+    assert data["games"] == 4 and data["size"] == 7 and data["visits"] == 8
+    assert data["a"] == f"{os.path.normpath(str(path))}#3@v8"
+    assert read_table(tmp_path / "t.jsonl")[0]["visits"] == 8
+    code, out, err = arena(capsys, str(path), "random", "--games", "2", "--size", "9",
+                           "--no-table")
+    assert code == 2 and "plays 7x7 only" in err and len(err.strip().splitlines()) == 1
+
+
+def test_failing_engine_loses_and_the_arena_goes_on(tmp_path, capsys):
+    out_json = tmp_path / "r.json"
+    code, out, err = arena(capsys, f"gtp:{sys.executable} {FAKE} crash", "random", "--games", "3",
+                           "--json", str(out_json), "--table", str(tmp_path / "t.jsonl"),
+                           "--sgf-dir", str(tmp_path / "sgf"))
+    assert code == 0, err
+    data = json.loads(out_json.read_text())
+    assert data["games"] == 3 and data["wins_b"] == 3 and len(data["forfeits"]) == 3
+    assert all(f["reason"] == "engine crashed (exit code 3): fake engine: fatal error, giving up"
+               for f in data["forfeits"])
+    assert "lost 3 game(s) by fault; the match went on" in out
+    assert "engine restarts" in out
+    assert read_table(tmp_path / "t.jsonl")[0]["forfeits"] == 3
+    records = [read_sgf_file(f) for f in sorted((tmp_path / "sgf").glob("*.sgf"))]
+    assert [r.result for r in records] == ["W+F", "B+F", "W+F"]     # the engine was Black first
+    assert all("forfeits: engine crashed (exit code 3)" in r.comments[0] for r in records)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["random", "mcts:10", "--games", "0"], "--games must be in 1.."),
+    (["random", "mcts:10", "--games", "abc"], "--games: invalid int value"),
+    (["random", "mcts:0"], "playouts must be an integer"),
+    (["random", "foo:3"], "unknown player spec 'foo:3'"),
+    (["random", "missing.ckpt"], "B 'missing.ckpt': no such checkpoint file"),
+    (["random", "mcts:10", "--sprt", "35,0"], "ELO0 must be below ELO1"),
+    (["random", "mcts:10", "--sprt", "x"], "expected ELO0,ELO1"),
+    (["random", "mcts:10", "--size", "40"], "--size 40 is outside 2..25"),
+    (["random", "mcts:10", "--json", "/nonexistent/dir/r.json"], "does not exist"),
+    (["gtp:/nonexistent/engine --gtp", "random"], "A: cannot start GTP engine"),
+    ([f"gtp:{sys.executable} {FAKE} dead", "random"], "does not start a 9x9 game"),
+    (["gtp:", "random"], "has no command"),
+])
+def test_bad_arguments(tmp_path, capsys, argv, message):
+    code, out, err = arena(capsys, *argv, "--table", str(tmp_path / "t.jsonl"))
+    assert code == 2
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("fastgo arena: ")
+    assert not (tmp_path / "t.jsonl").exists()
+
+
+def test_not_a_checkpoint_in_a_subprocess(tmp_path):
+    bogus = tmp_path / "notes.ckpt"
+    bogus.write_text("hello, not a checkpoint\n")
+    proc = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "arena", str(bogus), "random",
+                           "--games", "2", "--table", str(tmp_path / "t.jsonl")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2
+    assert "is not a fastgo checkpoint" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.gnugo
+@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get install gnugo)")
+def test_gnugo_through_the_cli(tmp_path, capsys):
+    out_json = tmp_path / "r.json"
+    code, out, err = arena(capsys, "mcts:100", f"gtp:{GNUGO} --mode gtp --level 1",
+                           "--games", "2", "--size", "9", "--json", str(out_json),
+                           "--table", str(tmp_path / "t.jsonl"), "--seed", "5")
+    assert code == 0, err
+    data = json.loads(out_json.read_text())
+    assert data["games"] == 2 and data["forfeits"] == []
+    assert data["b"] == f"gtp:{GNUGO} --mode gtp --level 1"
+    assert read_table(tmp_path / "t.jsonl")[0]["games"] == 2
+
+
+def test_interrupt_records_finished_chunks(tmp_path):
+    import signal
+
+    table = tmp_path / "t.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "fastgo_cli.main", "arena", "mcts:2000",
+                             "random", "--games", "400", "--chunk", "2", "--table", str(table)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        header = proc.stdout.readline()
+        progress = proc.stdout.readline()            # the first chunk is finished
+        assert header.startswith("fastgo arena:") and progress.strip().startswith("2 games")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+    assert "interrupted after" in err and "Traceback" not in err
+    row = read_table(table)[0]
+    assert row["interrupted"] is True and row["games"] >= 2 and row["games"] % 2 == 0

@@ -1,0 +1,95 @@
+"""`fastgo serve` and `fastgo bench server` as a user runs them."""
+import json
+import subprocess
+import sys
+
+from cluster.process import ServerProcess, write_config
+
+
+def fastgo(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "fastgo_cli.main", *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_serve_refuses_a_bad_config_naming_key_and_file(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text("[server]\nmax_batch = -1\n")
+    result = fastgo("serve", "--config", str(path))
+    assert result.returncode == 2
+    assert str(path) in result.stderr and "server.max_batch" in result.stderr
+    path.write_text("[server]\nmax_batch = 8\nmax_wiat_us = 3\n")
+    result = fastgo("serve", "--config", str(path))
+    assert result.returncode == 2 and "server.max_wiat_us" in result.stderr
+
+
+def test_serve_refuses_a_corrupt_start_checkpoint(tmp_path):
+    (tmp_path / "bad.ckpt").write_bytes(b"not a checkpoint")
+    config = write_config(tmp_path / "s.toml", {"blocks": 1, "channels": 8}, {
+        "endpoint": "tcp://127.0.0.1:*", "checkpoints": {"current": str(tmp_path / "bad.ckpt")}})
+    result = fastgo("serve", "--config", config)
+    assert result.returncode == 2 and "not a fastgo checkpoint" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_serve_stops_cleanly_on_sigterm(tmp_path):
+    config = write_config(tmp_path / "s.toml", {"blocks": 1, "channels": 8},
+                          {"endpoint": "tcp://127.0.0.1:*", "threads": 1})
+    server = ServerProcess(config).start()
+    server.stop()
+    assert server.proc.returncode == 0
+
+
+def test_bench_server_writes_its_json(tmp_path):
+    out = tmp_path / "bench.json"
+    result = fastgo("bench", "server", "--model", "b1c8", "--batch", "8", "--clients", "2",
+                    "--seconds", "0.5", "--rounds", "1", "--json", str(out), timeout=180)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out.read_text())
+    for key in ("batch", "server_evals_per_s", "raw_evals_per_s", "ratio", "p50_ms", "p99_ms",
+                "server_overhead_us_per_batch", "backend", "layout", "device"):
+        assert key in data
+    assert data["batch"] == 8 and data["server_evals_per_s"] > 0 and data["raw_evals_per_s"] > 0
+    assert data["backend"] == "torch" and data["layout"] == "channels_last"
+    assert "ratio" in result.stdout
+
+
+def test_remote_bind_needs_curve_and_curve_works(tmp_path):
+    import numpy as np
+    import pytest
+
+    from inference_server.client import InferenceClient, ServerUnavailable
+
+    path = tmp_path / "remote.toml"
+    path.write_text('[server]\nendpoint = "tcp://0.0.0.0:5555"\n')
+    result = fastgo("serve", "--config", str(path))
+    assert result.returncode == 2 and "server.endpoint" in result.stderr and "CURVE" in result.stderr
+
+    key_file = tmp_path / "server.key"
+    result = fastgo("serve", "--make-curve-key", str(key_file))
+    assert result.returncode == 0
+    public_key = result.stdout.strip()
+    assert len(public_key) == 40 and (key_file.stat().st_mode & 0o777) == 0o600
+    config = write_config(tmp_path / "curve.toml", {"blocks": 1, "channels": 8}, {
+        "endpoint": "tcp://127.0.0.1:*", "threads": 1, "curve_secret_key_file": str(key_file)})
+    x = np.zeros((2, 17, 9, 9), np.uint8)
+    with ServerProcess(config) as server:
+        with InferenceClient(server.endpoint, timeout_s=20, server_public_key=public_key) as client:
+            logits, values = client.evaluate(x)
+            assert logits.shape == (2, 82)
+        with InferenceClient(server.endpoint, timeout_s=0.3, retries=0) as plain:
+            with pytest.raises(ServerUnavailable):       # no key: the handshake never completes
+                plain.evaluate(x)
+
+
+def test_a_started_server_process_used_as_a_context_starts_once_and_stops(tmp_path):
+    """`with ServerProcess(...).start() as server` used to start a second server and leave the
+    first one running after the test."""
+    from cluster.process import ServerProcess, write_config
+
+    config = write_config(tmp_path / "s.toml", {"board_size": 5, "blocks": 1, "channels": 8},
+                          {"endpoint": "tcp://127.0.0.1:*", "threads": 1, "device": "cpu"})
+    started = ServerProcess(config, log_path=str(tmp_path / "s.log")).start()
+    first = started.proc
+    with started as server:
+        assert server.proc is first and first.poll() is None
+    assert first.poll() is not None

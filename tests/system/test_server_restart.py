@@ -1,0 +1,83 @@
+"""kill -9 the server while clients have batches in flight, start it again on the same port
+with newer weights: clients time out, reconnect, resend (Lazy Pirate) and every reply they hand
+back equals the forward pass of its own request under the version it names. The server runs
+with overlap on (forward thread), so batches are in flight on two threads when it dies."""
+import threading
+import time
+
+import numpy as np
+import torch
+
+from fastgo.config import ModelConfig
+from inference_server.checkpoint import save_checkpoint
+from inference_server.client import InferenceClient
+from inference_server.model import build_model
+from conftest import forward
+from cluster.process import ServerProcess, write_config
+
+torch.set_num_threads(1)
+MODEL = ModelConfig(board_size=9, blocks=2, channels=16)
+TOL = dict(rtol=1e-4, atol=1e-4)
+
+
+def test_kill9_and_restart(tmp_path):
+    ckpt = tmp_path / "m.ckpt"
+    models = {1: build_model(MODEL, seed=1), 2: build_model(MODEL, seed=2)}
+    save_checkpoint(ckpt, models[1], step=1)
+    config = write_config(tmp_path / "serve.toml", {"blocks": 2, "channels": 16}, {
+        "endpoint": "tcp://127.0.0.1:*", "max_batch": 32, "max_wait_us": 1000, "threads": 1,
+        "device": "cpu", "overlap": True, "checkpoints": {"current": str(ckpt)}})
+
+    stop = threading.Event()
+    results, failures, clients = [], [], []
+
+    def load(index, endpoint):
+        rng = np.random.default_rng(index)
+        try:
+            with InferenceClient(endpoint, timeout_s=0.5, retries=60) as client:
+                clients.append(client)
+                flight = []
+                while not stop.is_set() or flight:
+                    while not stop.is_set() and len(flight) < 2:
+                        x = (rng.random((int(rng.integers(1, 17)), 17, 9, 9)) < 0.3).astype(np.uint8)
+                        flight.append((client.submit(x), x))
+                    ticket, x = flight.pop(0)
+                    logits, values = client.receive(ticket)
+                    results.append((client.model_version, x, np.array(logits), np.array(values)))
+        except Exception as err:
+            failures.append(err)
+
+    first = ServerProcess(config).start()
+    port_endpoint = first.endpoint
+    second = None
+    threads = [threading.Thread(target=load, args=(i, port_endpoint)) for i in range(3)]
+    try:
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 30
+        while len(results) < 20 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        first.kill9()                                  # batches are in flight right now
+        before = len(results)
+        save_checkpoint(ckpt, models[2], step=2)
+        time.sleep(0.7)                                # clients hit their timeout meanwhile
+        second = ServerProcess(config, endpoint=port_endpoint).start()
+        deadline = time.monotonic() + 30
+        while len(results) < before + 20 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(60)
+        first.stop()
+        if second is not None:
+            second.stop()
+
+    assert not failures, failures
+    assert sum(client.reconnects for client in clients) >= 3
+    versions = [version for version, _, _, _ in results]
+    assert set(versions) == {1, 2}
+    for version, x, logits, values in results:
+        want_logits, want_values = forward(models[version], x)
+        np.testing.assert_allclose(logits, want_logits, **TOL)
+        np.testing.assert_allclose(values, want_values, **TOL)

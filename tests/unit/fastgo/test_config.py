@@ -1,0 +1,167 @@
+"""The shared TOML config loader: sections into frozen dataclasses, errors name key and file."""
+import dataclasses
+import glob
+import os
+
+import pytest
+
+from fastgo.config import (Config, ConfigError, ModelConfig, ServerConfig, load_config,
+                           loads_config, parse_section, to_dict)
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+
+
+def write(tmp_path, text):
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_defaults_and_values(tmp_path):
+    config = load_config(write(tmp_path, """
+[model]
+board_size = 13
+blocks = 2
+channels = 16
+encoding = "liberty"
+
+[server]
+max_batch = 32
+watch_interval_s = 2          # an integer where a float is expected is fine
+slots = ["current", "best"]
+checkpoints = { best = "best.ckpt" }
+"""))
+    assert config.model.name == "b2c16"
+    assert config.model.planes == 11 and config.model.moves == 13 * 13 + 1
+    assert config.server.max_batch == 32 and config.server.max_wait_us == 1000
+    assert config.server.watch_interval_s == 2.0 and isinstance(config.server.watch_interval_s, float)
+    assert config.server.slots == ("current", "best")
+    assert config.server.checkpoints == {"best": "best.ckpt"}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.server.max_batch = 1
+
+
+def test_empty_file_gives_defaults(tmp_path):
+    assert load_config(write(tmp_path, "")) == Config()
+
+
+@pytest.mark.parametrize("text, words", [
+    ("[server]\nmax_bach = 3", ["server.max_bach", "unknown key"]),
+    ("[servr]\nmax_batch = 3", ["servr", "unknown key"]),
+    ("[server]\nmax_batch = \"64\"", ["server.max_batch", "integer"]),
+    ("[server]\nmax_batch = 64.0", ["server.max_batch", "integer"]),
+    ("[server]\nchannels_last = 1", ["server.channels_last", "true or false"]),
+    ("[server]\nmax_batch = 0", ["server.max_batch", ">= 1"]),
+    ("[server]\nmax_wait_us = -5", ["server.max_wait_us", ">= 0"]),
+    ("[model]\nboard_size = 1", ["model.board_size", ">= 2"]),
+    ("[model]\nboard_size = 40", ["model.board_size", "<= 25"]),
+    ("[model]\nencoding = \"planes\"", ["model.encoding", "alphazero"]),
+    ("[server]\ndevice = \"tpu\"", ["server.device", "one of"]),
+    ("[server]\nendpoint = \"http://x\"", ["server.endpoint"]),
+    ("[server]\nslots = []", ["server.slots"]),
+    ("[server]\nslots = [\"a\", \"a\"]", ["server.slots", "duplicate"]),
+    ("[server]\nslots = [3]", ["server.slots[0]", "string"]),
+    ("[server]\ncheckpoints = { best = \"b.ckpt\" }", ["server.checkpoints.best", "no such slot"]),
+    ("[server]\ncheckpoints = { current = 3 }", ["server.checkpoints.current", "string"]),
+    ("server = 3", ["server", "table"]),
+    ("[server\nmax_batch = 3", ["not valid TOML"]),
+])
+def test_errors_name_the_key_and_the_file(tmp_path, text, words):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert path in message
+    for word in words:
+        assert word in message
+
+
+def test_missing_file_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(str(tmp_path / "nope.toml"))
+
+
+def test_model_names():
+    config = ModelConfig.from_name("b6c64", board_size=19)
+    assert (config.blocks, config.channels, config.board_size, config.name) == (6, 64, 19, "b6c64")
+    with pytest.raises(ConfigError):
+        ModelConfig.from_name("6x64")
+    with pytest.raises(ConfigError):
+        ModelConfig.from_name("b0c64")
+
+
+def test_round_trip_through_dict():
+    server = ServerConfig(slots=("current", "best"), checkpoints={"best": "x"}, graph_batches=(8, 16))
+    assert parse_section(ServerConfig, to_dict(server), prefix="server") == server
+    model = ModelConfig(board_size=7, blocks=3, channels=8, global_pool_every=2)
+    assert parse_section(ModelConfig, to_dict(model)) == model
+
+
+def test_shipped_configs_load():
+    paths = sorted(glob.glob(os.path.join(ROOT, "configs", "*.toml")))
+    assert len(paths) >= 4
+    for path in paths:
+        config = load_config(path)
+        assert config.model.moves == config.model.board_size ** 2 + 1
+
+
+def test_loads_config_names_source():
+    with pytest.raises(ConfigError, match="inline: unknown key 'model.bloks'"):
+        loads_config("[model]\nbloks = 3", source="inline")
+
+
+def test_config_size_and_nesting_limits_just_under_and_over(tmp_path):
+    from fastgo.config import MAX_CONFIG_BYTES, MAX_TOML_DEPTH
+
+    def nested(depth):
+        return "x = " + "[" * depth + "]" * depth + "\n"
+    with pytest.raises(ConfigError, match="unknown key 'x'"):       # parsed: under the limit
+        loads_config(nested(MAX_TOML_DEPTH))
+    with pytest.raises(ConfigError, match="nested deeper"):
+        loads_config(nested(MAX_TOML_DEPTH + 1))
+    with pytest.raises(ConfigError, match="nested deeper"):
+        loads_config("x = " + "{a = " * 5000 + "1" + "}" * 5000)
+    # Brackets inside strings and comments are not nesting.
+    brackets = "[" * (MAX_TOML_DEPTH + 1)
+    config = loads_config(f"# {brackets}\n[server]\nlog_file = '{brackets}'\ncurve_secret_key_file = \"{brackets}\"\n")
+    assert config.server.log_file == brackets
+    path = tmp_path / "big.toml"
+    padding = "#" * (MAX_CONFIG_BYTES - len("[server]\n") - 1) + "\n"
+    path.write_text("[server]\n" + padding)
+    assert load_config(path).server.max_batch == 64                  # exactly at the limit
+    path.write_text("[server]\n" + padding + "\n")
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_config(path)
+
+
+def test_config_files_that_are_not_regular_files_or_not_utf8(tmp_path):
+    import os
+    import threading
+
+    fifo = tmp_path / "c.toml"
+    os.mkfifo(fifo)
+    errors = []
+    worker = threading.Thread(target=lambda: errors.append(pytest.raises(ConfigError, load_config, fifo)),
+                              daemon=True)
+    worker.start()
+    worker.join(5)
+    assert not worker.is_alive() and "not a regular file" in str(errors[0].value)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_config(tmp_path)
+    (tmp_path / "l.toml").write_bytes(b"[server]\nlog_file = 'caf\xe9'\n")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_config(tmp_path / "l.toml")
+
+
+@pytest.mark.parametrize("endpoint", ["tcp://127.0.0.1", "tcp://127.0.0.1:0", "tcp://127.0.0.1:65536",
+                                      "tcp://:5555", "udp://127.0.0.1:5", "ipc://", "tcp://a b:5",
+                                      "tcp://127.0.0.1:\u00b2"])
+def test_malformed_endpoints_are_refused_at_load(endpoint):
+    with pytest.raises(ConfigError, match="server.endpoint"):
+        loads_config(f'[server]\nendpoint = "{endpoint}"\n')
+
+
+def test_seed_beyond_64_bits_is_refused_at_load():
+    assert loads_config("[server]\ninit_seed = 18446744073709551615\n").server.init_seed == 2**64 - 1
+    with pytest.raises(ConfigError, match="server.init_seed"):
+        loads_config("[server]\ninit_seed = 18446744073709551616\n")

@@ -1,0 +1,254 @@
+"""Fuzzing every parser with hypothesis (bounded: max_examples and no per-example deadline, a
+few seconds per parser), plus the regression corpus: inputs that once crashed, hung or
+ballooned a process, kept under tests/corpus/<parser>/ and replayed here. A parser may refuse
+its input only with its own error type (GtpError answers, SgfError, ConfigError,
+CheckpointError, ProtocolError), never another exception.
+
+Wire corpus files hold frames as 4-byte little-endian lengths, each followed by its bytes."""
+import pathlib
+import time
+
+import msgpack
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fastgo import sgf
+from fastgo.config import ConfigError, load_config, loads_config
+from inference_server import protocol
+
+CORPUS = pathlib.Path(__file__).resolve().parents[2] / "corpus"
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def corpus(kind):
+    return sorted((CORPUS / kind).iterdir())
+
+
+# --- GTP ---------------------------------------------------------------------------------------
+
+GTP_WORDS = st.sampled_from(["play", "genmove", "boardsize", "komi", "fixed_handicap", "undo",
+                             "place_free_handicap", "set_free_handicap", "time_settings", "time_left",
+                             "is_legal", "list_stones", "final_score", "showboard", "loadsgf",
+                             "known_command", "clear_board", "lz-analyze", "b", "w", "pass", "D4",
+                             "A1", "Z99", "resign", "interval"])
+GTP_NUMBERS = st.one_of(st.integers(-10**30, 10**30).map(str), st.text("0123456789\u00b2\u0663_.e-+",
+                                                                       max_size=12))
+GTP_LINE = st.one_of(
+    st.lists(st.one_of(GTP_WORDS, GTP_NUMBERS), min_size=1, max_size=6).map(" ".join),
+    st.text(max_size=80),
+    st.binary(max_size=80))
+
+
+def fresh_engine():
+    from selfplay_workers.gtp_engine import GtpEngine
+    from selfplay_workers.players import make_player
+
+    return GtpEngine(make_player("random", seed=1), size=5)
+
+
+def check_answer(engine, line):
+    response = engine.handle_line(line)
+    if response is not None:
+        assert response[0] in "=?" and (response.endswith("\n\n") or engine.analysis_interval), response
+
+
+@FUZZ
+@given(lines=st.lists(GTP_LINE, min_size=1, max_size=8))
+def test_fuzz_gtp_lines(lines):
+    engine = fresh_engine()
+    for line in lines:
+        check_answer(engine, line)
+    assert engine.handle_line("name") == "= fastgo\n\n"       # still serving
+
+
+@pytest.mark.parametrize("path", corpus("gtp"), ids=lambda p: p.name)
+def test_gtp_corpus(path):
+    engine = fresh_engine()
+    for line in path.read_bytes().decode("utf-8").split("\n"):
+        check_answer(engine, line)
+    assert engine.handle_line("name") == "= fastgo\n\n"
+
+
+# --- SGF ---------------------------------------------------------------------------------------
+
+SGF_PIECES = st.sampled_from(["(", ")", ";", "[", "]", "\\", ":", "B", "W", "AB", "AW", "AE", "SZ",
+                              "KM", "HA", "PL", "C", "GM", "aa", "ss", "tt", "zz", "9", "19", "\u00b2",
+                              "6.5", "nan", " ", "\n", "1_0", "9" * 50])
+SGF_TEXT = st.one_of(st.lists(SGF_PIECES, max_size=60).map("".join), st.text(max_size=60))
+
+
+def check_sgf(text):
+    try:
+        record = sgf.parse_sgf(text)
+    except sgf.SgfError:
+        return
+    try:
+        sgf.to_game(record)
+    except sgf.SgfError:
+        pass
+    assert sgf.parse_sgf(sgf.write_sgf(record)).moves == record.moves
+
+
+@FUZZ
+@given(text=SGF_TEXT)
+def test_fuzz_sgf(text):
+    check_sgf(text)
+    check_sgf("(;SZ[9]" + text + ")")
+
+
+@pytest.mark.parametrize("path", corpus("sgf"), ids=lambda p: p.name)
+def test_sgf_corpus(path):
+    start = time.perf_counter()
+    check_sgf(path.read_bytes())
+    assert time.perf_counter() - start < 5
+
+
+# --- TOML config -------------------------------------------------------------------------------
+
+TOML_PIECES = st.sampled_from(["[server]\n", "[model]\n", "[", "]", "{", "}", "=", "\"", "'", "#",
+                               "\n", " ", ",", "endpoint", "max_batch", "init_seed", "blocks",
+                               "\"tcp://127.0.0.1:5\"", "1", "-1", "18446744073709551616", "1e999",
+                               "nan", "true", "x.y", "checkpoints", "slots"])
+
+
+@FUZZ
+@given(text=st.one_of(st.lists(TOML_PIECES, max_size=40).map("".join), st.text(max_size=60)))
+def test_fuzz_toml_config(text):
+    try:
+        loads_config(text)
+    except ConfigError:
+        pass
+
+
+@pytest.mark.parametrize("path", corpus("toml"), ids=lambda p: p.name)
+def test_toml_corpus(path):
+    with pytest.raises(ConfigError, match=str(path)):
+        load_config(path)
+
+
+# --- checkpoint bytes --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def checkpoint_bytes(tmp_path_factory):
+    from fastgo.config import ModelConfig
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
+
+    path = tmp_path_factory.mktemp("fuzz") / "a.ckpt"
+    save_checkpoint(path, build_model(ModelConfig(blocks=1, channels=4), seed=0), step=1)
+    return path.read_bytes()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_fuzz_checkpoint_bytes(checkpoint_bytes, data):
+    from inference_server.checkpoint import CheckpointError, load_checkpoint
+
+    raw = bytearray(checkpoint_bytes)
+    for _ in range(data.draw(st.integers(1, 8))):
+        at = data.draw(st.integers(0, len(raw) - 1))
+        raw[at] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(len(raw) // 2, len(raw)))
+    try:
+        load_checkpoint("fuzzed", data=bytes(raw[:cut]))
+    except CheckpointError:
+        pass
+
+
+# --- wire messages -----------------------------------------------------------------------------
+
+HEADER_VALUES = st.one_of(st.integers(-(1 << 63), (1 << 64) - 1), st.text(max_size=8),
+                          st.binary(max_size=8), st.booleans(), st.none(), st.floats())
+HEADER = st.dictionaries(st.sampled_from(["m", "v", "k", "id", "slot", "n", "size", "planes", "dtype",
+                                          "path", "code", "msg", "moves", "version"]),
+                         HEADER_VALUES, max_size=10)
+
+
+def valid_base(header):
+    return {"m": protocol.MAGIC, "v": protocol.VERSION, **header}
+
+
+@FUZZ
+@given(header=HEADER, kind=st.sampled_from(["eval", "stats", "reload", "result", "error", "x"]),
+       extra=st.lists(st.binary(max_size=64), max_size=3), raw=st.binary(max_size=64))
+def test_fuzz_wire_messages(header, kind, extra, raw):
+    packed = msgpack.packb(valid_base({**header, "k": kind}), use_bin_type=True)
+    for frames in ([packed, *extra], [raw, *extra]):
+        try:
+            protocol.parse_request(frames, 64, 1 << 20)
+        except protocol.ProtocolError:
+            pass
+        try:
+            protocol.parse_reply(frames)
+        except protocol.ProtocolError:
+            pass
+
+
+def read_frames(path):
+    data, frames = path.read_bytes(), []
+    while data:
+        size = int.from_bytes(data[:4], "little")
+        frames.append(data[4:4 + size])
+        data = data[4 + size:]
+    return frames
+
+
+@pytest.mark.parametrize("path", corpus("wire"), ids=lambda p: p.name)
+def test_wire_corpus(path):
+    frames = read_frames(path)
+    with pytest.raises(protocol.ProtocolError) as info:
+        protocol.parse_request(frames, 1024, 1 << 20)
+    # The server's answer to it can be built and read back.
+    error = info.value
+    reply = protocol.parse_reply(protocol.error_reply(error.request_id, error.code, error.message))
+    assert reply.kind == "error" and reply.header["code"] == error.code
+
+
+# -- the recorder's game message, the opponent pool file, CURVE key files ------------------------
+
+@FUZZ
+@given(header=st.dictionaries(st.sampled_from(["v", "id", "k", "game", "worker", "n", "x"]),
+                              st.one_of(st.integers(-2, 2**64 - 1), st.text(max_size=40),
+                                        st.binary(max_size=40), st.none()), max_size=6),
+       record=st.binary(max_size=256), extra=st.integers(0, 2))
+def test_game_message_parser_refuses_cleanly(header, record, extra):
+    frames = [msgpack.packb(header, use_bin_type=True), record] + [b"x"] * extra
+    try:
+        request_id, game_id, worker, body = protocol.parse_game_message(frames, 1 << 10)
+    except protocol.ProtocolError:
+        return
+    assert len(game_id) == 32 and len(bytes(body)) <= 1 << 10
+
+
+@FUZZ
+@given(text=st.one_of(st.text(max_size=400), st.builds(
+    lambda entries: '{"version": 1, "entries": %s}' % entries,
+    st.lists(st.fixed_dictionaries({"name": st.text(max_size=8), "path": st.text(max_size=30),
+                                    "step": st.integers(-3, 10), "weight": st.floats()}),
+             max_size=4).map(lambda e: __import__("json").dumps(e)))))
+def test_pool_reader_refuses_cleanly(tmp_path_factory, text):
+    from fastgo.pool import PoolError, read_pool
+
+    path = tmp_path_factory.mktemp("pool") / "pool.json"
+    path.write_text(text)
+    try:
+        entries = read_pool(str(path))
+    except PoolError:
+        return
+    assert entries is None or all(e.weight >= 0 for e in entries)
+
+
+@FUZZ
+@given(data=st.binary(max_size=300))
+def test_curve_key_readers_refuse_cleanly(tmp_path_factory, data):
+    from inference_server.keys import CurveKeyError, read_public_key, read_secret_key
+
+    path = tmp_path_factory.mktemp("keys") / "k.key_secret"
+    path.write_bytes(data)
+    path.chmod(0o600)
+    for reader in (read_secret_key, read_public_key):
+        try:
+            reader(str(path))
+        except CurveKeyError:
+            pass

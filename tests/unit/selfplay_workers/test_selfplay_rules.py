@@ -1,0 +1,55 @@
+"""Self-play move rules: with pass_when_filled no player passes while a legal move outside its
+own eyes is left, and the pass is then no policy target; with no_pass_before none passes early."""
+import numpy as np
+import pytest
+
+from fastgo.config import loads_config
+from fastgo.game import Game
+from inference_server.evaluator import UniformEvaluator
+from fastgo.shards import list_shards, read_shard
+from selfplay_workers.worker import SelfplayWorker
+
+BASE = """
+[model]
+board_size = 5
+[selfplay]
+games = 8
+visits = 12
+komi = 0.5
+resign_threshold = -1.0
+"""
+
+
+def games_of(tmp_path, extra, count=16):
+    config = loads_config(BASE + extra)
+    SelfplayWorker(config, UniformEvaluator(5), shard_dir=tmp_path, seed=4).run(max_games=count)
+    return [g for n in list_shards(tmp_path) for g in read_shard(tmp_path / n).games]
+
+
+def test_pass_only_when_the_board_is_filled(tmp_path):
+    games = games_of(tmp_path, "pass_when_filled = true\n")
+    passes = 0
+    for record in games:
+        starts = np.concatenate([[0], np.cumsum(record.policy_count, dtype=np.int64)])
+        game = Game(5, 0.5)
+        for k, move in enumerate(record.moves):
+            open_points = [m for m in np.flatnonzero(game.legal_moves()[:-1])
+                           if not game.board.is_eye(int(m), game.to_move)]
+            if move == 25:
+                passes += 1
+                assert not open_points, f"passed at move {k} with {open_points} open"
+            elif open_points:
+                assert 25 not in record.policy_moves[starts[k]:starts[k + 1]]
+            game.play(int(move))
+    assert passes > 0
+
+
+def test_no_pass_before_a_move_number(tmp_path):
+    games = games_of(tmp_path, "no_pass_before = 10\n")
+    for record in games:
+        assert 25 not in record.moves[:10].tolist()
+
+
+@pytest.mark.parametrize("extra", ["", "pass_when_filled = true\n"])
+def test_games_verify_under_the_rules(tmp_path, extra):
+    assert len(games_of(tmp_path, extra, count=8)) >= 8
