@@ -1,6 +1,8 @@
 """Build the fastgo Cython kernels and install the `fastgo` command.
 
-Every `fastgo/*.pyx` is compiled as `fastgo.<name>`. Compiler directives are set once here;
+Every `fastgo/*.pyx` is compiled as `fastgo.<name>`. The TOML files of the top-level configs/
+folder are installed as package data in fastgo/configs/, where `fastgo.config.resolve_config`
+finds them by name. Compiler directives are set once here;
 `FASTGO_DEBUG=1` turns bounds checking, wraparound and initialised-memoryview checks back on
 for a debug test run.
 """
@@ -46,8 +48,10 @@ setup(
     description="AlphaZero-style self-play for Go: Cython kernels, ZeroMQ batched inference, PyTorch training",
     packages=find_packages(include=["fastgo", "fastgo.*", "inference_server", "inference_server.*",
                                     "selfplay_workers", "selfplay_workers.*", "trainer", "trainer.*",
-                                    "cluster", "cluster.*", "fastgo_cli", "fastgo_cli.*"]),
-    package_data={"fastgo": ["*.pxd", "*.pyx"]},
+                                    "cluster", "cluster.*", "fastgo_cli", "fastgo_cli.*"])
+    + ["fastgo.configs"],
+    package_dir={"fastgo.configs": "configs"},
+    package_data={"fastgo": ["*.pxd", "*.pyx"], "fastgo.configs": ["*.toml"]},
     ext_modules=cythonize(extensions, compiler_directives=directives, annotate=False),
     python_requires=">=3.10",
     install_requires=[
@@ -56,14 +60,16 @@ setup(
         "msgpack>=1.2.1",
         "torch>=2.2",
         "matplotlib>=3.5",          # curve.png and loss.png of a run
+        # The CPU inference backends server.backend = "auto" chooses among
+        # (fastgo bench backends): export, ONNX Runtime, OpenVINO.
+        "onnx>=1.14",
+        "onnxruntime>=1.16",
+        "openvino>=2024.0",
     ],
     extras_require={
-        # The optional CPU inference backend (server.backend = "onnx" or "auto").
-        "onnx": ["onnxruntime>=1.16", "onnx>=1.14"],
         # `fastgo cluster --backend ray`: roles as Ray actors on a Ray cluster.
         "ray": ["ray>=2.9"],
-        # The tests exercise both.
-        "test": ["pytest>=7", "hypothesis>=6", "onnxruntime>=1.16", "onnx>=1.14", "ray>=2.9"],
+        "test": ["pytest>=7", "hypothesis>=6", "ray>=2.9"],
     },
     entry_points={"console_scripts": ["fastgo = fastgo_cli.main:main"]},
     zip_safe=False,

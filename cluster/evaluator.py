@@ -1,9 +1,9 @@
-"""`fastgo evaluate --config C --run-dir DIR`: the evaluator role of a run. Each new checkpoint
-(or every k-th: cluster.evaluate_every) plays the fixed references (cluster.references: 'random',
-'mcts:N') and the previous evaluated checkpoint, all games of a match at once through the batched
-search, network in this process. Results are appended to DIR/ratings.jsonl (never rewritten);
-the maximum-likelihood ratings of every player are refitted, DIR/ratings.json holds them, and
-DIR/curve.png and DIR/loss.png are redrawn.
+"""The evaluator role of a run (`fastgo evaluate`). Each new checkpoint (or every k-th:
+cluster.evaluate_every) plays the fixed references (cluster.references: 'random', 'mcts:N') and
+the previous evaluated checkpoint, all games of a match at once through the batched search,
+network in this process. Results are appended to RUN/ratings.jsonl (never rewritten); the
+maximum-likelihood ratings of every player are refitted, RUN/ratings.json holds them, and
+RUN/curve.png and RUN/loss.png are redrawn.
 """
 import json
 import os
@@ -11,18 +11,7 @@ import re
 import time
 
 CKPT = re.compile(r"ckpt-(\d{9})\.ckpt")
-
-
-def add_arguments(parser):
-    parser.add_argument("--config", required=True, help="TOML config ([model], [cluster], [selfplay])")
-    parser.add_argument("--run-dir", required=True, help="the run directory")
-    parser.add_argument("--once", action="store_true", help="evaluate what is there, then exit")
-    parser.add_argument("--quiet", action="store_true", help="log to the run directory only")
-
-
-def run(args) -> int:
-    from fastgo.process import run_role
-    return run_role("evaluate", lambda: _run(args))
+IDLE_S = 0.5                  # the wait between looks for a new checkpoint
 
 
 def checkpoints(run_dir):
@@ -36,6 +25,9 @@ def checkpoints(run_dir):
 
 
 class Evaluator:
+    """Rates the checkpoints of `run_dir` as they come (see the module); `log`: a logger,
+    `status`: the role's StatusFile or None."""
+
     def __init__(self, config, run_dir, log, status=None):
         self.status = status
         self.config = config
@@ -158,20 +150,24 @@ class Evaluator:
 
 
 def _write_json(path, data):
-    from fastgo.files import atomic_write
-    atomic_write(path, lambda handle: json.dump(data, handle, indent=1), binary=False)
+    from fastgo.files import atomic_write_text
+    atomic_write_text(path, json.dumps(data, indent=1))
 
 
-def _run(args) -> int:
+def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrides=()) -> int:
+    """The role's main loop: logs to RUN/logs/evaluate.log (and stderr unless quiet), beats
+    RUN/logs/evaluate.status.json, evaluates what pending() names until SIGTERM or SIGINT
+    (with `once`: until nothing is pending); `overrides`: --set items for the config. Returns 0;
+    ConfigError for a bad config."""
     import logging
 
     from fastgo.config import load_config
-    from fastgo.rundir import StatusFile, open_run_dir
     from fastgo.process import setup_logging, stop_on_signals
+    from fastgo.rundir import StatusFile, open_run_dir
 
-    config = load_config(args.config)
-    run_dir = open_run_dir(args.run_dir)
-    setup_logging(run_dir.log("evaluate"), quiet=args.quiet)
+    config = load_config(config_path, overrides=overrides)
+    run_dir = open_run_dir(run_dir_path)
+    setup_logging(run_dir.log("evaluate"), quiet=quiet)
     log = logging.getLogger("fastgo.evaluate")
     stopping = stop_on_signals()
     status = StatusFile(run_dir, "evaluate")
@@ -181,9 +177,9 @@ def _run(args) -> int:
         status.beat(lambda: last)
         job = evaluator.pending()
         if job is None:
-            if args.once:
+            if once:
                 break
-            time.sleep(0.5)
+            time.sleep(IDLE_S)
             continue
         step, path = job
         summary = evaluator.evaluate(step, path)

@@ -22,7 +22,7 @@ they bind the node's address, which their own config checks accept only with CUR
 The run directory is the same path on every node; each role writes its own node's copy, and the
 driver learns everything (heartbeats, server stats, ratings) from the actors' replies.
 
-Supervision is the local backend's (cluster_cmd.Supervisor): Ray restarts a lost actor
+Supervision follows the local backend's restart policy (cluster.restarts): Ray restarts a lost actor
 (max_restarts = -1; the driver's cluster.max_restarts within restart_window_s decides when to
 give up), the driver sees the new incarnation (another actor pid, or the actor's death reply),
 counts a restart for the role and starts the role again in it; a child that exits or stops making
@@ -34,20 +34,17 @@ PLACEMENT_TIMEOUT_S at start is an error (exit status 2).
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
-import subprocess
-import sys
 import time
 
-from cluster.supervisor import (Restarts, Supervisor, evaluator_argv, server_argv, server_rates,
-                                    status_line, summary_text, trainer_argv, worker_argv)
+from cluster.process import RECORDER_READY, SERVE_READY
+from cluster.restarts import REFUSED, Backoff, RestartPolicy
+from cluster.role_host import CONFIG_TOKEN, RoleHost
+from cluster.roles import RESOURCES_KEY, role_argv, role_specs
+from cluster.status import server_rates, status_line, summary_text
 
-CONFIG_TOKEN = "@config"          # in an argv: the config's path on the actor's node
-READY = {"serve": "fastgo serve: ready on ",         # the line a role prints once it is bound
-         "record": "fastgo recorder: ready on "}
-MAX_JSON_BYTES = 1 << 20           # status and ratings files read for the driver
+READY = {"serve": SERVE_READY, "record": RECORDER_READY}   # the line a role prints once bound
 PLACEMENT_TIMEOUT_S = 60.0         # a role no node can take within this is an error
 POLL_EVERY_S = 1.0
 
@@ -89,199 +86,28 @@ def _check_reachable(address, timeout_s=5.0):
                              f"start one with `ray start --head`") from None
 
 
-def _die_with_parent():
-    """preexec_fn of a role's child: SIGKILL when the actor's thread that started it dies."""
-    import ctypes
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)          # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() == 1:                      # the actor died before prctl took hold
-        os._exit(1)
-
-
-def _read_json(path):
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_JSON_BYTES + 1)
-        if len(data) > MAX_JSON_BYTES:
-            return None
-        value = json.loads(data)
-        return value if isinstance(value, dict) else None
-    except (OSError, ValueError):
-        return None
-
-
-class RoleHost:
-    """One role on one Ray node (the body of the actor class): its child process, its logs in
-    the node's run directory, its heartbeat. Every reply names the actor's pid, so the driver
-    tells a restarted actor from the one it knew."""
-
-    def __init__(self, role, run_root, heartbeat, config_text, cwd, files=()):
-        from fastgo.files import atomic_write
-        from fastgo.rundir import open_run_dir
-
-        self.role = role
-        self.heartbeat = heartbeat           # status-file role name, or None (the server is pinged)
-        self.files = tuple(files)            # JSON files of the run root returned with each poll
-        self.run_dir = open_run_dir(run_root)
-        self.config_path = os.path.join(self.run_dir.logs, f"{role}.config.toml")
-        atomic_write(self.config_path, lambda handle: handle.write(config_text), binary=False)
-        self.cwd = cwd if os.path.isdir(cwd) else self.run_dir.root
-        self.out_path = os.path.join(self.run_dir.logs, f"{role}.out")
-        self.proc = None
-        self.started = 0.0
-        self.endpoint = None
-        self.last_ping_ok = 0.0
-        self._admin = None
+class RayRoleHost(RoleHost):
+    """RoleHost as a Ray actor: where() names its node."""
 
     def where(self):
         import ray
         return {"actor": os.getpid(), "node": ray.get_runtime_context().get_node_id(),
                 "ip": ray.util.get_node_ip_address()}
 
-    def start(self, argv, ready=None, ready_timeout_s=60.0):
-        """Starts the role's child (stopping one still running). With `ready` (the line a
-        server or recorder prints once bound), waits for that line and returns the endpoint
-        after it: {"actor", "child", "endpoint", "code", "last_line"}."""
-        self._end_child(2.0)
-        argv = [self.config_path if arg == CONFIG_TOKEN else arg for arg in argv]
-        offset = os.path.getsize(self.out_path) if os.path.exists(self.out_path) else 0
-        env = dict(os.environ, OMP_NUM_THREADS="1")
-        with open(self.out_path, "ab") as out:
-            self.proc = subprocess.Popen([sys.executable, "-m", "fastgo_cli.main", *argv],
-                                         stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         env=env, cwd=self.cwd, start_new_session=True,
-                                         preexec_fn=_die_with_parent)
-        self.started = self.last_ping_ok = time.monotonic()
-        self.endpoint = None
-        reply = {"actor": os.getpid(), "child": self.proc.pid, "endpoint": None, "code": None,
-                 "last_line": None}
-        if ready:
-            deadline = time.monotonic() + ready_timeout_s
-            while self.endpoint is None:
-                self.endpoint = self._ready_line(offset, ready)
-                if self.endpoint is None and (self.proc.poll() is not None or time.monotonic() > deadline):
-                    if self.proc.poll() is None:
-                        self._end_child(2.0)
-                    reply.update(code=self.proc.returncode if self.proc else None,
-                                 last_line=_last_line(self.out_path), child=None)
-                    self.proc = None
-                    return reply
-                time.sleep(0.05)
-            reply["endpoint"] = self.endpoint
-        return reply
 
-    def _ready_line(self, offset, ready):
-        try:
-            with open(self.out_path, "rb") as handle:
-                handle.seek(offset)
-                text = handle.read(1 << 16).decode(errors="replace")
-        except OSError:
-            return None
-        for line in text.splitlines():
-            if line.startswith(ready) and "\n" in text[text.index(line):]:
-                return line[len(ready):].strip()
-        return None
-
-    def poll(self):
-        """How the role is: {"actor", "child" (pid or None), "code" (exit status, once, when
-        the child has ended), "age" (seconds since its last progress), "status" (its
-        heartbeat's figures), "stats" (the server's), "files", "last_line"}."""
-        from fastgo.rundir import read_status
-        reply = {"actor": os.getpid(), "child": None, "code": None, "age": 0.0, "status": None,
-                 "stats": None, "files": {}, "last_line": None}
-        if self.proc is not None:
-            code = self.proc.poll()
-            if code is not None:
-                reply.update(code=code, last_line=_last_line(self.out_path))
-                self.proc = None
-            else:
-                reply["child"] = self.proc.pid
-        now = time.monotonic()
-        if self.heartbeat is not None:
-            data, mtime = read_status(self.run_dir, self.heartbeat)
-            reply["status"] = data
-            if reply["child"] is not None:
-                last = self.started if mtime is None else max(self.started, now - max(0.0, time.time() - mtime))
-                reply["age"] = now - last
-        elif reply["child"] is not None and self.endpoint and self.role == "serve":
-            reply["stats"] = self._server_stats()
-            reply["age"] = now - self.last_ping_ok
-        for name in self.files:
-            reply["files"][name] = _read_json(os.path.join(self.run_dir.root, name))
-        return reply
-
-    def _server_stats(self):
-        """The stats of this actor's own server (its pid must be the child's), or None."""
-        from inference_server.client import InferenceClient
-        try:
-            if self._admin is None:
-                self._admin = InferenceClient(self.endpoint, timeout_s=1.0, retries=0)
-            stats = self._admin.stats(timeout_s=0.5)
-            if self.proc is None or stats.get("pid") != self.proc.pid:
-                return None
-            self.last_ping_ok = time.monotonic()
-            return stats
-        except Exception:
-            if self._admin is not None:
-                self._admin.close()
-            self._admin = None
-            return None
-
-    def signal(self, sig):
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.kill(self.proc.pid, signal.SIGCONT)   # a stopped child cannot act on SIGTERM
-                os.kill(self.proc.pid, sig)
-            except ProcessLookupError:
-                pass
-
-    def kill(self):
-        """SIGKILL the child and forget it (a stuck role); its exit is not reported."""
-        self._end_child(0.0)
-
-    def stop(self, wait_s):
-        """SIGTERM, up to wait_s for the child to end, then SIGKILL; the last poll."""
-        self._end_child(wait_s)
-        if self._admin is not None:
-            self._admin.close()
-            self._admin = None
-        reply = self.poll()
-        reply["stopped"] = True
-        return reply
-
-    def _end_child(self, wait_s):
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.signal(signal.SIGTERM if wait_s > 0 else signal.SIGKILL)
-            try:
-                self.proc.wait(max(0.0, wait_s))
-            except subprocess.TimeoutExpired:
-                self.signal(signal.SIGKILL)
-                self.proc.wait(10)
-        self.proc = None
-
-
-def _last_line(path):
-    from cluster.supervisor import _last_line as last
-    return last(path)
-
-
-class RayRole(Restarts):
+class RayRole:
     """The driver's view of one role's actor."""
 
-    def __init__(self, role, kind, run_dir, heartbeat, resources, worker_id=None):
-        super().__init__()
-        self.role = role
-        self.kind = kind                    # serve | train | record | evaluate | selfplay
-        self.worker_id = worker_id
-        self.heartbeat = heartbeat
-        self.resources = dict(resources)
-        self.log_path = run_dir.log(role)
-        self.out_path = os.path.join(run_dir.logs, f"{role}.out")
+    def __init__(self, spec, run_dir):
+        self.spec = spec
+        self.role = spec.name
+        self.kind = spec.kind               # serve | train | record | evaluate | selfplay
+        self.worker_id = spec.worker_id
+        self.heartbeat = spec.heartbeat
+        self.resources = dict(spec.resources)
+        self.backoff = Backoff()
+        self.log_path = run_dir.log(self.role)
+        self.out_path = os.path.join(run_dir.logs, f"{self.role}.out")
         self.actor = None
         self.actor_pid = None               # the incarnation the driver knows
         self.node = self.ip = None
@@ -293,35 +119,30 @@ class RayRole(Restarts):
         self.started = 0.0
 
 
-class RayCluster(Supervisor):
-    """The same interface as cluster_cmd.Cluster (start_all, supervise_once, status, shutdown,
+class RayCluster:
+    """The interface supervisor.supervise drives (start_all, supervise_once, status, shutdown,
     summary, close) over Ray actors."""
 
-    def __init__(self, config, config_path, run_dir, workers, evaluate, log, *, address=None):
+    def __init__(self, config, config_path, run_dir, workers, evaluate, log, *, address=None,
+                 overrides=()):
         self.ray = ray = import_ray()
         self.config = config
+        self.overrides = tuple(overrides)
         self.cc = config.cluster
         self.run_dir = run_dir
         self.log = log
+        self.policy = RestartPolicy(self.cc, log)
         self.failed = None
         self.fail_code = 1
         self.stop_reason = None
         self.started = time.monotonic()
+        self.should_stop = lambda: False
         with open(config_path, encoding="utf-8") as handle:
             self.config_text = handle.read()
-        roles = [("serve", "serve", None, self.cc.server_resources),
-                 ("train", "train", "train", self.cc.trainer_resources)]
-        if workers:
-            roles.append(("recorder", "record", "recorder", self.cc.recorder_resources))
-        roles += [(f"selfplay-w{i}", "selfplay", f"selfplay-w{i}", self.cc.worker_resources)
-                  for i in range(workers)]
-        if evaluate:
-            roles.append(("evaluate", "evaluate", "evaluate", self.cc.evaluator_resources))
-        self.children = [RayRole(name, kind, run_dir, beat, res) for name, kind, beat, res in roles]
+        self.children = [RayRole(spec, run_dir)
+                         for spec in role_specs(self.cc, workers, evaluate, recorder=True)]
         self.server, self.trainer = self.children[0], self.children[1]
         self.workers = [c for c in self.children if c.kind == "selfplay"]
-        for i, child in enumerate(self.workers):
-            child.worker_id = i
         self.recorder = next((c for c in self.children if c.kind == "record"), None)
         self.evaluator = next((c for c in self.children if c.kind == "evaluate"), None)
         self.endpoint = None                # the server's, as it reported it
@@ -372,9 +193,7 @@ class RayCluster(Supervisor):
             if not any(all(node.get("Resources", {}).get(name, 0.0) >= amount
                            for name, amount in child.resources.items() if amount > 0)
                        for node in nodes):
-                key = {"serve": "server_resources", "train": "trainer_resources",
-                       "record": "recorder_resources", "selfplay": "worker_resources",
-                       "evaluate": "evaluator_resources"}[child.kind]
+                key = RESOURCES_KEY[child.kind]
                 offers = "; ".join(", ".join(f"{k} {v:g}" for k, v in sorted(n.get("Resources", {}).items())
                                              if not k.startswith(("node:", "memory", "object_store")))
                                    for n in nodes)
@@ -387,7 +206,7 @@ class RayCluster(Supervisor):
         ray = self.ray
         cls = self._actors_by_kind.get("host")
         if cls is None:
-            cls = self._actors_by_kind["host"] = ray.remote(RoleHost)
+            cls = self._actors_by_kind["host"] = ray.remote(RayRoleHost)
         options = dict(actor_options(child.resources), max_restarts=-1, max_task_retries=0)
         if strategy is not None:
             options["scheduling_strategy"] = strategy
@@ -413,7 +232,7 @@ class RayCluster(Supervisor):
             ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0.5)
         for child, ref in zip(children, refs):
             if ref not in ready:
-                self.fail_code = 2
+                self.fail_code = REFUSED
                 raise RuntimeError(f"{child.role}: no node of the Ray cluster took it within "
                                    f"{PLACEMENT_TIMEOUT_S:g} s (it needs {child.resources})")
             info = self.ray.get(ref)
@@ -448,20 +267,21 @@ class RayCluster(Supervisor):
         return f"tcp://[{host}]:*" if ":" in host else f"tcp://{host}:*"
 
     def _argv(self, child):
-        if child.kind == "serve":
-            return server_argv(self.config, CONFIG_TOKEN, self.run_dir, self._bind(child))
-        if child.kind == "record":
-            return ["recorder", "--config", CONFIG_TOKEN, "--run-dir", self.run_dir.root,
-                    "--bind", self._bind(child), "--quiet"]
-        if child.kind == "train":
-            return trainer_argv(CONFIG_TOKEN, self.run_dir, self.endpoint)
-        if child.kind == "selfplay":
-            argv = worker_argv(CONFIG_TOKEN, self.run_dir, self.endpoint, child.worker_id)
-            # A worker on another node than the trainer's sends its games to the recorder.
-            if self.recorder_endpoint and child.node != self.trainer.node:
-                argv += ["--recorder", self.recorder_endpoint]
-            return argv
-        return evaluator_argv(CONFIG_TOKEN, self.run_dir)
+        bind = self._bind(child) if child.kind in READY else None
+        # A worker on another node than the trainer's sends its games to the recorder.
+        recorder = (self.recorder_endpoint if child.kind == "selfplay" and self.recorder_endpoint
+                    and child.node != self.trainer.node else None)
+        return role_argv(child.spec, self.config, CONFIG_TOKEN, self.run_dir,
+                         endpoint=self.endpoint, bind=bind, recorder=recorder,
+                         overrides=self.overrides)
+
+    def _restart(self, child, why):
+        failed = self.policy.restart(child, why)
+        if failed:
+            self.failed = failed
+
+    def restarts(self):
+        return RestartPolicy.counts(self.children)
 
     def _start(self, child):
         """Starts the role in its actor; False when it could not (a lost actor is polled again
@@ -476,15 +296,14 @@ class RayCluster(Supervisor):
         child.started = time.monotonic()
         child.need_start = False
         child.child = reply["child"]
-        if child.restarts and child.child is not None:
+        if child.backoff.count and child.child is not None:
             self.log(f"{child.role} running: node {child.node} ({child.ip}) actor pid "
                      f"{child.actor_pid} pid {child.child}")
         if child.kind in READY:
             if reply["endpoint"] is None:
-                if reply["code"] == 2:
-                    self.fail_code = 2
-                    self.failed = (f"{child.role} refused to run (exit status 2): {reply['last_line']} "
-                                   f"(see {child.out_path} on node {child.ip})")
+                if reply["code"] == REFUSED:
+                    self.fail_code = REFUSED
+                    self.failed = RestartPolicy.refused(child, reply["last_line"], f" on node {child.ip}")
                 else:
                     self._restart(child, f"did not start ({reply['last_line']})")
                     child.need_start = True
@@ -558,7 +377,7 @@ class RayCluster(Supervisor):
                 return
         now = time.monotonic()
         for child in self.children:
-            if child.need_start and child.actor_pid is not None and now >= child.next_start:
+            if child.need_start and child.actor_pid is not None and now >= child.backoff.next_start:
                 if child.kind != "serve" and self.endpoint is None:
                     continue                       # the server first: the others need its address
                 self._start(child)
@@ -573,10 +392,9 @@ class RayCluster(Supervisor):
             child.need_start = True
             if child.expect_exit:
                 child.expect_exit = False
-            elif code == 2:                      # the role refuses its settings: a restart cannot help
-                self.fail_code = 2
-                self.failed = (f"{child.role} refused to run (exit status 2): {reply['last_line']} "
-                               f"(see {child.out_path} on node {child.ip})")
+            elif code == REFUSED:                # a restart cannot help
+                self.fail_code = REFUSED
+                self.failed = RestartPolicy.refused(child, reply["last_line"], f" on node {child.ip}")
             else:
                 self._restart(child, f"exited with status {code}")
             return
@@ -595,8 +413,8 @@ class RayCluster(Supervisor):
             child.child = None
             child.need_start = True
             self._restart(child, f"made no progress for {idle:.0f} s (stuck or stopped); killed")
-        elif time.monotonic() - child.started > 60 and child.backoff:
-            child.backoff = 0.0                    # a minute of health resets the back-off
+        else:
+            self.policy.healthy(child.backoff, child.started, time.monotonic())
 
     # -- the status line, shutdown, summary -----------------------------------------------------
 

@@ -32,18 +32,21 @@ def read_regular(path, max_bytes: int, *, skip=None):
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", path)
         if info.st_size > max_bytes:
-            raise OSError(errno.EFBIG, f"{info.st_size} bytes, the limit is {max_bytes}", path)
+            raise OSError(errno.EFBIG, f"{info.st_size} bytes, over the limit of {max_bytes}", path)
         if skip is not None and skip(info):
             return info, None
         chunks, total = [], 0
         while total <= max_bytes:
-            chunk = os.read(fd, min(1 << 24, max_bytes + 1 - total))
+            # os.read allocates what it is asked for: ask for what fstat said is left (+1 to
+            # see the end), so a small file never costs a large buffer
+            want = max(info.st_size + 1 - total, 1 << 16)
+            chunk = os.read(fd, min(want, 1 << 24, max_bytes + 1 - total))
             if not chunk:
                 break
             chunks.append(chunk)
             total += len(chunk)
         if total > max_bytes:
-            raise OSError(errno.EFBIG, f"more than {max_bytes} bytes", path)
+            raise OSError(errno.EFBIG, f"more than {max_bytes} bytes, over the limit", path)
         return info, b"".join(chunks)
     finally:
         os.close(fd)

@@ -9,6 +9,8 @@ import sys
 
 
 def setup_logging(log_path: str | None, *, quiet: bool = False):
+    """The root logger at INFO to `log_path` (appended) and to stderr; `quiet`: the file only
+    (stderr still when there is no file). Replaces any handlers set before."""
     handlers = []
     if log_path:
         handlers.append(logging.FileHandler(log_path))
@@ -37,11 +39,18 @@ def run_role(name: str, body) -> int:
 
 def stop_on_signals():
     """SIGTERM and SIGINT ask the role to stop (finish its step, write what it holds) instead of
-    killing it; returns the callable that says whether one has arrived."""
-    stopped = [False]
+    killing it; returns the callable that says whether one has arrived: None until then, then
+    the name of the latest one ('SIGTERM' or 'SIGINT')."""
+    stopped = [None]
 
     def handler(signum, frame):
-        stopped[0] = True
+        stopped[0] = signal.Signals(signum).name
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGINT, handler)
     return lambda: stopped[0]
+
+
+def ignore_stop_signals():
+    """SIGTERM and SIGINT are ignored from now on: a shutdown under way runs to its end."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)

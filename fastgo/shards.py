@@ -1,5 +1,6 @@
-"""Experience shards: the one schema for finished self-play games on disk, used by the writer
-(self-play workers, later the recorder) and the reader (the trainer, `fastgo bench train`).
+"""Experience shards: the one schema for finished games on disk, written by the self-play
+workers and the recorder, read by the trainer and `fastgo bench train`. A record's checks and
+its decoding bounds are fastgo.records.
 
 A shard is one file: a msgpack header map, then one msgpack map per game, then a fixed 48-byte
 trailer (TRAILER_MAGIC, the record count as uint64, the sha256 of every byte before the
@@ -20,7 +21,7 @@ Record fields (all arrays little-endian raw bytes, L = number of moves, N = boar
   policy_count  uint16 [L], visit-distribution entries stored for each move
   policy_moves  int16 [E], policy_visits float32 [E]: the sparse visit distributions, in move order
   winner        1 Black, -1 White, 0 draw;  score: Tromp-Taylor score of the final position
-  end           'passes', 'move_cap' or 'resign'
+  end           'passes', 'move_cap', 'resign', or 'recorded' (an SGF import's written result)
   ownership     int8 [N*N], Tromp-Taylor ownership of the final position (Black's view)
   versions      model versions that played, in order;  t_start, t_end: unix seconds
   resign        {'disabled': bool, 'would_resign': 0 / 1 Black / 2 White, 'would_resign_move': int}
@@ -30,7 +31,6 @@ Record fields (all arrays little-endian raw bytes, L = number of moves, N = boar
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import re
 import struct
@@ -39,10 +39,10 @@ import uuid
 from dataclasses import dataclass
 
 import msgpack
-import numpy as np
 
 from fastgo.files import fsync_dir, read_bounded, reason
-from fastgo.replay import check_game
+from fastgo.records import (ENDS, MAX_CONTAINERS, MAX_MAP_KEYS, ContainerBudget, GameRecord,  # noqa: F401
+                            ShardError, _check_record, _field, check_record, unpack_record)
 
 MAGIC = "fastgo-shard"
 FORMAT_VERSION = 1
@@ -51,77 +51,6 @@ TRAILER_MAGIC = b"FGSHEND1"
 TRAILER = struct.Struct("<8sQ32s")          # magic, record count, sha256 of the bytes before
 SUFFIX = ".shard"
 MAX_SHARD_BYTES = 256 << 20                  # the reader refuses larger files before reading them
-MAX_MAP_KEYS = 32
-# How a game ended. "recorded": a game imported from a record (an SGF) whose result is taken as
-# written (agreement, time, forfeit): its moves must replay legally, its final position need not
-# be over, and its ownership is unknown (all 0; the trainer gives it no ownership weight).
-ENDS = ("passes", "move_cap", "resign", "recorded")
-_ID = re.compile(r"[0-9a-f]{32}")
-_INT63 = (1 << 63) - 1
-
-
-class ShardError(ValueError):
-    """A shard that cannot be used; the message names the file and the first problem."""
-
-
-# ----------------------------------------------------------------------------------------------
-# One game
-
-@dataclass
-class GameRecord:
-    """A finished game as the worker builds it and the reader returns it."""
-
-    size: int
-    komi: float
-    moves: np.ndarray            # int16 [L]
-    full: np.ndarray             # uint8 [L]
-    root_value: np.ndarray       # float32 [L]
-    policy_count: np.ndarray     # uint16 [L]
-    policy_moves: np.ndarray     # int16 [E]
-    policy_visits: np.ndarray    # float32 [E]
-    winner: int
-    score: float
-    end: str
-    ownership: np.ndarray        # int8 [N*N]
-    versions: list
-    worker: int = 0
-    seed: int = 0
-    id: str = ""
-    t_start: float = 0.0
-    t_end: float = 0.0
-    resign: dict | None = None
-    players: dict | None = None  # {'learner': 1 / -1 / 0, 'opponent': str} or None
-
-    def to_msgpack(self) -> bytes:
-        fields = {
-            "id": self.id or uuid.uuid4().hex,
-            "worker": int(self.worker), "seed": int(self.seed),
-            "size": int(self.size), "komi": float(self.komi),
-            "moves": _bytes(self.moves, "<i2"), "full": _bytes(self.full, "u1"),
-            "root_value": _bytes(self.root_value, "<f4"),
-            "policy_count": _bytes(self.policy_count, "<u2"),
-            "policy_moves": _bytes(self.policy_moves, "<i2"),
-            "policy_visits": _bytes(self.policy_visits, "<f4"),
-            "winner": int(self.winner), "score": float(self.score), "end": self.end,
-            "ownership": _bytes(self.ownership, "i1"),
-            "versions": [int(v) for v in self.versions],
-            "t_start": float(self.t_start), "t_end": float(self.t_end),
-            "resign": dict(self.resign or {"disabled": False, "would_resign": 0,
-                                           "would_resign_move": -1}),
-        }
-        if self.players is not None:
-            fields["players"] = {"learner": int(self.players["learner"]),
-                                 "opponent": str(self.players["opponent"])}
-        return msgpack.packb(fields, use_bin_type=True)
-
-
-def _bytes(array, dtype):
-    return np.ascontiguousarray(array, dtype=dtype).tobytes()
-
-
-# ----------------------------------------------------------------------------------------------
-# Writing
-
 class ShardWriter:
     """Appends games to `directory/.tmp-PREFIX-*.shard`; close() seals it (trailer, fsync) and
     renames it to `PREFIX-SEQ.shard`. Not thread-safe."""
@@ -304,14 +233,15 @@ def read_shard(path, *, max_bytes: int = MAX_SHARD_BYTES, check_rules: bool = Tr
         raise ShardError(f"{path}: checksum mismatch (corrupt)")
     if count > len(body) // 16:
         raise ShardError(f"{path}: record count {count} impossible in {len(body)} bytes")
+    budget = ContainerBudget(MAX_CONTAINERS)
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=True, max_buffer_size=max(len(body), 1),
-                                max_str_len=1 << 12, max_bin_len=len(body), max_array_len=4096,
-                                max_map_len=MAX_MAP_KEYS, max_ext_len=0)
+                                **budget.limits(len(body)))
     unpacker.feed(body)
     try:
         header = _check_header(next(unpacker), path)
         games, seen = [], set()
         for index in range(count):
+            budget.reset()
             game = _check_record(next(unpacker), header, f"{path}: game {index}", check_rules)
             if game.id in seen:
                 raise ShardError(f"{path}: game {index}: duplicate id {game.id}")
@@ -339,21 +269,6 @@ def _read_regular_file(path, max_bytes):
         raise ShardError(f"{path}: {reason(err)}") from None
 
 
-def _field(record, key, kind, where):
-    if key not in record:
-        raise ShardError(f"{where}: missing field {key!r}")
-    value = record[key]
-    if kind is int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif kind is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    else:
-        ok = isinstance(value, kind)
-    if not ok:
-        raise ShardError(f"{where}: field {key!r} has the wrong type ({type(value).__name__})")
-    return value
-
-
 def _check_header(header, path):
     if not isinstance(header, dict) or header.get("magic") != MAGIC:
         raise ShardError(f"{path}: not a fastgo shard (bad magic)")
@@ -367,103 +282,6 @@ def _check_header(header, path):
     if header.get("rules") != RULES:
         raise ShardError(f"{path}: header: rules {header.get('rules')!r}, expected {RULES!r}")
     return header
-
-
-def _array(record, key, dtype, length, where):
-    raw = _field(record, key, bytes, where)
-    itemsize = np.dtype(dtype).itemsize
-    if length is not None and len(raw) != length * itemsize:
-        raise ShardError(f"{where}: {key} holds {len(raw)} bytes, expected {length * itemsize}")
-    if len(raw) % itemsize:
-        raise ShardError(f"{where}: {key} holds {len(raw)} bytes, not a multiple of {itemsize}")
-    return np.frombuffer(raw, dtype=dtype).astype(np.dtype(dtype).newbyteorder("="))
-
-
-def check_record(record, *, size: int, komi: float, where: str = "record",
-                 check_rules: bool = True) -> GameRecord:
-    """One decoded game record (a msgpack map) with every check the shard reader applies, for a
-    board size and komi: the GameRecord, or ShardError naming the first problem."""
-    return _check_record(record, {"size": size, "komi": komi}, where, check_rules)
-
-
-def _check_record(record, header, where, check_rules) -> GameRecord:
-    if not isinstance(record, dict):
-        raise ShardError(f"{where}: not a map")
-    size, komi = header["size"], header["komi"]
-    nn = size * size
-    if _field(record, "size", int, where) != size or _field(record, "komi", float, where) != komi:
-        raise ShardError(f"{where}: board or komi differ from the header's")
-    game_id = _field(record, "id", str, where)
-    if not _ID.fullmatch(game_id):
-        raise ShardError(f"{where}: bad id {game_id[:40]!r}")
-    moves = _array(record, "moves", "<i2", None, where)
-    length = len(moves)
-    if length > 2 * nn:
-        raise ShardError(f"{where}: {length} moves, over the move cap {2 * nn}")
-    full = _array(record, "full", "u1", length, where)
-    root_value = _array(record, "root_value", "<f4", length, where)
-    policy_count = _array(record, "policy_count", "<u2", length, where)
-    entries = int(policy_count.sum(dtype=np.int64))
-    policy_moves = _array(record, "policy_moves", "<i2", entries, where)
-    policy_visits = _array(record, "policy_visits", "<f4", entries, where)
-    ownership = _array(record, "ownership", "i1", nn, where)
-    if np.any(policy_count > nn + 1):
-        raise ShardError(f"{where}: a visit distribution with more entries than moves")
-    if entries and (policy_moves.min() < 0 or policy_moves.max() > nn):
-        raise ShardError(f"{where}: a visit distribution names a point off the board")
-    if not np.all(np.isfinite(policy_visits)) or np.any(policy_visits < 0):
-        raise ShardError(f"{where}: visit counts must be finite and >= 0")
-    if not np.all(np.isfinite(root_value)) or np.any(np.abs(root_value) > 1.0):
-        raise ShardError(f"{where}: root values must be in [-1, 1]")
-    if np.any(full > 1) or np.any(np.abs(ownership) > 1):
-        raise ShardError(f"{where}: full flags must be 0/1 and ownership -1/0/1")
-    winner = _field(record, "winner", int, where)
-    score = _field(record, "score", float, where)
-    end = _field(record, "end", str, where)
-    if winner not in (-1, 0, 1) or end not in ENDS:
-        raise ShardError(f"{where}: winner {winner!r} or end {end[:20]!r} not allowed")
-    versions = _field(record, "versions", list, where)
-    if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= _INT63 for v in versions):
-        raise ShardError(f"{where}: versions must be integers in 0..2**63-1")
-    worker = _field(record, "worker", int, where)
-    seed = _field(record, "seed", int, where)
-    if not (0 <= worker <= _INT63 and 0 <= seed <= _INT63):
-        raise ShardError(f"{where}: worker or seed out of range")
-    resign = _field(record, "resign", dict, where)
-    players = None
-    if "players" in record:
-        players = _field(record, "players", dict, where)
-        learner, opponent = players.get("learner"), players.get("opponent")
-        if (set(players) != {"learner", "opponent"} or not isinstance(learner, int)
-                or isinstance(learner, bool) or learner not in (-1, 0, 1)
-                or not isinstance(opponent, str) or not 1 <= len(opponent) <= 64):
-            raise ShardError(f"{where}: players must be {{'learner': -1/0/1, 'opponent': a name "
-                             f"of 1..64 characters}}")
-    if check_rules:
-        bad, reason, over, replay_score, replay_owner = check_game(size, komi, moves)
-        if bad >= 0:
-            raise ShardError(f"{where}: move {bad} is {reason}")
-        if end == "resign":
-            if over or winner == 0:
-                raise ShardError(f"{where}: resignation recorded after the end, or without a winner")
-        elif end == "recorded":
-            replay_owner = np.zeros(nn, dtype=np.int8)
-        else:
-            if not over:
-                raise ShardError(f"{where}: ends by {end} but the game is not over after its moves")
-            expected = 1 if replay_score > 0 else (-1 if replay_score < 0 else 0)
-            if winner != expected or abs(score - replay_score) > 1e-3:
-                raise ShardError(f"{where}: result {winner} / {score} disagrees with the replay "
-                                 f"({expected} / {replay_score})")
-        if not np.array_equal(ownership, replay_owner):
-            raise ShardError(f"{where}: ownership disagrees with the final position")
-    return GameRecord(size=size, komi=komi, moves=moves, full=full, root_value=root_value,
-                      policy_count=policy_count, policy_moves=policy_moves,
-                      policy_visits=policy_visits, winner=winner, score=float(score), end=end,
-                      ownership=ownership, versions=list(versions), worker=worker, seed=seed,
-                      id=game_id, t_start=float(_field(record, "t_start", float, where)),
-                      t_end=float(_field(record, "t_end", float, where)), resign=resign,
-                      players=players)
 
 
 def quarantine(path, quarantine_dir, reason: str) -> str:

@@ -28,12 +28,13 @@ class ArgumentError(ValueError):
     """A bad argument: one line for stderr, exit status 2."""
 
 
-def add_arguments(parser):
-    def error(message):          # argparse's own errors: one line, status 2
-        print(f"{PROG}: {message}", file=sys.stderr)
-        sys.exit(2)
+def parents():
+    from fastgo_cli.parser import seed_options, size_options
+    return (size_options(help="board size, 2..25 (default: the networks' size, else 9)"),
+            seed_options(help="random seed for the players (default: a fresh one)"))
 
-    parser.error = error
+
+def add_arguments(parser):
     parser.add_argument("a", metavar="A",
                         help="first player: a checkpoint path, 'random', 'mcts:N' (pure MCTS, "
                              "N playouts per move) or gtp:\"COMMAND\" (an external GTP engine)")
@@ -48,8 +49,6 @@ def add_arguments(parser):
                         help="A's leaves per search step (virtual loss between them)")
     parser.add_argument("--leaves-b", type=int, default=1, metavar="L",
                         help="B's leaves per search step")
-    parser.add_argument("--size", type=int, default=None,
-                        help="board size, 2..25, default: the networks' size, else 9")
     parser.add_argument("--komi", type=float, default=7.5, help="komi")
     parser.add_argument("--sgf-dir", default=None, metavar="D",
                         help="write every game as an SGF file into D (created if missing)")
@@ -72,8 +71,6 @@ def add_arguments(parser):
                              "count, for varied games")
     parser.add_argument("--move-timeout", type=float, default=60.0, metavar="S",
                         help="seconds a GTP engine gets for one move before it loses the game")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="random seed for the players (default: a fresh one)")
 
 
 # --- arguments -------------------------------------------------------------------------------

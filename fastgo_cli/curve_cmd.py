@@ -12,11 +12,6 @@ MAX_RUNS = 20
 
 
 def add_arguments(parser):
-    def error(message):          # argparse's own errors: one line, status 2
-        print(f"{PROG}: {message}", file=sys.stderr)
-        sys.exit(2)
-
-    parser.error = error
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories with ratings")
     parser.add_argument("-o", "--output", default="compare.png", help="the PNG to write")
     parser.add_argument("--labels", help="comma-separated names, one per run "

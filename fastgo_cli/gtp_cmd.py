@@ -9,7 +9,14 @@ import sys
 DEFAULT_VISITS = 400
 
 
+def parents():
+    from fastgo_cli.parser import seed_options, size_options
+    return (size_options(help="initial board size, 2..25 (default 9; with --model the model's)"),
+            seed_options(help="random seed for the player"))
+
+
 def add_arguments(parser):
+    from fastgo_cli.parser import alias
     parser.add_argument("--player", default=None,
                         help="'random' (default) or 'mcts:N' (pure MCTS, N random playouts "
                              "per move)")
@@ -17,9 +24,10 @@ def add_arguments(parser):
                         help="play with this network checkpoint: PUCT search, network in process")
     parser.add_argument("--visits", "--playouts", type=int, default=None, metavar="V",
                         help=f"search visits per move with --model (default {DEFAULT_VISITS})")
-    parser.add_argument("--seconds", type=float, default=None, metavar="S",
+    parser.add_argument("--move-seconds", type=float, default=None, metavar="S", dest="seconds",
                         help="with --model: at most S seconds per move (a GTP clock may cut it "
                              "shorter)")
+    alias(parser, "--seconds", dest="seconds", type=float)
     parser.add_argument("--leaves", type=int, default=8, metavar="L",
                         help="with --model: leaves evaluated together per search step (virtual "
                              "loss keeps them apart); 1 = one position per forward pass")
@@ -28,10 +36,7 @@ def add_arguments(parser):
     parser.add_argument("--resign", type=float, default=None, metavar="V",
                         help="with --model: resign when the root value stays below V (-1..0); "
                              "default never")
-    parser.add_argument("--size", type=int, default=None,
-                        help="initial board size, 2..25 (default 9; with --model the model's)")
-    parser.add_argument("--komi", type=float, default=7.5, help="initial komi (default 7.5)")
-    parser.add_argument("--seed", type=int, default=None, help="random seed for the player")
+    parser.add_argument("--komi", type=float, default=7.5, help="initial komi")
     parser.add_argument("--log-level", default="WARNING",
                         choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level")
 
@@ -54,10 +59,11 @@ def run(args):
         print(f"fastgo gtp: --seed must be in 0..2**64-1, got {args.seed}", file=sys.stderr)
         return 2
     if args.seconds is not None and not 0 < args.seconds <= 86_400:
-        print(f"fastgo gtp: --seconds must be in (0, 86400], got {args.seconds}", file=sys.stderr)
+        print(f"fastgo gtp: --move-seconds must be in (0, 86400], got {args.seconds}",
+              file=sys.stderr)
         return 2
     if args.seconds is not None and args.model is None:
-        print("fastgo gtp: --seconds goes with --model", file=sys.stderr)
+        print("fastgo gtp: --move-seconds goes with --model", file=sys.stderr)
         return 2
     if not -10_000 <= args.komi <= 10_000:          # also refuses nan
         print(f"fastgo gtp: --komi {args.komi} is outside -10000..10000", file=sys.stderr)

@@ -1,11 +1,15 @@
 """`fastgo <command> ...`: dispatch to one module per command, imported lazily.
 
-Each command module exposes `add_arguments(parser)` and `run(args) -> int`. Heavy imports
-(torch, zmq) happen inside those modules, so `fastgo gtp` never pays for torch.
+Each command module exposes `add_arguments(parser)` and `run(args) -> int`, and may expose
+`parents()` (shared option groups from fastgo_cli.parser). Every usage error is one line on
+stderr and exit status 2. Heavy imports (torch, zmq) happen inside the command modules, so
+`fastgo gtp` never pays for torch.
 """
-import argparse
+import difflib
 import importlib
 import sys
+
+from fastgo_cli.parser import Parser, prepare
 
 # command -> (module, one-line help)
 COMMANDS = {
@@ -15,9 +19,9 @@ COMMANDS = {
     "train": ("fastgo_cli.train_cmd", "the trainer: shards in, checkpoints out, hot reload"),
     "arena": ("fastgo_cli.arena_cmd", "a match between two players: win rate, Elo, SPRT, ratings table"),
     "ratings": ("fastgo_cli.ratings_cmd", "every player's maximum-likelihood Elo from the ratings table"),
-    "evaluate": ("cluster.evaluator", "the evaluator: new checkpoints against references, ratings, curve.png"),
+    "evaluate": ("fastgo_cli.evaluate_cmd", "the evaluator: new checkpoints against references, ratings, curve.png"),
     "play": ("fastgo_cli.play_cmd", "play the network in the terminal (ASCII board, GTP vertices)"),
-    "cluster": ("cluster.supervisor", "the whole loop: server, workers, trainer, evaluator, supervised"),
+    "cluster": ("fastgo_cli.cluster_cmd", "the whole loop: server, workers, trainer, evaluator, supervised"),
     "recorder": ("fastgo_cli.recorder_cmd", "games from workers on other hosts over ZeroMQ into shards"),
     "keys": ("fastgo_cli.keys_cmd", "CURVE key pairs for endpoints on other hosts (`keys new NAME`)"),
     "curve": ("fastgo_cli.curve_cmd", "one plot of the learning curves of several run directories"),
@@ -28,6 +32,7 @@ BENCH_TARGETS = {
     "board": ("fastgo_cli.bench.board", "random playouts/s and moves/s on one core"),
     "mcts": ("fastgo_cli.bench.mcts", "search simulations/s with a zero-cost evaluator"),
     "server": ("fastgo_cli.bench.server", "inference server evals/s and latency vs raw forward"),
+    "backends": ("fastgo_cli.bench.backends", "every CPU backend's evals/s and agreement with fp32, and what auto picks"),
     "selfplay": ("fastgo_cli.bench.selfplay", "whole self-play loop evals/s and moves/s vs raw forward"),
     "train": ("fastgo_cli.bench.train", "trainer data path positions/s and training samples/s"),
 }
@@ -41,15 +46,6 @@ def _usage():
     lines.append("")
     lines.append("`fastgo <command> --help` for the options of one command.")
     return "\n".join(lines)
-
-
-class DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
-    """Help texts end with the default, except where there is none (None, False)."""
-
-    def _get_help_string(self, action):
-        if action.default is None or action.default is False:
-            return action.help
-        return super()._get_help_string(action)
 
 
 def _bench_usage():
@@ -69,12 +65,37 @@ def _version():
         return "unknown"
 
 
-def _run_module(prog, module_name, description, argv):
+def _usage_error(prog, message):
+    """One line on stderr, exit status 2."""
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _unknown(prog, what, word, known):
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return _usage_error(prog, f"unknown {what} {word[:60]!r} ({hint}choose from "
+                              f"{', '.join(known)})")
+
+
+def command_parser(command, target=None):
+    """(parser, module) of `fastgo COMMAND` or `fastgo bench TARGET`; KeyError when unknown."""
+    if command == "bench":
+        (module_name, text), prog = BENCH_TARGETS[target], f"fastgo bench {target}"
+    else:
+        (module_name, text), prog = COMMANDS[command], f"fastgo {command}"
     module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=prog, description=description,
-                                     formatter_class=DefaultsShown)
+    parents = module.parents() if hasattr(module, "parents") else ()
+    parser = Parser(prog=prog, description=text, parents=parents)
     module.add_arguments(parser)
+    return parser, module
+
+
+def _run_module(command, target, argv):
+    parser, module = command_parser(command, target)
     args = parser.parse_args(argv)
+    if prepare(parser, args):
+        return 0
     return module.run(args)
 
 
@@ -91,16 +112,15 @@ def main(argv=None):
         if rest and rest[0] in ("-h", "--help"):
             print(_bench_usage())
             return 0
-        if not rest or rest[0] not in BENCH_TARGETS:
-            print(_bench_usage(), file=sys.stderr)
-            return 2
-        module_name, text = BENCH_TARGETS[rest[0]]
-        return _run_module(f"fastgo bench {rest[0]}", module_name, text, rest[1:])
+        if not rest:
+            return _usage_error("fastgo bench", "a target is required (choose from "
+                                                f"{', '.join(BENCH_TARGETS)})")
+        if rest[0] not in BENCH_TARGETS:
+            return _unknown("fastgo bench", "target", rest[0], BENCH_TARGETS)
+        return _run_module("bench", rest[0], rest[1:])
     if command not in COMMANDS:
-        print(f"fastgo: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
-        return 2
-    module_name, text = COMMANDS[command]
-    return _run_module(f"fastgo {command}", module_name, text, rest)
+        return _unknown("fastgo", "command", command, [*COMMANDS, "bench"])
+    return _run_module(command, None, rest)
 
 
 if __name__ == "__main__":

@@ -5,13 +5,18 @@ are typed as GTP vertices (D4), or `pass`, `undo` (takes back your last move and
 import sys
 
 
+def parents():
+    from fastgo_cli.parser import seed_options
+    return (seed_options(help="seed of the search"),)
+
+
 def add_arguments(parser):
     parser.add_argument("--model", required=True, metavar="CKPT", help="network checkpoint to play")
     parser.add_argument("--color", default="black", choices=["black", "white"], help="your colour")
     parser.add_argument("--visits", type=int, default=200, help="the network's visits per move")
     parser.add_argument("--komi", type=float, default=7.5, help="komi (White's compensation)")
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    parser.add_argument("--seed", type=int, default=None, help="seed of the search")
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+                        help="where the network runs (auto: CUDA when there is one)")
 
 
 def render(game) -> str:

@@ -12,11 +12,6 @@ PROG = "fastgo ratings"
 
 
 def add_arguments(parser):
-    def error(message):          # argparse's own errors: one line, status 2
-        print(f"{PROG}: {message}", file=sys.stderr)
-        sys.exit(2)
-
-    parser.error = error
     parser.add_argument("table", nargs="?", default="ratings.jsonl", metavar="TABLE",
                         help="the ratings table, JSON lines")
     parser.add_argument("--anchor", default="random",

@@ -5,12 +5,15 @@ then). Logs to D/logs/recorder.log, heartbeat in D/logs/recorder.status.json."""
 import json
 
 
+def parents():
+    from fastgo_cli.parser import config_options, logging_options, run_dir_options
+    return (config_options(sections="[model], [selfplay], [recorder]"), run_dir_options(),
+            logging_options())
+
+
 def add_arguments(parser):
-    parser.add_argument("--config", required=True, help="TOML config ([model], [selfplay], [recorder])")
-    parser.add_argument("--run-dir", required=True, help="the run directory (created if missing)")
     parser.add_argument("--bind", help="endpoint to bind, tcp://IP:PORT (PORT * = any free port); "
                                        "default: recorder.endpoint of the config")
-    parser.add_argument("--quiet", action="store_true", help="log to the run directory only")
 
 
 def run(args) -> int:
@@ -28,7 +31,7 @@ def _run(args) -> int:
     from fastgo.process import setup_logging
     from selfplay_workers.recorder import Recorder
 
-    config = load_config(args.config)
+    config = load_config(args.config, overrides=args.overrides)
     if args.bind is not None:
         merged = {**to_dict(config.recorder), "endpoint": args.bind}
         recorder = parse_section(RecorderConfig, merged, source=f"{args.config} + --bind",

@@ -3,17 +3,19 @@ worker process writing shards into DIR/shards through the inference server."""
 import json
 
 
+def parents():
+    from fastgo_cli.parser import (config_options, duration_options, logging_options,
+                                   run_dir_options, seed_options)
+    return (config_options(sections="[model], [selfplay], [server]"), run_dir_options(),
+            seed_options(help="override selfplay.seed"), duration_options(), logging_options())
+
+
 def add_arguments(parser):
-    parser.add_argument("--config", required=True, help="TOML config ([model], [selfplay], [server])")
-    parser.add_argument("--run-dir", required=True, help="the run directory (created if missing)")
     parser.add_argument("--server", help="server endpoint (default: server.endpoint of the config)")
     parser.add_argument("--games", type=int, help="games at once (default: selfplay.games)")
     parser.add_argument("--visits", type=int, help="root visits of a full search (default: selfplay.visits)")
     parser.add_argument("--worker-id", type=int, default=0, help="this worker's number (names its shards)")
-    parser.add_argument("--seed", type=int, help="override selfplay.seed")
     parser.add_argument("--max-games", type=int, help="stop after this many finished games")
-    parser.add_argument("--seconds", type=float, help="stop after this long")
-    parser.add_argument("--quiet", action="store_true", help="log to the run directory only")
     parser.add_argument("--recorder", help="send finished games to this recorder (tcp://HOST:PORT) "
                                            "instead of writing shards (default: selfplay.recorder)")
 
@@ -32,7 +34,7 @@ def _run(args) -> int:
     from fastgo.shards import remove_stale_temporaries
     from selfplay_workers.worker import SelfplayWorker
 
-    config = load_config(args.config)
+    config = load_config(args.config, overrides=args.overrides)
     if args.visits is not None:
         import dataclasses
         if not 1 <= args.visits <= 100_000:

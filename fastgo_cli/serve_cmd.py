@@ -1,11 +1,114 @@
-"""`fastgo serve --config FILE [...]`: run the batching inference server on its own."""
+"""`fastgo serve --config NAME|PATH [...]`: run the batching inference server on its own.
+
+Prints "fastgo serve: ready on ENDPOINT" on stdout once it answers; SIGTERM or SIGINT stops it
+after answering every request it holds (exit status 0). A config or start-up problem is one
+line on stderr and exit status 2; any other failure is logged with its traceback, status 1.
+"""
+
+
+def parents():
+    from fastgo_cli.parser import config_options, logging_options
+    return (config_options(required=False, sections="[model], [server]"),
+            logging_options(quiet=False, log_file="override server.log_file"))
 
 
 def add_arguments(parser):
-    from inference_server.server import add_arguments as server_arguments
-    server_arguments(parser)
+    import argparse
+
+    from fastgo_cli.parser import alias
+    parser.add_argument("--make-curve-key", metavar="FILE", help=argparse.SUPPRESS)  # see run()
+    parser.add_argument("--bind", dest="endpoint", metavar="ENDPOINT",
+                        help="override server.endpoint, the address to listen on "
+                             "(tcp://127.0.0.1:* picks a free port)")
+    alias(parser, "--endpoint", dest="endpoint")
+    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], help="override server.device")
+    parser.add_argument("--threads", type=int, help="override server.threads")
+    parser.add_argument("--max-batch", type=int, help="override server.max_batch")
+    parser.add_argument("--max-wait-us", type=int, help="override server.max_wait_us")
+    parser.add_argument("--checkpoint", action="append", default=[], metavar="SLOT=PATH",
+                        help="override the watched checkpoint of a slot (repeatable)")
+
+
+def config_from_args(args):
+    """The Config of `args.config` with --set and then the server options applied; raises
+    ConfigError naming the key."""
+    import dataclasses
+
+    from fastgo.config import ConfigError, ServerConfig, load_config, parse_section, to_dict
+
+    config = load_config(args.config, overrides=getattr(args, "overrides", ()))
+    overrides = {}
+    for key in ("endpoint", "device", "threads", "max_batch", "max_wait_us", "log_file"):
+        value = getattr(args, key, None)
+        if value is not None:
+            overrides[key] = value
+    if args.checkpoint:
+        checkpoints = dict(config.server.checkpoints)
+        for item in args.checkpoint:
+            slot, sep, path = item.partition("=")
+            if not sep:
+                raise ConfigError(f"--checkpoint {item!r}: expected SLOT=PATH")
+            checkpoints[slot] = path
+        overrides["checkpoints"] = checkpoints
+    if overrides:
+        merged = {**to_dict(config.server), **overrides}
+        server = parse_section(ServerConfig, merged, source=f"{args.config} + command line", prefix="server")
+        config = dataclasses.replace(config, server=server)
+    return config
 
 
 def run(args) -> int:
-    from inference_server.server import run as serve
-    return serve(args)
+    import logging
+    import signal
+    import sys
+
+    from fastgo.config import ConfigError
+    from fastgo.files import reason
+    from fastgo.process import setup_logging
+    from inference_server.checkpoint import CheckpointError
+    from inference_server.server import StartupError, start_server
+
+    log = logging.getLogger("fastgo.serve")
+    if getattr(args, "make_curve_key", None):
+        print("fastgo serve: --make-curve-key: use `fastgo keys new NAME` to write a key pair "
+              "(NAME.key_secret is the server's curve_secret_key_file)", file=sys.stderr)
+        return 2
+    if not args.config:
+        print("fastgo serve: --config is required", file=sys.stderr)
+        return 2
+    try:
+        config = config_from_args(args)
+    except ConfigError as err:
+        print(f"fastgo serve: {_one_line(err)}", file=sys.stderr)
+        return 2
+    try:
+        setup_logging(config.server.log_file)
+    except OSError as err:
+        print(f"fastgo serve: {args.config}: server.log_file: cannot open "
+              f"{config.server.log_file}: {reason(err)}", file=sys.stderr)
+        return 2
+    try:
+        server = start_server(config)
+    except (StartupError, CheckpointError, ConfigError) as err:
+        print(f"fastgo serve: {args.config}: {_one_line(err)}", file=sys.stderr)
+        return 2
+    except Exception:
+        log.exception("fastgo serve failed to start")
+        return 1
+    try:
+        signal.signal(signal.SIGTERM, server.stop)
+        signal.signal(signal.SIGINT, server.stop)
+        log.info("serving %s on %s: %s", list(server.slots), server.endpoint,
+                 next(iter(server.slots.values())).runner.describe())
+        print(f"fastgo serve: ready on {server.endpoint}", flush=True)
+        server.serve_forever()
+        log.info("stopped")
+        return 0
+    except Exception:
+        log.exception("fastgo serve failed")
+        return 1
+
+
+def _one_line(err) -> str:
+    text = " ".join(str(err).split())
+    return text if len(text) <= 500 else text[:500] + "..."

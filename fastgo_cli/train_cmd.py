@@ -7,14 +7,17 @@ with --value the value) head, writes checkpoints in the same place and format.""
 import sys
 
 
+def parents():
+    from fastgo_cli.parser import (config_options, duration_options, logging_options,
+                                   run_dir_options)
+    return (config_options(sections="[model], [trainer], [selfplay]"), run_dir_options(),
+            duration_options(), logging_options())
+
+
 def add_arguments(parser):
-    parser.add_argument("--config", required=True, help="TOML config ([model], [trainer], [selfplay])")
-    parser.add_argument("--run-dir", required=True, help="the run directory (created if missing)")
     parser.add_argument("--server", help="server endpoint to publish to (default: server.endpoint)")
     parser.add_argument("--no-publish", action="store_true", help="write checkpoints only")
     parser.add_argument("--max-steps", type=int, help="stop at this training step")
-    parser.add_argument("--seconds", type=float, help="stop after this long")
-    parser.add_argument("--quiet", action="store_true", help="log to the run directory only")
     sgf = parser.add_argument_group("supervised pretraining on SGF game records")
     sgf.add_argument("--sgf", nargs="+", metavar="DIR_OR_FILE",
                      help="train on these SGF files (directories are searched for *.sgf) "
@@ -31,11 +34,6 @@ def add_arguments(parser):
                      help="with --sgf: steps between held-out evaluations (default: "
                           "trainer.checkpoint_every)")
 
-    def error(message):          # argparse's own errors: one line, status 2
-        print(f"fastgo train: {message}", file=sys.stderr)
-        sys.exit(2)
-    parser.error = error
-
 
 def run(args) -> int:
     from fastgo.process import run_role
@@ -49,7 +47,7 @@ def _run(args) -> int:
     from fastgo.rundir import open_run_dir
     from fastgo.process import setup_logging, stop_on_signals
 
-    config = load_config(args.config)
+    config = load_config(args.config, overrides=args.overrides)
     if args.sgf is not None:
         return _run_supervised(args, config)
     if args.max_steps is not None and not 0 <= args.max_steps <= 1 << 62:
@@ -87,7 +85,8 @@ def _run(args) -> int:
             log.info("published step %d to %s slot %s (server version %s)", step, endpoint, slot, version)
 
     from fastgo.rundir import StatusFile
-    from trainer.loop import CheckpointsRefused, ResumeError, make_trainer
+    from trainer.core import CheckpointsRefused, ResumeError
+    from trainer.factory import make_trainer
     try:
         trainer = make_trainer(config, run_dir, publisher=publisher,
                                status=StatusFile(run_dir, "train"))
@@ -144,7 +143,7 @@ def _run_supervised(args, config) -> int:
     log = logging.getLogger("fastgo.train")
     stopping = stop_on_signals()
 
-    from trainer.loop import ResumeError
+    from trainer.core import ResumeError
     from trainer.supervised import pretrain
     try:
         result = pretrain(config, run_dir, args.sgf, holdout=args.holdout, epochs=args.epochs,

@@ -1,20 +1,20 @@
-"""The policy/value network, the ZeroMQ batching server, its client, the wire protocol and
-checkpoint loading.
+"""The policy/value network and everything that serves it: checkpoints, inference backends,
+the batching ZeroMQ server, its client, the wire protocol and CURVE keys.
 
-Modules, in dependency order (workers import only the first three; they never import torch):
-  protocol   the wire: msgpack headers + raw buffers, versioned, size-checked (numpy, msgpack)
-  evaluator  the evaluator interface; uniform/random/in-process evaluators (torch only lazily)
-  client     InferenceClient: DEALER, two batches in flight, Lazy Pirate retries (zmq)
-  curve      CURVE key files, allow lists and the ZAP authenticator (ironhouse) (zmq)
-  experience the shard schema: GameRecord, ShardWriter, read_shard, check_record, quarantine
-  model      PolicyValueNet (bBLOCKScCHANNELS residual tower), build_model (torch)
-  checkpoint atomic save, verified weights_only load, content hash
-  runner     ModelRunner: one network on one device (CPU channels_last / CUDA pinned, autocast,
-             graphs), plus canary positions
-  slots      model slots and the hot-reload thread
-  pipeline   the optional forward thread (server.overlap)
-  server     the ROUTER loop, batching, stats, `fastgo serve`
-  recorder   games from workers on other hosts into shards, acknowledged, deduplicated
-  loadgen    load-generating client process for `fastgo bench server`
-  testing    a server subprocess for tests and benches
+Modules, in dependency order (workers import only protocol, evaluator, client and keys; those
+never import torch):
+  protocol        the wire: msgpack headers + raw buffers, versioned, size-checked (numpy, msgpack)
+  evaluator       the evaluator interface; uniform, random and in-process evaluators (torch lazily)
+  client          InferenceClient: a DEALER, batches in flight, Lazy Pirate retries (zmq)
+  keys            CURVE key files, allow lists and the ZAP authenticator (ironhouse) (zmq)
+  model           PolicyValueNet (bBLOCKScCHANNELS residual tower), build_model (torch)
+  checkpoint      atomic save, verified weights_only load, content hash
+  backends        CPU inference backends behind one interface: torch, ONNX Runtime, OpenVINO
+  backend_choice  backend = "auto": time the available backends, check them against fp32, pick
+  runner          ModelRunner: one network on one device, plus canary positions
+  slots           model slots and the hot-reload thread
+  pipeline        the optional forward thread (server.overlap)
+  binding         binding the ROUTER; an endpoint a live server holds is refused
+  uploads         checkpoints sent in chunks before a reload names them
+  server          the ROUTER loop: batching, reloads, stats; start_server
 """

@@ -1,8 +1,7 @@
 """Checkpoint files: a network's state_dict plus its model config, training step and a content
 hash, written atomically (temporary name, fsync, rename) and read with `weights_only=True`.
 
-Written by the trainer, read by the server (hot reload), the arena and the GTP engine. A file
-whose hash, config or tensor shapes disagree is refused with `CheckpointError`.
+A file whose hash, config or tensor shapes disagree is refused with `CheckpointError`.
 """
 from __future__ import annotations
 
@@ -15,8 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
-from fastgo.files import atomic_write
-from fastgo.config import ConfigError, ModelConfig, parse_section, read_regular_file, to_dict
+from fastgo.config import ConfigError, ModelConfig, parse_section, to_dict
+from fastgo.files import atomic_write, read_bounded
 from inference_server.model import PolicyValueNet
 
 FORMAT = "fastgo-checkpoint"
@@ -94,7 +93,7 @@ def load_checkpoint(path, *, expect: ModelConfig | None = None, data: bytes | No
     path = os.fspath(path)
     if data is None:
         try:
-            data = read_regular_file(path, max_bytes)
+            data = read_bounded(path, max_bytes)
         except OSError as err:
             raise CheckpointUnreadable(f"{path}: cannot read checkpoint: "
                                        f"{err.strerror or type(err).__name__}") from None

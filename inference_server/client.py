@@ -1,5 +1,5 @@
-"""The socket evaluator: a DEALER connected to the inference server. Used by self-play workers,
-the arena and the GTP engine; imports zmq, numpy and msgpack, never torch.
+"""The socket evaluator: a DEALER connected to the inference server. Imports zmq, numpy and
+msgpack, never torch.
 
 It implements the evaluator interface of `inference_server.evaluator` (evaluate, submit,
 receive). Batches go out without copying (`copy=False`); any number may be in flight (workers

@@ -1,4 +1,4 @@
-"""The evaluator interface, shared by the search, the workers, the arena and the GTP engine.
+"""The evaluator interface: a batch of feature planes in, policy logits and values out.
 
 An evaluator maps a batch of feature planes to policy logits and values:
 

@@ -1,12 +1,11 @@
 """CURVE keys and the ironhouse pattern for every endpoint that leaves the host: key files
 (written by `fastgo keys new`), the allow list of client public keys, and the ZAP
-authenticator that refuses every other client. Used by the server, the recorder, their clients
-and `fastgo keys`.
+authenticator that refuses every other client.
 
 Key files: NAME.key holds the public key, NAME.key_secret both halves (mode 0600), in the text
 format of pyzmq's zmq.auth.create_certificates (`public-key = "Z85"`, `secret-key = "Z85"`). A
-file whose first line is a bare 40-character Z85 secret key (`fastgo serve --make-curve-key`)
-is read too. A secret key file readable by group or others is refused.
+file whose first line is a bare 40-character Z85 key is read too. A secret key file readable by
+group or others is refused.
 """
 from __future__ import annotations
 
@@ -16,6 +15,8 @@ import stat
 import threading
 
 import zmq
+
+from fastgo.files import read_bounded
 
 MAX_KEY_FILE_BYTES = 4096
 MAX_ALLOWED_KEYS = 100_000
@@ -65,10 +66,8 @@ def _write_new(path, data, mode):
 # -- reading --------------------------------------------------------------------------------------
 
 def _read_small(path) -> bytes:
-    from fastgo.config import read_regular_file
-
     try:
-        return read_regular_file(path, MAX_KEY_FILE_BYTES)
+        return read_bounded(path, MAX_KEY_FILE_BYTES)
     except OSError as err:
         raise CurveKeyError(f"{path}: cannot read the key file: {err.strerror or err}") from None
 

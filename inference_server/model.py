@@ -1,6 +1,6 @@
 """The policy/value network: a residual tower named by blocks x channels (b6c64), a policy head
-over every point plus pass, a value head in [-1, 1]. Used by the server (inference) and the
-trainer (training); `build_model(config)` is the one constructor.
+over every point plus pass, a value head in [-1, 1]. `build_model(config)` is the one
+constructor.
 
 Shapes: input float [B, planes, N, N] (0/1 feature planes); policy logits [B, N*N+1] (pass last);
 value [B] in [-1, 1] from the side to move's point of view.

@@ -2,18 +2,26 @@
 out. The server owns one runner per model slot; the in-process evaluator and the benchmark's raw
 forward use the same class, so both measure the same work.
 
-CPU: fp32, batch norm folded, channels_last when configured, a fixed torch thread count; or,
-with backend "onnx", the same folded network exported to ONNX and run by ONNX Runtime (optional
-dependency, CPU only).
+CPU: batch norm folded, a fixed thread count, one of inference_server.backends (torch fp32 or
+bf16, ONNX Runtime fp32 or int8, OpenVINO f32, bf16 or int8); "auto" picks the fastest that
+agrees with fp32 (inference_server.backend_choice). Any backend but torch fp32 is checked against
+it on reference positions when built, and torch fp32 serves where that check fails.
 CUDA: a pinned host staging buffer, non-blocking copies, bf16/fp16 autocast and optional CUDA
 graphs for fixed batch sizes (smaller batches are padded up to the next captured size).
 """
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import torch
 
+from inference_server.backend_choice import (acceptable, agreement, choose_backend,
+                                             reference_positions)
+from inference_server.backends import ALL_BACKENDS, TORCH_FP32, available_backends, build_backend
 from inference_server.model import PolicyValueNet, fuse_for_inference
+
+log = logging.getLogger("fastgo.runner")
 
 
 def resolve_device(device: str) -> torch.device:
@@ -49,13 +57,13 @@ class ModelRunner:
                  cuda_graphs=False, graph_batches=(), backend="torch", threads=0):
         self.config = model.config
         self.device = resolve_device(device)
-        if backend == "auto":
-            backend = "onnx" if self.device.type == "cpu" and onnx_available() else "torch"
-        self.backend = backend
-        if backend not in ("torch", "onnx"):
+        backend = {"torch": TORCH_FP32, "onnx": "onnx-fp32"}.get(backend, backend)
+        if backend != "auto" and backend not in ALL_BACKENDS:
             raise ValueError(f"unknown backend {backend!r}")
-        if backend == "onnx" and self.device.type != "cpu":
-            raise ValueError("the onnx backend runs on the CPU only")
+        if self.device.type != "cpu":
+            if backend not in ("auto", TORCH_FP32):
+                raise ValueError(f"backend {backend!r} runs on the CPU only")
+            backend = "torch"
         self.autocast_dtype = resolve_precision(precision, self.device)
         self.channels_last = bool(channels_last)
         net = fuse_for_inference(model) if fuse_batchnorm else model.eval()
@@ -80,12 +88,41 @@ class ModelRunner:
         self.graph_batches = tuple(sorted(set(graph_batches or (self.capacity,)))) if cuda_graphs else ()
         self.graph_batches = tuple(b for b in self.graph_batches if b <= self.capacity)
         self._graphs = {}   # batch size -> (graph, static logits, static values); built lazily
-        self._onnx = onnx_session(net, threads or torch.get_num_threads()) if backend == "onnx" else None
+        self._cpu = None
+        self.backend_table = {}
+        if not self._is_cuda:
+            self._cpu = self._cpu_backend(backend, net, threads or torch.get_num_threads())
+            backend = self._cpu.name
+        self.backend = backend
+
+    def _cpu_backend(self, name, net, threads):
+        """The CPU backend `name` (or the one `auto` picks) for `net`, checked against torch
+        fp32 on the reference positions; torch fp32 itself where the check fails."""
+        fp32 = build_backend(TORCH_FP32, net, threads=threads, channels_last=self.channels_last)
+        if name == TORCH_FP32:
+            return fp32
+        if name == "auto":
+            name, self.backend_table = choose_backend(net, batch=self.capacity, threads=threads,
+                                                      channels_last=self.channels_last)
+            if name == TORCH_FP32:
+                return fp32
+        positions = reference_positions(self.config, 64)
+        try:
+            backend = build_backend(name, net, threads=threads, channels_last=self.channels_last,
+                                    calibration=positions)
+            agree = agreement(fp32.run(positions), backend.run(positions))
+        except RuntimeError as err:
+            raise ValueError(str(err)) from None
+        if not acceptable(agree):
+            log.warning("backend %s disagrees with fp32 on this network (top-1 %.3f, value MAE "
+                        "%.4f): serving torch-fp32", name, agree["top1"], agree["value_mae"])
+            return fp32
+        return backend
 
     @property
     def layout(self) -> str:
-        if self._onnx is not None:
-            return "onnxruntime"
+        if self._cpu is not None and not self._cpu.name.startswith("torch"):
+            return self._cpu.name
         return "channels_last" if self.channels_last else "contiguous"
 
     def describe(self) -> dict:
@@ -121,16 +158,7 @@ class ModelRunner:
         thread that first runs a captured size: the server's, never the reload thread."""
         if self._is_cuda:
             return self._run_cuda(n, graphs, buffer)
-        if self._onnx is not None:
-            x = self._staging_np[buffer][:n].astype(np.float32)
-            logits, values = self._onnx.run(None, {"planes": x})
-            return logits, values
-        with torch.inference_mode():
-            x = self._host_in[buffer][:n].to(torch.float32)
-            if self.channels_last:
-                x = x.contiguous(memory_format=torch.channels_last)
-            logits, values = self.net(x)
-        return logits.numpy(), values.numpy()
+        return self._cpu.run(self._staging_np[buffer][:n])
 
     # -- CUDA ---------------------------------------------------------------------------------
 
@@ -183,38 +211,8 @@ class ModelRunner:
 
 
 def onnx_available() -> bool:
-    """onnxruntime to run and onnx to export: the optional CPU backend can be used."""
-    try:
-        import onnx  # noqa: F401
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def onnx_session(net, threads: int):
-    """Export an eval-mode network (fp32, CPU) to ONNX in memory and open an ONNX Runtime
-    session on it with `threads` intra-op threads. Input "planes" float [B, P, N, N]."""
-    import io
-    import warnings
-
-    try:
-        import onnxruntime
-    except ImportError:
-        raise RuntimeError("backend 'onnx' needs the onnxruntime and onnx packages") from None
-    net = net.to("cpu").to(memory_format=torch.contiguous_format)
-    n = net.config.board_size
-    example = torch.zeros(2, net.config.planes, n, n)
-    buffer = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")          # the TorchScript exporter is deprecated, still fine
-        torch.onnx.export(net, (example,), buffer, input_names=["planes"],
-                          output_names=["logits", "value"], opset_version=17, dynamo=False,
-                          dynamic_axes={"planes": {0: "batch"}, "logits": {0: "batch"}, "value": {0: "batch"}})
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = max(1, int(threads))
-    options.inter_op_num_threads = 1
-    return onnxruntime.InferenceSession(buffer.getvalue(), options, providers=["CPUExecutionProvider"])
+    """onnxruntime to run and onnx to export: the ONNX Runtime backends can be used."""
+    return "onnx-fp32" in available_backends()
 
 
 def canary_planes(config, count: int = 4, seed: int = 12345) -> np.ndarray:

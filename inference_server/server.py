@@ -5,19 +5,14 @@ batch is gathered into the runner's staging buffer, evaluated once, and each req
 own rows back with the model version that answered. With `overlap` the forward pass runs on its
 own thread (inference_server.pipeline) while the loop gathers the next batch. Between batches
 the loop swaps in reloaded models and polls watched checkpoint files. Only the loop's thread
-touches the ROUTER socket. Started by `fastgo serve` or
-`python -m inference_server.server --config FILE`; prints "fastgo serve: ready on ENDPOINT"
-to stdout once it answers.
+touches the ROUTER socket. Binding is inference_server.binding, chunked checkpoint uploads
+inference_server.uploads; the command that runs it is `fastgo serve` (fastgo_cli.serve_cmd).
 """
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import hashlib
 import logging
 import math
 import os
-import signal
 import stat
 import sys
 import time
@@ -26,11 +21,13 @@ from collections import deque
 import numpy as np
 import zmq
 
-from fastgo.config import Config, ConfigError, load_config
+from fastgo.config import Config
 from inference_server import protocol
+from inference_server.binding import StartupError, bind
 from inference_server.checkpoint import CheckpointError
 from inference_server.pipeline import BatchJob, ForwardThread
 from inference_server.slots import Reloader, Slot, file_signature, initial_slots
+from inference_server.uploads import Uploads, check_sha256
 
 log = logging.getLogger("fastgo.serve")
 
@@ -41,10 +38,6 @@ SHUTDOWN_LINGER_MS = 1000          # time the last replies get to leave at shutd
 # MAX_CREATED_SLOTS such slots; a refused load creates nothing.
 CREATED_SLOT_PREFIX = "opponent-"
 MAX_CREATED_SLOTS = 256
-
-
-class StartupError(Exception):
-    """The server cannot start as configured; the message names the key and the reason."""
 
 
 class _Pending:
@@ -80,19 +73,6 @@ class _Stats:
         self.errors[code] = self.errors.get(code, 0) + 1
 
 
-MAX_UPLOADS = 4                  # checkpoint uploads open at once
-UPLOAD_IDLE_S = 120.0            # an upload untouched this long may be dropped
-
-
-class _Upload:
-    __slots__ = ("total", "data", "touched")
-
-    def __init__(self, total):
-        self.total = total
-        self.data = bytearray()
-        self.touched = 0.0
-
-
 class InferenceServer:
     def __init__(self, config: Config, context: zmq.Context | None = None):
         self.config = config
@@ -107,7 +87,7 @@ class InferenceServer:
         # No message is larger than the largest eval (checkpoint bytes come in upload chunks).
         self.socket.setsockopt(zmq.MAXMSGSIZE, self.server.max_request_positions * largest
                                + protocol.CHUNK_BYTES + (64 << 10))
-        self.uploads = {}             # (identity, upload id) -> _Upload
+        self.uploads = Uploads()
         try:
             self.curve_allow = None   # with CURVE: counts the clients ZAP refused
             if self.server.curve_secret_key_file:
@@ -237,31 +217,7 @@ class InferenceServer:
             elif request.kind == "upload":
                 self._upload(identity, request, now)
             elif request.kind == "reload":
-                if request.slot not in self.slots and not self._may_create(request.slot):
-                    raise protocol.ProtocolError(protocol.UNKNOWN_SLOT, f"no slot {request.slot!r}",
-                                                 request.request_id)
-                if request.upload >= 0:
-                    upload = self.uploads.get((identity, request.upload))
-                    if upload is None or len(upload.data) != upload.total:
-                        raise protocol.ProtocolError(protocol.BAD_HEADER, f"upload {request.upload} "
-                                                     "is unknown or unfinished", request.request_id)
-                    del self.uploads[(identity, request.upload)]
-                    path, data = f"<{upload.total} bytes uploaded by a client>", bytes(upload.data)
-                elif request.data is not None:   # bytes outlive this frame: copy them
-                    path, data = f"<{len(request.data)} bytes from a client>", bytes(request.data)
-                else:
-                    path, data = request.path, None
-                if request.sha256 and data is not None:
-                    actual = hashlib.sha256(data).hexdigest()
-                    if actual != request.sha256:
-                        raise protocol.ProtocolError(
-                            protocol.RELOAD_FAILED, f"checkpoint bytes hash to sha256 {actual[:16]}..., "
-                            f"the sender says {request.sha256[:16]}...: altered or truncated on the "
-                            f"way; not loaded", request.request_id)
-                if not self.reloader.request(request.slot, path, waiter=(identity, request.request_id),
-                                             data=data):
-                    raise protocol.ProtocolError(protocol.BUSY, "too many reloads waiting; try again later",
-                                                 request.request_id)
+                self._reload(identity, request)
         except protocol.ProtocolError as err:
             self.stats.error(err.code)
             refused = sum(self.stats.errors.values())
@@ -283,32 +239,29 @@ class InferenceServer:
         log.info("slot %s: created", name)
 
     def _upload(self, identity, request, now):
-        """Appends a chunk to its upload. At most MAX_UPLOADS uploads are open at once (an
-        upload untouched for UPLOAD_IDLE_S is dropped to make room); each holds at most
-        max_checkpoint_bytes, and chunks must come in order (a resent chunk is accepted)."""
-        key = (identity, request.upload)
-        upload = self.uploads.get(key)
-        if upload is None:
-            if request.offset != 0:
-                raise protocol.ProtocolError(protocol.BAD_HEADER, f"upload {request.upload} is unknown; "
-                                             "start at offset 0", request.request_id)
-            if len(self.uploads) >= MAX_UPLOADS:
-                for stale in [k for k, u in self.uploads.items() if now - u.touched > UPLOAD_IDLE_S]:
-                    del self.uploads[stale]
-            if len(self.uploads) >= MAX_UPLOADS:
-                raise protocol.ProtocolError(protocol.BUSY, "too many uploads open; try again later",
-                                             request.request_id)
-            upload = self.uploads[key] = _Upload(request.total)
-        if request.total != upload.total:
-            raise protocol.ProtocolError(protocol.BAD_HEADER, "upload total changed", request.request_id)
-        end = request.offset + len(request.data)
-        if request.offset == len(upload.data):
-            upload.data += request.data
-        elif end > len(upload.data):
-            raise protocol.ProtocolError(protocol.BAD_HEADER, f"chunk at {request.offset} out of order "
-                                         f"(have {len(upload.data)} bytes)", request.request_id)
-        upload.touched = now
-        self._send(identity, protocol.uploaded_reply(request.request_id, request.upload, len(upload.data)))
+        received = self.uploads.add(identity, request, now)
+        self._send(identity, protocol.uploaded_reply(request.request_id, request.upload, received))
+
+    def _reload(self, identity, request):
+        """Queues a reload of a slot (an existing one, or one CREATED_SLOT_PREFIX allows) from
+        a path, bytes sent along, or a finished upload; the reply comes once it loaded or was
+        refused. Raises ProtocolError."""
+        if request.slot not in self.slots and not self._may_create(request.slot):
+            raise protocol.ProtocolError(protocol.UNKNOWN_SLOT, f"no slot {request.slot!r}",
+                                         request.request_id)
+        if request.upload >= 0:
+            data = self.uploads.take(identity, request.upload, request.request_id)
+            path = f"<{len(data)} bytes uploaded by a client>"
+        elif request.data is not None:   # bytes outlive this frame: copy them
+            path, data = f"<{len(request.data)} bytes from a client>", bytes(request.data)
+        else:
+            path, data = request.path, None
+        if request.sha256 and data is not None:
+            check_sha256(data, request.sha256, request.request_id)
+        if not self.reloader.request(request.slot, path, waiter=(identity, request.request_id),
+                                     data=data):
+            raise protocol.ProtocolError(protocol.BUSY, "too many reloads waiting; try again later",
+                                         request.request_id)
 
     def _enqueue(self, identity, request, now):
         slot = self.slots.get(request.slot)
@@ -486,154 +439,7 @@ class InferenceServer:
         }
 
 
-# -- endpoints ----------------------------------------------------------------------------------
-
-def bind(socket, endpoint: str):
-    """Bind `socket` to `endpoint`, refusing one that another process serves: a TCP port in
-    use, or an ipc:// path whose socket file answers a connection (libzmq would unlink it and
-    take the path from the live server). Raises StartupError with one line saying why."""
-    scheme, _, address = endpoint.partition("://")
-    if scheme == "ipc":
-        path = address
-        directory = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(directory):
-            raise StartupError(f"server.endpoint: {endpoint}: folder {directory} does not exist")
-        if os.path.lexists(path):
-            if not stat.S_ISSOCK(os.lstat(path).st_mode):
-                raise StartupError(f"server.endpoint: {endpoint}: {path} exists and is not a socket")
-            if _unix_socket_answers(path):
-                raise StartupError(f"server.endpoint: {endpoint} is in use by a running server")
-    try:
-        socket.bind(endpoint)
-    except zmq.ZMQError as err:
-        if err.errno == zmq.EADDRINUSE:
-            raise StartupError(f"server.endpoint: {endpoint} is in use (address already in use)") from None
-        raise StartupError(f"server.endpoint: cannot bind {endpoint}: {err}") from None
-
-
-def _unix_socket_answers(path) -> bool:
-    import socket as sockets
-
-    probe = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
-    probe.settimeout(1.0)
-    try:
-        probe.connect(path)
-        return True
-    except OSError:             # ECONNREFUSED: a stale file left by a server that died
-        return False
-    finally:
-        probe.close()
-
-
-# -- CURVE keys -------------------------------------------------------------------------------
-
-def make_curve_key(path) -> str:
-    """Write a new secret key (mode 0600); returns the public key clients must be given."""
-    public, secret = zmq.curve_keypair()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(secret + b"\n")
-    return public.decode()
-
-
-# -- entry point ------------------------------------------------------------------------------
-
-def add_arguments(parser: argparse.ArgumentParser):
-    parser.add_argument("--config", help="TOML config file ([model] and [server])")
-    parser.add_argument("--make-curve-key", metavar="FILE",
-                        help="write a new CURVE secret key to FILE, print its public key, and exit")
-    parser.add_argument("--endpoint", help="override server.endpoint (tcp://127.0.0.1:* picks a free port)")
-    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], help="override server.device")
-    parser.add_argument("--threads", type=int, help="override server.threads")
-    parser.add_argument("--max-batch", type=int, help="override server.max_batch")
-    parser.add_argument("--max-wait-us", type=int, help="override server.max_wait_us")
-    parser.add_argument("--checkpoint", action="append", default=[], metavar="SLOT=PATH",
-                        help="override the watched checkpoint of a slot (repeatable)")
-    parser.add_argument("--log-file", help="override server.log_file")
-
-
-def config_from_args(args) -> Config:
-    config = load_config(args.config)
-    overrides = {}
-    for key in ("endpoint", "device", "threads", "max_batch", "max_wait_us", "log_file"):
-        value = getattr(args, key, None)
-        if value is not None:
-            overrides[key] = value
-    if args.checkpoint:
-        checkpoints = dict(config.server.checkpoints)
-        for item in args.checkpoint:
-            slot, sep, path = item.partition("=")
-            if not sep:
-                raise ConfigError(f"--checkpoint {item!r}: expected SLOT=PATH")
-            checkpoints[slot] = path
-        overrides["checkpoints"] = checkpoints
-    if overrides:
-        from fastgo.config import ServerConfig, parse_section, to_dict
-        merged = {**to_dict(config.server), **overrides}
-        server = parse_section(ServerConfig, merged, source=f"{args.config} + command line", prefix="server")
-        config = dataclasses.replace(config, server=server)
-    return config
-
-
-def setup_logging(log_file: str):
-    handlers = [logging.StreamHandler(sys.stderr)]
-    if log_file:
-        try:
-            handlers.append(logging.FileHandler(log_file))
-        except OSError as err:
-            raise StartupError(f"server.log_file: cannot open {log_file}: {err.strerror or err}") from None
-    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
-
-
-def run(args) -> int:
-    if getattr(args, "make_curve_key", None):
-        try:
-            print(make_curve_key(args.make_curve_key))
-        except OSError as err:
-            print(f"fastgo serve: --make-curve-key {args.make_curve_key}: {err.strerror or err}",
-                  file=sys.stderr)
-            return 2
-        return 0
-    if not args.config:
-        print("fastgo serve: --config is required", file=sys.stderr)
-        return 2
-    try:
-        config = config_from_args(args)
-    except ConfigError as err:
-        print(f"fastgo serve: {_one_line(err)}", file=sys.stderr)
-        return 2
-    try:
-        setup_logging(config.server.log_file)
-    except StartupError as err:
-        print(f"fastgo serve: {args.config}: {err}", file=sys.stderr)
-        return 2
-    try:
-        server = start_server(config)
-    except (StartupError, CheckpointError, ConfigError) as err:
-        print(f"fastgo serve: {args.config}: {_one_line(err)}", file=sys.stderr)
-        return 2
-    except Exception:
-        log.exception("fastgo serve failed to start")
-        return 1
-    try:
-        signal.signal(signal.SIGTERM, server.stop)
-        signal.signal(signal.SIGINT, server.stop)
-        log.info("serving %s on %s: %s", list(server.slots), server.endpoint,
-                 next(iter(server.slots.values())).runner.describe())
-        print(f"fastgo serve: ready on {server.endpoint}", flush=True)
-        server.serve_forever()
-        log.info("stopped")
-        return 0
-    except Exception:
-        log.exception("fastgo serve failed")
-        return 1
-
-
-def _one_line(err) -> str:
-    text = " ".join(str(err).split())
-    return text if len(text) <= 500 else text[:500] + "..."
-
+# -- start-up ----------------------------------------------------------------------------------
 
 def start_server(config: Config) -> InferenceServer:
     """The server, with what the config names checked first: the device, the checkpoint files
@@ -666,11 +472,6 @@ def start_server(config: Config) -> InferenceServer:
         raise StartupError(f"server: cannot start the model runner: {err}") from None
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="fastgo serve", description="run the batching inference server")
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":      # `python -m inference_server.server ARGS` is `fastgo serve ARGS`
+    from fastgo_cli.main import main
+    sys.exit(main(["serve", *sys.argv[1:]]))

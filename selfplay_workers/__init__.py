@@ -1,2 +1,3 @@
-"""Players (random, pure MCTS, network MCTS), the GTP engine, and later the self-play worker.
-Never imports torch."""
+"""Self-play and play: the search and policy-only workers over one shared core, where their games
+go (local shards or the recorder), players, matches, the GTP engine and client. Never imports
+torch."""

@@ -1,6 +1,6 @@
-"""Where a self-play worker's finished games go: to a sink (selfplay_workers.remote_sink: the
-recorder on another host) or into local shards (experience.RotatingShards), and one game in
-`sgf_every` as an SGF file. Shared by the search worker and the policy-only worker."""
+"""Where a self-play worker's finished games go: to a sink (selfplay_workers.interfaces.GameSink,
+the recorder on another host) or into local shards (fastgo.shards.RotatingShards), and one game
+in `sgf_every` as an SGF file."""
 from __future__ import annotations
 
 import logging
@@ -12,6 +12,10 @@ log = logging.getLogger("fastgo.selfplay")
 
 
 class GameOutput:
+    """Finished games of one worker: to `sink` when there is one, else into rotating shards in
+    `shard_dir` named after `prefix` (closed after `shard_games` games or `shard_seconds`);
+    every `sgf_every`-th game also as SGF in `sgf_dir` (0 or no folder: none)."""
+
     def __init__(self, *, shard_dir, prefix: str, size: int, komi: float, worker: int,
                  shard_games: int, shard_seconds: float, sink=None, sgf_dir=None,
                  sgf_every: int = 0):
@@ -24,6 +28,8 @@ class GameOutput:
         self.games = 0
 
     def add(self, record):
+        """Hands `record` (a fastgo.shards.GameRecord) on; an SGF that cannot be written is
+        logged, never raised."""
         if self.sink is not None:
             self.sink.add(record)
         else:

@@ -1,6 +1,5 @@
 """Drives an external GTP engine (GNU Go, another fastgo, KataGo ...) as a subprocess.
 
-Used by the differential tests against GNU Go and by the arena's `gtp:"COMMAND"` players.
 A reader thread drains the engine's stdout into a queue, so commands can be pipelined
 (`send_many` writes a batch before reading its answers) without either pipe filling up, and every
 wait is bounded by `timeout`. Commands carry ids; each answer is checked against its id.

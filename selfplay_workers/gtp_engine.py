@@ -4,21 +4,26 @@
 `fastgo gtp`. Every failure is a GTP error response ('? illegal move', '? unknown command', ...),
 never a traceback on stdout: an unexpected exception is logged to stderr and answered as
 '? internal error'. The engine keeps the setup stones and moves of the current game itself, so
-komi changes, undo and printsgf work whatever the Game keeps.
+komi changes, undo and printsgf work whatever the Game keeps. Time control is
+selfplay_workers.gtp_time's, handicap and SGF setup selfplay_workers.gtp_setup's, live analysis
+selfplay_workers.gtp_analysis's.
 """
 import logging
 import sys
 
-from fastgo import coords, sgf
+from fastgo import coords
 from fastgo.gtp import (BLACK, WHITE, GtpError, color_name, float_arg, format_response, int_arg,
                         parse_color, parse_line)
+from selfplay_workers.gtp_setup import (free_handicap_points, handicap_points, loadsgf_stop,
+                                        read_sgf, set_free_handicap_points, sgf_position,
+                                        sgf_text, write_text)
+from selfplay_workers.gtp_time import GtpClock
 
 log = logging.getLogger("fastgo.gtp")
 
 ENGINE_NAME = "fastgo"
 MIN_SIZE = 2
 MAX_SIZE = 25
-MAX_TIME = 10 ** 9          # seconds or stones in time commands (about 31 years)
 
 
 def _engine_version():
@@ -28,40 +33,6 @@ def _engine_version():
         return version("fastgo")
     except Exception:   # not installed as a distribution (source checkout)
         return "0.1.0"
-
-
-def handicap_points(size, count):
-    """The GTP fixed handicap vertices (as move indices) for `count` stones, or GtpError.
-    GTP v2 section 4.1.1 (as GNU Go places them): corners on the 4th line (3rd below 13x13),
-    then the side midpoints, with the centre for odd counts from 5; boards below 7x7 take none,
-    even sizes (no centre line) and 7x7 at most 4."""
-    if count < 2 or size < 7:
-        raise GtpError("invalid handicap")
-    limit = 9 if size % 2 == 1 and size > 7 else 4
-    if count > limit:
-        raise GtpError("invalid handicap")
-    edge = 3 if size >= 13 else 2
-    low, high, mid = edge, size - 1 - edge, size // 2
-
-    def at(row, col):
-        return row * size + col
-
-    # (row, col) with row 0 the top: lower-left, upper-right, upper-left/lower-right, sides, centre.
-    lower_left, upper_right = at(high, low), at(low, high)
-    upper_left, lower_right = at(low, low), at(high, high)
-    left, right, centre = at(mid, low), at(mid, high), at(mid, mid)
-    top, bottom = at(low, mid), at(high, mid)
-    order = {
-        2: [lower_left, upper_right],
-        3: [lower_left, upper_right, upper_left],
-        4: [lower_left, upper_right, upper_left, lower_right],
-        5: [lower_left, upper_right, upper_left, lower_right, centre],
-        6: [lower_left, upper_right, upper_left, lower_right, left, right],
-        7: [lower_left, upper_right, upper_left, lower_right, left, right, centre],
-        8: [lower_left, upper_right, upper_left, lower_right, left, right, top, bottom],
-        9: [lower_left, upper_right, upper_left, lower_right, left, right, top, bottom, centre],
-    }
-    return order[count]
 
 
 class GtpEngine:
@@ -77,9 +48,7 @@ class GtpEngine:
         self.komi = float(komi)
         self.superko = superko
         self.finished = False          # set by quit
-        self.time_settings = None      # (main_time s, byo_yomi_time s, byo_yomi_stones)
-        self.time_left = {}            # color -> (seconds, stones)
-        self.move_seconds = move_seconds   # a fixed limit per move (--seconds), or None
+        self.clock = GtpClock(move_seconds)
         self.handlers = {
             "protocol_version": self.cmd_protocol_version,
             "name": self.cmd_name,
@@ -101,9 +70,9 @@ class GtpEngine:
             "captures": self.cmd_captures,
             "loadsgf": self.cmd_loadsgf,
             "printsgf": self.cmd_printsgf,
-            "time_settings": self.cmd_time_settings,
-            "time_left": self.cmd_time_left,
-            "kgs-time_settings": self.cmd_kgs_time_settings,
+            "time_settings": self.clock.cmd_time_settings,
+            "time_left": self.clock.cmd_time_left,
+            "kgs-time_settings": self.clock.cmd_kgs_time_settings,
             "kgs-genmove_cleanup": self.cmd_kgs_genmove_cleanup,
             "fixed_handicap": self.cmd_fixed_handicap,
             "place_free_handicap": self.cmd_place_free_handicap,
@@ -282,57 +251,19 @@ class GtpEngine:
     def cmd_place_free_handicap(self, args):
         self._arity(args, 1)
         count = int_arg(args[0], message="handicap not an integer")
-        if count < 2 or count >= self.size * self.size:
-            raise GtpError("invalid handicap")
-        points = []
-        for fixed in range(min(count, 9), 1, -1):     # the largest fixed pattern that fits
-            try:
-                points = handicap_points(self.size, fixed)
-                break
-            except GtpError:
-                continue
-        # Any further stones go on points in a scattered order (7919 is prime, so m * 7919
-        # mod N*N visits every point once).
-        area = self.size * self.size
-        for m in sorted(range(area), key=lambda m: (m * 7919) % area):
-            if len(points) == count:
-                break
-            if m not in points:
-                points.append(m)
-        return self._place_handicap(points)
+        return self._place_handicap(free_handicap_points(self.size, count))
 
     def cmd_set_free_handicap(self, args):
-        if len(args) < 2:
-            raise GtpError("invalid handicap")
-        points = []
-        for text in args:
-            move = self._vertex(text)
-            if move == self.size * self.size or move in points:
-                raise GtpError("invalid handicap")
-            points.append(move)
-        if len(points) >= self.size * self.size:
-            raise GtpError("invalid handicap")
-        self._place_handicap(points)
+        self._place_handicap(set_free_handicap_points(args, self.size, self._vertex))
         return ""
 
     def cmd_loadsgf(self, args):
         self._arity(args, 1, 2)
-        stop = None
-        if len(args) == 2:
-            number = int_arg(args[1], 0)
-            stop = number - 1 if number > 0 else None   # position before that move
-        try:
-            record = sgf.read_sgf_file(args[0])
-        except OSError:
-            raise GtpError(f"cannot open file {args[0]!r}") from None
-        except sgf.SgfError as exc:
-            raise GtpError(f"cannot parse file: {exc}") from None
+        stop = loadsgf_stop(args[1]) if len(args) == 2 else None
+        record = read_sgf(args[0])
         self._check_size(record.size)
         komi = self.komi if record.komi is None else record.komi
-        try:
-            game = sgf.to_game(record, komi=komi, superko=self.superko, moves=stop)
-        except sgf.SgfError as exc:
-            raise GtpError(f"cannot load game: {exc}") from None
+        game = sgf_position(record, komi=komi, superko=self.superko, stop=stop)
         self.size = record.size
         self.komi = komi
         self.game = game
@@ -372,7 +303,8 @@ class GtpEngine:
         self._set_to_move(color)     # like GNU Go: genmove plays for the color asked
         options = {}
         if getattr(self.player, "accepts_limits", False):
-            options["seconds"] = self._move_budget(color)
+            empties = int((self.game.board.stones() == 0).sum())
+            options["seconds"] = self.clock.move_budget(color, empties)
             options["no_pass"] = cleanup
         try:
             move = int(self.player.genmove(self.game, **options))
@@ -395,6 +327,18 @@ class GtpEngine:
             move = self.size * self.size
         self.game.play(move)
         return coords.to_gtp(move, self.size)
+
+    def _cleanup_move(self, color, move):
+        """Instead of a pass: a legal point outside the player's own eyes, the searched one with
+        the most visits where the player keeps a search."""
+        board = self.game.board
+        points = [m for m in range(self.size * self.size)
+                  if self.game.is_legal(m) and not board.is_eye(m, color)]
+        if not points:
+            return move
+        rows = getattr(self.player, "analysis", lambda: [])()
+        ranked = [row["move"] for row in rows if row["move"] in points]
+        return ranked[0] if ranked else points[0]
 
     def cmd_lz_analyze(self, args):
         from selfplay_workers.gtp_analysis import parse_analyze_args
@@ -464,89 +408,9 @@ class GtpEngine:
 
     def cmd_printsgf(self, args):
         self._arity(args, 0, 1)
-        record = sgf.record_from_game(self.game, setup_black=self.setup_black,
-                                      setup_white=self.setup_white, handicap=self.handicap)
-        first = self.game.moves[0][0] if self.game.moves else self.game.to_move
-        if first == WHITE:
-            record.first_player = WHITE
-        text = sgf.write_sgf(record, application=f"{ENGINE_NAME}:{_engine_version()}")
+        text = sgf_text(self.game, setup_black=self.setup_black, setup_white=self.setup_white,
+                        handicap=self.handicap, application=f"{ENGINE_NAME}:{_engine_version()}")
         if args:
-            try:
-                with open(args[0], "w", encoding="utf-8") as handle:
-                    handle.write(text)
-            except OSError:
-                raise GtpError(f"cannot write file {args[0]!r}") from None
+            write_text(args[0], text)
             return ""
         return text
-
-    # --- time ----------------------------------------------------------------------------------
-
-    def cmd_time_settings(self, args):
-        self._arity(args, 3)
-        main, byo, stones = (int_arg(a, 0, MAX_TIME) for a in args)
-        self.time_settings = (main, byo, stones)
-        return ""
-
-    def cmd_kgs_time_settings(self, args):
-        """kgs-time_settings none | absolute MAIN | byoyomi MAIN PERIOD PERIODS |
-        canadian MAIN PERIOD STONES (seconds)."""
-        if not args:
-            raise GtpError("syntax error")
-        kind = args[0].lower()
-        if kind == "none":
-            self._arity(args, 1)
-            self.time_settings = None
-        elif kind == "absolute":
-            self._arity(args, 2)
-            self.time_settings = (int_arg(args[1], 0, MAX_TIME), 0, 0)
-        elif kind in ("byoyomi", "canadian"):
-            self._arity(args, 4)
-            main, period, count = (int_arg(a, 0, MAX_TIME) for a in args[1:])
-            # Japanese byo-yomi: each period is one move; Canadian: `count` stones per period
-            self.time_settings = (main, period, 1 if kind == "byoyomi" else count)
-        else:
-            raise GtpError("syntax error")
-        self.time_left = {}
-        return ""
-
-    def _move_budget(self, color):
-        """Seconds for this move: the fixed --seconds limit, or a share of the clock given by
-        time_settings / time_left (main time spread over the moves likely left, a byo-yomi
-        period over its stones), minus a safety margin; None: no clock."""
-        budget = None
-        if color in self.time_left or self.time_settings is not None:
-            main, byo, stones = self.time_settings or (0, 0, 0)
-            seconds, left_stones = self.time_left.get(color, (main if main else byo, 0 if main else stones))
-            empties = int((self.game.board.stones() == 0).sum())
-            if left_stones > 0:                  # in byo-yomi: this period over its stones
-                budget = seconds / left_stones
-            elif seconds > 0:                    # main time: spread over the moves likely left
-                budget = seconds / max(10, empties // 3)
-                if byo and stones:
-                    budget += 0.8 * byo / stones
-            elif byo and stones:
-                budget = byo / stones
-            if budget is not None:
-                budget = max(0.05, 0.8 * budget - 0.2)
-        if self.move_seconds is not None:
-            budget = self.move_seconds if budget is None else min(budget, self.move_seconds)
-        return budget
-
-    def _cleanup_move(self, color, move):
-        """Instead of a pass: a legal point outside the player's own eyes, the searched one with
-        the most visits where the player keeps a search."""
-        board = self.game.board
-        points = [m for m in range(self.size * self.size)
-                  if self.game.is_legal(m) and not board.is_eye(m, color)]
-        if not points:
-            return move
-        rows = getattr(self.player, "analysis", lambda: [])()
-        ranked = [row["move"] for row in rows if row["move"] in points]
-        return ranked[0] if ranked else points[0]
-
-    def cmd_time_left(self, args):
-        self._arity(args, 3)
-        color = parse_color(args[0])
-        seconds, stones = int_arg(args[1], -MAX_TIME, MAX_TIME), int_arg(args[2], 0, MAX_TIME)
-        self.time_left[color] = (seconds, stones)
-        return ""

@@ -3,11 +3,10 @@
 
 Games are scored by area with every stone on the board counting (Tromp-Taylor), so an engine
 that offers `kgs-genmove_cleanup` (GNU Go, KataGo) is asked for its moves with it: it plays as
-with genmove but does not pass while dead stones of its opponent remain (with plain genmove GNU
-Go passes and loses games to random's dead stones). One engine process serves all of the side's
-games: before each genmove the engine is brought to
-that game's position (the moves since its last genmove in the same game, else clear_board and
-the whole game, pipelined). An engine that crashes, times out, answers out of protocol or with
+with genmove but does not pass while dead stones of its opponent remain. One engine process
+serves all of the side's games: before each genmove the engine is brought to that game's
+position (the moves since its last genmove in the same game, else clear_board and the whole
+game, pipelined). An engine that crashes, times out, answers out of protocol or with
 something that is not a move, refuses a legal move of its opponent, or plays a move our rules
 refuse loses that game: the side answers match.Forfeit(reason); a dead or out-of-step engine is
 killed and started again for its next move. Only the first start failing is an error

@@ -1,11 +1,11 @@
-"""Matches between two players, many games at once: the learning tests, the trainer's
-evaluation, and the arena. A side is a SearchSide (an evaluator behind the batched PUCT search:
-all of its games to move are searched together, one batch per simulation step) or any player
-with genmove(game) (random, pure MCTS). A side with moves(indices, games) (SearchSide, GtpSide)
-gets all of its games to move at once. A side may answer Forfeit(reason) instead of a move (a GTP
-engine that crashed, timed out, answered garbage or an illegal move): it loses that game, the
-reason goes to MatchResult.forfeits and the other games go on. Colors alternate: A is Black in
-even games (counted from `game_offset`). Never imports torch (evaluators come from the caller).
+"""Matches between two players, many games at once. A side is a SearchSide (an evaluator behind the
+batched PUCT search: all of its games to move are searched together, one batch per simulation
+step) or any player with genmove(game) (random, pure MCTS). A side with moves(indices, games)
+(SearchSide, GtpSide) gets all of its games to move at once. A side may answer Forfeit(reason)
+instead of a move (a GTP engine that crashed, timed out, answered garbage or an illegal move):
+it loses that game, the reason goes to MatchResult.forfeits and the other games go on. Colors
+alternate: A is Black in even games (counted from `game_offset`). Never imports torch
+(evaluators come from the caller).
 """
 from __future__ import annotations
 

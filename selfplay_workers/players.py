@@ -1,6 +1,6 @@
 """Players: anything that picks a move for the side to move of a fastgo.game.Game.
 
-The GTP engine and the arena take a player from `make_player(spec)`: 'random' (uniform over
+`make_player(spec)` builds one from a spec: 'random' (uniform over
 legal moves that do not fill the player's own eye, passing when none is left) or 'mcts:N' (pure
 MCTS with N random playouts per move, UctPlayer). A player has a `name`,
 `genmove(game) -> move` (move index, pass = N * N, fastgo.game.RESIGN to resign) and may have

@@ -9,8 +9,8 @@ opponent's checkpoint bytes (the server creates such a slot on its first load). 
 plays Black in the even games, White in the odd ones; steps alternate between the positions
 whose learner is to move (one request) and those whose opponent is to move. Without a pool
 file (before the trainer writes it) the opponent is the server's `current` slot as it stands,
-named "initial": the network the run starts from, which is the pool's first entry. (The untrained
-step-0 checkpoint is not: from a pretrained start it would hand the learner easy wins.)
+named "initial": the network the run starts from, which is the pool's first entry; the
+untrained step-0 checkpoint is never an opponent.
 REINFORCE evaluates every position under the identity symmetry (the trainer rebuilds them so).
 Value mode: the current policy plays both sides of every game, under random symmetries.
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import time
 import uuid
 
@@ -30,10 +29,10 @@ import numpy as np
 
 from fastgo.board import BLACK, WHITE
 from fastgo.files import read_regular, reason
-from fastgo.pool import PoolError, draw_opponent, pool_path, read_pool
 from fastgo.policy_play import PHASE_ALL, PHASE_LEARNER, PHASE_OPPONENT, PolicyPlay
+from fastgo.pool import PoolError, draw_opponent, pool_path, read_pool
 from fastgo.shards import GameRecord
-from selfplay_workers.game_output import GameOutput
+from selfplay_workers.core import SEED_MASK, CoreField, WorkerCore
 
 log = logging.getLogger("fastgo.selfplay")
 
@@ -60,8 +59,13 @@ class PolicyWorker:
     `opponent-wID-0` / `-1`), so the batch stays full while k's last games finish; k + 2 waits
     until k is complete. Value mode has no opponent: every slot restarts at once.
 
-    client: an inference_server.client.InferenceClient (submit(planes, slot), receive(ticket),
-    model_version, reload(slot, data=...)). run_dir: a fastgo.rundir.RunDir (pool.json, shards)."""
+    client: a selfplay_workers.interfaces.PolicyClient (the inference client). run_dir: a
+    fastgo.rundir.RunDir (pool.json; shards unless `shard_dir`). sink: a GameSink or None
+    (local shards); status: a fastgo.rundir.StatusFile or None (the heartbeat); sgf_dir: one
+    game in selfplay.sgf_every is written there as SGF."""
+
+    stop_requested = CoreField(settable=True)    # True after a signal too: run() then returns
+    games_done = CoreField()
 
     def __init__(self, config, client, *, run_dir, worker_id=0, games=None, seed=None,
                  status=None, shard_dir=None, sink=None, sgf_dir=None):
@@ -73,15 +77,11 @@ class PolicyWorker:
         self.size = config.model.board_size
         self.client = client
         self.run_dir = run_dir
-        self.shard_dir = os.fspath(shard_dir or run_dir.shards)
-        self.status = status
-        self.sink = sink                 # None: local shards; else add(record), poll(), full()
-        self.sgf_dir = sgf_dir           # one game in selfplay.sgf_every written there as SGF
-        self.worker_id = int(worker_id)
-        self.games = int(games or sp.games)
-        if seed is None:
-            seed = sp.seed or int.from_bytes(os.urandom(7), "little")
-        self.seed = int(seed) & ((1 << 63) - 1)
+        self.core = WorkerCore(config, shard_dir=shard_dir or run_dir.shards, stats=self.stats,
+                               report=self._report, worker_id=worker_id, games=games, seed=seed,
+                               sink=sink, status=status, sgf_dir=sgf_dir)
+        self.worker_id, self.games, self.seed = self.core.worker_id, self.core.games, self.core.seed
+        self.shards = self.core.shards
         self.current_slot = config.trainer.publish_slot
         self.opponent_slots = (f"opponent-w{self.worker_id}-0", f"opponent-w{self.worker_id}-1")
         # REINFORCE: every position under the identity symmetry, the one the trainer rebuilds
@@ -92,13 +92,6 @@ class PolicyWorker:
                                allow_pass=sp.policy_pass,
                                symmetries=self.algorithm != "reinforce")
         self.max_checkpoint_bytes = config.server.max_checkpoint_bytes
-        self.prefix = f"w{self.worker_id}-{os.getpid()}"
-        self.stop_requested = False
-        self.output = GameOutput(shard_dir=self.shard_dir, prefix=self.prefix, size=self.size,
-                                 komi=sp.komi, worker=self.worker_id, shard_games=sp.shard_games,
-                                 shard_seconds=sp.shard_seconds, sink=self.sink,
-                                 sgf_dir=self.sgf_dir, sgf_every=sp.sgf_every)
-        self.shards = self.output.shards
         self._open = {}                       # mini-batch index -> _MiniBatch with games left
         self._slot_batch = [None] * self.games   # the mini-batch game slot g plays now, or None
         self._slot_next = [0] * self.games    # the mini-batch game slot g plays next
@@ -107,24 +100,16 @@ class PolicyWorker:
         self._loaded_entry = [None, None]     # its PoolEntry
         self._loaded_version = [None, None]   # its model version
         self._pool_problem = ""
-        # counters (also the final stats line)
-        self.games_done = 0
-        self.moves_done = 0
-        self.evals = 0
-        self.batches = 0
+        self._buffer = None                   # uint8 [G, P, N, N]: the positions of one step
+        self._phase = PHASE_ALL               # whose positions the next step evaluates
         self.minibatches = 0
         self.learner_wins = 0
         self.learner_games = 0
         self.opponent_loads = 0
-        self.started = time.monotonic()
-        self.report_every_s = 60.0
-        self._next_report = self.started + self.report_every_s
 
     def install_signal_handlers(self):
-        def handler(signum, frame):
-            self.stop_requested = True
-        signal.signal(signal.SIGTERM, handler)
-        signal.signal(signal.SIGINT, handler)
+        """SIGTERM and SIGINT ask run() to stop after its step."""
+        self.core.install_signal_handlers()
 
     # -- the opponent ---------------------------------------------------------------------------
 
@@ -207,7 +192,7 @@ class PolicyWorker:
         return batch
 
     def _seed(self, index, g):
-        return (self.seed * 1_000_003 + index * self.games + g) & ((1 << 63) - 1)
+        return (self.seed * 1_000_003 + index * self.games + g) & SEED_MASK
 
     def _fill(self):
         """Starts the next game in every idle game slot whose mini-batch may open."""
@@ -232,52 +217,35 @@ class PolicyWorker:
     def run(self, *, max_games=None, seconds=None):
         """Plays until stop_requested, `max_games` finished games or `seconds`; closes the open
         shard on the way out (games in progress are dropped). Returns the stats dict."""
-        deadline = None if seconds is None else time.monotonic() + seconds
         n = self.size
-        buffer = np.zeros((self.games, self.play.planes, n, n), dtype=np.uint8)
-        play = self.play
-        phase = PHASE_OPPONENT if self.algorithm == "reinforce" else PHASE_ALL
-        try:
-            while not self.stop_requested:
-                if max_games is not None and self.games_done >= max_games:
-                    break
-                if deadline is not None and time.monotonic() >= deadline:
-                    break
-                if self.sink is not None and self.sink.full(headroom=self.games):
-                    self._wait_for_sink()
-                    continue
-                self._fill()
-                if not play.live:
-                    raise RuntimeError("policy self-play stalled: no game could start")
-                count = play.collect(buffer, phase)
-                learner_phase = phase != PHASE_OPPONENT
-                if phase != PHASE_ALL:
-                    phase = PHASE_OPPONENT if phase == PHASE_LEARNER else PHASE_LEARNER
-                if count == 0:
-                    continue
-                logits, values = self._evaluate(buffer, count, learner_phase)
-                moves_before = play.moves_played
-                if play.apply(logits, values):
-                    for g in range(self.games):
-                        if self._slot_batch[g] is not None and play.is_over(g):
-                            self._finish(g)
-                self.moves_done += play.moves_played - moves_before
-                self.evals += count
-                self.output.maybe_rotate()
-                if self.sink is not None:
-                    self.sink.poll()
-                if time.monotonic() >= self._next_report:
-                    self._report()
-                if self.status is not None:
-                    self.status.beat(self.stats)
-        finally:
-            self.output.close_shard()
-        return self.stats()
+        self._buffer = np.zeros((self.games, self.play.planes, n, n), dtype=np.uint8)
+        self._phase = PHASE_OPPONENT if self.algorithm == "reinforce" else PHASE_ALL
+        return self.core.run(self._step, max_games=max_games, seconds=seconds)
 
-    def _wait_for_sink(self):
-        log.info("%d games unconfirmed by the recorder; waiting", len(self.sink.unconfirmed))
-        while not self.stop_requested and self.sink.full(headroom=self.games):
-            self.sink.poll(0.1)
+    def _step(self, deadline):
+        """One move in every game whose side to move this step's phase names (REINFORCE
+        alternates opponent and learner steps); waits instead while the sink is full."""
+        if self.core.sink_full():
+            self.core.wait_for_sink(deadline)
+            return
+        play, phase = self.play, self._phase
+        self._fill()
+        if not play.live:
+            raise RuntimeError("policy self-play stalled: no game could start")
+        count = play.collect(self._buffer, phase)
+        learner_phase = phase != PHASE_OPPONENT
+        if phase != PHASE_ALL:
+            self._phase = PHASE_OPPONENT if phase == PHASE_LEARNER else PHASE_LEARNER
+        if count == 0:
+            return
+        logits, values = self._evaluate(self._buffer, count, learner_phase)
+        moves_before = play.moves_played
+        if play.apply(logits, values):
+            for g in range(self.games):
+                if self._slot_batch[g] is not None and play.is_over(g):
+                    self._finish(g)
+        self.core.moves_done += play.moves_played - moves_before
+        self.core.evals += count
 
     def _evaluate(self, buffer, count, learner_phase):
         """(logits, values) for buffer[:count]: the learner's rows from the current slot, or
@@ -295,7 +263,7 @@ class PolicyWorker:
         replies = []
         for ticket, (lo, hi, slot, batch) in zip(tickets, parts):
             replies.append(self._receive(ticket, buffer[lo:hi], slot))
-            self.batches += 1
+            self.core.batches += 1
             version = self.client.model_version
             for b in ([batch] if batch is not None else []):
                 if b.versions["opponent"] is None:
@@ -310,11 +278,8 @@ class PolicyWorker:
 
     def _receive(self, ticket, planes, slot):
         """The reply to `ticket`; a server answering 'busy' gets the same planes again."""
-        from inference_server.client import receive_resubmitting_when_busy
-
-        return receive_resubmitting_when_busy(self.client.receive,
-                                              lambda: self.client.submit(planes, slot=slot),
-                                              ticket, lambda: self.stop_requested)
+        return self.core.receive(self.client.receive,
+                                 lambda: self.client.submit(planes, slot=slot), ticket)
 
     def _finish(self, g):
         play = self.play
@@ -341,8 +306,7 @@ class PolicyWorker:
             versions=[int(learner_version), int(opponent_version)], worker=self.worker_id,
             seed=self._seed(batch.index, g), id=uuid.uuid4().hex, t_start=self._slot_started[g],
             t_end=time.time(), players={"learner": colour, "opponent": batch.opponent})
-        self.output.add(record)
-        self.games_done += 1
+        self.core.add_game(record)
         batch.finished += 1
         if colour:
             self.learner_games += 1
@@ -363,17 +327,11 @@ class PolicyWorker:
                  "learner wins %d of %d, opponent loads %d", s["games"], s["moves_per_s"],
                  s["evals_per_s"], s["mean_batch"], s["minibatches"], s["learner_wins"],
                  s["learner_games"], s["opponent_loads"])
-        self._next_report = time.monotonic() + self.report_every_s
 
     def stats(self) -> dict:
-        elapsed = max(1e-9, time.monotonic() - self.started)
-        return {
-            "worker": self.worker_id, "algorithm": self.algorithm, "seconds": elapsed,
-            "games": self.games_done, "moves": self.moves_done, "evals": self.evals,
-            "batches": self.batches, "moves_per_s": self.moves_done / elapsed,
-            "evals_per_s": self.evals / elapsed, "mean_batch": self.evals / max(1, self.batches),
-            "minibatches": self.minibatches, "shards": self.shards.shards_closed,
-            "games_in_shards": self.shards.games_in_shards, "learner_wins": self.learner_wins,
-            "learner_games": self.learner_games, "opponent_loads": self.opponent_loads,
-            **(self.sink.stats() if self.sink is not None and hasattr(self.sink, "stats") else {}),
-        }
+        """The core's figures (selfplay_workers.core.WorkerCore.stats) plus the algorithm,
+        finished mini-batches, the learner's wins of its games and the opponent loads."""
+        return self.core.stats(
+            algorithm=self.algorithm, minibatches=self.minibatches,
+            learner_wins=self.learner_wins, learner_games=self.learner_games,
+            opponent_loads=self.opponent_loads)

@@ -17,12 +17,11 @@ import resource
 import time
 from collections import OrderedDict
 
-import msgpack
 import zmq
 
 from fastgo.config import ConfigError
 from inference_server import protocol
-from fastgo.shards import (MAX_MAP_KEYS, RotatingShards, ShardError, list_shards,
+from fastgo.shards import (RotatingShards, ShardError, list_shards,
                                          read_shard, remove_stale_temporaries)
 
 log = logging.getLogger("fastgo.recorder")
@@ -174,19 +173,17 @@ class Recorder:
 
     def _check(self, record, game_id):
         """The GameRecord in `record` (msgpack bytes) after the shard reader's checks."""
-        from fastgo.shards import check_record
+        from fastgo.shards import check_record, unpack_record
 
         def bad(text):
             return protocol.ProtocolError(protocol.BAD_RECORD, f"game {game_id}: {text}")
 
         try:
-            data = msgpack.unpackb(record, raw=False, strict_map_key=True, max_str_len=1 << 12,
-                                   max_bin_len=len(record), max_array_len=4096,
-                                   max_map_len=MAX_MAP_KEYS, max_ext_len=0)
-        except Exception as err:               # msgpack raises several unrelated types
-            raise bad(f"undecodable record: {type(err).__name__}") from None
+            data = unpack_record(record)       # bounded: containers, lengths, nesting
+        except ValueError as err:
+            raise bad(str(err)) from None
         try:
-            game = check_record(data, size=self.size, komi=self.komi)
+            game = check_record(data, size=self.size, komi=self.komi, allow_recorded=False)
         except ShardError as err:
             raise bad(str(err)) from None
         except (ValueError, TypeError, OverflowError) as err:

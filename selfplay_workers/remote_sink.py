@@ -10,7 +10,7 @@ game. Confirmed ids are appended to OUTBOX/confirmed.ids (one line each; the fil
 confirmed.ids.1 past CONFIRMED_LOG_BYTES) for audits. A game the recorder refuses as bad
 (bad_record, too_large) is logged and dropped.
 
-The sink interface the workers use: add(record), poll(timeout_s=0), full(headroom), close().
+RemoteSink meets selfplay_workers.interfaces.GameSink.
 """
 from __future__ import annotations
 

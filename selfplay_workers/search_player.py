@@ -1,6 +1,6 @@
 """A player over the batched PUCT search (fastgo.mcts) with the evaluator as a parameter: a
 network behind the inference client, an in-process evaluator, or the built-in 'uniform' /
-'rollout' ones. Used by the arena and the GTP engine for checkpoints; one game, one search.
+'rollout' ones; one game, one search.
 
 The search tree is reused between calls: the player remembers the moves of the game its root
 stands for and advances through the moves played since (its own and the opponent's); anything

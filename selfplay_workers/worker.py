@@ -1,10 +1,10 @@
-"""The self-play worker (`fastgo selfplay`): G games at once through one BatchedSearch and one
-evaluator (the inference client), two batches in flight, finished games written to shards.
+"""The search self-play worker (`fastgo selfplay`): G games at once through one BatchedSearch
+and one evaluator (the inference client), two batches in flight; the loop, the pause for a full
+game sink and where games go are selfplay_workers.core's.
 
-Finished games go to local shards, or to a sink (`sink`: an object with add(record),
-poll(timeout_s), full(headroom), close(); selfplay_workers.remote_sink sends them to a recorder
-on another host). While the sink could not take the games that may still finish, no new batch is
-submitted: self-play pauses, the connections stay, and it resumes when games are confirmed.
+While the sink (selfplay_workers.interfaces.GameSink) could not take the games that may still
+finish, no new batch is submitted: the batches in flight are applied, then self-play pauses with
+its connections kept, and resumes when games are confirmed.
 
 Per batch: collect leaves of every searching game into one buffer, submit it, and while it is
 out collect the next one; apply replies oldest first. Per move (Python, not per simulation): a
@@ -15,8 +15,6 @@ search on the reused tree. Never imports torch.
 from __future__ import annotations
 
 import logging
-import os
-import signal
 import time
 import uuid
 from collections import deque
@@ -28,7 +26,7 @@ from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
 from fastgo.replay import check_game
 from fastgo.shards import GameRecord
-from selfplay_workers.game_output import GameOutput
+from selfplay_workers.core import SEED_MASK, CoreField, WorkerCore
 
 log = logging.getLogger("fastgo.selfplay")
 
@@ -55,9 +53,14 @@ class _GameInProgress:
 class SelfplayWorker:
     """SelfplayWorker(config, evaluator, shard_dir, ...).run(): plays until stopped.
 
-    evaluator: submit(planes) -> ticket, receive(ticket) -> (logits, values), model_version
-    (inference_server.evaluator's interface; the client in production). config: a fastgo Config
-    (model for the board size and encoding, selfplay for the search and the shards)."""
+    evaluator: an inference_server.evaluator.Evaluator (submit(planes) -> ticket,
+    receive(ticket) -> (logits, values), model_version; the client in production). config: a
+    fastgo Config (model for the board size and encoding, selfplay for the search and the
+    shards). sink: a GameSink or None (local shards in shard_dir); status: a
+    fastgo.rundir.StatusFile or None (the heartbeat)."""
+
+    stop_requested = CoreField(settable=True)    # True after a signal too: run() then returns
+    games_done = CoreField()
 
     def __init__(self, config, evaluator, *, shard_dir, worker_id=0, games=None, seed=None,
                  sgf_dir=None, status=None, sink=None):
@@ -66,17 +69,11 @@ class SelfplayWorker:
         self.sp = sp
         self.size = config.model.board_size
         self.evaluator = evaluator
-        self.shard_dir = os.fspath(shard_dir)
-        self.sgf_dir = sgf_dir
-        self.status = status                 # fastgo.rundir.StatusFile or None (heartbeat)
-        self.sink = sink                     # None: local shards in shard_dir
-        self.paused_s = 0.0                  # time spent paused for the sink
-        self.pauses = 0
-        self.worker_id = int(worker_id)
-        self.games = int(games or sp.games)
-        if seed is None:
-            seed = sp.seed or int.from_bytes(os.urandom(7), "little")
-        self.seed = int(seed) & ((1 << 63) - 1)
+        self.core = WorkerCore(config, shard_dir=shard_dir, stats=self.stats, report=self._report,
+                               worker_id=worker_id, games=games, seed=seed, sink=sink,
+                               status=status, sgf_dir=sgf_dir)
+        self.worker_id, self.games, self.seed = self.core.worker_id, self.core.games, self.core.seed
+        self.shards = self.core.shards
         self.search = BatchedSearch(
             games=self.games, size=self.size, komi=sp.komi, encoding=config.model.encoding,
             c_puct=sp.c_puct, fpu_reduction=sp.fpu_reduction,
@@ -88,39 +85,25 @@ class SelfplayWorker:
             cheap_visits=sp.cheap_visits or None,
             full_search_fraction=sp.full_search_fraction if sp.cheap_visits else 1.0,
             seed=self.seed)
-        self.prefix = f"w{self.worker_id}-{os.getpid()}"
         self._rng = np.random.default_rng(self.seed)
-        self.stop_requested = False
-        self.output = GameOutput(shard_dir=self.shard_dir, prefix=self.prefix, size=self.size,
-                                 komi=sp.komi, worker=self.worker_id, shard_games=sp.shard_games,
-                                 shard_seconds=sp.shard_seconds, sink=self.sink,
-                                 sgf_dir=self.sgf_dir, sgf_every=sp.sgf_every)
-        self.shards = self.output.shards
         self.game_seq = 0
-        # counters (also the final stats line)
-        self.games_done = 0
-        self.moves_done = 0
-        self.evals = 0                 # positions evaluated and applied to the search
         self.evals_discarded = 0       # positions answered after the worker stopped (not applied)
-        self.batches = 0
         self.would_resign_games = 0
         self.false_resigns = 0
         self.resigned = 0
-        self.started = time.monotonic()
-        self.report_every_s = 60.0
-        self._next_report = self.started + self.report_every_s
         self._live = [None] * self.games
+        self._buffers = []             # two uint8 [G * leaves_per_game, P, N, N] leaf buffers
+        self._free = []                # indices of the buffers not in flight
+        self._pending = deque()        # (ticket, buffer index, count), oldest first
 
     # -- lifecycle ------------------------------------------------------------------------------
 
     def install_signal_handlers(self):
-        def handler(signum, frame):
-            self.stop_requested = True
-        signal.signal(signal.SIGTERM, handler)
-        signal.signal(signal.SIGINT, handler)
+        """SIGTERM and SIGINT ask run() to stop after its step."""
+        self.core.install_signal_handlers()
 
     def _new_game(self, g):
-        seed = (self.seed * 1_000_003 + self.game_seq) & ((1 << 63) - 1)
+        seed = (self.seed * 1_000_003 + self.game_seq) & SEED_MASK
         self.game_seq += 1
         live = _GameInProgress(self.size, self.sp.komi, seed)
         self._live[g] = live
@@ -133,91 +116,61 @@ class SelfplayWorker:
         search = self.search
         n = self.size
         rows = self.games * search.leaves_per_game
-        buffers = [np.empty((rows, search.planes, n, n), dtype=np.uint8) for _ in range(2)]
-        free = [0, 1]
-        pending = deque()
-        deadline = None if seconds is None else time.monotonic() + seconds
+        self._buffers = [np.empty((rows, search.planes, n, n), dtype=np.uint8) for _ in range(2)]
+        self._free = [0, 1]
+        self._pending.clear()
         for g in range(self.games):
             self._new_game(g)
-        try:
-            while not self.stop_requested:
-                if max_games is not None and self.games_done >= max_games:
-                    break
-                if deadline is not None and time.monotonic() >= deadline:
-                    break
-                paused = self.sink is not None and self._sink_full()
-                while free and not paused:
-                    k = free.pop()
-                    count = search.collect(buffers[k])
-                    if count == 0:
-                        free.append(k)
-                        break
-                    pending.append((self.evaluator.submit(buffers[k][:count]), k, count))
-                if pending:
-                    ticket, k, count = pending.popleft()
-                    logits, values = self._receive(ticket, buffers[k][:count])
-                    search.apply(logits, values)
-                    free.append(k)
-                    self.evals += count
-                    self.batches += 1
-                    idle = search.idle_games()
-                else:
-                    idle = search.idle_games()
-                    if not len(idle):
-                        if paused:
-                            self._wait_for_sink(deadline)
-                            continue
-                        raise RuntimeError("self-play stalled: no batch in flight, no game ready")
-                for g in idle:
-                    self._move(int(g))
-                if self.sink is not None:
-                    self.sink.poll()
-                self.output.maybe_rotate()
-                if time.monotonic() >= self._next_report:
-                    self._report()
-                if self.status is not None:
-                    self.status.beat(self.stats)
-            # Replies still owed are received so the server's books balance; not applied.
-            while pending:
-                ticket, k, count = pending.popleft()
-                try:
-                    self.evaluator.receive(ticket)
-                    self.evals_discarded += count
-                except Exception:          # shutting down: the server may already be gone
-                    break
-        finally:
-            self.output.close_shard()
-        return self.stats()
+        return self.core.run(self._step, max_games=max_games, seconds=seconds,
+                             finish=self._drain)
 
-    def _sink_full(self):
-        """True while the games that may finish before the next submission (at most one per
-        game slot) could take the sink's unconfirmed games past its bound."""
-        return self.sink.full(headroom=self.games)
+    def _step(self, deadline):
+        """Submits batches while a buffer is free (none while the sink is full), applies the
+        oldest reply, and moves every game whose search ended. With nothing in flight and no
+        game ready, waits for the sink (paused) or raises (stalled)."""
+        search = self.search
+        buffers, free, pending = self._buffers, self._free, self._pending
+        paused = self.core.sink_full()
+        while free and not paused:
+            k = free.pop()
+            count = search.collect(buffers[k])
+            if count == 0:
+                free.append(k)
+                break
+            pending.append((self.evaluator.submit(buffers[k][:count]), k, count))
+        if pending:
+            ticket, k, count = pending.popleft()
+            logits, values = self._receive(ticket, buffers[k][:count])
+            search.apply(logits, values)
+            free.append(k)
+            self.core.evals += count
+            self.core.batches += 1
+            idle = search.idle_games()
+        else:
+            idle = search.idle_games()
+            if not len(idle):
+                if paused:
+                    self.core.wait_for_sink(deadline)
+                    return
+                raise RuntimeError("self-play stalled: no batch in flight, no game ready")
+        for g in idle:
+            self._move(int(g))
 
-    def _wait_for_sink(self, deadline=None):
-        """Paused: nothing in flight, every game waiting for a batch. Polls the sink until it
-        has room, a stop or the monotonic `deadline`, beating the heartbeat meanwhile."""
-        self.pauses += 1
-        t0 = time.monotonic()
-        log.warning("paused: %d games unconfirmed by the recorder (bound %d with %d games at "
-                    "once); waiting for confirmations", len(self.sink.unconfirmed),
-                    self.sink.max_unconfirmed, self.games)
-        while not self.stop_requested and self._sink_full() \
-                and (deadline is None or time.monotonic() < deadline):
-            self.sink.poll(0.1)
-            if self.status is not None:
-                self.status.beat(self.stats)
-        waited = time.monotonic() - t0
-        self.paused_s += waited
-        log.info("resumed after %.1fs paused (%d unconfirmed)", waited, len(self.sink.unconfirmed))
+    def _drain(self):
+        """Receives the replies still owed, so the server's books balance; not applied."""
+        pending = self._pending
+        while pending:
+            ticket, _, count = pending.popleft()
+            try:
+                self.evaluator.receive(ticket)
+                self.evals_discarded += count
+            except Exception:          # shutting down: the server may already be gone
+                break
 
     def _receive(self, ticket, planes):
         """The reply to `ticket`; a server answering 'busy' gets the same planes again."""
-        from inference_server.client import receive_resubmitting_when_busy
-
-        return receive_resubmitting_when_busy(self.evaluator.receive,
-                                              lambda: self.evaluator.submit(planes), ticket,
-                                              lambda: self.stop_requested)
+        return self.core.receive(self.evaluator.receive, lambda: self.evaluator.submit(planes),
+                                 ticket)
 
     # -- one move -------------------------------------------------------------------------------
 
@@ -273,7 +226,7 @@ class SelfplayWorker:
             move = game.board.pass_move
             game.play(move)
         live.moves.append(int(move))
-        self.moves_done += 1
+        self.core.moves_done += 1
         if game.is_over():
             self._finish(g, "passes" if game.board.passes >= 2 else "move_cap")
             return
@@ -324,8 +277,7 @@ class SelfplayWorker:
             winner=winner, score=score, end=end, ownership=ownership, versions=live.versions,
             worker=self.worker_id, seed=live.seed, id=uuid.uuid4().hex, t_start=live.t_start,
             t_end=time.time(), resign=info)
-        self.output.add(record)
-        self.games_done += 1
+        self.core.add_game(record)
         self._new_game(g)
 
     def _report(self):
@@ -335,21 +287,14 @@ class SelfplayWorker:
                  s["games"], s["moves_per_s"], s["evals_per_s"], s["mean_batch"],
                  getattr(self.evaluator, "model_version", None), s["resigned"],
                  s["would_resign_games"], s["false_resigns"], 100 * s["false_resign_rate"])
-        self._next_report = time.monotonic() + self.report_every_s
 
     def stats(self) -> dict:
-        elapsed = max(1e-9, time.monotonic() - self.started)
-        return {
-            "worker": self.worker_id, "seconds": elapsed, "games": self.games_done,
-            "moves": self.moves_done, "evals": self.evals, "evals_discarded": self.evals_discarded, "batches": self.batches,
-            "moves_per_s": self.moves_done / elapsed, "evals_per_s": self.evals / elapsed,
-            "mean_batch": self.evals / max(1, self.batches), "shards": self.shards.shards_closed,
-            "games_in_shards": self.shards.games_in_shards, "resigned": self.resigned,
-            "would_resign_games": self.would_resign_games, "false_resigns": self.false_resigns,
-            "false_resign_rate": self.false_resigns / max(1, self.would_resign_games),
-            **({"paused_s": self.paused_s, "pauses": self.pauses, **self.sink.stats()}
-               if self.sink is not None and hasattr(self.sink, "stats") else {}),
-        }
+        """The core's figures (selfplay_workers.core.WorkerCore.stats) plus evals_discarded and
+        the resignation counters; false_resign_rate in [0, 1]."""
+        return self.core.stats(
+            evals_discarded=self.evals_discarded, resigned=self.resigned,
+            would_resign_games=self.would_resign_games, false_resigns=self.false_resigns,
+            false_resign_rate=self.false_resigns / max(1, self.would_resign_games))
 
 
 def _concat(parts, dtype):

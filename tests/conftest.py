@@ -1,47 +1,338 @@
-"""Helpers shared by several test files (imported as `from conftest import ...`)."""
+"""Fixtures for the whole suite, and the `slow` marker by folder: every test under system/ (real
+processes and sockets) and learning/ (the loop must learn) is slow. A helper fixture returns a
+function of the fixture's name; session-scoped, so module fixtures may use it too."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+SLOW_FOLDERS = frozenset({"system", "learning"})
 
 
-def reachable(t):
-    """Node indices of a search tree dict (fastgo.mcts tree arrays) below and including the
-    root; the rest are garbage of earlier roots."""
-    from fastgo.mcts import UNEXPANDED
-
-    stack, out = [t["root"]], []
-    while stack:
-        i = stack.pop()
-        out.append(i)
-        first = t["first_child"][i]
-        if first != UNEXPANDED:
-            stack.extend(range(first, first + t["num_children"][i]))
-    return out
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """`slow` on every test collected from a folder in SLOW_FOLDERS, before `-m` selects."""
+    for item in items:
+        try:
+            folder = Path(str(item.path)).resolve().relative_to(TESTS).parts[0]
+        except ValueError:
+            continue
+        if folder in SLOW_FOLDERS:
+            item.add_marker(pytest.mark.slow)
 
 
-def forward(model, x):
-    """The reference evaluation: the eval-mode torch model on uint8 planes x [B, P, N, N] ->
-    (logits float32 [B, N*N+1], values float32 [B]) as numpy arrays."""
-    import torch
+# --- GNU Go --------------------------------------------------------------------------------------
 
-    with torch.no_grad():
-        logits, values = model.eval()(torch.from_numpy(x).float())
-    return logits.numpy(), values.numpy()
-
-
+@pytest.fixture(scope="session")
 def gnugo_path():
-    """GNU Go's executable (on PATH or Debian's /usr/games), or None where it is not installed."""
-    import os
-    import shutil
-
+    """GNU Go's executable (on PATH or Debian's /usr/games); the test is skipped where it is not
+    installed."""
     found = shutil.which("gnugo")
-    if found:
-        return found
-    return "/usr/games/gnugo" if os.access("/usr/games/gnugo", os.X_OK) else None
+    if not found and os.access("/usr/games/gnugo", os.X_OK):
+        found = "/usr/games/gnugo"
+    if not found:
+        pytest.skip("GNU Go is not installed (looked on PATH and in /usr/games): apt-get install gnugo")
+    return found
 
 
-# Interim while the shared helpers move into fixtures: every test folder importable.
-import os as _os
-import sys as _sys
+# --- hand-built game records (the policy-only worker's shape) -------------------------------------
 
-for _dir, _subdirs, _files in _os.walk(_os.path.dirname(_os.path.abspath(__file__))):
-    if _os.path.basename(_dir) in ("unit", "system", "learning", "fastgo", "inference_server",
-                                   "selfplay_workers", "trainer", "fastgo_cli") and _dir not in _sys.path:
-        _sys.path.append(_dir)
+def _game_record(size, komi, moves, learner, *, values=None, versions=(1, 0), seed=0):
+    """A finished game as a GameRecord: `learner` 1 (Black), -1 (White) or 0 (both colours)
+    marks full = 1 on the learner's moves; every move's one-hot policy is the move played.
+    Fails the test when the moves are illegal or the game is not over."""
+    import numpy as np
+
+    from fastgo.replay import check_game
+    from fastgo.shards import GameRecord
+
+    moves = np.asarray(moves, dtype=np.int16)
+    bad, reason, over, score, ownership = check_game(size, komi, moves)
+    assert bad < 0, f"move {bad} is {reason}"
+    assert over, "a record game must be over (two passes or the move cap)"
+    count = len(moves)
+    mover = np.where(np.arange(count) % 2 == 0, 1, -1)
+    full = np.ones(count, np.uint8) if learner == 0 else (mover == learner).astype(np.uint8)
+    root_value = np.zeros(count, np.float32) if values is None else np.asarray(values, np.float32)
+    return GameRecord(size=size, komi=float(komi), moves=moves, full=full, root_value=root_value,
+                      policy_count=np.ones(count, np.uint16), policy_moves=moves.copy(),
+                      policy_visits=np.ones(count, np.float32),
+                      winner=1 if score > 0 else (-1 if score < 0 else 0), score=float(score),
+                      end="passes" if moves[-2:].tolist() == [size * size] * 2 else "move_cap",
+                      ownership=ownership, versions=list(versions), seed=seed)
+
+
+def _random_moves(size, komi, rng, *, length):
+    """Up to `length` random legal (superko) non-pass moves drawn with the numpy Generator
+    `rng`, then two passes: a list of move indices (pass = size * size)."""
+    import numpy as np
+
+    from fastgo.game import Game
+
+    game = Game(size, komi)
+    moves = []
+    for _ in range(length):
+        legal = np.flatnonzero(game.legal_moves()[:size * size])
+        if not len(legal):
+            break
+        move = int(rng.choice(legal))
+        game.play(move)
+        moves.append(move)
+    return moves + [size * size, size * size]
+
+
+def _write_shard(directory, records, name, *, size, komi):
+    """The records as one complete shard `directory/name` (the folder is created); its path."""
+    from fastgo.shards import ShardWriter
+
+    os.makedirs(directory, exist_ok=True)
+    writer = ShardWriter(directory, prefix="test", size=size, komi=komi)
+    for record in records:
+        writer.add(record)
+    return writer.close(name)
+
+
+@pytest.fixture(scope="session")
+def game_record():
+    return _game_record
+
+
+@pytest.fixture(scope="session")
+def random_moves():
+    return _random_moves
+
+
+@pytest.fixture(scope="session")
+def write_shard():
+    return _write_shard
+
+
+# The REINFORCE trainer on 5x5 (komi 0.5) with a b1c8 network: one update per 4 games, the pool
+# grown every 2 updates up to 2 entries, a checkpoint every update, SGD.
+REINFORCE_CONFIG = """
+[model]
+board_size = 5
+blocks = 1
+channels = 8
+value_hidden = 8
+[selfplay]
+komi = 0.5
+[trainer]
+algorithm = "reinforce"
+minibatch_games = 4
+pool_every = 2
+pool_max = 2
+baseline = "value"
+checkpoint_every = 1
+keep_checkpoints = 1
+optimizer = "sgd"
+lr = 0.01
+device = "cpu"
+poll_s = 0.05
+"""
+
+
+@pytest.fixture(scope="session")
+def reinforce_config():
+    """The TOML text of REINFORCE_CONFIG (5x5, komi 0.5); tests append keys to it."""
+    return REINFORCE_CONFIG
+
+
+@pytest.fixture(scope="session")
+def reinforce_games():
+    """reinforce_games(rng, count, seed) -> `count` 5x5 records (komi 0.5) of random games of
+    6, 7, ... moves before two passes, played by version 0; the learner alternates Black,
+    White, ... and game i carries seed + i."""
+    def games(rng, count, seed):
+        return [_game_record(5, 0.5, _random_moves(5, 0.5, rng, length=6 + i), (1, -1)[i % 2],
+                             versions=(0, 0), seed=seed + i) for i in range(count)]
+    return games
+
+
+# --- role processes through the real `fastgo` command ---------------------------------------------
+
+TINY = """
+[model]
+board_size = {size}
+blocks = 2
+channels = 16
+value_hidden = 32
+
+[server]
+endpoint = "{endpoint}"
+max_batch = 64
+max_wait_us = 500
+device = "cpu"
+threads = 1
+backend = "torch"
+slots = ["current"]
+
+[selfplay]
+games = {games}
+visits = {visits}
+komi = 0.5
+temperature_moves = 4
+resign_threshold = -1.0
+shard_games = {shard_games}
+shard_seconds = {shard_seconds}
+seed = 7
+sgf_every = 50
+
+[trainer]
+batch_size = 128
+lr = 0.05
+min_positions = 1000
+samples_per_position = 4.0
+checkpoint_every = {checkpoint_every}
+window_size = 20000
+device = "cpu"
+seed = 1
+"""
+
+
+def _free_endpoint():
+    """A loopback TCP endpoint whose port was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"tcp://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def _write_tiny_config(path, *, size=5, games=64, visits=24, shard_games=64, shard_seconds=5.0,
+                       checkpoint_every=50, endpoint="tcp://127.0.0.1:5555", extra=""):
+    """The TINY config (b2c16, CPU, one server thread) written to `path`, `extra` TOML text
+    appended; returns str(path)."""
+    with open(path, "w") as handle:
+        handle.write(TINY.format(size=size, games=games, visits=visits, shard_games=shard_games,
+                                 shard_seconds=shard_seconds, checkpoint_every=checkpoint_every,
+                                 endpoint=endpoint) + extra)
+    return str(path)
+
+
+def _start_server(config_path, log_path):
+    """A `fastgo serve` process on a free loopback port, returned once it is ready."""
+    from cluster.process import ServerProcess
+
+    return ServerProcess(config_path, endpoint="tcp://127.0.0.1:*", log_path=str(log_path)).start()
+
+
+def _fastgo(*args, log_path=None, **kwargs):
+    """A `fastgo ...` child process (stdout and stderr appended to log_path, or a pipe)."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    out = open(log_path, "ab") if log_path else subprocess.PIPE
+    try:
+        return subprocess.Popen([sys.executable, "-m", "fastgo_cli.main", *map(str, args)],
+                                stdout=out, stderr=subprocess.STDOUT, env=env, **kwargs)
+    finally:
+        if log_path:
+            out.close()
+
+
+def _stop(proc, timeout_s=20.0):
+    """SIGTERM, a wait of at most timeout_s, then SIGKILL; returns the exit status."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout_s)
+    return proc.returncode
+
+
+def _wait_for(predicate, timeout_s, interval_s=0.05, what="condition"):
+    """Polls predicate() every interval_s until it is true (returns its value); fails the test
+    after timeout_s seconds."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+        time.sleep(interval_s)
+
+
+def _tail(path, chars=3000):
+    try:
+        return Path(path).read_text(errors="replace")[-chars:]
+    except OSError as exc:
+        return f"({exc})"
+
+
+def _run_learning_loop(config_path, run, tmp_path, *, max_steps, timeout_s):
+    """One `fastgo serve`, one `fastgo selfplay` and `fastgo train --max-steps max_steps` on the
+    run directory; returns once the trainer has exited 0 at that step and the worker has been
+    stopped. The budget is the steps: timeout_s (seconds) only bounds a run that hangs, and
+    fails the test. Everything is stopped on failure; logs go to tmp_path (serve.log,
+    train.out, selfplay.out)."""
+    server = _start_server(config_path, tmp_path / "serve.log")
+    worker = trainer = None
+    try:
+        trainer = _fastgo("train", "--config", config_path, "--run-dir", run, "--server",
+                          server.endpoint, "--max-steps", max_steps, "--quiet",
+                          log_path=tmp_path / "train.out")
+        worker = _fastgo("selfplay", "--config", config_path, "--run-dir", run, "--server",
+                         server.endpoint, "--quiet", log_path=tmp_path / "selfplay.out")
+        try:
+            trainer.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the trainer did not reach step {max_steps} within the "
+                                 f"{timeout_s} s backstop: {_tail(tmp_path / 'train.out')}")
+        assert trainer.returncode == 0, _tail(tmp_path / "train.out")
+        assert _stop(worker) == 0, _tail(tmp_path / "selfplay.out")
+    finally:
+        for proc in (worker, trainer):
+            if proc is not None:
+                _stop(proc)
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def tiny_config_text():
+    """The TINY config template (str.format keys: size, endpoint, games, visits, shard_games,
+    shard_seconds, checkpoint_every)."""
+    return TINY
+
+
+@pytest.fixture(scope="session")
+def free_endpoint():
+    return _free_endpoint
+
+
+@pytest.fixture(scope="session")
+def write_tiny_config():
+    return _write_tiny_config
+
+
+@pytest.fixture(scope="session")
+def start_server():
+    return _start_server
+
+
+@pytest.fixture(scope="session")
+def fastgo():
+    return _fastgo
+
+
+@pytest.fixture(scope="session")
+def stop():
+    return _stop
+
+
+@pytest.fixture(scope="session")
+def wait_for():
+    return _wait_for
+
+
+@pytest.fixture(scope="session")
+def run_learning_loop():
+    return _run_learning_loop

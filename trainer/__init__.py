@@ -1,1 +1,2 @@
-"""Replay window over experience shards, the training loop and checkpoint publishing."""
+"""Training: one core (trainer.core) driven by the AlphaZero, value-stage, REINFORCE and
+supervised data and loss steps; trainer.factory.make_trainer picks one by trainer.algorithm."""

@@ -5,50 +5,32 @@
            + mask_weight * (1/n) * sum_t -log P(acceptable | s_t)
 
 z_t is the game's result from the mover's view (+1 won, -1 lost, 0 draw): for a learner that
-played one colour it is the game's z_g. b_t is 0, the value head's prediction at s_t
-(detached), or the learner's mean result over the mini-batch's games (baseline "mean": the
-mini-batch has one opponent, so its strength cancels out). T counts the learner's positions of
-the mini-batch. The learner's moves are the ones recorded with full = 1; the opponent's
-(full = 0) contribute nothing.
+played one colour it is the game's z_g. b_t (trainer.baseline) is 0 ("zero"), the value head's
+prediction at s_t, detached ("value"), or the learner's mean result over the mini-batch's games
+("mean"). T counts the learner's positions of the mini-batch. The learner's moves are the ones
+recorded with full = 1; the opponent's (full = 0) contribute nothing.
 
 log pi is clipped below at log(floor) (selfplay.policy_floor, the least probability the workers
-give any acceptable move): a move drawn only thanks to the floor carries no gradient, so a lost
-game cannot push a logit towards minus infinity (without the clip the loss is unbounded below
-and the logits blow up within minutes).
+give any acceptable move): a move drawn only thanks to the floor carries no gradient, and the
+loss is bounded below.
 
 pi is the network's softmax over the ACCEPTABLE moves of s_t only, the moves the workers could
-sample (fastgo.policy_play: legal, not the mover's own eye, the pass only when selfplay.policy_pass
-or nothing else is acceptable): the other logits are set to -inf before log_softmax, so they get
-exactly zero gradient. (A softmax over all N*N+1 moves would push the logits of moves never
-played, the pass among them, up through the normaliser in every lost game, and the policy
-learns to pass.) The last term keeps the network's own distribution on those moves:
-P(acceptable | s_t) is the softmax over ALL moves summed over the acceptable ones, so the term
-pushes only probability off the moves the sampler never plays. It is summed per game like the
-policy term, so each position pulls as hard as one move's policy gradient; averaged over the
-positions (40 times weaker on 9x9) it lost: the shared weights that move the acceptable logits
-drag the others along, and P(acceptable) fell from 0.43 to 0.1 in 100 updates. Without it their
-logits never move by design but drift with the shared weights: after 32 updates from a
-pretrained network the pass was the most likely move in most positions, and the network, fine
-in policy-only games (which never pass early), lost 20-0 to `random` in the arena, whose search
-plays the moves the network prefers. The mask comes from fastgo.policy_play.acceptable_masks,
-the sampler's own rule; a played move outside it (the pass the sampler falls back to when
-positional superko strikes every acceptable move) is added to its row. Positions are rebuilt
-from the moves by fastgo.replay.encode_samples under the identity symmetry, so a_t is the move
-as recorded.
+sample (fastgo.policy_play.acceptable_masks, the sampler's own rule: legal, not the mover's own
+eye, the pass only when selfplay.policy_pass or nothing else is acceptable; a played move outside
+it, the pass the sampler falls back to when positional superko strikes every acceptable move, is
+added to its row): the other logits are set to -inf before log_softmax, so they get exactly zero
+gradient. P(acceptable | s_t) is the softmax over ALL moves summed over the acceptable ones: the
+mask term pushes only probability off the moves the sampler never plays, summed per game like
+the policy term. Positions are rebuilt from the moves by fastgo.replay.encode_samples under the
+identity symmetry, so a_t is the move as recorded.
 
 BatchNorm (trainer.reinforce_batchnorm). "batch": pi is evaluated in training mode, each chunk
 normalised by its own statistics, and the running statistics the server uses follow the weights
 by momentum. "recalibrate": pi is the served function (running statistics), and after the step
 the running statistics are re-estimated on the mini-batch's positions for the new weights.
-Frozen running statistics alone (eval mode, no re-estimate) keep nothing in scale: a pretrained
-network's running variances are small (0.04 here), every weight step's change is amplified by
-1/sqrt(var) at each layer, and the logits went from 8 to 1e4 in 20 updates, past the server's
-canary bound. "batch" learns from random weights (the 1-hour 9x9 run in the README) but not from
-a pretrained network: the batch-statistics policy it improves is not the served one (a KL of
-0.04 to 0.26 apart on the learner's positions), and against its pretrained parent the learner's
-win rate fell from 0.62 to 0.18 within 20 updates. With "recalibrate" it stayed at 0.65 to 0.71
-and the network went from 4-16 to 16-4 against mcts:100 in 32 updates.
-Called by trainer.reinforce_loop; `reinforce_loss` is pure, for tests by hand.
+
+The measurements behind each of these choices: docs/experiments/reinforce.md. `reinforce_loss`
+is pure (tensors in, tensors out); `reinforce_step` applies one update to a model.
 """
 from __future__ import annotations
 

@@ -4,21 +4,18 @@ order). Every `minibatch_games` new games make one update (trainer.reinforce); e
 `checkpoint_every` updates a checkpoint is written, published to the server and a metrics.csv
 row appended (loss terms, the learner's win rate in the mini-batches since the last row, the
 pool size); every `pool_every` updates the current checkpoint joins the opponent pool
-(fastgo.pool: pool.json, started with the initial network). With max_staleness > 0, queued
-games whose learner version is more than that many updates behind (behind the newest checkpoint
-the server took, when it refused a later one) are dropped unused (the "stale" column), which
-keeps the update near on-policy when the workers outpace the trainer. With target_kl > 0 the
-learning rate follows the policy's KL change per update (trainer.reinforce.adapt_lr), trainer.lr
-being its ceiling: from a pretrained network one Adam step at lr 1e-3 moved the policy by a KL
-of 0.35 nats, and its win rate against the network it started from fell from 0.47 to 0.1 within
-a few updates.
+(fastgo.pool: pool.json, started with the network the trainer starts from). With
+max_staleness > 0, queued games whose learner version is more than that many updates behind
+(behind the newest checkpoint the server took, when it refused a later one) are dropped unused
+(the "stale" column). With target_kl > 0 the learning rate follows the policy's KL change per
+update (trainer.reinforce.adapt_lr), trainer.lr being its ceiling, and a fresh optimizer starts
+at trainer.lr / 100.
 
 Resumes from latest.ckpt like the AlphaZero trainer: weights, optimizer, step, the shards used
 whole, and how many games of each partly used shard went into updates.
 """
 from __future__ import annotations
 
-import csv
 import itertools
 import logging
 import os
@@ -27,101 +24,87 @@ from collections import deque
 
 import numpy as np
 
-from fastgo.files import atomic_write
-from fastgo.shards import list_shards
-from trainer.loop import Trainer, _tensorboard
 from fastgo.pool import OpponentPool
+from trainer.core import CoreView, TrainingCore
+from trainer.intake import ShardIntake
+from trainer.metrics import REINFORCE_FIELDS
 from trainer.reinforce import adapt_lr, learner_batch, reinforce_step
 from trainer.window import block_from_games
 
 log = logging.getLogger("fastgo.train")
 
-REINFORCE_FIELDS = ("step", "time", "games", "positions", "loss", "policy_loss", "value_loss",
-                    "mask_loss", "advantage", "kl", "win_rate", "staleness", "stale", "pool",
-                    "updates_per_s", "lr", "version", "quarantined")
 
+class ReinforceTrainer(CoreView):
+    """The training core (trainer.core) fed by a queue of unused games, one update per
+    minibatch_games of them. Counters: games (used in updates), positions (the learner's
+    positions trained), samples (the same, in the AlphaZero trainer's unit), stale (games
+    dropped by max_staleness), all in total; partial maps a shard to the games of it already
+    used, queue holds (shard name, game index, GameRecord) oldest first."""
 
-def append_metrics_row(path, fields, row):
-    """Appends `row` to metrics.csv under its header. A file begun by another trainer (a
-    supervised or AlphaZero start of the same run) whose header lacks `fields` gets them added at
-    the end of its header, rewritten atomically, so every earlier row keeps its columns."""
-    try:
-        with open(path, newline="") as handle:
-            header = next(csv.reader(handle), None)
-    except FileNotFoundError:
-        header = None
-    if header is None:
-        header = list(fields)
-        with open(path, "a", newline="") as handle:
-            csv.writer(handle).writerow(header)
-    elif any(f not in header for f in fields):
-        header = header + [f for f in fields if f not in header]
-        with open(path, newline="") as handle:
-            rows = [r + [""] * (len(header) - len(r)) for r in list(csv.reader(handle))[1:]]
-
-        def write(handle):
-            writer = csv.writer(handle)
-            writer.writerow(header)
-            writer.writerows(rows)
-        atomic_write(path, write, binary=False, suffix=".csv")
-    with open(path, "a", newline="") as handle:
-        csv.DictWriter(handle, fieldnames=header, restval="").writerow(row)
-
-
-class ReinforceTrainer(Trainer):
-    """Shares the AlphaZero trainer's model, optimizer, checkpoint writing and publishing; its
-    data path is a queue of unused games instead of a replay window."""
-
-    algorithm = "reinforce"
-
-    def _resume(self):
-        self.pool = OpponentPool(self.run_dir.root, pool_max=self.tc.pool_max)
-        self.queue: deque = deque()              # (shard name, game index, GameRecord), oldest first
-        self.partial: dict[str, int] = {}        # shard -> games of it already in updates
+    def __init__(self, config, run_dir, *, publisher=None, status=None):
+        tc, mc = config.trainer, config.model
+        self.pool = OpponentPool(run_dir.root, pool_max=tc.pool_max)
+        self.core = TrainingCore(config, run_dir, algorithm="reinforce", publisher=publisher,
+                                 status=status, protected=self._pool_names)
+        self.intake = ShardIntake(run_dir, mc.board_size, config.selfplay.komi)
+        self.queue: deque = deque()
+        self.partial: dict[str, int] = {}
         self.queued_shards: set[str] = set()
-        self.games = 0                           # games used in updates, in total
-        self.positions = 0                       # learner positions trained, in total
-        self.stale = 0                           # games dropped by max_staleness, in total
-        latest = self.run_dir.latest
-        fresh = not os.path.exists(latest)
-        super()._resume()                        # step 0: writes the initial checkpoint
-        if not fresh:
-            ckpt_state = self.resumed_state
-            self.games = int(ckpt_state.get("games", 0))
-            self.positions = int(ckpt_state.get("positions", 0))
-            self.stale = int(ckpt_state.get("stale", 0))
-            self.partial = {str(k): int(v) for k, v in (ckpt_state.get("partial") or {}).items()}
+        self.used_shards: set[str] = set()
+        self.samples = 0
+        self.games = 0
+        self.positions = 0
+        self.stale = 0
+        self._last_wait_log = 0.0
+        state = self.core.resume()
+        if state is None:
+            self.save_checkpoint()               # step 0: the untrained network
+        else:
+            self.samples = int(state.get("samples", 0))
+            self.used_shards = set(state.get("used_shards", []))
+            self.intake.quarantined = int(state.get("quarantined", 0))
+            self.games = int(state.get("games", 0))
+            self.positions = int(state.get("positions", 0))
+            self.stale = int(state.get("stale", 0))
+            self.partial = {str(k): int(v) for k, v in (state.get("partial") or {}).items()}
+            log.info("resumed at step %d: %d samples trained, %d shards used, %d games used",
+                     self.step, self.samples, len(self.used_shards), self.games)
         # The pool starts with the network this trainer starts from: the untrained step 0, or
         # the checkpoint of another trainer (supervised pretraining) found in the run directory.
-        start = self.run_dir.checkpoint(self.step)
+        start = run_dir.checkpoint(self.step)
         if not os.path.exists(self.pool.path) and not os.path.exists(start):
             start = self.save_checkpoint()
         self.pool.load_or_start(start, self.step)
-        if self.tc.target_kl > 0 and not self.optimizer.state:
-            # A fresh optimizer's first Adam steps move every weight by the full lr: from a
-            # pretrained network that first step alone was a KL of 0.24. Start 100 times lower;
-            # adapt_lr raises it by 1.5 per update while the KL stays below target / 2.
+        if tc.target_kl > 0 and not self.optimizer.state:
+            # A fresh optimizer's first Adam steps move every weight by the full lr: start 100
+            # times lower; adapt_lr raises it by 1.5 per update while the KL stays below
+            # target / 2.
             for group in self.optimizer.param_groups:
-                group["lr"] = self.tc.lr / 100
+                group["lr"] = tc.lr / 100
         self._rsums = self._fresh_rsums()
 
-    def _refill_window(self, state):
-        """No replay window: every game is used once."""
+    @property
+    def quarantined(self) -> int:
+        return self.intake.quarantined
+
+    def _pool_names(self):
+        return {os.path.basename(p) for p in self.pool.checkpoint_paths()}
 
     def trainer_state(self) -> dict:
         return {"samples": int(self.samples), "used_shards": sorted(self.used_shards),
-                "games": int(getattr(self, "games", 0)),
-                "positions": int(getattr(self, "positions", 0)),
-                "partial": dict(getattr(self, "partial", {})),
-                "stale": int(getattr(self, "stale", 0)),
+                "games": int(self.games), "positions": int(self.positions),
+                "partial": dict(self.partial), "stale": int(self.stale),
                 "quarantined": int(self.quarantined), "rng_seed_offset": int(self.step)}
+
+    def save_checkpoint(self) -> str:
+        return self.core.save_checkpoint(self.trainer_state())
 
     # -- games ----------------------------------------------------------------------------------
 
     def _arrival_order(self, names):
         def key(name):
             try:
-                return (os.stat(os.path.join(self.run_dir.shards, name)).st_mtime_ns, name)
+                return (os.stat(self.intake.path(name)).st_mtime_ns, name)
             except OSError:
                 return (0, name)
         return sorted(names, key=key)
@@ -129,13 +112,13 @@ class ReinforceTrainer(Trainer):
     def ingest(self) -> int:
         """Queues the games of new shards until a mini-batch is ready; returns games queued."""
         need = self.tc.minibatch_games
-        fresh = [n for n in list_shards(self.run_dir.shards)
+        fresh = [n for n in self.intake.names()
                  if n not in self.used_shards and n not in self.queued_shards]
         added = 0
         for name in self._arrival_order(fresh):
             if len(self.queue) >= need:
                 break
-            shard = self._read_shard(name)
+            shard = self.intake.read(name)
             if shard is None:
                 continue
             skip = self.partial.get(name, 0)
@@ -217,7 +200,7 @@ class ReinforceTrainer(Trainer):
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         self._take(n)
-        self.step += 1
+        self.core.step += 1
         self.games += len(games)
         self.positions += terms["positions"]
         self.samples += terms["positions"]
@@ -248,25 +231,9 @@ class ReinforceTrainer(Trainer):
             "lr": self.optimizer.param_groups[0]["lr"], "version": self.step,
             "quarantined": self.quarantined,
         }
-        append_metrics_row(self.run_dir.metrics, REINFORCE_FIELDS, row)
-        _tensorboard(self.run_dir, row)
+        self.core.write_metrics(REINFORCE_FIELDS, row)
         self._rsums = self._fresh_rsums()
-        self.last_row = row
         return row
-
-    def _prune(self):
-        keep_always = {os.path.basename(p) for p in self.pool.checkpoint_paths()} \
-            if hasattr(self, "pool") else set()
-        names = sorted(n for n in os.listdir(self.run_dir.checkpoints)
-                       if n.startswith("ckpt-") and n.endswith(".ckpt"))
-        keep = self.tc.keep_checkpoints
-        for name in names[:-keep] if len(names) > keep else []:
-            if name == "ckpt-000000000.ckpt" or name in keep_always:
-                continue
-            try:
-                os.unlink(os.path.join(self.run_dir.checkpoints, name))
-            except FileNotFoundError:
-                pass
 
     def status_fields(self) -> dict:
         row = self.last_row
@@ -283,13 +250,7 @@ class ReinforceTrainer(Trainer):
         checkpoint is written before returning."""
         deadline = None if seconds is None else time.monotonic() + seconds
         last_saved = self.step
-        while not should_stop():
-            if self.status is not None:
-                self.status.beat(self.status_fields)
-            if max_steps is not None and self.step >= max_steps:
-                break
-            if deadline is not None and time.monotonic() >= deadline:
-                break
+        while not should_stop() and self.core.going(self.status_fields, max_steps, deadline):
             if len(self.queue) < self.tc.minibatch_games:
                 self.ingest()
             if len(self.queue) < self.tc.minibatch_games:
@@ -308,7 +269,7 @@ class ReinforceTrainer(Trainer):
                 path = self.save_checkpoint()
                 last_saved = self.step
                 if pool_due and self.pool.add(path, self.step):
-                    self._prune()
+                    self.core.prune()
                 row = self.write_metrics()
                 log.info("update %d: loss %s (policy %s value %s) win rate %s, %d games, pool %d",
                          self.step, row["loss"], row["policy_loss"], row["value_loss"],

@@ -9,15 +9,14 @@ played (cross-entropy); with `value` the value head learns the game's result and
 head the final ownership where it is known (games that ended by passes). Every `log_every`
 steps the held-out top-1 and top-5 move-prediction accuracy go to the log and metrics.csv.
 
-The network, optimizer, checkpoint files and their place are the AlphaZero trainer's
-(trainer.loop.Trainer): checkpoints/ckpt-STEP.ckpt and latest.ckpt, so a later `fastgo train`
-or `fastgo cluster` on the same run directory resumes from the pretrained network at its step.
-The AlphaZero counters in the checkpoint (samples, shards used) are left as they were, so the
-self-play sample cap does not count supervised samples.
+The network, optimizer, checkpoint files and their place are the training core's
+(trainer.core): checkpoints/ckpt-STEP.ckpt and latest.ckpt, so a later `fastgo train` or
+`fastgo cluster` on the same run directory resumes from the pretrained network at its step.
+The self-play trainer's counters in the checkpoint (samples, shards used) are carried over as
+they were, so the self-play sample cap does not count supervised samples.
 """
 from __future__ import annotations
 
-import csv
 import hashlib
 import logging
 import math
@@ -28,16 +27,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from fastgo.files import atomic_write
 from fastgo.replay import encode_samples
 from fastgo.shards import ShardError, read_shard
-from trainer.loop import METRICS_FIELDS, Trainer, _Null
+from trainer.core import CoreView, TrainingCore, autocast
+from trainer.metrics import SUPERVISED_FIELDS
 from trainer.sgf_import import SgfInputError, import_sgf
+from trainer.window import batch_buffers
+from trainer.window_trainer import window_state
 
 log = logging.getLogger("fastgo.train")
 
 SGF_SHARDS = "sgf_shards"
-SUPERVISED_FIELDS = ("heldout_top1", "heldout_top5", "heldout_loss", "phase")
 MAX_HELDOUT_POSITIONS = 20_000       # positions evaluated every log_every steps (seeded subset)
 MAX_STEPS = 1 << 40
 
@@ -121,29 +121,48 @@ def split_games(games, holdout: float, seed: int):
     return train, held
 
 
-class SupervisedTrainer(Trainer):
-    """The AlphaZero trainer's network, optimizer and checkpoints, trained on game records."""
-
-    algorithm = "supervised"
+class SupervisedTrainer(CoreView):
+    """The training core (trainer.core) trained on game records: `train` to learn from,
+    `heldout` (or None) to measure move prediction on, `value`: train the value and ownership
+    heads too; `info` is stored with the checkpoints (what was trained on). sl_samples counts the
+    training positions drawn, in total."""
 
     def __init__(self, config, run_dir, train: GameSet, heldout: GameSet | None, *,
                  value: bool = False, status=None, info: dict | None = None):
+        tc, mc = config.trainer, config.model
         self.sl_train, self.sl_heldout, self.sl_value = train, heldout, value
         self.sl_info = dict(info or {})
         self.sl_samples = 0
-        super().__init__(config, run_dir, status=status)
-        self.sl_rng = np.random.default_rng([self.tc.seed, 0x53, self.step])
-        self.eval_buffers = self.window.batch_buffers(self.tc.batch_size, config.model.planes)
+        self.core = TrainingCore(config, run_dir, algorithm="supervised", status=status)
+        self.carried = {}                       # the self-play trainer's counters, kept as found
+        state = self.core.resume()
+        if state is None:
+            self.save_checkpoint()
+        else:
+            self.carried = state
+            log.info("resumed at step %d", self.step)
+        self.buffers = batch_buffers(mc.board_size, tc.batch_size, mc.planes)
+        self.eval_buffers = batch_buffers(mc.board_size, tc.batch_size, mc.planes)
+        self.sl_rng = np.random.default_rng([tc.seed, 0x53, self.step])
         self.heldout_index = None
         if heldout is not None and heldout.positions:
             self.heldout_index = heldout.all_positions(MAX_HELDOUT_POSITIONS,
-                                                       np.random.default_rng([self.tc.seed, 0x48]))
+                                                       np.random.default_rng([tc.seed, 0x48]))
+
+    @property
+    def quarantined(self) -> int:
+        return int(self.carried.get("quarantined", 0))
 
     def trainer_state(self) -> dict:
-        state = super().trainer_state()
-        state["supervised"] = {"samples": int(getattr(self, "sl_samples", 0)),
-                               **getattr(self, "sl_info", {})}
+        c = self.carried
+        state = window_state(samples=c.get("samples", 0), used_shards=c.get("used_shards", []),
+                             positions=c.get("positions", 0), games=c.get("games", 0),
+                             quarantined=self.quarantined, step=self.step)
+        state["supervised"] = {"samples": int(self.sl_samples), **self.sl_info}
         return state
+
+    def save_checkpoint(self) -> str:
+        return self.core.save_checkpoint(self.trainer_state())
 
     def sl_step(self) -> dict:
         """One step on a batch of training positions; returns its losses and top-1 accuracy."""
@@ -152,8 +171,7 @@ class SupervisedTrainer(Trainer):
         x = torch.from_numpy(batch["planes"]).to(dev, non_blocking=True).float()
         target = torch.from_numpy(batch["policy"]).to(dev)
         self.model.train()
-        autocast = torch.autocast("cuda", dtype=torch.bfloat16) if dev.type == "cuda" else _Null()
-        with autocast:
+        with autocast(dev):
             logits, value, own = self.model.forward_train(x)
         logits = logits.float()
         policy_loss = -(target * F.log_softmax(logits, dim=1)).sum(1).mean()
@@ -172,7 +190,7 @@ class SupervisedTrainer(Trainer):
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
-        self.step += 1
+        self.core.step += 1
         self.sl_samples += x.shape[0]
         with torch.no_grad():
             acc = (logits.argmax(1) == target.argmax(1)).float().mean().item()
@@ -212,11 +230,10 @@ class SupervisedTrainer(Trainer):
                 "heldout_value_mse": value_se / n, "heldout_positions": n}
 
     def write_sl_metrics(self, sums: dict, steps: int, elapsed: float, evaluation: dict) -> dict:
-        """Appends a row to metrics.csv: the trainer's columns, then SUPERVISED_FIELDS. An
-        existing file whose header lacks them is rewritten once (atomically) with them added
-        after its own columns, so rows written by the AlphaZero trainer stay aligned. Here
-        policy_acc is the training batches' top-1, value_error the held-out value MSE against
-        the results, and the loss columns are empty on the row written before training."""
+        """Appends a row of SUPERVISED_FIELDS (trainer.metrics) to metrics.csv; a file begun by
+        another trainer gains the missing columns after its own. Here policy_acc is the training
+        batches' top-1; the loss columns are empty on the row written before training, the
+        held-out ones when nothing is held out. Not sent to TensorBoard."""
         def mean(key):
             return f"{sums[key] / steps:.5f}" if steps else ""
 
@@ -227,24 +244,12 @@ class SupervisedTrainer(Trainer):
                "loss": mean("loss"), "policy_loss": mean("policy_loss"),
                "value_loss": mean("value_loss"), "ownership_loss": mean("ownership_loss"),
                "policy_acc": mean("policy_acc"),
-               "value_error": f"{evaluation['heldout_value_mse']:.5f}" if evaluation else "",
+               "heldout_value_mse": f"{evaluation['heldout_value_mse']:.5f}" if evaluation else "",
                "lr": self.optimizer.param_groups[0]["lr"], "version": self.step,
                "quarantined": self.quarantined, "phase": "supervised"}
         for key in ("heldout_top1", "heldout_top5", "heldout_loss"):
             row[key] = f"{evaluation[key]:.5f}" if evaluation else ""
-        path = self.run_dir.metrics
-        header = _csv_header(path)
-        if header is None:
-            header = list(METRICS_FIELDS) + list(SUPERVISED_FIELDS)
-            with open(path, "w", newline="") as handle:
-                csv.writer(handle).writerow(header)
-        elif any(f not in header for f in (*METRICS_FIELDS, *SUPERVISED_FIELDS)):
-            header = header + [f for f in (*METRICS_FIELDS, *SUPERVISED_FIELDS) if f not in header]
-            _rewrite_header(path, header)
-        with open(path, "a", newline="") as handle:
-            csv.DictWriter(handle, fieldnames=header, restval="").writerow(row)
-        self.last_row = row
-        return row
+        return self.core.write_metrics(SUPERVISED_FIELDS, row, scalars=False)
 
     def run_supervised(self, steps: int, *, log_every: int, seconds=None,
                        should_stop=lambda: False) -> dict:
@@ -300,25 +305,6 @@ class SupervisedTrainer(Trainer):
 def _zero_sums():
     return {"loss": 0.0, "policy_loss": 0.0, "value_loss": 0.0, "ownership_loss": 0.0,
             "policy_acc": 0.0}
-
-
-def _csv_header(path):
-    try:
-        with open(path, newline="") as handle:
-            return next(csv.reader(handle), None)
-    except FileNotFoundError:
-        return None
-
-
-def _rewrite_header(path, header):
-    with open(path, newline="") as handle:
-        rows = list(csv.reader(handle))[1:]
-
-    def write(handle):
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(rows)
-    atomic_write(path, write, binary=False, suffix=".csv")
 
 
 def load_games(shards):

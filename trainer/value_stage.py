@@ -18,7 +18,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from trainer.loop import Trainer, _Null
+from trainer.alphazero import policy_terms
+from trainer.core import autocast
+from trainer.metrics import VALUE_FIELDS, VALUE_TERMS
 
 VALUE_HEAD = ("value_conv.", "value_bn.", "value_fc1.", "value_fc2.")
 
@@ -43,25 +45,37 @@ def chosen_positions(block, per_game: int, seed: int):
     return np.concatenate(games), np.concatenate(moves)
 
 
-class ValueTrainer(Trainer):
+class ValueObjective:
+    """The loss step of the value stage over the replay window (trainer.window_trainer):
+
+        loss = value_weight * mean_i (v_i - z_i)^2  [+ policy_loss when freeze_policy is false]
+        policy_loss = -sum_i w_i sum_a pi_i(a) log p_i(a) / max(1, sum_i w_i)
+
+    over a batch of trainer.batch_size positions drawn uniformly (self.rng of the trainer) from
+    the chosen positions of the window's games, each under a random symmetry; pi and w are the
+    window's policy target and its weight, as in trainer.alphazero. policy_loss and policy_acc are
+    reported either way; value_abs_error is mean_i |v_i - z_i|; ownership_loss is 0 (the
+    ownership head is not trained). Samples are allowed from trainer.min_positions chosen
+    positions on (games ever added x positions_per_game): samples_per_position per chosen
+    position."""
 
     algorithm = "value"
-    def _make_optimizer(self):
-        freeze = self.tc.freeze_policy
-        for name, param in self.model.named_parameters():
-            param.requires_grad_(is_value_head(name) or not freeze)
-        params = [p for p in self.model.parameters() if p.requires_grad]
-        if self.tc.optimizer == "adamw":
-            return torch.optim.AdamW(params, lr=self.tc.lr, weight_decay=self.tc.weight_decay)
-        return torch.optim.SGD(params, lr=self.tc.lr, momentum=self.tc.momentum,
-                               weight_decay=self.tc.weight_decay, nesterov=self.tc.momentum > 0)
+    fields = VALUE_FIELDS
+    terms = VALUE_TERMS
 
-    def _chosen(self):
+    def __init__(self, tc):
+        self.tc = tc
+        self._choice_cache = {}
+
+    def trainable(self, name: str) -> bool:
+        return is_value_head(name) or not self.tc.freeze_policy
+
+    def _chosen(self, window):
         """Window game and move of every chosen position, in window order."""
-        cache = getattr(self, "_choice_cache", {})
+        cache = self._choice_cache
         games, moves, offset = [], [], 0
         fresh = {}
-        for block in self.window.blocks:
+        for block in window.blocks:
             key = (block.name, block.games)
             pair = cache.get(key)
             if pair is None:
@@ -75,51 +89,35 @@ class ValueTrainer(Trainer):
             return np.zeros(0, np.int32), np.zeros(0, np.int32)
         return np.concatenate(games), np.concatenate(moves)
 
-    def allowed_samples(self) -> float:
-        chosen = self.window.total_games * self.tc.positions_per_game
+    def allowed_samples(self, window) -> float:
+        chosen = window.total_games * self.tc.positions_per_game
         if chosen < self.tc.min_positions:
             return 0
         return self.tc.samples_per_position * chosen
 
-    def train_step(self):
-        game, move = self._chosen()
+    def loss(self, model, window, rng, buffers, device):
+        game, move = self._chosen(window)
         if len(game) == 0:
             raise ValueError("no positions to train on")
-        batch_size = self.buffers["planes"].shape[0]
-        pick = self.rng.integers(0, len(game), size=batch_size)
-        symmetry = self.rng.integers(0, 8, size=batch_size).astype(np.uint8)
-        batch = self.window.encode(game[pick], move[pick], symmetry, self.buffers)
-        dev = self.device
-        x = torch.from_numpy(batch["planes"]).to(dev).float()
-        z = torch.from_numpy(batch["value"]).to(dev)
-        target = torch.from_numpy(batch["policy"]).to(dev)
-        weight = torch.from_numpy(batch["policy_weight"]).to(dev)
+        batch_size = buffers["planes"].shape[0]
+        pick = rng.integers(0, len(game), size=batch_size)
+        symmetry = rng.integers(0, 8, size=batch_size).astype(np.uint8)
+        batch = window.encode(game[pick], move[pick], symmetry, buffers)
+        x = torch.from_numpy(batch["planes"]).to(device).float()
+        z = torch.from_numpy(batch["value"]).to(device)
+        target = torch.from_numpy(batch["policy"]).to(device)
+        weight = torch.from_numpy(batch["policy_weight"]).to(device)
         frozen = self.tc.freeze_policy
-        self.model.eval() if frozen else self.model.train()
-        autocast = torch.autocast("cuda", dtype=torch.bfloat16) if dev.type == "cuda" else _Null()
-        with autocast:
-            logits, value = self.model(x)
+        model.eval() if frozen else model.train()
+        with autocast(device):
+            logits, value = model(x)
         logits, value = logits.float(), value.float()
         value_loss = F.mse_loss(value, z)
         loss = self.tc.value_weight * value_loss
-        log_p = F.log_softmax(logits, dim=1)
-        wsum = weight.sum().clamp_min(1.0)
-        policy_loss = -((target * log_p).sum(1) * weight).sum() / wsum
+        policy_loss, acc = policy_terms(logits, target, weight)
         if not frozen:
             loss = loss + policy_loss
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        self.optimizer.step()
-        self.step += 1
-        self.samples += batch_size
         with torch.no_grad():
-            hit = (logits.argmax(1) == target.argmax(1)).float()
-            s = self._sums
-            s["loss"] += float(loss)
-            s["policy_loss"] += float(policy_loss)
-            s["value_loss"] += float(value_loss)
-            s["policy_acc"] += float((hit * weight).sum() / wsum)
-            s["value_error"] += float((value - z).abs().mean())
-            s["steps"] += 1
-            s["samples"] += batch_size
-        return float(loss.detach())
+            abs_error = (value - z).abs().mean()
+        return batch_size, loss, {"policy_loss": policy_loss, "value_loss": value_loss,
+                                  "policy_acc": acc, "value_abs_error": abs_error}

@@ -2,8 +2,8 @@
 (no Python object per position), and uniform sampling of training batches with a random one of
 the 8 symmetries. Positions are rebuilt by replaying moves in fastgo.replay.encode_samples.
 
-Called by the trainer and `fastgo bench train`. The window is a list of blocks (one per shard,
-oldest first); the flat arrays are rebuilt lazily after blocks are added or dropped.
+The window is a list of blocks (one per shard, oldest first); the flat arrays are rebuilt
+lazily after blocks are added or dropped.
 """
 from __future__ import annotations
 
@@ -72,6 +72,18 @@ def power_window(total: int, c: int, alpha: float, beta: float) -> int:
     if alpha == 0:
         return int(c * (1 + beta * np.log(total / c)))
     return int(c * (1 + beta * ((total / c) ** alpha - 1) / alpha))
+
+
+def batch_buffers(size: int, batch: int, planes: int) -> dict:
+    """The arrays fastgo.replay.encode_samples fills for `batch` positions on a size x size
+    board: planes uint8 [B, planes, N, N], policy float32 [B, N*N+1], policy_weight float32 [B],
+    value float32 [B], ownership float32 [B, N*N]."""
+    nn = size * size
+    return dict(planes=np.empty((batch, planes, size, size), np.uint8),
+                policy=np.empty((batch, nn + 1), np.float32),
+                policy_weight=np.empty(batch, np.float32),
+                value=np.empty(batch, np.float32),
+                ownership=np.empty((batch, nn), np.float32))
 
 
 class ReplayWindow:
@@ -144,12 +156,7 @@ class ReplayWindow:
         return self._flat
 
     def batch_buffers(self, batch: int, planes: int) -> dict:
-        n = self.size
-        return dict(planes=np.empty((batch, planes, n, n), np.uint8),
-                    policy=np.empty((batch, self.nn + 1), np.float32),
-                    policy_weight=np.empty(batch, np.float32),
-                    value=np.empty(batch, np.float32),
-                    ownership=np.empty((batch, self.nn), np.float32))
+        return batch_buffers(self.size, batch, planes)
 
     def sample(self, rng: np.random.Generator, out: dict) -> dict:
         """Fills `out` (from batch_buffers) with positions drawn uniformly from the window, each

@@ -6,7 +6,6 @@ Prints one JSON object on stdout: positions, requests, latencies_ms, ready_at, e
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -14,14 +13,15 @@ from collections import deque
 
 import numpy as np
 
+from fastgo_cli.parser import Parser
 from inference_server.client import InferenceClient, ServerError
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--endpoint", required=True)
+    parser = Parser(prog="fastgo_cli.bench.loadgen", description=__doc__)
+    parser.add_argument("--server", dest="endpoint", required=True, help="the server's endpoint")
     parser.add_argument("--slot", default="current")
-    parser.add_argument("--board-size", type=int, required=True)
+    parser.add_argument("--size", dest="board_size", type=int, required=True, help="board size")
     parser.add_argument("--planes", type=int, required=True)
     parser.add_argument("--request-size", type=int, required=True)
     parser.add_argument("--inflight", type=int, default=2)

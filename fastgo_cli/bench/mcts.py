@@ -18,8 +18,10 @@ import numpy as np
 
 
 def add_arguments(parser):
+    from fastgo_cli.parser import alias
     parser.add_argument("--games", type=int, default=64, help="concurrent games (default 64)")
-    parser.add_argument("--board", type=int, default=9, help="board size (default 9)")
+    parser.add_argument("--size", type=int, default=9, dest="board", help="board size, 2..25")
+    alias(parser, "--board", "--board-size", dest="board", type=int)
     parser.add_argument("--visits", type=int, default=200, help="root visits per move (default 200)")
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per repeat (default 2)")
     parser.add_argument("--repeats", type=int, default=5, help="repeats; the median is reported")
@@ -111,7 +113,7 @@ def run(args):
         return 2
     if not 2 <= args.board <= 25 or args.games > 100_000 or args.visits > 1_000_000 \
             or args.seconds > 3600 or args.repeats > 1000:
-        print("fastgo bench mcts: --board must be 2..25 (and --games <= 100000, --visits <= 1e6, "
+        print("fastgo bench mcts: --size must be 2..25 (and --games <= 100000, --visits <= 1e6, "
               "--seconds <= 3600, --repeats <= 1000)", file=sys.stderr)
         return 2
     print(f"fastgo bench mcts: about {args.repeats * args.seconds * (1 if args.no_python else 3):.0f} s",

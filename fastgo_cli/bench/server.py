@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import sys
 import tempfile
@@ -20,8 +19,13 @@ import time
 
 def add_arguments(parser):
     parser.add_argument("--config", help="TOML config; its [model] and [server] sections are used")
-    parser.add_argument("--model", default="b6c64", help="network bBLOCKScCHANNELS (without --config)")
-    parser.add_argument("--board", type=int, default=9, help="board size (without --config)")
+    from fastgo_cli.parser import alias
+    parser.add_argument("--net", default="b6c64", dest="model",
+                        help="network bBLOCKScCHANNELS (without --config)")
+    alias(parser, "--model", dest="model")
+    parser.add_argument("--size", type=int, default=9, dest="board",
+                        help="board size (without --config)")
+    alias(parser, "--board", "--board-size", dest="board", type=int)
     parser.add_argument("--encoding", default="alphazero", choices=["alphazero", "liberty"])
     parser.add_argument("--batch", type=int, nargs="+", default=[64], help="max_batch B (several allowed)")
     parser.add_argument("--clients", type=int, default=2, help="client processes C")
@@ -76,63 +80,9 @@ def _check_arguments(args, config):
                               "(pip install -e \".[onnx]\")")
 
 
-def _toml_value(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
-    raise TypeError(type(value))
-
-
-def _write_toml(path, sections):
-    with open(path, "w") as handle:
-        for name, table in sections.items():
-            handle.write(f"[{name}]\n")
-            for key, value in table.items():
-                handle.write(f"{key} = {_toml_value(value)}\n")
-            handle.write("\n")
-
-
-def _start_server(config_path, log_path):
-    proc = subprocess.Popen([sys.executable, "-m", "inference_server.server", "--config", config_path],
-                            stdout=subprocess.PIPE, stderr=open(log_path, "w"), text=True)
-    ready, _, _ = select.select([proc.stdout], [], [], 120)
-    line = proc.stdout.readline() if ready else ""
-    if "ready on" not in line:
-        proc.kill()
-        proc.wait(10)
-        raise RuntimeError(f"server did not start; see {log_path}")
-    return proc, line.strip().rsplit(" ", 1)[-1]
-
-
-def _stop(proc):
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(10)
-
-
 def _percentile(values, q):
     import numpy as np
     return float(np.percentile(np.asarray(values), q)) if values else float("nan")
-
-
-def _measure_raw(runner, planes, seconds):
-    """(positions, elapsed seconds) of back-to-back forward passes."""
-    runner.forward(planes)
-    count, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        runner.forward(planes)
-        count += 1
-    return count * planes.shape[0], time.perf_counter() - start
 
 
 def _measure_server(endpoint, model, args, request_size, seconds):
@@ -142,8 +92,8 @@ def _measure_server(endpoint, model, args, request_size, seconds):
         start_at = time.time() + 2.0          # client processes import numpy/zmq and connect first
         end_at = start_at + seconds
         procs = [subprocess.Popen(
-            [sys.executable, "-m", "fastgo_cli.bench.loadgen", "--endpoint", endpoint,
-             "--board-size", str(model.board_size), "--planes", str(model.planes),
+            [sys.executable, "-m", "fastgo_cli.bench.loadgen", "--server", endpoint,
+             "--size", str(model.board_size), "--planes", str(model.planes),
              "--request-size", str(request_size), "--inflight", str(args.inflight),
              "--start-at", repr(start_at), "--end-at", repr(end_at), "--seed", str(i)],
             stdout=subprocess.PIPE, text=True) for i in range(args.clients)]
@@ -179,7 +129,9 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
 
     import numpy as np
 
+    from cluster.process import write_toml
     from fastgo.config import to_dict
+    from fastgo_cli.bench.harness import measure_raw, random_planes, start_server
     from inference_server.slots import make_runner
 
     server = dataclasses.replace(config.server, endpoint="tcp://127.0.0.1:*", max_batch=batch,
@@ -198,25 +150,25 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
     if args.overlap is not None:
         server = dataclasses.replace(server, overlap=args.overlap == "on")
     config_path = os.path.join(workdir, f"server_b{batch}.toml")
-    _write_toml(config_path, {"model": to_dict(config.model), "server": to_dict(server)})
+    write_toml(config_path, {"model": to_dict(config.model), "server": to_dict(server)})
     request_size = args.request_size or max(1, batch // args.clients)
 
     import torch
     if server.threads:
         torch.set_num_threads(server.threads)
     runner = make_runner(model_net, server)
-    planes = (np.random.default_rng(1).random((batch, config.model.planes, config.model.board_size,
-                                                config.model.board_size)) < 0.3).astype(np.uint8)
-    proc, endpoint = _start_server(config_path, os.path.join(workdir, f"server_b{batch}.log"))
+    planes = random_planes(np.random.default_rng(1), batch, config.model)
+    process = start_server(config_path, os.path.join(workdir, f"server_b{batch}.log"))
     raws, servers = [], []
     try:
         for round_index in range(args.rounds):
-            raws.append(_measure_raw(runner, planes, args.seconds))
-            servers.append(_measure_server(endpoint, config.model, args, request_size, args.seconds))
+            raws.append(measure_raw(runner, planes, args.seconds))
+            servers.append(_measure_server(process.endpoint, config.model, args, request_size,
+                                           args.seconds))
             print(f"  round {round_index + 1}: raw {raws[-1][0] / raws[-1][1]:.0f} evals/s, server "
                   f"{servers[-1]['positions'] / servers[-1]['seconds']:.0f} evals/s", file=sys.stderr)
     finally:
-        _stop(proc)
+        process.stop()
     raw = sum(p for p, _ in raws) / sum(t for _, t in raws)
     served = sum(s["positions"] for s in servers) / sum(s["seconds"] for s in servers)
     latencies = [x for s in servers for x in s["latencies_ms"]]
@@ -258,6 +210,7 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
 
 def run(args) -> int:
     from fastgo.config import ConfigError
+    from fastgo_cli.bench.harness import write_json
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model
 
@@ -288,7 +241,5 @@ def run(args) -> int:
                   f"{result['server_overhead_cpu_us_per_batch']:.0f} us)  fill {result['mean_batch_fill']:.2f}  "
                   f"[{result['backend']} {result['device']} {result['layout']} {result['precision']}, "
                   f"{result['threads']} threads, overlap {'on' if result['overlap'] else 'off'}]")
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(results[0] if len(results) == 1 else results, handle, indent=2)
+    write_json(args.json, results[0] if len(results) == 1 else results)
     return 0

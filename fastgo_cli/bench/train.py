@@ -16,8 +16,8 @@ import time
 
 
 def add_arguments(parser):
-    parser.add_argument("--config", default="configs/quickstart.toml",
-                        help="TOML config ([model], [trainer], [selfplay])")
+    parser.add_argument("--config", default="quickstart",
+                        help="a shipped config by name or a TOML file ([model], [trainer], [selfplay])")
     parser.add_argument("--games", type=int, default=400, help="self-play games in the shards")
     parser.add_argument("--batch", type=int, help="batch size (default: trainer.batch_size)")
     parser.add_argument("--seconds", type=float, default=3.0, help="length of each timed run")
@@ -45,7 +45,7 @@ def run(args) -> int:
     from inference_server.evaluator import UniformEvaluator
     from fastgo.shards import list_shards, read_shard
     from selfplay_workers.worker import SelfplayWorker
-    from trainer.loop import Trainer
+    from trainer.factory import make_trainer
     from trainer.window import ReplayWindow, block_from_shard
 
     try:
@@ -97,8 +97,10 @@ def run(args) -> int:
         # 3. training steps (sampling included)
         tc = dataclasses.replace(config.trainer, batch_size=batch, publish=False, device="cpu"
                                  if not torch.cuda.is_available() else config.trainer.device,
-                                 min_positions=1, samples_per_position=1e9)
-        trainer = Trainer(dataclasses.replace(config, trainer=tc), open_run_dir(os.path.join(workdir, "t")))
+                                 min_positions=1, samples_per_position=1e9,
+                                 algorithm="alphazero")
+        trainer = make_trainer(dataclasses.replace(config, trainer=tc),
+                               open_run_dir(os.path.join(workdir, "t")))
         trainer.window = window
         trainer.buffers = buffers
         train_rates = []

@@ -4,8 +4,6 @@ import json
 import subprocess
 import sys
 
-from loop_helpers import write_tiny_config
-
 
 def test_a_selfplay_worker_never_imports_torch():
     code = ("import sys, selfplay_workers.worker, selfplay_workers.match, fastgo_cli.selfplay_cmd, "
@@ -16,7 +14,7 @@ def test_a_selfplay_worker_never_imports_torch():
     assert out.stdout.strip() == "False"
 
 
-def test_bad_arguments_exit_2_with_one_line(tmp_path):
+def test_bad_arguments_exit_2_with_one_line(tmp_path, write_tiny_config):
     config = write_tiny_config(tmp_path / "c.toml")
     for args in (["selfplay", "--config", config, "--run-dir", tmp_path / "r", "--games", "0"],
                  ["selfplay", "--config", config, "--run-dir", tmp_path / "r", "--seed", str(1 << 64)],
@@ -28,7 +26,7 @@ def test_bad_arguments_exit_2_with_one_line(tmp_path):
         assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
-def test_bench_train_json_counts_the_games_it_made(tmp_path):
+def test_bench_train_json_counts_the_games_it_made(tmp_path, write_tiny_config):
     config = write_tiny_config(tmp_path / "c.toml")
     out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "bench", "train", "--config", config,
                           "--games", "30", "--seconds", "0.2", "--repeats", "1", "--json",
@@ -42,7 +40,7 @@ def test_bench_train_json_counts_the_games_it_made(tmp_path):
     assert abs(result["train_vs_data_ratio"] - result["train_samples_per_s"] / result["data_positions_per_s"]) < 1e-3
 
 
-def test_bench_selfplay_json_agrees_with_itself(tmp_path):
+def test_bench_selfplay_json_agrees_with_itself(tmp_path, write_tiny_config):
     config = write_tiny_config(tmp_path / "c.toml", games=16, visits=8)
     out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "bench", "selfplay", "--config", config,
                           "--seconds", "1.5", "--warmup", "0.5", "--rounds", "1", "--json",
@@ -58,7 +56,7 @@ def test_bench_selfplay_json_agrees_with_itself(tmp_path):
     assert abs(r["ratio"] - r["evals_per_s"] / r["raw_evals_per_s"]) < 1e-3
 
 
-def test_train_refuses_a_run_of_another_model_in_one_line(tmp_path):
+def test_train_refuses_a_run_of_another_model_in_one_line(tmp_path, write_tiny_config):
     small = write_tiny_config(tmp_path / "small.toml")
     big = tmp_path / "big.toml"
     big.write_text(open(small).read().replace("channels = 16", "channels = 24"))

@@ -23,7 +23,6 @@ from inference_server.client import InferenceClient
 from inference_server.evaluator import UniformEvaluator
 from fastgo.shards import list_shards, read_shard
 from inference_server.model import build_model
-from loop_helpers import fastgo, start_server, wait_for, write_tiny_config
 from selfplay_workers.worker import SelfplayWorker
 from trainer.window import ReplayWindow, block_from_shard
 
@@ -31,7 +30,7 @@ from trainer.window import ReplayWindow, block_from_shard
 # ----------------------------------------------------------------------------------------------
 # kill -9 a worker
 
-def test_kill9_worker_never_leaves_a_partial_shard(tmp_path):
+def test_kill9_worker_never_leaves_a_partial_shard(tmp_path, write_tiny_config, start_server, fastgo):
     config_path = write_tiny_config(tmp_path / "c.toml", games=8, visits=8, shard_games=2,
                                     shard_seconds=0.3)
     run = open_run_dir(tmp_path / "run")
@@ -66,7 +65,8 @@ def test_kill9_worker_never_leaves_a_partial_shard(tmp_path):
 # ----------------------------------------------------------------------------------------------
 # kill -9 the trainer
 
-def test_kill9_trainer_resumes_at_its_checkpoint_with_optimizer_state(tmp_path):
+def test_kill9_trainer_resumes_at_its_checkpoint_with_optimizer_state(tmp_path, write_tiny_config, fastgo,
+                                                                    wait_for):
     config_path = write_tiny_config(tmp_path / "c.toml", checkpoint_every=5)
     text = open(config_path).read().replace("samples_per_position = 4.0", "samples_per_position = 1e6")
     text = text.replace("min_positions = 1000", "min_positions = 100")
@@ -95,7 +95,7 @@ def test_kill9_trainer_resumes_at_its_checkpoint_with_optimizer_state(tmp_path):
             if name.endswith(".ckpt") and not name.startswith("."):
                 load_checkpoint(os.path.join(run.checkpoints, name))
     saved = load_checkpoint(run.latest)
-    from trainer.loop import Trainer
+    from trainer.factory import make_trainer as Trainer
     resumed = Trainer(config, run)
     assert resumed.step == saved.step > 0
     assert resumed.samples == saved.extra["trainer"]["samples"] > 0
@@ -112,7 +112,8 @@ def test_kill9_trainer_resumes_at_its_checkpoint_with_optimizer_state(tmp_path):
 # ----------------------------------------------------------------------------------------------
 # hot reload under self-play load
 
-def test_hot_reload_under_selfplay_load_loses_no_request(tmp_path):
+def test_hot_reload_under_selfplay_load_loses_no_request(tmp_path, write_tiny_config, start_server,
+                                                         wait_for):
     config_path = write_tiny_config(tmp_path / "c.toml", games=16, visits=8)
     config = load_config(config_path)
     with start_server(config_path, tmp_path / "serve.log") as server:
@@ -299,3 +300,26 @@ def test_window_drops_oldest_shards_and_samples_every_block(tmp_path):
     out = window.sample(np.random.default_rng(0), window.batch_buffers(256, 17))
     assert set(np.unique(out["value"])) <= {-1.0, 0.0, 1.0}
     assert np.allclose(out["policy"][out["policy_weight"] > 0].sum(1), 1.0)
+    # Which block each sampled row can come from, by its planes against every position of every
+    # block (the dropped ones too) under the 8 symmetries, replayed here with fastgo.game.
+    keys = [_position_keys(block, 5, 0.5) for block in blocks]
+    kept = {len(blocks) - 2, len(blocks) - 1}
+    owners = [{k for k, held in enumerate(keys) if row.tobytes() in held} for row in out["planes"]]
+    assert all(owner & kept for owner in owners), "a sampled row is no position of the window"
+    for k in sorted(kept):
+        only_k = sum(1 for owner in owners if owner & kept == {k})
+        assert only_k > 0, f"block {blocks[k].name} of the window was never sampled"
+
+
+def _position_keys(block, size, komi):
+    """The AlphaZero planes (as bytes) of every position of every game of `block`, under each
+    of the 8 symmetries."""
+    keys, start = set(), 0
+    for length in block.game_len.tolist():
+        game = Game(size, komi)
+        for move in block.moves[start:start + length].tolist():
+            planes = game.board.features("alphazero")
+            keys.update(transform_planes(planes, s).tobytes() for s in range(8))
+            game.play(move)
+        start += length
+    return keys

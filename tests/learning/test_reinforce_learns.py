@@ -1,6 +1,7 @@
 """REINFORCE learns: a real server, a real policy-only worker (`fastgo selfplay` with
 trainer.algorithm = "reinforce") and a real trainer on 5x5 with a tiny network, seeded, for
-TRAIN_SECONDS. The last checkpoint's policy (moves sampled from it, no search, as the workers
+TRAIN_UPDATES updates of 32 games each (TIMEOUT_S seconds only stop a run that hangs). The last
+checkpoint's policy (moves sampled from it, no search, as the workers
 play) must beat the random player far more often than chance and than the untrained policy."""
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ from fastgo.config import load_config
 from fastgo.policy_play import distribution
 from inference_server.checkpoint import load_checkpoint
 from fastgo.shards import list_shards, read_shard
-from loop_helpers import run_learning_loop
 from fastgo.ratings import wilson_interval
 from selfplay_workers.match import play_match
 from selfplay_workers.players import RandomPlayer
 
-TRAIN_SECONDS = 40
+TRAIN_UPDATES = 100
+TIMEOUT_S = 600
 EVAL_GAMES = 200
 
 CONFIG = """
@@ -97,21 +98,22 @@ def win_rate(path, seed):
     return score / result.games, wilson_interval(score, result.games)
 
 
-def test_reinforce_beats_random_well_beyond_chance(tmp_path):
+def test_reinforce_beats_random_well_beyond_chance(tmp_path, run_learning_loop):
     torch.set_num_threads(1)
     started = time.monotonic()
     config_path = tmp_path / "reinforce.toml"
     config_path.write_text(CONFIG)
     load_config(str(config_path))
     run = tmp_path / "run"
-    run_learning_loop(config_path, run, tmp_path, TRAIN_SECONDS, grace_s=60)
+    run_learning_loop(config_path, run, tmp_path, max_steps=TRAIN_UPDATES, timeout_s=TIMEOUT_S)
     loop_seconds = time.monotonic() - started
 
     with open(run / "metrics.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     checkpoints = sorted(glob.glob(str(run / "checkpoints" / "ckpt-*.ckpt")))
     first, last = checkpoints[0], checkpoints[-1]
-    assert os.path.basename(first) == "ckpt-000000000.ckpt" and last != first
+    assert os.path.basename(first) == "ckpt-000000000.ckpt"
+    assert os.path.basename(last) == f"ckpt-{TRAIN_UPDATES:09d}.ckpt" and int(rows[-1]["step"]) == TRAIN_UPDATES
     # The learner played against pool opponents, and its later games came from later versions.
     games = [g for name in list_shards(run / "shards") for g in read_shard(run / "shards" / name).games]
     assert max(g.versions[0] for g in games) > 0

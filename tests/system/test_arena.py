@@ -19,13 +19,9 @@ from fastgo.ratings import (elo_from_score, sprt_bounds, sprt_decision, sprt_llr
                             wilson_interval)
 from selfplay_workers.match import play_match
 from selfplay_workers.players import make_player
-from conftest import gnugo_path
 
 FAKE = str(Path(__file__).resolve().parents[1] / "fake_engines" / "fake_gtp.py")
 ROOT = Path(__file__).resolve().parents[2]
-
-
-GNUGO = gnugo_path()
 
 
 def arena(capsys, *argv):
@@ -200,16 +196,15 @@ def test_not_a_checkpoint_in_a_subprocess(tmp_path):
 
 
 @pytest.mark.gnugo
-@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get install gnugo)")
-def test_gnugo_through_the_cli(tmp_path, capsys):
+def test_gnugo_through_the_cli(tmp_path, capsys, gnugo_path):
     out_json = tmp_path / "r.json"
-    code, out, err = arena(capsys, "mcts:100", f"gtp:{GNUGO} --mode gtp --level 1",
+    code, out, err = arena(capsys, "mcts:100", f"gtp:{gnugo_path} --mode gtp --level 1",
                            "--games", "2", "--size", "9", "--json", str(out_json),
                            "--table", str(tmp_path / "t.jsonl"), "--seed", "5")
     assert code == 0, err
     data = json.loads(out_json.read_text())
     assert data["games"] == 2 and data["forfeits"] == []
-    assert data["b"] == f"gtp:{GNUGO} --mode gtp --level 1"
+    assert data["b"] == f"gtp:{gnugo_path} --mode gtp --level 1"
     assert read_table(tmp_path / "t.jsonl")[0]["games"] == 2
 
 

@@ -10,7 +10,6 @@ import time
 
 from inference_server.checkpoint import load_checkpoint
 from fastgo.shards import list_shards, read_shard
-from loop_helpers import free_endpoint, wait_for, write_tiny_config
 
 CLUSTER = """
 [cluster]
@@ -62,7 +61,7 @@ def stop_cluster(proc, bound_s=12.0):
     return time.monotonic() - started
 
 
-def test_cluster_supervises_and_stops_in_order(tmp_path):
+def test_cluster_supervises_and_stops_in_order(tmp_path, free_endpoint, wait_for, write_tiny_config):
     config = write_tiny_config(tmp_path / "c.toml", games=16, visits=8, shard_games=8,
                                shard_seconds=1.0, checkpoint_every=20,
                                endpoint=free_endpoint(), extra=CLUSTER)
@@ -129,7 +128,7 @@ def _child_pids(parent, word):
     return out
 
 
-def test_cluster_refuses_an_endpoint_another_server_holds(tmp_path):
+def test_cluster_refuses_an_endpoint_another_server_holds(tmp_path, free_endpoint, write_tiny_config):
     """Its roles must never talk to a server that is not its own: it stops before starting them."""
     from cluster.process import ServerProcess
 

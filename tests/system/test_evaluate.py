@@ -8,9 +8,8 @@ import sys
 from fastgo.config import load_config
 from fastgo.rundir import open_run_dir
 from inference_server.evaluator import UniformEvaluator
-from loop_helpers import write_tiny_config
 from selfplay_workers.worker import SelfplayWorker
-from trainer.loop import Trainer
+from trainer.factory import make_trainer as Trainer
 
 EXTRA = """
 [cluster]
@@ -27,7 +26,7 @@ def evaluate(config, run):
     assert out.returncode == 0, out.stderr[-3000:]
 
 
-def test_evaluator_rates_checkpoints_and_draws_the_curve(tmp_path):
+def test_evaluator_rates_checkpoints_and_draws_the_curve(tmp_path, write_tiny_config):
     config_path = write_tiny_config(tmp_path / "c.toml", checkpoint_every=5, extra=EXTRA)
     text = open(config_path).read().replace("min_positions = 1000", "min_positions = 100")
     open(config_path, "w").write(text)

@@ -25,12 +25,10 @@ from fastgo.game import Game
 from selfplay_workers.gtp_client import GtpClient
 from selfplay_workers.gtp_engine import handicap_points
 from selfplay_workers.players import RandomPlayer
-from conftest import gnugo_path
 
 pytestmark = pytest.mark.gnugo
 
 
-GNUGO = gnugo_path()
 GAMES = int(os.environ.get("FASTGO_GNUGO_GAMES", "20"))
 # (board size, games, ask is_legal point by point every this many moves)
 PLAN = [(5, GAMES, 3), (7, max(1, GAMES // 2), 5), (9, GAMES, 7), (19, max(1, GAMES // 3), 40)]
@@ -40,27 +38,27 @@ SUPERKO_PLAN = [(3, 3 * GAMES), (5, 3 * GAMES), (9, GAMES)]
 
 
 @pytest.fixture(scope="module")
-def gnugo_engines():
-    if GNUGO is None:
-        pytest.skip("GNU Go is not installed (looked on PATH and in /usr/games): apt-get install gnugo")
+def gnugo_engines(gnugo_path):
+    """gnugo_engines(size, superko=False) -> GNU Go's GtpClient on a size x size board (run with
+    --positional-superko when superko): one process per (size, superko), started on first use."""
     engines = {}
+
+    def engine(size, superko=False):
+        key = (size, superko)
+        if key not in engines:
+            argv = [gnugo_path, "--mode", "gtp", "--level", "0"]
+            if superko:
+                argv.append("--positional-superko")
+            client = GtpClient(argv, timeout=60)
+            client.send(f"boardsize {size}")
+            engines[key] = client
+        return engines[key]
+
     try:
-        yield engines
+        yield engine
     finally:
         for client in engines.values():
             client.close()
-
-
-def _engine(engines, size, superko=False):
-    key = (size, superko)
-    if key not in engines:
-        argv = [GNUGO, "--mode", "gtp", "--level", "0"]
-        if superko:
-            argv.append("--positional-superko")
-        client = GtpClient(argv, timeout=60)
-        client.send(f"boardsize {size}")
-        engines[key] = client
-    return engines[key]
 
 
 def _ours(game, size):
@@ -138,7 +136,7 @@ def _play_one_game(gnugo, size, seed, sample_every, superko=False, handicap=0):
 
 @pytest.mark.parametrize("size, games, sample_every", PLAN, ids=[f"{p[0]}x{p[0]}" for p in PLAN])
 def test_random_games_agree_with_gnugo(gnugo_engines, size, games, sample_every):
-    gnugo = _engine(gnugo_engines, size)
+    gnugo = gnugo_engines(size)
     total = 0
     for index in range(games):
         handicap = (2 + index % 8) if size >= 9 and index % 3 == 2 else 0
@@ -148,7 +146,7 @@ def test_random_games_agree_with_gnugo(gnugo_engines, size, games, sample_every)
 
 @pytest.mark.parametrize("size, games", SUPERKO_PLAN, ids=[f"{p[0]}x{p[0]}" for p in SUPERKO_PLAN])
 def test_superko_agrees_with_gnugo_positional_superko(gnugo_engines, size, games):
-    gnugo = _engine(gnugo_engines, size, superko=True)
+    gnugo = gnugo_engines(size, superko=True)
     refused = 0
     for index in range(games):
         refused += _play_one_game(gnugo, size, 7000 * size + index, 10 ** 9, superko=True)[1]
@@ -156,14 +154,12 @@ def test_superko_agrees_with_gnugo_positional_superko(gnugo_engines, size, games
         assert refused > 0, "no position where superko mattered: the test lost its teeth"
 
 
-def test_fastgo_engine_plays_a_game_against_gnugo():
+def test_fastgo_engine_plays_a_game_against_gnugo(gnugo_path):
     """Both engines over GTP, as the arena will drive them: moves cross over, boards agree."""
-    if GNUGO is None:
-        pytest.skip("GNU Go is not installed (looked on PATH and in /usr/games): apt-get install gnugo")
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
     ours = GtpClient([sys.executable, "-m", "fastgo_cli.main", "gtp", "--seed", "5"], timeout=60,
                      cwd=root, stderr=subprocess.DEVNULL)
-    theirs = GtpClient([GNUGO, "--mode", "gtp", "--level", "0"], timeout=60)
+    theirs = GtpClient([gnugo_path, "--mode", "gtp", "--level", "0"], timeout=60)
     try:
         for client in (ours, theirs):
             client.send("boardsize 9")
@@ -189,10 +185,10 @@ def test_fastgo_engine_plays_a_game_against_gnugo():
         theirs.close()
 
 
-def test_fixed_handicap_matches_gnugo(gnugo_engines):
+def test_fixed_handicap_matches_gnugo(gnugo_path):
     from fastgo.gtp import GtpError
 
-    with GtpClient([GNUGO, "--mode", "gtp"], timeout=60) as gnugo:
+    with GtpClient([gnugo_path, "--mode", "gtp"], timeout=60) as gnugo:
         for size in (7, 8, 9, 10, 13, 19):
             gnugo.send(f"boardsize {size}")
             for count in range(1, 11):

@@ -115,14 +115,20 @@ def test_reload_queue_is_bounded_and_answers_busy(server, tmp_path):
 
 
 def test_reloader_refuses_beyond_its_bound():
-    release = threading.Event()
+    release, held = threading.Event(), threading.Event()
     reloader = Reloader(CONFIG, loads_config("").server, max_pending=2)
     import inference_server.slots as slots
     original = slots.load_runner
-    slots.load_runner = lambda *args, **kwargs: (release.wait(10), (_ for _ in ()).throw(ValueError("x")))
+
+    def load_held(*args, **kwargs):
+        held.set()
+        release.wait(10)
+        raise ValueError("x")
+
+    slots.load_runner = load_held
     try:
         assert reloader.request("current", "a", waiter=(b"i", 1))
-        time.sleep(0.2)                                # the thread holds the first job
+        assert held.wait(10)                           # the thread holds the first job
         assert reloader.request("current", "b", waiter=(b"i", 2))
         assert reloader.request("current", "c", waiter=(b"i", 3))
         assert not reloader.request("current", "d", waiter=(b"i", 4))
@@ -156,7 +162,7 @@ def test_full_slot_queue_answers_busy_and_shutdown_answers_every_queued_request(
     assert all(r.header["code"] == protocol.SHUTTING_DOWN for r in stopped.values())
 
 
-def test_shutdown_answers_queued_requests_of_a_server_process(tmp_path):
+def test_shutdown_answers_queued_requests_of_a_server_process(tmp_path, wait_for):
     config = write_config(tmp_path / "s.toml", MODEL, {"endpoint": "tcp://127.0.0.1:*", "threads": 1,
                                                        "max_batch": 65536, "max_wait_us": 10_000_000})
     process = ServerProcess(config).start()
@@ -164,7 +170,9 @@ def test_shutdown_answers_queued_requests_of_a_server_process(tmp_path):
     try:
         for request_id in range(5):
             dealer.send(protocol.eval_request(request_id, planes(2, request_id), "current"))
-        time.sleep(0.3)                                # all five are queued (a 10 s batch wait)
+        with InferenceClient(process.endpoint, timeout_s=5, retries=0) as watcher:
+            wait_for(lambda: watcher.stats()["queued_positions"] == 5 * 2, 8, 0.02,
+                     "all five requests queued (a 10 s batch wait)")
         start = time.monotonic()
         process.proc.terminate()
         replies = dealer.replies(5, timeout_s=10)
@@ -241,11 +249,11 @@ def write_case(tmp_path, name, content):
 
 
 def test_start_up_errors_exit_2_with_one_line_naming_file_and_key(tmp_path, capsys):
-    # In this process (fast): the same run() that `fastgo serve` calls.
-    from inference_server.server import main
+    # In this process (fast): the same entry point as the `fastgo` command.
+    from fastgo_cli.main import main
     for name, (content, words) in startup_cases(tmp_path).items():
         path = write_case(tmp_path, name, content)
-        code = main(["--config", str(path)])
+        code = main(["serve", "--config", str(path)])
         err = capsys.readouterr().err
         line = one_line_refusal(subprocess.CompletedProcess([], code, "", err))
         assert str(path) in line, (name, line)

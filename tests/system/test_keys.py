@@ -14,8 +14,6 @@ import pytest
 from inference_server.client import InferenceClient, ServerUnavailable
 from inference_server.keys import CurveKeyError, read_public_key, read_secret_key
 from cluster.process import ServerProcess, write_config
-from loop_helpers import free_endpoint, stop
-from test_recorder import _config, shard_ids, start_recorder
 
 
 def keys(*args):
@@ -107,12 +105,13 @@ def test_server_serves_allowed_keys_only(tmp_path, key_dir):
             mallory.close()
 
 
-def test_recorder_takes_games_from_allowed_keys_only(tmp_path, key_dir):
+def test_recorder_takes_games_from_allowed_keys_only(tmp_path, key_dir, free_endpoint, recorder_config,
+                                                    start_recorder, stop, shard_ids):
+    from fastgo.shards import GameRecord
     from selfplay_workers.remote_sink import RemoteSink
-    from test_recorder import GameRecord
 
     endpoint = free_endpoint()
-    config = _config(tmp_path / "c.toml", "tcp://127.0.0.1:5555", endpoint, shard_seconds=0.2)
+    config = recorder_config(tmp_path / "c.toml", "tcp://127.0.0.1:5555", endpoint, shard_seconds=0.2)
     with open(config, "a") as handle:
         handle.write(f'curve_secret_key_file = "{key_dir / "recorder.key_secret"}"\n'
                      f'curve_allowed = ["{key_dir / "allowed"}"]\n')

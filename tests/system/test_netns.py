@@ -18,8 +18,6 @@ import time
 
 import pytest
 
-from loop_helpers import TINY, stop, wait_for
-from test_recorder import confirmed_ids, outbox_ids, shard_ids
 
 SERVER_PORT, RECORDER_PORT = 5555, 5557
 
@@ -102,8 +100,15 @@ def _ready(proc, log_path, timeout_s=60):
     raise AssertionError(f"no ready line: {open(log_path).read()[-1500:]}")
 
 
-def _host_config(folder, *, selfplay="", trainer="", server="", recorder=""):
-    text = TINY.format(size=5, games=8, visits=4, shard_games=1000, shard_seconds=0.5,
+@pytest.fixture
+def host_config(tiny_config_text):
+    """host_config(folder, *, selfplay="", trainer="", server="", recorder="") -> the path of
+    FOLDER/fastgo.toml: the tiny 5x5 config with these keys added to each section."""
+    return lambda folder, **sections: _host_config(tiny_config_text, folder, **sections)
+
+
+def _host_config(template, folder, *, selfplay="", trainer="", server="", recorder=""):
+    text = template.format(size=5, games=8, visits=4, shard_games=1000, shard_seconds=0.5,
                        checkpoint_every=5, endpoint="tcp://127.0.0.1:5555")
     text = text.replace("[selfplay]\n", "[selfplay]\n" + selfplay, 1)
     text = text.replace("[trainer]\n", "[trainer]\n" + trainer, 1)
@@ -138,7 +143,8 @@ def _server_stats(ns, config, port):
     return json.loads(result.stdout)
 
 
-def test_three_hosts_with_curve_and_a_cut_link(tmp_path):
+def test_three_hosts_with_curve_and_a_cut_link(tmp_path, host_config, wait_for, stop, confirmed_ids,
+                                               outbox_ids, shard_ids):
     reason = _namespaces_work()
     if reason:
         pytest.skip(reason)
@@ -163,7 +169,7 @@ def test_three_hosts_with_curve_and_a_cut_link(tmp_path):
             shutil.copy(server_pub, folder / "keys")
             shutil.copy(recorder_pub, folder / "keys")
         gkeys = gpu_dir / "keys"
-        gpu_config = _host_config(
+        gpu_config = host_config(
             gpu_dir,
             server=f'endpoint = "tcp://*:{SERVER_PORT}"\ncurve_secret_key_file = '
                    f'"{gkeys}/server.key_secret"\ncurve_allowed = ["{allowed}"]\n',
@@ -185,7 +191,7 @@ def test_three_hosts_with_curve_and_a_cut_link(tmp_path):
         procs.append(trainer)
         workers = []
         for k, folder in enumerate(worker_dirs, start=1):
-            config = _host_config(
+            config = host_config(
                 folder,
                 selfplay=f'curve_key_file = "{folder}/keys/worker{k}.key_secret"\n'
                          f'server_public_key = "{folder}/keys/server.key"\n'
@@ -218,6 +224,15 @@ def test_three_hosts_with_curve_and_a_cut_link(tmp_path):
         w3_status = json.loads((w3_run / "logs" / "selfplay-w3.status.json").read_text()) \
             if (w3_run / "logs" / "selfplay-w3.status.json").exists() else {"evals": 0, "games": 0}
         assert w3_status["evals"] == 0 and w3_status["games"] == 0
+        # Every role ran to here (the checks above also hold for a host-3 worker that crashed
+        # at start): host 3 got past its setup and is refused, not dead of its own fault.
+        for proc in (server, recorder, trainer, *workers[:2]):
+            assert proc.poll() is None, \
+                f"fastgo {proc.args[7]} in {proc.args[3]} exited with status {proc.returncode}"
+        w3_log = (w3_run / "logs" / "selfplay-w3.log").read_text()
+        assert "worker 3: 8 games at once" in w3_log, w3_log[-1500:]
+        assert workers[2].poll() is None or (workers[2].returncode == 1
+                                             and "unavailable" in w3_log), w3_log[-1500:]
         for worker in workers[:2]:
             assert stop(worker) == 0
         assert not outbox_ids(w1_run, 1) and not outbox_ids(w2_run, 2)

@@ -14,7 +14,6 @@ import time
 
 import pytest
 
-from loop_helpers import wait_for, write_tiny_config
 
 CLUSTER = """
 [cluster]
@@ -79,15 +78,16 @@ def alive(pid):
         return False
 
 
-def test_local_backend_does_not_import_ray(tmp_path):
+def test_local_backend_does_not_import_ray(tmp_path, write_tiny_config):
     config = write_tiny_config(tmp_path / "c.toml")
     code = ("import sys\n"
             "from fastgo.config import load_config\n"
             "from fastgo.rundir import open_run_dir\n"
-            "from cluster.supervisor import Cluster\n"
+            "from cluster.local_backend import LocalCluster\n"
+            "import fastgo_cli.cluster_cmd\n"
             f"config = load_config({config!r})\n"
             f"run_dir = open_run_dir({str(tmp_path / 'run')!r})\n"
-            f"cluster = Cluster(config, {config!r}, run_dir, 2, True, print)\n"
+            f"cluster = LocalCluster(config, {config!r}, run_dir, 2, True, print)\n"
             "print(cluster.summary())\n"
             "sys.exit(1 if 'ray' in sys.modules else 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -95,7 +95,7 @@ def test_local_backend_does_not_import_ray(tmp_path):
     assert "self-play games 0" in out.stdout
 
 
-def test_address_needs_the_ray_backend(tmp_path):
+def test_address_needs_the_ray_backend(tmp_path, write_tiny_config):
     config = write_tiny_config(tmp_path / "c.toml")
     out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "cluster", "--config", config,
                           "--run-dir", str(tmp_path / "run"), "--address", "127.0.0.1:1"],
@@ -105,7 +105,7 @@ def test_address_needs_the_ray_backend(tmp_path):
         "fastgo cluster: --address: only with --backend ray (or cluster.backend = \"ray\")"]
 
 
-def test_ray_backend_errors_are_one_line(tmp_path):
+def test_ray_backend_errors_are_one_line(tmp_path, write_tiny_config):
     """Without the ray package, or with an address where no Ray cluster listens: one line, 2."""
     import socket
     config = write_tiny_config(tmp_path / "c.toml")
@@ -125,8 +125,8 @@ def test_ray_backend_errors_are_one_line(tmp_path):
         assert len(lines) == 1 and expected in lines[0], out.stderr
 
 
-def test_ray_cluster_places_restarts_and_stops(tmp_path, monkeypatch):
-    ray = pytest.importorskip("ray", reason="ray is not installed (pip install \"fastgo[ray]\")")
+def test_ray_cluster_places_restarts_and_stops(tmp_path, monkeypatch, wait_for, write_tiny_config):
+    pytest.importorskip("ray", reason="ray is not installed (pip install \"fastgo[ray]\")")
     from ray.cluster_utils import Cluster
 
     from inference_server.client import InferenceClient

@@ -13,7 +13,6 @@ from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient, ServerError
 from inference_server.model import build_model
 from inference_server.runner import onnx_available
-from conftest import forward
 from cluster.process import ServerProcess, write_config
 
 torch.set_num_threads(1)
@@ -46,7 +45,7 @@ def served(tmp_path_factory, request):
         yield server, models
 
 
-def test_rows_match_direct_forward_across_clients(served):
+def test_rows_match_direct_forward_across_clients(served, forward):
     server, models = served
     results, failures = [], []
 
@@ -117,7 +116,7 @@ def test_requests_are_gathered_into_full_batches(tmp_path):
     assert stats["mean_batch_size"] == 16 and stats["mean_batch_fill"] == 1.0
 
 
-def test_bad_requests_get_errors_and_others_are_served(served):
+def test_bad_requests_get_errors_and_others_are_served(served, forward):
     server, models = served
     rng = np.random.default_rng(5)
     with InferenceClient(server.endpoint, timeout_s=20) as client:
@@ -138,7 +137,7 @@ def test_bad_requests_get_errors_and_others_are_served(served):
         assert client.stats()["errors"]["bad_shape"] >= 2
 
 
-def test_a_vanished_client_costs_only_its_own_requests(served):
+def test_a_vanished_client_costs_only_its_own_requests(served, forward):
     server, models = served
     rng = np.random.default_rng(8)
     with InferenceClient(server.endpoint, timeout_s=20) as client:

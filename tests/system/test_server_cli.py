@@ -49,7 +49,7 @@ def test_bench_server_writes_its_json(tmp_path):
                 "server_overhead_us_per_batch", "backend", "layout", "device"):
         assert key in data
     assert data["batch"] == 8 and data["server_evals_per_s"] > 0 and data["raw_evals_per_s"] > 0
-    assert data["backend"] == "torch" and data["layout"] == "channels_last"
+    assert data["backend"] == "torch-fp32" and data["layout"] == "channels_last"
     assert "ratio" in result.stdout
 
 
@@ -64,10 +64,15 @@ def test_remote_bind_needs_curve_and_curve_works(tmp_path):
     result = fastgo("serve", "--config", str(path))
     assert result.returncode == 2 and "server.endpoint" in result.stderr and "CURVE" in result.stderr
 
-    key_file = tmp_path / "server.key"
-    result = fastgo("serve", "--make-curve-key", str(key_file))
-    assert result.returncode == 0
-    public_key = result.stdout.strip()
+    # The key writer is `fastgo keys new`; the old serve flag points there in one line.
+    result = fastgo("serve", "--make-curve-key", str(tmp_path / "old.key"))
+    assert result.returncode == 2 and "fastgo keys new" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "old.key").exists()
+    result = fastgo("keys", "new", "server", "--dir", str(tmp_path / "keys"))
+    assert result.returncode == 0, result.stderr
+    from inference_server.keys import read_public_key
+    key_file = tmp_path / "keys" / "server.key_secret"
+    public_key = read_public_key(tmp_path / "keys" / "server.key").decode()
     assert len(public_key) == 40 and (key_file.stat().st_mode & 0o777) == 0o600
     config = write_config(tmp_path / "curve.toml", {"blocks": 1, "channels": 8}, {
         "endpoint": "tcp://127.0.0.1:*", "threads": 1, "curve_secret_key_file": str(key_file)})
@@ -82,8 +87,8 @@ def test_remote_bind_needs_curve_and_curve_works(tmp_path):
 
 
 def test_a_started_server_process_used_as_a_context_starts_once_and_stops(tmp_path):
-    """`with ServerProcess(...).start() as server` used to start a second server and leave the
-    first one running after the test."""
+    """`with ServerProcess(...).start() as server`: the server already started is the one used
+    (no second, orphaned server), and it is stopped when the block ends."""
     from cluster.process import ServerProcess, write_config
 
     config = write_config(tmp_path / "s.toml", {"board_size": 5, "blocks": 1, "channels": 8},

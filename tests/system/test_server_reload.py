@@ -14,7 +14,6 @@ from fastgo.config import ModelConfig
 from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient, ServerError
 from inference_server.model import build_model
-from conftest import forward
 from cluster.process import ServerProcess, write_config
 
 torch.set_num_threads(1)
@@ -39,7 +38,7 @@ def publish_bytes(path, data):
 
 
 @pytest.mark.parametrize("overlap", [False, True], ids=["inline", "overlap"])
-def test_hot_reload_under_load(tmp_path, overlap):
+def test_hot_reload_under_load(tmp_path, overlap, forward):
     live = tmp_path / "live.ckpt"
     models = {version: build_model(MODEL, seed=version) for version in (1, 2, 4)}
     save_checkpoint(live, models[1], step=1)

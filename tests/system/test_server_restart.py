@@ -12,7 +12,6 @@ from fastgo.config import ModelConfig
 from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient
 from inference_server.model import build_model
-from conftest import forward
 from cluster.process import ServerProcess, write_config
 
 torch.set_num_threads(1)
@@ -20,7 +19,7 @@ MODEL = ModelConfig(board_size=9, blocks=2, channels=16)
 TOL = dict(rtol=1e-4, atol=1e-4)
 
 
-def test_kill9_and_restart(tmp_path):
+def test_kill9_and_restart(tmp_path, forward):
     ckpt = tmp_path / "m.ckpt"
     models = {1: build_model(MODEL, seed=1), 2: build_model(MODEL, seed=2)}
     save_checkpoint(ckpt, models[1], step=1)

@@ -241,12 +241,12 @@ def test_heldout_accuracy_rises_well_above_chance(pretrained):
 
 def test_the_alphazero_trainer_resumes_from_the_pretrained_checkpoint(pretrained):
     from inference_server.checkpoint import load_checkpoint
-    from trainer.loop import Trainer
+    from trainer.factory import make_trainer
     config, run_dir, result, _ = pretrained
     ckpt = load_checkpoint(run_dir.latest, expect=config.model)
     assert ckpt.step == 150 and os.path.exists(run_dir.checkpoint(150))
     assert ckpt.extra["trainer"]["supervised"]["samples"] == 150 * 64
-    trainer = Trainer(config, run_dir)
+    trainer = make_trainer(config, run_dir)
     assert trainer.step == 150 and trainer.samples == 0 and not trainer.used_shards
     state = result["trainer"].model.state_dict()
     assert all(torch.equal(v, state[k]) for k, v in trainer.model.state_dict().items())
@@ -284,7 +284,7 @@ def test_value_flag_trains_the_value_head_and_ownership_only_where_known(tmp_pat
     assert stats["loss"] == stats["policy_loss"] > 0.0
     # a metrics.csv the AlphaZero trainer began: its header gains the supervised columns after
     # its own, and its later rows stay aligned
-    from trainer.loop import METRICS_FIELDS
+    from trainer.metrics import ALPHAZERO_FIELDS as METRICS_FIELDS
     path = trainer.run_dir.metrics
     with open(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=METRICS_FIELDS)
@@ -298,8 +298,8 @@ def test_value_flag_trains_the_value_head_and_ownership_only_where_known(tmp_pat
         rows = list(csv.DictReader(handle))
     assert [r["step"] for r in rows] == ["7", str(trainer.step), "9"]
     assert rows[1]["heldout_top1"] == "0.25000" and rows[1]["phase"] == "supervised"
-    assert rows[1]["value_error"] == "1.00000" and rows[1]["loss"] == ""
-    assert rows[0]["heldout_top1"] is None and rows[2]["heldout_top1"] is None
+    assert rows[1]["heldout_value_mse"] == "1.00000" and rows[1]["loss"] == ""
+    assert rows[0]["heldout_top1"] == "" and rows[2]["heldout_top1"] is None   # padded; short
     assert rows[0]["quarantined"] == "7" and rows[2]["quarantined"] == "9"
 
 

@@ -6,47 +6,50 @@ import torch
 from fastgo.config import load_config
 from fastgo.rundir import open_run_dir
 from inference_server.checkpoint import load_checkpoint
-from loop_helpers import write_tiny_config
-from trainer.loop import Trainer
+from trainer.core import TrainingCore
+from trainer.factory import make_trainer
 
 
-class OtherTrainer(Trainer):
-    algorithm = "supervised"
+def _supervised_core(config, run):
+    """A training core that writes checkpoints as the supervised trainer does."""
+    core = TrainingCore(config, run, algorithm="supervised")
+    core.resume()
+    return core
 
 
-def _config(tmp_path):
-    path = write_tiny_config(tmp_path / "c.toml")
+def _config(path):
+    """The config at `path`, rewritten with AdamW for SGD."""
     text = open(path).read().replace('optimizer = "sgd"', 'optimizer = "adamw"')
     open(path, "w").write(text)
     return load_config(path)
 
 
-def _one_step(trainer):
-    trainer.model.train()
-    size = trainer.config.model.board_size
-    planes = trainer.config.model.planes
+def _one_step(core):
+    core.model.train()
+    size = core.config.model.board_size
+    planes = core.config.model.planes
     x = torch.rand(4, planes, size, size)
-    logits, value = trainer.model(x)
-    trainer.optimizer.zero_grad()
+    logits, value = core.model(x)
+    core.optimizer.zero_grad()
     (logits.square().mean() + value.square().mean()).backward()
-    trainer.optimizer.step()
-    trainer.step += 1
-    return trainer.save_checkpoint()
+    core.optimizer.step()
+    core.step += 1
+    return core.save_checkpoint({})
 
 
-def test_another_algorithm_starts_its_optimizer_afresh(tmp_path):
-    config = _config(tmp_path)
+def test_another_algorithm_starts_its_optimizer_afresh(tmp_path, write_tiny_config):
+    config = _config(write_tiny_config(tmp_path / "c.toml"))
     run = open_run_dir(tmp_path / "run")
-    first = OtherTrainer(config, run)
+    first = _supervised_core(config, run)
     path = _one_step(first)
     assert load_checkpoint(path).extra["algorithm"] == "supervised"
     assert first.optimizer.state_dict()["state"]
 
-    same = OtherTrainer(config, open_run_dir(tmp_path / "run"))
+    same = _supervised_core(config, open_run_dir(tmp_path / "run"))
     assert same.step == 1 and same.optimizer.state_dict()["state"]
 
-    other = Trainer(config, open_run_dir(tmp_path / "run"))
-    assert other.step == 1
+    other = make_trainer(config, open_run_dir(tmp_path / "run"))
+    assert other.algorithm == "alphazero" and other.step == 1
     assert not other.optimizer.state_dict()["state"]
     for a, b in zip(other.model.state_dict().values(), first.model.state_dict().values()):
         assert torch.equal(a, b)

@@ -18,9 +18,10 @@ from inference_server.checkpoint import load_checkpoint, save_checkpoint
 from inference_server.client import ServerError, ServerUnavailable
 from inference_server.protocol import RELOAD_FAILED
 from cluster.process import ServerProcess
-from test_reinforce_games import game_record, random_moves, write_shard
-from test_reinforce_loop import CONFIG, KOMI, SIZE, games
-from trainer.loop import CheckpointsRefused, make_trainer
+from trainer.core import CheckpointsRefused
+from trainer.factory import make_trainer
+
+SIZE, KOMI = 5, 0.5                  # the board of the reinforce_config fixture
 
 
 class Publisher:
@@ -41,8 +42,9 @@ def refused(step):
     return ServerError(RELOAD_FAILED, "canary logits out of range (max |logit| 2.5e+04)")
 
 
-def test_refusals_in_a_row_stop_the_trainer_and_staleness_follows_the_served_version(tmp_path):
-    config = loads_config(CONFIG + "max_staleness = 1\nmax_refused = 3\n")
+def test_refusals_in_a_row_stop_the_trainer_and_staleness_follows_the_served_version(
+        tmp_path, reinforce_config, game_record, random_moves, write_shard):
+    config = loads_config(reinforce_config + "max_staleness = 1\nmax_refused = 3\n")
     run = open_run_dir(tmp_path / "run")
     rng = np.random.default_rng(5)
     # Every game was played by version 1, the last one the server takes: measured against the
@@ -63,10 +65,11 @@ def test_refusals_in_a_row_stop_the_trainer_and_staleness_follows_the_served_ver
     assert load_checkpoint(run.latest).step == 4
 
 
-def test_a_server_that_is_down_is_not_a_refusal_and_taking_one_resets_the_count(tmp_path):
-    config = loads_config(CONFIG + "max_refused = 2\n")
+def test_a_server_that_is_down_is_not_a_refusal_and_taking_one_resets_the_count(
+        tmp_path, reinforce_config, reinforce_games, write_shard):
+    config = loads_config(reinforce_config + "max_refused = 2\n")
     run = open_run_dir(tmp_path / "run")
-    write_shard(run.shards, games(np.random.default_rng(6), 24, 0), "w0-000001.shard",
+    write_shard(run.shards, reinforce_games(np.random.default_rng(6), 24, 0), "w0-000001.shard",
                 size=SIZE, komi=KOMI)
     answers = {1: refused(1), 2: ServerUnavailable("no reply"), 3: None, 4: refused(4),
                5: ConnectionError("down")}
@@ -75,20 +78,21 @@ def test_a_server_that_is_down_is_not_a_refusal_and_taking_one_resets_the_count(
     trainer.run(max_steps=6)
     assert trainer.step == 6 and trainer.served_step == 6 and trainer.refused_in_row == 0
     # With max_refused = 0 the trainer never stops for refusals.
-    config = loads_config(CONFIG + "max_refused = 0\n")
+    config = loads_config(reinforce_config + "max_refused = 0\n")
     run = open_run_dir(tmp_path / "run0")
-    write_shard(run.shards, games(np.random.default_rng(7), 24, 0), "w0-000001.shard",
+    write_shard(run.shards, reinforce_games(np.random.default_rng(7), 24, 0), "w0-000001.shard",
                 size=SIZE, komi=KOMI)
     trainer = make_trainer(config, run, publisher=Publisher(lambda step: refused(step) if step else None))
     trainer.run(max_steps=6)
     assert trainer.step == 6 and trainer.refused_in_row == 6 and trainer.served_step == 0
 
 
-def test_fastgo_train_exits_2_when_a_real_server_refuses_diverged_weights(tmp_path):
+def test_fastgo_train_exits_2_when_a_real_server_refuses_diverged_weights(tmp_path, reinforce_config,
+                                                                          reinforce_games, write_shard):
     """A run whose latest checkpoint holds NaN weights (training diverged): the real server
     refuses every checkpoint the trainer publishes, and `fastgo train` ends with status 2."""
     config_path = tmp_path / "c.toml"
-    config_path.write_text(CONFIG + "max_refused = 2\n" + """
+    config_path.write_text(reinforce_config + "max_refused = 2\n" + """
 [server]
 endpoint = "tcp://127.0.0.1:*"
 max_batch = 8
@@ -98,7 +102,7 @@ backend = "torch"
 """)
     config = loads_config(config_path.read_text())
     run = open_run_dir(tmp_path / "run")
-    write_shard(run.shards, games(np.random.default_rng(8), 16, 0), "w0-000001.shard",
+    write_shard(run.shards, reinforce_games(np.random.default_rng(8), 16, 0), "w0-000001.shard",
                 size=SIZE, komi=KOMI)
     model = make_trainer(config, run).model
     with torch.no_grad():

@@ -165,3 +165,138 @@ def test_seed_beyond_64_bits_is_refused_at_load():
     assert loads_config("[server]\ninit_seed = 18446744073709551615\n").server.init_seed == 2**64 - 1
     with pytest.raises(ConfigError, match="server.init_seed"):
         loads_config("[server]\ninit_seed = 18446744073709551616\n")
+
+
+# -- --set overrides ------------------------------------------------------------------------------
+
+def test_overrides_set_values_of_every_kind(tmp_path):
+    path = write(tmp_path, "[server]\nmax_batch = 16\ndevice = \"cuda\"\n")
+    config = load_config(path, overrides=[
+        "server.max_batch=32",                        # beats the file
+        "server.device=cpu",                          # a bare word is a string
+        "server.endpoint=tcp://127.0.0.1:6000",       # not TOML: a string
+        "server.overlap = true",                      # spaces around '=' are fine
+        "server.slots=['current', 'best']",
+        "server.checkpoints.best=b.ckpt",             # a key inside a table
+        "server.graph_batches=[8, 16]",
+        "selfplay.komi=6",                            # an integer where a float is expected
+        "model.encoding=liberty",
+        "model.encoding=alphazero",                   # the last one wins
+    ])
+    server = config.server
+    assert (server.max_batch, server.device, server.endpoint, server.overlap) == \
+        (32, "cpu", "tcp://127.0.0.1:6000", True)
+    assert server.slots == ("current", "best") and server.checkpoints == {"best": "b.ckpt"}
+    assert server.graph_batches == (8, 16)
+    assert config.selfplay.komi == 6.0 and isinstance(config.selfplay.komi, float)
+    assert config.model.encoding == "alphazero" and config.model.planes == 17
+    assert config.server.max_wait_us == ServerConfig().max_wait_us     # untouched keys keep theirs
+    assert loads_config("", overrides=["trainer.lr=0.5"]).trainer.lr == 0.5
+
+
+@pytest.mark.parametrize("override, words", [
+    ("server.max_bach=3", ["unknown key 'server.max_bach'", "a typo?"]),
+    ("servr.max_batch=3", ["unknown key 'servr'"]),
+    ("server.max_batch=0", ["server.max_batch", ">= 1, got 0"]),
+    ("server.max_batch=abc", ["server.max_batch", "expected an integer", "'abc'"]),
+    ("server.max_batch=1\nallow_insecure_remote = true", ["server.max_batch", "expected an integer"]),
+    ("server.slots=[3]", ["server.slots[0]", "expected a string"]),
+    ("server.device=tpu", ["server.device", "one of"]),
+    ("model.board_size=26", ["model.board_size", "<= 25"]),
+])
+def test_a_bad_override_names_the_key_and_says_it_came_from_set(tmp_path, override, words):
+    path = write(tmp_path, "[server]\nmax_batch = 16\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path, overrides=[override])
+    message = str(info.value)
+    assert message.startswith("--set: "), message
+    assert path not in message
+    for word in words:
+        assert word in message, message
+
+
+def test_file_errors_still_name_the_file_when_overrides_are_given(tmp_path):
+    path = write(tmp_path, "[server]\nmax_batch = 0\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path, overrides=["server.device=cpu"])
+    assert str(info.value).startswith(f"{path}: server.max_batch: must be >= 1")
+    # ... and an override that repairs the file's value is what counts.
+    assert load_config(path, overrides=["server.max_batch=8"]).server.max_batch == 8
+
+
+@pytest.mark.parametrize("override", ["server", "server.max_batch", "=3", "max_batch=3",
+                                      ".max_batch=3", "server..max_batch=3", "server.max batch=3"])
+def test_malformed_overrides_are_refused(override):
+    with pytest.raises(ConfigError, match=r"^--set .*expected section\.key=value"):
+        loads_config("", overrides=[override])
+
+
+def test_an_override_cannot_go_through_a_value_that_is_not_a_table():
+    with pytest.raises(ConfigError, match=r"^--set server\.max_batch\.x: server\.max_batch is not a table"):
+        loads_config("[server]\nmax_batch = 3\n", overrides=["server.max_batch.x=1"])
+
+
+def test_deeply_nested_override_values_are_refused():
+    from fastgo.config import MAX_TOML_DEPTH
+
+    deep = "[" * (MAX_TOML_DEPTH + 1) + "]" * (MAX_TOML_DEPTH + 1)
+    with pytest.raises(ConfigError, match="--set server.graph_batches: arrays or tables nested deeper"):
+        loads_config("", overrides=[f"server.graph_batches={deep}"])
+
+
+# -- shipped configs by name ----------------------------------------------------------------------
+
+SHIPPED = sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(ROOT, "configs", "*.toml")))
+
+
+def test_shipped_configs_are_found_by_name_from_any_folder(tmp_path, monkeypatch):
+    from fastgo.config import resolve_config, shipped_configs
+
+    monkeypatch.chdir(tmp_path)                  # no configs/ here
+    assert sorted(shipped_configs()) == SHIPPED and "quickstart" in SHIPPED
+    for name in ("quickstart", "quickstart.toml"):
+        path = resolve_config(name)
+        with open(path, "rb") as found, open(os.path.join(ROOT, "configs", "quickstart.toml"), "rb") as source:
+            assert found.read() == source.read()
+    assert load_config(resolve_config("9x9_cpu")) == load_config(os.path.join(ROOT, "configs", "9x9_cpu.toml"))
+
+
+def test_a_path_that_exists_is_returned_as_given(tmp_path, monkeypatch):
+    from fastgo.config import resolve_config
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "quickstart.toml").write_text("[model]\nblocks = 1\n")   # a local file wins
+    assert resolve_config("quickstart.toml") == "quickstart.toml"
+    assert resolve_config(tmp_path / "quickstart.toml") == str(tmp_path / "quickstart.toml")
+    # A path that is not a bare name is left for load_config to report.
+    assert resolve_config("sub/missing.toml") == "sub/missing.toml"
+    with pytest.raises(ConfigError, match="sub/missing.toml: cannot read config"):
+        load_config(resolve_config("sub/missing.toml"))
+
+
+def test_an_unknown_name_lists_the_shipped_configs(tmp_path, monkeypatch):
+    from fastgo.config import resolve_config
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as info:
+        resolve_config("quikstart")
+    message = str(info.value)
+    assert message.startswith("unknown config 'quikstart' (shipped: quickstart, ")
+    assert sorted(message.split("(shipped: ")[1].rstrip(")").split(", ")) == SHIPPED
+
+
+def test_the_first_folder_holding_a_name_wins(tmp_path, monkeypatch):
+    from fastgo.config import loader
+
+    installed, source = tmp_path / "installed", tmp_path / "source"
+    installed.mkdir()
+    source.mkdir()
+    (installed / "a.toml").write_text("")
+    (source / "a.toml").write_text("")
+    (source / "b.toml").write_text("")
+    (source / "notes.txt").write_text("")
+    monkeypatch.setattr(loader, "shipped_config_dirs", lambda: [str(installed), str(source),
+                                                                 str(tmp_path / "absent")])
+    monkeypatch.chdir(tmp_path)
+    assert loader.shipped_configs() == {"a": str(installed / "a.toml"), "b": str(source / "b.toml")}
+    assert loader.resolve_config("b") == str(source / "b.toml")

@@ -7,7 +7,6 @@ from fastgo.board import Board, BLACK, WHITE
 from fastgo.game import Game, RESIGN
 from fastgo.mcts import (BatchedSearch, FLAG_ILLEGAL, FLAG_PENDING, FLAG_TERMINAL,
                          UNEXPANDED)
-from conftest import reachable
 from fastgo.symmetry import transform_planes
 
 OPEN_7 = """
@@ -50,21 +49,26 @@ def neighbour_logits(planes):
     return logits, np.zeros(count, np.float32)
 
 
-def check_visits_add_up(search, g):
-    t = search.tree_arrays(g)
-    for i in reachable(t):
-        first = t["first_child"][i]
-        if first == UNEXPANDED or t["flags"][i] & FLAG_PENDING:
-            continue
-        assert t["parent"][first] == i
-        children = t["visits"][first:first + t["num_children"][i]].sum()
-        if t["visits"][i] > 0:
-            assert t["visits"][i] == 1 + children, i
+@pytest.fixture
+def check_visits_add_up(reachable):
+    """check_visits_add_up(search, g): every live expanded node of game g's tree is its
+    children's parent, and a visited one has 1 + its children's visits."""
+    def check(search, g):
+        t = search.tree_arrays(g)
+        for i in reachable(t):
+            first = t["first_child"][i]
+            if first == UNEXPANDED or t["flags"][i] & FLAG_PENDING:
+                continue
+            assert t["parent"][first] == i
+            children = t["visits"][first:first + t["num_children"][i]].sum()
+            if t["visits"][i] > 0:
+                assert t["visits"][i] == 1 + children, i
+    return check
 
 
 @pytest.mark.parametrize("leaves", [1, 4])
 @pytest.mark.parametrize("evaluator", ["uniform", "rollout", uniform_evaluator])
-def test_visits_add_up(leaves, evaluator):
+def test_visits_add_up(leaves, evaluator, check_visits_add_up):
     search = BatchedSearch(games=3, size=7, leaves_per_game=leaves, seed=5)
     for g in range(3):
         search.set_position(g, Board.from_ascii(OPEN_7))
@@ -77,7 +81,7 @@ def test_visits_add_up(leaves, evaluator):
     assert all(search.root_visits(g).sum() == 200 for g in range(3))
 
 
-def test_virtual_loss_fully_undone_with_two_batches_in_flight():
+def test_virtual_loss_fully_undone_with_two_batches_in_flight(check_visits_add_up):
     search = BatchedSearch(games=4, size=7, leaves_per_game=3, seed=2)
     for g in range(4):
         search.set_position(g, Board.from_ascii(OPEN_7))
@@ -102,7 +106,7 @@ def test_virtual_loss_fully_undone_with_two_batches_in_flight():
         check_visits_add_up(search, g)
 
 
-def test_noise_changes_priors_only_at_the_root():
+def test_noise_changes_priors_only_at_the_root(reachable):
     search = BatchedSearch(games=1, size=7, noise_weight=0.25, seed=3)
     search.set_position(0, Board.from_ascii(OPEN_7))
     search.run("uniform", 300)
@@ -291,7 +295,7 @@ def test_tree_reuse_equals_a_fresh_search():
     assert np.array_equal(reused.root_visits(0), fresh.root_visits(0))
 
 
-def test_tree_reuse_through_a_game_with_compaction():
+def test_tree_reuse_through_a_game_with_compaction(check_visits_add_up):
     search = BatchedSearch(games=2, size=7, max_nodes=3000, seed=8)
     for g in range(2):
         search.set_position(g, Board(7))

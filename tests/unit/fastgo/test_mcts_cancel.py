@@ -50,10 +50,14 @@ def test_cancel_drops_both_batches_in_flight():
     search.start(10)
     buf = np.zeros((4, 17, 5, 5), np.uint8)
     first = search.collect(buf)
+    assert first == 4                                # each game's root
     search.apply(*FlakyEvaluator()(buf[:first]))
-    assert search.collect(buf) > 0
-    assert search.collect(np.zeros_like(buf)) >= 0
-    assert search.cancel() > 0
+    second = search.collect(buf)
+    third = search.collect(np.zeros_like(buf))
+    # one leaf per game in each batch (virtual loss steers the third away from the second)
+    assert (second, third) == (4, 4) and search.in_flight == 2
+    assert search.cancel() == second + third        # every leaf of both batches, counted once
+    assert search.in_flight == 0 and search.cancel() == 0
     assert_clean(search, 4)
     search.run(FlakyEvaluator(), 10)
     assert all(search.root_visits(g).sum() >= 10 for g in range(4))

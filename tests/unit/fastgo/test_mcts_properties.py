@@ -4,7 +4,6 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from fastgo.board import Board
-from conftest import reachable
 from fastgo.mcts import BatchedSearch, FLAG_PENDING, UNEXPANDED
 
 
@@ -12,7 +11,8 @@ from fastgo.mcts import BatchedSearch, FLAG_PENDING, UNEXPANDED
 @given(seed=st.integers(0, 2**32 - 1), size=st.integers(2, 6), games=st.integers(1, 4),
        leaves=st.integers(1, 4), max_batches=st.integers(1, 3), visits=st.integers(1, 80),
        moves=st.integers(0, 6))
-def test_books_balance_under_any_schedule(seed, size, games, leaves, max_batches, visits, moves):
+def test_books_balance_under_any_schedule(reachable, seed, size, games, leaves, max_batches, visits,
+                                          moves):
     rng = np.random.default_rng(seed)
     search = BatchedSearch(games=games, size=size, leaves_per_game=leaves,
                            max_batches=max_batches, seed=seed)

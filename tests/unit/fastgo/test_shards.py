@@ -117,7 +117,7 @@ DAMAGE = {
     "huge declared count": (lambda d: d[:-40] + struct.pack("<Q", 1 << 60) + d[-32:], "count"),
     "fewer records than counted": (lambda d: rewrite(d, count=len(records_of(d)[1]) + 1), "fewer"),
     "illegal move": (illegal_move, "move 1 is illegal"),
-    "wrong result": (wrong_result, "disagrees with the replay"),
+    "wrong result": (wrong_result, "disagree"),
     "duplicate id": (duplicate_id, "duplicate id"),
     "huge declared array": (lambda d: rewrite(d, records=[dict(records_of(d)[1][0], versions=list(range(5000)))]),
                             "undecodable"),
@@ -151,7 +151,7 @@ def test_a_fifo_is_refused_without_blocking(tmp_path):
 
 
 def test_trainer_quarantines_bad_shards_and_trains_on(tmp_path, good_shard):
-    from trainer.loop import Trainer
+    from trainer.factory import make_trainer as Trainer
 
     run = open_run_dir(tmp_path / "run")
     make_shards(run.shards, games=24)

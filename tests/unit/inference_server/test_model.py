@@ -77,7 +77,7 @@ def test_onnx_backend_matches_plain_forward():
     want_logits, want_values = reference(model, x)
     np.testing.assert_allclose(logits, want_logits, **TOL)
     np.testing.assert_allclose(values, want_values, **TOL)
-    assert runner.describe()["backend"] == "onnx"
+    assert runner.describe()["backend"] == "onnx-fp32"
 
 
 def test_fuse_leaves_the_original_alone():

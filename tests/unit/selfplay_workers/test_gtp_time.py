@@ -52,7 +52,7 @@ def test_main_time_is_spread_over_the_game():
 def test_kgs_time_settings(line, expected):
     engine = GtpEngine(slow_player(), size=9)
     assert answer(engine, line) == "="
-    assert engine.time_settings == expected
+    assert engine.clock.settings == expected
 
 
 @pytest.mark.parametrize("line", ["kgs-time_settings", "kgs-time_settings fischer 1 2",
@@ -80,3 +80,29 @@ def test_cleanup_genmove_does_not_pass_while_points_are_open():
     assert answer(engine, "genmove b") == "= pass"
     assert answer(engine, "kgs-genmove_cleanup w") not in ("= pass", "= resign")
     assert "kgs-genmove_cleanup" in answer(engine, "list_commands")
+
+
+@pytest.mark.parametrize("settings, left, move_seconds, expected", [
+    # main time 30 s over max(10, 81 // 3 = 27) moves: 30 / 27, 0.8 of it less 0.2 s
+    ((30, 0, 0), None, None, 0.8 * 30 / 27 - 0.2),
+    # in byo-yomi: 10 s left for 5 stones = 2 s a stone -> 0.8 * 2 - 0.2
+    ((0, 10, 5), (10, 5), None, 1.4),
+    # main time nearly gone (1 s over 27 moves): the floor of 0.05 s
+    ((1, 0, 0), (1, 0), None, 0.05),
+    # main time 60 s plus byo-yomi 30 s / 10 stones: 60 / 27 + 0.8 * 3, then 0.8 * that - 0.2
+    ((60, 30, 10), None, None, 0.8 * (60 / 27 + 0.8 * 3) - 0.2),
+    # no clock: the fixed limit alone; a clock: the smaller of the two
+    (None, None, 0.3, 0.3),
+    ((0, 10, 5), (10, 5), 0.3, 0.3),
+    (None, None, None, None),
+])
+def test_move_budget_arithmetic(settings, left, move_seconds, expected):
+    from fastgo.gtp import BLACK
+    from selfplay_workers.gtp_time import GtpClock
+
+    clock = GtpClock(move_seconds)
+    clock.settings = settings
+    if left is not None:
+        clock.left[BLACK] = left
+    budget = clock.move_budget(BLACK, empties=81)
+    assert budget == (None if expected is None else pytest.approx(expected))

@@ -13,8 +13,6 @@ import torch
 from fastgo.board import Board
 from fastgo.config import ModelConfig
 from inference_server.model import build_model
-from test_reinforce_games import game_record, random_moves
-from test_reinforce_mask import rule_mask
 from trainer.reinforce import learner_batch, reinforce_step
 from trainer.window import block_from_games
 
@@ -26,24 +24,32 @@ def tiny_model(seed=0):
     return config, build_model(config, seed=seed)
 
 
-def hand_batch():
-    rng = np.random.default_rng(11)
-    games = [game_record(SIZE, KOMI, random_moves(SIZE, KOMI, rng, length=length), learner)
-             for length, learner in ((7, 1), (10, -1), (4, 1), (6, 0))]
+@pytest.fixture
+def hand_batch(game_record, random_moves):
+    """hand_batch() -> four seeded 5x5 games; the learner is Black, White, Black, both."""
+    def games():
+        rng = np.random.default_rng(11)
+        return [game_record(SIZE, KOMI, random_moves(SIZE, KOMI, rng, length=length), learner)
+                for length, learner in ((7, 1), (10, -1), (4, 1), (6, 0))]
     return games
 
 
-def by_hand(model, games, baseline, value_weight, floor=0.0, mask_weight=0.0, train=True):
-    """See _by_hand; baseline "mean": b is the learner's mean result over the games where the
-    learner played one colour."""
-    mean = 0.0
-    if baseline == "mean":
-        results = [(1 if g.full[0] else -1) * g.winner for g in games if not g.full.all()]
-        mean = sum(results) / len(results)
-    return _by_hand(model, games, baseline, value_weight, floor, mask_weight, mean, train)
+@pytest.fixture
+def by_hand(rule_mask):
+    """by_hand(model, games, baseline, value_weight, floor=0.0, mask_weight=0.0, train=True) ->
+    (loss, policy, value, positions): see _by_hand; baseline "mean": b is the learner's mean
+    result over the games where the learner played one colour."""
+    def loss(model, games, baseline, value_weight, floor=0.0, mask_weight=0.0, train=True):
+        mean = 0.0
+        if baseline == "mean":
+            results = [(1 if g.full[0] else -1) * g.winner for g in games if not g.full.all()]
+            mean = sum(results) / len(results)
+        return _by_hand(model, games, baseline, value_weight, floor, mask_weight, mean, train,
+                        rule_mask)
+    return loss
 
 
-def _by_hand(model, games, baseline, value_weight, floor, mask_weight, mean, train):
+def _by_hand(model, games, baseline, value_weight, floor, mask_weight, mean, train, rule_mask):
     """The loss as the formula says, in float64 (log pi clipped below at log(floor) when
     floor > 0), the positions and masks built one at a time from fastgo.board. pi is the
     softmax over the moves the sampler accepts (legal, not the mover's own eye, pass only when
@@ -84,7 +90,7 @@ def _by_hand(model, games, baseline, value_weight, floor, mask_weight, mean, tra
 
 @pytest.mark.parametrize("baseline,floor", [("zero", 0.0), ("value", 0.0), ("value", 0.039),
                                             ("mean", 0.0)])
-def test_loss_equals_the_formula(baseline, floor):
+def test_loss_equals_the_formula(baseline, floor, hand_batch, by_hand):
     config, model = tiny_model()
     games = hand_batch()
     assert {g.winner for g in games} >= {1, -1}, "the batch should hold wins of both colours"
@@ -111,7 +117,7 @@ def test_loss_equals_the_formula(baseline, floor):
             assert batch.learner_result[g] == learner * game.winner
 
 
-def test_opponent_moves_contribute_nothing():
+def test_opponent_moves_contribute_nothing(hand_batch, by_hand, game_record):
     config, model = tiny_model()
     games = hand_batch()[:2]
     base = learner_batch(block_from_games(games, SIZE, "a"), SIZE, KOMI, "alphazero", config.planes)
@@ -127,7 +133,7 @@ def test_opponent_moves_contribute_nothing():
     assert math.isclose(a["loss"], by_hand(model, games, "zero", 1.0)[0], rel_tol=1e-5)
 
 
-def test_sign_more_probability_for_won_moves_less_for_lost():
+def test_sign_more_probability_for_won_moves_less_for_lost(hand_batch, by_hand):
     config, model = tiny_model(seed=4)
     games = hand_batch()
     won = [g for g in games if not g.full.all() and (1 if g.full[0] else -1) * g.winner == 1]
@@ -145,7 +151,7 @@ def test_sign_more_probability_for_won_moves_less_for_lost():
         assert after > before, (direction, before, after)
 
 
-def test_value_baseline_trains_the_value_head_toward_the_result():
+def test_value_baseline_trains_the_value_head_toward_the_result(hand_batch):
     config, model = tiny_model(seed=2)
     games = hand_batch()
     batch = learner_batch(block_from_games(games, SIZE, "v"), SIZE, KOMI, "alphazero", config.planes)
@@ -163,7 +169,7 @@ def test_value_baseline_trains_the_value_head_toward_the_result():
     assert last["value_loss"] < first["value_loss"] - 0.05
 
 
-def test_kl_of_the_update_equals_the_two_networks_compared_by_hand():
+def test_kl_of_the_update_equals_the_two_networks_compared_by_hand(hand_batch):
     config, model = tiny_model(seed=3)
     games = hand_batch()
     batch = learner_batch(block_from_games(games, SIZE, "k"), SIZE, KOMI, "alphazero", config.planes)
@@ -207,7 +213,8 @@ def test_adapt_lr_follows_the_kl_target_within_its_bounds():
     assert adapt_lr(1.5e-6, 9.0, 0.01, 1e-3, 1e-6) == 1e-6               # the floor
 
 
-def test_recalibrate_takes_the_served_gradient_then_refits_the_running_statistics():
+def test_recalibrate_takes_the_served_gradient_then_refits_the_running_statistics(hand_batch,
+                                                                                   by_hand):
     """batchnorm = "recalibrate": the loss is the served network's (running statistics), and
     after the step each BatchNorm's running mean and variance are the average over the update's
     chunks of each chunk's mean and (unbiased) variance under the new weights (here the first

@@ -12,40 +12,9 @@ import numpy as np
 from fastgo.config import loads_config
 from fastgo.pool import read_pool
 from fastgo.rundir import open_run_dir
-from test_reinforce_games import game_record, random_moves, write_shard
-from trainer.loop import make_trainer
+from trainer.factory import make_trainer
 
-SIZE, KOMI = 5, 0.5
-CONFIG = f"""
-[model]
-board_size = {SIZE}
-blocks = 1
-channels = 8
-value_hidden = 8
-[selfplay]
-komi = {KOMI}
-[trainer]
-algorithm = "reinforce"
-minibatch_games = 4
-pool_every = 2
-pool_max = 2
-baseline = "value"
-checkpoint_every = 1
-keep_checkpoints = 1
-optimizer = "sgd"
-lr = 0.01
-device = "cpu"
-poll_s = 0.05
-"""
-
-
-def games(rng, count, seed):
-    out = []
-    for i in range(count):
-        learner = (1, -1)[i % 2]
-        out.append(game_record(SIZE, KOMI, random_moves(SIZE, KOMI, rng, length=6 + i), learner,
-                               versions=(0, 0), seed=seed + i))
-    return out
+SIZE, KOMI = 5, 0.5                  # the board of the reinforce_config fixture
 
 
 def learner_result(game):
@@ -58,21 +27,24 @@ def rows(run):
         return list(csv.DictReader(handle))
 
 
-def test_updates_metrics_pool_and_resume(tmp_path):
-    config = loads_config(CONFIG)
+def test_updates_metrics_pool_and_resume(tmp_path, reinforce_config, reinforce_games, write_shard):
+    config = loads_config(reinforce_config)
     run = open_run_dir(tmp_path / "run")
     rng = np.random.default_rng(1)
-    a, b = games(rng, 6, 100), games(rng, 5, 200)
-    write_shard(run.shards, a, "w0-000001.shard", size=SIZE, komi=KOMI)
-    time.sleep(0.01)
-    write_shard(run.shards, b, "w0-000002.shard", size=SIZE, komi=KOMI)
+    a, b = reinforce_games(rng, 6, 100), reinforce_games(rng, 5, 200)
+    # Arrival (modification time) against name order: a arrives first under the later name.
+    now = time.time_ns()
+    for games, name, age_s in ((a, "w1-000001.shard", 2), (b, "w0-000001.shard", 1)):
+        path = write_shard(run.shards, games, name, size=SIZE, komi=KOMI)
+        os.utime(path, ns=(now - age_s * 10**9,) * 2)
     published = []
     trainer = make_trainer(config, run, publisher=lambda path, data, step: published.append(step))
     assert type(trainer).__name__ == "ReinforceTrainer"
     assert [e.step for e in read_pool(os.path.join(run.root, "pool.json"))] == [0]
     trainer.run(seconds=20, should_stop=lambda: trainer.step >= 2)
     assert trainer.step == 2 and trainer.games == 8
-    assert len(trainer.queue) == 3                      # b[2:], waiting for a 4th game
+    # b[2:], waiting for a 4th game (by name, a[3:] would wait)
+    assert [(name, i) for name, i, _ in trainer.queue] == [("w0-000001.shard", i) for i in (2, 3, 4)]
     assert published == [0, 1, 2]
     got = rows(run)
     assert [int(r["step"]) for r in got] == [1, 2]
@@ -89,11 +61,10 @@ def test_updates_metrics_pool_and_resume(tmp_path):
     del trainer
 
     # Restart: the same weights and optimizer, b[0:2] not used again, b[2:] + c[0] make update 3.
-    c = games(rng, 1, 300)
-    time.sleep(0.01)
-    write_shard(run.shards, c, "w0-000003.shard", size=SIZE, komi=KOMI)
+    c = reinforce_games(rng, 1, 300)
+    write_shard(run.shards, c, "w0-000003.shard", size=SIZE, komi=KOMI)      # arrives now
     again = make_trainer(config, run)
-    assert again.step == 2 and again.games == 8 and again.partial == {"w0-000002.shard": 2}
+    assert again.step == 2 and again.games == 8 and again.partial == {"w0-000001.shard": 2}
     assert all(np.array_equal(v, again.model.state_dict()[k]) for k, v in weights.items())
     assert again.optimizer.state_dict()["state"].keys() == momentum.keys()
     again.run(seconds=20, should_stop=lambda: again.step >= 3)
@@ -101,17 +72,17 @@ def test_updates_metrics_pool_and_resume(tmp_path):
     last = rows(run)[-1]
     expected = np.mean([(learner_result(g) + 1) / 2 for g in b[2:] + c])
     assert int(last["step"]) == 3 and abs(float(last["win_rate"]) - expected) < 1e-4
-    assert set(again.used_shards) == {"w0-000001.shard", "w0-000002.shard", "w0-000003.shard"}
+    assert set(again.used_shards) == {"w1-000001.shard", "w0-000001.shard", "w0-000003.shard"}
     assert again.partial == {}
     # pool_max = 2: step 4 would drop step 0; after step 3 the pool is still [0, 2].
     assert [e.step for e in read_pool(os.path.join(run.root, "pool.json"))] == [0, 2]
 
 
-def test_pool_drops_the_oldest_beyond_pool_max(tmp_path):
-    config = loads_config(CONFIG.replace("pool_every = 2", "pool_every = 1"))
+def test_pool_drops_the_oldest_beyond_pool_max(tmp_path, reinforce_config, reinforce_games, write_shard):
+    config = loads_config(reinforce_config.replace("pool_every = 2", "pool_every = 1"))
     run = open_run_dir(tmp_path / "run")
     rng = np.random.default_rng(2)
-    write_shard(run.shards, games(rng, 12, 0), "w0-000001.shard", size=SIZE, komi=KOMI)
+    write_shard(run.shards, reinforce_games(rng, 12, 0), "w0-000001.shard", size=SIZE, komi=KOMI)
     trainer = make_trainer(config, run)
     trainer.run(seconds=20, should_stop=lambda: trainer.step >= 3)
     assert [e.step for e in read_pool(os.path.join(run.root, "pool.json"))] == [2, 3]
@@ -119,11 +90,12 @@ def test_pool_drops_the_oldest_beyond_pool_max(tmp_path):
     assert "ckpt-000000002.ckpt" in names and "ckpt-000000003.ckpt" in names
 
 
-def test_stale_games_are_dropped_and_an_interrupted_update_keeps_its_games(tmp_path):
-    config = loads_config(CONFIG + "max_staleness = 1\n")
+def test_stale_games_are_dropped_and_an_interrupted_update_keeps_its_games(
+        tmp_path, reinforce_config, reinforce_games, write_shard, game_record):
+    config = loads_config(reinforce_config + "max_staleness = 1\n")
     run = open_run_dir(tmp_path / "run")
     rng = np.random.default_rng(3)
-    write_shard(run.shards, games(rng, 12, 0), "w0-000001.shard", size=SIZE, komi=KOMI)
+    write_shard(run.shards, reinforce_games(rng, 12, 0), "w0-000001.shard", size=SIZE, komi=KOMI)
     trainer = make_trainer(config, run)
     trainer.ingest()
     before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
@@ -137,7 +109,7 @@ def test_stale_games_are_dropped_and_an_interrupted_update_keeps_its_games(tmp_p
     assert trainer.used_shards == {"w0-000001.shard"} and not trainer.queue
     # Games of version 2 make update 3, whose metrics row counts the 4 dropped games.
     fresh = [game_record(g.size, g.komi, g.moves, 1 if g.full[0] else -1, versions=(2, 0),
-                         seed=1000 + i) for i, g in enumerate(games(rng, 4, 0))]
+                         seed=1000 + i) for i, g in enumerate(reinforce_games(rng, 4, 0))]
     write_shard(run.shards, fresh, "w0-000002.shard", size=SIZE, komi=KOMI)
     trainer.run(seconds=20, should_stop=lambda: trainer.step >= 3)
     assert trainer.step == 3 and [r["stale"] for r in rows(run)] == ["0", "0", "4"]
@@ -168,7 +140,7 @@ def test_config_keys_are_checked_and_named():
 
 
 def test_metrics_begun_by_another_trainer_keep_their_columns(tmp_path):
-    from trainer.reinforce_loop import REINFORCE_FIELDS, append_metrics_row
+    from trainer.metrics import REINFORCE_FIELDS, append_metrics_row
 
     path = tmp_path / "metrics.csv"
     path.write_text("step,time,positions,loss,policy_acc\n100,1.0,5000,2.5,0.31\n")
@@ -181,11 +153,11 @@ def test_metrics_begun_by_another_trainer_keep_their_columns(tmp_path):
     assert got[1]["step"] == "101" and got[1]["win_rate"] == "0.6" and got[1]["policy_acc"] == ""
 
 
-def test_a_pretrained_start_is_the_first_pool_entry(tmp_path):
+def test_a_pretrained_start_is_the_first_pool_entry(tmp_path, reinforce_config):
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model
 
-    config = loads_config(CONFIG)
+    config = loads_config(reinforce_config)
     run = open_run_dir(tmp_path / "run")
     save_checkpoint(run.checkpoint(0), build_model(config.model, seed=5), step=0)
     pretrained = build_model(config.model, seed=6)
@@ -203,12 +175,13 @@ def torch_equal(a, b):
     return torch.equal(a, b)
 
 
-def test_the_learning_rate_starts_low_follows_the_kl_target_and_resumes(tmp_path):
+def test_the_learning_rate_starts_low_follows_the_kl_target_and_resumes(tmp_path, reinforce_config,
+                                                                         reinforce_games, write_shard):
     from trainer.reinforce import adapt_lr
 
-    config = loads_config(CONFIG + "target_kl = 0.01\n")
+    config = loads_config(reinforce_config + "target_kl = 0.01\n")
     run = open_run_dir(tmp_path / "run")
-    write_shard(run.shards, games(np.random.default_rng(9), 24, 0), "w0-000001.shard",
+    write_shard(run.shards, reinforce_games(np.random.default_rng(9), 24, 0), "w0-000001.shard",
                 size=SIZE, komi=KOMI)
     trainer = make_trainer(config, run)
     assert trainer.optimizer.param_groups[0]["lr"] == 0.01 / 100       # a fresh optimizer

@@ -14,7 +14,6 @@ from fastgo.config import ModelConfig
 from fastgo.game import Game
 from fastgo.policy_play import acceptable_masks, distribution
 from inference_server.model import build_model
-from test_reinforce_games import game_record, random_moves
 from trainer.reinforce import learner_batch, reinforce_loss
 from trainer.window import block_from_games
 
@@ -44,19 +43,7 @@ def eyeish_game(size, komi, rng):
     return moves
 
 
-def rule_mask(board, allow_pass):
-    """The sampler's acceptability in Python: legal, not the mover's own eye, the pass only
-    when allowed or nothing else is acceptable."""
-    nn = board.size * board.size
-    legal = board.legal_moves()
-    mask = np.zeros(nn + 1, np.uint8)
-    for m in range(nn):
-        mask[m] = legal[m] and not board.is_eye(m, board.to_move)
-    mask[nn] = 1 if (allow_pass or not mask[:nn].any()) else 0
-    return mask
-
-
-def test_kernel_mask_equals_the_sampler_and_the_rules():
+def test_kernel_mask_equals_the_sampler_and_the_rules(rule_mask):
     rng = np.random.default_rng(5)
     for size, count in ((5, 12), (9, 4)):
         nn = size * size
@@ -165,7 +152,8 @@ def test_loss_equals_the_masked_formula_by_hand():
         raise AssertionError("an action outside the mask was accepted")
 
 
-def test_masked_logits_get_zero_policy_gradient_and_the_mask_term_lowers_them():
+def test_masked_logits_get_zero_policy_gradient_and_the_mask_term_lowers_them(game_record, random_moves,
+                                                                              rule_mask):
     size, komi = 5, 0.5
     rng = np.random.default_rng(8)
     games = [game_record(size, komi, random_moves(size, komi, rng, length=length), learner)
@@ -225,7 +213,7 @@ def test_masked_logits_get_zero_policy_gradient_and_the_mask_term_lowers_them():
     assert np.abs(g_all[pass_masked, nn]).min() > 0 and np.abs(g_all[occupied]).min() > 0
 
 
-def test_learner_batch_allow_pass_keeps_the_pass():
+def test_learner_batch_allow_pass_keeps_the_pass(game_record, random_moves):
     size, komi = 5, 0.5
     rng = np.random.default_rng(2)
     games = [game_record(size, komi, random_moves(size, komi, rng, length=10), 0)]

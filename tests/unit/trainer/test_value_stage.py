@@ -6,12 +6,12 @@ from __future__ import annotations
 import csv
 
 import numpy as np
+import pytest
 import torch
 
 from fastgo.config import loads_config
 from fastgo.rundir import open_run_dir
-from test_reinforce_games import game_record, random_moves, write_shard
-from trainer.loop import make_trainer
+from trainer.factory import make_trainer
 from trainer.value_stage import chosen_positions, is_value_head
 from trainer.window import block_from_games
 
@@ -43,13 +43,18 @@ poll_s = 0.05
 """)
 
 
-def make_games(seed, count=40):
-    rng = np.random.default_rng(seed)
-    return [game_record(SIZE, KOMI, random_moves(SIZE, KOMI, rng, length=int(rng.integers(3, 14))), 0,
-                        seed=i) for i in range(count)]
+@pytest.fixture
+def make_games(game_record, random_moves):
+    """make_games(seed, count=40) -> `count` random 5x5 games of 3 to 13 moves before two
+    passes, both colours the learner's."""
+    def games(seed, count=40):
+        rng = np.random.default_rng(seed)
+        return [game_record(SIZE, KOMI, random_moves(SIZE, KOMI, rng, length=int(rng.integers(3, 14))),
+                            0, seed=i) for i in range(count)]
+    return games
 
 
-def test_positions_drawn_once_per_game_and_seeded():
+def test_positions_drawn_once_per_game_and_seeded(make_games):
     block = block_from_games(make_games(1, 10), SIZE, "w0-000001.shard")
     game, move = chosen_positions(block, 1, seed=3)
     assert game.tolist() == list(range(10))
@@ -69,7 +74,7 @@ def value_losses(run):
         return [float(r["value_loss"]) for r in csv.DictReader(handle)]
 
 
-def test_frozen_policy_stays_bit_identical_and_value_loss_falls(tmp_path):
+def test_frozen_policy_stays_bit_identical_and_value_loss_falls(tmp_path, make_games, write_shard):
     run = open_run_dir(tmp_path / "run")
     write_shard(run.shards, make_games(2), "w0-000001.shard", size=SIZE, komi=KOMI)
     trainer = make_trainer(config(freeze=True), run)
@@ -85,7 +90,7 @@ def test_frozen_policy_stays_bit_identical_and_value_loss_falls(tmp_path):
     assert losses[-1] < 0.8 * losses[0], losses
 
 
-def test_unfrozen_trains_the_policy_too(tmp_path):
+def test_unfrozen_trains_the_policy_too(tmp_path, make_games, write_shard):
     run = open_run_dir(tmp_path / "run")
     write_shard(run.shards, make_games(3), "w0-000001.shard", size=SIZE, komi=KOMI)
     trainer = make_trainer(config(freeze=False, per_game=2), run)

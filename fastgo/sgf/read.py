@@ -1,66 +1,22 @@
-"""SGF FF[4] games: read the main line of a file into an `SgfGame` record and write one back.
+"""SGF FF[4] reading: the main line of the first game of a file into an `SgfGame` record, and
+a record into a fastgo.game.Game.
 
-Used by the GTP engine (loadsgf / printsgf), the arena (game records) and shard export. The reader
-is a single linear pass with an explicit stack: bounded in time and memory by the input size
-(capped by `max_chars`; see parse_sgf for the bounds), so no input can make it hang, recurse
-deeply or balloon. Every malformed input is
-an `SgfError` naming what is wrong and where (offset and line:col). Pure Python; fastgo.game is
-imported only by `to_game`.
+The reader is a single linear pass with an explicit stack: bounded in time and memory by the
+input size (capped by `max_chars`; see parse_sgf for the bounds), so no input can make it hang,
+recurse deeply or balloon. Every malformed input is an `SgfError` naming what is wrong and where
+(offset and line:col). Pure Python; fastgo.game is imported only by `to_game`.
 """
 from array import array
-from dataclasses import dataclass, field
 
 from fastgo import coords
-
-BLACK = 1  # the colors as fastgo.board numbers them
-WHITE = 2
-COLOR_LETTERS = {BLACK: "B", WHITE: "W"}
+from fastgo.sgf.record import BLACK, COLOR_LETTERS, WHITE, SgfError, SgfGame
 
 MAX_CHARS = 8_000_000    # default cap on the input text
 MAX_DEPTH = 10_000       # nesting of variations
 MAX_NODES = 250_000      # nodes over all variations of the first game
 MAX_SETUP_POINTS = 4 * 25 * 25   # setup points (AB, AW, AE; rectangles by area) in one game
 MAX_KOMI = 10_000
-DEFAULT_SIZE = 19        # SZ absent: FF[4] says 19
-_WRITE_LINE_MOVES = 12   # move nodes per line in written files
 
-
-class SgfError(ValueError):
-    """Malformed or unsupported SGF. `offset` is a 0-based character offset (or None);
-    `line` and `col` are 1-based."""
-
-    def __init__(self, message, text=None, offset=None):
-        self.offset = offset
-        self.line = self.col = None
-        if text is not None and offset is not None:
-            offset = max(0, min(offset, len(text)))
-            self.line = text.count("\n", 0, offset) + 1
-            self.col = offset - (text.rfind("\n", 0, offset) + 1) + 1
-            message = f"{message} at line {self.line}, col {self.col} (offset {offset})"
-        super().__init__(message)
-
-
-@dataclass
-class SgfGame:
-    """The main line of one SGF game. Moves are (color, move) with color BLACK / WHITE and move
-    the fastgo index (pass = size * size). `comments[k]` is the comment on the position after k
-    moves (0: the root, before any move)."""
-    size: int = DEFAULT_SIZE
-    komi: float | None = None          # None: the file gives no KM
-    rules: str = ""
-    black_player: str = ""
-    white_player: str = ""
-    result: str = ""
-    date: str = ""
-    handicap: int = 0
-    first_player: int | None = None    # PL: who moves first when the file says so
-    setup_black: list = field(default_factory=list)
-    setup_white: list = field(default_factory=list)
-    moves: list = field(default_factory=list)
-    comments: dict = field(default_factory=dict)
-
-
-# --- reading -------------------------------------------------------------------------------------
 
 class _MainLine:
     """The main line's nodes and property values, flat: no Python object per node or value.
@@ -397,14 +353,14 @@ def parse_sgf(text, *, max_chars=MAX_CHARS, max_depth=MAX_DEPTH, max_nodes=MAX_N
 
 def read_sgf_file(path, *, max_chars=MAX_CHARS):
     """parse_sgf on a file's contents. The path must name a regular file of at most max_chars
-    bytes (a FIFO or device is refused without blocking: fastgo.config.read_regular_file).
+    bytes (a FIFO or device is refused without blocking: fastgo.files.read_bounded).
     Raises OSError when it cannot be read, SgfError when it is too large or not an SGF game."""
     import errno
 
-    from fastgo.config import read_regular_file
+    from fastgo.files import read_bounded
 
     try:
-        data = read_regular_file(path, max_chars)
+        data = read_bounded(path, max_chars)
     except OSError as err:
         if err.errno == errno.EFBIG:
             raise SgfError(f"SGF is too large: {err.strerror}") from None
@@ -446,65 +402,3 @@ def to_game(record, *, komi=None, superko=True, moves=None):
             where = coords.to_sgf(move, record.size)
             raise SgfError(f"move {number} {COLOR_LETTERS[color]}[{where}] is illegal: {exc}") from None
     return game
-
-
-# --- writing -------------------------------------------------------------------------------------
-
-def escape_text(value):
-    """Escapes ']' and '\\' for a property value."""
-    return str(value).replace("\\", "\\\\").replace("]", "\\]")
-
-
-def _format_komi(komi):
-    """Plain decimal, never an exponent: '7.5', '0', '-3.5', '6.25'."""
-    text = f"{float(komi):.4f}".rstrip("0").rstrip(".")
-    return "0" if text in ("", "-0") else text
-
-
-def write_sgf(record, *, application="fastgo"):
-    """The record as FF[4] SGF text (one game tree, no variations, ends with a newline)."""
-    size = record.size
-    root = [f"FF[4]GM[1]CA[UTF-8]AP[{escape_text(application)}]SZ[{size}]"]
-    if record.komi is not None:
-        root.append(f"KM[{_format_komi(record.komi)}]")
-    for ident, value in (("RU", record.rules), ("PB", record.black_player),
-                         ("PW", record.white_player), ("DT", record.date), ("RE", record.result)):
-        if value:
-            root.append(f"{ident}[{escape_text(value)}]")
-    if record.handicap:
-        root.append(f"HA[{int(record.handicap)}]")
-    for ident, points in (("AB", record.setup_black), ("AW", record.setup_white)):
-        if points:
-            root.append(ident + "".join(f"[{coords.to_sgf(p, size)}]" for p in points))
-    if record.first_player is not None:
-        root.append(f"PL[{COLOR_LETTERS[record.first_player]}]")
-    if record.comments.get(0):
-        root.append(f"C[{escape_text(record.comments[0])}]")
-    out = ["(;" + "".join(root)]
-    line = []
-    for k, (color, move) in enumerate(record.moves, start=1):
-        node = f";{COLOR_LETTERS[color]}[{coords.to_sgf(move, size)}]"
-        if record.comments.get(k):
-            node += f"C[{escape_text(record.comments[k])}]"
-        line.append(node)
-        if len(line) == _WRITE_LINE_MOVES or record.comments.get(k):
-            out.append("".join(line))
-            line = []
-    if line:
-        out.append("".join(line))
-    return "\n".join(out) + ")\n"
-
-
-def record_from_game(game, *, setup_black=(), setup_white=(), handicap=0, black_player="",
-                     white_player="", rules="", date="", comments=None):
-    """An SgfGame for a fastgo.game.Game: its size, komi, moves and result (RE only once the
-    game is over). Game does not keep its setup stones: the caller passes them. Resignations
-    are not moves: they show in RE."""
-    moves = [(int(color), int(move)) for color, move in game.moves if move >= 0]
-    result = game.result_string() if game.is_over() else ""
-    # Board keeps komi as a C float: 6.3 comes back as 6.300000190734863, hence the rounding.
-    komi = round(float(game.komi), 4)
-    return SgfGame(size=game.size, komi=komi, rules=rules, black_player=black_player,
-                   white_player=white_player, result=result, date=date, handicap=handicap,
-                   setup_black=list(setup_black), setup_white=list(setup_white),
-                   moves=moves, comments=dict(comments or {}))

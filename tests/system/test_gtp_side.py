@@ -13,17 +13,13 @@ from fastgo.board import BLACK
 from selfplay_workers.gtp_side import GtpEngineError, GtpSide, parse_gtp_spec
 from selfplay_workers.match import play_match
 from selfplay_workers.players import make_player
-from conftest import gnugo_path
 
-FAKE = str(Path(__file__).resolve().parents[2] / "fake_engines" / "fake_gtp.py")
+FAKE = str(Path(__file__).resolve().parents[1] / "fake_engines" / "fake_gtp.py")
 GAMES = 4
 
 
 def fake(mode, **options):
     return GtpSide([sys.executable, FAKE, mode], name=f"fake-{mode}", **options)
-
-
-GNUGO = gnugo_path()
 
 
 @pytest.mark.parametrize("mode, reason, restarts", [
@@ -105,9 +101,8 @@ def test_interleaved_games_reach_the_engine_intact():
 
 
 @pytest.mark.gnugo
-@pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed (apt-get install gnugo)")
-def test_gnugo_games_run_through():
-    side = GtpSide([GNUGO, "--mode", "gtp", "--level", "1"])
+def test_gnugo_games_run_through(gnugo_path):
+    side = GtpSide([gnugo_path, "--mode", "gtp", "--level", "1"])
     try:
         result = play_match(make_player("random", seed=2), side, 2, size=9, keep_records=True)
     finally:

@@ -1,46 +1,16 @@
-"""One TOML config file per run, read with the standard library into frozen dataclasses.
+"""The sections of a run's config, one frozen dataclass each, and `Config`, one field per section.
 
-Every role (server, workers, trainer, cluster) reads the same file through `load_config`. A
-section is a frozen dataclass; `Config` holds one field per section. To add a section, write its
-dataclass (fields with defaults, constraints in `setting(...)`, cross-field rules in `check()`)
-and add a field to `Config`: the loader is generic. An unknown key, a wrong type or an
-impossible value raises `ConfigError` naming the file and the dotted key. Stdlib only.
+To add a section, write its dataclass (fields with defaults, constraints in `setting(...)`,
+cross-field rules in `check()`) and add a field to `Config`: the loader is generic. Stdlib only.
 """
 from __future__ import annotations
 
-import dataclasses
 import re
-import tomllib
-import types
-import typing
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-
-class ConfigError(ValueError):
-    """A config that cannot be used; the message names the source and the key."""
-
-
-def setting(default, *, min=None, max=None, pattern=None, doc=""):
-    """A dataclass field with a default and the bounds the loader enforces.
-
-    min/max bound numbers (inclusive; each element of a tuple); pattern is a regular
-    expression a string must match in full.
-    """
-    metadata = {"min": min, "max": max, "pattern": pattern, "doc": doc}
-    if isinstance(default, (list, dict, set)):
-        raise TypeError("use a tuple or a default_factory for mutable defaults")
-    return field(default=default, metadata=metadata)
-
-
-def mapping_setting(default=None, *, doc=""):
-    """A dataclass field holding a str -> value table (a TOML table)."""
-    default = dict(default or {})
-    return field(default_factory=lambda: dict(default), metadata={"doc": doc})
-
-
-# ----------------------------------------------------------------------------------------------
-# Sections
+from fastgo.config.endpoints import check_bind
+from fastgo.config.fields import ConfigError, mapping_setting, parse_section, setting
 
 MODEL_NAME = re.compile(r"b(\d+)c(\d+)")
 ENCODING_PLANES = {"alphazero": 17, "liberty": 11}
@@ -96,9 +66,12 @@ class ServerConfig:
     max_checkpoint_bytes: int = setting(256 << 20, min=1 << 10, max=1 << 34,
                                         doc="largest checkpoint a reload message may carry")
     device: Literal["auto", "cpu", "cuda"] = setting("auto")
-    backend: Literal["torch", "onnx", "auto"] = setting(
-        "torch", doc="onnx = ONNX Runtime on the CPU (optional packages onnxruntime and onnx); "
-                     "auto = onnx on the CPU when those are installed, else torch")
+    backend: Literal["auto", "torch", "onnx", "torch-fp32", "torch-bf16", "onnx-fp32", "onnx-int8",
+                     "openvino-f32", "openvino-bf16", "openvino-int8"] = setting(
+        "torch", doc="CPU inference backend: auto = time every available one at max_batch and serve "
+                     "the fastest that agrees with fp32 (cached per machine and network shape); "
+                     "torch = torch-fp32, onnx = onnx-fp32 (ONNX Runtime); bf16 where the CPU has "
+                     "bf16 instructions, int8 where it has VNNI. CUDA runs torch")
     precision: Literal["auto", "fp32", "bf16", "fp16"] = setting(
         "auto", doc="autocast dtype on CUDA (auto = bf16 where supported); CPU runs fp32")
     threads: int = setting(1, min=0, max=1024, doc="intra-op threads on CPU (torch or ONNX Runtime); "
@@ -118,8 +91,8 @@ class ServerConfig:
     canary_max_abs_logit: float = setting(1e4, min=1.0, doc="canary refuses a model beyond this")
     log_file: str = setting("", doc="log file; empty = stderr only")
     curve_secret_key_file: str = setting(
-        "", doc="file with the server's Z85 CURVE secret key (fastgo serve --make-curve-key); "
-                "clients then need the matching public key")
+        "", doc="the server's CURVE secret key file (fastgo keys new); clients then need "
+                "the matching public key")
     allow_insecure_remote: bool = setting(False, doc="bind a non-loopback address without CURVE")
     curve_allowed: tuple[str, ...] = setting(
         (), doc="client public keys allowed with CURVE: key files (NAME.key), folders of *.key "
@@ -139,72 +112,12 @@ class ServerConfig:
         for name in self.checkpoints:
             if name not in self.slots:
                 raise ConfigError(f"checkpoints.{name}: no such slot (slots = {list(self.slots)})")
-        if self.backend == "onnx" and self.device == "cuda":
-            raise ConfigError("backend: 'onnx' runs on the CPU; use device = \"cpu\"")
+        if self.backend not in ("auto", "torch", "torch-fp32") and self.device == "cuda":
+            raise ConfigError(f"backend: {self.backend!r} runs on the CPU; use device = \"cpu\"")
         for size in self.graph_batches:
             if size < 1:
                 raise ConfigError(f"graph_batches: batch size {size} must be >= 1")
 
-
-def endpoint_problem(endpoint: str) -> str:
-    """What is wrong with a ZeroMQ bind address, or "" when it is usable: tcp://HOST:PORT
-    (PORT 1..65535 or *), ipc://PATH, inproc://NAME."""
-    scheme, sep, rest = endpoint.partition("://")
-    if not sep or scheme not in ("tcp", "ipc", "inproc"):
-        return "expected tcp://HOST:PORT, ipc://PATH or inproc://NAME"
-    if scheme != "tcp":
-        if not rest or "\x00" in rest:
-            return f"{scheme}:// needs a name"
-        if scheme == "ipc" and len(rest.encode()) > 107:
-            return "ipc path longer than 107 bytes (the limit of a Unix socket address)"
-        return ""
-    host, sep, port = rest.rpartition(":")
-    if not sep or not host:
-        return "expected tcp://HOST:PORT (a port number, or * for any free port)"
-    if port != "*" and not (port.isascii() and port.isdigit() and len(port) <= 5
-                            and 1 <= int(port) <= 65535):
-        return f"port {port[:20]!r} is not in 1..65535 (or *)"
-    if host.startswith("["):
-        if not host.endswith("]") or len(host) < 3:
-            return f"IPv6 host {host[:60]!r} needs its closing ']'"
-    elif not re.fullmatch(r"[A-Za-z0-9_.*-]{1,253}", host):
-        return f"host {host[:60]!r} is not a host name or address"
-    return ""
-
-
-def check_bind(section):
-    """A bind endpoint with its CURVE settings (the server's, the recorder's): ConfigError
-    naming the key when the address is malformed or a non-loopback bind lacks keys."""
-    problem = endpoint_problem(section.endpoint)
-    if problem:
-        raise ConfigError(f"endpoint: {section.endpoint!r}: {problem}")
-    curve_problem = remote_curve_problem(section.endpoint, section.curve_secret_key_file,
-                                         section.curve_allowed, section.allow_insecure_remote)
-    if curve_problem:
-        raise ConfigError(curve_problem)
-
-
-def remote_curve_problem(endpoint, secret_key_file, allowed, allow_insecure) -> str:
-    """What a bind endpoint's CURVE settings lack, or "": a non-loopback endpoint needs a secret
-    key and a list of allowed client keys (ironhouse), unless allow_insecure_remote is set."""
-    if is_loopback(endpoint) or allow_insecure:
-        return ""
-    if not secret_key_file:
-        return (f"endpoint: {endpoint!r} is not loopback; set curve_secret_key_file (CURVE) "
-                f"(or allow_insecure_remote = true on a trusted network)")
-    if not allowed:
-        return (f"curve_allowed: endpoint {endpoint!r} is not loopback; list the client public "
-                f"keys (files, folders of *.key files or Z85 keys) allowed to connect")
-    return ""
-
-
-def is_loopback(endpoint: str) -> bool:
-    """True for ipc://, inproc:// and tcp:// on 127.x, localhost or ::1."""
-    scheme, _, rest = endpoint.partition("://")
-    if scheme != "tcp":
-        return True
-    host = rest.rsplit(":", 1)[0].strip("[]")
-    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 @dataclass(frozen=True)
@@ -432,192 +345,3 @@ class Config:
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     recorder: RecorderConfig = field(default_factory=RecorderConfig)
-
-
-# ----------------------------------------------------------------------------------------------
-# The generic loader
-
-MAX_CONFIG_BYTES = 1 << 20     # a config file larger than this is refused unread
-MAX_TOML_DEPTH = 32            # arrays and tables nested deeper are refused before parsing
-
-
-from fastgo.files import read_bounded as read_regular_file  # noqa: E402  (the config's reader)
-
-
-def _toml_depth_ok(text: str, limit: int) -> bool:
-    """False when brackets or braces outside strings and comments nest deeper than `limit`
-    (tomllib recurses once per level: a few thousand levels end in RecursionError). Linear."""
-    depth, i, n = 0, 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch in "[{":
-            depth += 1
-            if depth > limit:
-                return False
-        elif ch in "]}":
-            depth = max(0, depth - 1)
-        elif ch == "#":
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-        elif ch in "\"'":
-            quote = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else ch
-            j = i + len(quote)
-            while True:
-                j = text.find(quote, j)
-                if j < 0:
-                    return True          # unclosed string: tomllib reports it
-                if quote[0] == '"' and _escaped(text, j):
-                    j += 1
-                    continue
-                break
-            i = j + len(quote)
-            continue
-        i += 1
-    return True
-
-
-def _escaped(text, at):
-    backslashes = 0
-    while at - backslashes - 1 >= 0 and text[at - backslashes - 1] == "\\":
-        backslashes += 1
-    return backslashes % 2 == 1
-
-
-def load_config(path, cls=Config):
-    """Read a TOML file into `cls` (a frozen dataclass of sections)."""
-    """Read a TOML file into `cls` (a frozen dataclass of sections). The file must be a regular
-    file of UTF-8 text, at most MAX_CONFIG_BYTES, nested at most MAX_TOML_DEPTH deep; anything
-    else is a ConfigError naming the file. Time linear in the file."""
-    path = str(path)
-    try:
-        data = read_regular_file(path, MAX_CONFIG_BYTES)
-    except OSError as err:
-        reason = err.strerror or str(err)
-        raise ConfigError(f"{path}: cannot read config: {reason}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {err.start})") from None
-    return loads_config(text, cls, source=path)
-
-
-def loads_config(text: str, cls=Config, source="<string>"):
-    """A config from TOML text; the same limits as load_config (size in characters)."""
-    if len(text) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{source}: config larger than {MAX_CONFIG_BYTES} characters")
-    if not _toml_depth_ok(text, MAX_TOML_DEPTH):
-        raise ConfigError(f"{source}: arrays or tables nested deeper than {MAX_TOML_DEPTH}")
-    try:
-        table = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{source}: not valid TOML: {err}") from None
-    except RecursionError:
-        raise ConfigError(f"{source}: arrays or tables nested too deep") from None
-    return parse_section(cls, table, source=source)
-
-
-def parse_section(cls, table, *, source="<dict>", prefix=""):
-    """Build dataclass `cls` from a dict, checking keys, types and bounds; `prefix` names the
-    section in messages (e.g. 'server')."""
-    def where(key):
-        return f"{prefix}.{key}" if prefix else key
-
-    if not isinstance(table, dict):
-        raise ConfigError(f"{source}: {prefix or 'config'}: expected a table, got {_kind(table)}")
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(table) - set(fields))
-    if unknown:
-        raise ConfigError(f"{source}: unknown key {where(unknown[0])!r} "
-                          f"(known: {', '.join(sorted(fields))}); a typo?")
-    values = {}
-    for name, value in table.items():
-        values[name] = _convert(hints[name], value, fields[name], source, where(name))
-    try:
-        obj = cls(**values)
-        check = getattr(obj, "check", None)
-        if check is not None:
-            check()
-    except ConfigError as err:
-        raise ConfigError(f"{source}: {prefix + '.' if prefix else ''}{err}") from None
-    return obj
-
-
-def to_dict(obj) -> dict:
-    """A config dataclass as plain TOML-able data (tuples become lists)."""
-    out = {}
-    for f in dataclasses.fields(obj):
-        value = getattr(obj, f.name)
-        if dataclasses.is_dataclass(value):
-            value = to_dict(value)
-        elif isinstance(value, tuple):
-            value = list(value)
-        elif isinstance(value, dict):
-            value = dict(value)
-        out[f.name] = value
-    return out
-
-
-def _kind(value):
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-            list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
-
-
-def _convert(hint, value, fld, source, key):
-    def fail(expected):
-        raise ConfigError(f"{source}: {key}: expected {expected}, got {_kind(value)} {value!r}")
-
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if dataclasses.is_dataclass(hint):
-        return parse_section(hint, value, source=source, prefix=key)
-    if origin is Literal:
-        if value not in args:
-            raise ConfigError(f"{source}: {key}: must be one of {list(args)}, got {value!r}")
-        return value
-    if origin in (typing.Union, types.UnionType):
-        options = [a for a in args if a is not type(None)]
-        for option in options:
-            try:
-                return _convert(option, value, fld, source, key)
-            except ConfigError:
-                continue
-        fail(" or ".join(getattr(o, "__name__", str(o)) for o in options))
-    if origin is tuple:
-        if not isinstance(value, list):
-            fail("an array")
-        inner = args[0] if args else Any
-        return tuple(_convert(inner, item, fld, source, f"{key}[{i}]") for i, item in enumerate(value))
-    if origin is dict:
-        if not isinstance(value, dict):
-            fail("a table")
-        inner = args[1] if len(args) == 2 else Any
-        return {k: _convert(inner, v, fld, source, f"{key}.{k}") for k, v in value.items()}
-    if hint is Any:
-        return value
-    if hint is bool:
-        if not isinstance(value, bool):
-            fail("true or false")
-    elif hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            fail("an integer")
-    elif hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            fail("a number")
-        value = float(value)
-        if value != value:
-            fail("a number, not nan")
-    elif hint is str:
-        if not isinstance(value, str):
-            fail("a string")
-    else:
-        raise TypeError(f"config type {hint!r} of {key} is not supported by the loader")
-    meta = fld.metadata or {}
-    low, high, pattern = meta.get("min"), meta.get("max"), meta.get("pattern")
-    if low is not None and value < low:
-        raise ConfigError(f"{source}: {key}: must be >= {low}, got {value!r}")
-    if high is not None and value > high:
-        raise ConfigError(f"{source}: {key}: must be <= {high}, got {value!r}")
-    if pattern is not None and not re.fullmatch(pattern, value):
-        raise ConfigError(f"{source}: {key}: {value!r} does not match {pattern!r}")
-    return value

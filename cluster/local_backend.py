@@ -1,0 +1,168 @@
+"""The local backend of `fastgo cluster`: every role (server, trainer, W workers, evaluator) is a
+child process on this machine with its own log in RUN/logs. A child that exits is restarted with
+back-off; one whose heartbeat (RUN/logs/ROLE.status.json; the server answers a stats request
+instead) is older than cluster.stuck_seconds is stuck, whether busy or stopped, and is killed and
+restarted. Never imports ray.
+"""
+from __future__ import annotations
+
+import signal
+import time
+
+from cluster.child import RoleChild
+from cluster.process import SERVE_READY, RoleStartError
+from cluster.restarts import REFUSED, STARTUP_S, Backoff, RestartPolicy
+from cluster.roles import role_argv, role_specs
+from cluster.status import read_ratings, server_rates, status_line, summary_text
+
+
+class LocalRole:
+    """One role under the local backend: its spec, its fixed argv, its process, its back-off."""
+
+    def __init__(self, spec, argv, run_dir):
+        self.spec = spec
+        self.role = spec.name
+        self.argv = argv
+        self.child = RoleChild(spec.name, run_dir, spec.heartbeat)
+        self.backoff = Backoff()
+        self.log_path = self.child.log_path
+        self.out_path = self.child.out_path
+
+
+class LocalCluster:
+    """The roles of one run as child processes here; the interface supervisor.supervise drives
+    (start_all, supervise_once, status, shutdown, summary, close)."""
+
+    def __init__(self, config, config_path, run_dir, workers, evaluate, log, *, overrides=()):
+        self.config = config
+        self.cc = config.cluster
+        self.config_path = config_path
+        self.run_dir = run_dir
+        self.log = log
+        self.policy = RestartPolicy(self.cc, log)
+        self.endpoint = config.server.endpoint
+        self.children = [LocalRole(spec, role_argv(spec, config, config_path, run_dir,
+                                                   endpoint=self.endpoint, overrides=overrides),
+                                   run_dir)
+                         for spec in role_specs(self.cc, workers, evaluate, recorder=False)]
+        self.server, self.trainer = self.children[0], self.children[1]
+        self.workers = [c for c in self.children if c.spec.kind == "selfplay"]
+        self.evaluator = next((c for c in self.children if c.spec.kind == "evaluate"), None)
+        self.where = "this machine"
+        self.stop_reason = None
+        self.failed = None
+        self.fail_code = 1             # the exit status after a failure (REFUSED: bad settings)
+        self.started = time.monotonic()
+        self.should_stop = lambda: False
+        self._last_stats = None
+
+    def server_stats(self, timeout_s=1.0):
+        """The stats of OUR server (the process answering on the endpoint must be our child),
+        or None."""
+        return self.server.child.server_stats(self.endpoint, timeout_s)
+
+    def restarts(self):
+        return RestartPolicy.counts(self.children)
+
+    def _restart(self, role, why):
+        failed = self.policy.restart(role, why)
+        if failed:
+            self.failed = failed
+
+    # -- supervision ----------------------------------------------------------------------------
+
+    def start_all(self):
+        """The server first (its ready line, then its answer to a stats request), then the
+        others; RuntimeError when the server does not start."""
+        server = self.server.child
+        try:
+            server.start(self.server.argv, ready=SERVE_READY, ready_timeout_s=STARTUP_S)
+        except RoleStartError as err:
+            if err.code == REFUSED:
+                self.fail_code = REFUSED
+            raise RuntimeError(f"the server did not start: {err.last_line} "
+                               f"(see {self.server.out_path})") from None
+        deadline = time.monotonic() + STARTUP_S
+        while self.server_stats() is None:
+            if not server.alive() or time.monotonic() > deadline:
+                if server.process.poll() == REFUSED:
+                    self.fail_code = REFUSED
+                raise RuntimeError(f"the server did not start: {server.last_line()} "
+                                   f"(see {self.server.out_path})")
+            time.sleep(0.2)
+        for role in self.children[1:]:
+            role.child.start(role.argv)
+        for role in self.children:
+            print(f"fastgo cluster: {role.role:<12} pid {role.child.pid:<7} log {role.log_path}",
+                  flush=True)
+
+    def supervise_once(self):
+        now = time.monotonic()
+        for role in self.children:
+            child = role.child
+            if child.process is None:
+                if now >= role.backoff.next_start:
+                    child.start(role.argv)
+                continue
+            code = child.poll()
+            if code is not None:
+                if code == REFUSED:
+                    self.fail_code = REFUSED
+                    self.failed = RestartPolicy.refused(role, child.last_line())
+                    return
+                self._restart(role, f"exited with status {code}")
+                continue
+            if role is self.server and now - child.ping.last_ok > 2.0:
+                self.server_stats(timeout_s=0.5)
+            _, last, beaten = child.progress()
+            idle = now - last
+            if self.policy.stuck(idle, beaten):
+                child.kill()
+                self._restart(role, f"made no progress for {idle:.0f} s (stuck or stopped); killed")
+            elif child.alive():
+                self.policy.healthy(role.backoff, child.started, now)
+
+    def shutdown(self):
+        """Workers (they close their shards), evaluator, trainer (it writes its checkpoint),
+        server, in that order; the whole within cluster.shutdown_s, SIGKILL for what is left."""
+        deadline = time.monotonic() + self.cc.shutdown_s - 0.5
+        groups = [self.workers, [self.evaluator] if self.evaluator else [], [self.trainer], [self.server]]
+        shares = [0.25, 0.1, 0.45, 0.2]
+        for group, share in zip(groups, shares):
+            for role in group:
+                role.child.signal(signal.SIGTERM)
+            group_deadline = min(deadline, time.monotonic() + share * self.cc.shutdown_s)
+            for role in group:
+                role.child.wait(group_deadline - time.monotonic())
+        for role in self.children:
+            if role.child.alive():
+                self.log(f"{role.role} did not stop in time; killed")
+                role.child.kill()
+        self.server.child.close()
+
+    # -- the status line ------------------------------------------------------------------------
+
+    def status(self):
+        from fastgo.rundir import read_status
+        elapsed = time.monotonic() - self.started
+        train, _ = read_status(self.run_dir, "train")
+        moves = 0.0
+        for worker in self.workers:
+            data, _ = read_status(self.run_dir, worker.spec.heartbeat)
+            if data and worker.child.alive():
+                moves += float(data.get("moves_per_s", 0.0))
+        stats = self.server_stats(timeout_s=0.5)
+        evals, fill = server_rates(stats, self._last_stats)
+        if stats:
+            self._last_stats = (stats, time.monotonic())
+        return status_line(elapsed, train or {}, moves, evals, fill, read_ratings(self.run_dir.root),
+                           self.restarts())
+
+    def summary(self):
+        from fastgo.rundir import read_status
+        train, _ = read_status(self.run_dir, "train")
+        return summary_text(time.monotonic() - self.started, self.stop_reason, train or {},
+                            self.restarts(), read_ratings(self.run_dir.root), self.run_dir)
+
+    def close(self):
+        """Nothing is held once the roles are stopped."""

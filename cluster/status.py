@@ -1,0 +1,87 @@
+"""The status line and the closing summary of `fastgo cluster`, the same for both backends, from
+the trainer's heartbeat, the workers' moves/s, the server's counters and the evaluator's
+ratings.json."""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+MAX_JSON_BYTES = 1 << 20           # a status or ratings file read for the status line
+
+
+def read_json(path):
+    """The dict in a JSON file of at most MAX_JSON_BYTES, or None."""
+    from fastgo.files import read_bounded
+    try:
+        value = json.loads(read_bounded(path, MAX_JSON_BYTES))
+        return value if isinstance(value, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def read_ratings(root):
+    """The evaluator's ratings.json of a run directory, or None."""
+    return read_json(os.path.join(root, "ratings.json"))
+
+
+def server_rates(stats, last):
+    """(NN evals/s, mean batch fill) between the server stats `last` = (stats, monotonic time)
+    and `stats` (now); zeros without both."""
+    if not stats or not last:
+        return 0.0, 0.0
+    prev, t_prev = last
+    dt = max(1e-6, time.monotonic() - t_prev)
+    dp = stats["positions"] - prev["positions"]
+    db = stats["batches"] - prev["batches"]
+    return dp / dt, dp / max(1, db) / max(1, stats["max_batch"])
+
+
+def clock(seconds):
+    """H:MM:SS."""
+    seconds = int(seconds)
+    return f"{seconds // 3600:d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def _restart_text(restarts):
+    total = sum(restarts.values())
+    return f"{total} (" + ", ".join(f"{role} {n}" for role, n in sorted(restarts.items())) + ")"
+
+
+def status_line(elapsed, train, moves, evals, fill, ratings, restarts):
+    """One status line: train is the trainer's status, ratings the evaluator's ratings.json
+    (or None), restarts {role: count}."""
+    elo = "-"
+    try:
+        latest = ratings["latest"]
+        elo = f"{latest['elo']:.0f} ({latest['player']})"
+    except (KeyError, TypeError, ValueError):
+        pass
+    loss = train.get("loss")
+    latest = train.get("latest")
+    return (f"{clock(elapsed)}  games {train.get('games', 0)}  moves/s {moves:.0f}  "
+            f"evals/s {evals:.0f}  fill {fill:.2f}  step {train.get('step', 0)}  "
+            f"loss {loss if loss is not None else '-'}  ckpt {'-' if latest is None else latest}  "
+            f"Elo {elo}" + (f"  restarts {_restart_text(restarts)}" if restarts else ""))
+
+
+def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir):
+    """The lines printed when the cluster has stopped."""
+    lines = [f"fastgo cluster: stopped after {clock(elapsed)}"
+             + (f" ({stop_reason})" if stop_reason else ""),
+             f"  self-play games {train.get('games', 0)}, training steps {train.get('step', 0)}, "
+             f"restarts {_restart_text(restarts) if restarts else 0}"]
+    try:
+        latest = ratings["latest"]
+        lines.append(f"  {latest['player']}: Elo {latest['elo']:.0f} "
+                     f"({latest['elo_low']:.0f}..{latest['elo_high']:.0f}); last results: "
+                     + ", ".join(latest["results"]))
+        for name, value in sorted(ratings["ratings"].items(), key=lambda kv: -kv[1][0]):
+            if not name.startswith("ckpt-"):
+                lines.append(f"  reference {name}: Elo {value[0]:.0f}")
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        lines.append("  no evaluation yet")
+    root = run_dir.root
+    lines.append(f"  curve {os.path.join(root, 'curve.png')}, SGFs {run_dir.sgf}, "
+                 f"checkpoint {run_dir.latest}")
+    return "\n".join(lines)

@@ -1,0 +1,22 @@
+"""One TOML config file per run, read with the standard library into frozen dataclasses.
+
+Every role (server, workers, trainer, cluster) reads the same file through `load_config`; an
+unknown key, a wrong type or an impossible value raises `ConfigError` naming the file (or
+--set) and the dotted key. Modules, in dependency order: fields (setting(), parse_section,
+to_dict), endpoints (bind addresses and their CURVE policy), schema (the sections and Config),
+loader (files, --set overrides, shipped configs by name). Stdlib only.
+"""
+from fastgo.config.endpoints import check_bind, endpoint_problem, is_loopback, remote_curve_problem
+from fastgo.config.fields import ConfigError, mapping_setting, parse_section, setting, to_dict
+from fastgo.config.loader import (MAX_CONFIG_BYTES, MAX_TOML_DEPTH, apply_overrides, load_config,
+                                  loads_config, resolve_config, shipped_configs)
+from fastgo.config.schema import (ENCODING_PLANES, MODEL_NAME, ClusterConfig, Config, ModelConfig,
+                                  RecorderConfig, SelfplayConfig, ServerConfig, TrainerConfig)
+
+__all__ = [
+    "ENCODING_PLANES", "MAX_CONFIG_BYTES", "MAX_TOML_DEPTH", "MODEL_NAME", "ClusterConfig",
+    "Config", "ConfigError", "ModelConfig", "RecorderConfig", "SelfplayConfig", "ServerConfig",
+    "TrainerConfig", "apply_overrides", "check_bind", "endpoint_problem", "is_loopback",
+    "load_config", "loads_config", "mapping_setting", "parse_section", "remote_curve_problem",
+    "resolve_config", "setting", "shipped_configs", "to_dict",
+]

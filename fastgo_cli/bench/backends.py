@@ -1,0 +1,132 @@
+"""`fastgo bench backends`: every available CPU backend's evaluations per second on one network at
+one batch, side by side in one run, each with its share of the core's fp32 peak (a large fp32
+matrix product timed in the same run) and its agreement with torch fp32; and what `auto` picks.
+
+JSON: {"batch": B, "threads": T, "model": "b4c32", "board_size": 9, "gflop_per_eval": x,
+       "fp32_peak_gflops": x, "evals_per_s": {name: x}, "peak_share": {name: x},
+       "agreement": {name: {"top1": x, "value_mae": x, "max_logit_err": x}}, "auto": name,
+       "refused": {name: reason}}
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+
+def add_arguments(parser):
+    parser.add_argument("--config", help="TOML config (name or path); its [model] section is used")
+    parser.add_argument("--checkpoint", help="a checkpoint to measure instead of a fresh network")
+    parser.add_argument("--batch", type=int, default=0, help="batch size (default: server.max_batch)")
+    parser.add_argument("--threads", type=int, default=0, help="threads (default: server.threads)")
+    parser.add_argument("--seconds", type=float, default=2.0, help="timed window per backend")
+    parser.add_argument("--backends", default="", help="comma-separated subset (default: all available)")
+    parser.add_argument("--json", help="write the results here")
+
+
+def gflop_per_eval(net) -> float:
+    """Multiply-adds x 2 of one position's forward pass (convolutions and linear layers)."""
+    import torch
+
+    total = [0]
+
+    def conv(module, inputs, output):
+        k = module.kernel_size[0] * module.kernel_size[1]
+        total[0] += 2 * output.numel() * k * module.in_channels // module.groups
+
+    def linear(module, inputs, output):
+        total[0] += 2 * output.numel() * module.in_features
+
+    hooks = []
+    for module in net.modules():
+        if isinstance(module, torch.nn.Conv2d):
+            hooks.append(module.register_forward_hook(conv))
+        elif isinstance(module, torch.nn.Linear):
+            hooks.append(module.register_forward_hook(linear))
+    n = net.config.board_size
+    with torch.inference_mode():
+        net(torch.zeros(1, net.config.planes, n, n))
+    for hook in hooks:
+        hook.remove()
+    return total[0] / 1e9
+
+
+def fp32_peak_gflops(seconds: float = 1.0) -> float:
+    """GFLOP/s of a 512x512 fp32 matrix product on the current torch threads (median)."""
+    import numpy as np
+    import torch
+
+    a, b = torch.randn(512, 512), torch.randn(512, 512)
+    for _ in range(3):
+        torch.mm(a, b)
+    rates, end = [], time.perf_counter() + seconds
+    while time.perf_counter() < end or len(rates) < 3:
+        t0 = time.perf_counter()
+        torch.mm(a, b)
+        rates.append(2 * 512 ** 3 / (time.perf_counter() - t0) / 1e9)
+    return float(np.median(rates))
+
+
+def run(args) -> int:
+    import torch
+
+    from fastgo.config import Config, ConfigError, load_config
+    from inference_server.backend_choice import format_table, measure_backends, pick
+    from inference_server.backends import available_backends
+    from inference_server.model import build_model, fuse_for_inference
+
+    try:
+        config = load_config(_config_path(args.config)) if args.config else Config()
+    except ConfigError as err:
+        print(f"fastgo bench backends: {err}", file=sys.stderr)
+        return 2
+    if args.checkpoint:
+        from inference_server.checkpoint import load_checkpoint
+
+        model = load_checkpoint(args.checkpoint).model
+    else:
+        model = build_model(config.model, seed=0)
+    batch = args.batch or config.server.max_batch
+    threads = args.threads or config.server.threads or 1
+    if not 1 <= batch <= 4096 or not 1 <= threads <= 1024 or not 0 < args.seconds <= 600:
+        print("fastgo bench backends: --batch must be 1..4096, --threads 1..1024, "
+              "--seconds in (0, 600]", file=sys.stderr)
+        return 2
+    names = [s.strip() for s in args.backends.split(",") if s.strip()] or available_backends()
+    torch.set_num_threads(threads)
+    net = fuse_for_inference(model)
+    flop = gflop_per_eval(net)
+    peak = fp32_peak_gflops()
+    print(f"fastgo bench backends: {model.config.name} {model.config.board_size}x"
+          f"{model.config.board_size}, batch {batch}, {threads} thread(s), {args.seconds:g} s each; "
+          f"fp32 peak {peak:.1f} GFLOP/s, {flop * 1e3:.2f} MFLOP per evaluation", file=sys.stderr)
+    table = measure_backends(net, batch=batch, threads=threads, names=names, seconds=args.seconds)
+    choice = pick(table)
+    print(format_table(table))
+    print(f"  auto: {choice}")
+    good = {name: row for name, row in table.items() if "error" not in row}
+    result = {"batch": batch, "threads": threads, "model": model.config.name,
+              "board_size": model.config.board_size, "gflop_per_eval": flop,
+              "fp32_peak_gflops": round(peak, 2),
+              "evals_per_s": {name: row["evals_per_s"] for name, row in good.items()},
+              "peak_share": {name: round(row["evals_per_s"] * flop / peak, 3) for name, row in good.items()},
+              "agreement": {name: {k: row[k] for k in ("top1", "value_mae", "max_logit_err")}
+                            for name, row in good.items()},
+              "auto": choice,
+              "refused": {name: row.get("error", "outside the agreement bounds")
+                          for name, row in table.items() if not row.get("ok")}}
+    for name, share in result["peak_share"].items():
+        print(f"  {name:<15} {share:6.1%} of the fp32 peak")
+    if args.json:
+        from fastgo.files import atomic_write_text
+
+        atomic_write_text(args.json, json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+def _config_path(name):
+    try:
+        from fastgo.config import resolve_config
+    except ImportError:
+        return name
+    return resolve_config(name)

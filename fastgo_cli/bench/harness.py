@@ -1,0 +1,142 @@
+"""What the benches of the served loop share: the raw batched forward they are measured against,
+a server and self-play workers started as role processes (cluster.process), the stats line a
+worker prints at its end, and the JSON result file."""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import tempfile
+import time
+from types import SimpleNamespace
+
+from cluster.process import RoleProcess, ServerProcess, write_toml
+
+SERVER_START_S = 120.0            # a bench's server may take this long to its ready line
+WORKER_GRACE_S = 120.0            # a worker may end this long after its --seconds
+STATS_PREFIX = "fastgo selfplay: stats "
+
+
+def measure_raw(runner, planes, seconds):
+    """(positions, elapsed seconds) of back-to-back forward passes of `planes` [B, P, N, N]
+    through `runner` for about `seconds`, after one untimed pass."""
+    runner.forward(planes)
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        runner.forward(planes)
+        count += 1
+    return count * planes.shape[0], time.perf_counter() - start
+
+
+def random_planes(rng, batch, model):
+    """uint8 planes [batch, model.planes, N, N], each 1 with probability 0.3."""
+    import numpy as np
+    shape = (batch, model.planes, model.board_size, model.board_size)
+    return (rng.random(shape) < 0.3).astype(np.uint8)
+
+
+def start_server(config_path, log_path):
+    """`python -m inference_server.server --config CONFIG` once it is ready (its endpoint in
+    `.endpoint`), with this process's environment (its threads are the config's)."""
+    return ServerProcess(config_path, log_path=str(log_path), start_timeout_s=SERVER_START_S,
+                         env={}).start()
+
+
+@contextlib.contextmanager
+def served_loop(config, prefix, trainer=None):
+    """A temporary folder, the bench's config in it (the config's model, selfplay and trainer
+    sections, `trainer` replacing the latter; its server on a free loopback port with no
+    checkpoint and no log file), a server running it, and in this process the same network
+    behind the same runner. Yields a namespace: workdir, config_path, endpoint, server (the
+    ServerConfig), net, runner. The server is stopped on the way out."""
+    import torch
+
+    from fastgo.config import to_dict
+    from inference_server.model import build_model
+    from inference_server.slots import make_runner
+
+    server = dataclasses.replace(config.server, endpoint="tcp://127.0.0.1:*", checkpoints={},
+                                 log_file="")
+    if server.threads:
+        torch.set_num_threads(server.threads)
+    net = build_model(config.model, seed=0).eval()
+    runner = make_runner(net, server)
+    with tempfile.TemporaryDirectory(prefix=prefix) as workdir:
+        config_path = write_toml(os.path.join(workdir, "bench.toml"), {
+            "model": to_dict(config.model), "server": to_dict(server),
+            "selfplay": to_dict(config.selfplay), "trainer": to_dict(trainer or config.trainer)})
+        process = start_server(config_path, os.path.join(workdir, "server.log"))
+        try:
+            yield SimpleNamespace(workdir=workdir, config_path=config_path, endpoint=process.endpoint,
+                                  server=server, net=net, runner=runner)
+        finally:
+            process.stop()
+
+
+def worker_argv(args, config_path, run_dir, endpoint, seconds, *extra):
+    """`fastgo selfplay` for `seconds` on run_dir with the bench's --games and --visits."""
+    argv = ["selfplay", "--config", config_path, "--run-dir", run_dir, "--server", endpoint,
+            *extra, "--seconds", repr(seconds), "--quiet"]
+    if args.games:
+        argv += ["--games", str(args.games)]
+    if args.visits:
+        argv += ["--visits", str(args.visits)]
+    return argv
+
+
+def finish_worker(process, timeout_s):
+    """The stats dict a worker prints on its last line (`fastgo selfplay: stats {...}`) once
+    it has ended with status 0; RuntimeError (the worker killed if still running) otherwise."""
+    code = process.wait(timeout_s)
+    if code is None:
+        process.kill()
+        raise RuntimeError(f"worker did not end within {timeout_s:g} s: {process.tail()}")
+    out = process.output()
+    if code != 0:
+        raise RuntimeError(f"worker exited with {code}: {out[-2000:]}")
+    lines = [x for x in out.splitlines() if x.startswith(STATS_PREFIX)]
+    if not lines:
+        raise RuntimeError(f"worker printed no stats line: {out[-2000:]}")
+    return json.loads(lines[-1][len(STATS_PREFIX):])
+
+
+def selfplay_round(args, config_path, endpoint, workdir, round_index):
+    """args.workers worker processes for args.warmup + args.seconds (+1) on a fresh run
+    directory; the server's counters over the measured window (from args.warmup after the
+    first request, for args.seconds) and the workers' own stats: {"seconds", "delta" (positions,
+    batches, forward_s_total, overhead_s_total), "workers", "max_batch", "runner"}."""
+    from inference_server.client import InferenceClient
+
+    total = args.warmup + args.seconds
+    run_dir = os.path.join(workdir, f"run{round_index}")
+    workers = []
+    try:
+        for w in range(args.workers):
+            argv = worker_argv(args, config_path, run_dir, endpoint, total + 1.0, "--worker-id", str(w))
+            out_path = os.path.join(workdir, f"selfplay-r{round_index}-w{w}.out")
+            workers.append(RoleProcess(argv, out_path).start())
+        with InferenceClient(endpoint, timeout_s=30, retries=2) as admin:
+            # the window starts once every worker's requests are flowing, plus the warm-up
+            first = admin.stats()
+            deadline = time.monotonic() + 60
+            while admin.stats()["positions"] == first["positions"] and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(args.warmup)
+            before, t0 = admin.stats(), time.perf_counter()
+            time.sleep(args.seconds)
+            after, t1 = admin.stats(), time.perf_counter()
+        stats = [finish_worker(process, total + WORKER_GRACE_S) for process in workers]
+    finally:
+        for process in workers:
+            process.stop()
+    delta = {k: after[k] - before[k] for k in ("positions", "batches", "forward_s_total", "overhead_s_total")}
+    return {"seconds": t1 - t0, "delta": delta, "workers": stats, "max_batch": after["max_batch"],
+            "runner": after["runner"]}
+
+
+def write_json(path, result):
+    """The result as JSON at `path` (temporary name + rename), when one was asked for."""
+    if path:
+        from fastgo.files import atomic_write_text
+        atomic_write_text(path, json.dumps(result, indent=2) + "\n")

@@ -1,0 +1,86 @@
+"""`fastgo cluster --config C [--duration 15m] [--run-dir runs/NAME] [--backend local|ray]`: the
+whole loop (server, trainer, W self-play workers, evaluator) supervised from one config. Parses
+and checks the options, picks the backend and hands over to cluster.supervisor.supervise."""
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd]?)")
+UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+ADDRESS = re.compile(r"auto|(ray://)?[A-Za-z0-9_.:\[\]-]{1,260}")
+
+
+def parents():
+    from fastgo_cli.parser import config_options, run_dir_options
+    return (config_options(required=False, default="quickstart"),
+            run_dir_options(required=False, help="the run directory (default: runs/<config name>)"))
+
+
+def add_arguments(parser):
+    parser.add_argument("--duration", help="stop by itself after this long: 90s, 15m, 2h (default: run until Ctrl-C)")
+    parser.add_argument("--workers", type=int, help="self-play workers (default: cluster.workers)")
+    parser.add_argument("--no-evaluate", action="store_true", help="run without the evaluator")
+    parser.add_argument("--backend", choices=["local", "ray"],
+                        help="local: child processes here; ray: actors on a Ray cluster "
+                             "(default: cluster.backend)")
+    parser.add_argument("--address", help="ray: the Ray cluster to join (host:port, or auto); "
+                                          "default: start a Ray instance on this machine")
+
+
+def parse_duration(text):
+    """Seconds in 1 s .. 365 days from '90', '90s', '15m', '2h', '1.5d'; ValueError otherwise."""
+    match = DURATION.fullmatch(text.strip().lower()) if len(text) <= 32 else None
+    if not match:
+        raise ValueError(f"--duration {text[:40]!r}: expected a number with s, m, h or d (e.g. 15m)")
+    seconds = float(match.group(1)) * UNITS[match.group(2)]
+    if not 1 <= seconds <= 365 * 86400:
+        raise ValueError(f"--duration {text!r}: must be between 1 s and 365 days")
+    return seconds
+
+
+def run(args) -> int:
+    from cluster.status import clock
+    from cluster.supervisor import cluster_log, supervise
+    from fastgo.config import ConfigError, load_config
+    from fastgo.rundir import open_run_dir
+
+    try:
+        config = load_config(args.config, overrides=args.overrides)
+        duration = parse_duration(args.duration) if args.duration else None
+        workers = config.cluster.workers if args.workers is None else args.workers
+        if not 0 <= workers <= 1024:
+            raise ConfigError(f"--workers: must be in 0..1024, got {workers}")
+        backend = args.backend or config.cluster.backend
+        if args.address is not None and backend != "ray":
+            raise ConfigError("--address: only with --backend ray (or cluster.backend = \"ray\")")
+        if args.address is not None and not ADDRESS.fullmatch(args.address):
+            raise ConfigError(f"--address {args.address[:60]!r}: expected auto or HOST:PORT")
+        name = os.path.splitext(os.path.basename(args.config))[0]
+        run_dir = open_run_dir(args.run_dir or os.path.join("runs", name))
+    except (ConfigError, ValueError, OSError) as err:
+        print(f"fastgo cluster: {err}", file=sys.stderr)
+        return 2
+    tty = sys.stdout.isatty()
+    log = cluster_log(tty)
+    evaluate = config.cluster.evaluate and not args.no_evaluate
+    config_path = os.path.abspath(args.config)
+    if backend == "ray":
+        from cluster.ray_backend import RayCluster, RayUnavailable
+        try:
+            cluster = RayCluster(config, config_path, run_dir, workers, evaluate, log,
+                                 address=args.address, overrides=args.overrides)
+        except RayUnavailable as err:
+            print(f"fastgo cluster: {err}", file=sys.stderr)
+            return 2
+    else:
+        from cluster.local_backend import LocalCluster
+        cluster = LocalCluster(config, config_path, run_dir, workers, evaluate, log,
+                               overrides=args.overrides)
+    print(f"fastgo cluster: {config.model.name} {config.model.board_size}x{config.model.board_size}, "
+          f"{workers} worker(s), run directory {run_dir.root}"
+          + (f", {cluster.where}" if backend == "ray" else "")
+          + (f", stopping after {clock(duration)}" if duration else ", Ctrl-C stops it"), flush=True)
+    return supervise(cluster, duration=duration, tty=tty,
+                     status_every_s=1.0 if tty else config.cluster.status_interval_s)

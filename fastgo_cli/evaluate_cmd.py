@@ -1,0 +1,19 @@
+"""`fastgo evaluate --config C --run-dir DIR [--once] [--quiet]`: the evaluator role of a run
+(cluster.evaluator): new checkpoints against the references, ratings, curve.png."""
+
+
+def parents():
+    from fastgo_cli.parser import config_options, logging_options, run_dir_options
+    return (config_options(sections="[model], [cluster], [selfplay]"),
+            run_dir_options(help="the run directory"), logging_options())
+
+
+def add_arguments(parser):
+    parser.add_argument("--once", action="store_true", help="evaluate what is there, then exit")
+
+
+def run(args) -> int:
+    from cluster.evaluator import run_evaluator
+    from fastgo.process import run_role
+    return run_role("evaluate", lambda: run_evaluator(args.config, args.run_dir, once=args.once,
+                                                      quiet=args.quiet, overrides=args.overrides))

@@ -1,0 +1,180 @@
+"""The one argument parser of the `fastgo` command: every usage error is one line on stderr
+(`fastgo CMD: error: ...`) and exit status 2; parent parsers for the options several commands
+share; hidden aliases for old spellings; `--config NAME|PATH` and `--set SECTION.KEY=VALUE`.
+
+A command module may define `parents()` -> a tuple of the parent parsers below; fastgo_cli.main
+builds `Parser(parents=module.parents())`, calls `module.add_arguments(parser)`, parses, then
+`prepare(parser, args)` before `module.run(args)`. Imports only the standard library (and
+fastgo.config once a parsed command names a config).
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import re
+import sys
+
+# A duration: a positive number with an optional unit (none or s: seconds; m, h, d).
+DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([smhd]?)")
+UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+MAX_DURATION_S = 365 * 86400.0
+MAX_ERROR_CHARS = 500
+
+
+class DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
+    """Help texts end with the default, except where there is none (None, False, [])."""
+
+    def _get_help_string(self, action):
+        if action.default in (None, False, [], argparse.SUPPRESS):
+            return action.help
+        return super()._get_help_string(action)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors: `PROG: error: MESSAGE` on stderr, exit status 2.
+    An unknown option gets the nearest known one suggested."""
+
+    def __init__(self, *args, formatter_class=DefaultsShown, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+
+    def error(self, message):
+        text = " ".join(str(message).split())
+        if len(text) > MAX_ERROR_CHARS:
+            text = text[:MAX_ERROR_CHARS] + "..."
+        sys.stderr.write(f"{self.prog}: error: {text}{self._suggestion(text)}\n")
+        sys.exit(2)
+
+    def _suggestion(self, text):
+        """' (did you mean --visits?)' for the first unknown option close to a visible one."""
+        if not text.startswith("unrecognized arguments:"):
+            return ""
+        known = [option for action in self._actions if action.help is not argparse.SUPPRESS
+                 for option in action.option_strings if option.startswith("--")]
+        for word in text.split(":", 1)[1].split():
+            if word.startswith("--"):
+                close = difflib.get_close_matches(word.split("=", 1)[0], known, n=1, cutoff=0.7)
+                if close:
+                    return f" (did you mean {close[0]}?)"
+        return ""
+
+
+def alias(parser, *spellings, dest, **kwargs):
+    """Old spellings of an option, accepted but hidden from --help (and suggested never). They
+    store into `dest` like the visible option; its default stays the one that counts."""
+    parser.add_argument(*spellings, dest=dest, help=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                        **kwargs)
+
+
+# --- value types ------------------------------------------------------------------------------
+
+def duration(text: str) -> float:
+    """Seconds from '90', '90s', '15m', '2h' or '1.5d'; in (0, 365 days]."""
+    match = DURATION.fullmatch(text.strip().lower()) if len(text) <= 32 else None
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: expected a number of seconds, or a "
+                                         "number with s, m, h or d (e.g. 90s, 15m, 2h)")
+    seconds = float(match.group(1)) * UNITS[match.group(2)]
+    if not 0 < seconds <= MAX_DURATION_S:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be more than 0 s and at most 365 days")
+    return seconds
+
+
+# --- parent parsers ---------------------------------------------------------------------------
+
+def _parent():
+    return Parser(add_help=False)
+
+
+def config_options(*, required=True, default=None, sections=""):
+    """--config NAME|PATH (a shipped config by name, or a TOML file), --set (repeatable) and
+    --print-config. `sections` names what the command reads, e.g. '[model], [trainer]'."""
+    parent = _parent()
+    what = f" ({sections})" if sections else ""
+    parent.add_argument("--config", required=required, default=default, metavar="NAME|PATH",
+                        help=f"a shipped config by name (quickstart, 9x9_cpu, ...) or a TOML "
+                             f"file{what}")
+    parent.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="SECTION.KEY=VALUE",
+                        help="override one config value: a TOML value, or plain text for a "
+                             "string (selfplay.visits=64, server.device=cpu); repeatable; "
+                             "checked like the file")
+    parent.add_argument("--print-config", action="store_true",
+                        help="print the effective config (the file with --set applied) as JSON "
+                             "and exit")
+    return parent
+
+
+def run_dir_options(*, required=True, help="the run directory (created if missing)"):
+    """--run-dir DIR."""
+    parent = _parent()
+    parent.add_argument("--run-dir", required=required, metavar="DIR", help=help)
+    return parent
+
+
+def size_options(*, default=None, dest="size", help="board size, 2..25"):
+    """--size N, with --board and --board-size as hidden aliases."""
+    parent = _parent()
+    parent.add_argument("--size", type=int, default=default, dest=dest, metavar="N", help=help)
+    alias(parent, "--board", "--board-size", dest=dest, type=int)
+    return parent
+
+
+def seed_options(*, default=None, help="random seed"):
+    """--seed N."""
+    parent = _parent()
+    parent.add_argument("--seed", type=int, default=default, metavar="N", help=help)
+    return parent
+
+
+def duration_options(*, help="stop after this long: 90 (seconds), 90s, 15m, 2h"):
+    """--duration D (seconds in `args.seconds`), with --seconds S as a hidden alias."""
+    parent = _parent()
+    parent.add_argument("--duration", type=duration, dest="seconds", metavar="D", help=help)
+    alias(parent, "--seconds", dest="seconds", type=float)
+    return parent
+
+
+def logging_options(*, quiet=True, log_file=None):
+    """--quiet (log to the run directory only) and, when `log_file` is its help text,
+    --log-file FILE."""
+    parent = _parent()
+    if quiet:
+        parent.add_argument("--quiet", action="store_true",
+                            help="log to the run directory only, not to stderr")
+    if log_file:
+        parent.add_argument("--log-file", metavar="FILE", help=log_file)
+    return parent
+
+
+# --- after parsing ----------------------------------------------------------------------------
+
+def prepare(parser, args) -> bool:
+    """Resolves `args.config` (a shipped name or a path) to a path; with --set or --print-config,
+    loads the config with the overrides so that a bad one is a usage error now. Returns True
+    when the command is done (--print-config printed the effective config)."""
+    if not isinstance(getattr(args, "config", None), str):
+        return False
+    from fastgo.config import ConfigError, load_config, resolve_config
+
+    try:
+        args.config = str(resolve_config(args.config))
+    except ConfigError as err:
+        parser.error(str(err))
+    overrides = tuple(getattr(args, "overrides", None) or ())
+    if not overrides and not getattr(args, "print_config", False):
+        return False
+    try:
+        config = load_config(args.config, overrides=overrides)
+    except ConfigError as err:
+        parser.error(str(err))
+    if getattr(args, "print_config", False):
+        from fastgo.config import to_dict
+        try:
+            print(json.dumps(to_dict(config), indent=2), flush=True)
+        except BrokenPipeError:          # `| head`: the reader left; nothing more to say
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return True
+    return False

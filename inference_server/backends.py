@@ -1,0 +1,325 @@
+"""CPU inference backends for one folded, eval-mode network: uint8 planes in, float32 logits and
+values out, one interface for torch (fp32, bf16 autocast), ONNX Runtime (fp32, int8 QDQ) and
+OpenVINO (f32, bf16, int8 from the same QDQ model).
+
+    backend.run(planes) -> (logits, values)
+        planes: np.uint8 [B, P, N, N], C-contiguous; B <= the capacity the caller stages
+        logits: np.float32 [B, N*N + 1]; values: np.float32 [B]
+
+`available_backends()` lists what this machine and install can run (a CPU without bf16 or VNNI
+instructions gets no bf16 or int8 candidate); `build_backend(name, net, ...)` builds one.
+ONNX Runtime and OpenVINO are imported lazily, so a missing package only removes candidates.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import io
+import os
+import tempfile
+import warnings
+from typing import Protocol
+
+import numpy as np
+import torch
+
+TORCH_FP32 = "torch-fp32"
+ALL_BACKENDS = ("torch-fp32", "torch-bf16", "onnx-fp32", "onnx-int8",
+                "openvino-f32", "openvino-bf16", "openvino-int8")
+ONNX_OPSET = 17
+
+
+class Backend(Protocol):
+    name: str
+
+    def run(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+# -- what this machine has ------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def cpu_flags() -> frozenset:
+    """The CPU's feature flags (Linux /proc/cpuinfo); empty where they cannot be read."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def cpu_has_bf16() -> bool:
+    flags = cpu_flags()
+    return bool({"avx512_bf16", "amx_bf16"} & flags)
+
+
+def cpu_has_vnni() -> bool:
+    flags = cpu_flags()
+    return bool({"avx512_vnni", "avx_vnni", "amx_int8"} & flags)
+
+
+def cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()[:120]
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+def _module(name):
+    try:
+        return __import__(name)
+    except Exception:          # an install that cannot load (missing shared library) counts as absent
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def _openvino_capabilities() -> frozenset:
+    ov = _module("openvino")
+    if ov is None:
+        return frozenset()
+    try:
+        return frozenset(ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
+    except Exception:
+        return frozenset()
+
+
+def available_backends() -> list[str]:
+    """The CPU backends this machine and install can run, torch-fp32 first."""
+    names = [TORCH_FP32]
+    if cpu_has_bf16() and torch.backends.mkldnn.is_available():
+        names.append("torch-bf16")
+    onnx_ok = _module("onnx") is not None
+    if onnx_ok and _module("onnxruntime") is not None:
+        names.append("onnx-fp32")
+        if cpu_has_vnni():
+            names.append("onnx-int8")
+    caps = _openvino_capabilities() if onnx_ok else frozenset()
+    if caps:
+        names.append("openvino-f32")
+        if "BF16" in caps:
+            names.append("openvino-bf16")
+        if "INT8" in caps and cpu_has_vnni() and _module("onnxruntime") is not None:
+            names.append("openvino-int8")
+    return names
+
+
+def versions() -> dict:
+    """Versions of the runtimes, for the cache key of an automatic choice."""
+    out = {"torch": torch.__version__}
+    for name in ("onnxruntime", "openvino"):
+        module = _module(name)
+        if module is not None:
+            out[name] = getattr(module, "__version__", "?")
+    return out
+
+
+# -- torch ----------------------------------------------------------------------------------------
+
+class TorchBackend:
+    """The folded network in torch on the CPU, fp32 or under bf16 autocast."""
+
+    def __init__(self, net, *, bf16=False, channels_last=True):
+        self.name = "torch-bf16" if bf16 else TORCH_FP32
+        self.bf16 = bool(bf16)
+        self.channels_last = bool(channels_last)
+        net = net.to("cpu").eval()
+        if self.channels_last:
+            net = net.to(memory_format=torch.channels_last)
+        for p in net.parameters():
+            p.requires_grad_(False)
+        self.net = net
+
+    def run(self, planes):
+        with torch.inference_mode():
+            x = torch.from_numpy(planes).to(torch.float32)
+            if self.channels_last:
+                x = x.contiguous(memory_format=torch.channels_last)
+            if self.bf16:
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    logits, values = self.net(x)
+                logits, values = logits.float(), values.float()
+            else:
+                logits, values = self.net(x)
+        return logits.numpy(), values.numpy().reshape(-1)
+
+
+# -- ONNX -----------------------------------------------------------------------------------------
+
+def export_onnx(net) -> bytes:
+    """The folded eval-mode network as ONNX bytes: input "planes" float32 [B, P, N, N], outputs
+    "logits" [B, M] and "value" [B], batch dimension dynamic."""
+    net = net.to("cpu").to(memory_format=torch.contiguous_format).eval()
+    n = net.config.board_size
+    example = torch.zeros(2, net.config.planes, n, n)
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # the TorchScript exporter is deprecated, still fine
+        torch.onnx.export(net, (example,), buffer, input_names=["planes"],
+                          output_names=["logits", "value"], opset_version=ONNX_OPSET, dynamo=False,
+                          dynamic_axes={"planes": {0: "batch"}, "logits": {0: "batch"},
+                                        "value": {0: "batch"}})
+    return buffer.getvalue()
+
+
+def quantize_onnx(model_bytes: bytes, calibration: np.ndarray) -> bytes:
+    """Static int8 QDQ quantization (ONNX Runtime; per-channel int8 weights, uint8 activations)
+    calibrated on `calibration`, uint8 planes [C, P, N, N]."""
+    import logging
+
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+
+    chunks = [calibration[i:i + 32].astype(np.float32) for i in range(0, len(calibration), 32)]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self._it = iter(chunks)
+
+        def get_next(self):
+            chunk = next(self._it, None)
+            return None if chunk is None else {"planes": chunk}
+
+    quiet = logging.getLogger()
+    level = quiet.level
+    with tempfile.TemporaryDirectory(prefix="fastgo-int8-") as folder:
+        source = os.path.join(folder, "fp32.onnx")
+        target = os.path.join(folder, "int8.onnx")
+        with open(source, "wb") as handle:
+            handle.write(model_bytes)
+        quiet.setLevel(max(level, logging.ERROR))    # its advice on pre-processing is noise here
+        try:
+            quantize_static(source, target, Reader(), quant_format=QuantFormat.QDQ,
+                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                            per_channel=True)
+        finally:
+            quiet.setLevel(level)
+        with open(target, "rb") as handle:
+            return handle.read()
+
+
+class OnnxRuntimeBackend:
+    """ONNX Runtime's CPU provider on an exported (optionally int8 QDQ) model."""
+
+    def __init__(self, model_bytes: bytes, *, threads: int, name="onnx-fp32"):
+        import onnxruntime
+
+        self.name = name
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = max(1, int(threads))
+        options.inter_op_num_threads = 1
+        self.session = onnxruntime.InferenceSession(model_bytes, options,
+                                                    providers=["CPUExecutionProvider"])
+
+    def run(self, planes):
+        logits, values = self.session.run(None, {"planes": planes.astype(np.float32)})
+        return logits, values.reshape(-1)
+
+
+class _SignalStack(ctypes.Structure):
+    _fields_ = [("sp", ctypes.c_void_p), ("flags", ctypes.c_int), ("size", ctypes.c_size_t)]
+
+
+def _signal_stack():
+    """This thread's alternate signal stack (sigaltstack), or None where it cannot be read."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        current = _SignalStack()
+        if libc.sigaltstack(None, ctypes.byref(current)) != 0:
+            return None
+        return current
+    except (OSError, AttributeError):
+        return None
+
+
+def _set_signal_stack(saved) -> None:
+    if saved is None:
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        wanted = _SignalStack(saved.sp, saved.flags, saved.size)
+        if saved.flags & 2:                      # SS_DISABLE: sigaltstack ignores sp and size
+            wanted = _SignalStack(None, 2, 0)
+        libc.sigaltstack(ctypes.byref(wanted), None)
+    except (OSError, AttributeError):
+        pass
+
+
+class OpenVinoBackend:
+    """OpenVINO's CPU plugin on an exported model, with an inference precision hint (f32, bf16);
+    an int8 QDQ model runs its int8 kernels.
+
+    The plugin sets the calling thread's alternate signal stack while a compiled model lives and
+    puts back the one it saw on deletion; with two models alive at once (a hot reload) that can
+    leave a freed stack installed, and the next signal handled on it crashes the process. Each
+    backend therefore puts back the thread's own signal stack after compiling and after freeing."""
+
+    def __init__(self, model_bytes: bytes, *, threads: int, precision="f32", name="openvino-f32"):
+        import openvino
+
+        self.name = name
+        self._signal_stack = _signal_stack()
+        core = openvino.Core()
+        with tempfile.TemporaryDirectory(prefix="fastgo-ov-") as folder:
+            path = os.path.join(folder, "model.onnx")
+            with open(path, "wb") as handle:
+                handle.write(model_bytes)
+            model = core.read_model(path)
+        config = {"INFERENCE_NUM_THREADS": max(1, int(threads)), "PERFORMANCE_HINT": "LATENCY"}
+        if precision in ("f32", "bf16"):
+            config["INFERENCE_PRECISION_HINT"] = precision
+        try:
+            self.compiled = core.compile_model(model, "CPU", config)
+            self.request = self.compiled.create_infer_request()
+            self._logits = self.compiled.output("logits")
+            self._value = self.compiled.output("value")
+        finally:
+            _set_signal_stack(self._signal_stack)
+
+    def close(self):
+        self.request = self.compiled = self._logits = self._value = None
+        _set_signal_stack(getattr(self, "_signal_stack", None))
+
+    def __del__(self):
+        self.close()
+
+    def run(self, planes):
+        result = self.request.infer({0: planes.astype(np.float32)})
+        return (np.array(result[self._logits], dtype=np.float32, copy=True),
+                np.array(result[self._value], dtype=np.float32, copy=True).reshape(-1))
+
+
+def build_backend(name: str, net, *, threads: int, channels_last=True, calibration=None,
+                  onnx_cache: dict | None = None):
+    """Backend `name` for the folded eval-mode `net`. `calibration` (uint8 planes) is needed by
+    the int8 backends; `onnx_cache` (a dict) shares one export and one quantization between the
+    backends built for the same network. Raises ValueError for an unknown name, RuntimeError when
+    the runtime is missing."""
+    if name not in ALL_BACKENDS:
+        raise ValueError(f"unknown backend {name!r} (known: {', '.join(ALL_BACKENDS)})")
+    if name.startswith("torch"):
+        return TorchBackend(net, bf16=name == "torch-bf16", channels_last=channels_last)
+    cache = {} if onnx_cache is None else onnx_cache
+    runtime = "onnxruntime" if name.startswith("onnx") else "openvino"
+    if _module("onnx") is None or _module(runtime) is None:
+        raise RuntimeError(f"backend {name!r} needs the {runtime} and onnx packages")
+    if "fp32" not in cache:
+        cache["fp32"] = export_onnx(net)
+    model = cache["fp32"]
+    if name.endswith("int8"):
+        if calibration is None:
+            raise ValueError(f"backend {name!r} needs calibration positions")
+        if "int8" not in cache:
+            cache["int8"] = quantize_onnx(cache["fp32"], calibration)
+        model = cache["int8"]
+    if runtime == "onnxruntime":
+        return OnnxRuntimeBackend(model, threads=threads, name=name)
+    precision = {"openvino-f32": "f32", "openvino-bf16": "bf16", "openvino-int8": "int8"}[name]
+    return OpenVinoBackend(model, threads=threads, precision=precision, name=name)

@@ -1,0 +1,162 @@
+"""CPU backends (inference_server.backends) and the automatic choice (backend_choice): every
+available backend against the plain eval-mode torch forward, the agreement arithmetic, the pick,
+the per-machine cache (damaged files ignored), and the fallback on a CPU without bf16 or VNNI."""
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from fastgo.config import ModelConfig
+from inference_server import backend_choice, backends
+from inference_server.backends import ALL_BACKENDS, TORCH_FP32, available_backends, build_backend
+from inference_server.model import build_model, fuse_for_inference
+from inference_server.runner import ModelRunner
+
+
+def trained_like(config, seed=0):
+    """A network whose batch norms carry non-trivial statistics and whose policy is not flat
+    (an untrained one is nearly uniform, which makes top-1 meaningless)."""
+    model = build_model(config, seed=seed)
+    generator = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.running_mean.copy_(torch.randn(module.num_features, generator=generator) * 0.1)
+                module.running_var.copy_(torch.rand(module.num_features, generator=generator) + 0.5)
+        model.policy_fc.weight.mul_(8.0)
+    return model.eval()
+
+
+@pytest.fixture(scope="module")
+def net():
+    config = ModelConfig(board_size=7, blocks=2, channels=16)
+    return fuse_for_inference(trained_like(config))
+
+
+@pytest.fixture(scope="module")
+def positions(net):
+    return backend_choice.reference_positions(net.config, 48)
+
+
+def plain(model, x):
+    with torch.inference_mode():
+        logits, values = model.eval()(torch.from_numpy(x).float())
+    return logits.numpy(), values.numpy()
+
+
+@pytest.mark.parametrize("name", ALL_BACKENDS)
+def test_each_available_backend_agrees_with_the_plain_forward(name, net, positions):
+    if name not in available_backends():
+        pytest.skip(f"{name} is not available on this machine")
+    backend = build_backend(name, net, threads=1, calibration=positions)
+    logits, values = backend.run(positions)
+    want_logits, want_values = plain(net, positions)
+    assert logits.shape == want_logits.shape and logits.dtype == np.float32
+    assert values.shape == (len(positions),) and values.dtype == np.float32
+    if name.endswith(("fp32", "f32")):
+        np.testing.assert_allclose(logits, want_logits, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(values, want_values, rtol=1e-4, atol=1e-4)
+    else:                           # reduced precision: within the bounds auto applies
+        agree = backend_choice.agreement((want_logits, want_values), (logits, values))
+        assert backend_choice.acceptable(agree), agree
+
+
+def test_every_install_has_torch_fp32_and_onnx_runtime():
+    names = available_backends()
+    assert names[0] == TORCH_FP32
+    assert "onnx-fp32" in names       # onnxruntime and onnx are install requirements
+
+
+def test_agreement_arithmetic():
+    ref_logits = np.array([[0.0, 1.0, 0.995], [2.0, 0.0, 0.0], [0.0, 0.0, 3.0]], np.float32)
+    ref_values = np.array([0.5, -0.5, 0.0], np.float32)
+    # row 0: the candidate picks move 2, 0.005 below fp32's best: a near-tie, agreed;
+    # row 1: picks move 1 (2.0 below): disagreed; row 2: agreed.
+    logits = np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], np.float32)
+    values = np.array([0.4, -0.5, 0.3], np.float32)
+    agree = backend_choice.agreement((ref_logits, ref_values), (logits, values))
+    assert agree["top1"] == pytest.approx(2 / 3)
+    assert agree["value_mae"] == pytest.approx((0.1 + 0.0 + 0.3) / 3)
+    assert agree["max_logit_err"] == pytest.approx(3.0 - 1.0)
+    assert not backend_choice.acceptable(agree)
+    assert backend_choice.acceptable({"top1": 0.95, "value_mae": 0.05, "max_logit_err": 0.1})
+    assert not backend_choice.acceptable({"top1": 1.0, "value_mae": 0.0, "max_logit_err": np.nan})
+
+
+def test_pick_takes_the_fastest_acceptable_and_falls_back_to_fp32():
+    table = {"torch-fp32": {"evals_per_s": 100.0, "ok": True},
+             "onnx-int8": {"evals_per_s": 900.0, "ok": False},
+             "openvino-f32": {"evals_per_s": 300.0, "ok": True},
+             "onnx-fp32": {"error": "RuntimeError: x", "ok": False}}
+    assert backend_choice.pick(table) == "openvino-f32"
+    assert backend_choice.pick({"onnx-int8": {"evals_per_s": 900.0, "ok": False}}) == TORCH_FP32
+
+
+def test_a_cpu_without_bf16_or_vnni_gets_no_such_candidate(monkeypatch):
+    backends.cpu_flags.cache_clear()
+    monkeypatch.setattr(backends, "cpu_flags", lambda: frozenset({"avx2", "fma"}))
+    names = available_backends()
+    assert not [n for n in names if n.endswith(("bf16", "int8"))], names
+    assert TORCH_FP32 in names
+
+
+def test_auto_measures_once_then_reuses_the_cached_choice(net, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    calls = []
+    real = backend_choice.measure_backends
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(backend_choice, "measure_backends", counting)
+    name, table = backend_choice.choose_backend(net, batch=8, threads=1, seconds=0.05)
+    assert name in available_backends() and table[name]["ok"]
+    assert name == backend_choice.pick(table)
+    doc = json.loads((tmp_path / "fastgo" / "backends.json").read_text())
+    assert [entry["choice"] for entry in doc.values()] == [name]
+    again, _ = backend_choice.choose_backend(net, batch=8, threads=1, seconds=0.05)
+    assert again == name and len(calls) == 1
+    # another batch size is another key: measured again
+    backend_choice.choose_backend(net, batch=4, threads=1, seconds=0.05)
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize("content", [b"not json", b"[1, 2]", b'{"k": {"choice": "no-such"}}',
+                                     b"\xff\xfe", b"{" * 100000])
+def test_a_damaged_cache_is_ignored_and_rewritten(net, tmp_path, monkeypatch, content):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    path = tmp_path / "fastgo" / "backends.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    name, _ = backend_choice.choose_backend(net, batch=4, threads=1, seconds=0.02)
+    doc = json.loads(path.read_text())
+    assert list(doc.values())[0]["choice"] == name
+
+
+def test_runner_serves_the_named_backend_and_refuses_unknown_ones(net):
+    config = net.config
+    runner = ModelRunner(trained_like(config), backend="onnx", capacity=4)
+    assert runner.describe()["backend"] == "onnx-fp32"
+    with pytest.raises(ValueError, match="unknown backend"):
+        ModelRunner(trained_like(config), backend="tpu-fp8", capacity=4)
+
+
+def test_runner_falls_back_to_fp32_when_a_backend_disagrees(net, monkeypatch):
+    """A backend whose outputs are wrong (here: values negated) is refused at build time."""
+    import inference_server.runner as runner_module
+
+    class Wrong:
+        name = "onnx-fp32"
+
+        def run(self, planes):
+            logits, values = build_backend(TORCH_FP32, fuse_for_inference(model), threads=1).run(planes)
+            return logits, -values
+
+    model = trained_like(net.config, seed=3)
+    real = runner_module.build_backend
+    monkeypatch.setattr(runner_module, "build_backend",
+                        lambda name, *a, **k: Wrong() if name == "onnx-fp32" else real(name, *a, **k))
+    runner = ModelRunner(model, backend="onnx", capacity=4)
+    assert runner.describe()["backend"] == TORCH_FP32

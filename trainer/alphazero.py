@@ -1,0 +1,75 @@
+"""The AlphaZero loss step over the replay window: policy cross-entropy to the search's visit
+distribution, value MSE to the result, the auxiliary ownership MSE; weight decay is the
+optimizer's. Trained by trainer.window_trainer.WindowTrainer.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from trainer.core import autocast
+from trainer.metrics import ALPHAZERO_FIELDS, ALPHAZERO_TERMS
+
+
+def policy_terms(logits, target, weight):
+    """(policy_loss, policy_acc) of float logits [B, N*N+1] against target distributions
+    [B, N*N+1] with row weights [B]: -sum_i w_i sum_a pi_i(a) log p_i(a) / max(1, sum_i w_i), and
+    the w-weighted share of rows whose most likely move is the target's (no gradient)."""
+    log_p = F.log_softmax(logits, dim=1)
+    wsum = weight.sum().clamp_min(1.0)
+    policy_loss = -((target * log_p).sum(1) * weight).sum() / wsum
+    with torch.no_grad():
+        hit = (logits.argmax(1) == target.argmax(1)).float()
+        acc = (hit * weight).sum() / wsum
+    return policy_loss, acc
+
+
+class AlphaZeroObjective:
+    """For a batch of B positions drawn uniformly from the window under a random symmetry:
+
+        loss = policy_loss + value_weight * value_loss + ownership_weight * ownership_loss
+        policy_loss = -sum_i w_i sum_a pi_i(a) log p_i(a) / max(1, sum_i w_i)
+        value_loss = mean_i (v_i - z_i)^2            ownership_loss = mean_{i,x} (o_ix - u_ix)^2
+
+    pi: the visit distribution, w: 1 for positions whose visits are a policy target (full
+    searches), z: the result from the mover's view, u: the final ownership (+1 the mover's).
+    The ownership term is there when the network has an ownership head and ownership_weight > 0.
+    policy_acc: the w-weighted share of positions whose most likely move is the most visited;
+    value_mse: value_loss. The network trains in training mode, bf16 autocast on CUDA.
+    Samples are allowed from trainer.min_positions positions on: samples_per_position per
+    position ever added to the window."""
+
+    algorithm = "alphazero"
+    fields = ALPHAZERO_FIELDS
+    terms = ALPHAZERO_TERMS
+    trainable = None
+
+    def __init__(self, tc):
+        self.tc = tc
+
+    def allowed_samples(self, window) -> float:
+        if window.total_positions < self.tc.min_positions:
+            return 0
+        return self.tc.samples_per_position * window.total_positions
+
+    def loss(self, model, window, rng, buffers, device):
+        batch = window.sample(rng, buffers)
+        x = torch.from_numpy(batch["planes"]).to(device, non_blocking=True).float()
+        target = torch.from_numpy(batch["policy"]).to(device)
+        weight = torch.from_numpy(batch["policy_weight"]).to(device)
+        z = torch.from_numpy(batch["value"]).to(device)
+        own_t = torch.from_numpy(batch["ownership"]).to(device)
+        model.train()
+        with autocast(device):
+            logits, value, own = model.forward_train(x)
+        logits, value = logits.float(), value.float()
+        policy_loss, acc = policy_terms(logits, target, weight)
+        value_loss = F.mse_loss(value, z)
+        loss = policy_loss + self.tc.value_weight * value_loss
+        ownership_loss = torch.zeros((), device=device)
+        if own is not None and self.tc.ownership_weight > 0:
+            ownership_loss = F.mse_loss(own.float(), own_t)
+            loss = loss + self.tc.ownership_weight * ownership_loss
+        return x.shape[0], loss, {"policy_loss": policy_loss, "value_loss": value_loss,
+                                  "ownership_loss": ownership_loss, "policy_acc": acc,
+                                  "value_mse": value_loss}

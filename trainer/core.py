@@ -1,0 +1,236 @@
+"""The training core every trainer is built on (AlphaZero, value stage, REINFORCE, supervised):
+the network, its optimizer and device, the step, checkpoints (numbered files and latest.ckpt,
+replaced atomically), publishing to the server, resuming, pruning and metrics rows.
+
+A trainer holds one TrainingCore and adds only its own data and loss step; the core never calls
+back into the trainer except through the callables handed to its constructor.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+
+import torch
+
+from inference_server.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from inference_server.model import build_model
+from inference_server.protocol import RELOAD_FAILED
+from trainer.metrics import append_metrics_row, tensorboard
+
+log = logging.getLogger("fastgo.train")
+
+UNTRAINED = "ckpt-000000000.ckpt"        # the step-0 network: never pruned, the baseline to beat
+
+
+class CheckpointsRefused(RuntimeError):
+    """The server refused trainer.max_refused checkpoints in a row (their weights fail its
+    checks: non-finite or out-of-range outputs on the canary positions). Training has diverged;
+    a restart would resume from the same weights, so `fastgo train` stops with exit status 2."""
+
+
+class ResumeError(ValueError):
+    """The run directory holds a checkpoint this config cannot continue (one line, exit 2)."""
+
+
+def pick_device(name: str) -> torch.device:
+    """trainer.device: "cuda", "cpu", or "auto" (CUDA when torch sees a device)."""
+    if name == "cuda" or (name == "auto" and torch.cuda.is_available()):
+        return torch.device("cuda")
+    return torch.device("cpu")
+
+
+def make_optimizer(model, tc, trainable=None):
+    """trainer.optimizer over the model's parameters: AdamW, or SGD (Nesterov when momentum > 0),
+    with trainer.lr and weight_decay. trainable(name) -> bool, when given, sets requires_grad of
+    every named parameter, and only those that require it are optimized."""
+    if trainable is not None:
+        for name, param in model.named_parameters():
+            param.requires_grad_(bool(trainable(name)))
+        params = [p for p in model.parameters() if p.requires_grad]
+    else:
+        params = model.parameters()
+    if tc.optimizer == "adamw":
+        return torch.optim.AdamW(params, lr=tc.lr, weight_decay=tc.weight_decay)
+    return torch.optim.SGD(params, lr=tc.lr, momentum=tc.momentum,
+                           weight_decay=tc.weight_decay, nesterov=tc.momentum > 0)
+
+
+def autocast(device: torch.device):
+    """bf16 autocast on CUDA; no-op context on the CPU."""
+    if device.type == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+class TrainingCore:
+    """Model, optimizer, step and checkpoints of one trainer in one run directory.
+
+    algorithm is written into each checkpoint: resuming from a checkpoint another algorithm
+    wrote keeps its weights and step but starts the optimizer afresh. publisher(path, data, step)
+    receives every checkpoint written (None: write only); status is a fastgo.rundir.StatusFile
+    or None; protected() returns checkpoint file names pruning must keep (besides the newest
+    trainer.keep_checkpoints and the step-0 one); trainable(name) selects the parameters the
+    optimizer trains (None: all of them).
+
+    Attributes: step (training steps taken: updates for REINFORCE), saved_step (step of the
+    newest checkpoint written, None before the first), served_step (of the newest one the server
+    took), refused_in_row (checkpoints the server refused since then), last_row (the newest
+    metrics row written)."""
+
+    def __init__(self, config, run_dir, *, algorithm: str, publisher=None, status=None,
+                 protected=None, trainable=None):
+        self.config = config
+        self.tc = config.trainer
+        self.run_dir = run_dir
+        self.algorithm = algorithm
+        self.publisher = publisher
+        self.status = status
+        self.protected = protected or (lambda: ())
+        if self.tc.threads:
+            torch.set_num_threads(self.tc.threads)
+        self.device = pick_device(self.tc.device)
+        self.model = build_model(config.model, seed=self.tc.seed).to(self.device)
+        self.optimizer = make_optimizer(self.model, self.tc, trainable)
+        self.step = 0
+        self.saved_step = None
+        self.served_step = None
+        self.refused_in_row = 0
+        self.last_row: dict = {}
+
+    # -- resume ---------------------------------------------------------------------------------
+
+    def resume(self) -> dict | None:
+        """Continues from latest.ckpt when the run directory has one: the weights, the step (and
+        saved_step), and the optimizer state when this algorithm wrote it. Returns the trainer
+        state the checkpoint carries ({} when it has none), or None when there is no latest.ckpt
+        (nothing is changed). ResumeError when the checkpoint is unreadable or of another model."""
+        latest = self.run_dir.latest
+        if not os.path.exists(latest):
+            return None
+        try:
+            ckpt = load_checkpoint(latest, expect=self.config.model)
+        except CheckpointError as err:
+            raise ResumeError(f"cannot resume from {latest}: {err}") from None
+        if ckpt.config != self.config.model:
+            raise ResumeError(f"{latest} holds model {ckpt.config.name}, the config asks for "
+                               f"{self.config.model.name}: use another run directory")
+        self.model.load_state_dict(ckpt.model.state_dict())
+        written_by = ckpt.extra.get("algorithm", self.algorithm)
+        if written_by != self.algorithm:
+            # Moment estimates of another loss (e.g. supervised cross-entropy before REINFORCE)
+            # scale the first steps of this one wrongly: Adam's would divide a large policy
+            # gradient by a small running variance.
+            log.info("checkpoint written by the %s trainer: its optimizer state is not reused "
+                     "by the %s trainer", written_by, self.algorithm)
+        elif "optimizer" in ckpt.extra:
+            try:
+                self.optimizer.load_state_dict(ckpt.extra["optimizer"])
+            except (ValueError, KeyError, RuntimeError) as err:
+                log.warning("optimizer state not restored (%s); starting it afresh", err)
+        self.step = self.saved_step = ckpt.step
+        return dict(ckpt.extra.get("trainer") or {})
+
+    # -- checkpoints ----------------------------------------------------------------------------
+
+    def save_checkpoint(self, state: dict) -> str:
+        """Writes checkpoints/ckpt-STEP.ckpt (weights, `state` as the trainer state, the
+        algorithm, the optimizer state), points latest.ckpt at it (a link renamed over it, so
+        latest.ckpt is always a complete checkpoint), prunes, and publishes it. Returns its path.
+        CheckpointsRefused after trainer.max_refused refusals in a row."""
+        path = self.run_dir.checkpoint(self.step)
+        save_checkpoint(path, self.model, step=self.step,
+                        extra={"trainer": state, "algorithm": self.algorithm,
+                               "optimizer": self.optimizer.state_dict()})
+        tmp = os.path.join(self.run_dir.checkpoints, f".tmp-latest-{os.getpid()}.ckpt")
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        os.link(path, tmp)
+        os.replace(tmp, self.run_dir.latest)
+        self.saved_step = self.step
+        self.prune()
+        if self.publisher is not None:
+            self._publish(path)
+        return path
+
+    def _publish(self, path):
+        try:
+            with open(path, "rb") as handle:
+                self.publisher(path, handle.read(), self.step)
+        except Exception as err:
+            if getattr(err, "code", None) != RELOAD_FAILED:
+                # The server may be down or busy: the file is there, and it loads the next one.
+                log.warning("publishing step %d failed: %s", self.step, err)
+                return
+            self.refused_in_row += 1
+            last = ("none yet" if self.served_step is None
+                    else f"step {self.served_step}, {self.run_dir.checkpoint(self.served_step)}")
+            text = (f"the server refused the checkpoint of step {self.step} "
+                    f"({getattr(err, 'message', err)}); refused {self.refused_in_row} in a row; "
+                    f"the last one it took: {last}")
+            limit = self.tc.max_refused
+            if limit and self.refused_in_row >= limit:
+                raise CheckpointsRefused(
+                    f"{text}. Training has diverged (trainer.max_refused = {limit}): lower "
+                    f"trainer.lr, or resume from the last checkpoint the server took") from None
+            log.error("%s", text)
+            return
+        self.served_step = self.step
+        self.refused_in_row = 0
+
+    def prune(self):
+        """Deletes numbered checkpoints beyond the newest trainer.keep_checkpoints, except the
+        step-0 one and those protected() names."""
+        keep_always = set(self.protected())
+        names = sorted(n for n in os.listdir(self.run_dir.checkpoints)
+                       if n.startswith("ckpt-") and n.endswith(".ckpt"))
+        keep = self.tc.keep_checkpoints
+        for name in names[:-keep] if len(names) > keep else []:
+            if name == UNTRAINED or name in keep_always:
+                continue
+            try:
+                os.unlink(os.path.join(self.run_dir.checkpoints, name))
+            except FileNotFoundError:
+                pass
+
+    # -- metrics and heartbeat ------------------------------------------------------------------
+
+    def write_metrics(self, fields, row: dict, *, scalars: bool = True) -> dict:
+        """Appends `row` to metrics.csv under `fields` (trainer.metrics.append_metrics_row) and,
+        with `scalars`, to TensorBoard when it is installed. Returns the row (also last_row)."""
+        append_metrics_row(self.run_dir.metrics, fields, row)
+        if scalars:
+            tensorboard(self.run_dir, row)
+        self.last_row = row
+        return row
+
+    def going(self, status_fields, max_steps, deadline) -> bool:
+        """One turn of a training loop: refreshes the heartbeat with status_fields(), then False
+        once step has reached `max_steps` or time.monotonic() `deadline` (None: no limit)."""
+        if self.status is not None:
+            self.status.beat(status_fields)
+        if max_steps is not None and self.step >= max_steps:
+            return False
+        return deadline is None or time.monotonic() < deadline
+
+
+class CoreView:
+    """A trainer's core state under the trainer's own names (trainer.step, trainer.model, ...),
+    read-only; the trainer itself changes it through self.core."""
+
+    core: TrainingCore
+
+    config = property(lambda self: self.core.config)
+    tc = property(lambda self: self.core.tc)
+    run_dir = property(lambda self: self.core.run_dir)
+    status = property(lambda self: self.core.status)
+    device = property(lambda self: self.core.device)
+    model = property(lambda self: self.core.model)
+    optimizer = property(lambda self: self.core.optimizer)
+    step = property(lambda self: self.core.step)
+    saved_step = property(lambda self: self.core.saved_step)
+    served_step = property(lambda self: self.core.served_step)
+    refused_in_row = property(lambda self: self.core.refused_in_row)
+    last_row = property(lambda self: self.core.last_row)
+    algorithm = property(lambda self: self.core.algorithm)

@@ -1,0 +1,117 @@
+"""metrics.csv: the columns every trainer writes, one meaning per column name, and the one way
+rows are appended (a file begun by another trainer gains the missing columns at the end of its
+header, so every row keeps its values under their names). TensorBoard scalars beside it.
+"""
+from __future__ import annotations
+
+import csv
+import os
+
+from fastgo.files import atomic_write
+
+# Every column any trainer writes, and what it means. Loss terms are means over the steps
+# since the previous row; "the result" is the game's result from the side to move's view.
+COLUMNS = {
+    "step": "training steps taken (REINFORCE: updates) when the row was written",
+    "time": "Unix time of the row, seconds",
+    "positions": "positions taken in so far (self-play: ever added to the window; supervised: "
+                 "training positions; REINFORCE: the learner's positions trained)",
+    "games": "games taken in so far (REINFORCE: games used in updates)",
+    "window": "positions in the replay window (supervised: training positions)",
+    "samples": "training samples drawn so far",
+    "samples_per_s": "training samples per second since the previous row",
+    "loss": "the total loss minimized",
+    "policy_loss": "the policy term of the loss",
+    "value_loss": "the value term of the loss, before value_weight",
+    "ownership_loss": "the ownership term of the loss, before ownership_weight",
+    "policy_acc": "top-1 agreement of the policy with its target on the training batches",
+    "value_mse": "mean squared error of the value head to the result on the training batches",
+    "value_abs_error": "mean absolute error of the value head to the result on the training "
+                       "batches",
+    "heldout_value_mse": "mean squared error of the value head to the result on the held-out "
+                         "positions",
+    "heldout_top1": "held-out positions whose most likely move is the move played (fraction)",
+    "heldout_top5": "held-out positions with the move played among the 5 most likely",
+    "heldout_loss": "cross-entropy of the policy to the move played on the held-out positions",
+    "phase": "the trainer that wrote the row, where the algorithm does not show in the columns",
+    "mask_loss": "REINFORCE: -log P(acceptable moves), summed per game, averaged per update",
+    "advantage": "REINFORCE: mean z - b over the learner's positions of an update",
+    "kl": "REINFORCE: mean KL(before || after) of the policy per update",
+    "win_rate": "REINFORCE: the learner's wins per decided game since the previous row",
+    "staleness": "REINFORCE: mean updates between a game's learner version and its update",
+    "stale": "REINFORCE: games dropped unused for max_staleness since the previous row",
+    "pool": "REINFORCE: checkpoints in the opponent pool",
+    "updates_per_s": "REINFORCE: updates per second since the previous row",
+    "lr": "the optimizer's learning rate",
+    "version": "the checkpoint version (its step) the row belongs to",
+    "quarantined": "shards quarantined so far",
+}
+
+_HEAD = ("step", "time", "positions", "games", "window", "samples", "samples_per_s")
+_TAIL = ("lr", "version", "quarantined")
+# the loss and accuracy terms of each window trainer, in column order
+ALPHAZERO_TERMS = ("loss", "policy_loss", "value_loss", "ownership_loss", "policy_acc",
+                   "value_mse")
+VALUE_TERMS = ("loss", "policy_loss", "value_loss", "ownership_loss", "policy_acc",
+               "value_abs_error")
+ALPHAZERO_FIELDS = _HEAD + ALPHAZERO_TERMS + _TAIL
+VALUE_FIELDS = _HEAD + VALUE_TERMS + _TAIL
+SUPERVISED_FIELDS = (_HEAD + ("loss", "policy_loss", "value_loss", "ownership_loss",
+                              "policy_acc", "heldout_value_mse") + _TAIL
+                     + ("heldout_top1", "heldout_top5", "heldout_loss", "phase"))
+REINFORCE_FIELDS = ("step", "time", "games", "positions", "loss", "policy_loss", "value_loss",
+                    "mask_loss", "advantage", "kl", "win_rate", "staleness", "stale", "pool",
+                    "updates_per_s", "lr", "version", "quarantined")
+
+
+def append_metrics_row(path, fields, row):
+    """Appends `row` (keys among `fields`) to the CSV file at `path` under its header; a new or
+    empty file gets `fields` as its header. A header lacking some of `fields` gets them added at
+    its end, the file rewritten atomically, so every earlier row keeps its columns; the row's
+    cells of columns it has no value for are empty."""
+    try:
+        with open(path, newline="") as handle:
+            header = next(csv.reader(handle), None)
+    except FileNotFoundError:
+        header = None
+    if header is None:
+        header = list(fields)
+        with open(path, "a", newline="") as handle:
+            csv.writer(handle).writerow(header)
+    elif any(f not in header for f in fields):
+        header = header + [f for f in fields if f not in header]
+        with open(path, newline="") as handle:
+            rows = [r + [""] * (len(header) - len(r)) for r in list(csv.reader(handle))[1:]]
+
+        def write(handle):
+            writer = csv.writer(handle)
+            writer.writerow(header)
+            writer.writerows(rows)
+        atomic_write(path, write, binary=False, suffix=".csv")
+    with open(path, "a", newline="") as handle:
+        csv.DictWriter(handle, fieldnames=header, restval="").writerow(row)
+
+
+_TB = {}
+
+
+def tensorboard(run_dir, row):
+    """The row's numeric cells as TensorBoard scalars train/COLUMN at its step, under RUN/tb,
+    when the tensorboard package is installed (else nothing)."""
+    if _TB.get("off"):
+        return
+    writer = _TB.get(run_dir.root)
+    if writer is None:
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except Exception:                       # tensorboard not installed
+            _TB["off"] = True
+            return
+        writer = _TB[run_dir.root] = SummaryWriter(os.path.join(run_dir.root, "tb"))
+    for key, value in row.items():
+        if key not in ("step", "time", "version"):
+            try:
+                writer.add_scalar(f"train/{key}", float(value), int(row["step"]))
+            except (TypeError, ValueError):
+                pass
+    writer.flush()
