@@ -88,7 +88,8 @@ class Evaluator:
         games, visits = self.cc.eval_games, self.cc.eval_visits
 
         def side(model, label, seed):
-            return SearchSide(InProcessEvaluator(model), visits, name=label, seed=seed,
+            return SearchSide(InProcessEvaluator(model, backend=self.config.server.backend,
+                                                 threads=1, capacity=64), visits, name=label, seed=seed,
                               encoding=self.config.model.encoding, opening_moves=2)
 
         started = time.monotonic()

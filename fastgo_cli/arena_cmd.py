@@ -15,6 +15,8 @@ import secrets
 import sys
 import time
 
+from fastgo.config import BACKEND_CHOICES
+
 DEFAULT_GAMES = 100
 DEFAULT_VISITS = 200
 DEFAULT_CHUNK = 20
@@ -49,6 +51,11 @@ def add_arguments(parser):
                         help="A's leaves per search step (virtual loss between them)")
     parser.add_argument("--leaves-b", type=int, default=1, metavar="L",
                         help="B's leaves per search step")
+    parser.add_argument("--backend-a", default="auto", choices=BACKEND_CHOICES,
+                        help="CPU inference backend of a checkpoint A (auto: the fastest that "
+                             "agrees with fp32, fastgo bench backends)")
+    parser.add_argument("--backend-b", default="auto", choices=BACKEND_CHOICES,
+                        help="CPU inference backend of a checkpoint B")
     parser.add_argument("--komi", type=float, default=7.5, help="komi")
     parser.add_argument("--sgf-dir", default=None, metavar="D",
                         help="write every game as an SGF file into D (created if missing)")
@@ -149,7 +156,8 @@ def load_network_side(path, args, seed, which):
 
     torch.set_num_threads(1)
     try:
-        evaluator = InProcessEvaluator(path, device="cpu", threads=1)
+        backend = args.backend_b if which == "B" else args.backend_a
+        evaluator = InProcessEvaluator(path, device="cpu", threads=1, backend=backend)
     except CheckpointError as exc:
         raise ArgumentError(f"{which} {path!r} is not a fastgo checkpoint: "
                             f"{_line(exc)}") from None

@@ -6,6 +6,8 @@ through `add_arguments(parser)` and `run(args) -> int`.
 import logging
 import sys
 
+from fastgo.config import BACKEND_CHOICES
+
 DEFAULT_VISITS = 400
 
 
@@ -33,6 +35,9 @@ def add_arguments(parser):
                              "loss keeps them apart); 1 = one position per forward pass")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                         help="where the network runs with --model (auto: CUDA when there is one)")
+    parser.add_argument("--backend", default="auto", choices=BACKEND_CHOICES,
+                        help="CPU inference backend (auto: the fastest that agrees with fp32, "
+                             "measured once per machine and network; fastgo bench backends)")
     parser.add_argument("--resign", type=float, default=None, metavar="V",
                         help="with --model: resign when the root value stays below V (-1..0); "
                              "default never")
@@ -114,7 +119,8 @@ def _network_player(args):
         if not torch.cuda.is_available():
             raise ValueError("--device cuda: this machine has no usable CUDA device")
     try:
-        evaluator = InProcessEvaluator(args.model, device=args.device)
+        evaluator = InProcessEvaluator(args.model, device=args.device, backend=args.backend,
+                                       capacity=max(8, leaves))
     except CheckpointError as exc:
         raise ValueError(f"cannot load --model: {exc}") from None
     except RuntimeError as exc:          # e.g. --device cuda without a CUDA device

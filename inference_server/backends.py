@@ -23,9 +23,10 @@ from typing import Protocol
 import numpy as np
 import torch
 
+from fastgo.config import INFERENCE_BACKENDS
+
 TORCH_FP32 = "torch-fp32"
-ALL_BACKENDS = ("torch-fp32", "torch-bf16", "onnx-fp32", "onnx-int8",
-                "openvino-f32", "openvino-bf16", "openvino-int8")
+ALL_BACKENDS = INFERENCE_BACKENDS
 ONNX_OPSET = 17
 
 
@@ -174,8 +175,12 @@ def quantize_onnx(model_bytes: bytes, calibration: np.ndarray) -> bytes:
     calibrated on `calibration`, uint8 planes [C, P, N, N]."""
     import logging
 
-    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
-                                          quantize_static)
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
 
     chunks = [calibration[i:i + 32].astype(np.float32) for i in range(0, len(calibration), 32)]
 

@@ -6,14 +6,44 @@ unknown key, a wrong type or an impossible value raises `ConfigError` naming the
 to_dict), endpoints (bind addresses and their CURVE policy), schema (the sections and Config),
 loader (files, --set overrides, shipped configs by name). Stdlib only.
 """
-from fastgo.config.endpoints import check_bind, endpoint_problem, is_loopback, remote_curve_problem
-from fastgo.config.fields import ConfigError, mapping_setting, parse_section, setting, to_dict
-from fastgo.config.loader import (MAX_CONFIG_BYTES, MAX_TOML_DEPTH, apply_overrides, load_config,
-                                  loads_config, resolve_config, shipped_configs)
-from fastgo.config.schema import (ENCODING_PLANES, MODEL_NAME, ClusterConfig, Config, ModelConfig,
-                                  RecorderConfig, SelfplayConfig, ServerConfig, TrainerConfig)
+from fastgo.config.endpoints import (
+                                  check_bind,
+                                  endpoint_problem,
+                                  is_loopback,
+                                  remote_curve_problem,
+)
+from fastgo.config.fields import (
+                                  ConfigError,
+                                  mapping_setting,
+                                  parse_section,
+                                  setting,
+                                  to_dict,
+)
+from fastgo.config.loader import (
+                                  MAX_CONFIG_BYTES,
+                                  MAX_TOML_DEPTH,
+                                  apply_overrides,
+                                  load_config,
+                                  loads_config,
+                                  resolve_config,
+                                  shipped_configs,
+)
+from fastgo.config.schema import (
+                                  BACKEND_CHOICES,
+                                  ENCODING_PLANES,
+                                  INFERENCE_BACKENDS,
+                                  MODEL_NAME,
+                                  ClusterConfig,
+                                  Config,
+                                  ModelConfig,
+                                  RecorderConfig,
+                                  SelfplayConfig,
+                                  ServerConfig,
+                                  TrainerConfig,
+)
 
 __all__ = [
+    "BACKEND_CHOICES", "INFERENCE_BACKENDS",
     "ENCODING_PLANES", "MAX_CONFIG_BYTES", "MAX_TOML_DEPTH", "MODEL_NAME", "ClusterConfig",
     "Config", "ConfigError", "ModelConfig", "RecorderConfig", "SelfplayConfig", "ServerConfig",
     "TrainerConfig", "apply_overrides", "check_bind", "endpoint_problem", "is_loopback",

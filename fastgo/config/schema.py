@@ -14,6 +14,10 @@ from fastgo.config.fields import ConfigError, mapping_setting, parse_section, se
 
 MODEL_NAME = re.compile(r"b(\d+)c(\d+)")
 ENCODING_PLANES = {"alphazero": 17, "liberty": 11}
+# CPU inference backends (inference_server.backends); "torch" and "onnx" name their fp32 ones
+INFERENCE_BACKENDS = ("torch-fp32", "torch-bf16", "onnx-fp32", "onnx-int8",
+                      "openvino-f32", "openvino-bf16", "openvino-int8")
+BACKEND_CHOICES = ("auto", "torch", "onnx") + INFERENCE_BACKENDS
 
 
 @dataclass(frozen=True)
@@ -66,8 +70,7 @@ class ServerConfig:
     max_checkpoint_bytes: int = setting(256 << 20, min=1 << 10, max=1 << 34,
                                         doc="largest checkpoint a reload message may carry")
     device: Literal["auto", "cpu", "cuda"] = setting("auto")
-    backend: Literal["auto", "torch", "onnx", "torch-fp32", "torch-bf16", "onnx-fp32", "onnx-int8",
-                     "openvino-f32", "openvino-bf16", "openvino-int8"] = setting(
+    backend: Literal[BACKEND_CHOICES] = setting(
         "torch", doc="CPU inference backend: auto = time every available one at max_batch and serve "
                      "the fastest that agrees with fp32 (cached per machine and network shape); "
                      "torch = torch-fp32, onnx = onnx-fp32 (ONNX Runtime); bf16 where the CPU has "

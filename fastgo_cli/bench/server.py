@@ -16,6 +16,8 @@ import sys
 import tempfile
 import time
 
+from fastgo.config import BACKEND_CHOICES
+
 
 def add_arguments(parser):
     parser.add_argument("--config", help="TOML config; its [model] and [server] sections are used")
@@ -35,8 +37,8 @@ def add_arguments(parser):
     parser.add_argument("--device", default=None, choices=["auto", "cpu", "cuda"])
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: config, else 1)")
     parser.add_argument("--layout", default=None, choices=["channels_last", "contiguous"])
-    parser.add_argument("--backend", default=None, choices=["torch", "onnx", "auto"],
-                        help="server.backend (onnx: ONNX Runtime on the CPU, if installed)")
+    parser.add_argument("--backend", default=None, choices=BACKEND_CHOICES,
+                        help="server.backend (fastgo bench backends compares them all)")
     parser.add_argument("--max-wait-us", type=int, default=None)
     parser.add_argument("--overlap", choices=["on", "off"], default=None,
                         help="server.overlap: forward passes on their own thread (default: config, else off)")
@@ -73,11 +75,11 @@ def _check_arguments(args, config):
         if not torch.cuda.is_available():
             raise ConfigError("--device cuda: torch sees no CUDA device on this machine")
     backend = args.backend or config.server.backend
-    if backend == "onnx":
-        from inference_server.runner import onnx_available
-        if not onnx_available():
-            raise ConfigError("--backend onnx: onnxruntime and onnx are not installed "
-                              "(pip install -e \".[onnx]\")")
+    if backend not in ("auto", "torch", "onnx"):
+        from inference_server.backends import available_backends
+        if backend not in available_backends():
+            raise ConfigError(f"--backend {backend}: not available on this machine "
+                              f"(available: {', '.join(available_backends())})")
 
 
 def _percentile(values, q):
