@@ -166,7 +166,7 @@ class RoleProcess:
 
 
 class ServerProcess(RoleProcess):
-    """`python -m inference_server.server --config CONFIG [--endpoint E]`, log in `log_path`
+    """`fastgo serve --config CONFIG [--bind E]` (as `python -m fastgo_cli.main`), log in `log_path`
     (default CONFIG.log); `endpoint` is the bound one once start() returns (RuntimeError,
     with the log's end, when it does not start within start_timeout_s)."""
 
@@ -174,10 +174,10 @@ class ServerProcess(RoleProcess):
                  env=ONE_THREAD):
         self.config_path = str(config_path)
         self.requested_endpoint = endpoint
-        argv = ["--config", self.config_path] + (["--endpoint", endpoint] if endpoint else [])
+        argv = ["serve", "--config", self.config_path] + (["--bind", endpoint] if endpoint else [])
         self.log_path = log_path or self.config_path + ".log"
         super().__init__(argv, self.log_path, ready=SERVE_READY, ready_timeout_s=start_timeout_s,
-                         module="inference_server.server", env=env, name="server")
+                         env=env, name="server")
 
     def kill9(self):
         """SIGKILL (a crash, for the tests that need one) and reap it."""

@@ -14,7 +14,6 @@ import logging
 import math
 import os
 import stat
-import sys
 import time
 from collections import deque
 
@@ -471,7 +470,3 @@ def start_server(config: Config) -> InferenceServer:
     except RuntimeError as err:
         raise StartupError(f"server: cannot start the model runner: {err}") from None
 
-
-if __name__ == "__main__":      # `python -m inference_server.server ARGS` is `fastgo serve ARGS`
-    from fastgo_cli.main import main
-    sys.exit(main(["serve", *sys.argv[1:]]))

@@ -37,7 +37,7 @@ def random_planes(rng, batch, model):
 
 
 def start_server(config_path, log_path):
-    """`python -m inference_server.server --config CONFIG` once it is ready (its endpoint in
+    """`fastgo serve --config CONFIG` once it is ready (its endpoint in
     `.endpoint`), with this process's environment (its threads are the config's)."""
     return ServerProcess(config_path, log_path=str(log_path), start_timeout_s=SERVER_START_S,
                          env={}).start()
