@@ -119,7 +119,8 @@ def _network_player(args):
         if not torch.cuda.is_available():
             raise ValueError("--device cuda: this machine has no usable CUDA device")
     try:
-        evaluator = InProcessEvaluator(args.model, device=args.device, backend=args.backend,
+        evaluator = InProcessEvaluator(args.model, device=args.device,
+                                       backend=getattr(args, "backend", "auto"),
                                        capacity=max(8, leaves))
     except CheckpointError as exc:
         raise ValueError(f"cannot load --model: {exc}") from None

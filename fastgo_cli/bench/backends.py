@@ -17,6 +17,8 @@ import time
 def add_arguments(parser):
     parser.add_argument("--config", help="TOML config (name or path); its [model] section is used")
     parser.add_argument("--checkpoint", help="a checkpoint to measure instead of a fresh network")
+    parser.add_argument("--net", help="network bBLOCKScCHANNELS instead of the config's (e.g. b6c64)")
+    parser.add_argument("--size", type=int, help="board size instead of the config's")
     parser.add_argument("--batch", type=int, default=0, help="batch size (default: server.max_batch)")
     parser.add_argument("--threads", type=int, default=0, help="threads (default: server.threads)")
     parser.add_argument("--seconds", type=float, default=2.0, help="timed window per backend")
@@ -85,7 +87,24 @@ def run(args) -> int:
 
         model = load_checkpoint(args.checkpoint).model
     else:
-        model = build_model(config.model, seed=0)
+        from fastgo.config import MODEL_NAME, ModelConfig, parse_section, to_dict
+
+        fields = to_dict(config.model)
+        match = MODEL_NAME.fullmatch(args.net or "")
+        if args.net and not match:
+            print(f"fastgo bench backends: --net {args.net!r}: expected bBLOCKScCHANNELS",
+                  file=sys.stderr)
+            return 2
+        if match:
+            fields.update(blocks=int(match.group(1)), channels=int(match.group(2)))
+        if args.size:
+            fields.update(board_size=args.size)
+        try:
+            model_config = parse_section(ModelConfig, fields, source="--net/--size", prefix="model")
+        except ConfigError as err:
+            print(f"fastgo bench backends: {err}", file=sys.stderr)
+            return 2
+        model = build_model(model_config, seed=0)
     batch = args.batch or config.server.max_batch
     threads = args.threads or config.server.threads or 1
     if not 1 <= batch <= 4096 or not 1 <= threads <= 1024 or not 0 < args.seconds <= 600:

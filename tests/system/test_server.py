@@ -12,7 +12,6 @@ from fastgo.config import ModelConfig
 from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient, ServerError
 from inference_server.model import build_model
-from inference_server.runner import onnx_available
 from cluster.process import ServerProcess, write_config
 
 torch.set_num_threads(1)
@@ -30,8 +29,6 @@ def random_planes(rng, count, config=MODEL):
                 ids=["inline", "overlap", "onnx"])
 def served(tmp_path_factory, request):
     backend, overlap = request.param
-    if backend == "onnx" and not onnx_available():
-        pytest.skip("onnxruntime not installed (optional backend)")
     tmp = tmp_path_factory.mktemp("server")
     models = {"current": build_model(MODEL, seed=10), "best": build_model(MODEL, seed=11)}
     save_checkpoint(tmp / "current.ckpt", models["current"], step=5)
@@ -92,7 +89,9 @@ def test_batches_are_gathered_and_counted(served):
     batches = after["batches"] - before["batches"]
     assert 2 <= batches <= 8           # max_batch 16: at least two batches (gathering: see below)
     assert after["versions"] == {"current": 5, "best": 6}
-    assert after["runner"]["layout"] in ("channels_last", "onnxruntime")
+    runner = after["runner"]
+    assert runner["backend"] in ("torch-fp32", "onnx-fp32")
+    assert runner["layout"] == {"torch-fp32": "channels_last", "onnx-fp32": "onnx-fp32"}[runner["backend"]]
     assert 0 < after["mean_batch_fill"] <= 1
     assert after["mean_batch_size"] == after["positions"] / after["batches"]
     # Work was done: every batch ran a forward pass, every request waited some time.

@@ -7,7 +7,7 @@ from fastgo.config import ModelConfig
 from inference_server.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from inference_server.evaluator import InProcessEvaluator, RandomEvaluator, UniformEvaluator
 from inference_server.model import build_model, fuse_for_inference
-from inference_server.runner import ModelRunner, canary_planes, check_canaries, onnx_available
+from inference_server.runner import ModelRunner, canary_planes, check_canaries
 
 torch.set_num_threads(1)
 TOL = dict(rtol=1e-4, atol=1e-4)    # fused batch norm and channels_last vs the plain fp32 forward
@@ -67,7 +67,6 @@ def test_runner_matches_plain_forward(channels_last, fuse):
     assert runner.describe()["layout"] == ("channels_last" if channels_last else "contiguous")
 
 
-@pytest.mark.skipif(not onnx_available(), reason="onnxruntime not installed (optional backend)")
 def test_onnx_backend_matches_plain_forward():
     config = ModelConfig(board_size=7, blocks=2, channels=16, global_pool_every=1)
     model = randomize_batchnorm(build_model(config, seed=0)).eval()
