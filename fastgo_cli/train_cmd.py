@@ -85,7 +85,7 @@ def _run(args) -> int:
             log.info("published step %d to %s slot %s (server version %s)", step, endpoint, slot, version)
 
     from fastgo.rundir import StatusFile
-    from trainer.core import CheckpointsRefused, ResumeError
+    from trainer.core import CheckpointsRefused, NonFiniteTraining, ResumeError
     from trainer.factory import make_trainer
     try:
         trainer = make_trainer(config, run_dir, publisher=publisher,
@@ -96,7 +96,7 @@ def _run(args) -> int:
              config.trainer.algorithm, trainer.device, trainer.step, run_dir.root)
     try:
         trainer.run(max_steps=args.max_steps, seconds=args.seconds, should_stop=stopping)
-    except CheckpointsRefused as err:
+    except (CheckpointsRefused, NonFiniteTraining) as err:
         log.error("%s", err)
         print(f"fastgo train: stopped at step {trainer.step}: {err}", file=sys.stderr, flush=True)
         return 2

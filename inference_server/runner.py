@@ -22,6 +22,7 @@ from inference_server.backends import ALL_BACKENDS, TORCH_FP32, available_backen
 from inference_server.model import PolicyValueNet, fuse_for_inference
 
 log = logging.getLogger("fastgo.runner")
+_REFUSED: set = set()       # (backend, network name) pairs that failed the agreement check
 
 
 def resolve_device(device: str) -> torch.device:
@@ -54,7 +55,7 @@ class ModelRunner:
 
     def __init__(self, model: PolicyValueNet, *, device="cpu", precision="auto",
                  channels_last=True, fuse_batchnorm=True, capacity=64,
-                 cuda_graphs=False, graph_batches=(), backend="torch", threads=0):
+                 cuda_graphs=False, graph_batches=(), backend="torch", threads=0, auto_batch=None):
         self.config = model.config
         self.device = resolve_device(device)
         backend = {"torch": TORCH_FP32, "onnx": "onnx-fp32"}.get(backend, backend)
@@ -90,34 +91,49 @@ class ModelRunner:
         self._graphs = {}   # batch size -> (graph, static logits, static values); built lazily
         self._cpu = None
         self.backend_table = {}
+        self.auto_batch = int(auto_batch or min(self.capacity, 256))
         if not self._is_cuda:
             self._cpu = self._cpu_backend(backend, net, threads or torch.get_num_threads())
             backend = self._cpu.name
         self.backend = backend
 
     def _cpu_backend(self, name, net, threads):
-        """The CPU backend `name` (or the one `auto` picks) for `net`, checked against torch
-        fp32 on the reference positions; torch fp32 itself where the check fails."""
+        """The CPU backend `name`, checked against torch fp32 on the reference positions, or
+        torch fp32 where the check fails. "auto": the fastest candidate of the measured table
+        (backend_choice) that passes the check on these weights. A backend refused once is not
+        tried again in this process: weights drift slowly, and each try costs a build."""
         fp32 = build_backend(TORCH_FP32, net, threads=threads, channels_last=self.channels_last)
         if name == TORCH_FP32:
             return fp32
+        candidates = [name]
         if name == "auto":
-            name, self.backend_table = choose_backend(net, batch=self.capacity, threads=threads,
-                                                      channels_last=self.channels_last)
-            if name == TORCH_FP32:
-                return fp32
+            choice, self.backend_table = choose_backend(net, batch=self.auto_batch, threads=threads,
+                                                        channels_last=self.channels_last)
+            ranked = sorted((row["evals_per_s"], n) for n, row in self.backend_table.items()
+                            if row.get("ok") and n != TORCH_FP32)
+            candidates = [choice] + [n for _, n in reversed(ranked) if n != choice]
         positions = reference_positions(self.config, 64)
-        try:
-            backend = build_backend(name, net, threads=threads, channels_last=self.channels_last,
-                                    calibration=positions)
-            agree = agreement(fp32.run(positions), backend.run(positions))
-        except RuntimeError as err:
-            raise ValueError(str(err)) from None
-        if not acceptable(agree):
-            log.warning("backend %s disagrees with fp32 on this network (top-1 %.3f, value MAE "
-                        "%.4f): serving torch-fp32", name, agree["top1"], agree["value_mae"])
-            return fp32
-        return backend
+        reference = fp32.run(positions)
+        for candidate in candidates:
+            if candidate == TORCH_FP32:
+                return fp32
+            if (candidate, self.config.name) in _REFUSED:
+                continue
+            try:
+                backend = build_backend(candidate, net, threads=threads,
+                                        channels_last=self.channels_last, calibration=positions)
+                agree = agreement(reference, backend.run(positions))
+            except RuntimeError as err:
+                if name != "auto":
+                    raise ValueError(str(err)) from None
+                continue
+            if acceptable(agree):
+                return backend
+            _REFUSED.add((candidate, self.config.name))
+            log.warning("backend %s disagrees with fp32 on these weights (top-1 %.3f, value MAE "
+                        "%.4f): not used again in this process", candidate, agree["top1"],
+                        agree["value_mae"])
+        return fp32
 
     @property
     def layout(self) -> str:

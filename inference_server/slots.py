@@ -29,7 +29,8 @@ def make_runner(model, server: ServerConfig) -> ModelRunner:
                        channels_last=server.channels_last, fuse_batchnorm=server.fuse_batchnorm,
                        capacity=max(server.max_batch, server.max_request_positions),
                        cuda_graphs=server.cuda_graphs, graph_batches=server.graph_batches,
-                       backend=server.backend, threads=server.threads)
+                       backend=server.backend, threads=server.threads,
+                       auto_batch=server.max_batch)
 
 
 @dataclass

@@ -60,7 +60,7 @@ class AlphaZeroObjective:
         z = torch.from_numpy(batch["value"]).to(device)
         own_t = torch.from_numpy(batch["ownership"]).to(device)
         model.train()
-        with autocast(device):
+        with autocast(device, self.tc.precision):
             logits, value, own = model.forward_train(x)
         logits, value = logits.float(), value.float()
         policy_loss, acc = policy_terms(logits, target, weight)

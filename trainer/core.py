@@ -14,6 +14,7 @@ import time
 
 import torch
 
+from inference_server.backends import cpu_has_bf16
 from inference_server.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from inference_server.model import build_model
 from inference_server.protocol import RELOAD_FAILED
@@ -32,6 +33,14 @@ class CheckpointsRefused(RuntimeError):
 
 class ResumeError(ValueError):
     """The run directory holds a checkpoint this config cannot continue (one line, exit 2)."""
+
+
+class NonFiniteTraining(RuntimeError):
+    """MAX_NONFINITE_IN_A_ROW batches in a row gave a non-finite loss or gradient: the data or
+    the weights are poisoned; stopping keeps the last finite checkpoint the newest one."""
+
+
+MAX_NONFINITE_IN_A_ROW = 20
 
 
 def pick_device(name: str) -> torch.device:
@@ -57,10 +66,16 @@ def make_optimizer(model, tc, trainable=None):
                            weight_decay=tc.weight_decay, nesterov=tc.momentum > 0)
 
 
-def autocast(device: torch.device):
-    """bf16 autocast on CUDA; no-op context on the CPU."""
+def autocast(device: torch.device, precision: str = "auto"):
+    """bf16 autocast for the forward pass: on CUDA unless precision is "fp32"; on the CPU when
+    precision is "bf16", or "auto" on a CPU with bf16 instructions (elsewhere bf16 is emulated
+    and slower than fp32). Losses are computed in fp32 from the outputs (callers call .float())."""
+    if precision == "fp32":
+        return contextlib.nullcontext()
     if device.type == "cuda":
         return torch.autocast("cuda", dtype=torch.bfloat16)
+    if precision == "bf16" or (precision == "auto" and cpu_has_bf16()):
+        return torch.autocast("cpu", dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
 
@@ -97,9 +112,35 @@ class TrainingCore:
         self.saved_step = None
         self.served_step = None
         self.refused_in_row = 0
+        self.nonfinite_in_row = 0
+        self.nonfinite_total = 0
         self.last_row: dict = {}
 
     # -- resume ---------------------------------------------------------------------------------
+
+    def finite_step(self, loss=None) -> bool:
+        """Steps the optimizer on the gradients already accumulated when `loss` (if given) and
+        every gradient are finite; else clears them, logs the skipped batch and returns False.
+        Raises NonFiniteTraining after MAX_NONFINITE_IN_A_ROW skips in a row, so a NaN never
+        reaches the weights or a checkpoint."""
+        finite = loss is None or bool(torch.isfinite(loss.detach()).all())
+        if finite:
+            grads = [p.grad for p in self.model.parameters() if p.grad is not None]
+            finite = all(bool(torch.isfinite(g).all()) for g in grads)
+        if finite:
+            self.optimizer.step()
+            self.nonfinite_in_row = 0
+            return True
+        self.optimizer.zero_grad(set_to_none=True)
+        self.nonfinite_in_row += 1
+        self.nonfinite_total += 1
+        log.warning("step %d: non-finite loss or gradient; batch skipped (%d in a row, %d in all)",
+                    self.step, self.nonfinite_in_row, self.nonfinite_total)
+        if self.nonfinite_in_row >= MAX_NONFINITE_IN_A_ROW:
+            raise NonFiniteTraining(f"{self.nonfinite_in_row} batches in a row gave a non-finite "
+                                    f"loss or gradient at step {self.step}; stopping with the "
+                                    f"last finite checkpoint (step {self.saved_step})")
+        return False
 
     def resume(self) -> dict | None:
         """Continues from latest.ckpt when the run directory has one: the weights, the step (and

@@ -171,7 +171,7 @@ class SupervisedTrainer(CoreView):
         x = torch.from_numpy(batch["planes"]).to(dev, non_blocking=True).float()
         target = torch.from_numpy(batch["policy"]).to(dev)
         self.model.train()
-        with autocast(dev):
+        with autocast(dev, self.tc.precision):
             logits, value, own = self.model.forward_train(x)
         logits = logits.float()
         policy_loss = -(target * F.log_softmax(logits, dim=1)).sum(1).mean()
@@ -188,8 +188,10 @@ class SupervisedTrainer(CoreView):
                 ownership_loss = (per * w).sum() / w.sum().clamp_min(1.0)
                 loss = loss + self.tc.ownership_weight * ownership_loss
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        self.optimizer.step()
+        if torch.isfinite(loss.detach()):
+            loss.backward()
+        if not self.core.finite_step(loss):
+            return {"loss": float(loss.detach()), "skipped": True}
         self.core.step += 1
         self.sl_samples += x.shape[0]
         with torch.no_grad():
@@ -271,7 +273,10 @@ class SupervisedTrainer(CoreView):
                 break
             if self.status is not None:
                 self.status.beat(self.status_fields)
-            for key, value in self.sl_step().items():
+            result = self.sl_step()
+            if result.get("skipped"):            # non-finite: not a step (core.finite_step)
+                continue
+            for key, value in result.items():
                 sums[key] += value
             count += 1
             if self.step % log_every == 0 or self.step == end:

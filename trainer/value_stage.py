@@ -109,7 +109,7 @@ class ValueObjective:
         weight = torch.from_numpy(batch["policy_weight"]).to(device)
         frozen = self.tc.freeze_policy
         model.eval() if frozen else model.train()
-        with autocast(device):
+        with autocast(device, self.tc.precision):
             logits, value = model(x)
         logits, value = logits.float(), value.float()
         value_loss = F.mse_loss(value, z)

@@ -157,8 +157,10 @@ class WindowTrainer(CoreView):
         rows, loss, terms = self.objective.loss(self.model, self.window, self.rng, self.buffers,
                                                 self.device)
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        self.optimizer.step()
+        if torch.isfinite(loss.detach()):
+            loss.backward()
+        if not self.core.finite_step(loss):
+            return float(loss.detach())
         self.core.step += 1
         self.samples += rows
         with torch.no_grad():

@@ -208,6 +208,9 @@ class TrainerConfig:
     checkpoint_every: int = setting(100, min=1, max=1 << 31, doc="steps between checkpoints")
     keep_checkpoints: int = setting(20, min=1, max=1_000_000, doc="numbered checkpoints kept")
     device: Literal["auto", "cpu", "cuda"] = setting("auto")
+    precision: Literal["auto", "fp32", "bf16"] = setting(
+        "auto", doc="forward passes under bf16 autocast: auto = on CUDA, and on a CPU with bf16 "
+                    "instructions (AVX512_BF16 or AMX); fp32 = never; bf16 = always")
     threads: int = setting(1, min=0, max=1024, doc="torch threads on CPU; 0 = torch default")
     publish: bool = setting(True, doc="ask the server to hot-reload each new checkpoint")
     publish_slot: str = setting("current", pattern=r"[A-Za-z0-9_.:-]{1,64}")

@@ -155,8 +155,43 @@ def test_runner_falls_back_to_fp32_when_a_backend_disagrees(net, monkeypatch):
             return logits, -values
 
     model = trained_like(net.config, seed=3)
+    monkeypatch.setattr(runner_module, "_REFUSED", set())
     real = runner_module.build_backend
     monkeypatch.setattr(runner_module, "build_backend",
                         lambda name, *a, **k: Wrong() if name == "onnx-fp32" else real(name, *a, **k))
     runner = ModelRunner(model, backend="onnx", capacity=4)
     assert runner.describe()["backend"] == TORCH_FP32
+
+
+def test_auto_serves_the_next_fastest_candidate_when_its_choice_disagrees(net, monkeypatch):
+    """An int8 model that drifts from fp32 on trained weights must not drop the server to fp32
+    when another candidate agrees: auto walks its measured table, fastest first."""
+    import inference_server.runner as runner_module
+
+    model = trained_like(net.config, seed=4)
+    table = {"torch-fp32": {"evals_per_s": 100.0, "ok": True},
+             "onnx-fp32": {"evals_per_s": 150.0, "ok": True},
+             "onnx-int8": {"evals_per_s": 500.0, "ok": True}}
+    monkeypatch.setattr(runner_module, "_REFUSED", set())
+    monkeypatch.setattr(runner_module, "choose_backend", lambda *a, **k: ("onnx-int8", table))
+    real = runner_module.build_backend
+    built = []
+
+    class Drifted:
+        name = "onnx-int8"
+
+        def run(self, planes):
+            logits, values = real(TORCH_FP32, fuse_for_inference(model), threads=1).run(planes)
+            return -logits, values                       # every top-1 move differs
+
+    def build(name, *args, **kwargs):
+        built.append(name)
+        return Drifted() if name == "onnx-int8" else real(name, *args, **kwargs)
+
+    monkeypatch.setattr(runner_module, "build_backend", build)
+    runner = ModelRunner(model, backend="auto", capacity=4)
+    assert runner.describe()["backend"] == "onnx-fp32"
+    assert ("onnx-int8", model.config.name) in runner_module._REFUSED
+    built.clear()
+    again = ModelRunner(model, backend="auto", capacity=4)      # a reload: no second try
+    assert again.describe()["backend"] == "onnx-fp32" and "onnx-int8" not in built
