@@ -216,11 +216,13 @@ def _check_record(record, header, where, check_rules) -> GameRecord:
     score = _field(record, "score", float, where)
     if not math.isfinite(score) or abs(score) > MAX_SCORE:
         raise ShardError(f"{where}: score must be finite and within +-{MAX_SCORE:.0f}")
-    if (score > 0 and winner != 1) or (score < 0 and winner != -1):
-        raise ShardError(f"{where}: score {score:g} and winner {winner} disagree")
     end = _field(record, "end", str, where)
     if winner not in (-1, 0, 1) or end not in ENDS:
         raise ShardError(f"{where}: winner {winner!r} or end {end[:20]!r} not allowed")
+    # A game that ended on the board is won by the score's sign (resignations and SGF results
+    # need not agree with the position's score)
+    if end in ("passes", "move_cap") and ((score > 0) - (score < 0)) != winner:
+        raise ShardError(f"{where}: score {score:g} and winner {winner} disagree")
     versions = _field(record, "versions", list, where)
     if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= _INT63 for v in versions):
         raise ShardError(f"{where}: versions must be integers in 0..2**63-1")

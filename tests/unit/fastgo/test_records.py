@@ -125,3 +125,12 @@ def test_a_played_game_may_not_claim_a_result_taken_as_written():
     assert check_record(record, size=5, komi=0.5).winner == 1          # an SGF import may
     with pytest.raises(ShardError, match="recorded"):
         check_record(record, size=5, komi=0.5, allow_recorded=False)
+
+
+def test_a_resigned_game_keeps_a_score_of_the_other_sign():
+    """A resignation decides the winner whatever the position's score (the board's score at
+    resignation is stored as it was)."""
+    record = decoded(good_record(end="resign", winner=1, score=-0.5))
+    assert check_record(record, size=5, komi=0.5, check_rules=False).winner == 1
+    with pytest.raises(ShardError, match="disagree"):
+        check_record({**record, "end": "passes"}, size=5, komi=0.5, check_rules=False)
