@@ -3,8 +3,16 @@
 A reader thread drains the engine's stdout into a queue, so commands can be pipelined
 (`send_many` writes a batch before reading its answers) without either pipe filling up, and every
 wait is bounded by `timeout`. Commands carry ids; each answer is checked against its id.
+
+Bounds: a line is at most MAX_LINE_BYTES and a response at most MAX_RESPONSE_BYTES (beyond:
+GtpConnectionError, the engine is ended); at most MAX_QUEUED_LINES wait unread (then the engine
+blocks on its pipe); at most MAX_STDERR_BYTES of its error output are kept, the rest counted and
+dropped. The engine runs in a process group of its own, and close() ends the whole group, so a
+shell wrapper (`sh -c '...'`) cannot leave the engine running or the pipes open.
 """
+import os
 import queue
+import signal
 import subprocess
 import threading
 import time
@@ -13,6 +21,11 @@ from fastgo.gtp import GtpError, format_command, parse_response
 
 DEFAULT_TIMEOUT = 60.0     # seconds to wait for one response
 CLOSE_TIMEOUT = 5.0        # seconds for quit, then terminate, then kill
+MAX_LINE_BYTES = 1 << 16
+MAX_RESPONSE_BYTES = 1 << 20
+MAX_QUEUED_LINES = 4096
+MAX_STDERR_BYTES = 1 << 20
+_TOO_LONG = object()       # queued by the reader for a line over MAX_LINE_BYTES
 
 
 class GtpConnectionError(GtpError):
@@ -27,23 +40,65 @@ class GtpClient:
         self.argv = list(argv)
         self.timeout = timeout
         self._next_id = 1
-        self._lines = queue.Queue()
+        self._lines = queue.Queue(maxsize=MAX_QUEUED_LINES)
         self._closed = False
         self._broken = False     # a connection error left the stream out of step
+        self.stderr_dropped = 0  # bytes of error output beyond MAX_STDERR_BYTES
+        sink = stderr if hasattr(stderr, "write") else None
         self.process = subprocess.Popen(
-            self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-            cwd=cwd, env=env, text=True, encoding="utf-8", errors="replace", bufsize=1)
+            self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if sink is not None else stderr, cwd=cwd, env=env,
+            start_new_session=True)
         self._reader = threading.Thread(target=self._read_stdout, name="gtp-client-reader", daemon=True)
         self._reader.start()
+        self._stderr_reader = None
+        if sink is not None:
+            self._stderr_reader = threading.Thread(target=self._drain_stderr, args=(sink,),
+                                                   name="gtp-client-stderr", daemon=True)
+            self._stderr_reader.start()
 
     def _read_stdout(self):
+        stdout = self.process.stdout
         try:
-            for line in self.process.stdout:
-                self._lines.put(line)
+            while True:
+                raw = stdout.readline(MAX_LINE_BYTES + 1)
+                if not raw:
+                    break
+                if len(raw) > MAX_LINE_BYTES:
+                    self._put(_TOO_LONG)
+                    return
+                if not self._put(raw.decode("utf-8", errors="replace")):
+                    return
         except (OSError, ValueError):
             pass
         finally:
-            self._lines.put(None)     # end of output
+            self._put(None)           # end of output
+
+    def _put(self, item) -> bool:
+        """Queues a line, waiting while the queue is full; False once the client is closed."""
+        while True:
+            try:
+                self._lines.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                if self._closed:
+                    return False
+
+    def _drain_stderr(self, sink):
+        kept = 0
+        try:
+            while True:
+                chunk = self.process.stderr.read1(1 << 16)
+                if not chunk:
+                    break
+                room = max(0, MAX_STDERR_BYTES - kept)
+                if room:
+                    sink.write(chunk[:room])
+                    sink.flush()
+                    kept += min(room, len(chunk))
+                self.stderr_dropped += max(0, len(chunk) - room)
+        except (OSError, ValueError):
+            pass
 
     def _next_line(self, deadline):
         remaining = deadline - time.monotonic()
@@ -55,16 +110,25 @@ class GtpClient:
             raise GtpConnectionError(
                 f"no answer from {self.argv[0]} within {self.timeout:g} s") from None
         if line is None:
-            self._lines.put(None)     # stays at end of output for later reads
+            try:
+                self._lines.put_nowait(None)     # stays at the end of output for later reads
+            except queue.Full:
+                pass
             raise GtpConnectionError(
                 f"{self.argv[0]} closed its output (exit code {self.process.poll()})")
+        if line is _TOO_LONG:
+            raise GtpConnectionError(f"{self.argv[0]} wrote a line over {MAX_LINE_BYTES} bytes")
         return line
 
     def _read_response(self, deadline):
         """(ok, id, text) of the next response: lines up to an empty line, stray blank lines skipped."""
         lines = []
+        size = 0
         while True:
             line = self._next_line(deadline).rstrip("\r\n")
+            size += len(line) + 1
+            if size > MAX_RESPONSE_BYTES:
+                raise GtpConnectionError(f"{self.argv[0]} answered over {MAX_RESPONSE_BYTES} bytes")
             if not lines:
                 if not line.strip():
                     continue
@@ -81,7 +145,7 @@ class GtpClient:
         if self._broken:
             raise GtpConnectionError(f"the connection to {self.argv[0]} failed earlier")
         try:
-            self.process.stdin.write(text)
+            self.process.stdin.write(text.encode("utf-8"))
             self.process.stdin.flush()
         except (BrokenPipeError, OSError, ValueError) as exc:
             raise GtpConnectionError(f"cannot write to {self.argv[0]}: {exc}") from None
@@ -146,20 +210,30 @@ class GtpClient:
         except OSError:
             pass
         grace = CLOSE_TIMEOUT if answered else 1.0
-        for stop in (None, self.process.terminate, self.process.kill):
-            if stop is not None and self.process.poll() is None:
-                stop()
+        for number in (None, signal.SIGTERM, signal.SIGKILL):
+            if number is not None and self.process.poll() is None:
+                self._signal_group(number)
             try:
                 self.process.wait(timeout=grace)
                 break
             except subprocess.TimeoutExpired:
                 grace = CLOSE_TIMEOUT
+        self._signal_group(signal.SIGKILL)     # whatever the engine left behind in its group
         self._reader.join(timeout=CLOSE_TIMEOUT)
+        if self._stderr_reader is not None:
+            self._stderr_reader.join(timeout=CLOSE_TIMEOUT)
         try:
             self.process.stdout.close()
         except OSError:
             pass
         return self.process.returncode
+
+    def _signal_group(self, number):
+        """Signals the engine's whole process group (it leads it: start_new_session)."""
+        try:
+            os.killpg(self.process.pid, number)
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
 
     def __enter__(self):
         return self
@@ -169,7 +243,7 @@ class GtpClient:
 
     def __del__(self):
         try:
-            if not self._closed and self.process.poll() is None:
-                self.process.kill()
+            if not self._closed:
+                self._signal_group(signal.SIGKILL)
         except Exception:
             pass

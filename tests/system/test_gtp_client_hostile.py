@@ -1,0 +1,63 @@
+"""External GTP engines that misbehave (selfplay_workers.gtp_client): a reply line without end,
+an error-output flood, a shell wrapper whose children outlive the engine. Each is bounded in
+memory, disk and time, and close() leaves no process of the engine's group behind."""
+import os
+import sys
+import time
+
+import pytest
+
+from selfplay_workers.gtp_client import (MAX_LINE_BYTES, MAX_STDERR_BYTES, GtpClient,
+                                         GtpConnectionError)
+
+PY = sys.executable
+
+
+def group_gone(pgid, within_s=10.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_an_endless_reply_line_is_refused_without_buffering_it():
+    # answers every command with 64 MiB and no newline
+    engine = [PY, "-c", "import sys\nsys.stdin.readline()\nchunk = b'=' * (1 << 20)\n"
+                        "for _ in range(64): sys.stdout.buffer.write(chunk)\nsys.stdout.flush()"]
+    import resource
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    client = GtpClient(engine, timeout=20)
+    with pytest.raises(GtpConnectionError, match=f"over {MAX_LINE_BYTES} bytes"):
+        client.send("name")
+    client.close()
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 16 * 1024, f"peak RSS grew by {grown_kib} KiB reading a 64 MiB line"
+
+
+def test_an_error_output_flood_keeps_at_most_the_bound_on_disk(tmp_path):
+    engine = [PY, "-c", "import sys\nchunk = b'x' * (1 << 20)\n"
+                        "for _ in range(20): sys.stderr.buffer.write(chunk)\n"
+                        "sys.stderr.flush()\nline = sys.stdin.readline()\n"
+                        "sys.stdout.write('=1 flood\\n\\n'); sys.stdout.flush()\nsys.stdin.readline()"]
+    with open(tmp_path / "engine.err", "wb") as sink:
+        client = GtpClient(engine, timeout=20, stderr=sink)
+        assert client.send("name") == "flood"
+        client.close()
+    assert (tmp_path / "engine.err").stat().st_size == MAX_STDERR_BYTES
+    assert client.stderr_dropped == 20 * (1 << 20) - MAX_STDERR_BYTES
+
+
+def test_close_ends_a_shell_wrapper_and_everything_it_started():
+    # the wrapper's children ignore SIGTERM and keep the pipes open; nothing ever answers
+    engine = ["sh", "-c", "trap '' TERM; sleep 300 & sleep 300 & wait"]
+    client = GtpClient(engine, timeout=0.5)
+    with pytest.raises(GtpConnectionError, match="no answer"):
+        client.send("name")
+    started = time.monotonic()
+    client.close()
+    assert time.monotonic() - started < 15
+    assert group_gone(client.process.pid), "a process of the engine's group survived close()"
