@@ -44,19 +44,9 @@ class Evaluator:
         self.latest_ratings = {}
 
     def _read_evaluations(self):
-        out = []
-        try:
-            with open(self.evaluations_path) as handle:
-                for line in handle:
-                    try:
-                        row = json.loads(line)
-                    except ValueError:
-                        continue
-                    if isinstance(row, dict) and {"player", "step", "wall_s", "games"} <= set(row):
-                        out.append(row)
-        except OSError:
-            pass
-        return out
+        from cluster.plots import read_evaluations
+
+        return read_evaluations(self.evaluations_path)
 
     def pending(self):
         """The checkpoint to evaluate now (path, step) or None."""

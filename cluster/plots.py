@@ -3,7 +3,6 @@ intervals and the reference players as horizontal lines) and the loss plot (`los
 metrics.csv). Written atomically; matplotlib with the Agg backend (no display needed)."""
 from __future__ import annotations
 
-import csv
 
 
 def _save(fig, path):
@@ -46,11 +45,9 @@ def draw_losses(path, metrics_csv):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    try:
-        with open(metrics_csv, newline="") as handle:
-            rows = list(csv.DictReader(handle))
-    except OSError:
-        return False
+    from fastgo.statefiles import read_csv
+
+    _, rows = read_csv(metrics_csv)
     if not rows:
         return False
 
@@ -90,39 +87,25 @@ class RunCurveError(ValueError):
     """A run directory whose curve cannot be drawn; the message names the directory."""
 
 
-def read_evaluations(path) -> list:
-    """The evaluator's rows of evaluations.jsonl ({'player', 'step', 'wall_s', 'games'}) in file
-    order; lines that are not such rows (a truncated write) are skipped. Missing file: []."""
-    import json
-    import math
-    import os
+def evaluation_row(row):
+    """An evaluations.jsonl row ({'player': str, 'step', 'wall_s', 'games': finite and >= 0})
+    with its numbers checked, or None."""
+    from fastgo.statefiles import MAX_COUNT, finite
 
-    try:
-        if os.path.getsize(path) > MAX_EVALUATIONS_BYTES:
-            raise RunCurveError(f"{path}: over {MAX_EVALUATIONS_BYTES} bytes")
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            lines = handle.readlines()
-    except FileNotFoundError:
-        return []
-    except OSError as err:
-        raise RunCurveError(f"{path}: cannot read: {err.strerror or err}") from None
-    out = []
-    for line in lines:
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(row, dict) or not isinstance(row.get("player"), str):
-            continue
-        ok = True
-        for key in ("step", "wall_s", "games"):
-            value = row.get(key)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not math.isfinite(value) or value < 0:
-                ok = False
-        if ok:
-            out.append(row)
-    return out
+    if not isinstance(row.get("player"), str) or not 0 < len(row["player"]) <= 200:
+        return None
+    for key in ("step", "wall_s", "games"):
+        finite(row.get(key), key, 0, MAX_COUNT)
+    return row
+
+
+def read_evaluations(path) -> list:
+    """The evaluator's rows of evaluations.jsonl in file order (fastgo.statefiles: a bad line is
+    skipped and counted, a FIFO or directory is not read, a huge file only in its tail).
+    Missing file: []."""
+    from fastgo.statefiles import read_jsonl
+
+    return list(read_jsonl(path, evaluation_row))
 
 
 def run_algorithm(run_root) -> str:
@@ -130,11 +113,9 @@ def run_algorithm(run_root) -> str:
     pool size and the learner's win rate; "alphazero" otherwise; "" without metrics."""
     import os
 
-    try:
-        with open(os.path.join(run_root, "metrics.csv"), newline="") as handle:
-            header = next(csv.reader(handle), [])
-    except OSError:
-        return ""
+    from fastgo.statefiles import read_csv
+
+    header, _ = read_csv(os.path.join(run_root, "metrics.csv"), max_bytes=1 << 20)
     if "pool" in header and "win_rate" in header:
         return "reinforce"
     return "alphazero" if header else ""

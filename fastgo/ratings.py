@@ -23,6 +23,8 @@ import time
 
 import numpy as np
 
+from fastgo.statefiles import count, read_jsonl
+
 try:
     import fcntl
 except ImportError:        # not on Windows: appends are then unlocked
@@ -105,45 +107,26 @@ def append_result(path, a, b, wins_a, wins_b, draws=0, **meta) -> dict:
 
 
 def _valid(row):
-    if not isinstance(row, dict):
-        return False
+    """The row with its counts checked (names non-empty strings of at most 200 characters,
+    counts integers in 0..MAX_COUNT), or None."""
     for key in ("a", "b"):
-        if not isinstance(row.get(key), str) or not row[key].strip():
-            return False
+        if not isinstance(row.get(key), str) or not row[key].strip() or len(row[key]) > 200:
+            return None
     for key in ("wins_a", "wins_b", "draws"):
-        value = row.get(key)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            return False
-    return True
+        count(row.get(key), key)
+    if "games" in row:
+        count(row["games"], "games")
+    row.setdefault("games", row["wins_a"] + row["wins_b"] + row["draws"])
+    return row
 
 
 def read_table(path) -> RatingsTable:
     """Every readable row of the table, in file order; a missing file is an empty table. A line
-    that is not a JSON object with string names a, b and non-negative integer counts wins_a,
-    wins_b, draws (a truncated write, garbage) is skipped and counted, never fatal."""
-    rows, skipped = [], []
-    try:
-        handle = open(os.fspath(path), "rb")
-    except FileNotFoundError:
-        return RatingsTable()
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            if len(raw) > MAX_LINE:
-                skipped.append(number)
-                continue
-            try:
-                row = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError, RecursionError):
-                skipped.append(number)
-                continue
-            if not _valid(row):
-                skipped.append(number)
-                continue
-            row.setdefault("games", row["wins_a"] + row["wins_b"] + row["draws"])
-            rows.append(row)
-    return RatingsTable(rows, skipped)
+    that is not a JSON object with string names a, b and integer counts wins_a, wins_b, draws in
+    0..MAX_COUNT (a truncated write, garbage) is skipped and counted, never fatal; the file is
+    read as fastgo.statefiles reads every state file (regular, bounded, never blocking)."""
+    rows = read_jsonl(path, _valid, max_line=MAX_LINE)
+    return RatingsTable(rows, rows.skipped_lines)
 
 
 def pair_totals(results):

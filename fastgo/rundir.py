@@ -98,12 +98,12 @@ class StatusFile:
 
 def read_status(run_dir: RunDir, role: str):
     """(content dict or None, mtime or None) of a role's status file."""
-    import json
+    from fastgo.statefiles import read_json
+
     path = status_path(run_dir, role)
     try:
         mtime = os.path.getmtime(path)
-        with open(path) as handle:
-            data = json.load(handle)
-        return (data if isinstance(data, dict) else None), mtime
-    except (OSError, ValueError):
+    except OSError:
         return None, None
+    data = read_json(path)
+    return data, (mtime if data is not None else None)

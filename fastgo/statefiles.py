@@ -1,0 +1,178 @@
+"""The one reader of a run directory's state files (ratings.jsonl, evaluations.jsonl, metrics.csv,
+status files): regular files only, opened without blocking (a FIFO or device is refused, never
+waited on), at most MAX_STATE_BYTES read (of a longer file, its last MAX_STATE_BYTES), line by
+line with each line at most MAX_LINE_BYTES, every row validated by the caller's function. A bad
+row is skipped and counted, one warning per file names how many; nothing raises on content, and
+the file is never rewritten. Stdlib only.
+"""
+from __future__ import annotations
+
+import csv
+import errno
+import io
+import json
+import logging
+import os
+import stat
+
+log = logging.getLogger("fastgo.statefiles")
+log.addHandler(logging.NullHandler())    # a role's log gets the warnings; a command's stderr not
+
+MAX_STATE_BYTES = 64 << 20
+MAX_LINE_BYTES = 1 << 20
+MAX_COUNT = 10 ** 12            # any count in a state file (games, wins, steps) at most this
+
+_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class StateRows(list):
+    """Rows read from a state file; `skipped_lines` holds the line numbers that were not valid
+    rows, `note` why the file was not read (absent: empty note) or how much of it was."""
+
+    def __init__(self, rows=(), skipped_lines=(), note=""):
+        super().__init__(rows)
+        self.skipped_lines = list(skipped_lines)
+        self.note = note
+
+    @property
+    def skipped(self) -> int:
+        return len(self.skipped_lines)
+
+
+def _open_regular(path):
+    """A binary handle on a regular file, or None when absent; OSError(EINVAL) for anything else
+    (a FIFO, a device, a directory), checked before and after opening without blocking."""
+    path = os.fspath(path)
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+    except FileNotFoundError:
+        return None
+    fd = os.open(path, _FLAGS)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_lines(path, *, max_bytes=MAX_STATE_BYTES, max_line=MAX_LINE_BYTES):
+    """([(line number, bytes without the line end)], [numbers of lines over max_line], note);
+    absent: ([], [], ""). Of a file over max_bytes only the tail is read, numbered from 1."""
+    try:
+        handle = _open_regular(path)
+    except OSError as err:
+        return [], [], f"not read: {err.strerror or err}"
+    if handle is None:
+        return [], [], ""
+    note = ""
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > max_bytes:
+            handle.seek(size - max_bytes)
+            handle.readline(max_line + 1)            # a partial first line
+            note = f"read its last {max_bytes} of {size} bytes"
+        lines, too_long, total, number = [], [], 0, 0
+        while total <= max_bytes:
+            raw = handle.readline(max_line + 1)
+            if not raw:
+                break
+            number += 1
+            total += len(raw)
+            if len(raw) > max_line:
+                too_long.append(number)
+                while raw and not raw.endswith(b"\n"):    # the rest of that line
+                    raw = handle.readline(max_line + 1)
+                    total += len(raw)
+                continue
+            lines.append((number, raw.rstrip(b"\r\n")))
+    return lines, too_long, note
+
+
+def _report(path, rows: StateRows):
+    if rows.skipped or rows.note:
+        log.warning("%s: %s%s", os.fspath(path),
+                    f"{rows.skipped} line(s) skipped as not valid rows (first: line "
+                    f"{rows.skipped_lines[0]})" if rows.skipped else "",
+                    ("; " if rows.skipped and rows.note else "") + rows.note)
+
+
+def read_jsonl(path, validate, **bounds) -> StateRows:
+    """JSON objects, one per line, for which validate(dict) returns a row (or raises ValueError,
+    TypeError, KeyError, OverflowError: skipped)."""
+    lines, too_long, note = read_lines(path, **bounds)
+    rows, skipped = [], list(too_long)
+    for number, raw in lines:
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw.decode("utf-8"))
+            row = validate(value) if isinstance(value, dict) else None
+        except (ValueError, TypeError, KeyError, OverflowError, RecursionError):
+            row = None
+        if row is None:
+            skipped.append(number)
+        else:
+            rows.append(row)
+    out = StateRows(rows, skipped, note)
+    _report(path, out)
+    return out
+
+
+def read_csv(path, **bounds) -> tuple[list, StateRows]:
+    """(header, rows as dicts of str) of a CSV file with a header line; undecodable lines and
+    rows longer than the header are skipped and counted."""
+    lines, too_long, note = read_lines(path, **bounds)
+    header, rows, skipped = [], [], list(too_long)
+    for number, raw in lines:
+        try:
+            text = raw.decode("utf-8")
+            cells = next(csv.reader(io.StringIO(text)), [])
+        except (UnicodeDecodeError, csv.Error):
+            skipped.append(number)
+            continue
+        if not header:
+            header = cells
+            continue
+        if len(cells) > len(header):
+            skipped.append(number)
+            continue
+        rows.append(dict(zip(header, cells + [""] * (len(header) - len(cells)))))
+    out = StateRows(rows, skipped, note)
+    _report(path, out)
+    return header, out
+
+
+def read_json(path, max_bytes=1 << 20):
+    """One JSON object from a small state file, or None (absent, not regular, too large, not an
+    object)."""
+    lines, _, note = read_lines(path, max_bytes=max_bytes, max_line=max_bytes)
+    if note or not lines:
+        return None
+    try:
+        value = json.loads(b"\n".join(raw for _, raw in lines).decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def count(value, what="count") -> int:
+    """A non-negative integer count of at most MAX_COUNT (bool refused); ValueError else."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        raise ValueError(f"{what} must be an integer in 0..{MAX_COUNT}")
+    return value
+
+
+def finite(value, what="number", low=None, high=None) -> float:
+    """A finite int or float within [low, high] (bool refused); ValueError else."""
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{what} must be a number")
+    number = float(value)
+    if not math.isfinite(number) or (low is not None and number < low) \
+            or (high is not None and number > high):
+        raise ValueError(f"{what} out of range")
+    return number

@@ -1,0 +1,114 @@
+"""The run directory's state files as a careless user or an attacker leaves them
+(fastgo.statefiles and its readers: ratings.jsonl, evaluations.jsonl, metrics.csv, status files):
+a FIFO, a directory or a device where a file belongs is not waited on; a huge file is read only
+in its bounded tail; damaged rows are skipped and counted; the file is never rewritten."""
+import json
+import os
+import threading
+
+import pytest
+
+from cluster.plots import read_evaluations, run_algorithm
+from fastgo import statefiles
+from fastgo.ratings import fit_ratings, read_table
+from fastgo.statefiles import MAX_COUNT, read_csv, read_json, read_lines
+
+
+def within(seconds, fn):
+    """fn()'s result, or a failure if it has not returned within `seconds` (a hang)."""
+    out = {}
+    worker = threading.Thread(target=lambda: out.setdefault("value", fn()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), f"{fn} blocked"
+    return out["value"]
+
+
+def readers(path):
+    return [lambda: read_table(path), lambda: read_evaluations(path), lambda: read_csv(path),
+            lambda: read_json(path)]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_a_non_regular_file_is_refused_without_blocking(tmp_path, kind):
+    path = tmp_path / "state"
+    if kind == "fifo":
+        os.mkfifo(path)                  # opening it for reading would block for good
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        os.symlink("/dev/zero", path)    # endless bytes
+    for read in readers(path):
+        value = within(5, read)
+        assert not value or value == ([], []), value
+    lines, too_long, note = within(5, lambda: read_lines(path))
+    assert lines == [] and too_long == [] and "not a regular file" in note
+
+
+def test_a_huge_file_is_read_only_in_its_tail(tmp_path):
+    path = tmp_path / "ratings.jsonl"
+    row = json.dumps({"a": "x", "b": "random", "wins_a": 1, "wins_b": 0, "draws": 0}) + "\n"
+    with open(path, "w") as handle:
+        handle.write("garbage " * 200_000 + "\n")          # 1.6 MB before the rows
+        handle.write(row * 1000)
+    lines, too_long, note = read_lines(path, max_bytes=len(row) * 100)
+    assert "read its last" in note
+    assert 99 <= len(lines) <= 100 and too_long == []
+    assert all(raw == row.rstrip("\n").encode() for _, raw in lines[1:])
+
+
+def test_one_endless_line_is_skipped_and_the_rows_after_it_kept(tmp_path):
+    path = tmp_path / "ratings.jsonl"
+    row = {"a": "x", "b": "random", "wins_a": 3, "wins_b": 1, "draws": 0}
+    path.write_text("7" * (statefiles.MAX_LINE_BYTES * 3) + "\n" + json.dumps(row) + "\n")
+    table = read_table(path)
+    assert [r["wins_a"] for r in table] == [3] and table.skipped_lines == [1]
+
+
+def test_damaged_rows_are_skipped_counted_and_the_file_left_alone(tmp_path):
+    path = tmp_path / "ratings.jsonl"
+    good = {"a": "ckpt-1", "b": "random", "wins_a": 8, "wins_b": 2, "draws": 0}
+    lines = [json.dumps(good),
+             json.dumps({**good, "wins_a": 10 ** 400}),          # once an OverflowError
+             json.dumps({**good, "wins_a": MAX_COUNT + 1}),
+             json.dumps({**good, "wins_a": "8"}),                 # wrong type
+             json.dumps({**good, "wins_a": True}),
+             json.dumps({k: v for k, v in good.items() if k != "b"}),   # a field missing
+             json.dumps([1, 2]), "[" * 100_000, '{"a": "trunc']
+    data = ("\n".join(lines) + "\n").encode() + b"\xff\xfe not utf-8\n"
+    path.write_bytes(data)
+    table = read_table(path)
+    assert [r["wins_a"] for r in table] == [8]
+    assert table.skipped_lines == list(range(2, 11))
+    ratings = fit_ratings(table, anchor="random")
+    assert ratings["ckpt-1"][0] > 0
+    assert path.read_bytes() == data
+
+
+def test_evaluations_rows_are_range_checked(tmp_path):
+    path = tmp_path / "evaluations.jsonl"
+    good = {"player": "ckpt-5", "step": 5, "wall_s": 1.5, "games": 10}
+    rows = [good, {**good, "step": -1}, {**good, "wall_s": float("inf")},
+            {**good, "games": 10 ** 400}, {**good, "player": 7}, {**good, "step": None}]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\nnot json\n")
+    assert read_evaluations(path) == [good]
+
+
+def test_metrics_csv_with_bad_bytes_and_long_rows(tmp_path):
+    path = tmp_path / "metrics.csv"
+    path.write_bytes(b"step,loss,pool,win_rate\n1,0.5,2,0.6\n\xff\xfe,\x00\n2,0.4,2,0.7,extra\n"
+                     b"3,0.3\n")
+    header, rows = read_csv(path)
+    assert header == ["step", "loss", "pool", "win_rate"]
+    assert [r["step"] for r in rows] == ["1", "3"] and rows[1]["pool"] == ""
+    assert rows.skipped_lines == [3, 4]
+    assert run_algorithm(tmp_path) == "reinforce"
+
+
+def test_status_files_that_are_not_objects_read_as_none(tmp_path):
+    path = tmp_path / "status.json"
+    for content in (b"[1]", b"{", b"\xff", b"{}" * 10, b""):
+        path.write_bytes(content)
+        assert read_json(path) is None
+    path.write_bytes(b'{"games": 3}')
+    assert read_json(path) == {"games": 3}
