@@ -15,6 +15,7 @@ import stat
 import threading
 
 import zmq
+from zmq.utils import z85
 
 from fastgo.files import read_bounded
 
@@ -70,6 +71,8 @@ def _read_small(path) -> bytes:
         return read_bounded(path, MAX_KEY_FILE_BYTES)
     except OSError as err:
         raise CurveKeyError(f"{path}: cannot read the key file: {err.strerror or err}") from None
+    except ValueError:                        # a NUL byte in the path
+        raise CurveKeyError(f"{path!r}: not a usable key file path") from None
 
 
 def _fields(data) -> dict:
@@ -77,8 +80,17 @@ def _fields(data) -> dict:
 
 
 def _z85(key, where) -> bytes:
+    """`key` when it is 40 Z85 characters that decode to 32 bytes (a 5-character group can be
+    in the alphabet and still exceed 2**32); CurveKeyError naming `where` otherwise."""
     if not _Z85.fullmatch(key):
         raise CurveKeyError(f"{where}: not a 40-character Z85 CURVE key")
+    try:
+        decoded = z85.decode(key)
+    except Exception:                         # struct.error, ValueError, OverflowError
+        decoded = None
+    if decoded is None or len(decoded) != 32:
+        raise CurveKeyError(f"{where}: a 40-character Z85 string that is not a CURVE key "
+                            f"(it does not decode to 32 bytes)")
     return key
 
 
@@ -90,6 +102,8 @@ def read_secret_key(path) -> tuple[bytes, bytes]:
         mode = os.stat(path).st_mode
     except OSError as err:
         raise CurveKeyError(f"{path}: cannot read the key file: {err.strerror or err}") from None
+    except ValueError:                        # a NUL byte in the path
+        raise CurveKeyError(f"{path!r}: not a usable key file path") from None
     if stat.S_ISREG(mode) and mode & 0o077:
         raise CurveKeyError(f"{path}: a secret key readable by group or others "
                             f"(mode {stat.S_IMODE(mode):04o}); chmod 600 it")
@@ -100,7 +114,10 @@ def read_secret_key(path) -> tuple[bytes, bytes]:
     else:
         lines = data.strip().split(b"\n")
         secret = _z85(lines[0].strip() if lines else b"", path)
-    public = zmq.curve_public(secret)
+    try:
+        public = zmq.curve_public(secret)
+    except zmq.ZMQError as err:
+        raise CurveKeyError(f"{path}: not a usable CURVE secret key ({err})") from None
     if "public-key" in fields and fields["public-key"] != public:
         raise CurveKeyError(f"{path}: the public key does not belong to the secret key")
     return public, secret
@@ -110,9 +127,9 @@ def read_public_key(spec) -> bytes:
     """A Z85 public key given inline (40 characters) or by a key file (NAME.key, or a file whose
     first line is the key)."""
     spec = os.fspath(spec)
-    raw = spec.encode() if isinstance(spec, str) else spec
+    raw = spec.encode("utf-8", errors="replace") if isinstance(spec, str) else spec
     if _Z85.fullmatch(raw) and not os.path.exists(spec):
-        return raw
+        return _z85(raw, "inline key")
     data = _read_small(spec)
     fields = _fields(data)
     if "secret-key" in fields:             # secret keys stay on their host
