@@ -62,6 +62,13 @@ def reason(err: OSError) -> str:
     return err.strerror or type(err).__name__
 
 
+def printable(text) -> str:
+    """`text` (a str or a path) safe to log or write as UTF-8: a file name that is not valid
+    UTF-8 keeps its undecodable bytes as \\xNN-style escapes instead of raising on output."""
+    text = os.fsdecode(text) if isinstance(text, bytes) else str(text)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def fsync_dir(directory) -> None:
     """Makes a rename inside `directory` durable."""
     fd = os.open(os.fspath(directory), os.O_RDONLY)

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import msgpack
 
-from fastgo.files import fsync_dir, read_bounded, reason
+from fastgo.files import fsync_dir, printable, read_bounded, reason
 from fastgo.records import (ENDS, MAX_CONTAINERS, MAX_MAP_KEYS, ContainerBudget, GameRecord,  # noqa: F401
                             ShardError, _check_record, _field, check_record, unpack_record)
 
@@ -284,15 +284,29 @@ def _check_header(header, path):
     return header
 
 
+MAX_QUARANTINE_NAME = 200       # bytes: room for ".reason" and a suffix within NAME_MAX (255)
+
+
 def quarantine(path, quarantine_dir, reason: str) -> str:
     """Moves a bad shard to `quarantine_dir` with a `.reason` file beside it; returns the new
-    path. A shard that vanished meanwhile is left alone."""
+    path. A name that is not valid UTF-8 or longer than MAX_QUARANTINE_NAME bytes is replaced by
+    `renamed-DIGEST.shard` (the reason file keeps the original, escaped), so the reason file can
+    always be written; the reason is written as UTF-8 with undecodable bytes escaped."""
     os.makedirs(quarantine_dir, exist_ok=True)
-    name = os.path.basename(path)
+    name = os.path.basename(os.fspath(path))
+    raw = os.fsencode(name)
+    try:
+        raw.decode("utf-8")
+        usable = len(raw) <= MAX_QUARANTINE_NAME
+    except UnicodeDecodeError:
+        usable = False
+    if not usable:
+        reason = f"{reason}\noriginal name: {printable(name)}"
+        name = f"renamed-{hashlib.sha256(raw).hexdigest()[:16]}{SUFFIX}"
     target = os.path.join(quarantine_dir, name)
     if os.path.exists(target):
         target = os.path.join(quarantine_dir, f"{name}.{uuid.uuid4().hex[:6]}")
     os.replace(path, target)
-    with open(target + ".reason", "w") as handle:
-        handle.write(reason + "\n")
+    with open(target + ".reason", "w", encoding="utf-8", errors="backslashreplace") as handle:
+        handle.write(printable(reason) + "\n")
     return target

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 
+from fastgo.files import printable
 from fastgo.shards import ShardError, list_shards, quarantine, read_shard
 
 log = logging.getLogger("fastgo.train")
@@ -51,6 +52,7 @@ class ShardIntake:
         self.quarantined += 1
         try:
             target = quarantine(path, self.run_dir.quarantine, reason)
-            log.warning("quarantined %s: %s", os.path.basename(target), reason)
+            log.warning("quarantined %s: %s", printable(os.path.basename(target)), printable(reason))
         except OSError as err:
-            log.warning("could not quarantine %s (%s): %s", path, err, reason)
+            log.warning("could not quarantine %s (%s): %s", printable(path), printable(err),
+                        printable(reason))
