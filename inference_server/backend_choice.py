@@ -14,6 +14,7 @@ rewritten atomically.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -38,7 +39,14 @@ MAX_CACHE_ENTRIES = 256
 
 def reference_positions(config, count: int, seed: int = 2024) -> np.ndarray:
     """uint8 [count, P, N, N]: positions after a seeded random number of random legal moves
-    (0 .. 1.2 * N * N), encoded with the network's encoding; the same for the same arguments."""
+    (0 .. 1.2 * N * N), encoded with the network's encoding; the same for the same arguments.
+    The games are played once per process (every reload checks its backend on them); each call
+    returns a fresh copy."""
+    return _reference_positions(config, count, seed).copy()
+
+
+@functools.lru_cache(maxsize=8)
+def _reference_positions(config, count, seed):
     from fastgo.board import Board, Random
     from fastgo.features import encode_board
 

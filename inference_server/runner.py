@@ -18,7 +18,7 @@ import torch
 
 from inference_server.backend_choice import (acceptable, agreement, choose_backend,
                                              reference_positions)
-from inference_server.backends import ALL_BACKENDS, TORCH_FP32, available_backends, build_backend
+from inference_server.backends import ALL_BACKENDS, TORCH_FP32, build_backend
 from inference_server.model import PolicyValueNet, fuse_for_inference
 
 log = logging.getLogger("fastgo.runner")
@@ -224,11 +224,6 @@ class ModelRunner:
         stream.synchronize()
         # The pinned outputs are reused by the next run: hand out copies.
         return self._host_logits[:n].numpy().copy(), self._host_values[:n].numpy().copy()
-
-
-def onnx_available() -> bool:
-    """onnxruntime to run and onnx to export: the ONNX Runtime backends can be used."""
-    return "onnx-fp32" in available_backends()
 
 
 def canary_planes(config, count: int = 4, seed: int = 12345) -> np.ndarray:

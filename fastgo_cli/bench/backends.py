@@ -72,13 +72,13 @@ def fp32_peak_gflops(seconds: float = 1.0) -> float:
 def run(args) -> int:
     import torch
 
-    from fastgo.config import Config, ConfigError, load_config
+    from fastgo.config import Config, ConfigError, load_config, resolve_config
     from inference_server.backend_choice import format_table, measure_backends, pick
     from inference_server.backends import available_backends
     from inference_server.model import build_model, fuse_for_inference
 
     try:
-        config = load_config(_config_path(args.config)) if args.config else Config()
+        config = load_config(resolve_config(args.config)) if args.config else Config()
     except ConfigError as err:
         print(f"fastgo bench backends: {err}", file=sys.stderr)
         return 2
@@ -142,10 +142,3 @@ def run(args) -> int:
         atomic_write_text(args.json, json.dumps(result, indent=2) + "\n")
     return 0
 
-
-def _config_path(name):
-    try:
-        from fastgo.config import resolve_config
-    except ImportError:
-        return name
-    return resolve_config(name)

@@ -252,3 +252,65 @@ def test_curve_key_readers_refuse_cleanly(tmp_path_factory, data):
             reader(str(path))
         except CurveKeyError:
             pass
+
+
+# -- game records from a peer, run-directory state files -----------------------------------------
+
+MSGPACK_VALUE = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**64 - 1), st.floats(),
+              st.text(max_size=8), st.binary(max_size=16)),
+    lambda inner: st.one_of(st.lists(inner, max_size=6),
+                            st.dictionaries(st.text(max_size=6), inner, max_size=6)),
+    max_leaves=40)
+
+
+def _record_refused_cleanly(data):
+    from fastgo.records import ShardError, check_record, unpack_record
+
+    try:
+        check_record(unpack_record(data), size=5, komi=0.5, allow_recorded=False)
+    except (ShardError, ValueError):
+        pass
+
+
+@FUZZ
+@given(value=MSGPACK_VALUE, raw=st.binary(max_size=200))
+def test_fuzz_game_records(value, raw):
+    _record_refused_cleanly(msgpack.packb(value, use_bin_type=True))
+    _record_refused_cleanly(raw)
+
+
+@pytest.mark.parametrize("path", corpus("records"), ids=lambda p: p.name)
+def test_records_corpus(path):
+    from fastgo.records import ShardError, check_record, unpack_record
+
+    with pytest.raises((ShardError, ValueError)):
+        check_record(unpack_record(path.read_bytes()), size=5, komi=0.5, allow_recorded=False)
+
+
+def _state_readers(path):
+    from cluster.plots import read_evaluations
+    from fastgo.ratings import read_table
+    from fastgo.statefiles import read_csv, read_json
+
+    return read_table(path), read_evaluations(path), read_csv(path), read_json(path)
+
+
+@FUZZ
+@given(data=st.one_of(st.binary(max_size=400), st.lists(
+    st.one_of(MSGPACK_VALUE.map(lambda v: repr(v)), st.text(max_size=40)), max_size=6).map(
+        lambda lines: "\n".join(lines).encode("utf-8", "surrogatepass"))))
+def test_fuzz_state_files(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("state") / "state"
+    path.write_bytes(data)
+    table, evaluations, (header, rows), status = _state_readers(path)
+    assert all(isinstance(r["wins_a"], int) and r["wins_a"] >= 0 for r in table)
+    assert path.read_bytes() == data                     # never rewritten
+
+
+@pytest.mark.parametrize("path", corpus("state"), ids=lambda p: p.name)
+def test_state_corpus(path):
+    table, evaluations, (header, rows), status = _state_readers(path)
+    assert list(table) == [] and evaluations == []
+    if path.suffix == ".csv":
+        assert header == ["step", "loss"] and [r["step"] for r in rows] == ["2"]
