@@ -13,7 +13,8 @@ cnp.import_array()
 
 ALPHAZERO = "alphazero"
 LIBERTY = "liberty"
-_ENCODINGS = {ALPHAZERO: ENC_ALPHAZERO, LIBERTY: ENC_LIBERTY}
+# Encoding name -> id: the one map every kernel (mcts, replay, policy_play) reads.
+ENCODING_IDS = {ALPHAZERO: ENC_ALPHAZERO, LIBERTY: ENC_LIBERTY}
 
 
 cdef int encoding_planes(int encoding) noexcept nogil:
@@ -91,10 +92,10 @@ cdef void encode(const BoardState* b, int encoding, uint8_t* out) noexcept nogil
 def _encoding_id(encoding):
     if isinstance(encoding, str):
         try:
-            return _ENCODINGS[encoding]
+            return ENCODING_IDS[encoding]
         except KeyError:
             raise ValueError(f"unknown encoding {encoding!r}; expected one of "
-                             f"{sorted(_ENCODINGS)}") from None
+                             f"{sorted(ENCODING_IDS)}") from None
     if encoding in (ENC_ALPHAZERO, ENC_LIBERTY):
         return int(encoding)
     raise ValueError(f"unknown encoding {encoding!r}")

@@ -50,7 +50,7 @@ from fastgo.board cimport (
     Board, BoardState, MAX_MOVES, MIN_SIZE, MAX_SIZE, BLACK, WHITE,
     board_init, board_copy, board_is_legal, board_play, board_legal_moves, board_is_over,
     board_score, board_playout, board_position_hash)
-from fastgo.features cimport ENC_ALPHAZERO, ENC_LIBERTY, encoding_planes, encode
+from fastgo.features cimport encoding_planes, encode
 from fastgo.rng cimport Rng, rng_seed, rng_next, rng_below, rng_uniform
 from fastgo.symmetry cimport sym_move, sym_planes
 from fastgo.tree cimport (
@@ -69,7 +69,7 @@ RESIGN = -2                  # same value as fastgo.game.RESIGN
 globals().update(NO_NODE=<int>NO_NODE, NO_PARENT=<int>NO_PARENT, UNEXPANDED=<int>UNEXPANDED,
                  FLAG_PENDING=<int>FLAG_PENDING, FLAG_TERMINAL=<int>FLAG_TERMINAL,
                  FLAG_ILLEGAL=<int>FLAG_ILLEGAL, FLAG_WIN=<int>FLAG_WIN, FLAG_LOSS=<int>FLAG_LOSS)
-_ENCODINGS = {"alphazero": ENC_ALPHAZERO, "liberty": ENC_LIBERTY}
+from fastgo.features import ENCODING_IDS as _ENCODINGS
 _BUILTIN = {"uniform": EVAL_UNIFORM, "rollout": EVAL_ROLLOUT}
 
 # ---------------------------------------------------------------------------------------------

@@ -34,13 +34,13 @@ from fastgo.board cimport (
     Board, BoardState, MAX_MOVES, MIN_SIZE, MAX_SIZE, BLACK, WHITE, board_init, board_play,
     board_legal_moves, board_is_eye, board_is_over, board_score, board_ownership,
     board_position_hash)
-from fastgo.features cimport ENC_ALPHAZERO, ENC_LIBERTY, encoding_planes, encode
+from fastgo.features cimport encoding_planes, encode
 from fastgo.rng cimport Rng, rng_seed, rng_below, rng_uniform
 from fastgo.symmetry cimport sym_move, sym_planes
 
 cnp.import_array()
 
-_ENCODINGS = {"alphazero": ENC_ALPHAZERO, "liberty": ENC_LIBERTY}
+from fastgo.features import ENCODING_IDS as _ENCODINGS
 globals().update(PHASE_ALL=<int>PHASE_ALL, PHASE_LEARNER=<int>PHASE_LEARNER,
                  PHASE_OPPONENT=<int>PHASE_OPPONENT)
 

@@ -13,14 +13,14 @@ from fastgo.board cimport (
     BoardState, MIN_SIZE, MAX_SIZE, BLACK,
     board_init, board_play, board_is_legal, board_is_over, board_score, board_ownership,
     board_position_hash)
-from fastgo.features cimport ENC_ALPHAZERO, ENC_LIBERTY, encoding_planes, encode
+from fastgo.features cimport encoding_planes, encode
 from fastgo.symmetry cimport sym_move, sym_planes
 
 cnp.import_array()
 
 _REASONS = {REPLAY_OFF_BOARD: "off board", REPLAY_ILLEGAL: "illegal (occupied, suicide or ko)",
             REPLAY_SUPERKO: "superko", REPLAY_AFTER_END: "played after the game ended"}
-_ENCODINGS = {"alphazero": ENC_ALPHAZERO, "liberty": ENC_LIBERTY}
+from fastgo.features import ENCODING_IDS as _ENCODINGS
 
 
 cdef int _replay_checked(BoardState* b, const int16_t* moves, int count, uint64_t* table,
