@@ -13,6 +13,7 @@ from fastgo.board cimport BoardState, MAX_MOVES
 from fastgo.rng cimport Rng
 from fastgo.tree cimport Tree
 from fastgo.slot cimport GameSlot
+from fastgo.gumbel cimport GumbelParams
 
 # What one descent ended in.
 cdef enum:
@@ -54,6 +55,11 @@ cdef class BatchedSearch:
     cdef readonly float resign_threshold, resign_disabled_fraction, full_search_fraction
     cdef readonly int resign_consecutive, cheap_visits, temperature_moves
     cdef readonly bint random_symmetry
+    cdef readonly object search          # 'puct' or 'gumbel' (root selection, fastgo.gumbel)
+    cdef int search_id
+    cdef GumbelParams gumbel_params
+    cdef readonly int gumbel_considered
+    cdef readonly float gumbel_scale
     cdef readonly object encoding
     cdef readonly long long simulations   # descents completed (leaves applied + terminal) since creation
     cdef uint8_t legal_mask[MAX_MOVES]   # scratch of the expansion

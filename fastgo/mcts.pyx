@@ -61,6 +61,8 @@ from fastgo.puct cimport (
     add_dirichlet_noise, backup, undo_virtual_loss, terminal_value, result_for,
     root_child_visits, puct_select)
 from fastgo.policy cimport choose_root_move, root_analysis
+from fastgo.gumbel cimport (
+    SEARCH_PUCT, SEARCH_GUMBEL, gumbel_select_root, gumbel_prepare_root, improved_policy)
 
 cnp.import_array()
 
@@ -71,6 +73,7 @@ globals().update(NO_NODE=<int>NO_NODE, NO_PARENT=<int>NO_PARENT, UNEXPANDED=<int
                  FLAG_ILLEGAL=<int>FLAG_ILLEGAL, FLAG_WIN=<int>FLAG_WIN, FLAG_LOSS=<int>FLAG_LOSS)
 from fastgo.features import ENCODING_IDS as _ENCODINGS
 _BUILTIN = {"uniform": EVAL_UNIFORM, "rollout": EVAL_ROLLOUT}
+_SEARCHES = {"puct": SEARCH_PUCT, "gumbel": SEARCH_GUMBEL}
 
 # ---------------------------------------------------------------------------------------------
 # Superko along a descent (the driver's: it needs the game's history and the path).
@@ -129,6 +132,16 @@ cdef class BatchedSearch:
       cheap_visits, full_search_fraction  playout-cap randomization: with probability
                              1 - full_search_fraction a search gets cheap_visits and no noise
       seed                   seeds every game's random stream (game g: seed and g)
+      search                 'puct' (AlphaZero: PUCT everywhere, Dirichlet noise, tree reuse) or
+                             'gumbel' (Gumbel MuZero: at the root, Gumbel-top-m sampling and
+                             sequential halving of the visits over the m moves, the move played
+                             by g + log prior + sigma(completed q) among the most visited,
+                             improved_policy() as the target; PUCT below the root; no noise, no
+                             temperature, a fresh tree per search; see fastgo.gumbel)
+      gumbel_considered      m: moves sampled at the root (at most the legal ones)
+      gumbel_c_visit, gumbel_c_scale  sigma(q) = (c_visit + max N) * c_scale * q
+      gumbel_rescale         completed q min-max rescaled to [0, 1] before sigma
+      gumbel_scale           scale of the Gumbel noise (0: deterministic, for play)
     """
 
     def __cinit__(self, *, int games=1, int size=9, float komi=7.5, encoding="alphazero",
@@ -137,7 +150,9 @@ cdef class BatchedSearch:
                   int max_batches=2, int max_nodes=1 << 20, bint random_symmetry=True,
                   int temperature_moves=0, resign_threshold=None, int resign_consecutive=2,
                   float resign_disabled_fraction=0.1, cheap_visits=None,
-                  float full_search_fraction=1.0, seed=None):
+                  float full_search_fraction=1.0, seed=None, search="puct",
+                  int gumbel_considered=16, float gumbel_c_visit=50.0,
+                  float gumbel_c_scale=1.0, bint gumbel_rescale=True, float gumbel_scale=1.0):
         cdef int g, nn
         if not MIN_SIZE <= size <= MAX_SIZE:
             raise ValueError(f"board size must be {MIN_SIZE}..{MAX_SIZE}, got {size}")
@@ -159,6 +174,12 @@ cdef class BatchedSearch:
             raise ValueError("resign_disabled_fraction and full_search_fraction must be in [0, 1]")
         if dirichlet_alpha is not None and not dirichlet_alpha > 0:
             raise ValueError(f"dirichlet_alpha must be > 0 or None, got {dirichlet_alpha}")
+        if search not in _SEARCHES:
+            raise ValueError(f"unknown search {search!r}; expected one of {sorted(_SEARCHES)}")
+        if gumbel_considered < 1:
+            raise ValueError(f"gumbel_considered must be >= 1, got {gumbel_considered}")
+        if not (gumbel_c_visit >= 0 and gumbel_c_scale >= 0 and gumbel_scale >= 0):
+            raise ValueError("gumbel_c_visit, gumbel_c_scale and gumbel_scale must be >= 0")
         if cheap_visits is not None and int(cheap_visits) < 1:
             raise ValueError(f"cheap_visits must be >= 1 or None, got {cheap_visits}")
         self.games = games
@@ -176,6 +197,13 @@ cdef class BatchedSearch:
         self.max_batches = max_batches
         self.max_nodes = max_nodes
         self.random_symmetry = random_symmetry
+        self.search = search
+        self.search_id = _SEARCHES[search]
+        self.gumbel_considered = gumbel_considered
+        self.gumbel_scale = gumbel_scale
+        self.gumbel_params.c_visit = gumbel_c_visit
+        self.gumbel_params.c_scale = gumbel_c_scale
+        self.gumbel_params.rescale = gumbel_rescale
         self.temperature_moves = temperature_moves
         self.resign_threshold = -2.0 if resign_threshold is None else float(resign_threshold)
         self.resign_consecutive = max(1, resign_consecutive)
@@ -245,6 +273,8 @@ cdef class BatchedSearch:
         s.low_streak[0] = s.low_streak[1] = s.low_streak[2] = 0
         s.would_resign = 0
         s.would_resign_move = -1
+        s.gumbel = 0
+        s.gumbel_ready = 0
         s.resign_disabled = rng_uniform(&s.rng) < self.resign_disabled_fraction
 
     cdef void _push_history(self, GameSlot* s, uint64_t h) noexcept nogil:
@@ -322,8 +352,8 @@ cdef class BatchedSearch:
         s.root_mask_valid = 0
         s.noise_done = 0
         s.active = 0
-        if child == NO_NODE or (t.flags[t.root] & FLAG_PENDING):
-            tree_reset(t, nn)
+        if child == NO_NODE or (t.flags[t.root] & FLAG_PENDING) or self.search_id == SEARCH_GUMBEL:
+            tree_reset(t, nn)          # a Gumbel search starts from a fresh root
             return
         t.root = child
         t.parent[child] = NO_PARENT
@@ -346,25 +376,36 @@ cdef class BatchedSearch:
 
     # --- the search loop --------------------------------------------------------------------
 
-    def start(self, visits, games=None):
+    def start(self, visits, games=None, cheap_visits=None):
         """Begins a search for each game in `games` (default all): it wants simulations until
         the root's children hold `visits` visits in total (cheap_visits for a cheap search under
-        playout-cap randomization). Adds the root noise where the root is already expanded."""
+        playout-cap randomization; the argument overrides the constructor's for this start).
+        Adds the root noise where the root is already expanded."""
         cdef GameSlot* s
         cdef int g
         cdef int v = int(visits)
+        cdef int cheap = self.cheap_visits if cheap_visits is None else int(cheap_visits)
         if v < 0:
             raise ValueError(f"visits must be >= 0, got {visits}")
+        if cheap < 0:
+            raise ValueError(f"cheap_visits must be >= 0, got {cheap_visits}")
         for g in (range(self.games) if games is None else games):
             s = self._slot(g)
             if s.inflight:
                 raise RuntimeError(f"game {g} has leaves in flight; apply them first")
             s.full_search = 1
             s.target = v
-            if self.cheap_visits > 0 and rng_uniform(&s.rng) >= self.full_search_fraction:
+            if cheap > 0 and rng_uniform(&s.rng) >= self.full_search_fraction:
                 s.full_search = 0
-                s.target = self.cheap_visits
+                s.target = cheap
             s.noise_wanted = s.full_search and self.noise_weight > 0.0
+            s.gumbel = self.search_id == SEARCH_GUMBEL
+            if s.gumbel:
+                # Sequential halving needs the visits of this search alone: a fresh root.
+                tree_reset(&s.tree, self.size * self.size)
+                s.gumbel_ready = 0
+                s.noise_wanted = 0
+                s.noise_done = 0
             s.active = not board_is_over(&s.root_board) and s.target > 0
             if (s.noise_wanted and not s.noise_done and s.tree.first_child[s.tree.root] != UNEXPANDED
                     and not (s.tree.flags[s.tree.root] & FLAG_PENDING)):
@@ -579,7 +620,13 @@ cdef class BatchedSearch:
                             encode(b, self.encoding_id, self.scratch_planes)
                             sym_planes(self.scratch_planes, out, self.planes, self.size, leaf.sym)
                     return DESCENT_LEAF
-                child = puct_select(t, node, self.c_puct, self.fpu_reduction, self.virtual_loss)
+                if node == t.root and s.gumbel:
+                    child = gumbel_select_root(s, &self.gumbel_params) if s.gumbel_ready else NO_NODE
+                    if child == NO_NODE:
+                        undo_virtual_loss(t, node)
+                        return DESCENT_COLLISION
+                else:
+                    child = puct_select(t, node, self.c_puct, self.fpu_reduction, self.virtual_loss)
                 move = t.move[child]
                 board_play(b, move)
                 depth += 1
@@ -662,6 +709,9 @@ cdef class BatchedSearch:
                 v = 1.0
             elif v < -1.0:
                 v = -1.0
+            if node == t.root and s.gumbel and not s.gumbel_ready:
+                s.root_raw_value = v
+                gumbel_prepare_root(s, self.gumbel_considered, self.gumbel_scale)
             backup(t, node, v)
             s.inflight -= 1
             self.simulations += 1
@@ -705,6 +755,42 @@ cdef class BatchedSearch:
                 out[t.move[first + j]] = t.prior[first + j]
         return out
 
+    def improved_policy(self, g):
+        """float32 [N*N + 1]: the Gumbel search's policy target softmax(log prior + sigma(completed
+        q)) over the root's legal moves (0 elsewhere); all zeros before the root is evaluated.
+        Only for search='gumbel' (a PUCT search's target is its visits)."""
+        cdef GameSlot* s = self._slot(g)
+        cdef Tree* t = &s.tree
+        cdef int32_t first = t.first_child[t.root], j, k
+        if self.search_id != SEARCH_GUMBEL:
+            raise RuntimeError("improved_policy() needs search='gumbel'; a PUCT target is root_visits()")
+        out = np.zeros(self.size * self.size + 1, dtype=np.float32)
+        if first == UNEXPANDED or not s.gumbel_ready:
+            return out
+        k = t.num_children[t.root]
+        probs = np.zeros(k, dtype=np.float32)
+        cdef float[::1] pv = probs
+        improved_policy(t.prior + first, t.visits + first, t.value_sum + first, t.flags + first,
+                        k, s.root_raw_value, &self.gumbel_params, &pv[0])
+        for j in range(k):
+            out[t.move[first + j]] = pv[j]
+        return out
+
+    def root_gumbel(self, int g):
+        """The Gumbel state of game g's root (tests, tools): {'noise': float32 [N*N + 1] g(a) (NaN
+        where the root has no such child), 'considered': m, 'raw_value': the root's network value,
+        'ready': whether the noise is drawn}."""
+        cdef GameSlot* s = self._slot(g)
+        cdef Tree* t = &s.tree
+        cdef int32_t first = t.first_child[t.root], j
+        noise = np.full(self.size * self.size + 1, np.nan, dtype=np.float32)
+        if first != UNEXPANDED and s.gumbel_ready:
+            for j in range(t.num_children[t.root]):
+                noise[t.move[first + j]] = s.gumbel_noise[j]
+        return {"noise": noise, "considered": int(s.gumbel_m) if s.gumbel_ready else 0,
+                "raw_value": float(s.root_raw_value) if s.gumbel_ready else 0.0,
+                "ready": bool(s.gumbel_ready)}
+
     def is_full_search(self, int g):
         """Playout-cap randomization: whether game g's current search is a full one (a training
         target) rather than a cheap one."""
@@ -737,7 +823,8 @@ cdef class BatchedSearch:
             temp = 1.0 if s.root_board.num_moves < self.temperature_moves else 0.0
         else:
             temp = float(temperature)
-        return choose_root_move(s, temp, resign, self.resign_threshold, self.resign_consecutive)
+        return choose_root_move(s, temp, resign, self.resign_threshold, self.resign_consecutive,
+                                &self.gumbel_params)
 
     def analysis(self, int g, int max_pv=10):
         """Root children with visits, most visited first: dicts with move, visits, winrate (for

@@ -3,10 +3,11 @@ from libc.math cimport exp, log
 from libc.stdint cimport int32_t
 from fastgo.rng cimport rng_uniform
 from fastgo.tree cimport Tree, NO_NODE, UNEXPANDED, FLAG_PENDING
+from fastgo.gumbel cimport gumbel_final_child
 
 
 cdef int choose_root_move(GameSlot* s, double temp, bint resign, float resign_threshold,
-                          int resign_consecutive) noexcept nogil:
+                          int resign_consecutive, const GumbelParams* gumbel) noexcept nogil:
     cdef Tree* t = &s.tree
     cdef int32_t first = t.first_child[t.root], k, j, best = NO_NODE
     cdef double total = 0.0, r, w, vmax = 0.0
@@ -30,6 +31,9 @@ cdef int choose_root_move(GameSlot* s, double temp, bint resign, float resign_th
             vmax = t.visits[first + j]
     if vmax == 0:
         return nn
+    if s.gumbel and gumbel != NULL:
+        best = gumbel_final_child(s, gumbel)
+        return nn if best == NO_NODE else t.move[best]
     if temp <= 1e-6:
         for j in range(k):
             if best == NO_NODE or t.visits[first + j] > t.visits[best] or (

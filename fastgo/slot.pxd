@@ -27,3 +27,12 @@ cdef struct GameSlot:
     int32_t low_streak[3]    # consecutive own moves with root value below the threshold, by color
     int32_t would_resign     # first color that would have resigned where disabled (0: none)
     int32_t would_resign_move  # move number at which it would have, or -1
+    # Gumbel root search (fastgo.gumbel); per root child index j (children are contiguous).
+    bint gumbel              # the current search selects at the root by sequential halving
+    bint gumbel_ready        # the root's priors are known and its Gumbel noise is drawn
+    int32_t gumbel_m         # actions considered: min(gumbel_considered, legal root moves)
+    float root_raw_value     # the network's value of the root, root's view (its first backup)
+    float gumbel_noise[MAX_MOVES]   # g(j): scale * Gumbel(0, 1)
+    float gumbel_base[MAX_MOVES]    # g(j) + log prior(j)
+    float gumbel_sigma[MAX_MOVES]   # scratch: sigma(completed q) of the root's children
+    int32_t gumbel_count[MAX_MOVES] # scratch: visits + leaves in flight of the root's children

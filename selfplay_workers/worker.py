@@ -84,7 +84,11 @@ class SelfplayWorker:
             resign_disabled_fraction=sp.resign_disabled_fraction,
             cheap_visits=sp.cheap_visits or None,
             full_search_fraction=sp.full_search_fraction if sp.cheap_visits else 1.0,
-            seed=self.seed)
+            seed=self.seed, search=sp.search, gumbel_considered=sp.gumbel_considered,
+            gumbel_c_visit=sp.gumbel_c_visit, gumbel_c_scale=sp.gumbel_c_scale,
+            gumbel_rescale=sp.gumbel_rescale)
+        self.gumbel = sp.search == "gumbel"
+        self.visits = sp.visits_at(None)      # full-search visits now (visits_schedule)
         self._rng = np.random.default_rng(self.seed)
         self.game_seq = 0
         self.evals_discarded = 0       # positions answered after the worker stopped (not applied)
@@ -108,7 +112,14 @@ class SelfplayWorker:
         live = _GameInProgress(self.size, self.sp.komi, seed)
         self._live[g] = live
         self.search.set_position(g, live.game)
-        self.search.start(self.sp.visits, [g])
+        self._start(g)
+
+    def _start(self, g):
+        """The next search of game g, at the visits the schedule gives the current model."""
+        visits = self.sp.visits_at(getattr(self.evaluator, "model_version", None))
+        cheap = min(self.sp.cheap_visits, visits) if self.sp.cheap_visits else 0
+        self.search.start(visits, [g], cheap_visits=cheap)
+        self.visits = visits
 
     def run(self, *, max_games=None, seconds=None):
         """Plays until stop_requested, `max_games` finished games or `seconds`; closes the open
@@ -188,7 +199,9 @@ class SelfplayWorker:
         visits = search.root_visits(g)
         nn = self.size * self.size
         candidates = None                        # board points allowed instead of a pass
-        if self.sp.pass_when_filled and visits[nn] > 0:   # a pass unvisited is neither chosen nor a target
+        # A pass unvisited is neither chosen nor a PUCT target (the improved policy gives every
+        # legal move some weight, so a Gumbel target needs the check where it is recorded).
+        if self.sp.pass_when_filled and (visits[nn] > 0 or (self.gumbel and full)):
             candidates = self._unfilled_points(game)
         elif len(live.moves) < self.sp.no_pass_before and visits[:nn].any():
             candidates = np.flatnonzero(visits[:nn])
@@ -198,10 +211,17 @@ class SelfplayWorker:
         live.root_value.append(search.root_value(g))
         live.full.append(1 if full else 0)
         if full:
-            points = np.flatnonzero(visits)
+            # The target: the visits (PUCT) or the improved policy (Gumbel), without the pass
+            # where it is not a choice; the trainer normalises it.
+            target = search.improved_policy(g) if self.gumbel else visits.astype(np.float32)
+            if no_pass:
+                target[nn] = 0.0
+                if self.gumbel and target.sum() > 0:
+                    target /= target.sum()
+            points = np.flatnonzero(target > 0)
             live.policy_count.append(len(points))
             live.policy_moves.append(points.astype(np.int16))
-            live.policy_visits.append(visits[points].astype(np.float32))
+            live.policy_visits.append(target[points].astype(np.float32))
         else:
             live.policy_count.append(0)
         move = search.choose_move(g)
@@ -231,7 +251,7 @@ class SelfplayWorker:
             self._finish(g, "passes" if game.board.passes >= 2 else "move_cap")
             return
         search.advance(g, int(move))
-        search.start(self.sp.visits, [g])
+        self._start(g)
 
     @staticmethod
     def _unfilled_points(game):
@@ -289,10 +309,10 @@ class SelfplayWorker:
                  s["would_resign_games"], s["false_resigns"], 100 * s["false_resign_rate"])
 
     def stats(self) -> dict:
-        """The core's figures (selfplay_workers.core.WorkerCore.stats) plus evals_discarded and
-        the resignation counters; false_resign_rate in [0, 1]."""
+        """The core's figures (selfplay_workers.core.WorkerCore.stats) plus evals_discarded, the
+        full-search visits in use and the resignation counters; false_resign_rate in [0, 1]."""
         return self.core.stats(
-            evals_discarded=self.evals_discarded, resigned=self.resigned,
+            evals_discarded=self.evals_discarded, resigned=self.resigned, visits=self.visits,
             would_resign_games=self.would_resign_games, false_resigns=self.false_resigns,
             false_resign_rate=self.false_resigns / max(1, self.would_resign_games))
 

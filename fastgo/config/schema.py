@@ -181,6 +181,38 @@ class SelfplayConfig:
     policy_pass: bool = setting(False, doc="policy-only play: the pass is a move the policy may "
                                            "choose; false = pass only when no legal move outside "
                                            "the player's own eyes is left")
+    search: Literal["puct", "gumbel"] = setting(
+        "puct", doc="root search: puct (AlphaZero: Dirichlet noise, visit-count targets) or "
+                    "gumbel (Gumbel MuZero: Gumbel-top-k and sequential halving at the root, the "
+                    "improved policy as the target; fastgo.gumbel)")
+    gumbel_considered: int = setting(16, min=1, max=1000, doc="gumbel: moves sampled at the root")
+    gumbel_c_visit: float = setting(50.0, min=0.0, max=1e6,
+                                    doc="gumbel: sigma(q) = (c_visit + max N) * c_scale * q")
+    gumbel_c_scale: float = setting(1.0, min=0.0, max=1e3, doc="gumbel: see gumbel_c_visit")
+    gumbel_rescale: bool = setting(True, doc="gumbel: completed q min-max rescaled to [0, 1]")
+    visits_schedule: tuple[str, ...] = setting(
+        (), pattern=r"[0-9]{1,12}:[1-9][0-9]{0,5}",
+        doc="a growing search: 'STEP:VISITS' entries, ascending steps; a worker uses the visits "
+            "of the last entry whose training step its current model has reached (cheap "
+            "searches take at most as many); empty = `visits` throughout")
+
+    def check(self):
+        steps = [int(entry.split(":")[0]) for entry in self.visits_schedule]
+        if steps != sorted(set(steps)):
+            raise ConfigError(f"visits_schedule: steps must be ascending and distinct, got "
+                              f"{list(self.visits_schedule)[:8]}")
+        for entry in self.visits_schedule:
+            if int(entry.split(":")[1]) > 100_000:
+                raise ConfigError(f"visits_schedule: {entry!r}: visits must be 1..100000")
+
+    def visits_at(self, step) -> int:
+        """Full-search visits for a model trained `step` steps (None: not known yet = step 0)."""
+        visits = self.visits
+        for entry in self.visits_schedule:
+            at, v = entry.split(":")
+            if int(at) <= (step or 0):
+                visits = int(v)
+        return visits
 
 
 @dataclass(frozen=True)
