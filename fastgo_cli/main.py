@@ -25,6 +25,7 @@ COMMANDS = {
     "recorder": ("fastgo_cli.recorder_cmd", "games from workers on other hosts over ZeroMQ into shards"),
     "keys": ("fastgo_cli.keys_cmd", "CURVE key pairs for endpoints on other hosts (`keys new NAME`)"),
     "curve": ("fastgo_cli.curve_cmd", "one plot of the learning curves of several run directories"),
+    "compare": ("fastgo_cli.compare_cmd", "two configs learn for the same time on this machine, then play the same opponents"),
 }
 
 # `fastgo bench TARGET` -> (module, one-line help)

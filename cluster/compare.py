@@ -1,0 +1,558 @@
+"""`fastgo compare`: two configs learn for the same wall time on this machine, one after the other
+(`fastgo cluster` into OUT/a, then into OUT/b), then each run's last checkpoint plays the same
+opponents through `fastgo arena`. OUT/compare.json, OUT/compare.png (both evaluator Elo curves
+against wall time) and a Markdown table hold the result.
+
+OUT/matches/RUN-OPPONENT.json is the arena's JSON of one match, RUN-OPPONENT.out its output;
+RUN/logs/cluster.out the output of `fastgo cluster`. Children run in sessions of their own: a
+SIGINT or SIGTERM to this process is passed on to the running child, which stops cleanly, and
+nothing further is started. A cluster outlives a killed parent (it stops at its --duration and
+shuts its roles down in order); an arena does not.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import signal
+import time
+from dataclasses import dataclass
+
+RUNS = ("a", "b")
+GNUGO_PROGRAM = "gnugo"
+GNUGO_LEVEL = re.compile(r"gnugo:(\d{1,2})")
+# GNU Go as the arena runs it against our rules (guide: positional superko)
+GNUGO_ARGS = "--mode gtp --level {level} --positional-superko"
+MAX_OPPONENTS = 16
+MAX_SEED = (1 << 62) - 1
+POLL_S = 0.1                    # how often a child's output is copied to stdout
+STOP_S = 30.0                   # a child's time to stop after a signal (a cluster: beyond its
+                                # shutdown_s), then SIGKILL
+EXIT_SIGNAL = {"SIGINT": 130, "SIGTERM": 143}
+
+
+class CompareError(ValueError):
+    """One line for stderr; `code`: the exit status (2: bad input, 1: a run or match failed)."""
+
+    def __init__(self, message, code=2):
+        super().__init__(message)
+        self.code = code
+
+
+# --- opponents ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Opponent:
+    label: str          # as the user wrote it: the key in compare.json and the table's column
+    spec: str           # the arena's player spec
+
+
+def parse_opponents(text) -> list:
+    """'mcts:1000,gnugo:1,random,gtp:"CMD"' -> [Opponent]; gnugo:LEVEL (0..10) is GNU Go at that
+    level as a GTP engine. CompareError for an empty list, a duplicate or an unknown spec."""
+    from selfplay_workers.players import make_player
+
+    labels = [part.strip() for part in _split(text)]
+    if not labels or not all(labels):
+        raise CompareError(f"--opponents {str(text)[:80]!r}: expected a comma-separated list "
+                           "(e.g. mcts:1000,gnugo:1)")
+    if len(labels) > MAX_OPPONENTS:
+        raise CompareError(f"--opponents: at most {MAX_OPPONENTS} opponents, got {len(labels)}")
+    out = []
+    for label in labels:
+        if label in (o.label for o in out):
+            raise CompareError(f"--opponents: {label!r} is named twice")
+        kind = label.partition(":")[0].lower()
+        if kind == "gnugo":
+            match = GNUGO_LEVEL.fullmatch(label.lower())
+            if not match or int(match.group(1)) > 10:
+                raise CompareError(f"unknown opponent {label[:60]!r}: GNU Go is gnugo:LEVEL "
+                                   "with LEVEL in 0..10")
+            spec = f"gtp:{GNUGO_PROGRAM} " + GNUGO_ARGS.format(level=int(match.group(1)))
+        elif kind == "gtp":
+            from selfplay_workers.gtp_side import parse_gtp_spec
+            try:
+                parse_gtp_spec(label)
+            except ValueError as err:
+                raise CompareError(f"opponent {label[:60]!r}: {err}") from None
+            spec = label
+        elif kind in ("random", "mcts"):
+            try:
+                make_player(label, seed=1)
+            except ValueError as err:
+                raise CompareError(f"unknown opponent {label[:60]!r}: {err}") from None
+            spec = label
+        elif label.endswith(".ckpt") or os.path.isfile(label):
+            if not os.path.isfile(label):
+                raise CompareError(f"opponent {label[:60]!r}: no such checkpoint file")
+            spec = os.path.abspath(label)
+        else:
+            raise CompareError(f"unknown opponent {label[:60]!r} (expected mcts:N, gnugo:LEVEL, "
+                               "random, gtp:\"COMMAND\" or a checkpoint file)")
+        out.append(Opponent(label, spec))
+    return out
+
+
+def _split(text):
+    """Splits at commas outside double quotes (a gtp:"..." command may hold commas)."""
+    parts, current, quoted = [], [], False
+    for char in str(text):
+        if char == '"':
+            quoted = not quoted
+        if char == "," and not quoted:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def check_opponent(opponent: Opponent, size: int, komi: float) -> None:
+    """Starts a GTP opponent once on a size x size board with `komi` and stops it again, so that
+    a missing or unwilling engine is known before hours of runs; CompareError if it cannot."""
+    if not opponent.spec.lower().startswith("gtp:"):
+        return
+    from selfplay_workers.gtp_side import GtpEngineError, GtpSide
+
+    side = GtpSide(opponent.spec, start_timeout=30.0)
+    try:
+        side.prepare(1, size, komi)
+    except GtpEngineError as err:
+        text = " ".join(str(err).split())[:300]
+        if opponent.label.lower().startswith("gnugo:") and "cannot start" in text:
+            raise CompareError(f"opponent {opponent.label}: GNU Go is not installed (no "
+                               f"{GNUGO_PROGRAM!r} program found; e.g. apt-get install gnugo): "
+                               f"{text}") from None
+        raise CompareError(f"opponent {opponent.label}: {text}") from None
+    finally:
+        side.close()
+
+
+# --- the plan ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunPlan:
+    """One side of the comparison: `name` 'a' or 'b', its config and what comes from it."""
+    name: str
+    config_path: str
+    config_name: str
+    overrides: tuple            # --set items given to `fastgo cluster` (seeds first)
+    size: int
+    komi: float
+    backend: str                # the CPU inference backend its checkpoint plays with
+    references: tuple           # its evaluator's reference players
+    shutdown_s: float           # its cluster's bound on an ordered shutdown
+
+
+@dataclass(frozen=True)
+class Plan:
+    out: str
+    runs: tuple                 # (RunPlan a, RunPlan b)
+    seconds: float | None
+    games: int
+    visits: int
+    opponents: tuple
+    seed: int
+    skip_runs: bool = False
+    skip_matches: bool = False
+    seeds_from_configs: bool = False
+
+    def root(self, name):
+        return os.path.join(self.out, name)
+
+
+def seed_overrides(seed: int) -> tuple:
+    """The --set items that give a run the same seeds as the other: self-play, trainer and the
+    server's initial weights."""
+    return (f"selfplay.seed={seed}", f"trainer.seed={seed}", f"server.init_seed={seed}")
+
+
+def load_run_plan(name, config, overrides, seed=None) -> RunPlan:
+    """The RunPlan of config `config` (a shipped name or a path) with `overrides`, preceded by
+    seed_overrides(seed) unless seed is None; CompareError naming the run for a bad config."""
+    from fastgo.config import ConfigError, load_config, resolve_config
+
+    items = (seed_overrides(seed) if seed is not None else ()) + tuple(overrides)
+    try:
+        path = os.path.abspath(resolve_config(config))
+        loaded = load_config(path, overrides=items)
+    except ConfigError as err:
+        raise CompareError(f"config {name.upper()}: {err}") from None
+    return RunPlan(name=name, config_path=path,
+                   config_name=os.path.splitext(os.path.basename(path))[0], overrides=items,
+                   size=loaded.model.board_size, komi=loaded.selfplay.komi,
+                   backend=loaded.server.backend, references=tuple(loaded.cluster.references),
+                   shutdown_s=loaded.cluster.shutdown_s)
+
+
+def check_out_dirs(plan: Plan) -> None:
+    """Fresh runs need OUT/a and OUT/b absent or empty; --skip-runs needs both present."""
+    for name in RUNS:
+        root = plan.root(name)
+        if plan.skip_runs:
+            if not os.path.isdir(root):
+                raise CompareError(f"--skip-runs: no run directory {root} to reuse")
+        elif os.path.exists(root) and (not os.path.isdir(root) or os.listdir(root)):
+            raise CompareError(f"{root} exists and is not empty: remove it, choose another "
+                               "--out, or reuse the runs with --skip-runs")
+    if os.path.exists(plan.out) and not os.path.isdir(plan.out):
+        raise CompareError(f"--out {plan.out}: exists and is not a directory")
+
+
+# --- children ----------------------------------------------------------------------------------
+
+def duration_text(seconds: float) -> str:
+    """Seconds as `fastgo cluster --duration` reads them: '1800', '20.5'."""
+    return f"{seconds:.3f}".rstrip("0").rstrip(".")
+
+
+def cluster_argv(run: RunPlan, root: str, seconds: float) -> list:
+    argv = ["cluster", "--config", run.config_path, "--run-dir", root,
+            "--duration", duration_text(seconds)]
+    for item in run.overrides:
+        argv += ["--set", item]
+    return argv
+
+
+def arena_argv(run: RunPlan, checkpoint: str, opponent: Opponent, plan: Plan, seed: int,
+               json_path: str) -> list:
+    return ["arena", checkpoint, opponent.spec, "--games", str(plan.games),
+            "--visits", str(plan.visits), "--komi", f"{run.komi:g}", "--size", str(run.size),
+            "--backend-a", run.backend, "--seed", str(seed), "--json", json_path, "--no-table"]
+
+
+class Children:
+    """Runs `fastgo` commands one at a time, each in a session of its own with its output in a
+    file and copied to `out` line by line under a prefix. While in use (a context manager), SIGINT
+    and SIGTERM are passed on to the running child and recorded in `stopped` (the signal's name);
+    run() then returns once the child has stopped (SIGKILL after its stop_s), and starts nothing
+    once a signal has come."""
+
+    def __init__(self, out=None):
+        self.out = out
+        self.stopped = None
+        self.child = None
+        self._previous = {}
+
+    def __enter__(self):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, self._forward)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous = {}
+
+    def _forward(self, signum, frame):
+        self.stopped = signal.Signals(signum).name
+        if self.child is not None:
+            self.child.signal(signum)
+
+    def run(self, argv, log_path, prefix, *, stop_s, die_with_parent) -> int | None:
+        """Runs `python -m fastgo_cli.main ARGV` to its end and returns its exit status; None
+        when a signal came before it started. die_with_parent: SIGKILL if this process dies."""
+        from cluster.process import RoleProcess
+
+        if self.stopped:
+            return None
+        os.makedirs(os.path.dirname(os.path.abspath(log_path)), exist_ok=True)
+        child = RoleProcess(argv, log_path, env={}, own_session=True,
+                            die_with_parent=die_with_parent, name=argv[0])
+        position = os.path.getsize(log_path) if os.path.exists(log_path) else 0
+        pending = b""
+        self.child = child.start()
+        if self.stopped:                    # came while it started
+            child.signal(signal.Signals[self.stopped])
+        deadline = None
+        try:
+            while child.poll() is None:
+                position, pending = self._copy(log_path, position, pending, prefix)
+                if self.stopped and deadline is None:
+                    deadline = time.monotonic() + stop_s
+                if deadline is not None and time.monotonic() > deadline:
+                    child.kill()
+                time.sleep(POLL_S)
+            while True:                     # what it wrote before it ended
+                before = position
+                position, pending = self._copy(log_path, position, pending, prefix)
+                if position == before:
+                    break
+            if pending and self.out is not None:
+                self.out(prefix + pending.decode("utf-8", "replace").rstrip("\r"))
+            return child.poll()
+        finally:
+            self.child = None
+            if child.alive():
+                child.stop(stop_s)
+
+    def _copy(self, path, position, pending, prefix):
+        """Copies the complete lines written to `path` since `position`; returns the new
+        position and the incomplete rest."""
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(position)
+                data = handle.read(1 << 20)
+        except OSError:
+            return position, pending
+        *lines, rest = (pending + data).split(b"\n")
+        if self.out is not None:
+            for line in lines:
+                self.out(prefix + line.decode("utf-8", "replace").rstrip("\r"))
+        return position + len(data), rest
+
+
+# --- reading a finished run --------------------------------------------------------------------
+
+def last_checkpoint(root):
+    """(step, path) of the newest numbered checkpoint of a run directory, else (None,
+    latest.ckpt) when only that exists, else None."""
+    from cluster.evaluator import checkpoints
+    from fastgo.rundir import RunDir
+
+    run_dir = RunDir(os.path.abspath(root))
+    try:
+        numbered = checkpoints(run_dir)
+    except OSError:
+        numbered = []
+    if numbered:
+        return numbered[-1]
+    return (None, run_dir.latest) if os.path.isfile(run_dir.latest) else None
+
+
+def run_progress(root) -> dict:
+    """{'games', 'steps'}: self-play games and training steps of a run, the larger of what the
+    trainer's status file and the last row of metrics.csv say (0 without either)."""
+    from fastgo.rundir import RunDir, read_status
+    from fastgo.statefiles import count, read_csv
+
+    run_dir = RunDir(os.path.abspath(root))
+    status, _ = read_status(run_dir, "train")
+    _, rows = read_csv(run_dir.metrics)
+    found = {"games": 0, "steps": 0}
+    sources = [(status or {}, "step"), (rows[-1] if rows else {}, "step")]
+    for source, step_key in sources:
+        for key, name in (("games", "games"), ("steps", step_key)):
+            value = source.get(name)
+            try:
+                value = count(int(value) if isinstance(value, str) else value, key)
+            except (TypeError, ValueError):
+                continue
+            found[key] = max(found[key], value)
+    return found
+
+
+def run_curve(root):
+    """(points, run) of a run's evaluator: points [{'player', 'step', 'wall_s', 'games', 'elo',
+    'elo_low', 'elo_high'}] in order, run the cluster.plots.read_run dict for the figure;
+    ([], an empty run) when the run has no rated checkpoint."""
+    from cluster.plots import RunCurveError, read_run
+
+    try:
+        run = read_run(os.path.abspath(root))
+    except RunCurveError:
+        return [], {"evaluations": [], "ratings": {}, "algorithm": ""}
+    points = []
+    for e in run["evaluations"]:
+        elo, low, high = run["ratings"][e["player"]]
+        points.append({"player": e["player"], "step": int(e["step"]),
+                       "wall_s": round(float(e["wall_s"]), 3), "games": int(e["games"]),
+                       "elo": round(elo, 1), "elo_low": round(low, 1),
+                       "elo_high": round(high, 1)})
+    return points, run
+
+
+def match_entry(wins: int, losses: int, draws: int) -> dict:
+    """One opponent's result for compare.json: the win rate (draws count half) and its 95%
+    Wilson interval."""
+    from fastgo.ratings import wilson_interval
+
+    games = wins + losses + draws
+    score = wins + 0.5 * draws
+    low, high = wilson_interval(score, games)
+    return {"wins": wins, "losses": losses, "draws": draws, "games": games,
+            "win_rate": round(score / games, 4) if games else 0.0,
+            "interval": [round(low, 4), round(high, 4)]}
+
+
+def match_paths(out, run_name, opponent: Opponent):
+    """(json path, output path) of one match under OUT/matches."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", opponent.label).strip("-")[:40] or "opponent"
+    digest = hashlib.sha1(opponent.label.encode()).hexdigest()[:8]
+    base = os.path.join(out, "matches", f"{run_name}-{slug}-{digest}")
+    return base + ".json", base + ".out"
+
+
+def read_match(path, checkpoint, games, visits):
+    """match_entry of the arena's JSON at `path` when it is a finished match of `checkpoint`
+    (its player A) of `games` games at `visits` visits, written after that file; else None."""
+    from fastgo.statefiles import count, read_json
+
+    data = read_json(path)
+    if data is None or data.get("interrupted") or data.get("visits") != visits \
+            or data.get("games") != games:
+        return None
+    name = data.get("a")
+    if not isinstance(name, str) or not name.startswith(os.path.normpath(checkpoint) + "#"):
+        return None
+    try:
+        if os.path.getmtime(path) < os.path.getmtime(checkpoint):
+            return None
+        return match_entry(count(data.get("wins_a")), count(data.get("wins_b")),
+                           count(data.get("draws", 0)))
+    except (OSError, ValueError):
+        return None
+
+
+def run_summary(plan: Plan, run: RunPlan, *, exit_status=None) -> tuple:
+    """(compare.json entry of one run, its read_run dict for the figure)."""
+    root = plan.root(run.name)
+    latest = last_checkpoint(root)
+    points, curve_run = run_curve(root)
+    matches = {}
+    if latest is not None:
+        for opponent in plan.opponents:
+            entry = read_match(match_paths(plan.out, run.name, opponent)[0], latest[1],
+                               plan.games, plan.visits)
+            if entry is not None:
+                matches[opponent.label] = entry
+    entry = {"config": run.config_name, "config_path": run.config_path,
+             "overrides": list(run.overrides), "run_dir": os.path.abspath(root),
+             **run_progress(root),
+             "checkpoint": None if latest is None else os.path.basename(latest[1]),
+             "checkpoint_step": None if latest is None else latest[0],
+             "last_elo": points[-1]["elo"] if points else None,
+             "matches": matches, "curve": points}
+    if exit_status is not None:
+        entry["cluster_exit_status"] = exit_status
+    return entry, curve_run
+
+
+def assemble(plan: Plan, exit_statuses=None) -> tuple:
+    """(compare.json dict, [read_run dicts of a and b])."""
+    exit_statuses = exit_statuses or {}
+    data = {"duration_s": plan.seconds, "games": plan.games, "visits": plan.visits,
+            "seed": None if plan.seeds_from_configs else plan.seed,
+            "opponents": [o.label for o in plan.opponents]}
+    curves = []
+    for run in plan.runs:
+        data[run.name], curve = run_summary(plan, run, exit_status=exit_statuses.get(run.name))
+        curves.append(curve)
+    return data, curves
+
+
+# --- output ------------------------------------------------------------------------------------
+
+def _cell_match(entry):
+    if entry is None:
+        return "-"
+    low, high = entry["interval"]
+    draws = f" +{entry['draws']}d" if entry["draws"] else ""
+    return f"{entry['wins']}{draws}/{entry['games']} ({low:.2f}..{high:.2f})"
+
+
+def markdown_table(data) -> str:
+    """One row per run: config, self-play games, training steps, the last evaluator Elo, and
+    each opponent's wins/games with the 95% interval of the win rate."""
+    opponents = data.get("opponents", [])
+    head = ["run", "config", "games", "steps", "last Elo", *opponents]
+    lines = ["| " + " | ".join(head) + " |",
+             "|" + "|".join(["---", "---", "---:", "---:", "---:"] + ["---"] * len(opponents)) + "|"]
+    for name in RUNS:
+        run = data[name]
+        elo = "-" if run.get("last_elo") is None else f"{run['last_elo']:+.0f}"
+        cells = [name, run["config"], str(run["games"]), str(run["steps"]), elo]
+        cells += [_cell_match(run["matches"].get(label)) for label in opponents]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def draw(path, data, curves, references=()) -> bool:
+    """compare.png: both runs' Elo against wall time (cluster.plots.draw_comparison); False
+    (nothing drawn) when neither run has a rated checkpoint."""
+    from cluster.plots import draw_comparison
+
+    if not any(c["evaluations"] for c in curves):
+        return False
+    labels = [f"{name}: {data[name]['config']}" for name in RUNS]
+    draw_comparison(path, curves, labels, tuple(r for r in references if r != "random"))
+    return True
+
+
+# --- the whole comparison ----------------------------------------------------------------------
+
+def compare(plan: Plan, out=print) -> int:
+    """Runs the plan (see the module); returns the exit status. CompareError for a failure that
+    is one line (a run without a checkpoint, a match that could not be played)."""
+    from cluster.status import clock
+    from fastgo.files import atomic_write_text
+
+    os.makedirs(plan.out, exist_ok=True)
+    statuses = {}
+    with Children(out) as children:
+        if not plan.skip_runs:
+            for run in plan.runs:
+                root = plan.root(run.name)
+                out(f"fastgo compare: run {run.name}: {run.config_name} for "
+                    f"{clock(plan.seconds)} into {root}")
+                code = children.run(cluster_argv(run, root, plan.seconds),
+                                    os.path.join(root, "logs", "cluster.out"), f"[{run.name}] ",
+                                    stop_s=run.shutdown_s + STOP_S, die_with_parent=False)
+                statuses[run.name] = code
+                if children.stopped:
+                    return _stopped(out, children.stopped, f"run {run.name}")
+                if code != 0:
+                    out(f"fastgo compare: run {run.name}: fastgo cluster exited with status "
+                        f"{code} (see {os.path.join(root, 'logs')})")
+                _require_checkpoint(plan, run)         # before the other run's time is spent
+        for run in plan.runs:
+            _require_checkpoint(plan, run)
+        if not plan.skip_matches:
+            for run in plan.runs:
+                _, checkpoint = last_checkpoint(plan.root(run.name))
+                for i, opponent in enumerate(plan.opponents):
+                    json_path, log_path = match_paths(plan.out, run.name, opponent)
+                    out(f"fastgo compare: run {run.name}: {os.path.basename(checkpoint)} against "
+                        f"{opponent.label}, {plan.games} games at {plan.visits} visits")
+                    argv = arena_argv(run, checkpoint, opponent, plan, plan.seed + i, json_path)
+                    if os.path.exists(log_path):
+                        os.remove(log_path)
+                    code = children.run(argv, log_path, f"[{run.name} vs {opponent.label}] ",
+                                        stop_s=STOP_S, die_with_parent=True)
+                    if children.stopped:
+                        return _stopped(out, children.stopped,
+                                        f"run {run.name} against {opponent.label}")
+                    if code != 0:
+                        from cluster.process import last_line
+                        raise CompareError(f"run {run.name} against {opponent.label}: fastgo "
+                                           f"arena exited with status {code}: "
+                                           f"{last_line(log_path)} (see {log_path})", code=1)
+    data, curves = assemble(plan, statuses)
+    json_path = os.path.join(plan.out, "compare.json")
+    atomic_write_text(json_path, json.dumps(data, indent=1) + "\n")
+    references = sorted({r for run in plan.runs for r in run.references})
+    png = os.path.join(plan.out, "compare.png")
+    out("")
+    out(markdown_table(data))
+    out("")
+    out(f"wrote {json_path}")
+    if draw(png, data, curves, references):
+        out(f"wrote {png}")
+    else:
+        out(f"no rated checkpoint in either run (the evaluator's evaluations.jsonl): "
+            f"{png} not drawn")
+    return 0
+
+
+def _require_checkpoint(plan, run):
+    root = plan.root(run.name)
+    if last_checkpoint(root) is None:
+        raise CompareError(f"run {run.name} ({root}) produced no checkpoint; see "
+                           f"{os.path.join(root, 'logs')}", code=1)
+
+
+def _stopped(out, name, during):
+    out(f"fastgo compare: stopped by {name} during {during}")
+    return EXIT_SIGNAL.get(name, 1)
