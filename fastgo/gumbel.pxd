@@ -19,6 +19,7 @@ cdef struct GumbelParams:
     float c_visit            # sigma(q) = (c_visit + max_b N(b)) * c_scale * q
     float c_scale
     bint rescale             # completed q min-max rescaled to [0, 1] over the legal children
+                             # (else (q + 1) / 2: min-max stretches any gap to the full range)
 
 
 # Sequential halving of n simulations over m considered actions: the visit count an action must
@@ -31,8 +32,9 @@ cdef int32_t halving_visit(int32_t m, int32_t n, int32_t i) noexcept nogil
 cdef float mixed_value(const float* prior, const int32_t* visits, const float* value_sum,
                        const uint8_t* flags, int k, float raw_value) noexcept nogil
 
-# sigma(completed q) per child into out[k]: q(j) where visited, v_mix otherwise, min-max rescaled
-# if p.rescale, times (c_visit + max N) * c_scale. Illegal children get 0.
+# sigma(completed q) per child into out[k]: q(j) where visited, v_mix otherwise, put in [0, 1]
+# (min-max over the legal children if p.rescale, else as a win probability (q + 1) / 2, the
+# paper's scale for Go), times (c_visit + max N) * c_scale. Illegal children get 0.
 cdef void sigma_completed(const float* prior, const int32_t* visits, const float* value_sum,
                           const uint8_t* flags, int k, float raw_value, const GumbelParams* p,
                           float* out) noexcept nogil

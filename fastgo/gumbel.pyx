@@ -7,7 +7,7 @@ tools:
 
     schedule(m, n)                               sequential halving: considered visit per simulation
     mixed(prior, visits, q, raw)                 v_mix (eq. 10)
-    sigma(prior, visits, q, raw, c_visit=50, c_scale=1, rescale=True)
+    sigma(prior, visits, q, raw, c_visit=50, c_scale=1, rescale=False)
     improved(prior, visits, q, raw, ...)         softmax(log prior + sigma(completed q))
     select(base, sigma, count, want)             the child the next simulation takes
 
@@ -94,6 +94,8 @@ cdef void sigma_completed(const float* prior, const int32_t* visits, const float
             continue
         if p.rescale:
             out[j] = (out[j] - lo) / span
+        else:
+            out[j] = 0.5 * (out[j] + 1.0)      # a value in [-1, 1] as a win probability
         out[j] = scale * out[j]
 
 
@@ -236,7 +238,7 @@ def mixed(prior, visits, q, float raw_value, legal=None):
 
 
 def sigma(prior, visits, q, float raw_value, float c_visit=50.0, float c_scale=1.0,
-          bint rescale=True, legal=None):
+          bint rescale=False, legal=None):
     """float32 [k]: sigma(completed q) per child (0 where not legal)."""
     prior, visits, value_sum, flags, k = _children(prior, visits, q, legal)
     out = np.zeros(k, dtype=np.float32)
@@ -250,7 +252,7 @@ def sigma(prior, visits, q, float raw_value, float c_visit=50.0, float c_scale=1
 
 
 def improved(prior, visits, q, float raw_value, float c_visit=50.0, float c_scale=1.0,
-                    bint rescale=True, legal=None):
+                    bint rescale=False, legal=None):
     """float32 [k]: softmax(log prior + sigma(completed q)) over the legal children."""
     prior, visits, value_sum, flags, k = _children(prior, visits, q, legal)
     out = np.zeros(k, dtype=np.float32)

@@ -140,7 +140,8 @@ cdef class BatchedSearch:
                              temperature, a fresh tree per search; see fastgo.gumbel)
       gumbel_considered      m: moves sampled at the root (at most the legal ones)
       gumbel_c_visit, gumbel_c_scale  sigma(q) = (c_visit + max N) * c_scale * q
-      gumbel_rescale         completed q min-max rescaled to [0, 1] before sigma
+      gumbel_rescale         completed q min-max rescaled to [0, 1] before sigma (default: as
+                             a win probability (q + 1) / 2, the paper's scale for Go)
       gumbel_scale           scale of the Gumbel noise (0: deterministic, for play)
     """
 
@@ -152,7 +153,7 @@ cdef class BatchedSearch:
                   float resign_disabled_fraction=0.1, cheap_visits=None,
                   float full_search_fraction=1.0, seed=None, search="puct",
                   int gumbel_considered=16, float gumbel_c_visit=50.0,
-                  float gumbel_c_scale=1.0, bint gumbel_rescale=True, float gumbel_scale=1.0):
+                  float gumbel_c_scale=1.0, bint gumbel_rescale=False, float gumbel_scale=1.0):
         cdef int g, nn
         if not MIN_SIZE <= size <= MAX_SIZE:
             raise ValueError(f"board size must be {MIN_SIZE}..{MAX_SIZE}, got {size}")

@@ -42,12 +42,14 @@ def ref_vmix(prior, visits, q, raw):
     return (raw + total * mean_q) / (total + 1)
 
 
-def ref_sigma(prior, visits, q, raw, c_visit=50.0, c_scale=1.0, rescale=True):
+def ref_sigma(prior, visits, q, raw, c_visit=50.0, c_scale=1.0, rescale=False):
     vmix = ref_vmix(prior, visits, q, raw)
     completed = [q[i] if visits[i] > 0 else vmix for i in range(len(prior))]
     if rescale:
         lo, hi = min(completed), max(completed)
         completed = [(c - lo) / max(hi - lo, 1e-8) for c in completed]
+    else:
+        completed = [(c + 1) / 2 for c in completed]        # a win probability
     scale = (c_visit + max(visits)) * c_scale
     return [scale * c for c in completed]
 
@@ -133,10 +135,10 @@ def test_sigma_and_policy_match_reference(c, c_visit, c_scale, rescale):
 def test_sigma_by_hand():
     # visits [2, 0], q(0) = 0.4, raw 0: v_mix = (0 + 2 * 0.4) / 3; rescaled to [1, 0]; the scale is
     # (50 + 2) * 1.
-    assert gumbel.sigma([0.5, 0.5], [2, 0], [0.4, 0.0], 0.0).tolist() == pytest.approx([52.0, 0.0])
-    # Without rescaling: q itself times the scale; c_scale 0.1.
+    assert gumbel.sigma([0.5, 0.5], [2, 0], [0.4, 0.0], 0.0, rescale=True).tolist() == pytest.approx([52.0, 0.0])
+    # Without rescaling: (q + 1) / 2 times the scale; c_scale 0.1.
     got = gumbel.sigma([0.5, 0.5], [2, 0], [0.4, 0.0], 0.0, c_scale=0.1, rescale=False)
-    assert got.tolist() == pytest.approx([5.2 * 0.4, 5.2 * 0.8 / 3])
+    assert got.tolist() == pytest.approx([5.2 * 0.7, 5.2 * (1 + 0.8 / 3) / 2])
 
 
 def test_illegal_children_take_no_part():
@@ -144,7 +146,7 @@ def test_illegal_children_take_no_part():
     legal = [True, True, False]
     policy = gumbel.improved(prior, visits, q, 0.0, legal=legal)
     assert policy[2] == 0.0
-    assert policy.tolist()[:2] == pytest.approx(ref_improved(prior[:2], visits[:2], q[:2], 0.0))
+    assert policy.tolist()[:2] == pytest.approx(ref_improved(prior[:2], visits[:2], q[:2], 0.0), abs=1e-5)
     assert gumbel.mixed(prior, visits, q, 0.0, legal=legal) == pytest.approx((0.0 + 0.9) / 2)
     assert gumbel.select([0, 0, 9], [0, 1, 0], [0, 0, 0], 0, legal=legal) == 1
 
