@@ -11,6 +11,7 @@ not all 0; an opponent is drawn with probability weight / sum of weights.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import re
@@ -18,13 +19,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastgo.files import atomic_write, read_bounded, reason
+from fastgo.files import atomic_write, printable, read_bounded, reason
+
+log = logging.getLogger("fastgo.pool")
+log.addHandler(logging.NullHandler())
 
 POOL_FILE = "pool.json"
 POOL_VERSION = 1
 MAX_POOL_BYTES = 4 << 20
 MAX_POOL_ENTRIES = 100_000
 MAX_WEIGHT = 1e12
+QUARANTINE_DIR = "quarantine"          # RUN/quarantine (fastgo.rundir): pool files moved aside
 _NAME = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
 
 
@@ -128,13 +133,23 @@ def draw_opponent(pool: list[PoolEntry], seed: int, worker_id: int, batch: int) 
 # adds its current checkpoint every `pool_every` updates, the oldest entries are dropped beyond
 # `pool_max` (0 = unbounded), and every change rewrites pool.json atomically. Every entry has
 # weight 1 (uniform over the pool, as in AlphaGo's policy-gradient stage).
+#
+# pool.json is the trainer's, but it never writes over a file it did not write: a pool.json that
+# cannot be used when the trainer starts (not a regular file, too large, not JSON, bad rows), or
+# one changed on disk since the trainer wrote it, is moved to RUN/quarantine with its reason
+# (fastgo.shards.quarantine) before the trainer's pool is written; the trainer goes on with the
+# pool it holds (a bad file at start: a new pool). When the file cannot be moved aside, the pool
+# is kept in memory only and the write is tried again at the next change.
 
 class OpponentPool:
     def __init__(self, run_root, *, pool_max: int = 0):
         self.root = os.path.abspath(os.fspath(run_root))
         self.path = pool_path(self.root)
+        self.quarantine_dir = os.path.join(self.root, QUARANTINE_DIR)
         self.pool_max = int(pool_max)
         self.entries: list[PoolEntry] = []
+        self.set_aside: list[str] = []       # where the files moved aside went
+        self._written = None                 # identity of the pool.json this object wrote or read
 
     def relative(self, checkpoint_path) -> str:
         rel = os.path.relpath(os.path.abspath(checkpoint_path), self.root)
@@ -143,18 +158,27 @@ class OpponentPool:
         return rel.replace(os.sep, "/")
 
     def load_or_start(self, initial_checkpoint, step: int) -> list[PoolEntry]:
-        """Reads pool.json (a restarted trainer) or starts it with the initial checkpoint."""
-        entries = read_pool(self.path, run_root=self.root)
+        """Reads pool.json (a restarted trainer) or starts it with the initial checkpoint (a path,
+        or a callable returning one, called only when the pool starts). A pool.json that cannot
+        be used is logged, moved aside, and a new pool started: never raises PoolError."""
+        try:
+            entries = read_pool(self.path, run_root=self.root)
+        except PoolError as err:
+            log.warning("%s; starting a new opponent pool", printable(err))
+            self._move_aside(f"unusable when the trainer started: {err}")
+            entries = None
         if entries is None:
             self.entries = []
-            self.add(initial_checkpoint, step)
+            self.add(initial_checkpoint() if callable(initial_checkpoint) else initial_checkpoint,
+                     step)
         else:
             self.entries = entries
+            self._written = _identity(self.path)
         return self.entries
 
     def add(self, checkpoint_path, step: int) -> bool:
         """Adds a checkpoint (a no-op when that step is in the pool already); drops the oldest
-        entries beyond pool_max; writes pool.json. Returns whether the pool changed."""
+        entries beyond pool_max; writes pool.json (see write). Returns whether the pool changed."""
         if any(e.step == step for e in self.entries):
             return False
         entry = PoolEntry(name=f"ckpt-{int(step)}", path=self.relative(checkpoint_path),
@@ -167,11 +191,56 @@ class OpponentPool:
         self.write()
         return True
 
-    def write(self):
+    def write(self) -> bool:
+        """Writes the pool to pool.json atomically, first moving aside a file there that this
+        object did not write. False (logged) when it could not: the pool stays in memory."""
+        current = _identity(self.path)
+        if current is not None and current != self._written:
+            try:
+                read_pool(self.path, run_root=self.root)
+                problem = ""
+            except PoolError as err:
+                problem = f": {err}"
+            if not self._move_aside(f"changed on disk while the trainer ran{problem}"):
+                return False
         doc = {"version": POOL_VERSION, "entries": [e.to_dict() for e in self.entries]}
         text = json.dumps(doc, indent=1) + "\n"
-        atomic_write(self.path, lambda handle: handle.write(text), binary=False, suffix=".json")
+        try:
+            atomic_write(self.path, lambda handle: handle.write(text), binary=False,
+                         suffix=".json")
+        except OSError as err:
+            log.warning("%s: not written (%s); the pool of %d entries is kept in memory",
+                        printable(self.path), printable(reason(err)), len(self.entries))
+            return False
+        self._written = _identity(self.path)
+        return True
+
+    def _move_aside(self, why: str) -> bool:
+        """Moves pool.json (whatever it is) to the quarantine folder with `why`; True when there
+        is nothing there any more."""
+        from fastgo.shards import quarantine
+
+        try:
+            target = quarantine(self.path, self.quarantine_dir, why)
+        except FileNotFoundError:
+            return True
+        except OSError as err:
+            log.warning("%s: could not be moved aside (%s); it is left as it is and the pool is "
+                        "kept in memory", printable(self.path), printable(reason(err)))
+            return False
+        self.set_aside.append(target)
+        log.warning("%s moved to %s: %s", printable(self.path), printable(target), printable(why))
+        return True
 
     def checkpoint_paths(self) -> set[str]:
         """Absolute paths of the pool's checkpoints (never pruned while in the pool)."""
         return {os.path.join(self.root, e.path) for e in self.entries}
+
+
+def _identity(path):
+    """(device, inode, size, mtime) of what is at `path` (not followed), None when absent."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns

@@ -5,6 +5,8 @@ Zero's gating), the result appended to the ratings table (fastgo.ratings).
 A player is a checkpoint path (its network behind the batched PUCT search, in this process,
 torch on CPU with one thread), 'random', 'mcts:N' or 'gtp:COMMAND'. Called by fastgo_cli.main
 through `add_arguments(parser)` and `run(args) -> int`; bad arguments exit 2 with one line.
+SIGINT or SIGTERM (also while a GTP engine does not answer) ends the match: the games finished
+so far are reported and appended to the table, the engines are ended, exit status 130.
 """
 from __future__ import annotations
 
@@ -292,11 +294,18 @@ def write_sgfs(result, first, directory, stamp):
 # --- run -------------------------------------------------------------------------------------
 
 def run(args):
+    import signal
+
+    # SIGTERM as Ctrl-C: the interrupted path below reports, appends and ends the engines.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         return _run(args)
     except ArgumentError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:                 # before the first game (e.g. an engine starting)
+        print(f"{PROG}: interrupted before the match started", file=sys.stderr)
+        return 130
 
 
 def _run(args):

@@ -35,6 +35,9 @@ def run(args):
     if not os.path.exists(args.table):
         print(f"{PROG}: {args.table}: no such ratings table", file=sys.stderr)
         return 2
+    if not os.path.isfile(args.table):       # a FIFO or device: refused, never waited on
+        print(f"{PROG}: {args.table}: not a regular file", file=sys.stderr)
+        return 2
     if not 0 <= args.prior <= 1e6:
         print(f"{PROG}: --prior must be in 0..1000000, got {args.prior}", file=sys.stderr)
         return 2

@@ -30,7 +30,8 @@ def _run(args) -> int:
     from fastgo.rundir import open_run_dir
     from fastgo.process import setup_logging
     from inference_server import protocol
-    from inference_server.client import InferenceClient, ServerError, ServerUnavailable
+    from inference_server.client import (ClientStopped, InferenceClient, ServerError,
+                                         ServerUnavailable)
     from fastgo.shards import remove_stale_temporaries
     from selfplay_workers.worker import SelfplayWorker
 
@@ -77,10 +78,14 @@ def _run(args) -> int:
                                 status=status, sink=sink)
         how = f"{config.selfplay.visits} visits"
     worker.install_signal_handlers()
+    client.should_stop = lambda: worker.stop_requested     # a silent server cannot keep us
     log.info("worker %d: %d games at once, %s, server %s", args.worker_id, worker.games, how,
              endpoint)
     try:
         stats = worker.run(max_games=args.max_games, seconds=args.seconds)
+    except ClientStopped as err:
+        log.info("%s", err)
+        stats = worker.stats()
     except ServerUnavailable as err:
         log.error("server %s unavailable: %s", endpoint, err)
         return 1

@@ -76,7 +76,8 @@ def _run(args) -> int:
         except CurveKeyError as err:
             raise ConfigError(str(err)) from None
         client = InferenceClient(endpoint, timeout_s=10.0, retries=1,
-                                 server_public_key=server_key, key_pair=key_pair)
+                                 server_public_key=server_key, key_pair=key_pair,
+                                 should_stop=stopping)
         slot = config.trainer.publish_slot
 
         def publisher(path, data, step):

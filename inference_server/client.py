@@ -10,6 +10,9 @@ outstanding request is sent again with its original id; replies whose id is not 
 (stale, duplicate) are discarded, so no reply ever reaches the wrong request. A request sent
 `retries` + 1 times without a reply raises `ServerUnavailable`. An eval the server answers
 "busy" (its queue is full) is sent again after a back-off, up to MAX_BUSY_RETRIES times.
+With `should_stop` (e.g. a role's signal flag), a wait for a reply looks at it every
+STOP_POLL_S and, once it is true, gives the reply STOP_GRACE_S more, then raises ClientStopped:
+a server that never answers cannot keep a stopping process.
 """
 from __future__ import annotations
 
@@ -27,10 +30,17 @@ from inference_server import protocol
 
 MAX_BUSY_RETRIES = 100        # then the busy error reaches the caller
 BUSY_BACKOFF_S = (0.005, 1.0)    # first and longest wait before an eval refused as busy goes again
+STOP_POLL_S = 0.1             # seconds between looks at should_stop() while a reply is awaited
+STOP_GRACE_S = 1.0            # seconds a reply may still take once should_stop() is true
 
 
 class ServerUnavailable(ConnectionError):
     """No reply from the server after all retries."""
+
+
+class ClientStopped(Exception):
+    """should_stop() turned true while a reply was awaited, and STOP_GRACE_S more passed
+    without it. The request is left unanswered; the process is stopping."""
 
 
 class ServerError(RuntimeError):
@@ -68,10 +78,12 @@ class InferenceClient:
 
     def __init__(self, endpoint: str, *, slot: str = "current", timeout_s: float = 10.0,
                  retries: int = 5, context: zmq.Context | None = None,
-                 server_public_key: str | bytes | None = None, key_pair=None):
+                 server_public_key: str | bytes | None = None, key_pair=None,
+                 should_stop=None):
         """server_public_key: the Z85 CURVE public key of a server that uses CURVE (remote
         hosts); key_pair: this client's (public, secret) Z85 keys, which such a server must
-        allow (inference_server.keys), or None for a fresh pair per connection."""
+        allow (inference_server.keys), or None for a fresh pair per connection; should_stop:
+        None or a callable, see the top (also settable later as an attribute)."""
         self.endpoint = endpoint
         self.server_public_key = (server_public_key.encode() if isinstance(server_public_key, str)
                                   else server_public_key)
@@ -80,6 +92,7 @@ class InferenceClient:
         self.timeout_s = float(timeout_s)
         self.retries = int(retries)
         self.context = context or zmq.Context.instance()
+        self.should_stop = should_stop
         self.model_version = None          # version that answered the latest received result
         self.reconnects = 0
         self.stale_replies = 0
@@ -222,6 +235,7 @@ class InferenceClient:
     def _wait(self, ticket, timeout_s):
         if timeout_s is not None and ticket in self._timeout:
             self._timeout[ticket] = float(timeout_s)
+        stop_at = None                 # monotonic time ClientStopped is raised, once stopping
         while True:
             reply = self._done.pop(ticket, None)
             if reply is not None:
@@ -240,6 +254,13 @@ class InferenceClient:
                          for request_id in self._in_flight if request_id not in self._retry_at}
             wake = min([*deadlines.values(), *self._retry_at.values()])
             left = wake - now
+            if self.should_stop is not None:
+                if stop_at is None and self.should_stop():
+                    stop_at = now + STOP_GRACE_S
+                if stop_at is not None and now >= stop_at:
+                    raise ClientStopped(f"stopped while waiting for {self.endpoint} to answer "
+                                        f"request {ticket}")
+                left = min(left, STOP_POLL_S if stop_at is None else stop_at - now)
             if left > 0 and self._socket.poll(max(1, math.ceil(left * 1000)), zmq.POLLIN):
                 self._read_available()
                 continue

@@ -156,8 +156,8 @@ class GtpClient:
         remaining answers are still read). A GtpConnectionError leaves the client unusable."""
         try:
             return self._send_many(commands, check)
-        except GtpConnectionError:
-            self._broken = True
+        except (GtpConnectionError, KeyboardInterrupt, SystemExit):
+            self._broken = True          # answers left unread: out of step with the engine
             raise
 
     def _send_many(self, commands, check):

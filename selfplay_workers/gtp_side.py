@@ -133,8 +133,10 @@ class GtpSide:
             self.genmove_command = ("kgs-genmove_cleanup"
                                     if self.cleanup and "kgs-genmove_cleanup" in known
                                     else "genmove")
-        except (GtpError, ValueError) as exc:
-            self._kill(client)
+        except BaseException as exc:
+            self._kill(client)           # never left running, whatever ended the start
+            if not isinstance(exc, (GtpError, ValueError)):
+                raise
             said = self._stderr_tail()
             raise GtpEngineError(f"GTP engine {_short(what)!r} does not start a "
                                  f"{self.size}x{self.size} game with komi {self.komi:g}: "

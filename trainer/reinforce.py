@@ -137,7 +137,7 @@ def reinforce_loss(logits, value, action, z, mask, *, n_games: int, n_positions:
 
 def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, value_weight: float,
                    floor: float = 0.0, mask_weight: float = 0.0, chunk: int = 512, device=None,
-                   should_stop=None, batchnorm: str = "batch") -> dict | None:
+                   should_stop=None, batchnorm: str = "batch", step=None) -> dict | None:
     """One update on a mini-batch (gradients accumulated over chunks of at most `chunk`
     positions, of equal size, one optimizer step). Returns the loss terms, the mean advantage
     z - b and "kl": the mean KL(before || after) of the policy over the acceptable moves on the
@@ -146,7 +146,13 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
     None, with the model untouched, when should_stop() turns true between chunks.
     batchnorm: "batch" (training mode, see the top) or "recalibrate" (the gradient of the
     served function, running statistics held; after the step they are re-estimated on the
-    mini-batch's positions for the new weights)."""
+    mini-batch's positions for the new weights).
+    step(loss) -> bool, when given, takes the place of optimizer.step(): it gets the mini-batch's
+    loss (0-d tensor, the chunks' sum; the first non-finite chunk's loss, the later chunks not
+    evaluated) with the gradients accumulated, and says whether it stepped
+    (trainer.core.TrainingCore.finite_step: not when the loss or a gradient is non-finite). When
+    it did not, the model is as it was, running statistics included, and the terms come back
+    with "skipped": True and "kl" 0."""
     if batchnorm not in BATCHNORM:
         raise ValueError(f"batchnorm must be one of {BATCHNORM}, got {batchnorm!r}")
     device = device or next(model.parameters()).device
@@ -165,6 +171,7 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
     buffers = _buffers(model) if batch_mode else None
     # Chunks of equal size (at most `chunk`): no small last chunk with noisy statistics.
     bounds = np.linspace(0, count, -(-count // chunk) + 1).round().astype(np.int64)
+    total = torch.zeros((), device=device)
     for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
         if should_stop is not None and should_stop():
             optimizer.zero_grad(set_to_none=True)
@@ -182,13 +189,30 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
             logits, value, action, z, mask, n_games=max(1, batch.games), n_positions=count,
             baseline=baseline, value_weight=value_weight, floor=floor, mask_weight=mask_weight,
             mean=mean)
+        if step is not None and not bool(torch.isfinite(loss.detach())):
+            total = loss.detach().float()            # the batch is skipped: no need for the rest
+            break
+        total = total + loss.detach().float()
         loss.backward()
         terms["loss"] += float(loss.detach())
         terms["policy_loss"] += float(policy_loss.detach())
         terms["value_loss"] += float(value_loss.detach())
         terms["mask_loss"] += float(mask_loss.detach())
         terms["advantage"] += float((z - _baseline(baseline, value.float(), z, mean)).sum()) / count
-    optimizer.step()
+    if step is None:
+        optimizer.step()
+    else:
+        try:
+            stepped = step(total)
+        except BaseException:
+            if buffers is not None:
+                _restore(model, buffers)
+            raise
+        if not stepped:
+            if buffers is not None:
+                _restore(model, buffers)         # a NaN batch leaves no trace in the statistics
+            terms.update(loss=float(total), skipped=True)
+            return terms
     x, mask, before = probe
     if not batch_mode:
         _recalibrate(model, batch.planes, bounds, device)

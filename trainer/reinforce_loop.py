@@ -9,7 +9,9 @@ max_staleness > 0, queued games whose learner version is more than that many upd
 (behind the newest checkpoint the server took, when it refused a later one) are dropped unused
 (the "stale" column). With target_kl > 0 the learning rate follows the policy's KL change per
 update (trainer.reinforce.adapt_lr), trainer.lr being its ceiling, and a fresh optimizer starts
-at trainer.lr / 100.
+at trainer.lr / 100. An update whose loss or gradient is not finite is skipped
+(trainer.core.TrainingCore.finite_step): its games are used up, the weights and the step stay;
+MAX_NONFINITE_IN_A_ROW of them in a row stop the trainer (NonFiniteTraining).
 
 Resumes from latest.ckpt like the AlphaZero trainer: weights, optimizer, step, the shards used
 whole, and how many games of each partly used shard went into updates.
@@ -55,6 +57,7 @@ class ReinforceTrainer(CoreView):
         self.games = 0
         self.positions = 0
         self.stale = 0
+        self.skipped_games = 0                   # games of non-finite updates, this process
         self._last_wait_log = 0.0
         state = self.core.resume()
         if state is None:
@@ -71,10 +74,10 @@ class ReinforceTrainer(CoreView):
                      self.step, self.samples, len(self.used_shards), self.games)
         # The pool starts with the network this trainer starts from: the untrained step 0, or
         # the checkpoint of another trainer (supervised pretraining) found in the run directory.
+        # A pool.json that cannot be used is moved aside and a new pool started (fastgo.pool).
         start = run_dir.checkpoint(self.step)
-        if not os.path.exists(self.pool.path) and not os.path.exists(start):
-            start = self.save_checkpoint()
-        self.pool.load_or_start(start, self.step)
+        self.pool.load_or_start(lambda: start if os.path.exists(start) else self.save_checkpoint(),
+                                self.step)
         if tc.target_kl > 0 and not self.optimizer.state:
             # A fresh optimizer's first Adam steps move every weight by the full lr: start 100
             # times lower; adapt_lr raises it by 1.5 per update while the KL stays below
@@ -178,7 +181,9 @@ class ReinforceTrainer(CoreView):
     def update(self, should_stop=None) -> dict | None:
         """One update on the oldest minibatch_games queued games (games whose learner is more
         than max_staleness versions behind are dropped first and counted). None when
-        should_stop() interrupted it: the games stay queued."""
+        should_stop() interrupted it: the games stay queued. A non-finite loss or gradient:
+        the terms with "skipped": True, the games used up, weights and step unchanged
+        (NonFiniteTraining after MAX_NONFINITE_IN_A_ROW in a row)."""
         self._drop_stale()
         n = self.tc.minibatch_games
         if len(self.queue) < n:
@@ -192,9 +197,15 @@ class ReinforceTrainer(CoreView):
                                value_weight=self.tc.value_weight, mask_weight=self.tc.mask_weight,
                                floor=self.config.selfplay.policy_floor, chunk=self.tc.batch_size,
                                device=self.device, should_stop=should_stop,
-                               batchnorm=self.tc.reinforce_batchnorm)
+                               batchnorm=self.tc.reinforce_batchnorm, step=self.core.finite_step)
         if terms is None:
             return None
+        if terms.get("skipped"):
+            # Non-finite (logged by finite_step): the games are used up, the weights and the
+            # step unchanged, so one poisoned shard cannot stop training by coming back.
+            self._take(n)
+            self.skipped_games += len(games)
+            return terms
         lr = adapt_lr(self.optimizer.param_groups[0]["lr"], terms["kl"], self.tc.target_kl,
                       self.tc.lr, self.tc.lr * 1e-3)
         for group in self.optimizer.param_groups:
@@ -262,7 +273,7 @@ class ReinforceTrainer(CoreView):
                 time.sleep(min(self.tc.poll_s, 0.2))
                 continue
             terms = self.update(should_stop)
-            if terms is None:
+            if terms is None or terms.get("skipped"):
                 continue
             pool_due = self.step % self.tc.pool_every == 0
             if self.step % self.tc.checkpoint_every == 0 or pool_due:

@@ -6,26 +6,35 @@ distribution is the move played (one entry of weight 1, a full target at every m
 positional superko (fastgo.replay.check_game); the result comes from RE[]. Files that cannot be
 read, parsed or replayed are skipped and counted by kind, with the first reason of each kind
 kept for the summary. Only the first game of a file (an SGF collection) and its main line are
-read. Torch-free: a worker could run it.
+read. Directories are walked without recursion, MAX_DIR_DEPTH levels and MAX_WALK_ENTRIES
+entries at most; a folder refused (too deep, not listable) is counted and named in a warning.
+Torch-free: a worker could run it.
 """
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from fastgo import coords
+from fastgo.files import printable, reason
 from fastgo.replay import check_game
 from fastgo.sgf import BLACK, COLOR_LETTERS, WHITE, SgfError, read_sgf_file
 from fastgo.shards import GameRecord, ShardWriter
 
 MAX_FILES = 1_000_000          # SGF files one import may name or find
+MAX_DIR_DEPTH = 64             # folder levels walked below a directory given
+MAX_WALK_ENTRIES = 10_000_000  # directory entries one walk looks at (files and folders)
+MAX_WALK_WARNINGS = 20         # refused folders logged one by one; the rest only counted
 MAX_FILE_BYTES = 1 << 20       # one game record; larger files are skipped as unreadable
 MAX_KOMI = 1000.0              # the shard format's bound
 SHARD_GAMES = 2_000            # games per shard written
 SHARD_PREFIX = "sgf"
+
+log = logging.getLogger("fastgo.train")
 
 
 class SgfInputError(ValueError):
@@ -68,36 +77,109 @@ class ImportReport:
 
 # --- finding files ---------------------------------------------------------------------------
 
-def find_sgf_files(paths, *, max_files: int = MAX_FILES) -> list[tuple[str, str]]:
+class FoundFiles(list):
+    """(path, name shown in reasons) of the SGF files found, plus what the walk refused:
+    `refused` kind -> count and `first` kind -> the first reason of that kind (the same shape
+    as ImportReport.skipped and .first)."""
+
+    def __init__(self):
+        super().__init__()
+        self.refused: dict = {}
+        self.first: dict = {}
+
+    def refuse(self, kind: str, why: str):
+        """Counts one refusal; the first MAX_WALK_WARNINGS are logged as warnings."""
+        self.refused[kind] = self.refused.get(kind, 0) + 1
+        total = sum(self.refused.values())
+        if total <= MAX_WALK_WARNINGS:
+            log.warning("SGF import: %s: %s", kind, why)
+        elif total == MAX_WALK_WARNINGS + 1:
+            log.warning("SGF import: more folders refused; the summary counts them")
+        self.first.setdefault(kind, why)
+
+
+def _is_sgf_name(name: str) -> bool:
+    return name.lower().endswith(".sgf") and not name.startswith(".")
+
+
+def _walk(given: str, found: FoundFiles, *, max_files: int, max_depth: int, max_entries: int):
+    """Appends the SGF files under the directory `given` to `found` in sorted pre-order (a
+    folder's files, then each subfolder in name order), iteratively: a folder more than
+    `max_depth` levels below `given`, one that cannot be listed (permissions, a path over the
+    system's limit) or seen twice (a bind-mount loop) is refused and counted; symlinked folders
+    are not followed; after `max_entries` entries the walk stops, the rest counted as one."""
+    stack = [(given, 0)]              # (folder, levels below given): the top is walked next
+    seen = set()                       # (st_dev, st_ino) of the folders walked
+    entries = 0
+    while stack:
+        folder, depth = stack.pop()
+        shown = printable(os.path.relpath(folder, given)) if folder != given else printable(given)
+        try:
+            info = os.stat(folder)
+            if (info.st_dev, info.st_ino) in seen:
+                found.refuse("folder seen twice", f"{shown}: a loop back to a folder already walked")
+                continue
+            seen.add((info.st_dev, info.st_ino))
+            files, folders = [], []
+            with os.scandir(folder) as listing:
+                for entry in listing:
+                    entries += 1
+                    if entries > max_entries:
+                        found.refuse("walk stopped", f"{shown}: more than {max_entries} "
+                                                     f"entries looked at, the rest not walked")
+                        return
+                    try:
+                        is_folder = entry.is_dir(follow_symlinks=False)
+                    except OSError:
+                        is_folder = False
+                    if is_folder:
+                        folders.append(entry.name)
+                    elif _is_sgf_name(entry.name):
+                        files.append(entry.name)
+        except OSError as err:
+            found.refuse("folder not listed", f"{shown}: {reason(err)}")
+            continue
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            found.append((path, printable(os.path.relpath(path, given))))
+            if len(found) > max_files:
+                raise SgfInputError(f"--sgf: more than {max_files} SGF files")
+        for name in sorted(folders, reverse=True):
+            if depth + 1 > max_depth:
+                found.refuse("folder too deep", printable(os.path.relpath(
+                    os.path.join(folder, name), given)) + f": more than {max_depth} levels "
+                                                           f"below {printable(given)}")
+            else:
+                stack.append((os.path.join(folder, name), depth + 1))
+
+
+def find_sgf_files(paths, *, max_files: int = MAX_FILES, max_depth: int = MAX_DIR_DEPTH,
+                   max_entries: int = MAX_WALK_ENTRIES) -> FoundFiles:
     """(path, name shown in reasons) of every SGF file: a directory is walked (symlinked
-    directories are not followed) for files ending in .sgf (any case), sorted; a file must end
-    in .sgf. Raises SgfInputError for a missing path, a file that is not .sgf, no files at all,
-    or more than max_files."""
-    found = []
+    directories are not followed; see _walk for the depth and entry bounds and what is
+    refused) for files ending in .sgf (any case), sorted; a file must end in .sgf. Shown names
+    are printable (a name that is not UTF-8 keeps its bytes as escapes). Raises SgfInputError
+    for a missing path, a file that is not .sgf, no files at all, or more than max_files."""
+    found = FoundFiles()
     if not paths:
         raise SgfInputError("--sgf: give at least one directory or .sgf file")
     for given in paths:
-        given = os.fspath(given)
+        given = os.fsdecode(os.fspath(given))
         if os.path.isdir(given):
             before = len(found)
-            for root, dirs, files in os.walk(given):
-                dirs.sort()
-                for name in sorted(files):
-                    if name.lower().endswith(".sgf") and not name.startswith("."):
-                        path = os.path.join(root, name)
-                        found.append((path, os.path.relpath(path, given)))
-                        if len(found) > max_files:
-                            raise SgfInputError(f"--sgf: more than {max_files} SGF files")
+            _walk(given, found, max_files=max_files, max_depth=max_depth, max_entries=max_entries)
             if len(found) == before:
-                raise SgfInputError(f"--sgf: no .sgf files under {given}")
+                refused = "".join(f"; {count} {kind} (first: {found.first[kind]})"
+                                  for kind, count in sorted(found.refused.items()))
+                raise SgfInputError(f"--sgf: no .sgf files under {printable(given)}{refused}")
         elif os.path.exists(given):
             if not given.lower().endswith(".sgf") or not os.path.isfile(given):
-                raise SgfInputError(f"--sgf: {given} is not an .sgf file or a directory")
-            found.append((given, given))
+                raise SgfInputError(f"--sgf: {printable(given)} is not an .sgf file or a directory")
+            found.append((given, printable(given)))
             if len(found) > max_files:
                 raise SgfInputError(f"--sgf: more than {max_files} SGF files")
         else:
-            raise SgfInputError(f"--sgf: {given} does not exist")
+            raise SgfInputError(f"--sgf: {printable(given)} does not exist")
     return found
 
 
@@ -181,7 +263,7 @@ def read_game(path: str, name: str, *, size: int, default_komi: float) -> GameRe
     except SgfError as err:
         raise Skip("bad SGF", f"{name}: {err}") from None
     except OSError as err:
-        raise Skip("unreadable", f"{name}: {err.strerror or err}") from None
+        raise Skip("unreadable", f"{name}: {reason(err)}") from None
     return game_record(sgf, name, size=size, default_komi=default_komi)
 
 
@@ -199,11 +281,15 @@ def import_sgf(paths, directory, *, size: int, default_komi: float,
     """Reads every SGF under `paths` (find_sgf_files) and writes the usable games, in file
     order, into shards `directory/sgf-NNNNNN.shard` (one komi per shard; earlier sgf-*.shard
     files there are removed first). A game whose moves and result equal an earlier one's is
-    skipped as a duplicate. Returns (ImportReport, [shard paths])."""
+    skipped as a duplicate; folders the walk refused are counted among the skipped kinds.
+    Returns (ImportReport, [shard paths])."""
     files = find_sgf_files(paths, max_files=max_files)
     os.makedirs(directory, exist_ok=True)
     clear_shards(directory)
     report = ImportReport()
+    for kind, count in files.refused.items():
+        report.skipped[kind] = report.skipped.get(kind, 0) + count
+        report.first.setdefault(kind, files.first[kind])
     writers: dict[float, ShardWriter] = {}
     written: list[str] = []
     seen: set[str] = set()

@@ -127,3 +127,110 @@ def test_size_bound_symlink_escape_and_absent(tmp_path):
     os.mkfifo(tmp_path / "fifo.json")
     with pytest.raises(PoolError, match="not a regular file"):
         read_pool(str(tmp_path / "fifo.json"))
+
+
+# --- the trainer's side with a pool.json it cannot use (OpponentPool) ---------------------------
+
+def _fifo(path):
+    os.mkfifo(path)
+
+
+def _directory(path):
+    os.mkdir(path)
+    (path / "inside.txt").write_text("user data")
+
+
+def _dev_zero(path):
+    os.symlink("/dev/zero", path)
+
+
+def _raw(data):
+    def make(path):
+        path.write_bytes(data)
+    return make
+
+
+def _doc(doc):
+    return _raw(json.dumps(doc).encode())
+
+
+HOSTILE_POOLS = {
+    "fifo": (_fifo, "not a regular file"),
+    "directory": (_directory, "not a regular file"),
+    "dev-zero symlink": (_dev_zero, "not a regular file"),
+    "huge": (_raw(b" " * (MAX_POOL_BYTES + 1)), "over the limit"),
+    "not json": (_raw(b"{\"version\": 1, \"entries\": [oops"), "not JSON"),
+    "not utf-8": (_raw(b"{\"version\": 1, \"entries\": [\"\xff\xfe\"]}"), "not JSON"),
+    "deep nesting": (_raw(b"[" * 100_000 + b"]" * 100_000), "not JSON"),
+    "wrong top type": (_doc([1, 2]), "version 1 pool"),
+    "entries not a list": (_doc({"version": 1, "entries": {"a": 1}}), "1..100000 entries"),
+    "missing fields": (_doc({"version": 1, "entries": [{"name": "ckpt-0"}]}), "path must be"),
+    "step a string": (_doc({"version": 1, "entries": [entry(step="0")]}), "step"),
+    "nan weight": (_raw(b'{"version": 1, "entries": [{"name": "a", "path": "p", "step": 0, '
+                        b'"weight": NaN}]}'), "weight"),
+    "infinite weight": (_raw(b'{"version": 1, "entries": [{"name": "a", "path": "p", "step": 0, '
+                             b'"weight": 1e999}]}'), "weight"),
+    "huge step": (_raw(b'{"version": 1, "entries": [{"name": "a", "path": "p", "step": '
+                       + b"9" * 30 + b', "weight": 1}]}'), "step"),
+    "5000-digit step": (_raw(b'{"version": 1, "entries": [{"name": "a", "path": "p", "step": '
+                             + b"9" * 5000 + b', "weight": 1}]}'), "not JSON"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_POOLS))
+def test_a_bad_pool_file_is_moved_aside_and_a_new_pool_started(tmp_path, kind, caplog):
+    caplog.set_level("WARNING", logger="fastgo.pool")
+    root = tmp_path / "run"
+    root.mkdir()
+    path = root / "pool.json"
+    make, message = HOSTILE_POOLS[kind]
+    make(path)
+    before = os.lstat(path)
+    pool = OpponentPool(str(root))
+    entries = pool.load_or_start(ckpt(str(root), 0), 0)
+    assert [(e.name, e.path, e.step, e.weight) for e in entries] == \
+           [("ckpt-0", "checkpoints/ckpt-000000000.ckpt", 0, 1.0)]
+    assert read_pool(str(path)) == entries                       # the trainer's pool, readable
+    # The user's file is kept, as it was (the same inode), with the reason beside it.
+    [aside] = pool.set_aside
+    assert os.path.dirname(aside) == str(root / "quarantine")
+    moved = os.lstat(aside)
+    assert (moved.st_ino, moved.st_mode) == (before.st_ino, before.st_mode)
+    reason_text = open(aside + ".reason", encoding="utf-8").read()
+    assert message in reason_text and "unusable when the trainer started" in reason_text
+    assert any(message in r.getMessage() and "moved to" in r.getMessage()
+               for r in caplog.records)
+
+
+def test_a_pool_file_changed_on_disk_is_moved_aside_before_the_trainer_writes(tmp_path):
+    root = str(tmp_path)
+    pool = OpponentPool(root)
+    pool.load_or_start(ckpt(root, 0), 0)
+    user = {"version": 1, "entries": [entry(weight=5.0)]}
+    with open(pool.path, "w") as handle:       # a user's edit while the trainer runs
+        json.dump(user, handle)
+    assert pool.add(ckpt(root, 2), 2)
+    assert [e.step for e in read_pool(pool.path)] == [0, 2]
+    [aside] = pool.set_aside
+    assert json.load(open(aside)) == user
+    assert "changed on disk while the trainer ran" in open(aside + ".reason").read()
+    # Its own file is replaced without a copy aside.
+    assert pool.add(ckpt(root, 4), 4)
+    assert len(pool.set_aside) == 1 and [e.step for e in read_pool(pool.path)] == [0, 2, 4]
+
+
+def test_a_pool_file_that_cannot_be_moved_aside_is_left_alone(tmp_path, caplog):
+    caplog.set_level("WARNING", logger="fastgo.pool")
+    root = tmp_path
+    (root / "quarantine").write_text("a file where the folder should be")
+    (root / "pool.json").write_bytes(b"\xff not a pool")
+    pool = OpponentPool(str(root))
+    entries = pool.load_or_start(ckpt(str(root), 0), 0)
+    assert [e.step for e in entries] == [0] and pool.set_aside == []
+    assert (root / "pool.json").read_bytes() == b"\xff not a pool"
+    assert any("could not be moved aside" in r.getMessage() for r in caplog.records)
+    # Once the way is clear, the next change writes the pool it kept in memory.
+    os.unlink(root / "quarantine")
+    assert pool.add(ckpt(str(root), 1), 1)
+    assert [e.step for e in read_pool(str(root / "pool.json"))] == [0, 1]
+    assert open(pool.set_aside[0], "rb").read() == b"\xff not a pool"
