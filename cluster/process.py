@@ -166,15 +166,17 @@ class RoleProcess:
 
 
 class ServerProcess(RoleProcess):
-    """`fastgo serve --config CONFIG [--bind E]` (as `python -m fastgo_cli.main`), log in `log_path`
-    (default CONFIG.log); `endpoint` is the bound one once start() returns (RuntimeError,
-    with the log's end, when it does not start within start_timeout_s)."""
+    """`fastgo serve --config CONFIG [--bind E] [--shards DIR]` (as `python -m fastgo_cli.main`),
+    log in `log_path` (default CONFIG.log); `endpoint` is the bound one once start() returns
+    (RuntimeError, with the log's end, when it does not start within start_timeout_s); `shards`:
+    the run's shard folder, whose games int8 is calibrated on."""
 
     def __init__(self, config_path, *, endpoint=None, log_path=None, start_timeout_s=60.0,
-                 env=ONE_THREAD):
+                 env=ONE_THREAD, shards=None):
         self.config_path = str(config_path)
         self.requested_endpoint = endpoint
-        argv = ["serve", "--config", self.config_path] + (["--bind", endpoint] if endpoint else [])
+        argv = ["serve", "--config", self.config_path] + (["--bind", endpoint] if endpoint else []) \
+            + (["--shards", str(shards)] if shards else [])
         self.log_path = log_path or self.config_path + ".log"
         super().__init__(argv, self.log_path, ready=SERVE_READY, ready_timeout_s=start_timeout_s,
                          env=env, name="server")

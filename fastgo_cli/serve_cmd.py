@@ -27,6 +27,11 @@ def add_arguments(parser):
     parser.add_argument("--max-wait-us", type=int, help="override server.max_wait_us")
     parser.add_argument("--checkpoint", action="append", default=[], metavar="SLOT=PATH",
                         help="override the watched checkpoint of a slot (repeatable)")
+    parser.add_argument("--shards", metavar="DIR",
+                        help="the run's shard folder: int8 backends are calibrated, and every "
+                             "backend checked against fp32, on positions of its newest games "
+                             "(default: RUN/shards when a slot's checkpoint is in "
+                             "RUN/checkpoints/; none: random-game positions)")
 
 
 def config_from_args(args):
@@ -57,6 +62,23 @@ def config_from_args(args):
     return config
 
 
+def calibration_shards(args, config):
+    """The shard folder int8 is calibrated on: --shards, else the `shards` folder of the run
+    directory holding a slot's checkpoint (fastgo.rundir layout), else None."""
+    import os
+
+    from fastgo.rundir import RunDir
+
+    if getattr(args, "shards", None):
+        return args.shards
+    for path in config.server.checkpoints.values():
+        folder = os.path.dirname(os.path.abspath(path))
+        run = RunDir(os.path.dirname(folder))
+        if run.checkpoints == folder and os.path.isdir(run.shards):
+            return run.shards
+    return None
+
+
 def run(args) -> int:
     import logging
     import signal
@@ -66,6 +88,7 @@ def run(args) -> int:
     from fastgo.files import reason
     from fastgo.process import setup_logging
     from inference_server.checkpoint import CheckpointError
+    from inference_server.runner import set_calibration_shards
     from inference_server.server import StartupError, start_server
 
     log = logging.getLogger("fastgo.serve")
@@ -87,6 +110,10 @@ def run(args) -> int:
         print(f"fastgo serve: {args.config}: server.log_file: cannot open "
               f"{config.server.log_file}: {reason(err)}", file=sys.stderr)
         return 2
+    shards = calibration_shards(args, config)
+    if shards:
+        log.info("int8 calibration and fp32 checks on the games of %s", shards)
+    set_calibration_shards(shards)
     try:
         server = start_server(config)
     except (StartupError, CheckpointError, ConfigError) as err:

@@ -5,24 +5,48 @@ forward use the same class, so both measure the same work.
 CPU: batch norm folded, a fixed thread count, one of inference_server.backends (torch fp32 or
 bf16, ONNX Runtime fp32 or int8, OpenVINO f32, bf16 or int8); "auto" picks the fastest that
 agrees with fp32 (inference_server.backend_choice). Any backend but torch fp32 is checked against
-it on reference positions when built, and torch fp32 serves where that check fails.
+it when built (every load, hot reloads included: on the loader's thread), on reference positions
+and, where the process knows its run's shards (set_calibration_shards), on positions of the
+run's newest games, which int8 is then also calibrated on; torch fp32 serves where a check fails.
 CUDA: a pinned host staging buffer, non-blocking copies, bf16/fp16 autocast and optional CUDA
 graphs for fixed batch sizes (smaller batches are padded up to the next captured size).
 """
 from __future__ import annotations
 
 import logging
+import os
+import time
 
 import numpy as np
 import torch
 
-from inference_server.backend_choice import (acceptable, agreement, choose_backend,
-                                             reference_positions)
+from inference_server.backend_choice import (acceptable, agreement, check_positions,
+                                             choose_backend, describe_agreement, ranked)
 from inference_server.backends import ALL_BACKENDS, TORCH_FP32, build_backend
 from inference_server.model import PolicyValueNet, fuse_for_inference
 
 log = logging.getLogger("fastgo.runner")
+RETRY_REFUSED_S = 600.0     # a refused backend is checked again on weights loaded this much later
 _REFUSED: set = set()       # (backend, network name) pairs that failed the agreement check
+_REFUSED_AT: dict = {}      # the same pairs -> time.monotonic() of the refusal
+_SHARDS = {"dir": None}     # the run's shard folder for this process (set_calibration_shards)
+
+
+def set_calibration_shards(directory) -> None:
+    """The run's shard folder (or None): runners built afterwards in this process without a
+    `shards` argument calibrate int8 on, and check every backend against fp32 on, positions of
+    its newest games (backend_choice.check_positions)."""
+    _SHARDS["dir"] = os.fspath(directory) if directory else None
+
+
+def _refused(key) -> bool:
+    """Whether the (backend, network name) `key` was refused less than RETRY_REFUSED_S ago."""
+    if key not in _REFUSED:
+        return False
+    if time.monotonic() - _REFUSED_AT.get(key, time.monotonic()) < RETRY_REFUSED_S:
+        return True
+    _REFUSED.discard(key)
+    return False
 
 
 def resolve_device(device: str) -> torch.device:
@@ -51,11 +75,14 @@ class ModelRunner:
     `run(n, buffer=buffer)`; or call `forward(planes)` with any uint8 array (buffer 0). Outputs
     are fresh float32 numpy arrays. One thread runs forward passes at a time; another may fill
     the buffer that is not being run (the server gathers batch k+1 while batch k runs).
+    `shards`: a run's shard folder whose games a CPU backend is calibrated (int8) and checked
+    on; None takes the process's (set_calibration_shards).
     """
 
     def __init__(self, model: PolicyValueNet, *, device="cpu", precision="auto",
                  channels_last=True, fuse_batchnorm=True, capacity=64,
-                 cuda_graphs=False, graph_batches=(), backend="torch", threads=0, auto_batch=None):
+                 cuda_graphs=False, graph_batches=(), backend="torch", threads=0, auto_batch=None,
+                 shards=None):
         self.config = model.config
         self.device = resolve_device(device)
         backend = {"torch": TORCH_FP32, "onnx": "onnx-fp32"}.get(backend, backend)
@@ -93,46 +120,54 @@ class ModelRunner:
         self.backend_table = {}
         self.auto_batch = int(auto_batch or min(self.capacity, 256))
         if not self._is_cuda:
-            self._cpu = self._cpu_backend(backend, net, threads or torch.get_num_threads())
+            self._cpu = self._cpu_backend(backend, net, threads or torch.get_num_threads(),
+                                          shards if shards is not None else _SHARDS["dir"])
             backend = self._cpu.name
         self.backend = backend
 
-    def _cpu_backend(self, name, net, threads):
-        """The CPU backend `name`, checked against torch fp32 on the reference positions, or
-        torch fp32 where the check fails. "auto": the fastest candidate of the measured table
-        (backend_choice) that passes the check on these weights. A backend refused once is not
-        tried again in this process: weights drift slowly, and each try costs a build."""
+    def _cpu_backend(self, name, net, threads, shards):
+        """The CPU backend `name`, checked against torch fp32 (backend_choice.check_positions:
+        reference positions, and positions of the newest games in the folder `shards` when it
+        has any, which int8 is then calibrated on), or torch fp32 where the check fails.
+        "auto": the measured backends (backend_choice), fastest first, down to torch fp32; the
+        first that passes the check on these weights serves. A refused backend is not tried again
+        for RETRY_REFUSED_S: weights drift slowly, and each try costs a build."""
         fp32 = build_backend(TORCH_FP32, net, threads=threads, channels_last=self.channels_last)
         if name == TORCH_FP32:
             return fp32
+        positions = check_positions(self.config, shards)
         candidates = [name]
         if name == "auto":
-            choice, self.backend_table = choose_backend(net, batch=self.auto_batch, threads=threads,
-                                                        channels_last=self.channels_last)
-            ranked = sorted((row["evals_per_s"], n) for n, row in self.backend_table.items()
-                            if row.get("ok") and n != TORCH_FP32)
-            candidates = [choice] + [n for _, n in reversed(ranked) if n != choice]
-        positions = reference_positions(self.config, 64)
-        reference = fp32.run(positions)
+            _, self.backend_table = choose_backend(net, batch=self.auto_batch, threads=threads,
+                                                   channels_last=self.channels_last,
+                                                   positions=positions)
+            candidates = ranked(self.backend_table)
+        references = {label: fp32.run(check) for label, check in positions.checks.items()}
+        onnx_cache: dict = {}
         for candidate in candidates:
             if candidate == TORCH_FP32:
                 return fp32
-            if (candidate, self.config.name) in _REFUSED:
+            if _refused((candidate, self.config.name)):
                 continue
             try:
                 backend = build_backend(candidate, net, threads=threads,
-                                        channels_last=self.channels_last, calibration=positions)
-                agree = agreement(reference, backend.run(positions))
+                                        channels_last=self.channels_last,
+                                        calibration=positions.calibration, onnx_cache=onnx_cache)
+                agrees = {label: agreement(references[label], backend.run(check))
+                          for label, check in positions.checks.items()}
             except RuntimeError as err:
                 if name != "auto":
                     raise ValueError(str(err)) from None
                 continue
-            if acceptable(agree):
+            if all(acceptable(agree) for agree in agrees.values()):
+                log.info("backend %s agrees with fp32 (%s; int8 calibrated on %s)", candidate,
+                         describe_agreement(agrees), positions.source)
                 return backend
             _REFUSED.add((candidate, self.config.name))
-            log.warning("backend %s disagrees with fp32 on these weights (top-1 %.3f, value MAE "
-                        "%.4f): not used again in this process", candidate, agree["top1"],
-                        agree["value_mae"])
+            _REFUSED_AT[(candidate, self.config.name)] = time.monotonic()
+            log.warning("backend %s disagrees with fp32 on these weights (%s; int8 calibrated on "
+                        "%s): not tried again for %.0f s", candidate, describe_agreement(agrees),
+                        positions.source, RETRY_REFUSED_S)
         return fp32
 
     @property

@@ -1,11 +1,19 @@
 """`fastgo bench backends`: every available CPU backend's evaluations per second on one network at
 one batch, side by side in one run, each with its share of the core's fp32 peak (a large fp32
 matrix product timed in the same run) and its agreement with torch fp32; and what `auto` picks.
+With --shards DIR (a run's shard folder) int8 is calibrated on positions of the run's newest
+games and every backend is checked on positions of other games as well as on the reference
+positions (inference_server.backend_choice.check_positions), as the server does.
 
 JSON: {"batch": B, "threads": T, "model": "b4c32", "board_size": 9, "gflop_per_eval": x,
        "fp32_peak_gflops": x, "evals_per_s": {name: x}, "peak_share": {name: x},
-       "agreement": {name: {"top1": x, "value_mae": x, "max_logit_err": x}}, "auto": name,
+       "agreement": {name: {"top1": x, "value_mae": x, "policy_kl": x, "max_logit_err": x,
+                            "positions": {"reference": {...}, "shards": {...}}}},
+       "calibration": "where int8's calibration positions come from",
+       "positions": {"reference": count, "shards": count}, "auto": name,
        "refused": {name: reason}}
+The top-level agreement figures are the worst over the position sets ("shards" only with
+--shards); a backend is refused when any set is outside the bounds.
 """
 from __future__ import annotations
 
@@ -23,6 +31,9 @@ def add_arguments(parser):
     parser.add_argument("--threads", type=int, default=0, help="threads (default: server.threads)")
     parser.add_argument("--seconds", type=float, default=2.0, help="timed window per backend")
     parser.add_argument("--backends", default="", help="comma-separated subset (default: all available)")
+    parser.add_argument("--shards", metavar="DIR",
+                        help="a run's shard folder: calibrate int8 on, and check every backend "
+                             "on, positions of its newest games (default: random-game positions)")
     parser.add_argument("--json", help="write the results here")
 
 
@@ -73,7 +84,8 @@ def run(args) -> int:
     import torch
 
     from fastgo.config import Config, ConfigError, load_config, resolve_config
-    from inference_server.backend_choice import format_table, measure_backends, pick
+    from inference_server.backend_choice import (check_positions, format_table, measure_backends,
+                                                 pick, reference_positions)
     from inference_server.backends import available_backends
     from inference_server.model import build_model, fuse_for_inference
 
@@ -119,7 +131,11 @@ def run(args) -> int:
     print(f"fastgo bench backends: {model.config.name} {model.config.board_size}x"
           f"{model.config.board_size}, batch {batch}, {threads} thread(s), {args.seconds:g} s each; "
           f"fp32 peak {peak:.1f} GFLOP/s, {flop * 1e3:.2f} MFLOP per evaluation", file=sys.stderr)
-    table = measure_backends(net, batch=batch, threads=threads, names=names, seconds=args.seconds)
+    positions = check_positions(model.config, args.shards)
+    print(f"  int8 calibrated on {positions.source}", file=sys.stderr)
+    table = measure_backends(net, batch=batch, threads=threads, names=names, seconds=args.seconds,
+                             positions=reference_positions(model.config, max(batch, 64)),
+                             calibration=positions.calibration, checks=positions.checks)
     choice = pick(table)
     print(format_table(table))
     print(f"  auto: {choice}")
@@ -129,8 +145,12 @@ def run(args) -> int:
               "fp32_peak_gflops": round(peak, 2),
               "evals_per_s": {name: row["evals_per_s"] for name, row in good.items()},
               "peak_share": {name: round(row["evals_per_s"] * flop / peak, 3) for name, row in good.items()},
-              "agreement": {name: {k: row[k] for k in ("top1", "value_mae", "max_logit_err")}
+              "agreement": {name: {**{k: row[k] for k in ("top1", "value_mae", "policy_kl",
+                                                          "max_logit_err")},
+                                   "positions": row["checks"]}
                             for name, row in good.items()},
+              "calibration": positions.source,
+              "positions": {label: len(check) for label, check in positions.checks.items()},
               "auto": choice,
               "refused": {name: row.get("error", "outside the agreement bounds")
                           for name, row in table.items() if not row.get("ok")}}
