@@ -1,5 +1,6 @@
 """SGF export of a self-play game record (fastgo.shards.GameRecord): the moves,
-the result, and on each move a comment: its search's root visits and root value, or for
+the result, and on each move a comment: the kind of search, the played move's share of the
+policy target (full searches) and the root value, or for
 policy-only games (records with `players`) who sampled the move and the value head's output."""
 from __future__ import annotations
 
@@ -23,9 +24,16 @@ def game_sgf_text(record) -> str:
             mover = "learner" if record.full[k] else "opponent"
             comments[k + 1] = f"policy sample by the {mover}, value head {value}"
             continue
-        visits = int(record.policy_visits[starts[k]:starts[k + 1]].sum())
-        kind = "full" if record.full[k] else "cheap"
-        comments[k + 1] = f"{kind} search, visits {visits}, root value {value}"
+        if not record.full[k]:
+            comments[k + 1] = f"cheap search (no policy target), root value {value}"
+            continue
+        # The target is visit counts (PUCT) or probabilities (Gumbel): say the played move's share.
+        target = record.policy_visits[starts[k]:starts[k + 1]]
+        total = float(target.sum())
+        played = target[record.policy_moves[starts[k]:starts[k + 1]] == move].sum()
+        share = float(played) / total if total > 0 else 0.0
+        comments[k + 1] = (f"full search, the move's share of the policy target {share:.2f}, "
+                           f"root value {value}")
     if record.end == "resign":
         result = ("B" if record.winner > 0 else "W") + "+R"
     elif record.winner == 0:

@@ -33,8 +33,18 @@ def test_learner_as_black():
     assert game.white_player == "initial v3 (opponent)"
 
 
-def test_search_games_keep_visits_in_comments():
+def test_search_games_say_the_moves_share_of_the_target():
     game = parse_sgf(game_sgf_text(_record(None, [1, 0, 1, 0])))
     assert game.black_player == "fastgo v12" and game.white_player == "fastgo v3"
-    assert game.comments[1] == "full search, visits 40, root value +0.250 (side to move)"
-    assert game.comments[2] == "cheap search, visits 8, root value -0.500 (side to move)"
+    assert game.comments[1] == ("full search, the move's share of the policy target 1.00, "
+                                "root value +0.250 (side to move)")
+    assert game.comments[2] == "cheap search (no policy target), root value -0.500 (side to move)"
+    # Visit counts (PUCT) and probabilities (Gumbel) read the same: A9 played, 30 of 40.
+    record = _record(None, [1, 0, 1, 0])
+    for weights in ([30, 10, 40, 20, 20], [0.75, 0.25, 1.0, 0.5, 0.5]):
+        record.policy_count = np.array([2, 1, 2, 0], dtype=np.uint16)
+        record.policy_moves = np.array([0, 4, 1, 2, 7], dtype=np.int16)
+        record.policy_visits = np.array(weights, dtype=np.float32)
+        game = parse_sgf(game_sgf_text(record))
+        assert game.comments[1].startswith("full search, the move's share of the policy target 0.75")
+        assert "share of the policy target 0.50" in game.comments[3]
