@@ -14,6 +14,7 @@ cdef enum:
     MAX_MOVES = 626          # MAX_SIZE * MAX_SIZE + 1: length of a policy vector on the largest board
     PADDED = 730             # (MAX_SIZE + 2) * (MAX_SIZE + 2) + 1: padded point array length
     HISTORY = 8              # positions kept for the AlphaZero planes: current + 7 previous
+    RECENT_MOVES = 5         # moves kept in recent_moves (the KataGo planes' last moves)
 
 cdef enum:
     EMPTY = 0
@@ -35,6 +36,9 @@ cdef struct BoardState:
     int32_t max_moves         # move cap: 2 * N * N
     int32_t ko_move           # move (public coordinate) forbidden to to_move by simple ko, or NO_POINT
     int32_t last_move         # last move played (public coordinate, PASS included), or NO_POINT
+    int16_t recent_moves[RECENT_MOVES]  # recent_moves[k]: the move played k + 1 plies ago
+                              # (public coordinate, PASS included), NO_POINT before the first move;
+                              # kept by board_play whatever track_history says
     int32_t captures[3]       # stones captured BY each color, indexed by BLACK / WHITE
     uint64_t hash             # Zobrist hash of stones + side to move (not ko); equal positions, equal hash
     # --- private to board.pyx: layout may change ---------------------------------------------

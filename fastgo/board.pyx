@@ -60,6 +60,8 @@ cdef void board_init(BoardState* b, int size, float komi) noexcept nogil:
     b.max_moves = 2 * size * size
     b.ko_move = NO_POINT
     b.last_move = NO_POINT
+    for r in range(RECENT_MOVES):
+        b.recent_moves[r] = NO_POINT
     b.hash = 0
     b.stride = size + 2
     b.ko_point = 0
@@ -197,6 +199,14 @@ cdef void _push_history(BoardState* b) noexcept nogil:
             m += 1
     if b.hist_len < HISTORY - 1:
         b.hist_len += 1
+
+
+cdef inline void _push_recent(BoardState* b, int move) noexcept nogil:
+    # Shifts recent_moves by one ply and records `move` as the latest.
+    cdef int k
+    for k in range(RECENT_MOVES - 1, 0, -1):
+        b.recent_moves[k] = b.recent_moves[k - 1]
+    b.recent_moves[0] = <int16_t>move
 
 
 cdef inline void _splice(BoardState* b, int h, int g) noexcept nogil:
@@ -386,6 +396,7 @@ cdef void _play_point(BoardState* b, int p) noexcept nogil:
     b.passes = 0
     b.num_moves += 1
     b.last_move = _move(b, p)
+    _push_recent(b, b.last_move)
     b.to_move = opp
     b.hash ^= ZOBRIST_WHITE_TO_MOVE
 
@@ -396,6 +407,7 @@ cdef void _play_pass(BoardState* b) noexcept nogil:
     b.passes += 1
     b.num_moves += 1
     b.last_move = b.size * b.size
+    _push_recent(b, b.last_move)
     b.ko_point = 0
     b.ko_move = NO_POINT
     b.to_move = 3 - b.to_move
@@ -817,6 +829,12 @@ cdef class Board:
     def last_move(self):
         """The last move played (pass = N * N), or NO_POINT (-1) before any move."""
         return self.state.last_move
+
+    @property
+    def recent_moves(self):
+        """The last RECENT_MOVES (5) moves, latest first (pass = N * N); NO_POINT (-1) where
+        fewer moves were played."""
+        return tuple(int(self.state.recent_moves[k]) for k in range(RECENT_MOVES))
 
     @property
     def captures(self):

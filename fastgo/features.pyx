@@ -7,14 +7,15 @@ cimport numpy as cnp
 from libc.stdint cimport uint8_t
 from libc.string cimport memset
 
-from fastgo.board cimport (BoardState, Board, EMPTY, BLACK, WHITE, HISTORY)
+from fastgo.board cimport (BoardState, Board, EMPTY, BLACK, WHITE, HISTORY, RECENT_MOVES)
 
 cnp.import_array()
 
 ALPHAZERO = "alphazero"
 LIBERTY = "liberty"
+KATAGO = "katago"
 # Encoding name -> id: the one map every kernel (mcts, replay, policy_play) reads.
-ENCODING_IDS = {ALPHAZERO: ENC_ALPHAZERO, LIBERTY: ENC_LIBERTY}
+ENCODING_IDS = {ALPHAZERO: ENC_ALPHAZERO, LIBERTY: ENC_LIBERTY, KATAGO: ENC_KATAGO}
 
 
 cdef int encoding_planes(int encoding) noexcept nogil:
@@ -22,6 +23,8 @@ cdef int encoding_planes(int encoding) noexcept nogil:
         return AZ_PLANES
     if encoding == ENC_LIBERTY:
         return LIB_PLANES
+    if encoding == ENC_KATAGO:
+        return KATAGO_PLANES
     return 0
 
 
@@ -80,6 +83,43 @@ cdef void _encode_liberty(const BoardState* b, uint8_t* out) noexcept nogil:
         out[10 * nn + b.ko_move] = 1
 
 
+cdef void _encode_katago(const BoardState* b, uint8_t* out) noexcept nogil:
+    # KataGo's spatial inputs (Wu 2019, Table 2), from the side to move's view:
+    #   0: own stones                 1: opponent stones          2: 1 on every board point
+    #   3-5: own stones in groups with 1, 2, 3+ liberties
+    #   6-8: opponent stones in groups with 1, 2, 3+ liberties
+    #   9: the simple-ko point (forbidden to the side to move now)
+    #   10-14: plane 10 + k is 1 at the move played k + 1 plies ago (a pass or no move: all 0)
+    #   15: 1 if Black to move
+    cdef int n = b.size, nn = b.size * b.size
+    cdef int me = b.to_move, r, c, m, p, col, libs, plane, k, move
+    memset(out + 2 * nn, 1, nn)
+    m = 0
+    for r in range(n):
+        p = (r + 1) * b.stride + 1
+        for c in range(n):
+            col = b.color[p]
+            if col == BLACK or col == WHITE:
+                libs = b.libs[b.head[p]]
+                plane = 3 + (libs if libs < 3 else 3) - 1
+                if col == me:
+                    out[m] = 1
+                else:
+                    out[nn + m] = 1
+                    plane += 3
+                out[plane * nn + m] = 1
+            p += 1
+            m += 1
+    if b.ko_move >= 0:
+        out[9 * nn + b.ko_move] = 1
+    for k in range(RECENT_MOVES):
+        move = b.recent_moves[k]
+        if 0 <= move < nn:
+            out[(10 + k) * nn + move] = 1
+    if me == BLACK:
+        memset(out + 15 * nn, 1, nn)
+
+
 cdef void encode(const BoardState* b, int encoding, uint8_t* out) noexcept nogil:
     cdef int planes = encoding_planes(encoding)
     memset(out, 0, planes * b.size * b.size)
@@ -87,6 +127,8 @@ cdef void encode(const BoardState* b, int encoding, uint8_t* out) noexcept nogil
         _encode_alphazero(b, out)
     elif encoding == ENC_LIBERTY:
         _encode_liberty(b, out)
+    elif encoding == ENC_KATAGO:
+        _encode_katago(b, out)
 
 
 def _encoding_id(encoding):
@@ -96,13 +138,13 @@ def _encoding_id(encoding):
         except KeyError:
             raise ValueError(f"unknown encoding {encoding!r}; expected one of "
                              f"{sorted(ENCODING_IDS)}") from None
-    if encoding in (ENC_ALPHAZERO, ENC_LIBERTY):
+    if encoding in (ENC_ALPHAZERO, ENC_LIBERTY, ENC_KATAGO):
         return int(encoding)
     raise ValueError(f"unknown encoding {encoding!r}")
 
 
 def num_planes(encoding):
-    """Planes of an encoding: 17 for 'alphazero', 11 for 'liberty'."""
+    """Planes of an encoding: 17 for 'alphazero', 11 for 'liberty', 16 for 'katago'."""
     return encoding_planes(_encoding_id(encoding))
 
 

@@ -104,7 +104,9 @@ def encode_samples(int size, float komi, encoding,
                    const uint8_t[::1] sample_sym not None,
                    uint8_t[:, :, :, ::1] out_planes not None, float[:, ::1] out_policy not None,
                    float[::1] out_policy_weight not None, float[::1] out_value not None,
-                   float[:, ::1] out_ownership not None):
+                   float[:, ::1] out_ownership not None, *, const float[::1] score=None,
+                   float[::1] out_score=None, int64_t[::1] out_reply=None,
+                   float[::1] out_reply_weight=None):
     """Rebuilds B sampled positions and their targets (the trainer's data path).
 
     The window holds G games: game g's moves are moves[game_start[g] .. game_start[g+1]), its
@@ -114,13 +116,18 @@ def encode_samples(int size, float komi, encoding,
     was a full search. Sample i is position sample_move[i] of game sample_game[i] under symmetry
     sample_sym[i]. Writes planes [B, P, N, N], the visit distribution [B, N*N+1] (zeros and weight
     0 where there is none), the value target [B] and ownership [B, N*N], both from the side to
-    move's view. Indices are checked before the loop; games are replayed unchecked (the reader
-    verified them)."""
+    move's view. Optional auxiliary targets (KataGo's): with `score` (float [G], game g's final
+    score margin, Black's view) and `out_score` [B], the margin from the side to move's view;
+    with `out_reply` (int64 [B]) and `out_reply_weight` [B], the opponent's reply (the move
+    played at position m + 1, moved by the symmetry, pass = N*N) with weight 1, or 0 with
+    weight 0 at a game's last position. Indices are checked before the loop; games are replayed
+    unchecked (the reader verified them)."""
     cdef int enc = _ENCODINGS.get(encoding, -1)
     cdef int planes, nn = size * size, count = sample_game.shape[0]
     cdef int64_t games = game_start.shape[0] - 1, positions
     cdef int i, j, m, g, sym, point, row_bytes, mover
     cdef int64_t start, p, k
+    cdef bint want_score = out_score is not None, want_reply = out_reply is not None
     cdef float total, sign
     cdef BoardState* b
     cdef uint8_t* scratch
@@ -144,6 +151,11 @@ def encode_samples(int size, float komi, encoding,
     if (out_planes.shape[1] != planes or out_planes.shape[2] != size or out_planes.shape[3] != size
             or out_policy.shape[1] != nn + 1 or out_ownership.shape[1] != nn):
         raise ValueError("output shapes do not match the board size and encoding")
+    if want_score and (score is None or score.shape[0] < games or out_score.shape[0] < count):
+        raise ValueError("out_score needs score covering every game and a row per sample")
+    if want_reply and (out_reply_weight is None or out_reply.shape[0] < count
+                       or out_reply_weight.shape[0] < count):
+        raise ValueError("out_reply needs out_reply_weight, both with a row per sample")
     for i in range(count):
         g = sample_game[i]
         if not 0 <= g < games or not 0 <= sample_move[i] < game_start[g + 1] - game_start[g] \
@@ -204,6 +216,19 @@ def encode_samples(int size, float komi, encoding,
                 for j in range(nn):
                     point = j if sym == 0 else sym_move(j, size, sym)
                     out_ownership[i, point] = sign * ownership[g, j]
+                if want_score:
+                    out_score[i] = sign * score[g]
+                if want_reply:
+                    # The opponent's reply: the move played from position m + 1, if any.
+                    point = moves[start + m + 1] if start + m + 1 < game_start[g + 1] else -1
+                    if 0 <= point <= nn:
+                        if point != nn and sym != 0:
+                            point = sym_move(point, size, sym)
+                        out_reply[i] = point
+                        out_reply_weight[i] = 1.0
+                    else:
+                        out_reply[i] = 0
+                        out_reply_weight[i] = 0.0
     finally:
         free(b)
         free(scratch)

@@ -3,17 +3,22 @@ over every point plus pass, a value head in [-1, 1]. `build_model(config)` is th
 constructor.
 
 Shapes: input float [B, planes, N, N] (0/1 feature planes); policy logits [B, N*N+1] (pass last);
-value [B] in [-1, 1] from the side to move's point of view.
+value [B] in [-1, 1] from the side to move's point of view. The training-only auxiliary heads
+(ownership, score, opponent's reply) run in `forward_train` alone; `forward` is what is served.
 """
 from __future__ import annotations
 
 import copy
+from typing import NamedTuple, Optional
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from fastgo.config import ModelConfig
+
+
+SCORE_CHANNELS = 32    # channels of the score head's 1x1 convolution, pooled over the board
 
 
 def conv3x3(cin, cout):
@@ -48,6 +53,15 @@ class ResidualBlock(nn.Module):
         return F.relu(x + y)
 
 
+class TrainOutputs(NamedTuple):
+    """forward_train's outputs; an auxiliary output is None when its head is off."""
+    logits: torch.Tensor                       # [B, N*N+1], pass last
+    value: torch.Tensor                        # [B] in [-1, 1], side to move's view
+    ownership: Optional[torch.Tensor]          # [B, N*N] in [-1, 1], +1 = the mover's
+    score: Optional[torch.Tensor]              # [B] final score margin in points, mover's view
+    opponent_policy: Optional[torch.Tensor]    # [B, N*N+1] logits of the opponent's reply
+
+
 class PolicyValueNet(nn.Module):
     def __init__(self, config: ModelConfig):
         super().__init__()
@@ -68,6 +82,25 @@ class PolicyValueNet(nn.Module):
         self.value_fc2 = nn.Linear(config.value_hidden, 1)
         # Ownership (KataGo's auxiliary target): one 1x1 conv, tanh per point, side to move's view.
         self.ownership_conv = nn.Conv2d(c, 1, 1) if config.ownership_head else None
+        # Score (KataGo's auxiliary target): 1x1 conv + batch norm, mean and max over the board,
+        # MLP -> the margin / (N*N). The batch norm keeps the pooled features at unit scale, which
+        # the unbounded regression needs to stay stable under SGD; the last layer starts at zero,
+        # so an untrained net predicts an even game.
+        self.score_conv = self.score_bn = self.score_fc1 = self.score_fc2 = None
+        if config.score_head:
+            self.score_conv = nn.Conv2d(c, SCORE_CHANNELS, 1, bias=False)
+            self.score_bn = nn.BatchNorm2d(SCORE_CHANNELS)
+            self.score_fc1 = nn.Linear(2 * SCORE_CHANNELS, config.value_hidden)
+            self.score_fc2 = nn.Linear(config.value_hidden, 1)
+            nn.init.zeros_(self.score_fc2.weight)
+            nn.init.zeros_(self.score_fc2.bias)
+        # The opponent's reply (KataGo): a second policy head of the same shape as the first.
+        if config.opponent_policy_head:
+            self.opponent_policy_conv = nn.Conv2d(c, config.policy_channels, 1, bias=False)
+            self.opponent_policy_bn = nn.BatchNorm2d(config.policy_channels)
+            self.opponent_policy_fc = nn.Linear(config.policy_channels * n * n, config.moves)
+        else:
+            self.opponent_policy_conv = self.opponent_policy_bn = self.opponent_policy_fc = None
 
     def _heads(self, planes):
         x = F.relu(self.stem_bn(self.stem(planes)))
@@ -84,13 +117,22 @@ class PolicyValueNet(nn.Module):
         _, logits, value = self._heads(planes)
         return logits, value
 
-    def forward_train(self, planes):
-        """-> (logits [B, N*N+1], value [B], ownership [B, N*N] in [-1, 1] or None)."""
+    def forward_train(self, planes) -> TrainOutputs:
+        """planes: float [B, P, N, N] -> TrainOutputs: the policy and value of forward() plus
+        every auxiliary head the config has (None for the others)."""
         x, logits, value = self._heads(planes)
-        ownership = None
+        ownership = score = opponent = None
         if self.ownership_conv is not None:
             ownership = torch.tanh(torch.flatten(self.ownership_conv(x), 1))
-        return logits, value, ownership
+        if self.score_conv is not None:
+            y = F.relu(self.score_bn(self.score_conv(x)))
+            pooled = torch.cat([y.mean(dim=(2, 3)), y.amax(dim=(2, 3))], dim=1)   # [B, 2S]
+            area = self.config.board_size * self.config.board_size
+            score = self.score_fc2(F.relu(self.score_fc1(pooled))).squeeze(1) * area
+        if self.opponent_policy_conv is not None:
+            q = F.relu(self.opponent_policy_bn(self.opponent_policy_conv(x)))
+            opponent = self.opponent_policy_fc(torch.flatten(q, 1))
+        return TrainOutputs(logits, value, ownership, score, opponent)
 
 
 def build_model(config: ModelConfig, seed: int | None = None) -> PolicyValueNet:

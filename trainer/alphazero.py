@@ -1,6 +1,6 @@
 """The AlphaZero loss step over the replay window: policy cross-entropy to the search's visit
-distribution, value MSE to the result, the auxiliary ownership MSE; weight decay is the
-optimizer's. Trained by trainer.window_trainer.WindowTrainer.
+distribution, value MSE to the result, KataGo's auxiliary terms (ownership, score margin, the
+opponent's reply); weight decay is the optimizer's. Trained by trainer.window_trainer.WindowTrainer.
 """
 from __future__ import annotations
 
@@ -24,16 +24,41 @@ def policy_terms(logits, target, weight):
     return policy_loss, acc
 
 
+def score_terms(score, target, weight, area):
+    """score_loss = sum_i k_i ((s_i - t_i) / area)^2 / max(1, sum_i k_i): the MSE of predicted
+    margins s [B] to the final margins t [B] (points, mover's view) in units of the board's
+    area, over the rows with weight k [B] = 1 (games that ended on the board)."""
+    err = (score - target) / area
+    return (err * err * weight).sum() / weight.sum().clamp_min(1.0)
+
+
+def reply_terms(logits, reply, weight):
+    """opponent_policy_loss = -sum_i r_i log q_i(a_i) / max(1, sum_i r_i): the cross-entropy of
+    reply logits [B, N*N+1] to the opponent's next move a [B] (int64), over the rows with weight
+    r [B] = 1 (every position but a game's last)."""
+    nll = F.cross_entropy(logits, reply, reduction="none")
+    return (nll * weight).sum() / weight.sum().clamp_min(1.0)
+
+
 class AlphaZeroObjective:
     """For a batch of B positions drawn uniformly from the window under a random symmetry:
 
         loss = policy_loss + value_weight * value_loss + ownership_weight * ownership_loss
+               + score_weight * score_loss + opponent_policy_weight * opponent_policy_loss
         policy_loss = -sum_i w_i sum_a pi_i(a) log p_i(a) / max(1, sum_i w_i)
         value_loss = mean_i (v_i - z_i)^2            ownership_loss = mean_{i,x} (o_ix - u_ix)^2
+        score_loss = sum_i k_i ((s_i - t_i) / N^2)^2 / max(1, sum_i k_i)
+        opponent_policy_loss = -sum_i r_i log q_i(a_i) / max(1, sum_i r_i)
 
     pi: the visit distribution, w: 1 for positions whose visits are a policy target (full
-    searches), z: the result from the mover's view, u: the final ownership (+1 the mover's).
-    The ownership term is there when the network has an ownership head and ownership_weight > 0.
+    searches), z: the result from the mover's view, u: the final ownership (+1 the mover's),
+    s / t: the predicted / final Tromp-Taylor margin in points from the mover's view, k: 1 for
+    games that ended on the board (not by resignation), q: the reply head's distribution, a: the
+    move the opponent played next, r: 0 at a game's last position. Each auxiliary term is there
+    when the network has its head and its weight is > 0 (else it reports 0). Default weights:
+    opponent_policy_weight 0.15, KataGo's; score_weight 1.0, a fifth of KataGo's score-mean
+    term (0.0015 Huber(s - t, delta 12 points)), which on 9x9 is 4.9 ((s - t) / 81)^2 for errors
+    under 12 points.
     policy_acc: the w-weighted share of positions whose most likely move is the most visited;
     value_mse: value_loss. The network trains in training mode, bf16 autocast on CUDA.
     Samples are allowed from trainer.min_positions positions on: samples_per_position per
@@ -61,8 +86,8 @@ class AlphaZeroObjective:
         own_t = torch.from_numpy(batch["ownership"]).to(device)
         model.train()
         with autocast(device, self.tc.precision):
-            logits, value, own = model.forward_train(x)
-        logits, value = logits.float(), value.float()
+            out = model.forward_train(x)
+        logits, value, own = out.logits.float(), out.value.float(), out.ownership
         policy_loss, acc = policy_terms(logits, target, weight)
         value_loss = F.mse_loss(value, z)
         loss = policy_loss + self.tc.value_weight * value_loss
@@ -70,6 +95,20 @@ class AlphaZeroObjective:
         if own is not None and self.tc.ownership_weight > 0:
             ownership_loss = F.mse_loss(own.float(), own_t)
             loss = loss + self.tc.ownership_weight * ownership_loss
+        score_loss = torch.zeros((), device=device)
+        if out.score is not None and self.tc.score_weight > 0:
+            area = float(window.size * window.size)
+            score_loss = score_terms(out.score.float(),
+                                     torch.from_numpy(batch["score"]).to(device),
+                                     torch.from_numpy(batch["score_weight"]).to(device), area)
+            loss = loss + self.tc.score_weight * score_loss
+        opponent_policy_loss = torch.zeros((), device=device)
+        if out.opponent_policy is not None and self.tc.opponent_policy_weight > 0:
+            opponent_policy_loss = reply_terms(out.opponent_policy.float(),
+                                               torch.from_numpy(batch["reply"]).to(device),
+                                               torch.from_numpy(batch["reply_weight"]).to(device))
+            loss = loss + self.tc.opponent_policy_weight * opponent_policy_loss
         return x.shape[0], loss, {"policy_loss": policy_loss, "value_loss": value_loss,
                                   "ownership_loss": ownership_loss, "policy_acc": acc,
-                                  "value_mse": value_loss}
+                                  "value_mse": value_loss, "score_loss": score_loss,
+                                  "opponent_policy_loss": opponent_policy_loss}

@@ -24,6 +24,10 @@ COLUMNS = {
     "policy_loss": "the policy term of the loss",
     "value_loss": "the value term of the loss, before value_weight",
     "ownership_loss": "the ownership term of the loss, before ownership_weight",
+    "score_loss": "the score term of the loss (MSE of the final margin / board area), before "
+                  "score_weight; 0 without a score head",
+    "opponent_policy_loss": "the opponent's-reply term of the loss (cross-entropy to the move "
+                            "played next), before opponent_policy_weight; 0 without that head",
     "policy_acc": "top-1 agreement of the policy with its target on the training batches",
     "value_mse": "mean squared error of the value head to the result on the training batches",
     "value_abs_error": "mean absolute error of the value head to the result on the training "
@@ -51,7 +55,7 @@ _HEAD = ("step", "time", "positions", "games", "window", "samples", "samples_per
 _TAIL = ("lr", "version", "quarantined")
 # the loss and accuracy terms of each window trainer, in column order
 ALPHAZERO_TERMS = ("loss", "policy_loss", "value_loss", "ownership_loss", "policy_acc",
-                   "value_mse")
+                   "value_mse", "score_loss", "opponent_policy_loss")
 VALUE_TERMS = ("loss", "policy_loss", "value_loss", "ownership_loss", "policy_acc",
                "value_abs_error")
 ALPHAZERO_FIELDS = _HEAD + ALPHAZERO_TERMS + _TAIL

@@ -172,7 +172,8 @@ class SupervisedTrainer(CoreView):
         target = torch.from_numpy(batch["policy"]).to(dev)
         self.model.train()
         with autocast(dev, self.tc.precision):
-            logits, value, own = self.model.forward_train(x)
+            out = self.model.forward_train(x)
+        logits, value, own = out.logits, out.value, out.ownership
         logits = logits.float()
         policy_loss = -(target * F.log_softmax(logits, dim=1)).sum(1).mean()
         loss = policy_loss

@@ -13,6 +13,10 @@ import numpy as np
 
 from fastgo.replay import encode_samples
 
+# How a game ends when its recorded score is the final position's Tromp-Taylor margin
+# (fastgo.records: a resignation or an imported result is not).
+SCORED_ENDS = ("passes", "move_cap")
+
 
 @dataclass
 class Block:
@@ -21,6 +25,9 @@ class Block:
     moves: np.ndarray            # int16 [M]
     game_len: np.ndarray         # int64 [G]
     winner: np.ndarray           # int8 [G]
+    score: np.ndarray            # float32 [G]: final score margin, Black's view (points)
+    score_known: np.ndarray      # uint8 [G]: 1 where the game ended on the board (two passes
+                                 # or the move cap), so `score` is its Tromp-Taylor margin
     ownership: np.ndarray        # int8 [G, N*N]
     policy_count: np.ndarray     # int64 [M]
     policy_moves: np.ndarray     # int16 [E]
@@ -55,6 +62,8 @@ def block_from_games(games, size: int, name: str) -> Block:
         moves=cat([g.moves for g in games], np.int16),
         game_len=np.array([len(g.moves) for g in games], dtype=np.int64),
         winner=np.array([g.winner for g in games], dtype=np.int8),
+        score=np.array([g.score for g in games], dtype=np.float32),
+        score_known=np.array([g.end in SCORED_ENDS for g in games], dtype=np.uint8),
         ownership=(np.stack([g.ownership for g in games]).astype(np.int8) if games
                    else np.zeros((0, nn), np.int8)),
         policy_count=cat([g.policy_count for g in games], np.int64),
@@ -77,13 +86,20 @@ def power_window(total: int, c: int, alpha: float, beta: float) -> int:
 def batch_buffers(size: int, batch: int, planes: int) -> dict:
     """The arrays fastgo.replay.encode_samples fills for `batch` positions on a size x size
     board: planes uint8 [B, planes, N, N], policy float32 [B, N*N+1], policy_weight float32 [B],
-    value float32 [B], ownership float32 [B, N*N]."""
+    value float32 [B], ownership float32 [B, N*N]; and the auxiliary targets ReplayWindow.encode
+    fills: score float32 [B] (final margin in points, side to move's view), score_weight float32
+    [B] (0 where the game did not end on the board), reply int64 [B] (the opponent's next move,
+    pass = N*N), reply_weight float32 [B] (0 at a game's last position)."""
     nn = size * size
     return dict(planes=np.empty((batch, planes, size, size), np.uint8),
                 policy=np.empty((batch, nn + 1), np.float32),
                 policy_weight=np.empty(batch, np.float32),
                 value=np.empty(batch, np.float32),
-                ownership=np.empty((batch, nn), np.float32))
+                ownership=np.empty((batch, nn), np.float32),
+                score=np.empty(batch, np.float32),
+                score_weight=np.empty(batch, np.float32),
+                reply=np.empty(batch, np.int64),
+                reply_weight=np.empty(batch, np.float32))
 
 
 class ReplayWindow:
@@ -144,6 +160,10 @@ class ReplayWindow:
             game_start=game_start,
             winner=np.ascontiguousarray(np.concatenate([b.winner for b in blocks]) if blocks
                                         else np.zeros(0, np.int8), dtype=np.int8),
+            score=np.ascontiguousarray(np.concatenate([b.score for b in blocks]) if blocks
+                                       else np.zeros(0, np.float32), dtype=np.float32),
+            score_known=np.ascontiguousarray(np.concatenate([b.score_known for b in blocks])
+                                             if blocks else np.zeros(0, np.uint8), dtype=np.uint8),
             ownership=np.ascontiguousarray(np.concatenate([b.ownership for b in blocks]) if blocks
                                            else np.zeros((0, self.nn), np.int8), dtype=np.int8),
             policy_start=policy_start,
@@ -174,19 +194,28 @@ class ReplayWindow:
 
     def flat(self) -> dict:
         """The window's games as flat arrays (see encode_samples): moves, game_start, winner,
-        ownership, policy_start, policy_moves, policy_visits, full."""
+        score, score_known, ownership, policy_start, policy_moves, policy_visits, full."""
         return self._flat or self._flatten()
 
     def encode(self, game, move, symmetry, out: dict) -> dict:
         """Fills the first len(game) rows of `out` with position move[i] of window game game[i]
-        under symmetry[i] (0 = identity); returns out."""
+        under symmetry[i] (0 = identity); returns out. The auxiliary targets (score,
+        score_weight, reply, reply_weight) are filled where `out` has them."""
         flat = self._flat or self._flatten()
+        game = np.ascontiguousarray(game, dtype=np.int32)
+        with_score = "score" in out and "score_weight" in out
+        with_reply = "reply" in out and "reply_weight" in out
         encode_samples(self.size, self.komi, self.encoding, flat["moves"], flat["game_start"],
                        flat["winner"], flat["ownership"], flat["policy_start"],
                        flat["policy_moves"], flat["policy_visits"], flat["full"],
-                       np.ascontiguousarray(game, dtype=np.int32),
-                       np.ascontiguousarray(move, dtype=np.int32),
+                       game, np.ascontiguousarray(move, dtype=np.int32),
                        np.ascontiguousarray(symmetry, dtype=np.uint8),
                        out["planes"], out["policy"], out["policy_weight"], out["value"],
-                       out["ownership"])
+                       out["ownership"],
+                       score=flat["score"] if with_score else None,
+                       out_score=out["score"] if with_score else None,
+                       out_reply=out["reply"] if with_reply else None,
+                       out_reply_weight=out["reply_weight"] if with_reply else None)
+        if with_score:
+            out["score_weight"][:len(game)] = flat["score_known"][game]
         return out

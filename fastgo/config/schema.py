@@ -13,7 +13,7 @@ from fastgo.config.endpoints import check_bind
 from fastgo.config.fields import ConfigError, mapping_setting, parse_section, setting
 
 MODEL_NAME = re.compile(r"b(\d+)c(\d+)")
-ENCODING_PLANES = {"alphazero": 17, "liberty": 11}
+ENCODING_PLANES = {"alphazero": 17, "liberty": 11, "katago": 16}
 # CPU inference backends (inference_server.backends); "torch" and "onnx" name their fp32 ones
 INFERENCE_BACKENDS = ("torch-fp32", "torch-bf16", "onnx-fp32", "onnx-int8",
                       "openvino-f32", "openvino-bf16", "openvino-int8")
@@ -25,7 +25,9 @@ class ModelConfig:
     """The policy/value network: a residual tower of `blocks` x `channels` (named like b6c64)."""
 
     board_size: int = setting(9, min=2, max=25, doc="points per side")
-    encoding: Literal["alphazero", "liberty"] = setting("alphazero", doc="input feature planes")
+    encoding: Literal["alphazero", "liberty", "katago"] = setting(
+        "alphazero", doc="input feature planes: alphazero (17, 8 positions of history), liberty "
+                         "(11, liberties and ko), katago (16, liberties, ko and the last 5 moves)")
     blocks: int = setting(6, min=1, max=80, doc="residual blocks")
     channels: int = setting(64, min=1, max=1024, doc="channels in the tower")
     global_pool_every: int = setting(0, min=0, doc="every k-th block adds a global pooling bias; 0 = none")
@@ -33,6 +35,10 @@ class ModelConfig:
     value_channels: int = setting(1, min=1, max=64)
     value_hidden: int = setting(64, min=1, max=4096)
     ownership_head: bool = setting(True, doc="auxiliary Tromp-Taylor ownership head (training only)")
+    score_head: bool = setting(False, doc="auxiliary head for the final Tromp-Taylor score margin "
+                                          "from the side to move's view (training only)")
+    opponent_policy_head: bool = setting(False, doc="auxiliary policy head for the opponent's "
+                                                    "reply, the move played next (training only)")
 
     @property
     def name(self) -> str:
@@ -189,7 +195,9 @@ class SelfplayConfig:
     gumbel_c_visit: float = setting(50.0, min=0.0, max=1e6,
                                     doc="gumbel: sigma(q) = (c_visit + max N) * c_scale * q")
     gumbel_c_scale: float = setting(1.0, min=0.0, max=1e3, doc="gumbel: see gumbel_c_visit")
-    gumbel_rescale: bool = setting(True, doc="gumbel: completed q min-max rescaled to [0, 1]")
+    gumbel_rescale: bool = setting(False, doc="gumbel: completed q min-max rescaled to [0, 1] "
+                                              "(mctx's default); false = as a win probability "
+                                              "(q + 1) / 2, the paper's scale for Go")
     visits_schedule: tuple[str, ...] = setting(
         (), pattern=r"[0-9]{1,12}:[1-9][0-9]{0,5}",
         doc="a growing search: 'STEP:VISITS' entries, ascending steps; a worker uses the visits "
@@ -227,6 +235,12 @@ class TrainerConfig:
     value_weight: float = setting(1.0, min=0.0, max=100.0)
     ownership_weight: float = setting(1.0, min=0.0, max=100.0,
                                       doc="auxiliary ownership loss (KataGo); 0 = off")
+    score_weight: float = setting(1.0, min=0.0, max=100.0,
+                                  doc="auxiliary score loss, MSE of the final margin / (N*N) "
+                                      "(model.score_head); 0 = off")
+    opponent_policy_weight: float = setting(0.15, min=0.0, max=100.0,
+                                            doc="auxiliary cross-entropy to the opponent's reply "
+                                                "(model.opponent_policy_head, KataGo: 0.15); 0 = off")
     window: Literal["power", "fixed"] = setting("power",
                                                 doc="power: grows with the data (KataGo); fixed")
     window_size: int = setting(100_000, min=1, max=1 << 31,

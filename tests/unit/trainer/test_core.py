@@ -100,7 +100,8 @@ def test_alphazero_loss_is_the_formula_on_the_batch_it_drew(run_with_games):
     rows, loss, terms = trainer.objective.loss(trainer.model, trainer.window, trainer.rng,
                                                trainer.buffers, trainer.device)
     b = trainer.buffers
-    logits, value, own = _forward_on_drawn_batch(trainer.model, b, True)
+    out = _forward_on_drawn_batch(trainer.model, b, True)
+    logits, value, own = out.logits, out.value, out.ownership
     target, w = torch.from_numpy(b["policy"]), torch.from_numpy(b["policy_weight"])
     z, u = torch.from_numpy(b["value"]), torch.from_numpy(b["ownership"])
     policy = float(-((target * F.log_softmax(logits, 1)).sum(1) * w).sum() / max(1.0, float(w.sum())))
@@ -125,7 +126,7 @@ def test_value_stage_reports_its_own_error_column(run_with_games):
     assert trained and all(is_value_head(n) for n in trained)
     rows, loss, terms = trainer.objective.loss(trainer.model, trainer.window, trainer.rng,
                                                trainer.buffers, trainer.device)
-    _, value, _ = _forward_on_drawn_batch(trainer.model, trainer.buffers, False)
+    value = _forward_on_drawn_batch(trainer.model, trainer.buffers, False).value
     z = torch.from_numpy(trainer.buffers["value"])
     assert num(terms["value_abs_error"]) == pytest.approx(float((value - z).abs().mean()), rel=1e-5)
     assert num(terms["value_loss"]) == pytest.approx(float(((value - z) ** 2).mean()), rel=1e-5)

@@ -31,7 +31,8 @@ def loss_and_grads(model, x, target, z, precision):
     model.zero_grad()
     model.train()
     with core.autocast(CPU, precision):
-        logits, value, _ = model.forward_train(x)
+        out = model.forward_train(x)
+    logits, value = out.logits, out.value
     policy_loss, _ = policy_terms(logits.float(), target, torch.ones(len(x)))
     loss = policy_loss + F.mse_loss(value.float(), z)
     loss.backward()
