@@ -48,7 +48,8 @@ def role_argv(spec, config, config_path, run_dir, *, endpoint=None, bind=None, r
     cfg = ["--config", config_path] + [arg for item in overrides for arg in ("--set", item)]
     if spec.kind == "serve":
         argv = ["serve", *cfg, "--checkpoint",
-                f"{config.trainer.publish_slot}={run_dir.latest}", "--log-file", run_dir.log("serve")]
+                f"{config.trainer.publish_slot}={run_dir.latest}", "--shards", run_dir.shards,
+                "--log-file", run_dir.log("serve")]
         return argv + (["--bind", bind] if bind else [])
     if spec.kind == "record":
         return ["recorder", *cfg, "--run-dir", root] + \
