@@ -264,15 +264,15 @@ class ModelRunner:
 def canary_planes(config, count: int = 4, seed: int = 12345) -> np.ndarray:
     """Fixed positions to test a model before it serves: the empty board (Black to move, then
     White to move) and seeded random stone patterns. uint8 [count, P, N, N]."""
+    from fastgo.board import Board
+
     n, planes = config.board_size, config.planes
     out = np.zeros((max(count, 2), planes, n, n), dtype=np.uint8)
-    # Side-to-move plane: alphazero's last plane is 1 when Black is to move; the liberty
-    # encoding has black-to-move (plane 8) and white-to-move (plane 9).
-    if config.encoding == "alphazero":
-        out[0, planes - 1] = 1
-    else:
-        out[0, 8] = 1
-        out[1, 9] = 1
+    # The empty board encoded by the board itself (any encoding), Black then White to move.
+    board = Board(n, 7.5)
+    out[0] = board.features(config.encoding)
+    board.play(n * n)
+    out[1] = board.features(config.encoding)
     rng = np.random.default_rng(seed)
     for i in range(2, out.shape[0]):
         out[i] = (rng.random((planes, n, n)) < 0.2).astype(np.uint8)
