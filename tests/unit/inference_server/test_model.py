@@ -155,6 +155,11 @@ def test_canaries():
     x = canary_planes(config)
     assert x.shape == (4, 11, 9, 9) and x.dtype == np.uint8
     assert x[0, 8].all() and x[1, 9].all()
+    # Every encoding: the empty board as the board encodes it (katago: plane 2 all ones, plane
+    # 15 Black to move).
+    katago = canary_planes(ModelConfig(blocks=1, channels=8, encoding="katago"))
+    assert katago[0, 2].all() and katago[0, 15].all() and not katago[1, 15].any()
+    assert not katago[0, :2].any() and not katago[0, 3:15].any()
     model = build_model(config, seed=0)
     check_canaries(ModelRunner(model))
     with torch.no_grad():
