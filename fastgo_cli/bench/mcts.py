@@ -16,6 +16,8 @@ import time
 
 import numpy as np
 
+from fastgo.config import ENCODING_PLANES
+
 
 def add_arguments(parser):
     from fastgo_cli.parser import alias
@@ -25,7 +27,7 @@ def add_arguments(parser):
     parser.add_argument("--visits", type=int, default=200, help="root visits per move (default 200)")
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per repeat (default 2)")
     parser.add_argument("--repeats", type=int, default=5, help="repeats; the median is reported")
-    parser.add_argument("--encoding", default="alphazero", choices=["alphazero", "liberty"])
+    parser.add_argument("--encoding", default="alphazero", choices=sorted(ENCODING_PLANES))
     parser.add_argument("--no-python", action="store_true",
                         help="skip the Python-evaluator and pure-Python reference timings")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")

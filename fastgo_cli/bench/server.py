@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from fastgo.config import BACKEND_CHOICES
+from fastgo.config import BACKEND_CHOICES, ENCODING_PLANES
 
 
 def add_arguments(parser):
@@ -28,7 +28,7 @@ def add_arguments(parser):
     parser.add_argument("--size", type=int, default=9, dest="board",
                         help="board size (without --config)")
     alias(parser, "--board", "--board-size", dest="board", type=int)
-    parser.add_argument("--encoding", default="alphazero", choices=["alphazero", "liberty"])
+    parser.add_argument("--encoding", default="alphazero", choices=sorted(ENCODING_PLANES))
     parser.add_argument("--batch", type=int, nargs="+", default=[64], help="max_batch B (several allowed)")
     parser.add_argument("--clients", type=int, default=2, help="client processes C")
     parser.add_argument("--request-size", type=int, default=0,
