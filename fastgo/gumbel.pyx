@@ -237,32 +237,31 @@ def mixed(prior, visits, q, float raw_value, legal=None):
     return float(mixed_value(&p[0], &n[0], &v[0], &f[0], k, raw_value))
 
 
-def sigma(prior, visits, q, float raw_value, float c_visit=50.0, float c_scale=1.0,
-          bint rescale=False, legal=None):
-    """float32 [k]: sigma(completed q) per child (0 where not legal)."""
+def _per_child(bint policy, prior, visits, q, float raw_value, float c_visit, float c_scale,
+               bint rescale, legal):
     prior, visits, value_sum, flags, k = _children(prior, visits, q, legal)
     out = np.zeros(k, dtype=np.float32)
     cdef float[::1] p = prior, v = value_sum, o = out
     cdef int32_t[::1] n = visits
     cdef uint8_t[::1] f = flags
     cdef GumbelParams par = _params(c_visit, c_scale, rescale)
-    if k:
+    if k and policy:
+        improved_policy(&p[0], &n[0], &v[0], &f[0], k, raw_value, &par, &o[0])
+    elif k:
         sigma_completed(&p[0], &n[0], &v[0], &f[0], k, raw_value, &par, &o[0])
     return out
 
 
+def sigma(prior, visits, q, float raw_value, float c_visit=50.0, float c_scale=1.0,
+          bint rescale=False, legal=None):
+    """float32 [k]: sigma(completed q) per child (0 where not legal)."""
+    return _per_child(False, prior, visits, q, raw_value, c_visit, c_scale, rescale, legal)
+
+
 def improved(prior, visits, q, float raw_value, float c_visit=50.0, float c_scale=1.0,
-                    bint rescale=False, legal=None):
+             bint rescale=False, legal=None):
     """float32 [k]: softmax(log prior + sigma(completed q)) over the legal children."""
-    prior, visits, value_sum, flags, k = _children(prior, visits, q, legal)
-    out = np.zeros(k, dtype=np.float32)
-    cdef float[::1] p = prior, v = value_sum, o = out
-    cdef int32_t[::1] n = visits
-    cdef uint8_t[::1] f = flags
-    cdef GumbelParams par = _params(c_visit, c_scale, rescale)
-    if k:
-        improved_policy(&p[0], &n[0], &v[0], &f[0], k, raw_value, &par, &o[0])
-    return out
+    return _per_child(True, prior, visits, q, raw_value, c_visit, c_scale, rescale, legal)
 
 
 def select(base, sigma_values, count, int want, legal=None):

@@ -10,26 +10,12 @@ import torch
 from fastgo.config import ModelConfig
 from inference_server import backend_choice, backends
 from inference_server.backends import ALL_BACKENDS, TORCH_FP32, available_backends, build_backend
-from inference_server.model import build_model, fuse_for_inference
+from inference_server.model import fuse_for_inference
 from inference_server.runner import ModelRunner
 
 
-def trained_like(config, seed=0):
-    """A network whose batch norms carry non-trivial statistics and whose policy is not flat
-    (an untrained one is nearly uniform, which makes top-1 meaningless)."""
-    model = build_model(config, seed=seed)
-    generator = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, torch.nn.BatchNorm2d):
-                module.running_mean.copy_(torch.randn(module.num_features, generator=generator) * 0.1)
-                module.running_var.copy_(torch.rand(module.num_features, generator=generator) + 0.5)
-        model.policy_fc.weight.mul_(8.0)
-    return model.eval()
-
-
 @pytest.fixture(scope="module")
-def net():
+def net(trained_like):
     config = ModelConfig(board_size=7, blocks=2, channels=16)
     return fuse_for_inference(trained_like(config))
 
@@ -135,7 +121,7 @@ def test_a_damaged_cache_is_ignored_and_rewritten(net, tmp_path, monkeypatch, co
     assert list(doc.values())[0]["choice"] == name
 
 
-def test_runner_serves_the_named_backend_and_refuses_unknown_ones(net):
+def test_runner_serves_the_named_backend_and_refuses_unknown_ones(net, trained_like):
     config = net.config
     runner = ModelRunner(trained_like(config), backend="onnx", capacity=4)
     assert runner.describe()["backend"] == "onnx-fp32"
@@ -143,7 +129,7 @@ def test_runner_serves_the_named_backend_and_refuses_unknown_ones(net):
         ModelRunner(trained_like(config), backend="tpu-fp8", capacity=4)
 
 
-def test_runner_falls_back_to_fp32_when_a_backend_disagrees(net, monkeypatch):
+def test_runner_falls_back_to_fp32_when_a_backend_disagrees(net, monkeypatch, trained_like):
     """A backend whose outputs are wrong (here: values negated) is refused at build time."""
     import inference_server.runner as runner_module
 
@@ -163,7 +149,8 @@ def test_runner_falls_back_to_fp32_when_a_backend_disagrees(net, monkeypatch):
     assert runner.describe()["backend"] == TORCH_FP32
 
 
-def test_auto_serves_the_next_fastest_candidate_when_its_choice_disagrees(net, monkeypatch):
+def test_auto_serves_the_next_fastest_candidate_when_its_choice_disagrees(net, monkeypatch,
+                                                                        trained_like):
     """An int8 model that drifts from fp32 on trained weights must not drop the server to fp32
     when another candidate agrees: auto walks its measured table, fastest first."""
     import inference_server.runner as runner_module

@@ -13,7 +13,6 @@ import threading
 
 import numpy as np
 import pytest
-import torch
 
 from fastgo.config import ModelConfig, ServerConfig, loads_config
 from fastgo.replay import encode_samples
@@ -22,7 +21,7 @@ from inference_server import runner as runner_module
 from inference_server.backend_choice import (REFERENCE, SHARDS, TORCH_FP32, check_positions,
                                              reference_positions, shard_positions)
 from inference_server.backends import available_backends
-from inference_server.model import build_model, fuse_for_inference
+from inference_server.model import fuse_for_inference
 
 SIZE, KOMI = 7, 0.5
 CONFIG = ModelConfig(board_size=SIZE, blocks=2, channels=16)
@@ -30,17 +29,10 @@ INT8 = [name for name in ("onnx-int8", "openvino-int8") if name in available_bac
 needs_int8 = pytest.mark.skipif(not INT8, reason="no int8 backend on this machine (needs VNNI)")
 
 
-def trained_like(seed=0):
-    """A network whose batch norms carry non-trivial statistics and whose policy is not flat."""
-    model = build_model(CONFIG, seed=seed)
-    generator = torch.Generator().manual_seed(seed + 1)
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, torch.nn.BatchNorm2d):
-                module.running_mean.copy_(torch.randn(module.num_features, generator=generator) * 0.1)
-                module.running_var.copy_(torch.rand(module.num_features, generator=generator) + 0.5)
-        model.policy_fc.weight.mul_(8.0)
-    return model.eval()
+@pytest.fixture()
+def trained(trained_like):
+    """trained(seed=0): a network of CONFIG with realistic statistics (conftest's trained_like)."""
+    return lambda seed=0: trained_like(CONFIG, seed=seed)
 
 
 @pytest.fixture(scope="module")
@@ -282,12 +274,12 @@ def spy_builds(monkeypatch, module):
 
 @needs_int8
 def test_the_runner_calibrates_int8_on_shard_positions_and_checks_both_sets(
-        shard_dir, monkeypatch, caplog):
+        shard_dir, monkeypatch, caplog, trained):
     monkeypatch.setattr(runner_module, "_REFUSED", set())
     built = spy_builds(monkeypatch, runner_module)
     want = shard_positions(CONFIG, shard_dir).calibration
     with caplog.at_level(logging.INFO, logger="fastgo.runner"):
-        runner = runner_module.ModelRunner(trained_like(), backend=INT8[0], capacity=4,
+        runner = runner_module.ModelRunner(trained(), backend=INT8[0], capacity=4,
                                            threads=1, shards=shard_dir)
     calibrations = [c for name, c, _ in built if name == INT8[0]]
     assert len(calibrations) == 1 and np.array_equal(calibrations[0], want)
@@ -298,21 +290,22 @@ def test_the_runner_calibrates_int8_on_shard_positions_and_checks_both_sets(
 
 
 @needs_int8
-def test_the_process_default_reaches_runners_built_without_an_argument(shard_dir, monkeypatch):
+def test_the_process_default_reaches_runners_built_without_an_argument(shard_dir, monkeypatch,
+                                                                       trained):
     monkeypatch.setattr(runner_module, "_REFUSED", set())
     monkeypatch.setitem(runner_module._SHARDS, "dir", None)
     built = spy_builds(monkeypatch, runner_module)
     runner_module.set_calibration_shards(shard_dir)
-    runner_module.ModelRunner(trained_like(), backend=INT8[0], capacity=4, threads=1)
+    runner_module.ModelRunner(trained(), backend=INT8[0], capacity=4, threads=1)
     runner_module.set_calibration_shards(None)
-    runner_module.ModelRunner(trained_like(), backend=INT8[0], capacity=4, threads=1)
+    runner_module.ModelRunner(trained(), backend=INT8[0], capacity=4, threads=1)
     first, second = [c for name, c, _ in built if name == INT8[0]]
     assert np.array_equal(first, shard_positions(CONFIG, shard_dir).calibration)
     assert np.array_equal(second, reference_positions(CONFIG, 64))
 
 
 @needs_int8
-def test_a_hot_reload_requantizes_on_the_loader_thread(shard_dir, tmp_path, monkeypatch):
+def test_a_hot_reload_requantizes_on_the_loader_thread(shard_dir, tmp_path, monkeypatch, trained):
     from inference_server.checkpoint import save_checkpoint
     from inference_server.slots import Reloader
 
@@ -321,7 +314,7 @@ def test_a_hot_reload_requantizes_on_the_loader_thread(shard_dir, tmp_path, monk
     built = spy_builds(monkeypatch, runner_module)
     runner_module.set_calibration_shards(shard_dir)
     path = str(tmp_path / "latest.ckpt")
-    save_checkpoint(path, trained_like(seed=5), step=7)
+    save_checkpoint(path, trained(seed=5), step=7)
     server = ServerConfig(device="cpu", backend=INT8[0], threads=1, max_batch=8,
                           max_request_positions=8)
     reloader = Reloader(CONFIG, server)
@@ -337,10 +330,10 @@ def test_a_hot_reload_requantizes_on_the_loader_thread(shard_dir, tmp_path, monk
 
 
 @needs_int8
-def test_auto_measures_with_shard_calibration_and_both_sets(shard_dir, monkeypatch):
+def test_auto_measures_with_shard_calibration_and_both_sets(shard_dir, monkeypatch, trained):
     built = spy_builds(monkeypatch, backend_choice)
     positions = check_positions(CONFIG, shard_dir)
-    net = fuse_for_inference(trained_like(seed=2))
+    net = fuse_for_inference(trained(seed=2))
     name, table = backend_choice.choose_backend(net, batch=8, threads=1, seconds=0.02,
                                                 use_cache=False, positions=positions)
     int8 = [c for n, c, _ in built if n.endswith("int8")]
@@ -354,11 +347,11 @@ def test_auto_measures_with_shard_calibration_and_both_sets(shard_dir, monkeypat
 
 
 @needs_int8
-def test_int8_calibrated_on_shards_agrees_on_held_out_games(shard_dir):
+def test_int8_calibrated_on_shards_agrees_on_held_out_games(shard_dir, trained):
     """With real calibration data the int8 model stays within the bounds on other games."""
     from inference_server.backends import build_backend
 
-    net = fuse_for_inference(trained_like(seed=3))
+    net = fuse_for_inference(trained(seed=3))
     positions = check_positions(CONFIG, shard_dir)
     fp32 = build_backend(TORCH_FP32, net, threads=1)
     int8 = build_backend(INT8[0], net, threads=1, calibration=positions.calibration)
