@@ -179,6 +179,7 @@ slots = ["current"]
 [selfplay]
 games = {games}
 visits = {visits}
+search = "gumbel"
 komi = 0.5
 temperature_moves = 4
 resign_threshold = -1.0

@@ -164,7 +164,7 @@ def test_the_score_head_is_stable_under_the_quickstart_optimizer(game_record):
                for i in range(4)]
     assert all(abs(r.score) > 60 for r in records)
     window = window_of(records, size=9)
-    config = load_config(os.path.join(ROOT, "configs", "quickstart_katago.toml"))
+    config = load_config(os.path.join(ROOT, "configs", "quickstart.toml"))
     tc = dataclasses.replace(config.trainer, device="cpu", precision="fp32", batch_size=64)
     model = build_model(config.model, seed=0)
     optimizer = make_optimizer(model, tc)
@@ -194,8 +194,8 @@ def test_heads_off_report_zero_terms(games):
     assert torch.isfinite(loss)
 
 
-def test_quickstart_katago_config_trains_one_step(tmp_path, random_moves, game_record, write_shard):
-    config = load_config(os.path.join(ROOT, "configs", "quickstart_katago.toml"))
+def test_quickstart_config_trains_one_step_with_every_head(tmp_path, random_moves, game_record, write_shard):
+    config = load_config(os.path.join(ROOT, "configs", "quickstart.toml"))
     mc = config.model
     assert (mc.encoding, mc.planes, mc.score_head, mc.opponent_policy_head,
             mc.global_pool_every) == ("katago", 16, True, True, 2)
