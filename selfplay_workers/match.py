@@ -42,10 +42,15 @@ class SearchSide:
         self.seed = seed
         self.options = search_options
         self.search = None
+        self.prepared = 0              # chunks prepared: each gets its own random stream
 
     def prepare(self, games, size, komi):
+        # A fresh stream per chunk: the same seed again would replay the same openings, so a
+        # match of many chunks between two networks would repeat its first chunk's games.
+        seed = (int(self.seed) + self.prepared * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+        self.prepared += 1
         self.search = BatchedSearch(games=games, size=size, komi=komi, encoding=self.encoding,
-                                    noise_weight=0.0, seed=self.seed, **self.options)
+                                    noise_weight=0.0, seed=seed, **self.options)
 
     def moves(self, indices, games):
         search = self.search
