@@ -146,7 +146,8 @@ class TrainingCore:
         """Continues from latest.ckpt when the run directory has one: the weights, the step (and
         saved_step), and the optimizer state when this algorithm wrote it. Returns the trainer
         state the checkpoint carries ({} when it has none), or None when there is no latest.ckpt
-        (nothing is changed). ResumeError when the checkpoint is unreadable or of another model."""
+        (nothing is changed). ResumeError when the checkpoint is unreadable, of another model or
+        holds non-finite weights."""
         latest = self.run_dir.latest
         if not os.path.exists(latest):
             return None
@@ -157,7 +158,16 @@ class TrainingCore:
         if ckpt.config != self.config.model:
             raise ResumeError(f"{latest} holds model {ckpt.config.name}, the config asks for "
                                f"{self.config.model.name}: use another run directory")
-        self.model.load_state_dict(ckpt.model.state_dict())
+        state = ckpt.model.state_dict()
+        bad = [name for name, tensor in state.items()
+               if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())]
+        if bad:
+            # Training from NaN weights only skips batches (finite_step) and never publishes.
+            raise ResumeError(f"{latest} (step {ckpt.step}) holds non-finite weights ({bad[0]}"
+                              f"{f' and {len(bad) - 1} more' if len(bad) > 1 else ''}): a diverged "
+                              f"run; copy an earlier checkpoint to latest.ckpt or use another "
+                              f"run directory")
+        self.model.load_state_dict(state)
         written_by = ckpt.extra.get("algorithm", self.algorithm)
         if written_by != self.algorithm:
             # Moment estimates of another loss (e.g. supervised cross-entropy before REINFORCE)
