@@ -4,9 +4,9 @@ opponents through `fastgo arena`. OUT/compare.json, OUT/compare.png (both evalua
 against wall time) and a Markdown table hold the result.
 
 OUT/matches/RUN-OPPONENT.json is the arena's JSON of one match, RUN-OPPONENT.out its output;
-RUN/logs/cluster.out the output of `fastgo cluster`. Children run in sessions of their own: a
-SIGINT or SIGTERM to this process is passed on to the running child, which stops cleanly, and
-nothing further is started. A cluster outlives a killed parent (it stops at its --duration and
+RUN/logs/cluster.out the output of `fastgo cluster`. Children (cluster.process.Children) run in
+sessions of their own: a SIGINT or SIGTERM to this process is passed on to the running child,
+which stops cleanly, and nothing further is started. A cluster outlives a killed parent (it stops at its --duration and
 shuts its roles down in order); an arena does not.
 """
 from __future__ import annotations
@@ -15,9 +15,9 @@ import hashlib
 import json
 import os
 import re
-import signal
-import time
 from dataclasses import dataclass
+
+from cluster.process import Children
 
 RUNS = ("a", "b")
 GNUGO_PROGRAM = "gnugo"
@@ -26,7 +26,6 @@ GNUGO_LEVEL = re.compile(r"gnugo:(\d{1,2})")
 GNUGO_ARGS = "--mode gtp --level {level} --positional-superko"
 MAX_OPPONENTS = 16
 MAX_SEED = (1 << 62) - 1
-POLL_S = 0.1                    # how often a child's output is copied to stdout
 STOP_S = 30.0                   # a child's time to stop after a signal (a cluster: beyond its
                                 # shutdown_s), then SIGKILL
 EXIT_SIGNAL = {"SIGINT": 130, "SIGTERM": 143}
@@ -222,89 +221,6 @@ def arena_argv(run: RunPlan, checkpoint: str, opponent: Opponent, plan: Plan, se
             "--visits", str(plan.visits), "--komi", f"{run.komi:g}", "--size", str(run.size),
             "--backend-a", run.backend, "--seed", str(seed), "--json", json_path, "--no-table"]
 
-
-class Children:
-    """Runs `fastgo` commands one at a time, each in a session of its own with its output in a
-    file and copied to `out` line by line under a prefix. While in use (a context manager), SIGINT
-    and SIGTERM are passed on to the running child and recorded in `stopped` (the signal's name);
-    run() then returns once the child has stopped (SIGKILL after its stop_s), and starts nothing
-    once a signal has come."""
-
-    def __init__(self, out=None):
-        self.out = out
-        self.stopped = None
-        self.child = None
-        self._previous = {}
-
-    def __enter__(self):
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            self._previous[sig] = signal.signal(sig, self._forward)
-        return self
-
-    def __exit__(self, *exc):
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-        self._previous = {}
-
-    def _forward(self, signum, frame):
-        self.stopped = signal.Signals(signum).name
-        if self.child is not None:
-            self.child.signal(signum)
-
-    def run(self, argv, log_path, prefix, *, stop_s, die_with_parent) -> int | None:
-        """Runs `python -m fastgo_cli.main ARGV` to its end and returns its exit status; None
-        when a signal came before it started. die_with_parent: SIGKILL if this process dies."""
-        from cluster.process import RoleProcess
-
-        if self.stopped:
-            return None
-        os.makedirs(os.path.dirname(os.path.abspath(log_path)), exist_ok=True)
-        child = RoleProcess(argv, log_path, env={}, own_session=True,
-                            die_with_parent=die_with_parent, name=argv[0])
-        position = os.path.getsize(log_path) if os.path.exists(log_path) else 0
-        pending = b""
-        self.child = child.start()
-        if self.stopped:                    # came while it started
-            child.signal(signal.Signals[self.stopped])
-        deadline = None
-        try:
-            while child.poll() is None:
-                position, pending = self._copy(log_path, position, pending, prefix)
-                if self.stopped and deadline is None:
-                    deadline = time.monotonic() + stop_s
-                if deadline is not None and time.monotonic() > deadline:
-                    child.kill()
-                time.sleep(POLL_S)
-            while True:                     # what it wrote before it ended
-                before = position
-                position, pending = self._copy(log_path, position, pending, prefix)
-                if position == before:
-                    break
-            if pending and self.out is not None:
-                self.out(prefix + pending.decode("utf-8", "replace").rstrip("\r"))
-            return child.poll()
-        finally:
-            self.child = None
-            if child.alive():
-                child.stop(stop_s)
-
-    def _copy(self, path, position, pending, prefix):
-        """Copies the complete lines written to `path` since `position`; returns the new
-        position and the incomplete rest."""
-        try:
-            with open(path, "rb") as handle:
-                handle.seek(position)
-                data = handle.read(1 << 20)
-        except OSError:
-            return position, pending
-        *lines, rest = (pending + data).split(b"\n")
-        if self.out is not None:
-            for line in lines:
-                self.out(prefix + line.decode("utf-8", "replace").rstrip("\r"))
-        return position + len(data), rest
-
-
-# --- reading a finished run --------------------------------------------------------------------
 
 def last_checkpoint(root):
     """(step, path) of the newest numbered checkpoint of a run directory, else (None,

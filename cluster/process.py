@@ -1,6 +1,7 @@
 """One role process: `python -m MODULE ARGS` (a `fastgo` command unless told otherwise) with its
 stdout and stderr in a log file, its ready line awaited with a deadline, and a bounded stop by PID
-(SIGTERM, then SIGKILL). The supervisor's backends, the benches and the tests start processes so.
+(SIGTERM, then SIGKILL). The supervisor's backends, the benches and the tests start processes so;
+`Children` runs `fastgo` commands one after another with signals passed on (`fastgo compare`).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1"}       # added to a role's environment unle
 SERVE_READY = "fastgo serve: ready on "     # a server's line once bound; its endpoint follows
 RECORDER_READY = "fastgo recorder: ready on "
 POLL_S = 0.05                               # how often the log is read for the ready line
+COPY_POLL_S = 0.1                           # how often Children copies a child's output
 SCAN_BYTES = 1 << 16                        # the ready line is looked for in this much output
 TAIL_BYTES = 4000                           # the end of a log read for its last lines
 
@@ -251,3 +253,86 @@ def _die_with_parent():
         pass
     if os.getppid() == 1:                      # the parent died before prctl took hold
         os._exit(1)
+
+
+class Children:
+    """Runs `fastgo` commands one at a time, each in a session of its own with its output in a
+    file and copied to `out` line by line under a prefix. While in use (a context manager), SIGINT
+    and SIGTERM are passed on to the running child and recorded in `stopped` (the signal's name);
+    run() then returns once the child has stopped (SIGKILL after its stop_s), and starts nothing
+    once a signal has come."""
+
+    def __init__(self, out=None):
+        self.out = out
+        self.stopped = None
+        self.child = None
+        self._previous = {}
+
+    def __enter__(self):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, self._forward)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous = {}
+
+    def _forward(self, signum, frame):
+        self.stopped = signal.Signals(signum).name
+        if self.child is not None:
+            self.child.signal(signum)
+
+    def run(self, argv, log_path, prefix, *, stop_s, die_with_parent) -> int | None:
+        """Runs `python -m fastgo_cli.main ARGV` to its end and returns its exit status; None
+        when a signal came before it started. die_with_parent: SIGKILL if this process dies."""
+
+        if self.stopped:
+            return None
+        os.makedirs(os.path.dirname(os.path.abspath(log_path)), exist_ok=True)
+        child = RoleProcess(argv, log_path, env={}, own_session=True,
+                            die_with_parent=die_with_parent, name=argv[0])
+        position = os.path.getsize(log_path) if os.path.exists(log_path) else 0
+        pending = b""
+        self.child = child.start()
+        if self.stopped:                    # came while it started
+            child.signal(signal.Signals[self.stopped])
+        deadline = None
+        try:
+            while child.poll() is None:
+                position, pending = self._copy(log_path, position, pending, prefix)
+                if self.stopped and deadline is None:
+                    deadline = time.monotonic() + stop_s
+                if deadline is not None and time.monotonic() > deadline:
+                    child.kill()
+                time.sleep(COPY_POLL_S)
+            while True:                     # what it wrote before it ended
+                before = position
+                position, pending = self._copy(log_path, position, pending, prefix)
+                if position == before:
+                    break
+            if pending and self.out is not None:
+                self.out(prefix + pending.decode("utf-8", "replace").rstrip("\r"))
+            return child.poll()
+        finally:
+            self.child = None
+            if child.alive():
+                child.stop(stop_s)
+
+    def _copy(self, path, position, pending, prefix):
+        """Copies the complete lines written to `path` since `position`; returns the new
+        position and the incomplete rest."""
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(position)
+                data = handle.read(1 << 20)
+        except OSError:
+            return position, pending
+        *lines, rest = (pending + data).split(b"\n")
+        if self.out is not None:
+            for line in lines:
+                self.out(prefix + line.decode("utf-8", "replace").rstrip("\r"))
+        return position + len(data), rest
+
+
+# --- reading a finished run --------------------------------------------------------------------
