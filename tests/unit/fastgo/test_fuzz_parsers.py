@@ -5,6 +5,7 @@ its input only with its own error type (GtpError answers, SgfError, ConfigError,
 CheckpointError, ProtocolError), never another exception.
 
 Wire corpus files hold frames as 4-byte little-endian lengths, each followed by its bytes."""
+import json
 import pathlib
 import time
 
@@ -119,6 +120,26 @@ def test_fuzz_toml_config(text):
         loads_config(text)
     except ConfigError:
         pass
+
+
+SCHEDULE_ENTRY = st.one_of(
+    st.builds("{}:{}".format, st.integers(-5, 10 ** 13), st.integers(-5, 10 ** 7)),
+    st.text(alphabet="0123456789:-x ", max_size=16))
+
+
+@FUZZ
+@given(entries=st.lists(SCHEDULE_ENTRY, max_size=6),
+       search=st.sampled_from(["puct", "gumbel", "mcts", ""]))
+def test_fuzz_search_settings(entries, search):
+    # The visit schedule and the search name: a ConfigError or a config whose schedule gives
+    # visits in 1..100000 at every step, nothing else.
+    text = f"[selfplay]\nsearch = \"{search}\"\nvisits_schedule = {json.dumps(entries)}\n"
+    try:
+        config = loads_config(text)
+    except ConfigError:
+        return
+    for step in (None, 0, 1, 10 ** 6, 10 ** 13):
+        assert 1 <= config.selfplay.visits_at(step) <= 100_000
 
 
 @pytest.mark.parametrize("path", corpus("toml"), ids=lambda p: p.name)
