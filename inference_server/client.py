@@ -101,7 +101,7 @@ class InferenceClient:
         self._in_flight = OrderedDict()    # request id -> frames (kept for resending)
         self._sent_at = {}                 # request id -> monotonic time it was last sent
         self._timeout = {}                 # request id -> seconds it may go unanswered
-        self._attempts = {}                # request id -> times sent again after a timeout
+        self._attempts = {}                # request id -> times sent again on a reconnect
         self._busy = {}                    # eval id -> busy answers so far
         self._retry_at = {}                # eval id refused as busy -> when to send it again
         self._done = {}                    # request id -> protocol.Reply
@@ -302,8 +302,7 @@ class InferenceClient:
         now if it is `ticket`, else when its own receive comes."""
         given_up = []
         for request_id in overdue:
-            self._attempts[request_id] += 1
-            if self._attempts[request_id] > self.retries:
+            if self._attempts[request_id] >= self.retries:
                 self._forget(request_id)
                 given_up.append(request_id)
         if ticket in given_up:
@@ -317,6 +316,8 @@ class InferenceClient:
         self.close()
         self._connect()
         self._retry_at.clear()
+        now = time.monotonic()     # one send time: requests resent together time out together
         for request_id, frames in self._in_flight.items():
-            self._sent_at[request_id] = time.monotonic()
+            self._attempts[request_id] += 1
+            self._sent_at[request_id] = now
             self._transmit(frames)

@@ -1,6 +1,7 @@
 """The socket client against a scripted ROUTER in a thread of this process: several batches in
 flight, Lazy Pirate reconnect and resend, stale and duplicate replies discarded by request id."""
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -133,6 +134,22 @@ def test_gives_up_after_retries(scripted):
             client.receive(other)
         with pytest.raises(KeyError):
             client.receive(other)
+
+
+def test_requests_resent_together_are_given_up_together(scripted):
+    # `other` is sent 40 ms after `ticket`, so only `ticket` is overdue at the first timeout;
+    # the reconnect resends both, and from then on they share their send time and attempts.
+    server = scripted(lambda *args: None)
+    with InferenceClient(server.endpoint, timeout_s=0.1, retries=2) as client:
+        ticket = client.submit(batch(0))
+        time.sleep(0.04)
+        other = client.submit(batch(1))
+        with pytest.raises(ServerUnavailable):
+            client.receive(ticket)
+        assert client.reconnects == 2 and client.in_flight == 0
+        with pytest.raises(ServerUnavailable):
+            client.receive(other)
+    assert len(server.received) == 6          # each sent once and resent twice
 
 
 def test_one_lost_request_is_noticed_while_others_flow(scripted):
