@@ -377,19 +377,23 @@ cdef class BatchedSearch:
 
     # --- the search loop --------------------------------------------------------------------
 
-    def start(self, visits, games=None, cheap_visits=None):
+    def start(self, visits, games=None, cheap_visits=None, gumbel_scale=None):
         """Begins a search for each game in `games` (default all): it wants simulations until
         the root's children hold `visits` visits in total (cheap_visits for a cheap search under
         playout-cap randomization; the argument overrides the constructor's for this start).
-        Adds the root noise where the root is already expanded."""
+        Adds the root noise where the root is already expanded. gumbel_scale: the Gumbel noise
+        of these searches (default the constructor's; 0 for a deterministic player's move)."""
         cdef GameSlot* s
         cdef int g
         cdef int v = int(visits)
         cdef int cheap = self.cheap_visits if cheap_visits is None else int(cheap_visits)
+        cdef float scale = self.gumbel_scale if gumbel_scale is None else float(gumbel_scale)
         if v < 0:
             raise ValueError(f"visits must be >= 0, got {visits}")
         if cheap < 0:
             raise ValueError(f"cheap_visits must be >= 0, got {cheap_visits}")
+        if not (scale >= 0.0 and scale <= 1e6):
+            raise ValueError(f"gumbel_scale must be in 0..1e6, got {gumbel_scale}")
         for g in (range(self.games) if games is None else games):
             s = self._slot(g)
             if s.inflight:
@@ -405,6 +409,7 @@ cdef class BatchedSearch:
                 # Sequential halving needs the visits of this search alone: a fresh root.
                 tree_reset(&s.tree, self.size * self.size)
                 s.gumbel_ready = 0
+                s.gumbel_scale = scale
                 s.noise_wanted = 0
                 s.noise_done = 0
             s.active = not board_is_over(&s.root_board) and s.target > 0
@@ -510,14 +515,14 @@ cdef class BatchedSearch:
         with nogil:
             self._apply(lp, vp, EVAL_EXTERNAL)
 
-    def run(self, evaluator, visits, games=None):
-        """start(visits, games), then collect / evaluate / apply until done. `evaluator` is a
+    def run(self, evaluator, visits, games=None, gumbel_scale=None):
+        """start(visits, games, gumbel_scale=gumbel_scale), then collect / evaluate / apply until done. `evaluator` is a
         callable(planes uint8 [count, P, N, N]) -> (logits [count, N*N+1], values [count]), or
         'uniform' / 'rollout' for the built-in C evaluators (no Python call per batch)."""
         cdef int mode, count, n = self.size
         if self.batch_count:
             raise RuntimeError("batches in flight; run() needs the search idle")
-        self.start(visits, games)
+        self.start(visits, games, gumbel_scale=gumbel_scale)
         if isinstance(evaluator, str):
             if evaluator not in _BUILTIN:
                 raise ValueError(f"unknown evaluator {evaluator!r}; a callable, 'uniform' or 'rollout'")
@@ -712,7 +717,7 @@ cdef class BatchedSearch:
                 v = -1.0
             if node == t.root and s.gumbel and not s.gumbel_ready:
                 s.root_raw_value = v
-                gumbel_prepare_root(s, self.gumbel_considered, self.gumbel_scale)
+                gumbel_prepare_root(s, self.gumbel_considered, s.gumbel_scale)
             backup(t, node, v)
             s.inflight -= 1
             self.simulations += 1

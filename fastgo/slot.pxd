@@ -31,6 +31,7 @@ cdef struct GameSlot:
     bint gumbel              # the current search selects at the root by sequential halving
     bint gumbel_ready        # the root's priors are known and its Gumbel noise is drawn
     int32_t gumbel_m         # actions considered: min(gumbel_considered, legal root moves)
+    float gumbel_scale       # scale of this search's Gumbel noise (0: deterministic)
     float root_raw_value     # the network's value of the root, root's view (its first backup)
     float gumbel_noise[MAX_MOVES]   # g(j): scale * Gumbel(0, 1)
     float gumbel_base[MAX_MOVES]    # g(j) + log prior(j)

@@ -17,7 +17,7 @@ import secrets
 import sys
 import time
 
-from fastgo.config import BACKEND_CHOICES
+from fastgo.config import BACKEND_CHOICES, SEARCH_CHOICES
 
 DEFAULT_GAMES = 100
 DEFAULT_VISITS = 200
@@ -58,6 +58,11 @@ def add_arguments(parser):
                              "agrees with fp32, fastgo bench backends)")
     parser.add_argument("--backend-b", default="auto", choices=BACKEND_CHOICES,
                         help="CPU inference backend of a checkpoint B")
+    parser.add_argument("--search-a", default="puct", choices=SEARCH_CHOICES,
+                        help="root search of a checkpoint A: puct (most visited move) or gumbel "
+                             "(Gumbel sequential halving, noise in the opening moves only)")
+    parser.add_argument("--search-b", default=None, choices=SEARCH_CHOICES,
+                        help="root search of a checkpoint B (default: --search-a)")
     parser.add_argument("--komi", type=float, default=7.5, help="komi")
     parser.add_argument("--sgf-dir", default=None, metavar="D",
                         help="write every game as an SGF file into D (created if missing)")
@@ -174,8 +179,12 @@ def load_network_side(path, args, seed, which):
     leaves = args.leaves_b if which == "B" else args.leaves_a
     name = f"{os.path.normpath(path)}#{evaluator.model_version}@v{visits}" + (
         f"x{leaves}" if leaves > 1 else "")
+    search = args.search_b if which == "B" and args.search_b is not None else args.search_a
+    if search != "puct":
+        name += f"-{search}"
     side = SearchSide(evaluator, visits, name=name, encoding=config.encoding,
-                      opening_moves=args.opening_moves, seed=seed, leaves_per_game=leaves)
+                      opening_moves=args.opening_moves, seed=seed, leaves_per_game=leaves,
+                      search=search)
     side.board_size = config.board_size
     return side
 

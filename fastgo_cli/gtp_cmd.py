@@ -6,7 +6,7 @@ through `add_arguments(parser)` and `run(args) -> int`.
 import logging
 import sys
 
-from fastgo.config import BACKEND_CHOICES
+from fastgo.config import BACKEND_CHOICES, SEARCH_CHOICES
 
 DEFAULT_VISITS = 400
 
@@ -23,7 +23,7 @@ def add_arguments(parser):
                         help="'random' (default) or 'mcts:N' (pure MCTS, N random playouts "
                              "per move)")
     parser.add_argument("--model", default=None, metavar="CKPT",
-                        help="play with this network checkpoint: PUCT search, network in process")
+                        help="play with this network checkpoint: its search (--search), network in process")
     parser.add_argument("--visits", "--playouts", type=int, default=None, metavar="V",
                         help=f"search visits per move with --model (default {DEFAULT_VISITS})")
     parser.add_argument("--move-seconds", type=float, default=None, metavar="S", dest="seconds",
@@ -33,6 +33,9 @@ def add_arguments(parser):
     parser.add_argument("--leaves", type=int, default=8, metavar="L",
                         help="with --model: leaves evaluated together per search step (virtual "
                              "loss keeps them apart); 1 = one position per forward pass")
+    parser.add_argument("--search", default="puct", choices=SEARCH_CHOICES,
+                        help="with --model: root search, puct (the tree is kept between moves, "
+                             "pondering) or gumbel (Gumbel sequential halving, deterministic)")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                         help="where the network runs with --model (auto: CUDA when there is one)")
     parser.add_argument("--backend", default="auto", choices=BACKEND_CHOICES,
@@ -138,4 +141,4 @@ def _network_player(args):
                                                "resign_disabled_fraction": 0.0}
     return SearchPlayer(evaluator, visits, name=f"{config.name}:{visits}", seed=args.seed,
                         board_size=config.board_size, encoding=config.encoding,
-                        leaves_per_game=leaves, **resign)
+                        leaves_per_game=leaves, search=getattr(args, "search", "puct"), **resign)

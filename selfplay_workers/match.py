@@ -30,7 +30,9 @@ class Forfeit:
 
 class SearchSide:
     """An evaluator with `visits` root visits per move, no noise, the most visited move (the
-    first `opening_moves` moves of a game sampled by visit count, for variety)."""
+    first `opening_moves` moves of a game sampled by visit count, for variety). With
+    search='gumbel' in search_options: Gumbel root search, the move its sequential halving
+    picks; the opening moves get the Gumbel noise (gumbel_scale), later moves none."""
 
     def __init__(self, evaluator, visits, *, name="net", encoding="alphazero", opening_moves=0,
                  seed=0, **search_options):
@@ -56,7 +58,15 @@ class SearchSide:
         search = self.search
         for g in indices:
             search.set_position(g, games[g])
-        search.run(self.evaluator, self.visits, games=list(indices))
+        if search.search == "gumbel":
+            # Gumbel noise is the variety of the opening moves; later moves are deterministic.
+            opening = [g for g in indices if len(games[g].moves) < self.opening_moves]
+            rest = [g for g in indices if len(games[g].moves) >= self.opening_moves]
+            for group, scale in ((opening, search.gumbel_scale), (rest, 0.0)):
+                if group:
+                    search.run(self.evaluator, self.visits, games=group, gumbel_scale=scale)
+        else:
+            search.run(self.evaluator, self.visits, games=list(indices))
         out = []
         for g in indices:
             temperature = 1.0 if len(games[g].moves) < self.opening_moves else 0.0

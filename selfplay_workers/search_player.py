@@ -1,10 +1,11 @@
-"""A player over the batched PUCT search (fastgo.mcts) with the evaluator as a parameter: a
-network behind the inference client, an in-process evaluator, or the built-in 'uniform' /
-'rollout' ones; one game, one search.
+"""A player over the batched search (fastgo.mcts: PUCT, or Gumbel at the root) with the
+evaluator as a parameter: a network behind the inference client, an in-process evaluator, or the
+built-in 'uniform' / 'rollout' ones; one game, one search.
 
-The search tree is reused between calls: the player remembers the moves of the game its root
-stands for and advances through the moves played since (its own and the opponent's); anything
-else (undo, a new game, setup stones) starts a fresh tree.
+A PUCT tree is reused between calls: the player remembers the moves of the game its root stands
+for and advances through the moves played since (its own and the opponent's); anything else
+(undo, a new game, setup stones) starts a fresh tree. A Gumbel search starts from a fresh root
+each move (sequential halving counts the visits of this search alone).
 """
 from fastgo.mcts import BatchedSearch
 
@@ -32,6 +33,7 @@ class SearchPlayer:
         self.name = name or f"puct:{visits}"
         self.search = None
         self._synced = None           # game.moves the root stands for, or None
+        self._rate = None             # visits/s of the last Gumbel searches (budget under a clock)
 
     def reset(self):
         """A new game starts: forget the tree (and any search an evaluator error interrupted)."""
@@ -70,7 +72,9 @@ class SearchPlayer:
         if game.is_over():
             return game.board.pass_move
         self._sync(game)
-        if seconds is None:
+        if self.search.search == "gumbel":
+            self._gumbel_search(seconds)
+        elif seconds is None:
             self.search.run(self.evaluator, self.visits)
         else:
             deadline = time.monotonic() + max(0.0, float(seconds))
@@ -92,6 +96,25 @@ class SearchPlayer:
 
     STEP_VISITS = 32
 
+    def _gumbel_search(self, seconds):
+        """One Gumbel search: sequential halving needs its budget up front, so under a clock the
+        budget is what the last searches' speed fits into `seconds` (at least STEP_VISITS).
+        Deterministic (no Gumbel noise) unless the player has a temperature."""
+        import time
+
+        visits = self.visits
+        if seconds is not None and self._rate is not None:
+            visits = max(1, min(visits, max(self.STEP_VISITS, int(float(seconds) * self._rate))))
+        elif seconds is not None:
+            visits = min(visits, self.STEP_VISITS)
+        began = time.monotonic()
+        self.search.run(self.evaluator, visits, gumbel_scale=None if self.temperature else 0.0)
+        spent = time.monotonic() - began
+        done = int(self.search.root_visits(0).sum())
+        if spent > 0 and done > 0:
+            rate = done / spent
+            self._rate = rate if self._rate is None else 0.5 * (self._rate + rate)
+
     def ponder(self, game, visits, max_visits):
         """Adds about `visits` root visits to the search of `game`'s position (the tree is kept,
         so a later genmove starts from it). False when there is nothing more to do: the game
@@ -99,6 +122,8 @@ class SearchPlayer:
         if game.is_over():
             return False
         self._sync(game)
+        if self.search.search == "gumbel":
+            return False             # a Gumbel search starts from a fresh root: nothing to keep
         total = int(self.search.root_visits(0).sum())
         if total >= max_visits:
             return False

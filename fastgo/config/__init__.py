@@ -37,6 +37,7 @@ from fastgo.config.schema import (
                                   Config,
                                   ModelConfig,
                                   RecorderConfig,
+                                  SEARCH_CHOICES,
                                   SelfplayConfig,
                                   ServerConfig,
                                   TrainerConfig,
@@ -45,7 +46,8 @@ from fastgo.config.schema import (
 __all__ = [
     "BACKEND_CHOICES", "INFERENCE_BACKENDS",
     "ENCODING_PLANES", "MAX_CONFIG_BYTES", "MAX_TOML_DEPTH", "MODEL_NAME", "ClusterConfig",
-    "Config", "ConfigError", "ModelConfig", "RecorderConfig", "SelfplayConfig", "ServerConfig",
+    "Config", "ConfigError", "ModelConfig", "RecorderConfig", "SEARCH_CHOICES", "SelfplayConfig",
+    "ServerConfig",
     "TrainerConfig", "apply_overrides", "check_bind", "endpoint_problem", "is_loopback",
     "load_config", "loads_config", "mapping_setting", "parse_section", "remote_curve_problem",
     "resolve_config", "setting", "shipped_configs", "to_dict",

@@ -18,6 +18,7 @@ ENCODING_PLANES = {"alphazero": 17, "liberty": 11, "katago": 16}
 INFERENCE_BACKENDS = ("torch-fp32", "torch-bf16", "onnx-fp32", "onnx-int8",
                       "openvino-f32", "openvino-bf16", "openvino-int8")
 BACKEND_CHOICES = ("auto", "torch", "onnx") + INFERENCE_BACKENDS
+SEARCH_CHOICES = ("puct", "gumbel")     # the root searches of fastgo.mcts.BatchedSearch
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,7 @@ class SelfplayConfig:
     policy_pass: bool = setting(False, doc="policy-only play: the pass is a move the policy may "
                                            "choose; false = pass only when no legal move outside "
                                            "the player's own eyes is left")
-    search: Literal["puct", "gumbel"] = setting(
+    search: Literal[SEARCH_CHOICES] = setting(
         "puct", doc="root search: puct (AlphaZero: Dirichlet noise, visit-count targets) or "
                     "gumbel (Gumbel MuZero: Gumbel-top-k and sequential halving at the root, the "
                     "improved policy as the target; fastgo.gumbel)")

@@ -19,3 +19,18 @@ def test_each_side_has_its_own_search(tmp_path):
     result = json.loads((tmp_path / "a.json").read_text())
     assert result["a"].endswith("#3@v16x4") and result["b"].endswith("#3@v8")
     assert result["games"] == 4 and result["wins_a"] + result["wins_b"] <= 4
+
+
+def test_each_side_has_its_own_root_search(tmp_path):
+    path = tmp_path / "t.ckpt"
+    save_checkpoint(path, build_model(ModelConfig(board_size=5, blocks=1, channels=8), seed=1), step=3)
+    base = [sys.executable, "-m", "fastgo_cli.main", "arena", str(path), str(path), "--games", "2",
+            "--visits", "8", "--no-table"]
+    out = subprocess.run(base + ["--search-b", "gumbel", "--json", str(tmp_path / "a.json")],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    result = json.loads((tmp_path / "a.json").read_text())
+    assert result["a"].endswith("#3@v8") and result["b"].endswith("#3@v8-gumbel")
+    assert result["games"] == 2
+    out = subprocess.run(base + ["--search-a", "beam"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "--search-a" in out.stderr and "beam" in out.stderr

@@ -328,3 +328,28 @@ def test_improved_policy_only_for_gumbel_and_no_reuse():
     assert search.root_visits(0).sum() == 0           # a fresh root for the next search
     search.run("uniform", 8)
     assert search.root_visits(0).sum() == 8
+
+
+def test_gumbel_scale_per_start():
+    # One search object, the noise chosen per start: 0 for a player's move, the constructor's
+    # scale by default; out-of-range scales are refused before anything changes.
+    size = 5
+    search = BatchedSearch(games=2, size=size, search="gumbel", random_symmetry=False, seed=5)
+    for g in range(2):
+        search.set_position(g, Board(size, 7.5))
+    search.run(evaluator(size), 16, games=[0], gumbel_scale=0.0)
+    search.run(evaluator(size), 16, games=[1])
+    assert np.nanmax(np.abs(search.root_gumbel(0)["noise"])) == 0.0
+    assert np.nanmax(np.abs(search.root_gumbel(1)["noise"])) > 0.0
+    # Deterministic at scale 0 whatever the seed: the same move as another seed's search.
+    other = BatchedSearch(games=1, size=size, search="gumbel", random_symmetry=False, seed=99)
+    other.set_position(0, Board(size, 7.5))
+    other.start(16, gumbel_scale=0.0)
+    buf = np.empty((1, other.planes, size, size), np.uint8)
+    while (count := other.collect(buf)):
+        other.apply(*evaluator(size)(buf[:count]))
+    assert other.choose_move(0) == search.choose_move(0)
+    np.testing.assert_array_equal(other.root_visits(0), search.root_visits(0))
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="gumbel_scale"):
+            search.start(16, gumbel_scale=bad)

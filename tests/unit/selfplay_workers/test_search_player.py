@@ -78,3 +78,28 @@ def test_bench_mcts_cli_writes_json(tmp_path, capsys):
     result = json.loads(out.read_text())
     assert result["board"] == 9 and result["games"] == 8 and result["sims_per_s"] > 0
     assert "simulations/s" in capsys.readouterr().out
+
+
+def test_gumbel_search_player_is_deterministic_and_budgets_its_clock():
+    calls = []
+    moves = set()
+    for seed in (1, 2, 3):
+        player = SearchPlayer(area_evaluator(calls), 48, seed=seed, search="gumbel")
+        game = Game(7, 7.5)
+        moves.add(player.genmove(game))
+        assert player.search.root_visits(0).sum() == 48          # a fresh root, all visits
+        assert np.nanmax(np.abs(player.search.root_gumbel(0)["noise"])) == 0.0
+        assert player.ponder(game, 16, 100) is False              # nothing kept to ponder on
+    assert len(moves) == 1
+    # Under a clock: the first search takes one step's visits; later ones what the measured
+    # speed fits into the seconds given (never more than `visits`).
+    player = SearchPlayer(area_evaluator(calls), 400, seed=4, search="gumbel")
+    game = Game(7, 7.5)
+    game.play(player.genmove(game, seconds=10.0))
+    assert player.search.root_visits(0).sum() == SearchPlayer.STEP_VISITS
+    player._rate = 1000.0                      # as if 1000 visits/s were measured
+    game.play(player.genmove(game, seconds=0.1))
+    assert player.search.root_visits(0).sum() == 100
+    player._rate = 1e9
+    game.play(player.genmove(game, seconds=10.0))
+    assert player.search.root_visits(0).sum() == 400
