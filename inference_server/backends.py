@@ -277,7 +277,10 @@ class OpenVinoBackend:
             with open(path, "wb") as handle:
                 handle.write(model_bytes)
             model = core.read_model(path)
-        config = {"INFERENCE_NUM_THREADS": max(1, int(threads)), "PERFORMANCE_HINT": "LATENCY"}
+        # No pinning: the plugin would pin the serving thread to one core at each call, and on a
+        # machine whose other cores run the search workers the scheduler must be free to move it.
+        config = {"INFERENCE_NUM_THREADS": max(1, int(threads)), "PERFORMANCE_HINT": "LATENCY",
+                  "ENABLE_CPU_PINNING": False}
         if precision in ("f32", "bf16"):
             config["INFERENCE_PRECISION_HINT"] = precision
         try:

@@ -54,6 +54,14 @@ def test_every_install_has_torch_fp32_and_onnx_runtime():
     assert "onnx-fp32" in names       # onnxruntime and onnx are install requirements
 
 
+def test_openvino_leaves_the_serving_thread_unpinned(net, positions):
+    # Pinned, the plugin ties the calling thread to one core at each inference; the server's
+    # thread shares a few cores with the search workers and must stay free to move.
+    backend = build_backend("openvino-f32", net, threads=1)
+    assert backend.compiled.get_property("ENABLE_CPU_PINNING") is False
+    assert backend.run(positions)[0].shape == (len(positions), 50)
+
+
 def test_agreement_arithmetic():
     ref_logits = np.array([[0.0, 1.0, 0.995], [2.0, 0.0, 0.0], [0.0, 0.0, 3.0]], np.float32)
     ref_values = np.array([0.5, -0.5, 0.0], np.float32)
