@@ -107,6 +107,8 @@ class TrainingCore:
             torch.set_num_threads(self.tc.threads)
         self.device = pick_device(self.tc.device)
         self.model = build_model(config.model, seed=self.tc.seed).to(self.device)
+        if self.tc.channels_last:
+            self.model = self.model.to(memory_format=torch.channels_last)
         self.optimizer = make_optimizer(self.model, self.tc, trainable)
         self.step = 0
         self.saved_step = None

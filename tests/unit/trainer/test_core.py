@@ -154,3 +154,33 @@ def test_pruning_keeps_the_newest_the_untrained_and_the_protected(tmp_path):
     assert os.path.samefile(run.latest, run.checkpoint(5)) and core.saved_step == 5
     again = TrainingCore(config, run, algorithm="alphazero")
     assert again.resume() == {"n": 5} and again.step == again.saved_step == 5
+
+
+def test_channels_last_trains_the_same_network(tmp_path):
+    # trainer.channels_last changes the weights' memory layout only: the same losses and the
+    # same weights after a step as the default layout, and a checkpoint any loader reads.
+    cores = {}
+    for layout in (True, False):
+        config = loads_config(CONFIG + f"channels_last = {str(layout).lower()}\n")
+        run = open_run_dir(tmp_path / f"run{layout}")
+        cores[layout] = TrainingCore(config, run, algorithm="alphazero")
+    conv = next(m for m in cores[True].model.modules() if isinstance(m, torch.nn.Conv2d))
+    assert conv.weight.is_contiguous(memory_format=torch.channels_last)
+    assert not conv.weight.is_contiguous()
+    x = torch.randint(0, 2, (16, cores[True].model.config.planes, SIZE, SIZE)).float()
+    losses = {}
+    for layout, core in cores.items():
+        out = core.model.train().forward_train(x)
+        losses[layout] = out.logits.logsumexp(1).mean() + out.value.pow(2).mean()
+        core.optimizer.zero_grad()
+        losses[layout].backward()
+        core.optimizer.step()
+    assert abs(float(losses[True].detach()) - float(losses[False].detach())) < 1e-5
+    for (name, a), b in zip(cores[True].model.state_dict().items(),
+                            cores[False].model.state_dict().values()):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6, msg=name)
+    from inference_server.checkpoint import save_checkpoint
+    save_checkpoint(tmp_path / "cl.ckpt", cores[True].model, step=1)
+    loaded = load_checkpoint(tmp_path / "cl.ckpt")
+    for name, tensor in cores[False].model.state_dict().items():
+        torch.testing.assert_close(loaded.model.state_dict()[name], tensor, rtol=1e-5, atol=1e-6)
