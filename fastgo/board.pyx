@@ -960,6 +960,39 @@ cdef class Board:
             return None
         return board_position_hash(&tmp)
 
+    def drop_repeats(self, cnp.uint8_t[::1] mask not None, seen):
+        """Clears mask[m] for each board point m whose position after the move (stones only)
+        is in `seen` (a container of positional hashes): the positional-superko filter of a
+        legal-move mask, in one pass (the pass entry is left alone)."""
+        cdef BoardState tmp
+        cdef int m, nn = self.state.size * self.state.size
+        if mask.shape[0] != nn + 1:
+            raise ValueError(f"mask has {mask.shape[0]} entries, expected {nn + 1}")
+        for m in range(nn):
+            if not mask[m]:
+                continue
+            memcpy(&tmp, &self.state, _prefix_bytes(&self.state))
+            tmp.track_history = 0
+            tmp.hist_len = 0
+            if not board_play(&tmp, m) or board_position_hash(&tmp) in seen:
+                mask[m] = 0
+
+    def points_except_eyes(self, const cnp.uint8_t[::1] mask not None, int color):
+        """int64 array of the board points m with mask[m] set that are not `color`'s own eye
+        (the playout eye test), in increasing order."""
+        cdef int m, k = 0, nn = self.state.size * self.state.size
+        if mask.shape[0] < nn:
+            raise ValueError(f"mask has {mask.shape[0]} entries, expected at least {nn}")
+        if color != BLACK and color != WHITE:
+            raise ValueError(f"color must be BLACK or WHITE, got {color}")
+        out = np.empty(nn, dtype=np.int64)
+        cdef cnp.int64_t[::1] o = out
+        for m in range(nn):
+            if mask[m] and not board_is_eye(&self.state, m, color):
+                o[k] = m
+                k += 1
+        return out[:k]
+
     def score(self):
         """Tromp-Taylor area score from Black's view: black area - white area - komi."""
         return board_score(&self.state)

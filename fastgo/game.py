@@ -113,9 +113,7 @@ class Game:
             mask[:] = 0
             return mask
         if self.superko and len(self._seen) > 1:
-            for move in mask[:-1].nonzero()[0]:
-                if self.board.hash_after(int(move)) in self._seen:
-                    mask[move] = 0
+            self.board.drop_repeats(mask, self._seen)
         return mask
 
     def play(self, move):

@@ -257,9 +257,7 @@ class SelfplayWorker:
     def _unfilled_points(game):
         """Legal board points (superko included) that do not fill the mover's own eye."""
         board = game.board
-        color = board.to_move
-        legal = np.flatnonzero(game.legal_moves()[:-1])
-        return np.array([m for m in legal if not board.is_eye(int(m), color)], dtype=np.int64)
+        return board.points_except_eyes(game.legal_moves(), board.to_move)
 
     def _choose_without_pass(self, visits, candidates, priors, move_number):
         """A point among `candidates` when passing is not allowed: by the search's visits
