@@ -57,8 +57,8 @@ def run(args) -> int:
     except ConfigError as err:
         print(f"fastgo bench train: {err}", file=sys.stderr)
         return 2
-    print(f"fastgo bench train: about {3 * args.repeats * args.seconds + args.games / 20 + 5:.0f} s "
-          f"({args.games} games of self-play to read, then 3 x {args.repeats} runs of "
+    print(f"fastgo bench train: about {4 * args.repeats * args.seconds + args.games / 20 + 5:.0f} s "
+          f"({args.games} games of self-play to read, then 4 x {args.repeats} runs of "
           f"{args.seconds:g} s)", file=sys.stderr, flush=True)
     torch.set_num_threads(config.trainer.threads or 1)
     batch = args.batch or config.trainer.batch_size
@@ -99,14 +99,23 @@ def run(args) -> int:
                                  if not torch.cuda.is_available() else config.trainer.device,
                                  min_positions=1, samples_per_position=1e9,
                                  algorithm="alphazero")
-        trainer = make_trainer(dataclasses.replace(config, trainer=tc),
-                               open_run_dir(os.path.join(workdir, "t")))
-        trainer.window = window
-        trainer.buffers = buffers
-        train_rates = []
+        # the config's memory layout and the other one, rounds alternated (same data)
+        layouts = (tc.channels_last, not tc.channels_last)
+        trainers = {}
+        for layout in layouts:
+            trainers[layout] = make_trainer(
+                dataclasses.replace(config, trainer=dataclasses.replace(tc, channels_last=layout)),
+                open_run_dir(os.path.join(workdir, f"t{int(layout)}")))
+            trainers[layout].window = window
+            trainers[layout].buffers = buffers
+        layout_rates = {layout: [] for layout in layouts}
         for _ in range(args.repeats):
-            count, elapsed = _timed(lambda: (trainer.train_step(), batch)[1], args.seconds)
-            train_rates.append(count / elapsed)
+            for layout, one in trainers.items():
+                count, elapsed = _timed(lambda: (one.train_step(), batch)[1], args.seconds)
+                layout_rates[layout].append(count / elapsed)
+        trainer = trainers[tc.channels_last]
+        train_rates = layout_rates[tc.channels_last]
+        other_rate = statistics.median(layout_rates[not tc.channels_last])
     read_rate = statistics.median(read_rates)
     sample_rate = statistics.median(sample_rates)
     # positions/s of the whole data path when each position is read once and sampled R times
@@ -118,6 +127,8 @@ def run(args) -> int:
         "data_path_positions_per_s_at_cap": round(combined, 1),
         "train_samples_per_s": round(statistics.median(train_rates), 1),
         "train_vs_data_ratio": round(statistics.median(train_rates) / sample_rate, 4),
+        "channels_last": tc.channels_last,
+        "train_samples_per_s_other_layout": round(other_rate, 1),
         "shard_bytes_per_position": round(total_bytes / max(1, positions), 1),
         "positions": positions, "games": args.games, "batch": batch, "model": mc.name,
         "board_size": mc.board_size, "encoding": mc.encoding, "device": str(trainer.device),
@@ -130,7 +141,11 @@ def run(args) -> int:
           f"both at {r:g} samples/position: {combined:,.0f} positions/s")
     print(f"training {mc.name} batch {batch} on {result['device']} ({result['threads']} thread(s)): "
           f"{result['train_samples_per_s']:,.0f} samples/s "
-          f"(data path {1 / result['train_vs_data_ratio']:.1f}x faster)")
+          f"(data path {1 / result['train_vs_data_ratio']:.1f}x faster); "
+          f"{'channels_last' if tc.channels_last else 'default layout'} is "
+          f"{result['train_samples_per_s'] / max(other_rate, 1e-9):.2f}x the "
+          f"{'default layout' if tc.channels_last else 'channels_last'} "
+          f"({other_rate:,.0f} samples/s, rounds alternated)")
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(result, handle, indent=2)

@@ -38,6 +38,8 @@ def test_bench_train_json_counts_the_games_it_made(tmp_path, write_tiny_config):
     assert 30 * 2 <= result["positions"] <= 30 * 50
     assert result["data_positions_per_s"] > 0 and result["train_samples_per_s"] > 0
     assert abs(result["train_vs_data_ratio"] - result["train_samples_per_s"] / result["data_positions_per_s"]) < 1e-3
+    assert result["channels_last"] is True and result["train_samples_per_s_other_layout"] > 0
+    assert "the default layout" in out.stdout
 
 
 def test_bench_selfplay_json_agrees_with_itself(tmp_path, write_tiny_config):
