@@ -74,6 +74,19 @@ class Game:
         """Tromp-Taylor area score of the current position: black - white - komi."""
         return self.board.score()
 
+    def unfilled_points(self):
+        """int64 array of the legal board points (superko included) that do not fill the side
+        to move's own eye (the playout eye test): where a player may go instead of passing."""
+        return self.board.points_except_eyes(self.legal_moves(), self.board.to_move)
+
+    def pass_wins(self):
+        """True when the opponent has just passed and the side to move wins the position as it
+        stands (Tromp-Taylor): its pass ends the game, won."""
+        if self.is_over() or self.board.passes != 1:
+            return False
+        score = self.board.score()
+        return score > 0 if self.board.to_move == BLACK else score < 0
+
     def result_string(self):
         """The SGF RE value: 'B+3.5', 'W+R', '0' for a draw, 'Void' while unfinished."""
         if self.resigned is not None:

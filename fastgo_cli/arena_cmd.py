@@ -18,6 +18,7 @@ import sys
 import time
 
 from fastgo.config import BACKEND_CHOICES, SEARCH_CHOICES
+from selfplay_workers.search_player import PASS_RULES
 
 DEFAULT_GAMES = 100
 DEFAULT_VISITS = 200
@@ -63,6 +64,11 @@ def add_arguments(parser):
                              "(Gumbel sequential halving, noise in the opening moves only)")
     parser.add_argument("--search-b", default=None, choices=SEARCH_CHOICES,
                         help="root search of a checkpoint B (default: --search-a)")
+    parser.add_argument("--pass-rule", default="filled", choices=PASS_RULES,
+                        help="checkpoint players: filled = self-play's rule (no pass while a "
+                             "legal point outside the own eyes is left, unless the opponent "
+                             "passed and the position as it stands is won); search = the "
+                             "search's own choice")
     parser.add_argument("--komi", type=float, default=7.5, help="komi")
     parser.add_argument("--sgf-dir", default=None, metavar="D",
                         help="write every game as an SGF file into D (created if missing)")
@@ -184,7 +190,7 @@ def load_network_side(path, args, seed, which):
         name += f"-{search}"
     side = SearchSide(evaluator, visits, name=name, encoding=config.encoding,
                       opening_moves=args.opening_moves, seed=seed, leaves_per_game=leaves,
-                      search=search)
+                      search=search, pass_rule=args.pass_rule)
     side.board_size = config.board_size
     return side
 

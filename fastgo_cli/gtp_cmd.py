@@ -7,6 +7,7 @@ import logging
 import sys
 
 from fastgo.config import BACKEND_CHOICES, SEARCH_CHOICES
+from selfplay_workers.search_player import PASS_RULES
 
 DEFAULT_VISITS = 400
 
@@ -36,6 +37,11 @@ def add_arguments(parser):
     parser.add_argument("--search", default="puct", choices=SEARCH_CHOICES,
                         help="with --model: root search, puct (the tree is kept between moves, "
                              "pondering) or gumbel (Gumbel sequential halving, deterministic)")
+    parser.add_argument("--pass-rule", default="filled", choices=PASS_RULES,
+                        help="with --model: filled = no pass while a legal point outside the "
+                             "own eyes is left, unless the opponent passed and the position as "
+                             "it stands is won (the rule of self-play); search = the search's "
+                             "own choice")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                         help="where the network runs with --model (auto: CUDA when there is one)")
     parser.add_argument("--backend", default="auto", choices=BACKEND_CHOICES,
@@ -141,4 +147,5 @@ def _network_player(args):
                                                "resign_disabled_fraction": 0.0}
     return SearchPlayer(evaluator, visits, name=f"{config.name}:{visits}", seed=args.seed,
                         board_size=config.board_size, encoding=config.encoding,
-                        leaves_per_game=leaves, search=getattr(args, "search", "puct"), **resign)
+                        leaves_per_game=leaves, search=getattr(args, "search", "puct"),
+                        pass_rule=getattr(args, "pass_rule", "filled"), **resign)

@@ -15,6 +15,7 @@ from fastgo.board import BLACK
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
 from fastgo.ratings import elo_from_score, wilson_interval
+from selfplay_workers.search_player import PASS_RULES, settle_pass
 
 
 class Forfeit:
@@ -32,10 +33,15 @@ class SearchSide:
     """An evaluator with `visits` root visits per move, no noise, the most visited move (the
     first `opening_moves` moves of a game sampled by visit count, for variety). With
     search='gumbel' in search_options: Gumbel root search, the move its sequential halving
-    picks; the opening moves get the Gumbel noise (gumbel_scale), later moves none."""
+    picks; the opening moves get the Gumbel noise (gumbel_scale), later moves none. pass_rule
+    'filled' (default): the pass rule of self-play (search_player.settle_pass); 'search': the
+    search's own choice."""
 
     def __init__(self, evaluator, visits, *, name="net", encoding="alphazero", opening_moves=0,
-                 seed=0, **search_options):
+                 seed=0, pass_rule="filled", **search_options):
+        if pass_rule not in PASS_RULES:
+            raise ValueError(f"pass_rule must be one of {PASS_RULES}, got {pass_rule!r}")
+        self.pass_rule = pass_rule
         self.evaluator = evaluator
         self.visits = int(visits)
         self.name = name
@@ -70,7 +76,10 @@ class SearchSide:
         out = []
         for g in indices:
             temperature = 1.0 if len(games[g].moves) < self.opening_moves else 0.0
-            out.append(search.choose_move(g, temperature, resign=False))
+            move = search.choose_move(g, temperature, resign=False)
+            if self.pass_rule == "filled":
+                move = settle_pass(games[g], move, search.root_visits(g), search.root_priors(g))
+            out.append(move)
         return out
 
 

@@ -7,7 +7,31 @@ for and advances through the moves played since (its own and the opponent's); an
 (undo, a new game, setup stones) starts a fresh tree. A Gumbel search starts from a fresh root
 each move (sequential halving counts the visits of this search alone).
 """
+import numpy as np
+
 from fastgo.mcts import BatchedSearch
+
+PASS_RULES = ("filled", "search")
+
+
+def settle_pass(game, move, visits, priors):
+    """The pass rule a network trained with selfplay.pass_when_filled plays by ('filled'): it
+    passes where the pass ends a won game (Game.pass_wins), and otherwise not while a legal
+    point outside its own eyes is left - there it plays the most visited of those points (by
+    prior where none was visited) instead of the search's pass. Self-play never showed the
+    network a pass before the board was filled, so its search's opinion of one is a guess."""
+    pass_move = game.board.pass_move
+    if game.pass_wins():
+        return pass_move
+    if move != pass_move:
+        return move
+    candidates = game.unfilled_points()
+    if not len(candidates):
+        return move
+    weights = np.asarray(visits)[candidates]
+    if not weights.any():
+        weights = np.asarray(priors)[candidates]
+    return int(candidates[int(np.argmax(weights))])
 
 
 class SearchPlayer:
@@ -20,7 +44,7 @@ class SearchPlayer:
     the GTP engine refuses other sizes."""
 
     def __init__(self, evaluator, visits, *, name=None, temperature=0.0, seed=None, board_size=None,
-                 **search_options):
+                 pass_rule="filled", **search_options):
         if int(visits) < 1:
             raise ValueError(f"visits must be >= 1, got {visits}")
         self.evaluator = evaluator
@@ -28,6 +52,9 @@ class SearchPlayer:
         self.visits = int(visits)
         self.temperature = temperature
         self.seed = seed
+        if pass_rule not in PASS_RULES:
+            raise ValueError(f"pass_rule must be one of {PASS_RULES}, got {pass_rule!r}")
+        self.pass_rule = pass_rule
         self.options = dict(search_options)
         self.options.setdefault("noise_weight", 0.0)
         self.name = name or f"puct:{visits}"
@@ -86,6 +113,8 @@ class SearchPlayer:
                 if time.monotonic() >= deadline or int(self.search.root_visits(0).sum()) == total:
                     break
         move = self.search.choose_move(0, self.temperature)
+        if self.pass_rule == "filled" and move >= 0:
+            move = settle_pass(game, move, self.search.root_visits(0), self.search.root_priors(0))
         pass_move = game.board.pass_move
         if no_pass and move == pass_move:
             visits = self.search.root_visits(0)

@@ -202,7 +202,7 @@ class SelfplayWorker:
         # A pass unvisited is neither chosen nor a PUCT target (the improved policy gives every
         # legal move some weight, so a Gumbel target needs the check where it is recorded).
         if self.sp.pass_when_filled and (visits[nn] > 0 or (self.gumbel and full)):
-            candidates = self._unfilled_points(game)
+            candidates = game.unfilled_points()
         elif len(live.moves) < self.sp.no_pass_before and visits[:nn].any():
             candidates = np.flatnonzero(visits[:nn])
         no_pass = candidates is not None and len(candidates) > 0
@@ -252,12 +252,6 @@ class SelfplayWorker:
             return
         search.advance(g, int(move))
         self._start(g)
-
-    @staticmethod
-    def _unfilled_points(game):
-        """Legal board points (superko included) that do not fill the mover's own eye."""
-        board = game.board
-        return board.points_except_eyes(game.legal_moves(), board.to_move)
 
     def _choose_without_pass(self, visits, candidates, priors, move_number):
         """A point among `candidates` when passing is not allowed: by the search's visits

@@ -173,3 +173,21 @@ def test_board_filters_refuse_wrong_shapes_and_colors():
         game.board.points_except_eyes(np.ones(8, np.uint8), BLACK)
     with pytest.raises(ValueError, match="color"):
         game.board.points_except_eyes(np.ones(10, np.uint8), 7)
+
+
+def test_pass_wins_only_after_a_pass_and_when_the_position_is_won():
+    game = Game(3, komi=0.5)
+    game.play(4)                             # Black centre: Black owns the whole 3x3 board
+    assert not game.pass_wins()              # White to move; Black has not passed
+    game.play(game.pass_move)                # White passes
+    assert game.board.passes == 1 and game.to_move == BLACK
+    assert game.score() == 8.5 and game.pass_wins()
+    game.play(game.pass_move)                # over: nothing to win by passing
+    assert game.is_over() and not game.pass_wins()
+    lost = Game(3, komi=9.5)                 # the same board, but komi outweighs it
+    lost.play(4)
+    lost.play(lost.pass_move)
+    assert lost.score() == -0.5 and not lost.pass_wins()
+    lost.play(0)                             # Black plays on; White's own pass comes first
+    assert lost.board.passes == 0 and not lost.pass_wins()
+    assert Game(3, komi=0.5).unfilled_points().tolist() == list(range(9))

@@ -103,3 +103,48 @@ def test_gumbel_search_player_is_deterministic_and_budgets_its_clock():
     player._rate = 1e9
     game.play(player.genmove(game, seconds=10.0))
     assert player.search.root_visits(0).sum() == 400
+
+
+def test_settle_pass_keeps_the_pass_for_a_won_or_filled_board_only():
+    from selfplay_workers.search_player import settle_pass
+    game = Game(3, 0.5)
+    pass_move = game.pass_move
+    visits = np.zeros(10, np.int32)
+    priors = np.full(10, 0.1, np.float32)
+    visits[[2, 6]] = (3, 5)
+    assert settle_pass(game, pass_move, visits, priors) == 6          # the most visited point
+    priors[7] = 0.5
+    assert settle_pass(game, pass_move, np.zeros(10, np.int32), priors) == 7   # by prior
+    assert settle_pass(game, 3, visits, priors) == 3                  # a point stays a point
+    game.play(4)
+    game.play(pass_move)                       # White passed and Black wins as it stands
+    assert settle_pass(game, 3, visits, priors) == pass_move
+    filled = Game(2, 0.5)                      # B 0, W pass, B 3: Black's only points are eyes
+    for move in (0, filled.pass_move, 3):
+        filled.play(move)
+    filled.play(filled.pass_move)
+    assert filled.to_move == BLACK and len(filled.unfilled_points()) == 0
+    assert settle_pass(filled, filled.pass_move, np.zeros(5), np.ones(5)) == filled.pass_move
+
+
+def passing_network(planes):
+    """Uniform over the points, the pass 10 logits above them; a value of 0 everywhere."""
+    count, n = len(planes), planes.shape[2]
+    logits = np.zeros((count, n * n + 1), np.float32)
+    logits[:, -1] = 10.0
+    return logits, np.zeros(count, np.float32)
+
+
+def test_a_player_that_loves_passing_plays_on_under_the_filled_rule():
+    for rule, expect_early_pass in (("filled", False), ("search", True)):
+        player = SearchPlayer(passing_network, 16, seed=1, pass_rule=rule)
+        game = Game(5, 0.5)
+        early_pass = False
+        while not game.is_over() and len(game.moves) < 30:
+            mover = game.to_move
+            move = player.genmove(game) if mover == BLACK else RandomPlayer(seed=len(game.moves)).genmove(game)
+            if mover == BLACK and move == game.pass_move and len(game.unfilled_points()) \
+                    and not game.pass_wins():
+                early_pass = True
+            game.play(move)
+        assert early_pass == expect_early_pass, rule
