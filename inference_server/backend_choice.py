@@ -9,7 +9,8 @@ int8 is then calibrated on shard positions from one half of those games and chec
 from the other half (disjoint games), as well as on the reference positions; without shards it
 is calibrated and checked on the reference positions.
 
-Agreement with torch fp32, on each set of positions (a backend must pass on every set):
+Agreement with torch fp32, on each set of positions (a backend must pass on every set; top-1
+on the positions served only, see acceptable_everywhere):
   top1       share of positions where the candidate's best move is fp32's best or within
              TIE_LOGITS of it in fp32's logits, i.e. a move fp32 itself rates at >= exp(-0.1)
              = 90% of its best move's probability. Such near-ties are interchangeable for the
@@ -245,10 +246,23 @@ def agreement(reference, candidate) -> dict:
             "max_logit_err": float(np.max(np.abs(ref_logits - logits)))}
 
 
-def acceptable(agree: dict) -> bool:
-    return bool(np.isfinite(agree["max_logit_err"]) and agree["top1"] >= MIN_TOP1
+def acceptable(agree: dict, *, top1=True) -> bool:
+    """Within every bound (top1=False: every bound but top-1's)."""
+    return bool(np.isfinite(agree["max_logit_err"]) and (not top1 or agree["top1"] >= MIN_TOP1)
                 and agree["value_mae"] <= MAX_VALUE_MAE
                 and agree.get("policy_kl", 0.0) <= MAX_POLICY_KL)
+
+
+def acceptable_everywhere(agreements: dict) -> bool:
+    """{label: agreement} within the bounds: value and policy KL on every set of positions;
+    top-1 on the positions served - the run's held-out positions where there are shards, else
+    the reference positions. Reference positions are random games, far from a trained run's
+    positions: there a young network's policy is nearly flat and int8 calibrated on the run's
+    positions flips near-ties beyond TIE_LOGITS (64 positions: one flip is 1.6% of top-1),
+    while KL, which weighs every move, still bounds its real error."""
+    served = SHARDS if SHARDS in agreements else REFERENCE
+    return all(acceptable(agree, top1=label == served or served not in agreements)
+               for label, agree in agreements.items())
 
 
 def worst(agreements: dict) -> dict:
@@ -308,7 +322,7 @@ def measure_backends(net, *, batch: int, threads: int, names=None, seconds: floa
                    for label, check in checks.items()}
             row = {"evals_per_s": round(evals_per_second(backend, planes, seconds), 1),
                    **worst(per), "checks": per}
-            row["ok"] = all(acceptable(agree) for agree in per.values())
+            row["ok"] = acceptable_everywhere(per)
         except Exception as err:     # a runtime that fails on this machine is just not a candidate
             row = {"error": f"{type(err).__name__}: {str(err)[:200]}", "ok": False}
         table[name] = row

@@ -20,7 +20,7 @@ import time
 import numpy as np
 import torch
 
-from inference_server.backend_choice import (acceptable, agreement, check_positions,
+from inference_server.backend_choice import (acceptable_everywhere, agreement, check_positions,
                                              choose_backend, describe_agreement, ranked)
 from inference_server.backends import ALL_BACKENDS, TORCH_FP32, build_backend
 from inference_server.model import PolicyValueNet, fuse_for_inference
@@ -159,7 +159,7 @@ class ModelRunner:
                 if name != "auto":
                     raise ValueError(str(err)) from None
                 continue
-            if all(acceptable(agree) for agree in agrees.values()):
+            if acceptable_everywhere(agrees):
                 log.info("backend %s agrees with fp32 (%s; int8 calibrated on %s)", candidate,
                          describe_agreement(agrees), positions.source)
                 return backend

@@ -226,6 +226,19 @@ def test_policy_kl_is_the_mean_kl_of_the_softmax_policies_and_bounds_acceptance(
     assert not backend_choice.acceptable({**agree, "policy_kl": float("nan")})
 
 
+def test_top1_is_required_on_the_positions_served_and_the_other_bounds_everywhere():
+    good = {"top1": 0.99, "value_mae": 0.01, "policy_kl": 0.002, "max_logit_err": 0.5}
+    flipped = {**good, "top1": 0.938}     # 4 near-ties of 64 random positions flipped
+    everywhere = backend_choice.acceptable_everywhere
+    assert everywhere({REFERENCE: flipped, SHARDS: good})        # the run's positions decide
+    assert not everywhere({REFERENCE: flipped})                  # no shards: the reference does
+    assert not everywhere({REFERENCE: good, SHARDS: flipped})
+    assert not everywhere({REFERENCE: {**flipped, "policy_kl": 0.02}, SHARDS: good})
+    assert not everywhere({REFERENCE: {**good, "value_mae": 0.06}, SHARDS: good})
+    assert not everywhere({REFERENCE: {**good, "max_logit_err": float("inf")}, SHARDS: good})
+    assert everywhere({REFERENCE: good}) and everywhere({REFERENCE: good, SHARDS: good})
+
+
 def test_worst_takes_the_least_agreeing_figure_of_each_kind():
     a = {"top1": 0.99, "value_mae": 0.01, "policy_kl": 0.002, "max_logit_err": 0.5}
     b = {"top1": 0.97, "value_mae": 0.02, "policy_kl": 0.001, "max_logit_err": float("nan")}
