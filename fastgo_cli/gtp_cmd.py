@@ -36,7 +36,7 @@ def add_arguments(parser):
                              "loss keeps them apart); 1 = one position per forward pass")
     parser.add_argument("--search", default="puct", choices=SEARCH_CHOICES,
                         help="with --model: root search, puct (the tree is kept between moves, "
-                             "pondering) or gumbel (Gumbel sequential halving, deterministic)")
+                             "pondering) or gumbel (Gumbel sequential halving, no Gumbel noise)")
     parser.add_argument("--pass-rule", default="filled", choices=PASS_RULES,
                         help="with --model: filled = no pass while a legal point outside the "
                              "own eyes is left, unless the opponent passed and the position as "

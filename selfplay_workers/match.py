@@ -65,7 +65,7 @@ class SearchSide:
         for g in indices:
             search.set_position(g, games[g])
         if search.search == "gumbel":
-            # Gumbel noise is the variety of the opening moves; later moves are deterministic.
+            # Gumbel noise is the variety of the opening moves; later moves have none.
             opening = [g for g in indices if len(games[g].moves) < self.opening_moves]
             rest = [g for g in indices if len(games[g].moves) >= self.opening_moves]
             for group, scale in ((opening, search.gumbel_scale), (rest, 0.0)):

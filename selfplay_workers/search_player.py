@@ -128,7 +128,7 @@ class SearchPlayer:
     def _gumbel_search(self, seconds):
         """One Gumbel search: sequential halving needs its budget up front, so under a clock the
         budget is what the last searches' speed fits into `seconds` (at least STEP_VISITS).
-        Deterministic (no Gumbel noise) unless the player has a temperature."""
+        No Gumbel noise unless the player has a temperature."""
         import time
 
         visits = self.visits

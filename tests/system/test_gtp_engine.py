@@ -162,6 +162,14 @@ def test_network_player_over_gtp(tmp_path):
     # the same seed gives the same game
     again, _, _ = run_script(script, "--model", path, "--visits", "24", "--seed", "4", "--device", "cpu")
     assert again == responses
+    # Gumbel at play: well-formed answers, reproducible under a seed (the search still draws a
+    # random symmetry per leaf, so another seed may differ)
+    gumbel = [run_script(script, "--model", path, "--visits", "24", "--seed", "4", "--device",
+                         "cpu", "--search", "gumbel")[0] for _ in range(2)]
+    assert gumbel[0] == gumbel[1] and all(m.startswith("= ") for m in gumbel[0][2:])
+    assert len(gumbel[0][6][2:].split()) == 2
+    _, stderr, code = run_script("name\n", "--model", path, "--search", "beam")
+    assert code == 2 and "--search" in stderr
 
 
 def test_unknown_player_is_refused_clearly():
