@@ -84,6 +84,14 @@ cdef inline size_t _prefix_bytes(const BoardState* b) noexcept nogil:
     return <size_t>(<const char*>&b.hist[0][0] - <const char*>b)
 
 
+cdef inline bint _play_copy(const BoardState* b, int move, BoardState* out) noexcept nogil:
+    # `move` played on a copy of b without its history (for hashes after a move); 0 if illegal.
+    memcpy(out, b, _prefix_bytes(b))
+    out.track_history = 0
+    out.hist_len = 0
+    return board_play(out, move)
+
+
 cdef void board_copy(BoardState* dst, const BoardState* src) noexcept nogil:
     if src.track_history:
         memcpy(dst, src, sizeof(BoardState))
@@ -953,10 +961,7 @@ cdef class Board:
             return None
         if m < 0 or m > self.state.size * self.state.size:
             return None
-        memcpy(&tmp, &self.state, _prefix_bytes(&self.state))   # no history to carry
-        tmp.track_history = 0
-        tmp.hist_len = 0
-        if not board_play(&tmp, m):
+        if not _play_copy(&self.state, m, &tmp):
             return None
         return board_position_hash(&tmp)
 
@@ -969,12 +974,8 @@ cdef class Board:
         if mask.shape[0] != nn + 1:
             raise ValueError(f"mask has {mask.shape[0]} entries, expected {nn + 1}")
         for m in range(nn):
-            if not mask[m]:
-                continue
-            memcpy(&tmp, &self.state, _prefix_bytes(&self.state))
-            tmp.track_history = 0
-            tmp.hist_len = 0
-            if not board_play(&tmp, m) or board_position_hash(&tmp) in seen:
+            if mask[m] and (not _play_copy(&self.state, m, &tmp)
+                            or board_position_hash(&tmp) in seen):
                 mask[m] = 0
 
     def points_except_eyes(self, const cnp.uint8_t[::1] mask not None, int color):

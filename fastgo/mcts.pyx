@@ -516,8 +516,9 @@ cdef class BatchedSearch:
             self._apply(lp, vp, EVAL_EXTERNAL)
 
     def run(self, evaluator, visits, games=None, gumbel_scale=None):
-        """start(visits, games, gumbel_scale=gumbel_scale), then collect / evaluate / apply until done. `evaluator` is a
-        callable(planes uint8 [count, P, N, N]) -> (logits [count, N*N+1], values [count]), or
+        """start(visits, games, gumbel_scale=gumbel_scale), then collect / evaluate / apply until
+        done. `evaluator` is a callable(planes uint8 [count, P, N, N]) -> (logits [count, N*N+1],
+        values [count]), or
         'uniform' / 'rollout' for the built-in C evaluators (no Python call per batch)."""
         cdef int mode, count, n = self.size
         if self.batch_count:

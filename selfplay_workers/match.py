@@ -78,7 +78,7 @@ class SearchSide:
             temperature = 1.0 if len(games[g].moves) < self.opening_moves else 0.0
             move = search.choose_move(g, temperature, resign=False)
             if self.pass_rule == "filled":
-                move = settle_pass(games[g], move, search.root_visits(g), search.root_priors(g))
+                move = settle_pass(games[g], move, search, g)
             out.append(move)
         return out
 
