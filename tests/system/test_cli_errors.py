@@ -26,6 +26,8 @@ CASES = [
     (["bench", "train", "--games", "0"], "--games"),
     (["cluster", "--duration", "forever"], "--duration"),
     (["cluster", "--config", "no/such/file.toml"], "no/such/file.toml"),
+    (["arena", "random", "mcts:2", "--pass-rule", "never"], "--pass-rule"),
+    (["gtp", "--search", "beam"], "--search"),
     (["bench", "nothing"], "unknown target 'nothing'"),
     (["nothing"], "unknown command"),
 ]
