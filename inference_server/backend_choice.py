@@ -291,13 +291,15 @@ def evals_per_second(backend, planes: np.ndarray, seconds: float) -> float:
 
 
 def measure_backends(net, *, batch: int, threads: int, names=None, seconds: float = 0.5,
-                     channels_last=True, calibration=None, positions=None, checks=None) -> dict:
+                     channels_last=True, calibration=None, positions=None, checks=None,
+                     static_batches=()) -> dict:
     """{name: {"evals_per_s", "top1", "value_mae", "policy_kl", "max_logit_err", "checks", "ok"}
     or {"error": text, "ok": False}} for `names` (default: every available backend), each timed
     at `batch` on `threads` threads. `positions` (default: reference positions) are timed;
     `checks` ({label: positions}, default {REFERENCE: positions}) are compared with fp32, each
     label's agreement under "checks" and the worst of them at the top level; int8 is calibrated
-    on `calibration` (default: `positions`). "ok": acceptable on every label."""
+    on `calibration` (default: `positions`); OpenVINO compiles `static_batches` (build_backend).
+    "ok": acceptable on every label."""
     import torch
 
     torch.set_num_threads(max(1, int(threads)))
@@ -316,7 +318,7 @@ def measure_backends(net, *, batch: int, threads: int, names=None, seconds: floa
         try:
             backend = build_backend(name, net, threads=threads, channels_last=channels_last,
                                     calibration=positions if calibration is None else calibration,
-                                    onnx_cache=onnx_cache)
+                                    onnx_cache=onnx_cache, static_batches=static_batches)
             per = {label: agreement(references[label], backend.run(check))
                    for label, check in checks.items()}
             row = {"evals_per_s": round(evals_per_second(backend, planes, seconds), 1),
@@ -380,12 +382,13 @@ def write_cache(key: str, entry: dict, path=None) -> None:
 
 
 def choose_backend(net, *, batch: int, threads: int, channels_last=True, seconds: float = 0.4,
-                   use_cache=True, calibration=None, positions: CheckPositions | None = None
-                   ) -> tuple[str, dict]:
+                   use_cache=True, calibration=None, positions: CheckPositions | None = None,
+                   static_batches=()) -> tuple[str, dict]:
     """(name, table): the backend `auto` serves `net` with on this machine. A cached choice is
     reused when its backend is still available; the table is then the cached one. `positions`
     (check_positions) gives the calibration and the position sets checked; without it, the
-    reference positions (and `calibration` for int8)."""
+    reference positions (and `calibration` for int8). `static_batches` as the server builds its
+    backends with (build_backend)."""
     key = cache_key(net.config, batch=batch, threads=threads)
     if use_cache:
         entry = read_cache().get(key)
@@ -395,7 +398,8 @@ def choose_backend(net, *, batch: int, threads: int, channels_last=True, seconds
     if positions is not None:
         calibration, checks = positions.calibration, positions.checks
     table = measure_backends(net, batch=batch, threads=threads, seconds=seconds,
-                             channels_last=channels_last, calibration=calibration, checks=checks)
+                             channels_last=channels_last, calibration=calibration, checks=checks,
+                             static_batches=static_batches)
     choice = pick(table)
     log.info("backend auto: %s (batch %d, %d threads; int8 calibrated on %s)\n%s", choice, batch,
              threads, positions.source if positions is not None else "the reference positions",

@@ -119,6 +119,9 @@ class ModelRunner:
         self._cpu = None
         self.backend_table = {}
         self.auto_batch = int(auto_batch or min(self.capacity, 256))
+        # OpenVINO's static shapes: the sizes graph_batches names, else the serving batch.
+        self.static_batches = () if self._is_cuda else tuple(
+            b for b in sorted(set(graph_batches or (self.auto_batch,))) if b <= self.capacity)
         if not self._is_cuda:
             self._cpu = self._cpu_backend(backend, net, threads or torch.get_num_threads(),
                                           shards if shards is not None else _SHARDS["dir"])
@@ -140,7 +143,8 @@ class ModelRunner:
         if name == "auto":
             _, self.backend_table = choose_backend(net, batch=self.auto_batch, threads=threads,
                                                    channels_last=self.channels_last,
-                                                   positions=positions)
+                                                   positions=positions,
+                                                   static_batches=self.static_batches)
             candidates = ranked(self.backend_table)
         references = {label: fp32.run(check) for label, check in positions.checks.items()}
         onnx_cache: dict = {}
@@ -152,7 +156,8 @@ class ModelRunner:
             try:
                 backend = build_backend(candidate, net, threads=threads,
                                         channels_last=self.channels_last,
-                                        calibration=positions.calibration, onnx_cache=onnx_cache)
+                                        calibration=positions.calibration, onnx_cache=onnx_cache,
+                                        static_batches=self.static_batches)
                 agrees = {label: agreement(references[label], backend.run(check))
                           for label, check in positions.checks.items()}
             except RuntimeError as err:

@@ -19,6 +19,7 @@ INFERENCE_BACKENDS = ("torch-fp32", "torch-bf16", "onnx-fp32", "onnx-int8",
                       "openvino-f32", "openvino-bf16", "openvino-int8")
 BACKEND_CHOICES = ("auto", "torch", "onnx") + INFERENCE_BACKENDS
 SEARCH_CHOICES = ("puct", "gumbel")     # the root searches of fastgo.mcts.BatchedSearch
+MAX_GRAPH_BATCHES = 16                  # server.graph_batches: each size is compiled ahead
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,10 @@ class ServerConfig:
     overlap: bool = setting(False, doc="run forward passes on their own thread so the next batch is "
                                        "gathered meanwhile (two batches outstanding); pays off on GPU")
     cuda_graphs: bool = setting(False, doc="capture CUDA graphs for the batch sizes in graph_batches")
-    graph_batches: tuple[int, ...] = setting((), doc="CUDA graph batch sizes; empty = (max_batch,)")
+    graph_batches: tuple[int, ...] = setting(
+        (), doc="batch sizes prepared ahead: CUDA graphs (with cuda_graphs; empty = the runner's "
+                "capacity) and OpenVINO's static shapes on CPU (empty = (max_batch,)); a batch runs "
+                "padded to the smallest that holds it")
     slots: tuple[str, ...] = setting(("current",), doc="model slots served; requests name one")
     checkpoints: dict[str, str] = mapping_setting(
         doc="slot -> checkpoint file, watched and hot-reloaded; a slot without one (or whose file "
@@ -124,9 +128,12 @@ class ServerConfig:
                 raise ConfigError(f"checkpoints.{name}: no such slot (slots = {list(self.slots)})")
         if self.backend not in ("auto", "torch", "torch-fp32") and self.device == "cuda":
             raise ConfigError(f"backend: {self.backend!r} runs on the CPU; use device = \"cpu\"")
+        if len(self.graph_batches) > MAX_GRAPH_BATCHES:
+            raise ConfigError(f"graph_batches: at most {MAX_GRAPH_BATCHES} sizes (each is compiled "
+                              f"ahead), got {len(self.graph_batches)}")
         for size in self.graph_batches:
-            if size < 1:
-                raise ConfigError(f"graph_batches: batch size {size} must be >= 1")
+            if not 1 <= size <= 1 << 20:
+                raise ConfigError(f"graph_batches: batch size {size} must be in 1..{1 << 20}")
 
 
 

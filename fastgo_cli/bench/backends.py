@@ -135,7 +135,8 @@ def run(args) -> int:
     print(f"  int8 calibrated on {positions.source}", file=sys.stderr)
     table = measure_backends(net, batch=batch, threads=threads, names=names, seconds=args.seconds,
                              positions=reference_positions(model.config, max(batch, 64)),
-                             calibration=positions.calibration, checks=positions.checks)
+                             calibration=positions.calibration, checks=positions.checks,
+                             static_batches=(batch,))     # as the server compiles its batch
     choice = pick(table)
     print(format_table(table))
     print(f"  auto: {choice}")

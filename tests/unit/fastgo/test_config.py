@@ -53,6 +53,8 @@ def test_empty_file_gives_defaults(tmp_path):
     ("[server]\nchannels_last = 1", ["server.channels_last", "true or false"]),
     ("[server]\nmax_batch = 0", ["server.max_batch", ">= 1"]),
     ("[server]\nmax_wait_us = -5", ["server.max_wait_us", ">= 0"]),
+    ("[server]\ngraph_batches = [8, 0]", ["graph_batches", "must be in 1.."]),
+    ("[server]\ngraph_batches = [" + ", ".join(["8"] * 17) + "]", ["graph_batches", "at most 16"]),
     ("[model]\nboard_size = 1", ["model.board_size", ">= 2"]),
     ("[model]\nboard_size = 40", ["model.board_size", "<= 25"]),
     ("[model]\nencoding = \"planes\"", ["model.encoding", "alphazero"]),

@@ -62,6 +62,26 @@ def test_openvino_leaves_the_serving_thread_unpinned(net, positions):
     assert backend.run(positions)[0].shape == (len(positions), 50)
 
 
+
+def test_openvino_static_shapes_give_each_row_its_own_outputs(net, positions):
+    # Sizes 6..8 run on the static 8 (padded with whatever rows an earlier batch left), 3 and
+    # 9..12 on the dynamic model; every row must match the plain forward of that row alone.
+    backend = build_backend("openvino-f32", net, threads=1, static_batches=(8,))
+    assert backend.static_batches == (8,)
+    want_logits, want_values = plain(net, positions)
+    for start, count in ((0, 8), (8, 6), (20, 7), (30, 3), (33, 12), (0, 1), (40, 8)):
+        logits, values = backend.run(np.ascontiguousarray(positions[start:start + count]))
+        assert logits.shape == (count, 50) and values.shape == (count,)
+        np.testing.assert_allclose(logits, want_logits[start:start + count], rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(values, want_values[start:start + count], rtol=1e-4, atol=1e-4)
+
+
+def test_the_runner_compiles_the_serving_batch_or_the_configured_sizes(net):
+    assert ModelRunner(net, backend="openvino-f32", capacity=64, auto_batch=16, threads=1,
+                       fuse_batchnorm=False)._cpu.static_batches == (16,)
+    runner = ModelRunner(net, backend="openvino-f32", capacity=64, graph_batches=(8, 32, 128),
+                         threads=1, fuse_batchnorm=False)
+    assert runner._cpu.static_batches == (8, 32)        # above the capacity: never served
 def test_agreement_arithmetic():
     ref_logits = np.array([[0.0, 1.0, 0.995], [2.0, 0.0, 0.0], [0.0, 0.0, 3.0]], np.float32)
     ref_values = np.array([0.5, -0.5, 0.0], np.float32)
