@@ -36,6 +36,8 @@ class Evaluator:
         self.log = log
         self.table = os.path.join(run_dir.root, "ratings.jsonl")
         self.evaluations_path = os.path.join(run_dir.root, "evaluations.jsonl")
+        for path in (self.table, self.evaluations_path):
+            _check_appendable(path)
         self.evaluations = self._read_evaluations()
         self.last_step = max((e["step"] for e in self.evaluations), default=-1)
         self.previous = self.evaluations[-1]["player"] if self.evaluations else None
@@ -60,7 +62,7 @@ class Evaluator:
     def evaluate(self, step, path):
         import torch
 
-        from fastgo.ratings import append_result, fit_ratings, read_table
+        from fastgo.ratings import TableError, append_result, fit_ratings, read_table
         from inference_server.checkpoint import CheckpointError, load_checkpoint
         from inference_server.evaluator import InProcessEvaluator
         from selfplay_workers.match import SearchSide, play_match
@@ -104,13 +106,14 @@ class Evaluator:
                       "time": os.path.getmtime(path) if os.path.exists(path) else time.time(),
                       "games": int(trainer_state.get("games", 0))}
         evaluation["wall_s"] = max(0.0, evaluation["time"] - first_time)
-        with open(self.evaluations_path, "a") as handle:
-            handle.write(json.dumps(evaluation) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+        _append_line(self.evaluations_path, json.dumps(evaluation) + "\n")
         self.evaluations.append(evaluation)
         self.previous, self.previous_path, self.last_step = name, path, step
-        ratings = fit_ratings(read_table(self.table), anchor="random")
+        try:
+            ratings = fit_ratings(read_table(self.table), anchor="random")
+        except TableError as err:
+            self.log.warning("%s: no ratings fitted: %s", self.table, err)
+            ratings = {}
         self.latest_ratings = ratings
         elo = ratings.get(name, (float("nan"),) * 3)
         summary = {"player": name, "step": step, "elo": elo[0], "elo_low": elo[1], "elo_high": elo[2],
@@ -125,7 +128,7 @@ class Evaluator:
 
     def _run_start(self):
         steps = checkpoints(self.run_dir)
-        if self.evaluations:
+        if self.evaluations and "time" in self.evaluations[0]:
             first = self.evaluations[0]
             return first["time"] - first["wall_s"]
         return os.path.getmtime(steps[0][1]) if steps else time.time()
@@ -138,6 +141,34 @@ class Evaluator:
             draw_losses(os.path.join(self.run_dir.root, "loss.png"), self.run_dir.metrics)
         except Exception as err:        # a plot must never stop the evaluator
             self.log.warning("could not draw the curves: %s", err)
+
+
+def _check_appendable(path):
+    """ConfigError (one line) when something other than a regular file is at `path`: a FIFO
+    there would block the evaluator, a folder would stop it at its first result."""
+    from fastgo.config import ConfigError
+    from fastgo.files import check_regular
+
+    try:
+        check_regular(path)
+    except OSError as err:
+        raise ConfigError(f"{path}: {err.strerror or err}") from None
+
+
+def _append_line(path, line):
+    """Appends one line, fsynced; a FIFO or device there is refused (ConfigError), not waited on."""
+    from fastgo.config import ConfigError
+    from fastgo.files import open_append
+
+    try:
+        fd = open_append(path)
+    except OSError as err:
+        raise ConfigError(f"{path}: {err.strerror or err}") from None
+    try:
+        os.write(fd, line.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _write_json(path, data):

@@ -17,7 +17,7 @@ def draw_curve(path, evaluations, ratings, references):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    points = [e for e in evaluations if e["player"] in ratings]
+    points = thin_points([e for e in evaluations if e["player"] in ratings])
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for ax, key, label in ((axes[0], "wall_s", "wall time (minutes)"), (axes[1], "games", "self-play games")):
         xs = [e[key] / 60.0 if key == "wall_s" else e[key] for e in points]
@@ -50,6 +50,7 @@ def draw_losses(path, metrics_csv):
     _, rows = read_csv(metrics_csv)
     if not rows:
         return False
+    rows = thin_points(rows)
 
     def column(name):
         out = []
@@ -81,22 +82,44 @@ def draw_losses(path, metrics_csv):
 # Several runs in one plot (`fastgo curve`)
 
 MAX_EVALUATIONS_BYTES = 64 << 20     # evaluations.jsonl larger than this is refused unread
+MAX_CURVE_POINTS = 1000              # points drawn per run; more are thinned evenly
 
 
 class RunCurveError(ValueError):
     """A run directory whose curve cannot be drawn; the message names the directory."""
 
 
+def thin_points(points) -> list:
+    """At most MAX_CURVE_POINTS of `points`, evenly spaced, the first and the last kept."""
+    if len(points) <= MAX_CURVE_POINTS:
+        return list(points)
+    last = len(points) - 1
+    return [points[last * k // (MAX_CURVE_POINTS - 1)] for k in range(MAX_CURVE_POINTS)]
+
+
 def evaluation_row(row):
     """An evaluations.jsonl row ({'player': str, 'step', 'wall_s', 'games': finite and >= 0})
-    with its numbers checked, or None."""
+    with its numbers checked, or None; of the other fields only a string 'path' and a number
+    'time' are kept."""
+    import math
+
     from fastgo.statefiles import MAX_COUNT, finite
 
     if not isinstance(row.get("player"), str) or not 0 < len(row["player"]) <= 200:
         return None
+    out = {"player": row["player"]}
     for key in ("step", "wall_s", "games"):
         finite(row.get(key), key, 0, MAX_COUNT)
-    return row
+        out[key] = row[key]
+    # optional: where the checkpoint was, when it was written (unix seconds); dropped when odd
+    path = row.get("path")
+    if isinstance(path, str) and 0 < len(path) <= 4096 and "\0" not in path:
+        out["path"] = path
+    stamp = row.get("time")
+    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) \
+            and math.isfinite(stamp) and 0 <= stamp <= 1e11:
+        out["time"] = stamp
+    return out
 
 
 def read_evaluations(path) -> list:
@@ -127,7 +150,7 @@ def read_run(run_root) -> dict:
     fits them. RunCurveError when the directory has no ratings or no rated checkpoint."""
     import os
 
-    from fastgo.ratings import fit_ratings, read_table
+    from fastgo.ratings import TableError, fit_ratings, read_table
 
     if not os.path.isdir(run_root):
         raise RunCurveError(f"{run_root}: not a directory")
@@ -138,10 +161,13 @@ def read_run(run_root) -> dict:
         ratings = fit_ratings(read_table(table), anchor="random")
     except OSError as err:
         raise RunCurveError(f"{table}: cannot read: {err.strerror or err}") from None
+    except TableError as err:
+        raise RunCurveError(f"{table}: {err}") from None
     evaluations = [e for e in read_evaluations(os.path.join(run_root, "evaluations.jsonl"))
                    if e["player"] in ratings]
     if not evaluations:
         raise RunCurveError(f"{run_root}: no rated checkpoint in evaluations.jsonl")
+    evaluations = thin_points(evaluations)
     return {"evaluations": evaluations, "ratings": ratings, "algorithm": run_algorithm(run_root)}
 
 

@@ -52,6 +52,39 @@ def read_regular(path, max_bytes: int, *, skip=None):
         os.close(fd)
 
 
+def open_append(path, mode: int = 0o644) -> int:
+    """A file descriptor appending to the regular file at `path` (created when absent). Opened
+    without blocking, so a FIFO (with or without a reader), a device or a directory there is
+    refused with OSError(EINVAL) instead of waited on or written to."""
+    path = os.fspath(path)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
+                     | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0), mode)
+    except OSError as err:
+        if err.errno in (errno.ENXIO, errno.EISDIR):      # a FIFO without a reader; a folder
+            raise OSError(errno.EINVAL, "not a regular file", path) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def check_regular(path) -> None:
+    """Nothing when `path` is absent or a regular file; OSError(EINVAL) for anything else there
+    (a FIFO, a device, a directory), checked without opening it."""
+    try:
+        mode = os.stat(os.fspath(path)).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+
+
 def read_bounded(path, max_bytes: int) -> bytes:
     """The bytes of a regular file of at most `max_bytes` bytes (see read_regular)."""
     return read_regular(path, max_bytes)[1]

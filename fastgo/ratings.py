@@ -23,6 +23,7 @@ import time
 
 import numpy as np
 
+from fastgo.files import open_append
 from fastgo.statefiles import count, read_jsonl
 
 try:
@@ -39,8 +40,12 @@ Z95 = 1.959963984540054
 _S = math.log(10.0) / 400.0   # logistic slope per Elo point
 
 
+MAX_FIT_PLAYERS = 2000        # players in one connected group: the fit's Hessian is n x n, its
+                              # solve O(n**3) (2,000: 32 MB and about a second)
+
+
 class TableError(ValueError):
-    """An append with bad arguments (names, counts or metadata)."""
+    """An append with bad arguments (names, counts or metadata), or a table too large to fit."""
 
 
 class RatingsTable(list):
@@ -50,6 +55,7 @@ class RatingsTable(list):
     def __init__(self, rows=(), skipped_lines=()):
         super().__init__(rows)
         self.skipped_lines = list(skipped_lines)
+        self.note = ""             # how much of the file was read, when not all of it
 
     @property
     def skipped(self) -> int:
@@ -86,7 +92,7 @@ def append_result(path, a, b, wins_a, wins_b, draws=0, **meta) -> dict:
     except (TypeError, ValueError) as exc:
         raise TableError(f"metadata is not JSON-serialisable: {exc}") from None
     data = line.encode("utf-8")
-    fd = os.open(os.fspath(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = open_append(path)       # a FIFO or device there: OSError, never a wait
     try:
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -106,9 +112,25 @@ def append_result(path, a, b, wins_a, wins_b, draws=0, **meta) -> dict:
     return row
 
 
+MAX_META_KEYS = 32           # metadata kept per row: scalars and short flat lists only
+MAX_META_LIST = 16
+
+
+def _small(value) -> bool:
+    scalar = (str, int, float, bool, type(None))
+    if isinstance(value, str):
+        return len(value) <= 1000
+    if isinstance(value, list):
+        return len(value) <= MAX_META_LIST and all(
+            isinstance(v, scalar) and not (isinstance(v, str) and len(v) > 100) for v in value)
+    return isinstance(value, scalar)
+
+
 def _valid(row):
     """The row with its counts checked (names non-empty strings of at most 200 characters,
-    counts integers in 0..MAX_COUNT), or None."""
+    counts integers in 0..MAX_COUNT), or None. Metadata is kept only while it is small (at most
+    MAX_META_KEYS scalars or flat lists of MAX_META_LIST), so a row held in memory costs about
+    what a written one does, whatever a line of the file holds."""
     for key in ("a", "b"):
         if not isinstance(row.get(key), str) or not row[key].strip() or len(row[key]) > 200:
             return None
@@ -116,8 +138,12 @@ def _valid(row):
         count(row.get(key), key)
     if "games" in row:
         count(row["games"], "games")
-    row.setdefault("games", row["wins_a"] + row["wins_b"] + row["draws"])
-    return row
+    out = {key: row[key] for key in REQUIRED}
+    out["games"] = row.get("games", out["wins_a"] + out["wins_b"] + out["draws"])
+    meta = [(k, v) for k, v in row.items() if k not in out]
+    if len(meta) <= MAX_META_KEYS:
+        out.update((k, v) for k, v in meta if _small(v))
+    return out
 
 
 def read_table(path) -> RatingsTable:
@@ -126,7 +152,9 @@ def read_table(path) -> RatingsTable:
     0..MAX_COUNT (a truncated write, garbage) is skipped and counted, never fatal; the file is
     read as fastgo.statefiles reads every state file (regular, bounded, never blocking)."""
     rows = read_jsonl(path, _valid, max_line=MAX_LINE)
-    return RatingsTable(rows, rows.skipped_lines)
+    table = RatingsTable(rows, rows.skipped_lines)
+    table.note = rows.note
+    return table
 
 
 def pair_totals(results):
@@ -268,14 +296,20 @@ def fit_ratings(results, anchor="random", prior_games=2.0) -> dict:
     each pair of players that met (BayesElo's prior; 0 gives the plain MLE, infinite for a
     perfect record). The anchor is fixed at (0, 0, 0); when it is absent from the table the
     first player is. Groups not connected to the anchor by games are fixed at their own first
-    player (see `components`). Intervals: +-1.96 standard errors from the inverse Hessian."""
+    player (see `components`). Intervals: +-1.96 standard errors from the inverse Hessian.
+    TableError when a group holds more than MAX_FIT_PLAYERS players."""
     prior_games = float(prior_games)
     if not prior_games >= 0.0 or math.isinf(prior_games):
         raise ValueError(f"prior_games must be a finite number >= 0, got {prior_games!r}")
     players, totals = pair_totals(results)
     index = {name: k for k, name in enumerate(players)}
+    groups = components(results, anchor)
+    largest = max((len(g) for g in groups), default=0)
+    if largest > MAX_FIT_PLAYERS:
+        raise TableError(f"{largest} players connected by games, over the {MAX_FIT_PLAYERS} "
+                         f"one fit takes")
     out = {}
-    for names in components(results, anchor):
+    for names in groups:
         r, se = _fit_group(names, index, totals, prior_games)
         for name, rating, error in zip(names, r, se):
             rating = float(rating)

@@ -224,6 +224,8 @@ def _check_record(record, header, where, check_rules) -> GameRecord:
     if end in ("passes", "move_cap") and ((score > 0) - (score < 0)) != winner:
         raise ShardError(f"{where}: score {score:g} and winner {winner} disagree")
     versions = _field(record, "versions", list, where)
+    if len(versions) > length + 2:       # one per move at most (self-play), or [learner, opponent]
+        raise ShardError(f"{where}: {len(versions)} versions for {length} moves")
     if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= _INT63 for v in versions):
         raise ShardError(f"{where}: versions must be integers in 0..2**63-1")
     worker = _field(record, "worker", int, where)

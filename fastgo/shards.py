@@ -51,6 +51,11 @@ TRAILER_MAGIC = b"FGSHEND1"
 TRAILER = struct.Struct("<8sQ32s")          # magic, record count, sha256 of the bytes before
 SUFFIX = ".shard"
 MAX_SHARD_BYTES = 256 << 20                  # the reader refuses larger files before reading them
+MAX_SHARD_GAMES = 1 << 16                    # games in one shard: a game read costs ~3 KB beyond
+                                             # its bytes, so this bounds what a shard of tiny
+                                             # games takes (writers close a shard at this count)
+
+
 class ShardWriter:
     """Appends games to `directory/.tmp-PREFIX-*.shard`; close() seals it (trailer, fsync) and
     renames it to `PREFIX-SEQ.shard`. Not thread-safe."""
@@ -80,6 +85,8 @@ class ShardWriter:
         if record.size != self.size or record.komi != self.komi:
             raise ValueError(f"game is {record.size}x{record.size} komi {record.komi}, shard is "
                              f"{self.size}x{self.size} komi {self.komi}")
+        if self.count >= MAX_SHARD_GAMES:
+            raise ValueError(f"a shard holds at most {MAX_SHARD_GAMES} games")
         self._write(record.to_msgpack())
         self.count += 1
 
@@ -140,8 +147,8 @@ class RotatingShards:
         return self.writer.opened + self.max_seconds - time.monotonic()
 
     def due(self) -> bool:
-        return self.writer is not None and (self.writer.count >= self.max_games
-                                            or self.seconds_left() <= 0)
+        return self.writer is not None and (
+            self.writer.count >= min(self.max_games, MAX_SHARD_GAMES) or self.seconds_left() <= 0)
 
     def close(self):
         """Seals the open shard if it holds games: (path, games), else None."""
@@ -217,8 +224,9 @@ def read_shard(path, *, max_bytes: int = MAX_SHARD_BYTES, check_rules: bool = Tr
     """Reads and verifies a shard: header, trailer count and checksum, every record's fields,
     ids unique, moves legal when replayed, result and ownership equal to the replay's.
 
-    Bounds: a file over `max_bytes` (or not a regular file) is refused before any read; memory
-    is O(file size) (msgpack containers are capped at MAX_MAP_KEYS keys and 4,096 versions, and
+    Bounds: a file over `max_bytes` (or not a regular file) or of more than MAX_SHARD_GAMES
+    games is refused before any record is decoded; memory is O(file size) (msgpack containers
+    are capped at MAX_MAP_KEYS keys and 4,096 versions, and
     every array's length is checked against the bytes holding it); time is linear in the file.
     Raises ShardError naming the file and the first problem."""
     path = os.fspath(path)
@@ -233,6 +241,8 @@ def read_shard(path, *, max_bytes: int = MAX_SHARD_BYTES, check_rules: bool = Tr
         raise ShardError(f"{path}: checksum mismatch (corrupt)")
     if count > len(body) // 16:
         raise ShardError(f"{path}: record count {count} impossible in {len(body)} bytes")
+    if count > MAX_SHARD_GAMES:
+        raise ShardError(f"{path}: {count} games, over the {MAX_SHARD_GAMES} a shard may hold")
     budget = ContainerBudget(MAX_CONTAINERS)
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=True, max_buffer_size=max(len(body), 1),
                                 **budget.limits(len(body)))

@@ -18,8 +18,9 @@ import stat
 log = logging.getLogger("fastgo.statefiles")
 log.addHandler(logging.NullHandler())    # a role's log gets the warnings; a command's stderr not
 
-MAX_STATE_BYTES = 64 << 20
+MAX_STATE_BYTES = 16 << 20      # a row held costs several times its line: this bounds memory
 MAX_LINE_BYTES = 1 << 20
+MAX_COLUMNS = 256               # columns of a CSV state file's header
 MAX_COUNT = 10 ** 12            # any count in a state file (games, wins, steps) at most this
 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -39,7 +40,7 @@ class StateRows(list):
         return len(self.skipped_lines)
 
 
-def _open_regular(path):
+def open_regular(path):
     """A binary handle on a regular file, or None when absent; OSError(EINVAL) for anything else
     (a FIFO, a device, a directory), checked before and after opening without blocking."""
     path = os.fspath(path)
@@ -61,34 +62,53 @@ def _open_regular(path):
 def read_lines(path, *, max_bytes=MAX_STATE_BYTES, max_line=MAX_LINE_BYTES):
     """([(line number, bytes without the line end)], [numbers of lines over max_line], note);
     absent: ([], [], ""). Of a file over max_bytes only the tail is read, numbered from 1."""
-    try:
-        handle = _open_regular(path)
-    except OSError as err:
-        return [], [], f"not read: {err.strerror or err}"
-    if handle is None:
-        return [], [], ""
-    note = ""
-    with handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size > max_bytes:
-            handle.seek(size - max_bytes)
-            handle.readline(max_line + 1)            # a partial first line
-            note = f"read its last {max_bytes} of {size} bytes"
-        lines, too_long, total, number = [], [], 0, 0
-        while total <= max_bytes:
-            raw = handle.readline(max_line + 1)
-            if not raw:
-                break
-            number += 1
-            total += len(raw)
-            if len(raw) > max_line:
-                too_long.append(number)
-                while raw and not raw.endswith(b"\n"):    # the rest of that line
-                    raw = handle.readline(max_line + 1)
-                    total += len(raw)
-                continue
-            lines.append((number, raw.rstrip(b"\r\n")))
-    return lines, too_long, note
+    lines = _Lines(path, max_bytes=max_bytes, max_line=max_line)
+    return list(lines), lines.too_long, lines.note
+
+
+class _Lines:
+    """Iterates (line number, bytes without the line end) of a state file as read_lines reads
+    it, one line in memory at a time; too_long and note are complete once iterated. A UTF-8
+    byte order mark before the first line is dropped."""
+
+    def __init__(self, path, *, max_bytes=MAX_STATE_BYTES, max_line=MAX_LINE_BYTES):
+        self.path, self.max_bytes, self.max_line = path, max_bytes, max_line
+        self.too_long, self.note = [], ""
+
+    def __iter__(self):
+        max_bytes, max_line = self.max_bytes, self.max_line
+        try:
+            handle = open_regular(self.path)
+        except OSError as err:
+            self.note = f"not read: {err.strerror or err}"
+            return
+        except ValueError:                           # a NUL byte in the path
+            self.note = "not read: not a usable path"
+            return
+        if handle is None:
+            return
+        with handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > max_bytes:
+                handle.seek(size - max_bytes)
+                handle.readline(max_line + 1)            # a partial first line
+                self.note = f"read its last {max_bytes} of {size} bytes"
+            total, number = 0, 0
+            while total <= max_bytes:
+                raw = handle.readline(max_line + 1)
+                if not raw:
+                    break
+                number += 1
+                total += len(raw)
+                if len(raw) > max_line:
+                    self.too_long.append(number)
+                    while raw and not raw.endswith(b"\n") and total <= max_bytes:
+                        raw = handle.readline(max_line + 1)      # the rest of that line
+                        total += len(raw)
+                    continue
+                if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                yield number, raw.rstrip(b"\r\n")
 
 
 def _report(path, rows: StateRows):
@@ -102,30 +122,33 @@ def _report(path, rows: StateRows):
 def read_jsonl(path, validate, **bounds) -> StateRows:
     """JSON objects, one per line, for which validate(dict) returns a row (or raises ValueError,
     TypeError, KeyError, OverflowError: skipped)."""
-    lines, too_long, note = read_lines(path, **bounds)
-    rows, skipped = [], list(too_long)
+    lines = _Lines(path, **bounds)
+    rows, skipped = [], []
     for number, raw in lines:
         if not raw.strip():
             continue
+        value = None
         try:
             value = json.loads(raw.decode("utf-8"))
             row = validate(value) if isinstance(value, dict) else None
         except (ValueError, TypeError, KeyError, OverflowError, RecursionError):
             row = None
+        del value
         if row is None:
             skipped.append(number)
         else:
             rows.append(row)
-    out = StateRows(rows, skipped, note)
+    out = StateRows(rows, sorted(skipped + lines.too_long), lines.note)
     _report(path, out)
     return out
 
 
 def read_csv(path, **bounds) -> tuple[list, StateRows]:
     """(header, rows as dicts of str) of a CSV file with a header line; undecodable lines and
-    rows longer than the header are skipped and counted."""
-    lines, too_long, note = read_lines(path, **bounds)
-    header, rows, skipped = [], [], list(too_long)
+    rows longer than the header are skipped and counted; a header of more than MAX_COLUMNS
+    columns gives no rows (and a note)."""
+    lines = _Lines(path, **bounds)
+    header, rows, skipped, note = [], [], [], ""
     for number, raw in lines:
         try:
             text = raw.decode("utf-8")
@@ -134,13 +157,17 @@ def read_csv(path, **bounds) -> tuple[list, StateRows]:
             skipped.append(number)
             continue
         if not header:
+            if len(cells) > MAX_COLUMNS:
+                note = f"a header of {len(cells)} columns, over {MAX_COLUMNS}: no row read"
+                break
             header = cells
             continue
         if len(cells) > len(header):
             skipped.append(number)
             continue
         rows.append(dict(zip(header, cells + [""] * (len(header) - len(cells)))))
-    out = StateRows(rows, skipped, note)
+    note = "; ".join(x for x in (lines.note, note) if x)
+    out = StateRows(rows, sorted(skipped + lines.too_long), note)
     _report(path, out)
     return header, out
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import sys
 
+from fastgo.files import printable
+
 PROG = "fastgo curve"
 MAX_RUNS = 20
 
@@ -28,12 +30,15 @@ def run(args) -> int:
         return 2
     if args.labels is not None:
         labels = [x.strip() for x in args.labels.split(",")]
-        if len(labels) != len(args.runs) or not all(labels) or any(len(x) > 60 for x in labels):
+        if len(labels) != len(args.runs) or not all(labels) or any(len(x) > 60 for x in labels) \
+                or not all(x.isprintable() for x in labels):
             print(f"{PROG}: --labels needs {len(args.runs)} non-empty names of at most 60 "
-                  f"characters, got {args.labels[:80]!r}", file=sys.stderr)
+                  f"printable characters, got {args.labels[:80]!r}", file=sys.stderr)
             return 2
     else:
-        labels = [os.path.basename(os.path.normpath(r)) or r for r in args.runs]
+        # a folder's name may hold bytes that are not UTF-8 or control characters
+        labels = [printable(os.path.basename(os.path.normpath(r)) or r)[:60] for r in args.runs]
+        labels = ["".join(c if c.isprintable() else "?" for c in x) for x in labels]
     if not args.output.lower().endswith(".png"):
         print(f"{PROG}: -o {args.output!r}: the output is a .png file", file=sys.stderr)
         return 2
@@ -46,7 +51,7 @@ def run(args) -> int:
         for path in args.runs:
             runs.append(read_run(path))
     except RunCurveError as err:
-        print(f"{PROG}: {err}", file=sys.stderr)
+        print(f"{PROG}: {printable(err)}", file=sys.stderr)
         return 2
     shown = [f"{label} ({run['algorithm']})" if run["algorithm"] else label
              for label, run in zip(labels, runs)]

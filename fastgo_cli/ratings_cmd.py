@@ -8,6 +8,8 @@ import math
 import os
 import sys
 
+from fastgo.files import check_regular, printable
+
 PROG = "fastgo ratings"
 
 
@@ -27,7 +29,8 @@ def _fmt(value):
 
 
 def run(args):
-    from fastgo.ratings import components, fit_ratings, player_games, read_table
+    from fastgo.files import atomic_write_text
+    from fastgo.ratings import TableError, components, fit_ratings, player_games, read_table
 
     if os.path.isdir(args.table):
         print(f"{PROG}: {args.table}: is a directory", file=sys.stderr)
@@ -38,6 +41,11 @@ def run(args):
     if not os.path.isfile(args.table):       # a FIFO or device: refused, never waited on
         print(f"{PROG}: {args.table}: not a regular file", file=sys.stderr)
         return 2
+    if args.json is not None:
+        problem = _json_target_problem(args.json, args.table)
+        if problem:
+            print(f"{PROG}: --json {printable(args.json)}: {problem}", file=sys.stderr)
+            return 2
     if not 0 <= args.prior <= 1e6:
         print(f"{PROG}: --prior must be in 0..1000000, got {args.prior}", file=sys.stderr)
         return 2
@@ -54,7 +62,13 @@ def run(args):
     if not table:
         print(f"{args.table}: no results yet")
         return 0
-    ratings = fit_ratings(table, anchor=args.anchor, prior_games=args.prior)
+    if table.note:
+        print(f"{PROG}: {args.table}: {table.note}", file=sys.stderr)
+    try:
+        ratings = fit_ratings(table, anchor=args.anchor, prior_games=args.prior)
+    except TableError as err:
+        print(f"{PROG}: {args.table}: {err}", file=sys.stderr)
+        return 2
     games = player_games(table)
     groups = components(table, args.anchor)
     total = sum(row["wins_a"] + row["wins_b"] + row["draws"] for row in table)
@@ -72,7 +86,27 @@ def run(args):
     if args.json is not None:
         data = {name: {"elo": round(r[0], 2), "low": round(r[1], 2), "high": round(r[2], 2),
                        "games": games.get(name, 0)} for name, r in ratings.items()}
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2)
-            handle.write("\n")
+        try:
+            check_regular(args.json)
+            atomic_write_text(args.json, json.dumps(data, indent=2) + "\n")
+        except OSError as err:
+            print(f"{PROG}: cannot write {printable(args.json)}: {err.strerror or err}",
+                  file=sys.stderr)
+            return 2
     return 0
+
+
+def _json_target_problem(target, table) -> str:
+    """Why --json cannot name `target` ('' when it can): it must not be the table itself, and
+    what is there already must be a regular file (written over by rename, never opened)."""
+    try:
+        check_regular(target)
+        if os.path.exists(target) and os.path.samefile(target, table):
+            return "is the ratings table itself"
+    except OSError as err:
+        return err.strerror or str(err)
+    except ValueError:
+        return "not a usable path"
+    if not os.path.isdir(os.path.dirname(os.path.abspath(target))):
+        return "no such directory"
+    return ""

@@ -21,6 +21,7 @@ from fastgo.gtp import GtpError, format_command, parse_response
 
 DEFAULT_TIMEOUT = 60.0     # seconds to wait for one response
 CLOSE_TIMEOUT = 5.0        # seconds for quit, then terminate, then kill
+READER_GRACE = 1.0         # seconds close() waits for the pipe readers once the engine is gone
 MAX_LINE_BYTES = 1 << 16
 MAX_RESPONSE_BYTES = 1 << 20
 MAX_QUEUED_LINES = 4096
@@ -191,7 +192,8 @@ class GtpClient:
 
     def close(self):
         """quit (when the engine still answers), then end of input, terminate, kill: returns
-        within about 4 x CLOSE_TIMEOUT, the exit code of the engine."""
+        within about 3 x CLOSE_TIMEOUT + READER_GRACE, the exit code of the engine, even when a
+        process the engine started outside its group keeps the pipes open."""
         if self._closed:
             return self.process.returncode
         answered = False
@@ -219,13 +221,21 @@ class GtpClient:
             except subprocess.TimeoutExpired:
                 grace = CLOSE_TIMEOUT
         self._signal_group(signal.SIGKILL)     # whatever the engine left behind in its group
-        self._reader.join(timeout=CLOSE_TIMEOUT)
+        # A process that left the group (setsid, a daemon) may still hold the pipes open: the
+        # readers then stay blocked in a read, and closing a pipe under a blocked read waits
+        # for that read. They are daemon threads: after a short wait they are left behind and
+        # their pipes with them (closed when the process that holds the other end exits).
+        readers = [(self._reader, self.process.stdout)]
         if self._stderr_reader is not None:
-            self._stderr_reader.join(timeout=CLOSE_TIMEOUT)
-        try:
-            self.process.stdout.close()
-        except OSError:
-            pass
+            readers.append((self._stderr_reader, self.process.stderr))
+        until = time.monotonic() + READER_GRACE
+        for thread, pipe in readers:
+            thread.join(timeout=max(0.0, until - time.monotonic()))
+            if not thread.is_alive():
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
         return self.process.returncode
 
     def _signal_group(self, number):

@@ -162,7 +162,7 @@ class Recorder:
             game = self._check(record, game_id)
             self.out.add(game)
             self.pending[game_id] = [(identity, request_id)]
-            if self.out.count >= self.shard_games:
+            if self.out.due():                 # shard_games (at most MAX_SHARD_GAMES) or time
                 self.close_shard()
         except protocol.ProtocolError as err:
             self.refused += 1

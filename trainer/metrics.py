@@ -5,9 +5,13 @@ header, so every row keeps its values under their names). TensorBoard scalars be
 from __future__ import annotations
 
 import csv
+import errno
+import io
+import logging
 import os
 
-from fastgo.files import atomic_write
+from fastgo.files import atomic_write, open_append, printable, read_bounded
+from fastgo.statefiles import open_regular
 
 # Every column any trainer writes, and what it means. Loss terms are means over the steps
 # since the previous row; "the result" is the game's result from the side to move's view.
@@ -68,32 +72,89 @@ REINFORCE_FIELDS = ("step", "time", "games", "positions", "loss", "policy_loss",
                     "updates_per_s", "lr", "version", "quarantined")
 
 
-def append_metrics_row(path, fields, row):
+MAX_HEADER_BYTES = 1 << 16         # metrics.csv's header line at most
+MAX_REWRITE_BYTES = 64 << 20       # a file larger than this is not rewritten to add columns
+
+log = logging.getLogger("fastgo.train")
+
+
+def append_metrics_row(path, fields, row) -> bool:
     """Appends `row` (keys among `fields`) to the CSV file at `path` under its header; a new or
     empty file gets `fields` as its header. A header lacking some of `fields` gets them added at
     its end, the file rewritten atomically, so every earlier row keeps its columns; the row's
-    cells of columns it has no value for are empty."""
+    cells of columns it has no value for are empty. A file that cannot take the row (not a
+    regular file, an unreadable header) is left as it is, the row not written, a warning
+    logged: False. A file too large or undecodable to rewrite keeps its header, and the row's
+    cells of the columns it lacks are left out."""
     try:
-        with open(path, newline="") as handle:
-            header = next(csv.reader(handle), None)
-    except FileNotFoundError:
-        header = None
+        header = _read_header(path)
+    except (OSError, ValueError) as err:
+        log.warning("%s: metrics row not written: %s", printable(path),
+                    printable(err.strerror if isinstance(err, OSError) and err.strerror else err))
+        return False
+    if header is not None and any(f not in header for f in fields):
+        wider = header + [f for f in fields if f not in header]
+        if _rewrite_with_header(path, wider):
+            header = wider
+    data = io.StringIO()
     if header is None:
         header = list(fields)
-        with open(path, "a", newline="") as handle:
-            csv.writer(handle).writerow(header)
-    elif any(f not in header for f in fields):
-        header = header + [f for f in fields if f not in header]
-        with open(path, newline="") as handle:
-            rows = [r + [""] * (len(header) - len(r)) for r in list(csv.reader(handle))[1:]]
+        csv.writer(data).writerow(header)
+    csv.DictWriter(data, fieldnames=header, restval="", extrasaction="ignore").writerow(row)
+    try:
+        fd = open_append(path)
+        try:
+            os.write(fd, data.getvalue().encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError as err:
+        log.warning("%s: metrics row not written: %s", printable(path),
+                    printable(err.strerror or err))
+        return False
+    return True
 
-        def write(handle):
-            writer = csv.writer(handle)
-            writer.writerow(header)
-            writer.writerows(rows)
-        atomic_write(path, write, binary=False, suffix=".csv")
-    with open(path, "a", newline="") as handle:
-        csv.DictWriter(handle, fieldnames=header, restval="").writerow(row)
+
+def _read_header(path):
+    """The header cells of metrics.csv, None when it is absent or empty. OSError for a FIFO, a
+    device or a folder (never opened to wait), ValueError for a header that is too long, not
+    UTF-8 or not CSV."""
+    try:
+        handle = open_regular(path)
+    except ValueError:
+        raise OSError(errno.EINVAL, "not a usable path") from None
+    if handle is None:
+        return None
+    with handle:
+        line = handle.readline(MAX_HEADER_BYTES + 1)
+    if not line:
+        return None
+    if len(line) > MAX_HEADER_BYTES:
+        raise ValueError(f"its header line is over {MAX_HEADER_BYTES} bytes")
+    try:
+        header = next(csv.reader([line.decode("utf-8-sig").rstrip("\r\n")]), None)
+    except (UnicodeDecodeError, csv.Error) as err:
+        raise ValueError(f"its header line is not UTF-8 CSV ({type(err).__name__})") from None
+    return header or None
+
+
+def _rewrite_with_header(path, header) -> bool:
+    """Rewrites metrics.csv with `header`, every row padded to it; False (the file untouched)
+    when it is over MAX_REWRITE_BYTES or not UTF-8 CSV."""
+    try:
+        data = read_bounded(path, MAX_REWRITE_BYTES)
+        old = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        log.warning("%s: not rewritten to add columns (%s); rows go under its header",
+                    printable(path), printable(getattr(err, "strerror", None) or err))
+        return False
+    rows = [r + [""] * (len(header) - len(r)) for r in old[1:]]
+
+    def write(handle):
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    atomic_write(path, write, binary=False, suffix=".csv")
+    return True
 
 
 _TB = {}

@@ -32,6 +32,7 @@ MAX_WALK_WARNINGS = 20         # refused folders logged one by one; the rest onl
 MAX_FILE_BYTES = 1 << 20       # one game record; larger files are skipped as unreadable
 MAX_KOMI = 1000.0              # the shard format's bound
 SHARD_GAMES = 2_000            # games per shard written
+MAX_OPEN_SHARDS = 16           # shards open at once (one per komi): one more komi seals the oldest
 SHARD_PREFIX = "sgf"
 
 log = logging.getLogger("fastgo.train")
@@ -312,6 +313,8 @@ def import_sgf(paths, directory, *, size: int, default_komi: float,
             seen.add(record.id)
             writer = writers.get(record.komi)
             if writer is None:
+                if len(writers) >= MAX_OPEN_SHARDS:       # the oldest open shard is sealed
+                    seal(next(iter(writers)))
                 writer = writers[record.komi] = ShardWriter(directory, prefix=SHARD_PREFIX,
                                                             size=size, komi=record.komi)
             writer.add(record)

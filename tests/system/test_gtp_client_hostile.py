@@ -61,3 +61,26 @@ def test_close_ends_a_shell_wrapper_and_everything_it_started():
     client.close()
     assert time.monotonic() - started < 15
     assert group_gone(client.process.pid), "a process of the engine's group survived close()"
+
+
+def test_close_returns_when_a_process_outside_the_group_holds_the_pipes():
+    # the engine answers, then a child of it leaves the group (setsid) holding stdout and
+    # stderr open: close() must not wait on the pipes for as long as that child lives
+    engine = [PY, "-c", "import os, sys, time\n"
+                        "child = os.fork()\n"
+                        "if child == 0:\n    os.setsid()\n    time.sleep(60)\n    os._exit(0)\n"
+                        "for line in sys.stdin:\n"
+                        "    n = line.split()[0]\n"
+                        "    sys.stdout.write(f'={n} {child}\\n\\n'); sys.stdout.flush()\n"
+                        "    if 'quit' in line: break\n"]
+    import signal
+    import tempfile
+    with tempfile.TemporaryFile() as sink:
+        client = GtpClient(engine, timeout=10, stderr=sink)
+        child = int(client.send("name"))
+        try:
+            started = time.monotonic()
+            client.close()
+            assert time.monotonic() - started < 5
+        finally:
+            os.kill(child, signal.SIGKILL)

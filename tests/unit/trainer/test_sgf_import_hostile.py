@@ -137,3 +137,35 @@ def test_a_tree_whose_only_game_is_too_deep_says_so(tmp_path):
             find_sgf_files([top])
     finally:
         _remove(str(top))
+
+
+def test_games_of_many_komis_keep_a_bounded_number_of_shards_open(tmp_path, monkeypatch):
+    from fastgo.shards import read_shard
+    from trainer import sgf_import
+
+    monkeypatch.setattr(sgf_import, "MAX_OPEN_SHARDS", 3)
+    opened = []
+    real = sgf_import.ShardWriter
+
+    class Counting(real):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            opened.append(self)
+
+    monkeypatch.setattr(sgf_import, "ShardWriter", Counting)
+    top = tmp_path / "games"
+    top.mkdir()
+    for i in range(40):
+        (top / f"g{i:02d}.sgf").write_text(f"(;GM[1]SZ[9]KM[{i / 4}]RE[B+R];B[ee];W[dd])")
+    open_at_once = []
+    real_add = Counting.add
+
+    def add(self, record):
+        open_at_once.append(sum(1 for w in opened if not w._file.closed))
+        return real_add(self, record)
+
+    monkeypatch.setattr(Counting, "add", add)
+    report, written = import_sgf([str(top)], str(tmp_path / "out"), size=9, default_komi=7.5)
+    assert report.used == 40 and len(written) == 40
+    assert max(open_at_once) <= 3
+    assert sorted(read_shard(p).header["komi"] for p in written) == [i / 4 for i in range(40)]
