@@ -68,9 +68,21 @@ def _count(value, what):
     return int(value)
 
 
-def _name(value, what):
-    if not isinstance(value, str) or not value.strip():
-        raise TableError(f"player {what} must be a non-empty string, got {value!r}")
+MAX_NAME = 200               # characters of a player's name
+
+
+def _good_name(value) -> bool:
+    """A non-empty string of at most MAX_NAME printable characters: no newline, escape or
+    other control character reaches a terminal or a log through a name."""
+    return (isinstance(value, str) and bool(value.strip()) and len(value) <= MAX_NAME
+            and value.isprintable())
+
+
+def check_name(value, what):
+    """`value` as a player's name in a table, or TableError naming `what`."""
+    if not _good_name(value):
+        raise TableError(f"player {what} must be a non-empty string of at most {MAX_NAME} "
+                         f"printable characters, got {repr(value)[:MAX_NAME]}")
     return value
 
 
@@ -79,7 +91,7 @@ def append_result(path, a, b, wins_a, wins_b, draws=0, **meta) -> dict:
     fsynced before returning; returns the row written. `meta` (e.g. size, visits, source) must be
     JSON-serialisable and may override "time". A file whose last line lost its newline (a torn
     write) gets the newline first, so the damage stays on that one line."""
-    row = {"time": round(time.time(), 3), "a": _name(a, "a"), "b": _name(b, "b"),
+    row = {"time": round(time.time(), 3), "a": check_name(a, "a"), "b": check_name(b, "b"),
            "wins_a": _count(wins_a, "wins_a"), "wins_b": _count(wins_b, "wins_b"),
            "draws": _count(draws, "draws")}
     row["games"] = row["wins_a"] + row["wins_b"] + row["draws"]
@@ -127,12 +139,12 @@ def _small(value) -> bool:
 
 
 def _valid(row):
-    """The row with its counts checked (names non-empty strings of at most 200 characters,
-    counts integers in 0..MAX_COUNT), or None. Metadata is kept only while it is small (at most
+    """The row with its counts checked (names as _good_name takes them, counts integers in
+    0..MAX_COUNT), or None. Metadata is kept only while it is small (at most
     MAX_META_KEYS scalars or flat lists of MAX_META_LIST), so a row held in memory costs about
     what a written one does, whatever a line of the file holds."""
     for key in ("a", "b"):
-        if not isinstance(row.get(key), str) or not row[key].strip() or len(row[key]) > 200:
+        if not _good_name(row.get(key)):
             return None
     for key in ("wins_a", "wins_b", "draws"):
         count(row.get(key), key)

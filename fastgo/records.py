@@ -192,6 +192,8 @@ def _check_record(record, header, where, check_rules) -> GameRecord:
         raise ShardError(f"{where}: bad id {game_id[:40]!r}")
     moves = _array(record, "moves", "<i2", None, where)
     length = len(moves)
+    if length == 0:                    # no position to learn from; writers never write one
+        raise ShardError(f"{where}: a game of no moves")
     if length > 2 * nn:
         raise ShardError(f"{where}: {length} moves, over the move cap {2 * nn}")
     full = _array(record, "full", "u1", length, where)

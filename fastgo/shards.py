@@ -85,6 +85,8 @@ class ShardWriter:
         if record.size != self.size or record.komi != self.komi:
             raise ValueError(f"game is {record.size}x{record.size} komi {record.komi}, shard is "
                              f"{self.size}x{self.size} komi {self.komi}")
+        if len(record.moves) == 0:
+            raise ValueError("a game of no moves (readers refuse it)")
         if self.count >= MAX_SHARD_GAMES:
             raise ValueError(f"a shard holds at most {MAX_SHARD_GAMES} games")
         self._write(record.to_msgpack())

@@ -335,6 +335,13 @@ def _run(args):
             a.name = args.name_a
         if args.name_b:
             b.name = args.name_b
+        if not args.no_table:        # refused now, not once the match has been played
+            from fastgo.ratings import TableError, check_name
+            for which, side in (("A", a), ("B", b)):
+                try:
+                    check_name(side.name, which)
+                except TableError as exc:
+                    raise ArgumentError(f"{exc}; --name-{which.lower()} names it") from None
         sizes = {getattr(s, "board_size", None) for s in sides} - {None}
         if len(sizes) > 1:
             raise ArgumentError(f"the networks play different board sizes: {sorted(sizes)}")
@@ -426,7 +433,7 @@ def _play(args, a, b, size, sprt_elos):
             append_result(args.table, total.name_a, total.name_b, total.wins_a, total.wins_b,
                           total.draws, **meta)
             print(f"appended to the ratings table {args.table}")
-        except OSError as exc:
+        except (OSError, ValueError) as exc:       # ValueError: ratings.TableError
             print(f"{PROG}: cannot append to the ratings table {args.table}: {_line(exc)}",
                   file=sys.stderr)
             status = status or 1

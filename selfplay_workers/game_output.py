@@ -26,10 +26,15 @@ class GameOutput:
         self.sgf_dir = sgf_dir
         self.sgf_every = int(sgf_every)
         self.games = 0
+        self.empty = 0                   # games of no moves, not written
 
     def add(self, record):
         """Hands `record` (a fastgo.shards.GameRecord) on; an SGF that cannot be written is
-        logged, never raised."""
+        logged, never raised. A game of no moves (a resignation before the first move) teaches
+        nothing and readers refuse it: it is counted in `empty`, not written."""
+        if len(record.moves) == 0:
+            self.empty += 1
+            return
         if self.sink is not None:
             self.sink.add(record)
         else:

@@ -157,3 +157,16 @@ def test_ratings_command(tmp_path, capsys):
     assert data["random"] == {"elo": 0.0, "low": 0.0, "high": 0.0, "games": 300}
     assert main(["ratings", str(tmp_path / "none.jsonl")]) == 2
     assert "no such ratings table" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["net\nforged 1 0", "\x1b[31mred\x1b[0m", "a\u202eb", "x" * 201,
+                                  "   ", "tab\there"])
+def test_names_that_could_forge_output_are_refused_written_and_skipped_read(tmp_path, name):
+    path = tmp_path / "table.jsonl"
+    with pytest.raises(TableError, match="printable"):
+        append_result(path, name, "random", 1, 0)
+    assert not path.exists()                       # nothing written
+    good = {"a": "net", "b": "random", "wins_a": 3, "wins_b": 1, "draws": 0}
+    path.write_text(json.dumps({**good, "a": name}) + "\n" + json.dumps(good) + "\n")
+    rows = read_table(path)
+    assert [row["a"] for row in rows] == ["net"] and rows.skipped == 1

@@ -18,12 +18,12 @@ SIZE, KOMI = 2, 0.5
 
 
 def tiny_game(versions=()):
-    """A 2x2 game Black resigned by White at move 0: about 300 bytes on disk."""
-    empty = np.zeros(0)
-    return GameRecord(size=SIZE, komi=KOMI, moves=empty.astype(np.int16),
-                      full=empty.astype(np.uint8), root_value=empty.astype(np.float32),
-                      policy_count=empty.astype(np.uint16), policy_moves=empty.astype(np.int16),
-                      policy_visits=empty.astype(np.float32), winner=1, score=0.0, end="resign",
+    """A 2x2 game resigned by White after Black's pass: about 300 bytes on disk."""
+    one = np.zeros(1)
+    return GameRecord(size=SIZE, komi=KOMI, moves=np.array([SIZE * SIZE], np.int16),
+                      full=one.astype(np.uint8), root_value=one.astype(np.float32),
+                      policy_count=one.astype(np.uint16), policy_moves=np.zeros(0, np.int16),
+                      policy_visits=np.zeros(0, np.float32), winner=1, score=0.0, end="resign",
                       ownership=np.zeros(SIZE * SIZE, np.int8), versions=list(versions),
                       t_start=1.0, t_end=2.0)
 
@@ -31,8 +31,10 @@ def tiny_game(versions=()):
 def test_versions_beyond_the_moves_are_refused():
     record = unpack_record(tiny_game(versions=[1, 2]).to_msgpack())
     check_record(record, size=SIZE, komi=KOMI)
-    record["versions"] = [1] * 3
-    with pytest.raises(ShardError, match="3 versions for 0 moves"):
+    record["versions"] = [1] * 3                     # at most moves + 2
+    check_record(record, size=SIZE, komi=KOMI)
+    record["versions"] = [1] * 4
+    with pytest.raises(ShardError, match="4 versions for 1 moves"):
         check_record(record, size=SIZE, komi=KOMI)
 
 
@@ -78,3 +80,28 @@ def test_a_shard_of_many_tiny_games_is_refused_within_bounded_memory(tmp_path, m
                          text=True, timeout=60).stdout.split("\n")
     assert out[0].startswith("refused") and f"over the {MAX_SHARD_GAMES}" in out[0], out
     assert int(out[1]) < 200 * 1024, f"peak RSS {int(out[1]) // 1024} MB refusing the shard"
+
+
+def test_a_game_of_no_moves_is_refused_read_and_written_and_skipped_by_workers(tmp_path):
+    from selfplay_workers.game_output import GameOutput
+
+    record = unpack_record(tiny_game().to_msgpack())
+    record["moves"] = record["moves"][:0]
+    for key in ("full", "root_value", "policy_count"):
+        record[key] = record[key][:0]
+    with pytest.raises(ShardError, match="no moves"):
+        check_record(record, size=SIZE, komi=KOMI)
+    empty = GameRecord(**{**tiny_game().__dict__, "moves": np.zeros(0, np.int16),
+                          "full": np.zeros(0, np.uint8), "root_value": np.zeros(0, np.float32),
+                          "policy_count": np.zeros(0, np.uint16)})
+    writer = ShardWriter(tmp_path, prefix="t", size=SIZE, komi=KOMI)
+    with pytest.raises(ValueError, match="no moves"):
+        writer.add(empty)
+    writer.abort()
+    output = GameOutput(shard_dir=tmp_path, prefix="w", size=SIZE, komi=KOMI, worker=0, shard_games=10,
+                        shard_seconds=60)
+    output.add(empty)
+    output.add(tiny_game())
+    assert (output.empty, output.games) == (1, 1)
+    path, games = output.shards.close()
+    assert games == 1 and len(read_shard(path).games) == 1

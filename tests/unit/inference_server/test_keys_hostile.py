@@ -43,3 +43,17 @@ def test_undecodable_keys_are_refused_inline_and_in_files(tmp_path):
 def test_a_nul_byte_in_a_key_path_is_a_key_error(tmp_path, reader):
     with pytest.raises(CurveKeyError, match="not a usable key file path"):
         reader(str(tmp_path / "a\x00b.key"))
+
+
+@pytest.mark.parametrize("reader", [read_public_key, read_secret_key, allowed_keys])
+@pytest.mark.parametrize("spec", ["#" * 40000, "k" * 5000 + ".key", "line\nbreak\x1b[2J.key"],
+                         ids=["inline-40000", "name-5000", "control-characters"])
+def test_an_error_names_a_long_or_unprintable_input_in_one_short_printable_line(tmp_path, reader,
+                                                                                spec):
+    given = spec if spec.startswith("#") else str(tmp_path / spec)
+    with pytest.raises(CurveKeyError) as caught:
+        reader([given]) if reader is allowed_keys else reader(given)
+    message = str(caught.value)
+    assert len(message) < 500 and message.isprintable(), message
+    if len(spec) > 1000:
+        assert "characters)" in message          # says how long the input was
