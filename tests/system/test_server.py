@@ -115,6 +115,26 @@ def test_requests_are_gathered_into_full_batches(tmp_path):
     assert stats["mean_batch_size"] == 16 and stats["mean_batch_fill"] == 1.0
 
 
+def test_a_partial_batch_waits_only_while_a_recent_request_size_could_join_it(tmp_path):
+    # max_batch 16 and a wait of 2 s: requests of 12 positions cannot share a batch, so once
+    # 12 is the smallest recent size a request of 12 runs at once; after a request of 2 it
+    # waits for the deadline again (12 + 2 fit in 16).
+    config = write_config(tmp_path / "serve.toml", {"blocks": 1, "channels": 8}, {
+        "endpoint": "tcp://127.0.0.1:*", "max_batch": 16, "max_wait_us": 2_000_000, "threads": 1})
+    rng = np.random.default_rng(4)
+    with ServerProcess(config) as server, InferenceClient(server.endpoint, timeout_s=20) as client:
+        for _ in range(3):
+            start = time.monotonic()
+            client.receive(client.submit(random_planes(rng, 12)))
+            assert time.monotonic() - start < 1.0
+        client.receive(client.submit(random_planes(rng, 2)))
+        start = time.monotonic()
+        client.receive(client.submit(random_planes(rng, 12)))
+        assert time.monotonic() - start >= 1.9          # the deadline, not earlier
+        stats = client.stats()
+    assert (stats["requests"], stats["positions"], stats["batches"]) == (5, 50, 5)
+
+
 def test_bad_requests_get_errors_and_others_are_served(served, forward):
     server, models = served
     rng = np.random.default_rng(5)
