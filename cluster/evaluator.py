@@ -62,7 +62,7 @@ class Evaluator:
     def evaluate(self, step, path):
         import torch
 
-        from fastgo.ratings import TableError, append_result, fit_ratings, read_table
+        from fastgo.ratings import TableError, append_result, fit_ratings, read_table, table_name
         from inference_server.checkpoint import CheckpointError, load_checkpoint
         from inference_server.evaluator import InProcessEvaluator
         from selfplay_workers.match import SearchSide, play_match
@@ -95,7 +95,8 @@ class Evaluator:
         results = []
         for label, opponent in opponents:
             result = play_match(side(ckpt.model, name, step), opponent, games, size=size, komi=komi)
-            append_result(self.table, name, label, result.wins_a, result.wins_b, result.draws,
+            append_result(self.table, name, table_name(label), result.wins_a, result.wins_b,
+                          result.draws,
                           size=size, visits=visits, source="evaluator")
             results.append(f"{label} {result.wins_a}-{result.wins_b}")
             if self.status is not None:

@@ -16,6 +16,7 @@ r +- 1.96 sqrt(diag(H^-1)), H the Hessian of the negative log-posterior over the
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -76,6 +77,17 @@ def _good_name(value) -> bool:
     other control character reaches a terminal or a log through a name."""
     return (isinstance(value, str) and bool(value.strip()) and len(value) <= MAX_NAME
             and value.isprintable())
+
+
+def table_name(text: str) -> str:
+    """A name the table takes for any `text` (e.g. a GTP engine's command line): control
+    characters escaped, and when longer than MAX_NAME, its start and a digest of the whole (two
+    texts give the same name only when equal)."""
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text)).strip() or "?"
+    if len(shown) <= MAX_NAME:
+        return shown
+    digest = hashlib.sha256(str(text).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{shown[:MAX_NAME - 20]}..{digest}"
 
 
 def check_name(value, what):

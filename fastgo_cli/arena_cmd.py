@@ -335,13 +335,14 @@ def _run(args):
             a.name = args.name_a
         if args.name_b:
             b.name = args.name_b
-        if not args.no_table:        # refused now, not once the match has been played
-            from fastgo.ratings import TableError, check_name
-            for which, side in (("A", a), ("B", b)):
-                try:
-                    check_name(side.name, which)
-                except TableError as exc:
-                    raise ArgumentError(f"{exc}; --name-{which.lower()} names it") from None
+        from fastgo.ratings import TableError, check_name, table_name
+        for which, side, given in (("A", a, args.name_a), ("B", b, args.name_b)):
+            if not given:                # e.g. a long GTP command line: shortened, escaped
+                side.name = table_name(side.name)
+            try:                         # refused now, not once the match has been played
+                check_name(side.name, f"--name-{which.lower()}")
+            except TableError as exc:
+                raise ArgumentError(str(exc)) from None
         sizes = {getattr(s, "board_size", None) for s in sides} - {None}
         if len(sizes) > 1:
             raise ArgumentError(f"the networks play different board sizes: {sorted(sizes)}")

@@ -170,3 +170,16 @@ def test_names_that_could_forge_output_are_refused_written_and_skipped_read(tmp_
     path.write_text(json.dumps({**good, "a": name}) + "\n" + json.dumps(good) + "\n")
     rows = read_table(path)
     assert [row["a"] for row in rows] == ["net"] and rows.skipped == 1
+
+
+def test_table_name_takes_any_text_and_keeps_long_ones_apart(tmp_path):
+    from fastgo.ratings import MAX_NAME, table_name
+
+    long_a, long_b = "gtp:" + "x" * 300 + " a", "gtp:" + "x" * 300 + " b"
+    names = [table_name(t) for t in ("gnugo:1", "line\nbreak", long_a, long_b, "\t")]
+    assert names[0] == "gnugo:1" and names[1] == "line\\nbreak"
+    assert names[2] != names[3] and all(len(n) <= MAX_NAME for n in names)
+    path = tmp_path / "table.jsonl"
+    for name in names:
+        append_result(path, name, "random", 1, 0)        # every one is a name the table takes
+    assert [row["a"] for row in read_table(path)] == names
