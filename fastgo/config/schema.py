@@ -72,7 +72,9 @@ class ServerConfig:
                             doc="ROUTER bind address; loopback by default")
     max_batch: int = setting(64, min=1, max=65536, doc="positions per forward pass")
     max_wait_us: int = setting(1000, min=0, max=10_000_000,
-                               doc="longest wait after the first queued request")
+                               doc="longest wait after the first queued request for more to "
+                                   "join its batch (none once no request of the recent sizes "
+                                   "could still fit)")
     max_request_positions: int = setting(1024, min=1, max=1 << 20,
                                          doc="largest count one request may carry")
     max_checkpoint_bytes: int = setting(256 << 20, min=1 << 10, max=1 << 34,
