@@ -159,17 +159,12 @@ def _check_appendable(path):
 def _append_line(path, line):
     """Appends one line, fsynced; a FIFO or device there is refused (ConfigError), not waited on."""
     from fastgo.config import ConfigError
-    from fastgo.files import open_append
+    from fastgo.files import append_bytes
 
     try:
-        fd = open_append(path)
+        append_bytes(path, line.encode("utf-8"), sync=True)
     except OSError as err:
         raise ConfigError(f"{path}: {err.strerror or err}") from None
-    try:
-        os.write(fd, line.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _write_json(path, data):

@@ -74,6 +74,18 @@ def open_append(path, mode: int = 0o644) -> int:
     return fd
 
 
+def append_bytes(path, data: bytes, *, sync: bool = False) -> None:
+    """Appends `data` to the regular file at `path` (open_append: created when absent, never a
+    wait on a FIFO), fsynced when `sync`. OSError when it cannot."""
+    fd = open_append(path)
+    try:
+        os.write(fd, data)
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def check_regular(path) -> None:
     """Nothing when `path` is absent or a regular file; OSError(EINVAL) for anything else there
     (a FIFO, a device, a directory), checked without opening it."""
@@ -100,6 +112,16 @@ def printable(text) -> str:
     UTF-8 keeps its undecodable bytes as \\xNN-style escapes instead of raising on output."""
     text = os.fsdecode(text) if isinstance(text, bytes) else str(text)
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def escaped(text, limit: int = 0) -> str:
+    """`text` (a str, bytes or path) as printable() makes it, with control characters (newline,
+    escape, bidi overrides) escaped too, so it shows on one line as it is; longer than `limit`
+    (when > 0): its start and the length it had."""
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in printable(text))
+    if 0 < limit < len(shown):
+        return f"{shown[:limit]}... ({len(shown)} characters)"
+    return shown
 
 
 def fsync_dir(directory) -> None:

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from fastgo.files import open_append
+from fastgo.files import escaped, open_append
 from fastgo.statefiles import count, read_jsonl
 
 try:
@@ -83,7 +83,7 @@ def table_name(text: str) -> str:
     """A name the table takes for any `text` (e.g. a GTP engine's command line): control
     characters escaped, and when longer than MAX_NAME, its start and a digest of the whole (two
     texts give the same name only when equal)."""
-    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text)).strip() or "?"
+    shown = escaped(str(text)).strip() or "?"
     if len(shown) <= MAX_NAME:
         return shown
     digest = hashlib.sha256(str(text).encode("utf-8", "surrogatepass")).hexdigest()[:16]

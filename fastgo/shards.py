@@ -228,8 +228,8 @@ def read_shard(path, *, max_bytes: int = MAX_SHARD_BYTES, check_rules: bool = Tr
 
     Bounds: a file over `max_bytes` (or not a regular file) or of more than MAX_SHARD_GAMES
     games is refused before any record is decoded; memory is O(file size) (msgpack containers
-    are capped at MAX_MAP_KEYS keys and 4,096 versions, and
-    every array's length is checked against the bytes holding it); time is linear in the file.
+    are capped at MAX_MAP_KEYS keys and 4,096 versions, and every array's length is checked
+    against the bytes holding it); time is linear in the file.
     Raises ShardError naming the file and the first problem."""
     path = os.fspath(path)
     data = _read_regular_file(path, max_bytes)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
-from fastgo.files import printable
+from fastgo.files import escaped, printable
 
 PROG = "fastgo curve"
 MAX_RUNS = 20
@@ -37,8 +37,7 @@ def run(args) -> int:
             return 2
     else:
         # a folder's name may hold bytes that are not UTF-8 or control characters
-        labels = [printable(os.path.basename(os.path.normpath(r)) or r)[:60] for r in args.runs]
-        labels = ["".join(c if c.isprintable() else "?" for c in x) for x in labels]
+        labels = [escaped(os.path.basename(os.path.normpath(r)) or r)[:60] for r in args.runs]
     if not args.output.lower().endswith(".png"):
         print(f"{PROG}: -o {args.output!r}: the output is a .png file", file=sys.stderr)
         return 2

@@ -278,7 +278,7 @@ class OpenVinoBackend:
 
         self.name = name
         self._signal_stack = _signal_stack()
-        self._static = []          # (size, compiled, request, input float32 [size, P, N, N])
+        self._static = []          # (size, request, input float32 [size, P, N, N], logits, value)
         core = openvino.Core()
         with tempfile.TemporaryDirectory(prefix="fastgo-ov-") as folder:
             path = os.path.join(folder, "model.onnx")
@@ -304,7 +304,8 @@ class OpenVinoBackend:
                 request = compiled.create_infer_request()
                 staged = request.get_input_tensor(0).data
                 staged[...] = 0
-                self._static.append((size, compiled, request, staged))
+                self._static.append((size, request, staged, request.get_tensor(
+                    compiled.output("logits")), request.get_tensor(compiled.output("value"))))
         finally:
             _set_signal_stack(self._signal_stack)
 
@@ -322,15 +323,13 @@ class OpenVinoBackend:
 
     def run(self, planes):
         n = len(planes)
-        for size, compiled, request, staged in self._static:
+        for size, request, staged, logits, values in self._static:
             if size >= n:
                 if n * 4 >= size * 3:          # padded by at most a third: cheaper than a new shape
                     staged[:n] = planes
                     request.infer()
-                    return (np.array(request.get_tensor(compiled.output("logits")).data[:n],
-                                     dtype=np.float32, copy=True),
-                            np.array(request.get_tensor(compiled.output("value")).data[:n],
-                                     dtype=np.float32, copy=True).reshape(-1))
+                    return (np.array(logits.data[:n], dtype=np.float32, copy=True),
+                            np.array(values.data[:n], dtype=np.float32, copy=True).reshape(-1))
                 break
         result = self.request.infer({0: planes.astype(np.float32)})
         return (np.array(result[self._logits], dtype=np.float32, copy=True),

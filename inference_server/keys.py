@@ -17,7 +17,7 @@ import threading
 import zmq
 from zmq.utils import z85
 
-from fastgo.files import printable, read_bounded
+from fastgo.files import escaped, read_bounded
 
 MAX_KEY_FILE_BYTES = 4096
 MAX_ALLOWED_KEYS = 100_000
@@ -33,10 +33,8 @@ SHOWN_CHARS = 200     # of a path or key named in an error: a 40,000-character o
 
 
 def _shown(text) -> str:
-    """`text` (a path, bytes or str) as an error names it: printable, escapes for bytes that are
-    not UTF-8 and for control characters, at most SHOWN_CHARS characters."""
-    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in printable(text))
-    return shown if len(shown) <= SHOWN_CHARS else shown[:SHOWN_CHARS] + f"... ({len(shown)} characters)"
+    """`text` (a path, bytes or str) as an error names it (fastgo.files.escaped)."""
+    return escaped(text, SHOWN_CHARS)
 
 
 # -- writing --------------------------------------------------------------------------------------
@@ -80,7 +78,8 @@ def _read_small(path) -> bytes:
     try:
         return read_bounded(path, MAX_KEY_FILE_BYTES)
     except OSError as err:
-        raise CurveKeyError(f"{_shown(path)}: cannot read the key file: {err.strerror or err}") from None
+        raise CurveKeyError(f"{_shown(path)}: cannot read the key file: "
+                            f"{err.strerror or err}") from None
     except ValueError:                        # a NUL byte in the path
         raise CurveKeyError(f"{_shown(path)}: not a usable key file path") from None
 
@@ -111,7 +110,8 @@ def read_secret_key(path) -> tuple[bytes, bytes]:
     try:
         mode = os.stat(path).st_mode
     except OSError as err:
-        raise CurveKeyError(f"{_shown(path)}: cannot read the key file: {err.strerror or err}") from None
+        raise CurveKeyError(f"{_shown(path)}: cannot read the key file: "
+                            f"{err.strerror or err}") from None
     except ValueError:                        # a NUL byte in the path
         raise CurveKeyError(f"{_shown(path)}: not a usable key file path") from None
     if stat.S_ISREG(mode) and mode & 0o077:

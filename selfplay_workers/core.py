@@ -157,7 +157,8 @@ class WorkerCore:
             "moves": self.moves_done, "evals": self.evals, "batches": self.batches,
             "moves_per_s": self.moves_done / elapsed, "evals_per_s": self.evals / elapsed,
             "mean_batch": self.evals / max(1, self.batches), "shards": self.shards.shards_closed,
-            "games_in_shards": self.shards.games_in_shards, **fields,
+            "games_in_shards": self.shards.games_in_shards, "empty_games": self.output.empty,
+            **fields,
             **({"paused_s": self.paused_s, "pauses": self.pauses, **self.sink.stats()}
                if self.sink is not None else {}),
         }

@@ -10,7 +10,7 @@ import io
 import logging
 import os
 
-from fastgo.files import atomic_write, open_append, printable, read_bounded
+from fastgo.files import append_bytes, atomic_write, printable, read_bounded
 from fastgo.statefiles import open_regular
 
 # Every column any trainer writes, and what it means. Loss terms are means over the steps
@@ -102,11 +102,7 @@ def append_metrics_row(path, fields, row) -> bool:
         csv.writer(data).writerow(header)
     csv.DictWriter(data, fieldnames=header, restval="", extrasaction="ignore").writerow(row)
     try:
-        fd = open_append(path)
-        try:
-            os.write(fd, data.getvalue().encode("utf-8"))
-        finally:
-            os.close(fd)
+        append_bytes(path, data.getvalue().encode("utf-8"))
     except OSError as err:
         log.warning("%s: metrics row not written: %s", printable(path),
                     printable(err.strerror or err))
