@@ -264,8 +264,8 @@ class OpenVinoBackend:
     The model is compiled once with a dynamic batch and once per size in `static_batches` with a
     static one. A batch runs on the smallest static size that holds it when padding adds at most
     a third (the rows past it keep earlier planes; rows are independent, their outputs dropped),
-    else on the dynamic model. Changing a dynamic model's input shape re-plans its kernels:
-    served batches of varying size ran about a fifth below the same sizes each run alone.
+    else on the dynamic model. Changing a dynamic model's input shape re-plans its kernels, and
+    served batches vary by a few positions (docs/performance.md: bench selfplay, +18%).
 
     The plugin sets the calling thread's alternate signal stack while a compiled model lives and
     puts back the one it saw on deletion; with two models alive at once (a hot reload) that can
