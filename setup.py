@@ -47,7 +47,7 @@ setup(
     version="0.1.0",
     description="AlphaZero-style self-play for Go: Cython kernels, ZeroMQ batched inference, PyTorch training",
     packages=find_packages(include=["fastgo", "fastgo.*", "inference_server", "inference_server.*",
-                                    "selfplay_workers", "selfplay_workers.*", "trainer", "trainer.*",
+                                    "selfplay_workers", "selfplay_workers.*", "play", "play.*", "trainer", "trainer.*",
                                     "cluster", "cluster.*", "fastgo_cli", "fastgo_cli.*"])
     + ["fastgo.configs"],
     package_dir={"fastgo.configs": "configs"},

@@ -50,7 +50,7 @@ class Opponent:
 def parse_opponents(text) -> list:
     """'mcts:1000,gnugo:1,random,gtp:"CMD"' -> [Opponent]; gnugo:LEVEL (0..10) is GNU Go at that
     level as a GTP engine. CompareError for an empty list, a duplicate or an unknown spec."""
-    from selfplay_workers.players import make_player
+    from play.players import make_player
 
     labels = [part.strip() for part in _split(text)]
     if not labels or not all(labels):
@@ -70,7 +70,7 @@ def parse_opponents(text) -> list:
                                    "with LEVEL in 0..10")
             spec = f"gtp:{GNUGO_PROGRAM} " + GNUGO_ARGS.format(level=int(match.group(1)))
         elif kind == "gtp":
-            from selfplay_workers.gtp_side import parse_gtp_spec
+            from play.gtp_side import parse_gtp_spec
             try:
                 parse_gtp_spec(label)
             except ValueError as err:
@@ -113,7 +113,7 @@ def check_opponent(opponent: Opponent, size: int, komi: float) -> None:
     a missing or unwilling engine is known before hours of runs; CompareError if it cannot."""
     if not opponent.spec.lower().startswith("gtp:"):
         return
-    from selfplay_workers.gtp_side import GtpEngineError, GtpSide
+    from play.gtp_side import GtpEngineError, GtpSide
 
     side = GtpSide(opponent.spec, start_timeout=30.0)
     try:

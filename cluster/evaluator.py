@@ -65,8 +65,8 @@ class Evaluator:
         from fastgo.ratings import TableError, append_result, fit_ratings, read_table, table_name
         from inference_server.checkpoint import CheckpointError, load_checkpoint
         from inference_server.evaluator import InProcessEvaluator
-        from selfplay_workers.match import SearchSide, play_match
-        from selfplay_workers.players import make_player
+        from play.match import SearchSide, play_match
+        from play.players import make_player
 
         torch.set_num_threads(1)
         try:

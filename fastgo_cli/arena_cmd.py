@@ -18,7 +18,7 @@ import sys
 import time
 
 from fastgo.config import BACKEND_CHOICES, SEARCH_CHOICES
-from selfplay_workers.search_player import PASS_RULES
+from play.search_player import PASS_RULES
 
 DEFAULT_GAMES = 100
 DEFAULT_VISITS = 200
@@ -165,7 +165,7 @@ def load_network_side(path, args, seed, which):
     from inference_server.checkpoint import CheckpointError
     from inference_server.evaluator import InProcessEvaluator
     from inference_server.runner import check_canaries
-    from selfplay_workers.match import SearchSide
+    from play.match import SearchSide
 
     torch.set_num_threads(1)
     try:
@@ -200,14 +200,14 @@ def make_side(spec, args, seed, which):
     if not isinstance(spec, str) or not spec.strip():
         raise ArgumentError(f"{which}: empty player spec")
     if spec.strip().lower().startswith("gtp:"):
-        from selfplay_workers.gtp_side import GtpSide
+        from play.gtp_side import GtpSide
 
         try:
             return GtpSide(spec.strip(), move_timeout=args.move_timeout)
         except ValueError as exc:
             raise ArgumentError(f"{which}: {_line(exc)}") from None
     if _is_spec(spec):
-        from selfplay_workers.players import make_player
+        from play.players import make_player
 
         try:
             return make_player(spec, seed=seed)
@@ -352,7 +352,7 @@ def _run(args):
             if net_size is not None and net_size != size:
                 raise ArgumentError(f"--size {size}: {which} plays {net_size}x{net_size} only")
             if hasattr(side, "argv"):        # a GTP engine: start it now, refuse it if it cannot
-                from selfplay_workers.gtp_side import GtpEngineError
+                from play.gtp_side import GtpEngineError
                 try:
                     side.prepare(min(args.chunk, args.games), size, args.komi)
                 except GtpEngineError as exc:
@@ -366,7 +366,7 @@ def _run(args):
 
 def _play(args, a, b, size, sprt_elos):
     from fastgo.ratings import sprt_bounds, sprt_decision, sprt_llr
-    from selfplay_workers.match import MatchResult, play_match
+    from play.match import MatchResult, play_match
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
     if args.sgf_dir is not None:

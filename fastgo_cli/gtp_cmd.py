@@ -7,7 +7,7 @@ import logging
 import sys
 
 from fastgo.config import BACKEND_CHOICES, SEARCH_CHOICES
-from selfplay_workers.search_player import PASS_RULES
+from play.search_player import PASS_RULES
 
 DEFAULT_VISITS = 400
 
@@ -83,7 +83,7 @@ def run(args):
         print(f"fastgo gtp: --komi {args.komi} is outside -10000..10000", file=sys.stderr)
         return 2
 
-    from selfplay_workers.gtp_engine import GtpEngine
+    from play.gtp_engine import GtpEngine
 
     try:
         player = _network_player(args) if args.model is not None else _baseline_player(args)
@@ -100,7 +100,7 @@ def run(args):
 
 
 def _baseline_player(args):
-    from selfplay_workers.players import make_player
+    from play.players import make_player
 
     try:
         return make_player(args.player or "random", seed=args.seed)
@@ -121,7 +121,7 @@ def _network_player(args):
     from inference_server.checkpoint import CheckpointError
     from inference_server.evaluator import InProcessEvaluator
     from inference_server.runner import check_canaries
-    from selfplay_workers.search_player import SearchPlayer
+    from play.search_player import SearchPlayer
 
     if args.device == "cuda":
         import torch

@@ -105,7 +105,9 @@ def available_backends() -> list[str]:
     caps = _openvino_capabilities() if onnx_ok else frozenset()
     if caps:
         names.append("openvino-f32")
-        if "BF16" in caps:
+        # OpenVINO 2026 lists BF16 on AVX-512 CPUs without bf16 instructions (emulated, slower
+        # than f32): the CPU's own flag decides.
+        if "BF16" in caps and cpu_has_bf16():
             names.append("openvino-bf16")
         if "INT8" in caps and cpu_has_vnni() and _module("onnxruntime") is not None:
             names.append("openvino-int8")

@@ -197,7 +197,7 @@ class Engine:
     returns (seconds of the genmove alone, the move)."""
 
     def __init__(self, label, argv, *, size, setup=(), env=None, move_timeout):
-        from selfplay_workers.gtp_client import GtpClient
+        from play.gtp_client import GtpClient
 
         self.label, self.size, self.move_timeout = label, size, move_timeout
         self.stderr = _Capture()

@@ -6,7 +6,7 @@ import sys
 
 
 def test_a_selfplay_worker_never_imports_torch():
-    code = ("import sys, selfplay_workers.worker, selfplay_workers.match, fastgo_cli.selfplay_cmd, "
+    code = ("import sys, selfplay_workers.worker, play.match, fastgo_cli.selfplay_cmd, "
             "inference_server.client, fastgo.shards; "
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -13,8 +13,8 @@ import torch
 from fastgo.config import load_config
 from inference_server.evaluator import InProcessEvaluator
 from fastgo.shards import list_shards, read_shard
-from selfplay_workers.match import SearchSide, play_match
-from selfplay_workers.players import RandomPlayer
+from play.match import SearchSide, play_match
+from play.players import RandomPlayer
 
 TRAIN_STEPS = 3000          # a run of 2000 once ended at 77/100 against random: margin
 TIMEOUT_S = 600

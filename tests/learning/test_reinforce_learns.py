@@ -18,8 +18,8 @@ from fastgo.policy_play import distribution
 from inference_server.checkpoint import load_checkpoint
 from fastgo.shards import list_shards, read_shard
 from fastgo.ratings import wilson_interval
-from selfplay_workers.match import play_match
-from selfplay_workers.players import RandomPlayer
+from play.match import play_match
+from play.players import RandomPlayer
 
 TRAIN_UPDATES = 100
 TIMEOUT_S = 600

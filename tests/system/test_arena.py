@@ -17,8 +17,8 @@ from fastgo.sgf import read_sgf_file
 from fastgo_cli.main import main
 from fastgo.ratings import (elo_from_score, sprt_bounds, sprt_decision, sprt_llr,
                             wilson_interval)
-from selfplay_workers.match import play_match
-from selfplay_workers.players import make_player
+from play.match import play_match
+from play.players import make_player
 
 FAKE = str(Path(__file__).resolve().parents[1] / "fake_engines" / "fake_gtp.py")
 ROOT = Path(__file__).resolve().parents[2]

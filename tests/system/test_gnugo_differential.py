@@ -22,9 +22,9 @@ import pytest
 from fastgo import coords
 from fastgo.board import BLACK, WHITE
 from fastgo.game import Game
-from selfplay_workers.gtp_client import GtpClient
-from selfplay_workers.gtp_engine import handicap_points
-from selfplay_workers.players import RandomPlayer
+from play.gtp_client import GtpClient
+from play.gtp_engine import handicap_points
+from play.players import RandomPlayer
 
 pytestmark = pytest.mark.gnugo
 

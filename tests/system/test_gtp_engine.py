@@ -1,5 +1,5 @@
 """The GTP engine as users run it: `python -m fastgo_cli.main gtp` in a real subprocess, driven by
-scripted sessions and by selfplay_workers.gtp_client. Plus the protocol helpers in fastgo.gtp."""
+scripted sessions and by play.gtp_client. Plus the protocol helpers in fastgo.gtp."""
 import os
 import subprocess
 import sys
@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from fastgo import gtp, sgf
-from selfplay_workers.gtp_client import GtpClient, GtpConnectionError
+from play.gtp_client import GtpClient, GtpConnectionError
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 ENGINE = [sys.executable, "-m", "fastgo_cli.main", "gtp"]
@@ -356,7 +356,7 @@ def test_client_times_out_on_a_silent_engine():
 # --- players (in process) --------------------------------------------------------------------
 
 def test_make_player_specs():
-    from selfplay_workers.players import RandomPlayer, make_player
+    from play.players import RandomPlayer, make_player
 
     assert isinstance(make_player("random", seed=1), RandomPlayer)
     assert isinstance(make_player(" Random "), RandomPlayer)
@@ -367,7 +367,7 @@ def test_make_player_specs():
 
 def test_random_player_is_reproducible_and_legal():
     from fastgo.game import Game
-    from selfplay_workers.players import make_player
+    from play.players import make_player
 
     def play(seed):
         game, player = Game(size=7), make_player("random", seed=seed)
@@ -381,7 +381,7 @@ def test_random_player_is_reproducible_and_legal():
 
 def test_random_player_keeps_its_eyes():
     from fastgo.game import Game
-    from selfplay_workers.players import RandomPlayer
+    from play.players import RandomPlayer
 
     game = Game(size=3)
     game.setup(black=[1, 2, 3, 4, 5, 6, 7])     # Black owns the A3 and C1 corners as eyes
@@ -394,7 +394,7 @@ def test_random_player_keeps_its_eyes():
 
 
 def test_mcts_player_answers_genmove():
-    import selfplay_workers.players  # noqa: F401  (must exist in every build)
+    import play.players  # noqa: F401  (must exist in every build)
     responses, stderr, code = run_script("genmove b\ngenmove w\nlist_stones black\n",
                                          "--player", "mcts:30", "--seed", "2")
     assert code == 0, stderr

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from fastgo.board import BLACK
-from selfplay_workers.gtp_side import GtpEngineError, GtpSide, parse_gtp_spec
-from selfplay_workers.match import play_match
-from selfplay_workers.players import make_player
+from play.gtp_side import GtpEngineError, GtpSide, parse_gtp_spec
+from play.match import play_match
+from play.players import make_player
 
 FAKE = str(Path(__file__).resolve().parents[1] / "fake_engines" / "fake_gtp.py")
 GAMES = 4

@@ -1,7 +1,7 @@
 """The import rules of the layout as contracts, read from the source (ast for .py, the import lines
 of .pyx/.pxd kernels; imports inside functions count, a script's `if __name__ == "__main__":`
 block does not, as importing the module never runs it): packages import down the layers only,
-fastgo and selfplay_workers never import torch, only cluster/ray_backend.py imports ray, no
+fastgo, selfplay_workers and play never import torch, only cluster/ray_backend.py imports ray, no
 import cycle between the project's modules, and no test module imports another."""
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 # Dependency order: a package imports packages of a lower rank (or itself) only; packages of the
 # same rank do not import each other.
-RANK = {"fastgo": 0, "inference_server": 1, "selfplay_workers": 2, "trainer": 2, "cluster": 3,
-        "fastgo_cli": 4}
-NO_TORCH = ("fastgo", "selfplay_workers")
+RANK = {"fastgo": 0, "inference_server": 1, "selfplay_workers": 2, "play": 2, "trainer": 2,
+        "cluster": 3, "fastgo_cli": 4}
+NO_TORCH = ("fastgo", "selfplay_workers", "play")
 RAY_ONLY_IN = "cluster.ray_backend"
 KERNEL_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+c?import\b|c?import\s+([\w.]+))", re.M)
 IMPORTERS = ("import_module", "__import__")

@@ -42,8 +42,8 @@ GTP_LINE = st.one_of(
 
 
 def fresh_engine():
-    from selfplay_workers.gtp_engine import GtpEngine
-    from selfplay_workers.players import make_player
+    from play.gtp_engine import GtpEngine
+    from play.players import make_player
 
     return GtpEngine(make_player("random", seed=1), size=5)
 

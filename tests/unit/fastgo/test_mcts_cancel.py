@@ -5,7 +5,7 @@ import pytest
 
 from fastgo.game import Game
 from fastgo.mcts import FLAG_PENDING, BatchedSearch
-from selfplay_workers.search_player import SearchPlayer
+from play.search_player import SearchPlayer
 
 
 class FlakyEvaluator:

@@ -1,4 +1,4 @@
-"""The pure-MCTS baseline (fastgo.uct, selfplay_workers.players): deterministic under a seed,
+"""The pure-MCTS baseline (fastgo.uct, play.players): deterministic under a seed,
 legal, tactically sane, and clearly stronger than the random player on 9x9."""
 import numpy as np
 import pytest
@@ -6,8 +6,8 @@ import pytest
 from fastgo.board import Board, Random, BLACK, WHITE
 from fastgo.game import Game
 from fastgo.uct import uct_search
-from selfplay_workers.players import RandomPlayer, make_player
-from selfplay_workers.players import UctPlayer
+from play.players import RandomPlayer, make_player
+from play.players import UctPlayer
 
 
 def play_game(black, white, size=9, komi=7.5):

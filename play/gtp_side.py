@@ -1,5 +1,5 @@
 """A match side played by an external GTP engine (GNU Go, KataGo, another fastgo): the arena's
-`gtp:"COMMAND"` players, through selfplay_workers.match.play_match.
+`gtp:"COMMAND"` players, through play.match.play_match.
 
 Games are scored by area with every stone on the board counting (Tromp-Taylor), so an engine
 that offers `kgs-genmove_cleanup` (GNU Go, KataGo) is asked for its moves with it: it plays as
@@ -24,8 +24,8 @@ from fastgo import coords
 from fastgo.board import BLACK
 from fastgo.game import RESIGN, IllegalMoveError
 from fastgo.gtp import GtpError
-from selfplay_workers.gtp_client import GtpClient, GtpConnectionError
-from selfplay_workers.match import Forfeit
+from play.gtp_client import GtpClient, GtpConnectionError
+from play.match import Forfeit
 
 DEFAULT_MOVE_TIMEOUT = 60.0     # seconds for one genmove (and for one batch of set-up commands)
 START_TIMEOUT = 30.0            # seconds for the engine's first answers after a start

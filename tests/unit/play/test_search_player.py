@@ -1,4 +1,4 @@
-"""SearchPlayer (selfplay_workers.search_player) and `fastgo bench mcts`."""
+"""SearchPlayer (play.search_player) and `fastgo bench mcts`."""
 import json
 
 import numpy as np
@@ -6,8 +6,8 @@ import numpy as np
 from fastgo.board import BLACK, WHITE
 from fastgo.game import Game
 from fastgo_cli.main import main
-from selfplay_workers.players import RandomPlayer
-from selfplay_workers.search_player import SearchPlayer
+from play.players import RandomPlayer
+from play.search_player import SearchPlayer
 
 
 def test_search_player_reuses_its_tree_and_survives_undo():
@@ -119,7 +119,7 @@ class FixedRoot:
 
 
 def test_settle_pass_keeps_the_pass_for_a_won_or_filled_board_only():
-    from selfplay_workers.search_player import settle_pass
+    from play.search_player import settle_pass
     game = Game(3, 0.5)
     pass_move = game.pass_move
     visits = np.zeros(10, np.int32)

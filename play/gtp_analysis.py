@@ -8,8 +8,8 @@ position and prints one line every interval:
 
 (winrate and prior in 1/10000, winrate for the side to move), until the next command arrives; an
 empty line then ends the response and that command is answered as usual. The engine
-(selfplay_workers.gtp_engine) offers it when its player can `ponder(game, visits, max_visits)` and report
-`analysis()` (the network player, selfplay_workers.search_player).
+(play.gtp_engine) offers it when its player can `ponder(game, visits, max_visits)` and report
+`analysis()` (the network player, play.search_player).
 """
 from __future__ import annotations
 

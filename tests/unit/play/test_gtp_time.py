@@ -4,8 +4,8 @@ import time
 
 import pytest
 
-from selfplay_workers.gtp_engine import GtpEngine
-from selfplay_workers.search_player import SearchPlayer
+from play.gtp_engine import GtpEngine
+from play.search_player import SearchPlayer
 
 
 def answer(engine, line):
@@ -98,7 +98,7 @@ def test_cleanup_genmove_does_not_pass_while_points_are_open():
 ])
 def test_move_budget_arithmetic(settings, left, move_seconds, expected):
     from fastgo.gtp import BLACK
-    from selfplay_workers.gtp_time import GtpClock
+    from play.gtp_time import GtpClock
 
     clock = GtpClock(move_seconds)
     clock.settings = settings

@@ -1,12 +1,12 @@
-"""A GTP v2 engine over a fastgo.game.Game and a Player (selfplay_workers.players).
+"""A GTP v2 engine over a fastgo.game.Game and a Player (play.players).
 
 `GtpEngine.handle_line(line)` answers one input line; `serve(stdin, stdout)` is the loop behind
 `fastgo gtp`. Every failure is a GTP error response ('? illegal move', '? unknown command', ...),
 never a traceback on stdout: an unexpected exception is logged to stderr and answered as
 '? internal error'. The engine keeps the setup stones and moves of the current game itself, so
 komi changes, undo and printsgf work whatever the Game keeps. Time control is
-selfplay_workers.gtp_time's, handicap and SGF setup selfplay_workers.gtp_setup's, live analysis
-selfplay_workers.gtp_analysis's.
+play.gtp_time's, handicap and SGF setup play.gtp_setup's, live analysis
+play.gtp_analysis's.
 """
 import logging
 import sys
@@ -14,10 +14,10 @@ import sys
 from fastgo import coords
 from fastgo.gtp import (BLACK, WHITE, GtpError, color_name, float_arg, format_response, int_arg,
                         parse_color, parse_line)
-from selfplay_workers.gtp_setup import (free_handicap_points, handicap_points, loadsgf_stop,
+from play.gtp_setup import (free_handicap_points, handicap_points, loadsgf_stop,
                                         read_sgf, set_free_handicap_points, sgf_position,
                                         sgf_text, write_text)
-from selfplay_workers.gtp_time import GtpClock
+from play.gtp_time import GtpClock
 
 log = logging.getLogger("fastgo.gtp")
 
@@ -148,7 +148,7 @@ class GtpEngine:
 
     def serve(self, stdin=None, stdout=None):
         """Answers lines from stdin until quit or end of input; flushes after each response."""
-        from selfplay_workers.gtp_analysis import LineReader, stream
+        from play.gtp_analysis import LineReader, stream
 
         reader = LineReader(sys.stdin if stdin is None else stdin)
         stdout = sys.stdout if stdout is None else stdout
@@ -341,7 +341,7 @@ class GtpEngine:
         return ranked[0] if ranked else points[0]
 
     def cmd_lz_analyze(self, args):
-        from selfplay_workers.gtp_analysis import parse_analyze_args
+        from play.gtp_analysis import parse_analyze_args
 
         color, interval = parse_analyze_args(args)
         if color is not None:

@@ -15,7 +15,7 @@ from fastgo.board import BLACK
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
 from fastgo.ratings import elo_from_score, wilson_interval
-from selfplay_workers.search_player import PASS_RULES, settle_pass
+from play.search_player import PASS_RULES, settle_pass
 
 
 class Forfeit:

@@ -4,7 +4,7 @@ import zlib
 import numpy as np
 
 from fastgo.game import Game
-from selfplay_workers.match import SearchSide, play_match
+from play.match import SearchSide, play_match
 
 
 def fixed_network(planes):

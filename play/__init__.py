@@ -1,0 +1,3 @@
+"""Play outside self-play: players and their specs, the search player, matches between two sides,
+the GTP engine (time, setup and analysis) and the GTP client and side that drive outside
+engines. Never imports torch: a network side is loaded by the caller and handed in."""
