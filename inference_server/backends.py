@@ -105,8 +105,8 @@ def available_backends() -> list[str]:
     caps = _openvino_capabilities() if onnx_ok else frozenset()
     if caps:
         names.append("openvino-f32")
-        # OpenVINO 2026 lists BF16 on AVX-512 CPUs without bf16 instructions (emulated, slower
-        # than f32): the CPU's own flag decides.
+        # OpenVINO's capability list comes from the hardware itself; cpu_flags (the one reading of
+        # the CPU's instructions, which tests stand in for) decides, as for torch-bf16.
         if "BF16" in caps and cpu_has_bf16():
             names.append("openvino-bf16")
         if "INT8" in caps and cpu_has_vnni() and _module("onnxruntime") is not None:

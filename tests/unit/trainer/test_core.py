@@ -39,6 +39,7 @@ keep_checkpoints = 2
 optimizer = "sgd"
 lr = 0.01
 device = "cpu"
+precision = "fp32"          # the formulas below are recomputed in fp32 (a bf16 CPU would autocast)
 poll_s = 0.01
 """
 
