@@ -34,6 +34,19 @@ def _timed(fn, seconds):
     return count, time.perf_counter() - start
 
 
+def training_variants(tc, has_bf16):
+    """{label: trainer config} timed side by side: "config" (as given), "other layout" (the other
+    memory layout), "fp32", and "bf16" where the CPU (or a GPU) runs bf16."""
+    import dataclasses
+
+    variants = {"config": tc,
+                "other layout": dataclasses.replace(tc, channels_last=not tc.channels_last),
+                "fp32": dataclasses.replace(tc, precision="fp32")}
+    if has_bf16 or tc.device.startswith("cuda"):
+        variants["bf16"] = dataclasses.replace(tc, precision="bf16")
+    return variants
+
+
 def run(args) -> int:
     import dataclasses
 
@@ -42,8 +55,9 @@ def run(args) -> int:
 
     from fastgo.config import ConfigError, load_config
     from fastgo.rundir import open_run_dir
-    from inference_server.evaluator import UniformEvaluator
+    from inference_server.batch_evaluator import UniformEvaluator
     from fastgo.shards import list_shards, read_shard
+    from inference_server.backends import cpu_has_bf16
     from selfplay_workers.worker import SelfplayWorker
     from trainer.factory import make_trainer
     from trainer.window import ReplayWindow, block_from_shard
@@ -57,8 +71,8 @@ def run(args) -> int:
     except ConfigError as err:
         print(f"fastgo bench train: {err}", file=sys.stderr)
         return 2
-    print(f"fastgo bench train: about {4 * args.repeats * args.seconds + args.games / 20 + 5:.0f} s "
-          f"({args.games} games of self-play to read, then 4 x {args.repeats} runs of "
+    print(f"fastgo bench train: about {6 * args.repeats * args.seconds + args.games / 20 + 5:.0f} s "
+          f"({args.games} games of self-play to read, then up to 6 x {args.repeats} runs of "
           f"{args.seconds:g} s)", file=sys.stderr, flush=True)
     torch.set_num_threads(config.trainer.threads or 1)
     batch = args.batch or config.trainer.batch_size
@@ -99,23 +113,24 @@ def run(args) -> int:
                                  if not torch.cuda.is_available() else config.trainer.device,
                                  min_positions=1, samples_per_position=1e9,
                                  algorithm="alphazero")
-        # the config's memory layout and the other one, rounds alternated (same data)
-        layouts = (tc.channels_last, not tc.channels_last)
+        # the config's trainer beside its other memory layout and each precision this CPU runs
+        # (bf16 autocast only where the CPU has bf16 instructions), rounds alternated, same data
+        variants = training_variants(tc, cpu_has_bf16())
         trainers = {}
-        for layout in layouts:
-            trainers[layout] = make_trainer(
-                dataclasses.replace(config, trainer=dataclasses.replace(tc, channels_last=layout)),
-                open_run_dir(os.path.join(workdir, f"t{int(layout)}")))
-            trainers[layout].window = window
-            trainers[layout].buffers = buffers
-        layout_rates = {layout: [] for layout in layouts}
+        for label, variant in variants.items():
+            trainers[label] = make_trainer(dataclasses.replace(config, trainer=variant),
+                                           open_run_dir(os.path.join(workdir, f"t-{label}")))
+            trainers[label].window = window
+            trainers[label].buffers = buffers
+        variant_rates = {label: [] for label in variants}
         for _ in range(args.repeats):
-            for layout, one in trainers.items():
+            for label, one in trainers.items():
                 count, elapsed = _timed(lambda: (one.train_step(), batch)[1], args.seconds)
-                layout_rates[layout].append(count / elapsed)
-        trainer = trainers[tc.channels_last]
-        train_rates = layout_rates[tc.channels_last]
-        other_rate = statistics.median(layout_rates[not tc.channels_last])
+                variant_rates[label].append(count / elapsed)
+        trainer = trainers["config"]
+        train_rates = variant_rates["config"]
+        medians = {label: statistics.median(rates) for label, rates in variant_rates.items()}
+        other_rate = medians["other layout"]
     read_rate = statistics.median(read_rates)
     sample_rate = statistics.median(sample_rates)
     # positions/s of the whole data path when each position is read once and sampled R times
@@ -129,6 +144,8 @@ def run(args) -> int:
         "train_vs_data_ratio": round(statistics.median(train_rates) / sample_rate, 4),
         "channels_last": tc.channels_last,
         "train_samples_per_s_other_layout": round(other_rate, 1),
+        "train_samples_per_s_by_variant": {k: round(v, 1) for k, v in medians.items()},
+        "precision": tc.precision, "cpu_has_bf16": cpu_has_bf16(),
         "shard_bytes_per_position": round(total_bytes / max(1, positions), 1),
         "positions": positions, "games": args.games, "batch": batch, "model": mc.name,
         "board_size": mc.board_size, "encoding": mc.encoding, "device": str(trainer.device),
@@ -146,6 +163,12 @@ def run(args) -> int:
           f"{result['train_samples_per_s'] / max(other_rate, 1e-9):.2f}x the "
           f"{'default layout' if tc.channels_last else 'channels_last'} "
           f"({other_rate:,.0f} samples/s, rounds alternated)")
+    precisions = [label for label in ("fp32", "bf16") if label in medians]
+    print("precision (config's layout, rounds alternated): " + ", ".join(
+        f"{label} {medians[label]:,.0f} samples/s" for label in precisions)
+        + (f"; bf16 / fp32 = {medians['bf16'] / max(medians['fp32'], 1e-9):.2f}" if "bf16" in medians
+           else "; no bf16 on this CPU (autocast there is emulated and slower), not timed")
+        + f"; the config's precision: {tc.precision}")
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(result, handle, indent=2)

@@ -40,6 +40,12 @@ def test_bench_train_json_counts_the_games_it_made(tmp_path, write_tiny_config):
     assert abs(result["train_vs_data_ratio"] - result["train_samples_per_s"] / result["data_positions_per_s"]) < 1e-3
     assert result["channels_last"] is True and result["train_samples_per_s_other_layout"] > 0
     assert "the default layout" in out.stdout
+    # fp32 is always timed beside the config's trainer; bf16 exactly where the CPU has it
+    from inference_server.backends import cpu_has_bf16
+    by_variant = result["train_samples_per_s_by_variant"]
+    assert set(by_variant) == {"config", "other layout", "fp32"} | ({"bf16"} if cpu_has_bf16() else set())
+    assert all(rate > 0 for rate in by_variant.values()) and result["cpu_has_bf16"] == cpu_has_bf16()
+    assert ("bf16 / fp32 = " in out.stdout) == cpu_has_bf16()
 
 
 def test_bench_selfplay_json_agrees_with_itself(tmp_path, write_tiny_config):
