@@ -67,7 +67,7 @@ setup(
         "openvino>=2024.0",
     ],
     extras_require={
-        # `fastgo cluster --backend ray`: roles as Ray actors on a Ray cluster.
+        # `fastgo cluster --launcher ray`: roles as Ray actors on a Ray cluster.
         "ray": ["ray>=2.9"],
         "test": ["pytest>=7", "hypothesis>=6", "ray>=2.9"],
     },

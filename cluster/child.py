@@ -1,14 +1,14 @@
 """One role of a run as its supervisor runs it on this machine: the role's `fastgo` command as a
 RoleProcess in a session of its own, output in RUN/logs/ROLE.out (the role's own log is
 RUN/logs/ROLE.log), and its progress: the mtime of its heartbeat file, or for the server its
-answers to stats requests. The local backend holds one per role; a Ray actor holds one for its role.
+answers to stats requests. The local launcher holds one per role; a Ray actor holds one for its role.
 """
 from __future__ import annotations
 
 import os
 import time
 
-from cluster.process import RoleProcess, last_line
+from cluster.role_process import RoleProcess, last_line
 
 
 class ServerPing:

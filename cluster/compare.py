@@ -4,7 +4,7 @@ opponents through `fastgo arena`. OUT/compare.json, OUT/compare.png (both evalua
 against wall time) and a Markdown table hold the result.
 
 OUT/matches/RUN-OPPONENT.json is the arena's JSON of one match, RUN-OPPONENT.out its output;
-RUN/logs/cluster.out the output of `fastgo cluster`. Children (cluster.process.Children) run in
+RUN/logs/cluster.out the output of `fastgo cluster`. Children (cluster.role_process.Children) run in
 sessions of their own: a SIGINT or SIGTERM to this process is passed on to the running child,
 which stops cleanly, and nothing further is started. A cluster outlives a killed parent (it stops at its --duration and
 shuts its roles down in order); an arena does not.
@@ -17,7 +17,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from cluster.process import Children
+from cluster.role_process import Children
 
 RUNS = ("a", "b")
 GNUGO_PROGRAM = "gnugo"
@@ -441,7 +441,7 @@ def compare(plan: Plan, out=print) -> int:
                         return _stopped(out, children.stopped,
                                         f"run {run.name} against {opponent.label}")
                     if code != 0:
-                        from cluster.process import last_line
+                        from cluster.role_process import last_line
                         raise CompareError(f"run {run.name} against {opponent.label}: fastgo "
                                            f"arena exited with status {code}: "
                                            f"{last_line(log_path)} (see {log_path})", code=1)

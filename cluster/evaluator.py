@@ -64,7 +64,7 @@ class Evaluator:
 
         from fastgo.ratings import TableError, append_result, fit_ratings, read_table, table_name
         from inference_server.checkpoint import CheckpointError, load_checkpoint
-        from inference_server.evaluator import InProcessEvaluator
+        from inference_server.batch_evaluator import InProcessEvaluator
         from play.match import SearchSide, play_match
         from play.players import make_player
 
@@ -180,7 +180,7 @@ def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrid
     import logging
 
     from fastgo.config import load_config
-    from fastgo.process import setup_logging, stop_on_signals
+    from fastgo.role_entry import setup_logging, stop_on_signals
     from fastgo.rundir import StatusFile, open_run_dir
 
     config = load_config(config_path, overrides=overrides)

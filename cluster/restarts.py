@@ -1,4 +1,4 @@
-"""The restart policy both backends share: a role that exits or stops making progress is started
+"""The restart policy both launchers share: a role that exits or stops making progress is started
 again after an exponential back-off (cluster.backoff_s doubling up to cluster.backoff_max_s; a
 minute of health resets it), and a role restarted cluster.max_restarts times within
 cluster.restart_window_s stops the cluster."""

@@ -1,4 +1,4 @@
-"""The body of a Ray backend's actor: one role of a run on one node, run by the local backend's
+"""The body of a Ray launcher's actor: one role of a run on one node, run by the local launcher's
 RoleChild (a child process that dies with the actor), its logs in the node's copy of the run
 directory, and replies the driver can read without sharing a filesystem. Never imports ray.
 """
@@ -8,7 +8,7 @@ import os
 import time
 
 from cluster.child import RoleChild
-from cluster.process import RoleStartError
+from cluster.role_process import RoleStartError
 from cluster.status import read_json
 
 CONFIG_TOKEN = "@config"          # in an argv: the config's path on the actor's node
@@ -16,7 +16,7 @@ CONFIG_TOKEN = "@config"          # in an argv: the config's path on the actor's
 
 class RoleHost:
     """One role on one Ray node (the body of the actor class): its process (the local
-    backend's RoleChild, dying with the actor), its logs in the node's run directory, its
+    launcher's RoleChild, dying with the actor), its logs in the node's run directory, its
     heartbeat. Every reply names the actor's pid, so the driver tells a restarted actor from
     the one it knew."""
 

@@ -1,4 +1,4 @@
-"""The roles of a run, the same for both backends: each role's name, kind, heartbeat and
+"""The roles of a run, the same for both launchers: each role's name, kind, heartbeat and
 resources (RoleSpec, in start order) and its `fastgo` command line (role_argv)."""
 from __future__ import annotations
 

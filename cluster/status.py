@@ -1,4 +1,4 @@
-"""The status line and the closing summary of `fastgo cluster`, the same for both backends, from
+"""The status line and the closing summary of `fastgo cluster`, the same for both launchers, from
 the trainer's heartbeat, the workers' moves/s, the server's counters and the evaluator's
 ratings.json."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The supervision loop of `fastgo cluster`, the same over both backends (cluster.local_backend,
-cluster.ray_backend): start the roles, supervise them, print the status line, stop on SIGINT or
+"""The supervision loop of `fastgo cluster`, the same over both launchers (cluster.local_launcher,
+cluster.ray_launcher): start the roles, supervise them, print the status line, stop on SIGINT or
 SIGTERM, on a role that keeps failing or at the end of the duration, shut the roles down in
 order (workers, evaluator, trainer, server; within cluster.shutdown_s) and print the summary.
 """
@@ -12,7 +12,7 @@ from typing import Callable, Protocol
 TICK_S = 0.2                      # supervision period
 
 
-class Backend(Protocol):
+class Launcher(Protocol):
     """What supervise() drives. `failed`: why the cluster must stop (a role keeps failing or
     refused its settings), else None; `fail_code`: the exit status then (1, or 2 for refused
     settings); `stop_reason`: shown in the summary; `started`: monotonic start time;
@@ -40,7 +40,7 @@ class Backend(Protocol):
         """The closing lines."""
 
     def close(self) -> None:
-        """Releases what the backend holds once the roles are stopped."""
+        """Releases what the launcher holds once the roles are stopped."""
 
 
 def cluster_log(tty):
@@ -51,12 +51,12 @@ def cluster_log(tty):
     return log
 
 
-def supervise(cluster: Backend, *, duration=None, status_every_s=10.0, tty=False) -> int:
+def supervise(cluster: Launcher, *, duration=None, status_every_s=10.0, tty=False) -> int:
     """Runs `cluster` until a signal (SIGINT, SIGTERM), a failure or `duration` seconds; returns
     the exit status: 0, or cluster.fail_code after a failure. Prints the status line every
     status_every_s (in place on a terminal) and the summary at the end; while it shuts down,
     further signals are ignored."""
-    from fastgo.process import ignore_stop_signals, stop_on_signals
+    from fastgo.role_entry import ignore_stop_signals, stop_on_signals
 
     stopping = stop_on_signals()
     cluster.should_stop = lambda: stopping() is not None

@@ -1,6 +1,6 @@
 # Gumbel root search (Danihelka et al., ICLR 2022, "Policy improvement by planning with Gumbel"):
 # the formulas on one node's children, which a fastgo.tree Tree stores contiguously from
-# first_child, so the same functions serve the tree (fastgo.mcts, fastgo.policy) and the tests
+# first_child, so the same functions serve the tree (fastgo.mcts, fastgo.move_choice) and the tests
 # (through the Python wrappers of fastgo.gumbel).
 #
 # Values follow fastgo.mcts: value_sum[j] is from the side to move AT child j, so the parent's
@@ -8,7 +8,7 @@
 # view. `flags` may be NULL; a child with FLAG_ILLEGAL is not a move (no score, no probability).
 from libc.stdint cimport uint8_t, int32_t
 from fastgo.tree cimport Tree
-from fastgo.slot cimport GameSlot
+from fastgo.search_game cimport SearchGame
 
 cdef enum:
     SEARCH_PUCT = 0          # PUCT everywhere, Dirichlet noise at the root (AlphaZero)
@@ -52,12 +52,12 @@ cdef int argmax_at_count(const float* base, const float* sigma, const int32_t* c
 
 # The root child the next simulation of game s descends into (node index in s.tree): sequential
 # halving on visits + virtual losses (leaves in flight count as visits). NO_NODE if none.
-cdef int32_t gumbel_select_root(GameSlot* s, const GumbelParams* p) noexcept nogil
+cdef int32_t gumbel_select_root(SearchGame* s, const GumbelParams* p) noexcept nogil
 
 # The move to play after the search: among the most visited root children, the one maximising
 # g + log prior + sigma(completed q). NO_NODE if the root has no visited child.
-cdef int32_t gumbel_final_child(GameSlot* s, const GumbelParams* p) noexcept nogil
+cdef int32_t gumbel_final_child(SearchGame* s, const GumbelParams* p) noexcept nogil
 
 # Draws the root's Gumbel noise (scale * Gumbel(0, 1) per child), fixes m = min(considered,
 # legal root children) and the budget n; called once the root's priors are known.
-cdef void gumbel_prepare_root(GameSlot* s, int32_t considered, float scale) noexcept nogil
+cdef void gumbel_prepare_root(SearchGame* s, int32_t considered, float scale) noexcept nogil

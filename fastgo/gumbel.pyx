@@ -1,7 +1,7 @@
 """Gumbel root search: the formulas of Danihelka et al. (ICLR 2022) on one node's children.
 
 The C functions (see gumbel.pxd) work on the contiguous child arrays of a fastgo.tree Tree; the
-batched search (fastgo.mcts, `search="gumbel"`) calls them at the root and fastgo.policy for the
+batched search (fastgo.mcts, `search="gumbel"`) calls them at the root and fastgo.move_choice for the
 move played. The Python functions below run the very same C code on plain arrays, for tests and
 tools:
 
@@ -136,7 +136,7 @@ cdef int argmax_at_count(const float* base, const float* sigma, const int32_t* c
     return best if best >= 0 else best_any
 
 
-cdef int32_t gumbel_select_root(GameSlot* s, const GumbelParams* p) noexcept nogil:
+cdef int32_t gumbel_select_root(SearchGame* s, const GumbelParams* p) noexcept nogil:
     cdef Tree* t = &s.tree
     cdef int32_t root = t.root, first = t.first_child[root], i = 0, want
     cdef int k = t.num_children[root], j
@@ -154,7 +154,7 @@ cdef int32_t gumbel_select_root(GameSlot* s, const GumbelParams* p) noexcept nog
     return NO_NODE if j < 0 else first + j
 
 
-cdef int32_t gumbel_final_child(GameSlot* s, const GumbelParams* p) noexcept nogil:
+cdef int32_t gumbel_final_child(SearchGame* s, const GumbelParams* p) noexcept nogil:
     cdef Tree* t = &s.tree
     cdef int32_t root = t.root, first = t.first_child[root], max_n = 0
     cdef int k = t.num_children[root], j
@@ -171,7 +171,7 @@ cdef int32_t gumbel_final_child(GameSlot* s, const GumbelParams* p) noexcept nog
     return NO_NODE if j < 0 else first + j
 
 
-cdef void gumbel_prepare_root(GameSlot* s, int32_t considered, float scale) noexcept nogil:
+cdef void gumbel_prepare_root(SearchGame* s, int32_t considered, float scale) noexcept nogil:
     cdef Tree* t = &s.tree
     cdef int32_t first = t.first_child[t.root]
     cdef int k = t.num_children[t.root], j, legal = 0

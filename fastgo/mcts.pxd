@@ -1,5 +1,5 @@
 # The batched PUCT driver for G concurrent games (tree storage: fastgo.tree; selection and backup:
-# fastgo.puct; the move choice and analysis: fastgo.policy), and the
+# fastgo.puct; root noise: fastgo.root_noise; the move choice and analysis: fastgo.move_choice), and the
 # BatchedSearch class that drives all G searches at once (leaf collection into one uint8 batch,
 # results applied back from one logits array and one values array).
 # Callers: selfplay workers, the arena and the GTP engine (through selfplay_workers.search_player),
@@ -12,7 +12,7 @@ from libc.stdint cimport uint8_t, int16_t, int32_t, uint64_t
 from fastgo.board cimport BoardState, MAX_MOVES
 from fastgo.rng cimport Rng
 from fastgo.tree cimport Tree
-from fastgo.slot cimport GameSlot
+from fastgo.search_game cimport SearchGame
 from fastgo.gumbel cimport GumbelParams
 
 # What one descent ended in.
@@ -37,7 +37,7 @@ cdef struct Leaf:
 
 
 cdef class BatchedSearch:
-    cdef GameSlot* slots     # [games]
+    cdef SearchGame* search_games  # [games]
     cdef Tree spare          # scratch arena for compacting one game's tree at a time
     cdef Leaf* leaves        # [leaf_cap] ring of leaves in flight, oldest batch first
     cdef int32_t* batch_sizes  # [max_batches] ring of leaf counts of the batches in flight
@@ -65,11 +65,11 @@ cdef class BatchedSearch:
     cdef uint8_t legal_mask[MAX_MOVES]   # scratch of the expansion
     cdef uint64_t seed
 
-    cdef void _reset_game(self, GameSlot* s) noexcept nogil
-    cdef void _push_history(self, GameSlot* s, uint64_t h) noexcept nogil
-    cdef GameSlot* _slot(self, int g) except NULL
-    cdef int _compact(self, GameSlot* s) except -1
+    cdef void _reset_game(self, SearchGame* s) noexcept nogil
+    cdef void _push_history(self, SearchGame* s, uint64_t h) noexcept nogil
+    cdef SearchGame* _search_game(self, int g) except NULL
+    cdef int _compact(self, SearchGame* s) except -1
     cdef int _collect(self, uint8_t* out, int mode) noexcept nogil
-    cdef int _descend(self, GameSlot* s, int g, uint8_t* out, Leaf* leaf, int mode) noexcept nogil
-    cdef void _expand(self, GameSlot* s, int32_t node, const BoardState* b) noexcept nogil
+    cdef int _descend(self, SearchGame* s, int g, uint8_t* out, Leaf* leaf, int mode) noexcept nogil
+    cdef void _expand(self, SearchGame* s, int32_t node, const BoardState* b) noexcept nogil
     cdef void _apply(self, const float* logits, const float* values, int mode) noexcept nogil

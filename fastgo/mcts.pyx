@@ -58,9 +58,9 @@ from fastgo.tree cimport (
     FLAG_ILLEGAL, FLAG_WIN, FLAG_LOSS, tree_reserve, tree_free, compact_into, init_node,
     tree_reset, find_child)
 from fastgo.puct cimport (
-    add_dirichlet_noise, backup, undo_virtual_loss, terminal_value, result_for,
-    root_child_visits, puct_select)
-from fastgo.policy cimport choose_root_move, root_analysis
+    backup, undo_virtual_loss, terminal_value, result_for, root_child_visits, puct_select)
+from fastgo.root_noise cimport add_dirichlet_noise
+from fastgo.move_choice cimport choose_root_move, root_analysis
 from fastgo.gumbel cimport (
     SEARCH_PUCT, SEARCH_GUMBEL, gumbel_select_root, gumbel_prepare_root, improved_policy)
 
@@ -78,7 +78,7 @@ _SEARCHES = {"puct": SEARCH_PUCT, "gumbel": SEARCH_GUMBEL}
 # ---------------------------------------------------------------------------------------------
 # Superko along a descent (the driver's: it needs the game's history and the path).
 
-cdef inline bint _repeats(const GameSlot* s, const uint64_t* path_hash, int depth,
+cdef inline bint _repeats(const SearchGame* s, const uint64_t* path_hash, int depth,
                           uint64_t h) noexcept nogil:
     # Positional superko: does h equal a position of the game before the root or of the path
     # (path_hash[0 .. depth-1], the root first)?
@@ -93,7 +93,7 @@ cdef inline bint _repeats(const GameSlot* s, const uint64_t* path_hash, int dept
     return 0
 
 
-cdef inline void _add_noise(GameSlot* s, float alpha, float weight) noexcept nogil:
+cdef inline void _add_noise(SearchGame* s, float alpha, float weight) noexcept nogil:
     if add_dirichlet_noise(&s.tree, &s.rng, alpha, weight):
         s.noise_done = 1
 
@@ -217,7 +217,7 @@ cdef class BatchedSearch:
         self.simulations = 0
         nn = size * size
         self.leaf_cap = max_batches * games * leaves_per_game
-        self.slots = <GameSlot*>calloc(games, sizeof(GameSlot))
+        self.search_games = <SearchGame*>calloc(games, sizeof(SearchGame))
         self.leaves = <Leaf*>calloc(self.leaf_cap, sizeof(Leaf))
         self.batch_sizes = <int32_t*>calloc(max_batches, sizeof(int32_t))
         self.path_hash = <uint64_t*>calloc(2 * nn + 8, sizeof(uint64_t))
@@ -225,29 +225,29 @@ cdef class BatchedSearch:
         self.zero_logits = <float*>calloc(games * leaves_per_game * (nn + 1), sizeof(float))
         self.eval_values = <float*>calloc(games * leaves_per_game, sizeof(float))
         self.own_planes = <uint8_t*>calloc(games * leaves_per_game * self.planes * nn, 1)
-        if (self.slots == NULL or self.leaves == NULL or self.batch_sizes == NULL
+        if (self.search_games == NULL or self.leaves == NULL or self.batch_sizes == NULL
                 or self.path_hash == NULL or self.scratch_planes == NULL
                 or self.zero_logits == NULL or self.eval_values == NULL or self.own_planes == NULL):
             raise MemoryError()
         memset(&self.spare, 0, sizeof(Tree))
         for g in range(games):
-            if not tree_reserve(&self.slots[g].tree, TREE_INITIAL_NODES if TREE_INITIAL_NODES < max_nodes else max_nodes, max_nodes):
+            if not tree_reserve(&self.search_games[g].tree, TREE_INITIAL_NODES if TREE_INITIAL_NODES < max_nodes else max_nodes, max_nodes):
                 raise MemoryError()
-            self.slots[g].history_cap = 2 * nn + 64
-            self.slots[g].history = <uint64_t*>calloc(self.slots[g].history_cap, sizeof(uint64_t))
-            if self.slots[g].history == NULL:
+            self.search_games[g].history_cap = 2 * nn + 64
+            self.search_games[g].history = <uint64_t*>calloc(self.search_games[g].history_cap, sizeof(uint64_t))
+            if self.search_games[g].history == NULL:
                 raise MemoryError()
-            rng_seed(&self.slots[g].rng, self.seed ^ (<uint64_t>(g + 1) * <uint64_t>0x9E3779B97F4A7C15))
-            board_init(&self.slots[g].root_board, size, komi)
-            self._reset_game(&self.slots[g])
+            rng_seed(&self.search_games[g].rng, self.seed ^ (<uint64_t>(g + 1) * <uint64_t>0x9E3779B97F4A7C15))
+            board_init(&self.search_games[g].root_board, size, komi)
+            self._reset_game(&self.search_games[g])
 
     def __dealloc__(self):
         cdef int g
-        if self.slots != NULL:
+        if self.search_games != NULL:
             for g in range(self.games):
-                tree_free(&self.slots[g].tree)
-                free(self.slots[g].history)
-            free(self.slots)
+                tree_free(&self.search_games[g].tree)
+                free(self.search_games[g].history)
+            free(self.search_games)
         tree_free(&self.spare)
         free(self.leaves)
         free(self.batch_sizes)
@@ -259,7 +259,7 @@ cdef class BatchedSearch:
 
     # --- per-game state ---------------------------------------------------------------------
 
-    cdef void _reset_game(self, GameSlot* s) noexcept nogil:
+    cdef void _reset_game(self, SearchGame* s) noexcept nogil:
         # A new root position: empty tree, no search, no noise, no in-game history.
         tree_reset(&s.tree, self.size * self.size)
         s.target = 0
@@ -278,7 +278,7 @@ cdef class BatchedSearch:
         s.gumbel_ready = 0
         s.resign_disabled = rng_uniform(&s.rng) < self.resign_disabled_fraction
 
-    cdef void _push_history(self, GameSlot* s, uint64_t h) noexcept nogil:
+    cdef void _push_history(self, SearchGame* s, uint64_t h) noexcept nogil:
         # Keeps the most recent history_cap positions (older ones drop out).
         if s.history_len == s.history_cap:
             memmove(s.history, s.history + 1, (s.history_cap - 1) * sizeof(uint64_t))
@@ -287,10 +287,10 @@ cdef class BatchedSearch:
         s.history_len += 1
         s.history_filter[(h >> 6) & 63] |= (<uint64_t>1) << (h & 63)
 
-    cdef GameSlot* _slot(self, int g) except NULL:
+    cdef SearchGame* _search_game(self, int g) except NULL:
         if not 0 <= g < self.games:
             raise IndexError(f"game {g} is not in 0..{self.games - 1}")
-        return &self.slots[g]
+        return &self.search_games[g]
 
     def set_position(self, int g, position, history=None):
         """Makes `position` (a fastgo Board or Game) the root of game g, with an empty tree.
@@ -299,7 +299,7 @@ cdef class BatchedSearch:
         Game's earlier positions feed the superko test inside the tree. `history` (positional
         hashes, oldest first) adds to or replaces that for a bare Board. Also starts a new game for
         the resignation bookkeeping (draws whether resignation is disabled in this game)."""
-        cdef GameSlot* s = self._slot(g)
+        cdef SearchGame* s = self._search_game(g)
         cdef Board board
         cdef int m, nn = self.size * self.size
         board_obj, game = _as_board(position)
@@ -332,7 +332,7 @@ cdef class BatchedSearch:
         """Plays `move` at game g's root; the subtree below it becomes the new root (tree reuse;
         the tree is compacted when more than half its capacity is used). ValueError, nothing
         changed, if the move is illegal at the root."""
-        cdef GameSlot* s = self._slot(g)
+        cdef SearchGame* s = self._search_game(g)
         cdef Tree* t = &s.tree
         cdef int nn = self.size * self.size
         cdef int32_t child
@@ -365,7 +365,7 @@ cdef class BatchedSearch:
         if t.used > t.capacity // 2:
             self._compact(s)
 
-    cdef int _compact(self, GameSlot* s) except -1:
+    cdef int _compact(self, SearchGame* s) except -1:
         cdef Tree tmp
         if not tree_reserve(&self.spare, s.tree.used, self.max_nodes):
             return 0          # no memory for the copy: keep the garbage, the tree still works
@@ -383,7 +383,7 @@ cdef class BatchedSearch:
         playout-cap randomization; the argument overrides the constructor's for this start).
         Adds the root noise where the root is already expanded. gumbel_scale: the Gumbel noise
         of these searches (default the constructor's; 0 for a deterministic player's move)."""
-        cdef GameSlot* s
+        cdef SearchGame* s
         cdef int g
         cdef int v = int(visits)
         cdef int cheap = self.cheap_visits if cheap_visits is None else int(cheap_visits)
@@ -395,7 +395,7 @@ cdef class BatchedSearch:
         if not (scale >= 0.0 and scale <= 1e6):
             raise ValueError(f"gumbel_scale must be in 0..1e6, got {gumbel_scale}")
         for g in (range(self.games) if games is None else games):
-            s = self._slot(g)
+            s = self._search_game(g)
             if s.inflight:
                 raise RuntimeError(f"game {g} has leaves in flight; apply them first")
             s.full_search = 1
@@ -428,11 +428,11 @@ cdef class BatchedSearch:
         descents never happened. Returns the number of leaves dropped."""
         cdef int i, dropped = self.leaf_count
         cdef Leaf* leaf
-        cdef GameSlot* s
+        cdef SearchGame* s
         cdef Tree* t
         for i in range(self.leaf_count):
             leaf = &self.leaves[(self.leaf_head + i) % self.leaf_cap]
-            s = &self.slots[leaf.game]
+            s = &self.search_games[leaf.game]
             t = &s.tree
             undo_virtual_loss(t, leaf.node)
             t.flags[leaf.node] &= ~FLAG_PENDING
@@ -441,8 +441,8 @@ cdef class BatchedSearch:
         self.leaf_head = self.leaf_count = 0
         self.batch_head = self.batch_count = 0
         for i in range(self.games):
-            self.slots[i].inflight = 0
-            self.slots[i].active = 0
+            self.search_games[i].inflight = 0
+            self.search_games[i].active = 0
         return dropped
 
     def idle_games(self):
@@ -452,7 +452,7 @@ cdef class BatchedSearch:
         out = np.empty(self.games, dtype=np.int32)
         cdef int32_t[::1] o = out
         for g in range(self.games):
-            if not self.slots[g].active and self.slots[g].inflight == 0:
+            if not self.search_games[g].active and self.search_games[g].inflight == 0:
                 o[k] = g
                 k += 1
         return out[:k]
@@ -464,7 +464,7 @@ cdef class BatchedSearch:
         if self.batch_count:
             return False
         for g in range(self.games):
-            if self.slots[g].active:
+            if self.search_games[g].active:
                 return False
         return True
 
@@ -552,11 +552,11 @@ cdef class BatchedSearch:
     cdef int _collect(self, uint8_t* out, int mode) noexcept nogil:
         cdef int g, taken, status, count = 0, idx
         cdef int row_bytes = self.planes * self.size * self.size
-        cdef GameSlot* s
+        cdef SearchGame* s
         if self.batch_count == self.max_batches:
             return 0
         for g in range(self.games):
-            s = &self.slots[g]
+            s = &self.search_games[g]
             if not s.active:
                 continue
             taken = 0
@@ -579,7 +579,7 @@ cdef class BatchedSearch:
             self.leaf_count += count
         return count
 
-    cdef int _descend(self, GameSlot* s, int g, uint8_t* out, Leaf* leaf, int mode) noexcept nogil:
+    cdef int _descend(self, SearchGame* s, int g, uint8_t* out, Leaf* leaf, int mode) noexcept nogil:
         # One simulation's descent from the root of game g (see DESCENT_*).
         cdef Tree* t = &s.tree
         cdef BoardState* b = &self.work
@@ -646,7 +646,7 @@ cdef class BatchedSearch:
                 t.virtual_loss[child] += 1
                 node = child
 
-    cdef void _expand(self, GameSlot* s, int32_t node, const BoardState* b) noexcept nogil:
+    cdef void _expand(self, SearchGame* s, int32_t node, const BoardState* b) noexcept nogil:
         # Allocates the children of `node`: one per legal move (pass always), priors 0 until
         # apply(). Leaves the node unexpanded if the tree is at max_nodes.
         cdef Tree* t = &s.tree
@@ -675,14 +675,14 @@ cdef class BatchedSearch:
         cdef int count = self.batch_sizes[self.batch_head], i, j, k, idx, m
         cdef int nn = self.size * self.size, n = self.size
         cdef Leaf* leaf
-        cdef GameSlot* s
+        cdef SearchGame* s
         cdef Tree* t
         cdef int32_t node, first
         cdef const float* row
         cdef float mx, total, v, p
         for i in range(count):
             leaf = &self.leaves[(self.leaf_head + i) % self.leaf_cap]
-            s = &self.slots[leaf.game]
+            s = &self.search_games[leaf.game]
             t = &s.tree
             node = leaf.node
             first = t.first_child[node]
@@ -733,7 +733,7 @@ cdef class BatchedSearch:
 
     def root_visits(self, int g):
         """int32 [N*N + 1]: visits of each root move (0 for moves not searched or illegal)."""
-        cdef GameSlot* s = self._slot(g)
+        cdef SearchGame* s = self._search_game(g)
         cdef Tree* t = &s.tree
         cdef int32_t first = t.first_child[t.root], j
         out = np.zeros(self.size * self.size + 1, dtype=np.int32)
@@ -745,7 +745,7 @@ cdef class BatchedSearch:
 
     def root_value(self, int g):
         """Mean value at the root, from the side to move there (0.0 before any visit)."""
-        cdef GameSlot* s = self._slot(g)
+        cdef SearchGame* s = self._search_game(g)
         cdef Tree* t = &s.tree
         if t.visits[t.root] == 0:
             return 0.0
@@ -753,7 +753,7 @@ cdef class BatchedSearch:
 
     def root_priors(self, int g):
         """float32 [N*N + 1]: the root's priors (with noise if added), 0 where no child."""
-        cdef GameSlot* s = self._slot(g)
+        cdef SearchGame* s = self._search_game(g)
         cdef Tree* t = &s.tree
         cdef int32_t first = t.first_child[t.root], j
         out = np.zeros(self.size * self.size + 1, dtype=np.float32)
@@ -766,7 +766,7 @@ cdef class BatchedSearch:
         """float32 [N*N + 1]: the Gumbel search's policy target softmax(log prior + sigma(completed
         q)) over the root's legal moves (0 elsewhere); all zeros before the root is evaluated.
         Only for search='gumbel' (a PUCT search's target is its visits)."""
-        cdef GameSlot* s = self._slot(g)
+        cdef SearchGame* s = self._search_game(g)
         cdef Tree* t = &s.tree
         cdef int32_t first = t.first_child[t.root], j, k
         if self.search_id != SEARCH_GUMBEL:
@@ -787,7 +787,7 @@ cdef class BatchedSearch:
         """The Gumbel state of game g's root (tests, tools): {'noise': float32 [N*N + 1] g(a) (NaN
         where the root has no such child), 'considered': m, 'raw_value': the root's network value,
         'ready': whether the noise is drawn}."""
-        cdef GameSlot* s = self._slot(g)
+        cdef SearchGame* s = self._search_game(g)
         cdef Tree* t = &s.tree
         cdef int32_t first = t.first_child[t.root], j
         noise = np.full(self.size * self.size + 1, np.nan, dtype=np.float32)
@@ -801,11 +801,11 @@ cdef class BatchedSearch:
     def is_full_search(self, int g):
         """Playout-cap randomization: whether game g's current search is a full one (a training
         target) rather than a cheap one."""
-        return bool(self._slot(g).full_search)
+        return bool(self._search_game(g).full_search)
 
     def root_board(self, int g):
         """A copy of game g's root position as a Board."""
-        cdef GameSlot* s = self._slot(g)
+        cdef SearchGame* s = self._search_game(g)
         cdef Board b = Board.__new__(Board)
         board_copy(&b.state, &s.root_board)
         return b
@@ -813,7 +813,7 @@ cdef class BatchedSearch:
     def resign_info(self, int g):
         """Resignation bookkeeping of game g: {'disabled': bool, 'would_resign': color or 0,
         'would_resign_move': move number or -1} (the latter two where it is disabled)."""
-        cdef GameSlot* s = self._slot(g)
+        cdef SearchGame* s = self._search_game(g)
         return {"disabled": bool(s.resign_disabled), "would_resign": s.would_resign,
                 "would_resign_move": s.would_resign_move}
 
@@ -823,8 +823,8 @@ cdef class BatchedSearch:
         move `temperature_moves`, 0 after. Returns RESIGN (-2) where resignation is on and the
         root value has been below resign_threshold for resign_consecutive own moves; call it
         once per move (it counts those moves). The pass where the root has no visited child.
-        (fastgo.policy)"""
-        cdef GameSlot* s = self._slot(g)
+        (fastgo.move_choice)"""
+        cdef SearchGame* s = self._search_game(g)
         cdef double temp
         if temperature is None:
             temp = 1.0 if s.root_board.num_moves < self.temperature_moves else 0.0
@@ -836,11 +836,11 @@ cdef class BatchedSearch:
     def analysis(self, int g, int max_pv=10):
         """Root children with visits, most visited first: dicts with move, visits, winrate (for
         the side to move at the root, 0..1), prior, pv (moves from this one on)."""
-        return root_analysis(&self._slot(g).tree, max_pv)
+        return root_analysis(&self._search_game(g).tree, max_pv)
 
     def tree_arrays(self, int g):
         """Copies of game g's node arrays [0 .. used) and the root index, for tests and tools."""
-        cdef GameSlot* s = self._slot(g)
+        cdef SearchGame* s = self._search_game(g)
         cdef Tree* t = &s.tree
         cdef int n = t.used
         return {

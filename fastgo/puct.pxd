@@ -4,14 +4,8 @@
 from libc.math cimport sqrt, INFINITY
 from libc.stdint cimport uint8_t, int32_t
 from fastgo.board cimport BoardState, BLACK, board_score
-from fastgo.rng cimport Rng
 from fastgo.tree cimport (Tree, NO_NODE, UNEXPANDED, FLAG_PENDING, FLAG_ILLEGAL, FLAG_WIN,
                           FLAG_LOSS)
-
-# Dirichlet(alpha) noise mixed into the root's priors: P = (1 - weight) P + weight eta; alpha <= 0
-# means 0.03 * 361 / number of root children. Returns 0 (nothing done) if the root is unexpanded.
-cdef bint add_dirichlet_noise(Tree* t, Rng* rng, float alpha, float weight) noexcept nogil
-
 
 cdef inline void backup(Tree* t, int32_t node, float value) noexcept nogil:
     # value: from the side to move at `node`. Adds one visit to node and every ancestor up to the

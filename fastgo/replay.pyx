@@ -26,10 +26,10 @@ from fastgo.features import ENCODING_IDS as _ENCODINGS
 cdef int _replay_checked(BoardState* b, const int16_t* moves, int count, uint64_t* table,
                          int mask, int* bad) noexcept nogil:
     # Plays moves[0 .. count) on b (a fresh board); returns REPLAY_OK or the code of the first
-    # refused move, whose index goes to bad[0]. table: an open-addressing set of mask + 1 slots
+    # refused move, whose index goes to bad[0]. table: an open-addressing set of mask + 1 buckets
     # (0 = empty; a hash of 0 is stored as 1: a false superko needs a 2**-64 coincidence).
     cdef int i, nn = b.size * b.size, move
-    cdef uint64_t h, slot
+    cdef uint64_t h, bucket
     h = board_position_hash(b)
     h = h if h else 1
     table[h & mask] = h
@@ -46,12 +46,12 @@ cdef int _replay_checked(BoardState* b, const int16_t* moves, int count, uint64_
             continue
         h = board_position_hash(b)
         h = h if h else 1
-        slot = h & mask
-        while table[slot] != 0:
-            if table[slot] == h:
+        bucket = h & mask
+        while table[bucket] != 0:
+            if table[bucket] == h:
                 return REPLAY_SUPERKO
-            slot = (slot + 1) & mask
-        table[slot] = h
+            bucket = (bucket + 1) & mask
+        table[bucket] = h
     bad[0] = -1
     return REPLAY_OK
 

@@ -163,7 +163,7 @@ def load_network_side(path, args, seed, which):
     import torch
 
     from inference_server.checkpoint import CheckpointError
-    from inference_server.evaluator import InProcessEvaluator
+    from inference_server.batch_evaluator import InProcessEvaluator
     from inference_server.runner import check_canaries
     from play.match import SearchSide
 

@@ -1,6 +1,6 @@
-"""`fastgo cluster --config C [--duration 15m] [--run-dir runs/NAME] [--backend local|ray]`: the
+"""`fastgo cluster --config C [--duration 15m] [--run-dir runs/NAME] [--launcher local|ray]`: the
 whole loop (server, trainer, W self-play workers, evaluator) supervised from one config. Parses
-and checks the options, picks the backend and hands over to cluster.supervisor.supervise."""
+and checks the options, picks the launcher and hands over to cluster.supervisor.supervise."""
 from __future__ import annotations
 
 import os
@@ -22,9 +22,9 @@ def add_arguments(parser):
     parser.add_argument("--duration", help="stop by itself after this long: 90s, 15m, 2h (default: run until Ctrl-C)")
     parser.add_argument("--workers", type=int, help="self-play workers (default: cluster.workers)")
     parser.add_argument("--no-evaluate", action="store_true", help="run without the evaluator")
-    parser.add_argument("--backend", choices=["local", "ray"],
-                        help="local: child processes here; ray: actors on a Ray cluster "
-                             "(default: cluster.backend)")
+    parser.add_argument("--launcher", choices=["local", "ray"],
+                        help="how the roles are launched: local = child processes here; ray = "
+                             "actors on a Ray cluster (default: cluster.launcher)")
     parser.add_argument("--address", help="ray: the Ray cluster to join (host:port, or auto); "
                                           "default: start a Ray instance on this machine")
 
@@ -52,9 +52,9 @@ def run(args) -> int:
         workers = config.cluster.workers if args.workers is None else args.workers
         if not 0 <= workers <= 1024:
             raise ConfigError(f"--workers: must be in 0..1024, got {workers}")
-        backend = args.backend or config.cluster.backend
-        if args.address is not None and backend != "ray":
-            raise ConfigError("--address: only with --backend ray (or cluster.backend = \"ray\")")
+        launcher = args.launcher or config.cluster.launcher
+        if args.address is not None and launcher != "ray":
+            raise ConfigError("--address: only with --launcher ray (or cluster.launcher = \"ray\")")
         if args.address is not None and not ADDRESS.fullmatch(args.address):
             raise ConfigError(f"--address {args.address[:60]!r}: expected auto or HOST:PORT")
         name = os.path.splitext(os.path.basename(args.config))[0]
@@ -66,8 +66,8 @@ def run(args) -> int:
     log = cluster_log(tty)
     evaluate = config.cluster.evaluate and not args.no_evaluate
     config_path = os.path.abspath(args.config)
-    if backend == "ray":
-        from cluster.ray_backend import RayCluster, RayUnavailable
+    if launcher == "ray":
+        from cluster.ray_launcher import RayCluster, RayUnavailable
         try:
             cluster = RayCluster(config, config_path, run_dir, workers, evaluate, log,
                                  address=args.address, overrides=args.overrides)
@@ -75,12 +75,12 @@ def run(args) -> int:
             print(f"fastgo cluster: {err}", file=sys.stderr)
             return 2
     else:
-        from cluster.local_backend import LocalCluster
+        from cluster.local_launcher import LocalCluster
         cluster = LocalCluster(config, config_path, run_dir, workers, evaluate, log,
                                overrides=args.overrides)
     print(f"fastgo cluster: {config.model.name} {config.model.board_size}x{config.model.board_size}, "
           f"{workers} worker(s), run directory {run_dir.root}"
-          + (f", {cluster.where}" if backend == "ray" else "")
+          + (f", {cluster.where}" if launcher == "ray" else "")
           + (f", stopping after {clock(duration)}" if duration else ", Ctrl-C stops it"), flush=True)
     return supervise(cluster, duration=duration, tty=tty,
                      status_every_s=1.0 if tty else config.cluster.status_interval_s)

@@ -100,7 +100,7 @@ def run(args):
 
 
 def _baseline_player(args):
-    from play.players import make_player
+    from play.specs import make_player
 
     try:
         return make_player(args.player or "random", seed=args.seed)
@@ -119,7 +119,7 @@ def _network_player(args):
     if not 1 <= leaves <= 256:
         raise ValueError(f"--leaves must be in 1..256, got {leaves}")
     from inference_server.checkpoint import CheckpointError
-    from inference_server.evaluator import InProcessEvaluator
+    from inference_server.batch_evaluator import InProcessEvaluator
     from inference_server.runner import check_canaries
     from play.search_player import SearchPlayer
 

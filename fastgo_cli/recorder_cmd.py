@@ -17,7 +17,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from fastgo.process import run_role
+    from fastgo.role_entry import run_role
     return run_role("recorder", lambda: _run(args))
 
 
@@ -28,7 +28,7 @@ def _run(args) -> int:
 
     from fastgo.config import ConfigError, RecorderConfig, load_config, parse_section, to_dict
     from fastgo.rundir import StatusFile, open_run_dir
-    from fastgo.process import setup_logging
+    from fastgo.role_entry import setup_logging
     from selfplay_workers.recorder import Recorder
 
     config = load_config(args.config, overrides=args.overrides)

@@ -21,14 +21,14 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from fastgo.process import run_role
+    from fastgo.role_entry import run_role
     return run_role("selfplay", lambda: _run(args))
 
 
 def _run(args) -> int:
     from fastgo.config import ConfigError, load_config
     from fastgo.rundir import open_run_dir
-    from fastgo.process import setup_logging
+    from fastgo.role_entry import setup_logging
     from inference_server import protocol
     from inference_server.client import (ClientStopped, InferenceClient, ServerError,
                                          ServerUnavailable)

@@ -86,7 +86,7 @@ def run(args) -> int:
 
     from fastgo.config import ConfigError
     from fastgo.files import reason
-    from fastgo.process import setup_logging
+    from fastgo.role_entry import setup_logging
     from inference_server.checkpoint import CheckpointError
     from inference_server.runner import set_calibration_shards
     from inference_server.server import StartupError, start_server

@@ -36,7 +36,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from fastgo.process import run_role
+    from fastgo.role_entry import run_role
     return run_role("train", lambda: _run(args))
 
 
@@ -45,7 +45,7 @@ def _run(args) -> int:
 
     from fastgo.config import ConfigError, load_config
     from fastgo.rundir import open_run_dir
-    from fastgo.process import setup_logging, stop_on_signals
+    from fastgo.role_entry import setup_logging, stop_on_signals
 
     config = load_config(args.config, overrides=args.overrides)
     if args.sgf is not None:
@@ -86,7 +86,7 @@ def _run(args) -> int:
             log.info("published step %d to %s slot %s (server version %s)", step, endpoint, slot, version)
 
     from fastgo.rundir import StatusFile
-    from trainer.core import CheckpointsRefused, NonFiniteTraining, ResumeError
+    from trainer.training_core import CheckpointsRefused, NonFiniteTraining, ResumeError
     from trainer.factory import make_trainer
     try:
         trainer = make_trainer(config, run_dir, publisher=publisher,
@@ -114,7 +114,7 @@ def _run_supervised(args, config) -> int:
 
     from fastgo.config import ConfigError
     from fastgo.rundir import StatusFile, open_run_dir
-    from fastgo.process import setup_logging, stop_on_signals
+    from fastgo.role_entry import setup_logging, stop_on_signals
 
     if not 0.0 <= args.holdout < 1.0:
         raise ConfigError(f"--holdout: must be in [0, 1), got {args.holdout}")
@@ -144,7 +144,7 @@ def _run_supervised(args, config) -> int:
     log = logging.getLogger("fastgo.train")
     stopping = stop_on_signals()
 
-    from trainer.core import ResumeError
+    from trainer.training_core import ResumeError
     from trainer.supervised import pretrain
     try:
         result = pretrain(config, run_dir, args.sgf, holdout=args.holdout, epochs=args.epochs,

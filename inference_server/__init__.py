@@ -1,10 +1,10 @@
 """The policy/value network and everything that serves it: checkpoints, inference backends,
 the batching ZeroMQ server, its client, the wire protocol and CURVE keys.
 
-Modules, in dependency order (workers import only protocol, evaluator, client and keys; those
+Modules, in dependency order (workers import only protocol, batch_evaluator, client and keys; those
 never import torch):
   protocol        the wire: msgpack headers + raw buffers, versioned, size-checked (numpy, msgpack)
-  evaluator       the evaluator interface; uniform, random and in-process evaluators (torch lazily)
+  batch_evaluator the evaluator interface; uniform, random and in-process evaluators (torch lazily)
   client          InferenceClient: a DEALER, batches in flight, Lazy Pirate retries (zmq)
   keys            CURVE key files, allow lists and the ZAP authenticator (ironhouse) (zmq)
   model           PolicyValueNet (bBLOCKScCHANNELS residual tower), build_model (torch)

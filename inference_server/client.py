@@ -1,7 +1,7 @@
 """The socket evaluator: a DEALER connected to the inference server. Imports zmq, numpy and
 msgpack, never torch.
 
-It implements the evaluator interface of `inference_server.evaluator` (evaluate, submit,
+It implements the evaluator interface of `inference_server.batch_evaluator` (evaluate, submit,
 receive). Batches go out without copying (`copy=False`); any number may be in flight (workers
 keep two). Reliability follows the zguide's Lazy Pirate: when a request has had no reply for
 `timeout_s` since it was (last) sent - counted per request, so one lost request is noticed

@@ -1,6 +1,6 @@
 """The interfaces the self-play workers meet, as typing.Protocols: where finished games go (a
 game sink) and the inference client of the policy-only worker. The evaluator the search worker
-takes is inference_server.evaluator.Evaluator."""
+takes is inference_server.batch_evaluator.Evaluator."""
 from __future__ import annotations
 
 from collections.abc import Sized

@@ -32,7 +32,7 @@ from fastgo.files import read_regular, reason
 from fastgo.policy_play import PHASE_ALL, PHASE_LEARNER, PHASE_OPPONENT, PolicyPlay
 from fastgo.pool import PoolError, draw_opponent, pool_path, read_pool
 from fastgo.shards import GameRecord
-from selfplay_workers.core import SEED_MASK, CoreField, WorkerCore
+from selfplay_workers.worker_core import SEED_MASK, CoreField, WorkerCore
 
 log = logging.getLogger("fastgo.selfplay")
 
@@ -329,7 +329,7 @@ class PolicyWorker:
                  s["learner_games"], s["opponent_loads"])
 
     def stats(self) -> dict:
-        """The core's figures (selfplay_workers.core.WorkerCore.stats) plus the algorithm,
+        """The core's figures (selfplay_workers.worker_core.WorkerCore.stats) plus the algorithm,
         finished mini-batches, the learner's wins of its games and the opponent loads."""
         return self.core.stats(
             algorithm=self.algorithm, minibatches=self.minibatches,

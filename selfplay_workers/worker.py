@@ -1,6 +1,6 @@
 """The search self-play worker (`fastgo selfplay`): G games at once through one BatchedSearch
 and one evaluator (the inference client), two batches in flight; the loop, the pause for a full
-game sink and where games go are selfplay_workers.core's.
+game sink and where games go are selfplay_workers.worker_core's.
 
 While the sink (selfplay_workers.interfaces.GameSink) could not take the games that may still
 finish, no new batch is submitted: the batches in flight are applied, then self-play pauses with
@@ -26,7 +26,7 @@ from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
 from fastgo.replay import check_game
 from fastgo.shards import GameRecord
-from selfplay_workers.core import SEED_MASK, CoreField, WorkerCore
+from selfplay_workers.worker_core import SEED_MASK, CoreField, WorkerCore
 
 log = logging.getLogger("fastgo.selfplay")
 
@@ -53,7 +53,7 @@ class _GameInProgress:
 class SelfplayWorker:
     """SelfplayWorker(config, evaluator, shard_dir, ...).run(): plays until stopped.
 
-    evaluator: an inference_server.evaluator.Evaluator (submit(planes) -> ticket,
+    evaluator: an inference_server.batch_evaluator.Evaluator (submit(planes) -> ticket,
     receive(ticket) -> (logits, values), model_version; the client in production). config: a
     fastgo Config (model for the board size and encoding, selfplay for the search and the
     shards). sink: a GameSink or None (local shards in shard_dir); status: a
@@ -301,7 +301,7 @@ class SelfplayWorker:
                  s["would_resign_games"], s["false_resigns"], 100 * s["false_resign_rate"])
 
     def stats(self) -> dict:
-        """The core's figures (selfplay_workers.core.WorkerCore.stats) plus evals_discarded, the
+        """The core's figures (selfplay_workers.worker_core.WorkerCore.stats) plus evals_discarded, the
         full-search visits in use and the resignation counters; false_resign_rate in [0, 1]."""
         return self.core.stats(
             evals_discarded=self.evals_discarded, resigned=self.resigned, visits=self.visits,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from trainer.core import autocast
+from trainer.training_core import autocast
 from trainer.metrics import ALPHAZERO_FIELDS, ALPHAZERO_TERMS
 
 

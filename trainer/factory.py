@@ -1,5 +1,5 @@
 """The trainer a config asks for: trainer.algorithm picks the data and loss step that the
-training core (trainer.core) is driven by. Supervised pretraining on game records is started
+training core (trainer.training_core) is driven by. Supervised pretraining on game records is started
 by trainer.supervised.pretrain instead (it needs the records).
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ def make_trainer(config, run_dir, *, publisher=None, status=None):
     from its latest.ckpt when there is one: "alphazero" and "value" train over the replay window
     (WindowTrainer with AlphaZeroObjective or ValueObjective), "reinforce" on each game once
     (ReinforceTrainer). publisher(path, data, step) receives every checkpoint written; status
-    is a fastgo.rundir.StatusFile or None. ResumeError (trainer.core) when the run directory
+    is a fastgo.rundir.StatusFile or None. ResumeError (trainer.training_core) when the run directory
     holds a checkpoint this config cannot continue."""
     algorithm = config.trainer.algorithm
     if algorithm == "reinforce":

@@ -150,7 +150,7 @@ def reinforce_step(model, optimizer, batch: LearnerBatch, *, baseline: str, valu
     step(loss) -> bool, when given, takes the place of optimizer.step(): it gets the mini-batch's
     loss (0-d tensor, the chunks' sum; the first non-finite chunk's loss, the later chunks not
     evaluated) with the gradients accumulated, and says whether it stepped
-    (trainer.core.TrainingCore.finite_step: not when the loss or a gradient is non-finite). When
+    (trainer.training_core.TrainingCore.finite_step: not when the loss or a gradient is non-finite). When
     it did not, the model is as it was, running statistics included, and the terms come back
     with "skipped": True and "kl" 0."""
     if batchnorm not in BATCHNORM:

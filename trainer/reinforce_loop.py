@@ -10,7 +10,7 @@ max_staleness > 0, queued games whose learner version is more than that many upd
 (the "stale" column). With target_kl > 0 the learning rate follows the policy's KL change per
 update (trainer.reinforce.adapt_lr), trainer.lr being its ceiling, and a fresh optimizer starts
 at trainer.lr / 100. An update whose loss or gradient is not finite is skipped
-(trainer.core.TrainingCore.finite_step): its games are used up, the weights and the step stay;
+(trainer.training_core.TrainingCore.finite_step): its games are used up, the weights and the step stay;
 MAX_NONFINITE_IN_A_ROW of them in a row stop the trainer (NonFiniteTraining).
 
 Resumes from latest.ckpt like the AlphaZero trainer: weights, optimizer, step, the shards used
@@ -27,7 +27,7 @@ from collections import deque
 import numpy as np
 
 from fastgo.pool import OpponentPool
-from trainer.core import CoreView, TrainingCore
+from trainer.training_core import CoreView, TrainingCore
 from trainer.intake import ShardIntake
 from trainer.metrics import REINFORCE_FIELDS
 from trainer.reinforce import adapt_lr, learner_batch, reinforce_step
@@ -37,7 +37,7 @@ log = logging.getLogger("fastgo.train")
 
 
 class ReinforceTrainer(CoreView):
-    """The training core (trainer.core) fed by a queue of unused games, one update per
+    """The training core (trainer.training_core) fed by a queue of unused games, one update per
     minibatch_games of them. Counters: games (used in updates), positions (the learner's
     positions trained), samples (the same, in the AlphaZero trainer's unit), stale (games
     dropped by max_staleness), all in total; partial maps a shard to the games of it already

@@ -10,7 +10,7 @@ head the final ownership where it is known (games that ended by passes). Every `
 steps the held-out top-1 and top-5 move-prediction accuracy go to the log and metrics.csv.
 
 The network, optimizer, checkpoint files and their place are the training core's
-(trainer.core): checkpoints/ckpt-STEP.ckpt and latest.ckpt, so a later `fastgo train` or
+(trainer.training_core): checkpoints/ckpt-STEP.ckpt and latest.ckpt, so a later `fastgo train` or
 `fastgo cluster` on the same run directory resumes from the pretrained network at its step.
 The self-play trainer's counters in the checkpoint (samples, shards used) are carried over as
 they were, so the self-play sample cap does not count supervised samples.
@@ -29,7 +29,7 @@ import torch.nn.functional as F
 
 from fastgo.replay import encode_samples
 from fastgo.shards import ShardError, read_shard
-from trainer.core import CoreView, TrainingCore, autocast
+from trainer.training_core import CoreView, TrainingCore, autocast
 from trainer.metrics import SUPERVISED_FIELDS
 from trainer.sgf_import import SgfInputError, import_sgf
 from trainer.window import batch_buffers
@@ -122,7 +122,7 @@ def split_games(games, holdout: float, seed: int):
 
 
 class SupervisedTrainer(CoreView):
-    """The training core (trainer.core) trained on game records: `train` to learn from,
+    """The training core (trainer.training_core) trained on game records: `train` to learn from,
     `heldout` (or None) to measure move prediction on, `value`: train the value and ownership
     heads too; `info` is stored with the checkpoints (what was trained on). sl_samples counts the
     training positions drawn, in total."""

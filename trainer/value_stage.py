@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from trainer.alphazero import policy_terms
-from trainer.core import autocast
+from trainer.training_core import autocast
 from trainer.metrics import VALUE_FIELDS, VALUE_TERMS
 
 VALUE_HEAD = ("value_conv.", "value_bn.", "value_fc1.", "value_fc2.")

@@ -2,7 +2,7 @@
 "value"): reads shards as they appear, keeps the replay window (trainer.window), and trains the
 network with its objective's loss step (trainer.alphazero, trainer.value_stage); every
 trainer.checkpoint_every steps it appends a metrics.csv row and writes, points latest.ckpt at
-and publishes a checkpoint (trainer.core).
+and publishes a checkpoint (trainer.training_core).
 
 Restarted on the same run directory it resumes from latest.ckpt: weights, optimizer state,
 step, the shards it has used and the sample counters (all inside the checkpoint, so they are
@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from fastgo.shards import ShardError, read_shard
-from trainer.core import CoreView, TrainingCore
+from trainer.training_core import CoreView, TrainingCore
 from trainer.intake import ShardIntake
 from trainer.window import ReplayWindow, block_from_shard
 

@@ -344,9 +344,10 @@ class ClusterConfig:
     restart_window_s: float = setting(300.0, min=1.0, max=86_400.0)
     status_interval_s: float = setting(5.0, min=0.1, max=3600.0, doc="plain status lines (no terminal)")
     shutdown_s: float = setting(10.0, min=1.0, max=600.0, doc="bound on an ordered shutdown")
-    backend: Literal["local", "ray"] = setting(
-        "local", doc="local: child processes on this machine; ray: Ray actors on a Ray cluster "
-                     "(optional package ray; fastgo cluster --backend overrides)")
+    launcher: Literal["local", "ray"] = setting(
+        "local", doc="how the roles are launched: local = child processes on this machine; ray = "
+                     "Ray actors on a Ray cluster (optional package ray; fastgo cluster --launcher "
+                     "overrides)")
     server_resources: dict[str, float] = mapping_setting(
         {"CPU": 1.0}, doc="ray: resources the server's actor needs, e.g. {GPU = 1}; CPU and GPU "
                           "are Ray's own, any other name a custom node resource")

@@ -1,5 +1,5 @@
 """What the benches of the served loop share: the raw batched forward they are measured against,
-a server and self-play workers started as role processes (cluster.process), the stats line a
+a server and self-play workers started as role processes (cluster.role_process), the stats line a
 worker prints at its end, and the JSON result file."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import tempfile
 import time
 from types import SimpleNamespace
 
-from cluster.process import RoleProcess, ServerProcess, write_toml
+from cluster.role_process import RoleProcess, ServerProcess, write_toml
 
 SERVER_START_S = 120.0            # a bench's server may take this long to its ready line
 WORKER_GRACE_S = 120.0            # a worker may end this long after its --seconds

@@ -69,7 +69,7 @@ def _cpu_seconds(pid):
 def _write_config(config, workdir, host, ports):
     """The bench's config with CURVE keys for the server, the recorder and the worker (allowed
     by both); returns (config path, server endpoint, recorder endpoint)."""
-    from cluster.process import write_toml
+    from cluster.role_process import write_toml
     from fastgo.config import to_dict
     from inference_server.keys import write_key_pair
 
@@ -100,7 +100,7 @@ def _round(args, mode, index, workdir, config_path, server_ep, recorder_ep, near
     """One worker for warmup + seconds writing its shards (mode "local") or sending its games
     to a recorder started for the round (mode "remote"): {"mode", "games" (in shards),
     "finished" (by the worker), "seconds" (the worker's), "recorder_cpu_s"}."""
-    from cluster.process import RECORDER_READY, RoleProcess
+    from cluster.role_process import RECORDER_READY, RoleProcess
     from fastgo.shards import list_shards, read_shard
     from fastgo_cli.bench.harness import SERVER_START_S, WORKER_GRACE_S, finish_worker, worker_argv
 
@@ -139,7 +139,7 @@ def run_remote(args, config) -> int:
     to a recorder; both talk to the same server over the same path. games/s: games in shards
     (the worker's, or the recorder's after it closed its last shard) over the worker's own
     seconds. The recorder's CPU: /proc, from its ready line to the end of the round."""
-    from cluster.process import SERVE_READY, RoleProcess
+    from cluster.role_process import SERVE_READY, RoleProcess
     from fastgo_cli.bench.harness import SERVER_START_S, write_json
 
     estimate = args.rounds * 2 * (args.seconds + args.warmup + 4) + 15

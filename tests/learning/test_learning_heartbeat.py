@@ -11,7 +11,7 @@ import time
 import torch
 
 from fastgo.config import load_config
-from inference_server.evaluator import InProcessEvaluator
+from inference_server.batch_evaluator import InProcessEvaluator
 from fastgo.shards import list_shards, read_shard
 from play.match import SearchSide, play_match
 from play.players import RandomPlayer

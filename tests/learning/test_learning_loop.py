@@ -20,7 +20,7 @@ from fastgo.rundir import open_run_dir
 from fastgo.symmetry import transform_planes, transform_policy
 from inference_server.checkpoint import load_checkpoint, save_checkpoint
 from inference_server.client import InferenceClient
-from inference_server.evaluator import UniformEvaluator
+from inference_server.batch_evaluator import UniformEvaluator
 from fastgo.shards import list_shards, read_shard
 from inference_server.model import build_model
 from selfplay_workers.worker import SelfplayWorker

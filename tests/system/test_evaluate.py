@@ -7,7 +7,7 @@ import sys
 
 from fastgo.config import load_config
 from fastgo.rundir import open_run_dir
-from inference_server.evaluator import UniformEvaluator
+from inference_server.batch_evaluator import UniformEvaluator
 from selfplay_workers.worker import SelfplayWorker
 from trainer.factory import make_trainer as Trainer
 

@@ -1,9 +1,9 @@
-"""`fastgo cluster --backend ray` on a local multi-node Ray cluster (ray.cluster_utils.Cluster):
+"""`fastgo cluster --launcher ray` on a local multi-node Ray cluster (ray.cluster_utils.Cluster):
 a "trainer" node (server, trainer, evaluator) and two "worker" nodes. The roles land on the
 nodes their resources name (the driver's report checked against the cluster's own node ids and
 against the process tree of each node's raylet), games are recorded, the trainer publishes a
 checkpoint the server serves, a worker's actor killed with SIGKILL is restarted by Ray and counted
-in the status line, and SIGTERM stops everything within the bound. The local backend never
+in the status line, and SIGTERM stops everything within the bound. The local launcher never
 imports ray."""
 import os
 import re
@@ -17,7 +17,7 @@ import pytest
 
 CLUSTER = """
 [cluster]
-backend = "ray"
+launcher = "ray"
 workers = 2
 evaluate = true
 evaluate_every = 1000000
@@ -78,12 +78,12 @@ def alive(pid):
         return False
 
 
-def test_local_backend_does_not_import_ray(tmp_path, write_tiny_config):
+def test_local_launcher_does_not_import_ray(tmp_path, write_tiny_config):
     config = write_tiny_config(tmp_path / "c.toml")
     code = ("import sys\n"
             "from fastgo.config import load_config\n"
             "from fastgo.rundir import open_run_dir\n"
-            "from cluster.local_backend import LocalCluster\n"
+            "from cluster.local_launcher import LocalCluster\n"
             "import fastgo_cli.cluster_cmd\n"
             f"config = load_config({config!r})\n"
             f"run_dir = open_run_dir({str(tmp_path / 'run')!r})\n"
@@ -95,17 +95,17 @@ def test_local_backend_does_not_import_ray(tmp_path, write_tiny_config):
     assert "self-play games 0" in out.stdout
 
 
-def test_address_needs_the_ray_backend(tmp_path, write_tiny_config):
+def test_address_needs_the_ray_launcher(tmp_path, write_tiny_config):
     config = write_tiny_config(tmp_path / "c.toml")
     out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "cluster", "--config", config,
                           "--run-dir", str(tmp_path / "run"), "--address", "127.0.0.1:1"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
-        "fastgo cluster: --address: only with --backend ray (or cluster.backend = \"ray\")"]
+        "fastgo cluster: --address: only with --launcher ray (or cluster.launcher = \"ray\")"]
 
 
-def test_ray_backend_errors_are_one_line(tmp_path, write_tiny_config):
+def test_ray_launcher_errors_are_one_line(tmp_path, write_tiny_config):
     """Without the ray package, or with an address where no Ray cluster listens: one line, 2."""
     import socket
     config = write_tiny_config(tmp_path / "c.toml")
@@ -114,10 +114,10 @@ def test_ray_backend_errors_are_one_line(tmp_path, write_tiny_config):
         closed = sock.getsockname()[1]                 # nothing listens there once closed
     no_ray = ("import sys; sys.modules['ray'] = None\n"
               "from fastgo_cli.main import main\n"
-              f"sys.exit(main(['cluster', '--config', {config!r}, '--backend', 'ray']))")
+              f"sys.exit(main(['cluster', '--config', {config!r}, '--launcher', 'ray']))")
     for argv, expected in (([sys.executable, "-c", no_ray], "needs the optional package ray"),
                            ([sys.executable, "-m", "fastgo_cli.main", "cluster", "--config", config,
-                             "--backend", "ray", "--address", f"127.0.0.1:{closed}"],
+                             "--launcher", "ray", "--address", f"127.0.0.1:{closed}"],
                             f"--address 127.0.0.1:{closed}: no Ray cluster there")):
         out = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path)
         assert out.returncode == 2, out.stdout + out.stderr

@@ -9,9 +9,9 @@ import fastgo.mcts as mcts     # every build has it: a broken one fails here, ne
 from fastgo.config import ModelConfig
 from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient
-from inference_server.evaluator import InProcessEvaluator
+from inference_server.batch_evaluator import InProcessEvaluator
 from inference_server.model import build_model
-from cluster.process import ServerProcess, write_config
+from cluster.role_process import ServerProcess, write_config
 torch.set_num_threads(1)
 GAMES, VISITS = 6, 24
 

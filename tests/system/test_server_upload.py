@@ -12,7 +12,7 @@ from inference_server import protocol
 from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient, ServerError
 from inference_server.model import build_model
-from cluster.process import ServerProcess, write_config
+from cluster.role_process import ServerProcess, write_config
 
 MODEL = {"board_size": 9, "blocks": 6, "channels": 64}
 

@@ -6,7 +6,7 @@ import torch
 from fastgo.config import load_config
 from fastgo.rundir import open_run_dir
 from inference_server.checkpoint import load_checkpoint
-from trainer.core import TrainingCore
+from trainer.training_core import TrainingCore
 from trainer.factory import make_trainer
 
 

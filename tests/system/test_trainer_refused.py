@@ -17,8 +17,8 @@ from fastgo.rundir import open_run_dir
 from inference_server.checkpoint import load_checkpoint, save_checkpoint
 from inference_server.client import ServerError, ServerUnavailable
 from inference_server.protocol import RELOAD_FAILED
-from cluster.process import ServerProcess
-from trainer.core import CheckpointsRefused
+from cluster.role_process import ServerProcess
+from trainer.training_core import CheckpointsRefused
 from trainer.factory import make_trainer
 
 SIZE, KOMI = 5, 0.5                  # the board of the reinforce_config fixture

@@ -1,7 +1,7 @@
 """The import rules of the layout as contracts, read from the source (ast for .py, the import lines
 of .pyx/.pxd kernels; imports inside functions count, a script's `if __name__ == "__main__":`
 block does not, as importing the module never runs it): packages import down the layers only,
-fastgo, selfplay_workers and play never import torch, only cluster/ray_backend.py imports ray, no
+fastgo, selfplay_workers and play never import torch, only cluster/ray_launcher.py imports ray, no
 import cycle between the project's modules, and no test module imports another."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RANK = {"fastgo": 0, "inference_server": 1, "selfplay_workers": 2, "play": 2, "trainer": 2,
         "cluster": 3, "fastgo_cli": 4}
 NO_TORCH = ("fastgo", "selfplay_workers", "play")
-RAY_ONLY_IN = "cluster.ray_backend"
+RAY_ONLY_IN = "cluster.ray_launcher"
 KERNEL_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+c?import\b|c?import\s+([\w.]+))", re.M)
 IMPORTERS = ("import_module", "__import__")
 
@@ -183,7 +183,7 @@ def test_fastgo_and_selfplay_workers_never_import_torch(project):
     assert forbidden_imports(raw, "torch", only_packages=NO_TORCH) == []
 
 
-def test_only_the_ray_backend_imports_ray(project):
+def test_only_the_ray_launcher_imports_ray(project):
     _, raw = project
     assert forbidden_imports(raw, "ray", allowed_modules=(RAY_ONLY_IN,)) == []
 
@@ -210,15 +210,15 @@ def test_the_checks_find_what_they_look_for(tmp_path):
         "fastgo/__init__.py": "",
         "fastgo/board.pyx": "from fastgo.rng cimport Rng\n",
         "fastgo/rng.pxd": "",
-        "fastgo/game.py": "import numpy\n\ndef f():\n    from trainer.core import x\n    import torch\n",
+        "fastgo/game.py": "import numpy\n\ndef f():\n    from trainer.training_core import x\n    import torch\n",
         "inference_server/__init__.py": "",
         "inference_server/model.py": "from . import client\nimport ray\n",
         "inference_server/client.py": "from .model import build\n",
         "selfplay_workers/__init__.py": "",
-        "selfplay_workers/worker.py": "import importlib\nimportlib.import_module('trainer.core')\n",
-        "trainer/__init__.py": "", "trainer/core.py": "from fastgo import game\n",
-        "cluster/__init__.py": "", "cluster/ray_backend.py": "import ray.util\n",
-        "fastgo_cli/__init__.py": "", "fastgo_cli/main.py": "import cluster.ray_backend\n",
+        "selfplay_workers/worker.py": "import importlib\nimportlib.import_module('trainer.training_core')\n",
+        "trainer/__init__.py": "", "trainer/training_core.py": "from fastgo import game\n",
+        "cluster/__init__.py": "", "cluster/ray_launcher.py": "import ray.util\n",
+        "fastgo_cli/__init__.py": "", "fastgo_cli/main.py": "import cluster.ray_launcher\n",
         "cluster/plots.py": "if __name__ == '__main__':\n    import fastgo_cli.main\n",
     }
     for name, text in files.items():
@@ -227,10 +227,10 @@ def test_the_checks_find_what_they_look_for(tmp_path):
     graph, raw = import_graph(tmp_path)
     assert graph["fastgo.board"] == {"fastgo.rng": (tmp_path / "fastgo/board.pyx", 1)}
     assert [v.split(": ", 1)[1] for v in layer_violations(graph)] == [
-        "fastgo.game imports trainer.core", "selfplay_workers.worker imports trainer.core"]
+        "fastgo.game imports trainer.training_core", "selfplay_workers.worker imports trainer.training_core"]
     assert [v.split(": ", 1)[1] for v in forbidden_imports(raw, "torch", only_packages=NO_TORCH)] \
         == ["fastgo.game imports torch"]
     assert [v.split(": ", 1)[1] for v in forbidden_imports(raw, "ray", allowed_modules=(RAY_ONLY_IN,))] \
         == ["inference_server.model imports ray"]
-    assert cycles(graph) == [["fastgo.game", "trainer.core"],
+    assert cycles(graph) == [["fastgo.game", "trainer.training_core"],
                              ["inference_server.client", "inference_server.model"]]

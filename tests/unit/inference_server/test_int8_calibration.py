@@ -393,7 +393,7 @@ def test_serve_takes_shards_from_the_option_or_the_run_directory(tmp_path):
 
 
 def test_server_process_passes_the_shard_folder():
-    from cluster.process import ServerProcess
+    from cluster.role_process import ServerProcess
 
     assert ServerProcess("c.toml", shards="runs/x/shards").argv[-2:] == ["--shards", "runs/x/shards"]
     assert "--shards" not in ServerProcess("c.toml").argv

@@ -5,7 +5,7 @@ import torch
 
 from fastgo.config import ModelConfig
 from inference_server.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from inference_server.evaluator import InProcessEvaluator, RandomEvaluator, UniformEvaluator
+from inference_server.batch_evaluator import InProcessEvaluator, RandomEvaluator, UniformEvaluator
 from inference_server.model import build_model, fuse_for_inference
 from inference_server.runner import ModelRunner, canary_planes, check_canaries
 

@@ -5,7 +5,7 @@ import pytest
 
 from fastgo.config import loads_config
 from fastgo.game import Game
-from inference_server.evaluator import UniformEvaluator
+from inference_server.batch_evaluator import UniformEvaluator
 from fastgo.shards import list_shards, read_shard
 from selfplay_workers.worker import SelfplayWorker
 

@@ -1,4 +1,4 @@
-"""The loop both self-play workers share (selfplay_workers.core), run under the search worker and
+"""The loop both self-play workers share (selfplay_workers.worker_core), run under the search worker and
 the policy-only worker: a game sink that stays full pauses the worker, which keeps beating its
 status heartbeat, counts the pause, and still honours a stop request (an assignment or SIGTERM)
 and its deadline."""
@@ -14,7 +14,7 @@ import pytest
 
 from fastgo.config import loads_config
 from fastgo.rundir import StatusFile, open_run_dir, read_status
-from inference_server.evaluator import UniformEvaluator
+from inference_server.batch_evaluator import UniformEvaluator
 
 GAMES = 4
 BOUND = 6          # full(headroom=GAMES) once 3 games are held: the worker pauses at 3..6 held

@@ -17,7 +17,7 @@ from fastgo.config import ModelConfig, load_config, loads_config
 from fastgo.rundir import open_run_dir
 from inference_server.model import build_model
 from trainer.alphazero import AlphaZeroObjective
-from trainer.core import make_optimizer
+from trainer.training_core import make_optimizer
 from trainer.factory import make_trainer
 from trainer.window import ReplayWindow, block_from_games
 

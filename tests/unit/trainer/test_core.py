@@ -15,7 +15,7 @@ from fastgo.rundir import open_run_dir
 from inference_server.checkpoint import load_checkpoint
 from trainer import metrics
 from trainer.alphazero import AlphaZeroObjective
-from trainer.core import TrainingCore
+from trainer.training_core import TrainingCore
 from trainer.factory import make_trainer
 from trainer.reinforce_loop import ReinforceTrainer
 from trainer.value_stage import ValueObjective, is_value_head

@@ -1,4 +1,4 @@
-"""A non-finite loss or gradient never reaches the weights (trainer.core.finite_step): the batch
+"""A non-finite loss or gradient never reaches the weights (trainer.training_core.finite_step): the batch
 is skipped with the weights and the step unchanged, and MAX_NONFINITE_IN_A_ROW skips in a row
 stop training with NonFiniteTraining."""
 import pytest
@@ -6,8 +6,8 @@ import torch
 
 from fastgo.config import loads_config
 from fastgo.rundir import open_run_dir
-from trainer import core
-from trainer.core import MAX_NONFINITE_IN_A_ROW, NonFiniteTraining, TrainingCore
+from trainer import training_core as core
+from trainer.training_core import MAX_NONFINITE_IN_A_ROW, NonFiniteTraining, TrainingCore
 
 CONFIG = """
 [model]

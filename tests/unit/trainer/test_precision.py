@@ -1,4 +1,4 @@
-"""trainer.precision: bf16 autocast for the training forward pass (trainer.core.autocast). The
+"""trainer.precision: bf16 autocast for the training forward pass (trainer.training_core.autocast). The
 AlphaZero loss under CPU bf16 autocast matches the fp32 loss within 2% (bf16 keeps 8 bits of
 mantissa: relative error about 2**-8 per operation, a few times that through the tower), and
 its gradients point the same way (cosine similarity > 0.98)."""
@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from fastgo.config import ConfigError, ModelConfig, loads_config
 from inference_server import backends
 from inference_server.model import build_model
-from trainer import core
+from trainer import training_core as core
 from trainer.alphazero import policy_terms
 
 CPU = torch.device("cpu")

@@ -1,7 +1,7 @@
 """The REINFORCE trainer against bad input: a pool.json it cannot use is reported, moved aside
 and replaced by a new pool (fastgo.pool.OpponentPool), never a traceback; a mini-batch whose loss
 is not finite is skipped with the weights, running statistics and step unchanged
-(trainer.core.TrainingCore.finite_step), and MAX_NONFINITE_IN_A_ROW of them stop training."""
+(trainer.training_core.TrainingCore.finite_step), and MAX_NONFINITE_IN_A_ROW of them stop training."""
 from __future__ import annotations
 
 import logging
@@ -14,8 +14,8 @@ import torch
 from fastgo.config import loads_config
 from fastgo.pool import read_pool
 from fastgo.rundir import open_run_dir
-from trainer import core, reinforce_loop
-from trainer.core import NonFiniteTraining, TrainingCore
+from trainer import reinforce_loop, training_core as core
+from trainer.training_core import NonFiniteTraining, TrainingCore
 from trainer.factory import make_trainer
 from trainer.reinforce import learner_batch, reinforce_step
 from trainer.window import block_from_games

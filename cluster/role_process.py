@@ -1,6 +1,6 @@
 """One role process: `python -m MODULE ARGS` (a `fastgo` command unless told otherwise) with its
 stdout and stderr in a log file, its ready line awaited with a deadline, and a bounded stop by PID
-(SIGTERM, then SIGKILL). The supervisor's backends, the benches and the tests start processes so;
+(SIGTERM, then SIGKILL). The supervisor's launchers, the benches and the tests start processes so;
 `Children` runs `fastgo` commands one after another with signals passed on (`fastgo compare`).
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""`fastgo cluster --backend ray [--address ADDR]`: the roles of a run as Ray actors on a Ray
-cluster. Imported only by that backend (the local backend never imports ray).
+"""`fastgo cluster --launcher ray [--address ADDR]`: the roles of a run as Ray actors on a Ray
+cluster. Imported only by that launcher (the local launcher never imports ray).
 
 Each role (serve, train, recorder, evaluate, selfplay-wI) is one actor, `RoleHost`, that starts
 the role's `fastgo ...` command as a child process on its node and reports on it. A child process
@@ -22,7 +22,7 @@ they bind the node's address, which their own config checks accept only with CUR
 The run directory is the same path on every node; each role writes its own node's copy, and the
 driver learns everything (heartbeats, server stats, ratings) from the actors' replies.
 
-Supervision follows the local backend's restart policy (cluster.restarts): Ray restarts a lost actor
+Supervision follows the local launcher's restart policy (cluster.restarts): Ray restarts a lost actor
 (max_restarts = -1; the driver's cluster.max_restarts within restart_window_s decides when to
 give up), the driver sees the new incarnation (another actor pid, or the actor's death reply),
 counts a restart for the role and starts the role again in it; a child that exits or stops making
@@ -38,7 +38,7 @@ import os
 import signal
 import time
 
-from cluster.process import RECORDER_READY, SERVE_READY
+from cluster.role_process import RECORDER_READY, SERVE_READY
 from cluster.restarts import REFUSED, Backoff, RestartPolicy
 from cluster.role_host import CONFIG_TOKEN, RoleHost
 from cluster.roles import RESOURCES_KEY, role_argv, role_specs
@@ -57,7 +57,7 @@ def import_ray():
     try:
         import ray
     except ImportError:
-        raise RayUnavailable("--backend ray needs the optional package ray: "
+        raise RayUnavailable("--launcher ray needs the optional package ray: "
                              "pip install \"fastgo[ray]\" (or pip install \"ray>=2.9\")") from None
     return ray
 
@@ -178,7 +178,7 @@ class RayCluster:
 
     def _local_instance_options(self):
         """A Ray instance for this machine only: room for every role (the roles oversubscribe
-        the CPUs as the local backend's processes do), custom resources the config names."""
+        the CPUs as the local launcher's processes do), custom resources the config names."""
         demand = {}
         for child in self.children:
             for name, amount in child.resources.items():

@@ -1,4 +1,4 @@
-# The self-play policy on a finished search (see policy.pxd).
+# The choice of the played move on a finished search (see move_choice.pxd).
 from libc.math cimport exp, log
 from libc.stdint cimport int32_t
 from fastgo.rng cimport rng_uniform
@@ -6,7 +6,7 @@ from fastgo.tree cimport Tree, NO_NODE, UNEXPANDED, FLAG_PENDING
 from fastgo.gumbel cimport gumbel_final_child
 
 
-cdef int choose_root_move(GameSlot* s, double temp, bint resign, float resign_threshold,
+cdef int choose_root_move(SearchGame* s, double temp, bint resign, float resign_threshold,
                           int resign_consecutive, const GumbelParams* gumbel) noexcept nogil:
     cdef Tree* t = &s.tree
     cdef int32_t first = t.first_child[t.root], k, j, best = NO_NODE

@@ -1,4 +1,4 @@
-# PUCT search steps that are not per descent (see puct.pxd): the root's Dirichlet noise.
+# The root's Dirichlet noise (see root_noise.pxd).
 from libc.stdint cimport int32_t
 from fastgo.board cimport MAX_MOVES
 from fastgo.rng cimport Rng, rng_gamma

@@ -1,4 +1,4 @@
-"""The local backend of `fastgo cluster`: every role (server, trainer, W workers, evaluator) is a
+"""The local launcher of `fastgo cluster`: every role (server, trainer, W workers, evaluator) is a
 child process on this machine with its own log in RUN/logs. A child that exits is restarted with
 back-off; one whose heartbeat (RUN/logs/ROLE.status.json; the server answers a stats request
 instead) is older than cluster.stuck_seconds is stuck, whether busy or stopped, and is killed and
@@ -10,14 +10,14 @@ import signal
 import time
 
 from cluster.child import RoleChild
-from cluster.process import SERVE_READY, RoleStartError
+from cluster.role_process import SERVE_READY, RoleStartError
 from cluster.restarts import REFUSED, STARTUP_S, Backoff, RestartPolicy
 from cluster.roles import role_argv, role_specs
 from cluster.status import read_ratings, server_rates, status_line, summary_text
 
 
 class LocalRole:
-    """One role under the local backend: its spec, its fixed argv, its process, its back-off."""
+    """One role under the local launcher: its spec, its fixed argv, its process, its back-off."""
 
     def __init__(self, spec, argv, run_dir):
         self.spec = spec

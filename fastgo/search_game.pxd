@@ -1,12 +1,12 @@
-# The per-game state of the batched search (fastgo.mcts), as a plain struct so that the search's
-# policy functions (fastgo.policy) read it without depending on the driver module.
+# The per-game state of the batched search (fastgo.mcts), as a plain struct so that the move
+# choice (fastgo.move_choice) and the Gumbel root (fastgo.gumbel) read it without the driver module.
 from libc.stdint cimport uint8_t, int32_t, uint64_t
 from fastgo.board cimport BoardState, MAX_MOVES
 from fastgo.rng cimport Rng
 from fastgo.tree cimport Tree
 
 
-cdef struct GameSlot:
+cdef struct SearchGame:
     # Everything the search keeps for one game.
     BoardState root_board    # the position at the root
     Tree tree
