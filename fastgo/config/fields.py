@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import types
 import typing
@@ -16,11 +17,16 @@ class ConfigError(ValueError):
     """A config that cannot be used; the message names the source and the key."""
 
 
+# an integer setting without bounds of its own still lies in these (what 64 bits hold)
+INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1
+
+
 def setting(default, *, min=None, max=None, pattern=None, doc=""):
     """A dataclass field with a default and the bounds the loader enforces.
 
     min/max bound numbers (inclusive; each element of a tuple); pattern is a regular
-    expression a string must match in full.
+    expression a string must match in full. Whatever the bounds, an integer lies in
+    INT_MIN..INT_MAX and a float is finite.
     """
     metadata = {"min": min, "max": max, "pattern": pattern, "doc": doc}
     if isinstance(default, (list, dict, set)):
@@ -49,7 +55,7 @@ def parse_section(cls, table, *, source="<dict>", prefix="", origins=None):
     unknown = sorted(set(table) - set(fields))
     if unknown:
         key = where(unknown[0])
-        raise ConfigError(f"{_origin(key, source, origins)}: unknown key {key!r} "
+        raise ConfigError(f"{_origin(key, source, origins)}: unknown key {shown(key)} "
                           f"(known: {', '.join(sorted(fields))}); a typo?")
     values = {}
     for name, value in table.items():
@@ -60,7 +66,11 @@ def parse_section(cls, table, *, source="<dict>", prefix="", origins=None):
         if check is not None:
             check()
     except ConfigError as err:
-        raise ConfigError(f"{source}: {prefix + '.' if prefix else ''}{err}") from None
+        # a check's message starts with the key it is about: blame that key's origin
+        named = str(err).split(":", 1)[0]
+        blame = (_origin(where(named), source, origins)
+                 if re.split(r"[.\[]", named, maxsplit=1)[0] in fields else source)
+        raise ConfigError(f"{blame}: {prefix + '.' if prefix else ''}{err}") from None
     return obj
 
 
@@ -84,6 +94,23 @@ def _kind(value):
             list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
 
 
+def shown(value, limit: int = 100) -> str:
+    """`value` as an error message shows it: its repr, at most `limit` characters; an integer
+    too long to print (Python's int-string limit) by its number of digits."""
+    if _huge(value):
+        return (f"{'a negative' if value < 0 else 'an'} integer of about "
+                f"{int(value.bit_length() * 0.30103)} digits")
+    try:
+        text = repr(value)
+    except ValueError:                  # a container holding such an integer
+        return f"{_kind(value)} holding a number too large to show"
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def _huge(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 1000
+
+
 def _origin(key, source, origins):
     """The source to blame for `key`: the origin of `key` or of a key above it, else `source`."""
     for prefix, origin in (origins or {}).items():
@@ -96,7 +123,8 @@ def _convert(hint, value, fld, source, key, origins=None):
     source = _origin(key, source, origins)
 
     def fail(expected):
-        raise ConfigError(f"{source}: {key}: expected {expected}, got {_kind(value)} {value!r}")
+        got = shown(value) if _huge(value) else f"{_kind(value)} {shown(value)}"
+        raise ConfigError(f"{source}: {key}: expected {expected}, got {got}")
 
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
@@ -104,7 +132,7 @@ def _convert(hint, value, fld, source, key, origins=None):
         return parse_section(hint, value, source=source, prefix=key, origins=origins)
     if origin is Literal:
         if value not in args:
-            raise ConfigError(f"{source}: {key}: must be one of {list(args)}, got {value!r}")
+            raise ConfigError(f"{source}: {key}: must be one of {list(args)}, got {shown(value)}")
         return value
     if origin in (typing.Union, types.UnionType):
         options = [a for a in args if a is not type(None)]
@@ -136,9 +164,14 @@ def _convert(hint, value, fld, source, key, origins=None):
     elif hint is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             fail("a number")
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:           # an integer beyond float's range
+            fail("a finite number")
         if value != value:
             fail("a number, not nan")
+        if math.isinf(value):
+            fail("a finite number")
     elif hint is str:
         if not isinstance(value, str):
             fail("a string")
@@ -146,10 +179,13 @@ def _convert(hint, value, fld, source, key, origins=None):
         raise TypeError(f"config type {hint!r} of {key} is not supported by the loader")
     meta = fld.metadata or {}
     low, high, pattern = meta.get("min"), meta.get("max"), meta.get("pattern")
+    if hint is int:
+        low = INT_MIN if low is None else low
+        high = INT_MAX if high is None else high
     if low is not None and value < low:
-        raise ConfigError(f"{source}: {key}: must be >= {low}, got {value!r}")
+        raise ConfigError(f"{source}: {key}: must be >= {low}, got {shown(value)}")
     if high is not None and value > high:
-        raise ConfigError(f"{source}: {key}: must be <= {high}, got {value!r}")
+        raise ConfigError(f"{source}: {key}: must be <= {high}, got {shown(value)}")
     if pattern is not None and not re.fullmatch(pattern, value):
-        raise ConfigError(f"{source}: {key}: {value!r} does not match {pattern!r}")
+        raise ConfigError(f"{source}: {key}: {shown(value)} does not match {pattern!r}")
     return value

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tomllib
 
 from fastgo.config.fields import ConfigError, parse_section
@@ -57,35 +58,53 @@ def resolve_config(name_or_path) -> str:
     raise ConfigError(f"unknown config {text!r} (shipped: {listing})")
 
 
+_SPECIAL = re.compile(r"[#\"']")
+_BRACKET = re.compile(r"[\[\]{}]")
+# a decimal integer token of TOML (not part of a float, a date or a bare key)
+_DECIMAL = re.compile(r"(?<![\w.:+-])[+-]?[0-9](?:_?[0-9])*(?![\w.:-])")
+_MARK = "\x00fastgo-digits:"     # stands in for an integer tomllib cannot convert
+
+
+def _code_spans(text: str):
+    """(start, end) of each stretch of TOML `text` outside strings and comments, in order; an
+    unclosed string ends the text. Linear."""
+    i, start, n = 0, 0, len(text)
+    while True:
+        found = _SPECIAL.search(text, i)
+        if found is None:
+            yield start, n
+            return
+        i = found.start()
+        yield start, i
+        if text[i] == "#":
+            end = text.find("\n", i)
+            i = start = n if end < 0 else end
+            continue
+        quote = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else text[i]
+        j = i + len(quote)
+        while True:
+            j = text.find(quote, j)
+            if j < 0:
+                return                   # unclosed string: tomllib reports it
+            if quote[0] == '"' and _escaped(text, j):
+                j += 1
+                continue
+            break
+        i = start = j + len(quote)
+
+
 def _toml_depth_ok(text: str, limit: int) -> bool:
     """False when brackets or braces outside strings and comments nest deeper than `limit`
     (tomllib recurses once per level: a few thousand levels end in RecursionError). Linear."""
-    depth, i, n = 0, 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch in "[{":
-            depth += 1
-            if depth > limit:
-                return False
-        elif ch in "]}":
-            depth = max(0, depth - 1)
-        elif ch == "#":
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-        elif ch in "\"'":
-            quote = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else ch
-            j = i + len(quote)
-            while True:
-                j = text.find(quote, j)
-                if j < 0:
-                    return True          # unclosed string: tomllib reports it
-                if quote[0] == '"' and _escaped(text, j):
-                    j += 1
-                    continue
-                break
-            i = j + len(quote)
-            continue
-        i += 1
+    depth = 0
+    for start, end in _code_spans(text):
+        for bracket in _BRACKET.finditer(text, start, end):
+            if bracket.group() in "[{":
+                depth += 1
+                if depth > limit:
+                    return False
+            else:
+                depth = max(0, depth - 1)
     return True
 
 
@@ -94,6 +113,55 @@ def _escaped(text, at):
     while at - backslashes - 1 >= 0 and text[at - backslashes - 1] == "\\":
         backslashes += 1
     return backslashes % 2 == 1
+
+
+class _HugeInteger(Exception):
+    """An integer in TOML text with more digits than Python converts (sys.int_info's
+    str_digits_check_threshold, 4300 by default): `key` (dotted, '' when not found), `digits`."""
+
+    def __init__(self, key, digits):
+        super().__init__(key)
+        self.key = key
+        self.digits = digits
+
+
+def _toml_loads(text: str) -> dict:
+    """tomllib.loads(text); an integer of too many digits to convert (a plain ValueError inside
+    tomllib) raises _HugeInteger naming its key: the text is parsed again with each such
+    integer outside strings and comments replaced by a marked string, which is then looked for."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        raise
+    except ValueError:
+        pass
+    limit = max(1, sys.get_int_max_str_digits() or 1)
+    parts, last = [], 0
+    for start, end in _code_spans(text):
+        for token in _DECIMAL.finditer(text, start, end):
+            digits = sum(c.isdigit() for c in token.group())
+            if digits > limit:
+                parts += [text[last:token.start()], f'"\\u0000fastgo-digits:{digits}"']
+                last = token.end()
+    try:
+        table = tomllib.loads("".join(parts) + text[last:])
+    except ValueError:
+        table = {}
+    stack = [("", table)]
+    while stack:                         # depth first, in document order
+        key, node = stack.pop()
+        if isinstance(node, str) and node.startswith(_MARK):
+            raise _HugeInteger(key, int(node[len(_MARK):]))
+        items = (node.items() if isinstance(node, dict)
+                 else ((f"[{i}]", v) for i, v in enumerate(node)) if isinstance(node, list) else ())
+        children = [(f"{key}.{k}" if key and not k.startswith("[") else f"{key}{k}", v)
+                    for k, v in items]
+        stack.extend(reversed(children))
+    raise _HugeInteger("", limit + 1)
+
+
+def _huge_text(err: _HugeInteger) -> str:
+    return f"an integer of {err.digits} digits is out of range"
 
 
 def load_config(path, cls=Config, overrides=()):
@@ -156,9 +224,12 @@ def _override_value(raw: str, key: str):
         raise ConfigError(f"{OVERRIDE_SOURCE} {key}: arrays or tables nested deeper than "
                           f"{MAX_TOML_DEPTH}")
     try:
-        parsed = tomllib.loads("value = " + raw)
+        parsed = _toml_loads("value = " + raw)
     except (tomllib.TOMLDecodeError, RecursionError):
         return raw
+    except _HugeInteger as err:
+        inner = err.key.partition("value")[2] if err.key.startswith("value") else ""
+        raise ConfigError(f"{OVERRIDE_SOURCE} {key}{inner}: {_huge_text(err)}") from None
     return parsed["value"] if list(parsed) == ["value"] else raw
 
 
@@ -168,8 +239,10 @@ def _parse_toml(text: str, source: str) -> dict:
     if not _toml_depth_ok(text, MAX_TOML_DEPTH):
         raise ConfigError(f"{source}: arrays or tables nested deeper than {MAX_TOML_DEPTH}")
     try:
-        return tomllib.loads(text)
+        return _toml_loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{source}: not valid TOML: {err}") from None
+    except _HugeInteger as err:
+        raise ConfigError(f"{source}: {err.key + ': ' if err.key else ''}{_huge_text(err)}") from None
     except RecursionError:
         raise ConfigError(f"{source}: arrays or tables nested too deep") from None
