@@ -1,6 +1,8 @@
 """The training core every trainer is built on (AlphaZero, value stage, REINFORCE, supervised):
 the network, its optimizer and device, the step, checkpoints (numbered files and latest.ckpt,
-replaced atomically), publishing to the server, resuming, pruning and metrics rows.
+replaced atomically), publishing to the server, resuming, pruning and metrics rows; the
+learning-rate schedule, the weight average checkpoints serve, and a network that grows at the
+configured steps (trainer.grow).
 
 A trainer holds one TrainingCore and adds only its own data and loss step; the core never calls
 back into the trainer except through the callables handed to its constructor.
@@ -18,7 +20,9 @@ from inference_server.backends import cpu_has_bf16
 from inference_server.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from inference_server.model import build_model
 from inference_server.protocol import RELOAD_FAILED
+from trainer.growth import grow_model, shape_at
 from trainer.metrics import append_metrics_row, tensorboard
+from trainer.weight_average import WeightAverage
 
 log = logging.getLogger("fastgo.train")
 
@@ -48,6 +52,14 @@ def pick_device(name: str) -> torch.device:
     if name == "cuda" or (name == "auto" and torch.cuda.is_available()):
         return torch.device("cuda")
     return torch.device("cpu")
+
+
+def scheduled_lr(tc, step: int) -> float:
+    """trainer.lr at `step`: halved every lr_half_life_steps, never below lr x lr_floor;
+    trainer.lr itself when lr_half_life_steps is 0."""
+    if not tc.lr_half_life_steps:
+        return tc.lr
+    return tc.lr * max(tc.lr_floor, 0.5 ** (step / tc.lr_half_life_steps))
 
 
 def make_optimizer(model, tc, trainable=None):
@@ -106,10 +118,11 @@ class TrainingCore:
         if self.tc.threads:
             torch.set_num_threads(self.tc.threads)
         self.device = pick_device(self.tc.device)
-        self.model = build_model(config.model, seed=self.tc.seed).to(self.device)
-        if self.tc.channels_last:
-            self.model = self.model.to(memory_format=torch.channels_last)
-        self.optimizer = make_optimizer(self.model, self.tc, trainable)
+        self.stages = self.tc.grow_stages()
+        self.trainable = trainable
+        self._place(build_model(config.model, seed=self.tc.seed))
+        self.average = (WeightAverage(self.model, self.tc.weight_average)
+                        if self.tc.weight_average > 0 else None)
         self.step = 0
         self.saved_step = None
         self.served_step = None
@@ -117,6 +130,56 @@ class TrainingCore:
         self.nonfinite_in_row = 0
         self.nonfinite_total = 0
         self.last_row: dict = {}
+
+    # -- shape, schedule and average -----------------------------------------------------------
+
+    def _place(self, model, optimizer_state=None):
+        """Makes `model` the trained network: on the device, in the configured layout, with a
+        fresh optimizer (then `optimizer_state` loaded when given) at the scheduled lr."""
+        self.model = model.to(self.device)
+        if self.tc.channels_last:
+            self.model = self.model.to(memory_format=torch.channels_last)
+        self.optimizer = make_optimizer(self.model, self.tc, self.trainable)
+        if optimizer_state is not None:
+            self.optimizer.load_state_dict(optimizer_state)
+        self._set_lr(self.step if hasattr(self, "step") else 0)
+
+    def _set_lr(self, step):
+        if self.tc.lr_half_life_steps and self.algorithm != "reinforce":   # reinforce adapts its own
+            for group in self.optimizer.param_groups:
+                group["lr"] = scheduled_lr(self.tc, step)
+
+    def _after_update(self, next_step):
+        """After an optimizer step that makes the step `next_step`: the average follows, the lr
+        takes its scheduled value, and the network grows when a stage begins."""
+        if self.average is not None:
+            self.average.update(self.model)
+        shape = shape_at(self.config.model, self.stages, next_step)
+        if (shape.blocks, shape.channels) != (self.model.config.blocks, self.model.config.channels):
+            self.grow(shape, next_step)
+        self._set_lr(next_step)
+
+    def grow(self, shape, step):
+        """Switches to the larger `shape` (trainer.growth.grow_model: the same function), for
+        the raw weights and the average alike; the optimizer starts afresh on the new tower."""
+        old = self.model.config.name
+        seed = self.tc.seed + step
+        averaged = self.average.averaged_model(self.model) if self.average is not None else None
+        self._place(grow_model(self.model, shape.blocks, shape.channels, seed=seed))
+        if averaged is not None:
+            updates = self.average.updates
+            self.average = WeightAverage(grow_model(averaged, shape.blocks, shape.channels,
+                                                    seed=seed).to(self.device), self.tc.weight_average)
+            self.average.updates = updates
+        log.info("step %d: the network grows from %s to %s (the same function; the optimizer "
+                 "starts afresh)", step, old, self.model.config.name)
+
+    def served_model(self):
+        """The network checkpoints hold: the weight average when trainer.weight_average is on,
+        else the trained weights themselves."""
+        if self.average is None:
+            return self.model
+        return self.average.averaged_model(self.model)
 
     # -- resume ---------------------------------------------------------------------------------
 
@@ -132,6 +195,7 @@ class TrainingCore:
         if finite:
             self.optimizer.step()
             self.nonfinite_in_row = 0
+            self._after_update(self.step + 1)
             return True
         self.optimizer.zero_grad(set_to_none=True)
         self.nonfinite_in_row += 1
@@ -157,9 +221,10 @@ class TrainingCore:
             ckpt = load_checkpoint(latest, expect=self.config.model)
         except CheckpointError as err:
             raise ResumeError(f"cannot resume from {latest}: {err}") from None
-        if ckpt.config != self.config.model:
-            raise ResumeError(f"{latest} holds model {ckpt.config.name}, the config asks for "
-                               f"{self.config.model.name}: use another run directory")
+        expected = shape_at(self.config.model, self.stages, ckpt.step)
+        if ckpt.config != expected:
+            raise ResumeError(f"{latest} holds model {ckpt.config.name} at step {ckpt.step}, the "
+                               f"config asks for {expected.name} there: use another run directory")
         state = ckpt.model.state_dict()
         bad = [name for name, tensor in state.items()
                if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all())]
@@ -169,7 +234,20 @@ class TrainingCore:
                               f"{f' and {len(bad) - 1} more' if len(bad) > 1 else ''}): a diverged "
                               f"run; copy an earlier checkpoint to latest.ckpt or use another "
                               f"run directory")
-        self.model.load_state_dict(state)
+        self.step = ckpt.step
+        raw = ckpt.extra.get("raw_weights")
+        self._place(ckpt.model)
+        try:
+            if isinstance(raw, dict):          # the checkpoint holds the average; these trained
+                self.model.load_state_dict(raw)
+            if self.tc.weight_average > 0:
+                self.average = WeightAverage(self.model, self.tc.weight_average)
+                self.average.state = {k: v.detach().clone().to(self.device)
+                                      for k, v in state.items()}
+                self.average.updates = int(ckpt.extra.get("average_updates", 0) or 0)
+        except (RuntimeError, TypeError, ValueError) as err:
+            raise ResumeError(f"{latest}: its trained weights do not fit its network: "
+                              f"{str(err)[:200]}") from None
         written_by = ckpt.extra.get("algorithm", self.algorithm)
         if written_by != self.algorithm:
             # Moment estimates of another loss (e.g. supervised cross-entropy before REINFORCE)
@@ -193,9 +271,12 @@ class TrainingCore:
         latest.ckpt is always a complete checkpoint), prunes, and publishes it. Returns its path.
         CheckpointsRefused after trainer.max_refused refusals in a row."""
         path = self.run_dir.checkpoint(self.step)
-        save_checkpoint(path, self.model, step=self.step,
-                        extra={"trainer": state, "algorithm": self.algorithm,
-                               "optimizer": self.optimizer.state_dict()})
+        extra = {"trainer": state, "algorithm": self.algorithm,
+                 "optimizer": self.optimizer.state_dict()}
+        if self.average is not None:
+            extra["raw_weights"] = {k: v.detach().to("cpu") for k, v in self.model.state_dict().items()}
+            extra["average_updates"] = self.average.updates
+        save_checkpoint(path, self.served_model(), step=self.step, extra=extra)
         tmp = os.path.join(self.run_dir.checkpoints, f".tmp-latest-{os.getpid()}.ckpt")
         if os.path.exists(tmp):
             os.unlink(tmp)

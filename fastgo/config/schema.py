@@ -240,6 +240,21 @@ class TrainerConfig:
     batch_size: int = setting(256, min=1, max=65536)
     optimizer: Literal["sgd", "adamw"] = setting("sgd", doc="SGD with momentum, or AdamW")
     lr: float = setting(0.02, min=0.0, max=10.0)
+    lr_half_life_steps: int = setting(0, min=0, max=1 << 31,
+                                      doc="learning-rate decay: lr x 0.5^(step / this), never "
+                                          "below lr x lr_floor; 0 = a constant lr")
+    lr_floor: float = setting(0.1, min=0.0, max=1.0, doc="the decayed lr's floor, a share of lr")
+    weight_average: float = setting(0.0, min=0.0, max=0.99999,
+                                    doc="decay of the exponential weight average served to "
+                                        "self-play, the evaluator and checkpoints (KataGo "
+                                        "serves averaged weights), e.g. 0.999; 0 = the raw "
+                                        "weights")
+    grow: tuple[str, ...] = setting(
+        (), pattern=r"[0-9]{1,12}:b[0-9]{1,3}c[0-9]{1,4}",
+        doc="a network that grows with the run: 'STEP:bBLOCKScCHANNELS' entries; from STEP "
+            "on the trainer trains (and publishes) that larger tower, grown from the smaller "
+            "one so it computes the same function at the switch; empty = model's shape "
+            "throughout")
     momentum: float = setting(0.9, min=0.0, max=1.0)
     weight_decay: float = setting(1e-4, min=0.0, max=1.0)
     value_weight: float = setting(1.0, min=0.0, max=100.0)
@@ -322,6 +337,26 @@ class TrainerConfig:
     positions_per_game: int = setting(1, min=1, max=1 << 16,
                                       doc="value: positions drawn from each game (1 = AlphaGo's "
                                           "decorrelation)")
+
+    def check(self):
+        self.grow_stages()
+
+    def grow_stages(self) -> list[tuple[int, int, int]]:
+        """[(step, blocks, channels)] of `grow`, by step; ConfigError when steps repeat, a shape
+        is out of model's bounds, or a stage is smaller than the one before it."""
+        stages = sorted((int(step), int(shape[1:].split("c")[0]), int(shape.split("c")[1]))
+                        for step, shape in (entry.split(":") for entry in self.grow))
+        for step, blocks, channels in stages:
+            if not (1 <= blocks <= 80 and 1 <= channels <= 1024):
+                raise ConfigError(f"grow: b{blocks}c{channels} at step {step}: blocks must be "
+                                  f"1..80 and channels 1..1024")
+        for (s0, b0, c0), (s1, b1, c1) in zip(stages, stages[1:]):
+            if s0 == s1:
+                raise ConfigError(f"grow: two stages at step {s0}")
+            if b1 < b0 or c1 < c0:
+                raise ConfigError(f"grow: the stage at step {s1} (b{b1}c{c1}) is smaller than "
+                                  f"the one at step {s0} (b{b0}c{c0}): a network only grows")
+        return stages
 
 
 @dataclass(frozen=True)

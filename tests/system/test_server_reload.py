@@ -1,7 +1,9 @@
 """Hot reload under load, against a real server process: the watched checkpoint is replaced
 while clients keep two batches in flight. No request is lost (clients may not retry), versions
 switch, every reply equals the forward pass of the version it names (never a half-loaded
-model), a corrupted file and a NaN model are refused while the old model keeps serving."""
+model), a network of another shape (blocks, channels) is taken up like any other, a corrupted
+file and a NaN model are refused while the old model keeps serving."""
+import dataclasses
 import os
 import threading
 import time
@@ -40,7 +42,9 @@ def publish_bytes(path, data):
 @pytest.mark.parametrize("overlap", [False, True], ids=["inline", "overlap"])
 def test_hot_reload_under_load(tmp_path, overlap, forward):
     live = tmp_path / "live.ckpt"
-    models = {version: build_model(MODEL, seed=version) for version in (1, 2, 4)}
+    models = {version: build_model(MODEL, seed=version) for version in (1, 2)}
+    # version 4 is a larger network (a run whose network grew): the server serves the new shape
+    models[4] = build_model(dataclasses.replace(MODEL, blocks=2, channels=12), seed=4)
     save_checkpoint(live, models[1], step=1)
     config = write_config(tmp_path / "serve.toml", {"blocks": 1, "channels": 8}, {
         "endpoint": "tcp://127.0.0.1:*", "max_batch": 8, "max_wait_us": 1000, "threads": 1,

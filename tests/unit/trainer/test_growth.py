@@ -1,0 +1,87 @@
+"""A grown network computes what the small one computed (evaluation and training mode, every
+head), its new parts can learn, and trainer.grow stages parse and apply by step."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from fastgo.config import ModelConfig
+from inference_server.model import build_model
+from fastgo.config import ConfigError, loads_config
+from trainer.growth import grow_model, shape_at
+
+
+def _small_trained_like(seed=3):
+    config = dataclasses.replace(ModelConfig(), board_size=5, encoding="katago", blocks=2,
+                                 channels=8, global_pool_every=2, value_hidden=8,
+                                 score_head=True, opponent_policy_head=True)
+    model = build_model(config, seed=seed)
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():          # weights and statistics away from their initial values
+        for name, tensor in model.state_dict().items():
+            if tensor.is_floating_point():
+                tensor.add_(0.3 * torch.randn(tensor.shape, generator=gen))
+                if name.endswith("running_var"):
+                    tensor.abs_().add_(0.5)
+    return model
+
+
+def _planes(config, n=6, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    return (torch.rand(n, config.planes, config.board_size, config.board_size, generator=gen) < 0.4).float()
+
+
+@pytest.mark.parametrize("blocks,channels", [(2, 8), (4, 8), (2, 13), (5, 16)])
+@pytest.mark.parametrize("train_mode", [False, True])
+def test_a_grown_network_computes_what_the_small_one_did(blocks, channels, train_mode):
+    small = _small_trained_like()
+    big = grow_model(small, blocks, channels, seed=11)
+    assert (big.config.blocks, big.config.channels) == (blocks, channels)
+    x = _planes(small.config)
+    small.train(train_mode), big.train(train_mode)
+    with torch.no_grad():
+        a, b = small.forward_train(x), big.forward_train(x)
+    for name, left, right in zip(a._fields, a, b):
+        assert torch.allclose(left, right, rtol=1e-5, atol=1e-5), name
+
+
+def test_the_new_parts_get_gradients():
+    small = _small_trained_like()
+    big = grow_model(small, 3, 12, seed=5)
+    x = _planes(small.config, n=8)
+    out = big.forward_train(x)
+    loss = out.logits.logsumexp(1).mean() + out.value.pow(2).mean() + out.ownership.pow(2).mean()
+    loss.backward()
+    new_block = big.blocks[2]
+    assert new_block.bn2.weight.grad.abs().sum() > 0            # the new block switches on
+    # the zero weights through which new channels reach old ones learn at once
+    assert big.blocks[0].conv1.weight.grad[:8, 8:].abs().sum() > 0
+    assert big.blocks[1].conv2.weight.grad[:8, 8:].abs().sum() > 0
+    assert big.policy_conv.weight.grad[:, 8:].abs().sum() > 0
+
+
+def test_a_network_never_shrinks():
+    small = _small_trained_like()
+    with pytest.raises(ValueError, match="only grows"):
+        grow_model(small, 1, 8)
+    with pytest.raises(ValueError, match="only grows"):
+        grow_model(small, 2, 4)
+
+
+def _stages(entries):
+    grow = ", ".join(f'"{e}"' for e in entries)
+    return loads_config(f"[trainer]\ngrow = [{grow}]\n").trainer.grow_stages()
+
+
+def test_stages_parse_sort_and_apply_by_step():
+    stages = _stages(["30000:b8c64", "10000:b6c48"])
+    assert stages == [(10000, 6, 48), (30000, 8, 64)]
+    base = ModelConfig(blocks=4, channels=32)
+    assert [shape_at(base, stages, s).name for s in (0, 9999, 10000, 29999, 30000, 10**9)] == \
+        ["b4c32", "b4c32", "b6c48", "b6c48", "b8c64", "b8c64"]
+    for bad in (["10:b6c48", "10:b8c64"], ["10:b8c64", "20:b6c64"], ["b6c48"], ["1:b6c48x"],
+                [""], ["5:b0c8"], ["5:b2c2000"]):
+        with pytest.raises(ConfigError, match="grow"):
+            _stages(bad)

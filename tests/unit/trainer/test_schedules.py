@@ -1,0 +1,94 @@
+"""The trainer's schedules over a run: the learning rate decays by its half-life, checkpoints
+serve the weight average (the trained weights ride along for resuming), and the network grows at
+the configured step, recorded in its checkpoints and resumed in its grown shape."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from fastgo.config import loads_config
+from fastgo.rundir import open_run_dir
+from inference_server.checkpoint import load_checkpoint
+from trainer.factory import make_trainer
+from trainer.training_core import scheduled_lr
+
+SIZE, KOMI = 5, 0.5
+CONFIG = f"""
+[model]
+board_size = {SIZE}
+blocks = 1
+channels = 8
+value_hidden = 8
+[selfplay]
+komi = {KOMI}
+[trainer]
+batch_size = 16
+min_positions = 1
+samples_per_position = 1000
+checkpoint_every = 2
+keep_checkpoints = 50
+optimizer = "sgd"
+lr = 0.01
+device = "cpu"
+precision = "fp32"
+poll_s = 0.01
+"""
+
+
+@pytest.fixture
+def run_with_games(tmp_path, game_record, random_moves, write_shard):
+    run = open_run_dir(tmp_path / "run")
+    rng = np.random.default_rng(4)
+    games = [game_record(SIZE, KOMI, random_moves(SIZE, KOMI, rng, length=int(rng.integers(4, 14))),
+                         0, seed=i) for i in range(20)]
+    write_shard(run.shards, games, "w0-000001.shard", size=SIZE, komi=KOMI)
+    return run
+
+
+def test_the_lr_halves_every_half_life_down_to_its_floor():
+    tc = loads_config("[trainer]\nlr = 0.08\nlr_half_life_steps = 100\nlr_floor = 0.2\n").trainer
+    assert [scheduled_lr(tc, s) for s in (0, 100, 200, 50)] == pytest.approx([0.08, 0.04, 0.02, 0.08 / 2 ** 0.5])
+    assert scheduled_lr(tc, 10_000) == pytest.approx(0.016)
+    assert scheduled_lr(loads_config("[trainer]\nlr = 0.08\n").trainer, 10**6) == 0.08
+
+
+def test_the_optimizer_trains_at_the_scheduled_lr(run_with_games):
+    trainer = make_trainer(loads_config(CONFIG + "lr_half_life_steps = 2\n"), run_with_games)
+    trainer.run(max_steps=4)
+    assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(0.01 * 0.25)
+
+
+def test_checkpoints_serve_the_average_and_resume_the_trained_weights(run_with_games):
+    config = loads_config(CONFIG + "weight_average = 0.5\n")
+    trainer = make_trainer(config, run_with_games)
+    start = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    trainer.run(max_steps=2)
+    ckpt = load_checkpoint(run_with_games.latest)
+    trained = trainer.model.state_dict()
+    # two updates with the warm-up ramp: decays 1/10 then 2/11
+    name = "stem.weight"
+    w1 = ckpt.extra["raw_weights"][name]             # the trained weights after step 2
+    served = ckpt.model.state_dict()[name]
+    assert torch.equal(w1, trained[name].cpu()) and not torch.allclose(served, w1)
+    assert ckpt.extra["average_updates"] == 2
+    again = make_trainer(config, run_with_games)     # resumes
+    assert again.step == 2 and torch.equal(again.model.state_dict()[name].cpu(), w1)
+    assert torch.equal(again.core.served_model().state_dict()[name].cpu(), served)
+    assert not torch.equal(served, start[name])
+
+
+def test_the_network_grows_at_its_step_and_resumes_grown(run_with_games):
+    config = loads_config(CONFIG + 'grow = ["4:b2c12"]\n')
+    trainer = make_trainer(config, run_with_games)
+    trainer.run(max_steps=3)
+    assert trainer.model.config.name == "b1c8"
+    before = load_checkpoint(run_with_games.checkpoint(2))
+    trainer.run(max_steps=6)
+    assert trainer.model.config.name == "b2c12"
+    assert load_checkpoint(run_with_games.checkpoint(4)).config.name == "b2c12"
+    assert before.config.name == "b1c8"
+    again = make_trainer(config, run_with_games)
+    assert again.step == 6 and again.model.config.name == "b2c12"
+    again.run(max_steps=8)
+    assert load_checkpoint(run_with_games.latest).step == 8

@@ -1,0 +1,70 @@
+"""A network that grows with the run: a larger tower (more blocks, more channels) that computes
+exactly what the smaller one computes, so a run switches shape without losing strength.
+
+Old weights are copied into the larger layers. New channels are computed as usual (fresh random
+weights, batch norms at their initial values), but every weight through which a new channel
+reaches an old one is zero: a convolution's or linear layer's old outputs read only old inputs
+(the tower's and the heads' 1x1 convolutions, a global pooling bias's mean and max columns). The
+old channels, and so every head, see exactly what they saw before, in training mode (batch
+statistics) as in evaluation mode. Those zero weights are what the new channels learn through:
+their gradient is (new activation) x (upstream gradient), nonzero from the first step.
+A new residual block has its second batch norm switched off (gamma = beta = 0): it adds 0 to a
+stream that is already >= 0 (ReLU), and its gamma's gradient is nonzero wherever the stream is.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+from torch import nn
+
+from inference_server.model import PolicyValueNet, build_model
+
+def shape_at(config, stages, step: int):
+    """The model config a run with `stages` (TrainerConfig.grow_stages()) trains at `step`: the
+    configured shape before the first stage, then each stage's blocks and channels from its
+    step on."""
+    blocks, channels = config.blocks, config.channels
+    for at, b, c in stages:
+        if step >= at:
+            blocks, channels = b, c
+    return dataclasses.replace(config, blocks=blocks, channels=channels)
+
+
+def _switch_off(bn: nn.BatchNorm2d):
+    with torch.no_grad():
+        bn.weight.zero_()
+        bn.bias.zero_()
+
+
+def grow_model(model: PolicyValueNet, blocks: int, channels: int, *, seed: int = 0) -> PolicyValueNet:
+    """A PolicyValueNet of `blocks` x `channels` (each at least the model's) computing what
+    `model` computes (see the module): its old weights copied, its new parts switched off.
+    The result is on the CPU, in training mode, in the default memory layout."""
+    old_config = model.config
+    if blocks < old_config.blocks or channels < old_config.channels:
+        raise ValueError(f"cannot grow {old_config.name} into b{blocks}c{channels}: a network only grows")
+    config = dataclasses.replace(old_config, blocks=blocks, channels=channels)
+    new = build_model(config, seed=seed)
+    old_state = {k: v.detach().to("cpu") for k, v in model.state_dict().items()}
+    c0 = old_config.channels
+    new_state = new.state_dict()
+    for name, tensor in old_state.items():
+        if name not in new_state:
+            raise ValueError(f"{name} of {old_config.name} has no place in {config.name}")
+        target = new_state[name]
+        if tensor.shape == target.shape:
+            target.copy_(tensor)
+        elif name.endswith("pool.linear.weight"):
+            # input columns are [means of C channels | maxes of C channels]
+            target[:c0] = 0.0
+            target[:c0, :c0] = tensor[:, :c0]
+            target[:c0, channels:channels + c0] = tensor[:, c0:]
+        else:
+            target[tuple(slice(0, n) for n in tensor.shape)] = tensor
+            if tensor.dim() >= 2 and target.shape[1] > tensor.shape[1]:
+                target[:tensor.shape[0], tensor.shape[1]:] = 0.0    # old outputs, new inputs
+    new.load_state_dict(new_state)
+    for block in new.blocks[old_config.blocks:]:
+        _switch_off(block.bn2)
+    return new.train()
