@@ -18,7 +18,7 @@ import sys
 import time
 
 from fastgo.config import BACKEND_CHOICES, SEARCH_CHOICES
-from play.search_player import PASS_RULES
+from fastgo.pass_rule import PASS_RULE_HELP, PASS_RULES
 
 DEFAULT_GAMES = 100
 DEFAULT_VISITS = 200
@@ -65,10 +65,7 @@ def add_arguments(parser):
     parser.add_argument("--search-b", default=None, choices=SEARCH_CHOICES,
                         help="root search of a checkpoint B (default: --search-a)")
     parser.add_argument("--pass-rule", default="filled", choices=PASS_RULES,
-                        help="checkpoint players: filled = self-play's rule (no pass while a "
-                             "legal point outside the own eyes is left, unless the opponent "
-                             "passed and the position as it stands is won); search = the "
-                             "search's own choice")
+                        help="checkpoint players: " + PASS_RULE_HELP)
     parser.add_argument("--komi", type=float, default=7.5, help="komi")
     parser.add_argument("--sgf-dir", default=None, metavar="D",
                         help="write every game as an SGF file into D (created if missing)")

@@ -7,7 +7,7 @@ import logging
 import sys
 
 from fastgo.config import BACKEND_CHOICES, SEARCH_CHOICES
-from play.search_player import PASS_RULES
+from fastgo.pass_rule import PASS_RULE_HELP, PASS_RULES
 
 DEFAULT_VISITS = 400
 
@@ -38,10 +38,7 @@ def add_arguments(parser):
                         help="with --model: root search, puct (the tree is kept between moves, "
                              "pondering) or gumbel (Gumbel sequential halving, no Gumbel noise)")
     parser.add_argument("--pass-rule", default="filled", choices=PASS_RULES,
-                        help="with --model: filled = no pass while a legal point outside the "
-                             "own eyes is left, unless the opponent passed and the position as "
-                             "it stands is won (the rule of self-play); search = the search's "
-                             "own choice")
+                        help="with --model: " + PASS_RULE_HELP)
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                         help="where the network runs with --model (auto: CUDA when there is one)")
     parser.add_argument("--backend", default="auto", choices=BACKEND_CHOICES,

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from fastgo.board import BLACK
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
+from fastgo.pass_rule import PASS_RULES, settle_pass
 from fastgo.ratings import elo_from_score, wilson_interval
-from play.search_player import PASS_RULES, settle_pass
 
 
 class Forfeit:
@@ -34,8 +34,8 @@ class SearchSide:
     first `opening_moves` moves of a game sampled by visit count, for variety). With
     search='gumbel' in search_options: Gumbel root search, the move its sequential halving
     picks; the opening moves get the Gumbel noise (gumbel_scale), later moves none. pass_rule
-    'filled' (default): the pass rule of self-play (search_player.settle_pass); 'search': the
-    search's own choice."""
+    'filled' (default): play's pass rule (fastgo.pass_rule with winning_pass: self-play's rule,
+    except that a pass which ends a won game is played); 'search': the search's own choice."""
 
     def __init__(self, evaluator, visits, *, name="net", encoding="alphazero", opening_moves=0,
                  seed=0, pass_rule="filled", **search_options):
@@ -78,7 +78,7 @@ class SearchSide:
             temperature = 1.0 if len(games[g].moves) < self.opening_moves else 0.0
             move = search.choose_move(g, temperature, resign=False)
             if self.pass_rule == "filled":
-                move = settle_pass(games[g], move, search, g)
+                move = settle_pass(games[g], move, search, g, winning_pass=True)
             out.append(move)
         return out
 

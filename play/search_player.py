@@ -7,32 +7,8 @@ for and advances through the moves played since (its own and the opponent's); an
 (undo, a new game, setup stones) starts a fresh tree. A Gumbel search starts from a fresh root
 each move (sequential halving counts the visits of this search alone).
 """
-import numpy as np
-
 from fastgo.mcts import BatchedSearch
-
-PASS_RULES = ("filled", "search")
-
-
-def settle_pass(game, move, search, g=0):
-    """The pass rule a network trained with selfplay.pass_when_filled plays by ('filled'): it
-    passes where the pass ends a won game (Game.pass_wins), and otherwise not while a legal
-    point outside its own eyes is left - there it plays the most visited of those points (by
-    prior where none was visited; game g of `search`, the BatchedSearch that chose `move`)
-    instead of the search's pass. Self-play never showed the network a pass before the board
-    was filled, so its search's opinion of one is a guess."""
-    pass_move = game.board.pass_move
-    if game.pass_wins():
-        return pass_move
-    if move != pass_move:
-        return move
-    candidates = game.unfilled_points()
-    if not len(candidates):
-        return move
-    weights = search.root_visits(g)[candidates]
-    if not weights.any():
-        weights = search.root_priors(g)[candidates]
-    return int(candidates[int(np.argmax(weights))])
+from fastgo.pass_rule import PASS_RULES, settle_pass
 
 
 class SearchPlayer:
@@ -115,7 +91,7 @@ class SearchPlayer:
                     break
         move = self.search.choose_move(0, self.temperature)
         if self.pass_rule == "filled" and move >= 0:
-            move = settle_pass(game, move, self.search)
+            move = settle_pass(game, move, self.search, winning_pass=True)
         pass_move = game.board.pass_move
         if no_pass and move == pass_move:
             visits = self.search.root_visits(0)

@@ -24,6 +24,7 @@ import numpy as np
 from fastgo.board import BLACK, IllegalMoveError
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
+from fastgo.pass_rule import points_instead_of_pass, settle_pass
 from fastgo.replay import check_game
 from fastgo.shards import GameRecord
 from selfplay_workers.worker_core import SEED_MASK, CoreField, WorkerCore
@@ -88,6 +89,9 @@ class SelfplayWorker:
             gumbel_c_visit=sp.gumbel_c_visit, gumbel_c_scale=sp.gumbel_c_scale,
             gumbel_rescale=sp.gumbel_rescale)
         self.gumbel = sp.search == "gumbel"
+        # self-play's pass rule (fastgo.pass_rule): games are played out, no winning pass
+        self.pass_rule = dict(winning_pass=False, filled=sp.pass_when_filled,
+                              no_pass_before=sp.no_pass_before)
         self.visits = sp.visits_at(None)      # full-search visits now (visits_schedule)
         self._rng = np.random.default_rng(self.seed)
         self.game_seq = 0
@@ -198,14 +202,10 @@ class SelfplayWorker:
         full = search.is_full_search(g)
         visits = search.root_visits(g)
         nn = self.size * self.size
-        candidates = None                        # board points allowed instead of a pass
         # A pass unvisited is neither chosen nor a PUCT target (the improved policy gives every
         # legal move some weight, so a Gumbel target needs the check where it is recorded).
-        if self.sp.pass_when_filled and (visits[nn] > 0 or (self.gumbel and full)):
-            candidates = game.unfilled_points()
-        elif len(live.moves) < self.sp.no_pass_before and visits[:nn].any():
-            candidates = np.flatnonzero(visits[:nn])
-        no_pass = candidates is not None and len(candidates) > 0
+        no_pass = len(points_instead_of_pass(game, visits, **self.pass_rule,
+                                             pass_considered=self.gumbel and full)) > 0
         if no_pass:
             visits[nn] = 0                       # the pass is not a choice here, nor a target
         live.root_value.append(search.root_value(g))
@@ -225,9 +225,10 @@ class SelfplayWorker:
         else:
             live.policy_count.append(0)
         move = search.choose_move(g)
-        if no_pass and move == nn:
-            move = self._choose_without_pass(visits, candidates, search.root_priors(g),
-                                             len(live.moves))
+        if no_pass:
+            sampled = len(live.moves) < self.sp.temperature_moves
+            move = settle_pass(game, move, search, g, **self.pass_rule,
+                               rng=self._rng if sampled else None)
         if move == RESIGN:
             live.root_value.pop()
             live.full.pop()
@@ -252,17 +253,6 @@ class SelfplayWorker:
             return
         search.advance(g, int(move))
         self._start(g)
-
-    def _choose_without_pass(self, visits, candidates, priors, move_number):
-        """A point among `candidates` when passing is not allowed: by the search's visits
-        (sampled in proportion before temperature_moves, else the most visited), by the prior
-        where none was visited."""
-        weights = visits[candidates].astype(np.float64)
-        if weights.sum() <= 0:
-            return int(candidates[int(np.argmax(priors[candidates]))])
-        if move_number < self.sp.temperature_moves:
-            return int(self._rng.choice(candidates, p=weights / weights.sum()))
-        return int(candidates[int(np.argmax(weights))])
 
     def _finish(self, g, end):
         live = self._live[g]

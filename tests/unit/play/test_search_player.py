@@ -105,42 +105,6 @@ def test_gumbel_search_player_is_deterministic_and_budgets_its_clock():
     assert player.search.root_visits(0).sum() == 400
 
 
-class FixedRoot:
-    """What settle_pass reads of a search: the root's visits and priors of game g."""
-
-    def __init__(self, visits, priors):
-        self.visits, self.priors = np.asarray(visits), np.asarray(priors)
-
-    def root_visits(self, g):
-        return self.visits.copy()
-
-    def root_priors(self, g):
-        return self.priors.copy()
-
-
-def test_settle_pass_keeps_the_pass_for_a_won_or_filled_board_only():
-    from play.search_player import settle_pass
-    game = Game(3, 0.5)
-    pass_move = game.pass_move
-    visits = np.zeros(10, np.int32)
-    priors = np.full(10, 0.1, np.float32)
-    visits[[2, 6]] = (3, 5)
-    assert settle_pass(game, pass_move, FixedRoot(visits, priors)) == 6      # most visited
-    priors[7] = 0.5
-    assert settle_pass(game, pass_move, FixedRoot(np.zeros(10, np.int32), priors)) == 7   # by prior
-    assert settle_pass(game, 3, FixedRoot(visits, priors)) == 3              # a point stays a point
-    game.play(4)
-    game.play(pass_move)                       # White passed and Black wins as it stands
-    assert settle_pass(game, 3, FixedRoot(visits, priors)) == pass_move
-    filled = Game(2, 0.5)                      # B 0, W pass, B 3: Black's only points are eyes
-    for move in (0, filled.pass_move, 3):
-        filled.play(move)
-    filled.play(filled.pass_move)
-    assert filled.to_move == BLACK and len(filled.unfilled_points()) == 0
-    no_visits = FixedRoot(np.zeros(5), np.ones(5))
-    assert settle_pass(filled, filled.pass_move, no_visits) == filled.pass_move
-
-
 def passing_network(planes):
     """Uniform over the points, the pass 10 logits above them; a value of 0 everywhere."""
     count, n = len(planes), planes.shape[2]
