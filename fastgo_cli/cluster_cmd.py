@@ -7,19 +7,18 @@ import os
 import re
 import sys
 
-DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhd]?)")
-UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 ADDRESS = re.compile(r"auto|(ray://)?[A-Za-z0-9_.:\[\]-]{1,260}")
 
 
 def parents():
-    from fastgo_cli.parser import config_options, run_dir_options
+    from fastgo_cli.parser import config_options, duration_options, run_dir_options
     return (config_options(required=False, default="quickstart"),
-            run_dir_options(required=False, help="the run directory (default: runs/<config name>)"))
+            run_dir_options(required=False, help="the run directory (default: runs/<config name>)"),
+            duration_options(help="stop by itself after this long: 90 (seconds), 90s, 15m, 2h "
+                                  "(default: run until Ctrl-C)"))
 
 
 def add_arguments(parser):
-    parser.add_argument("--duration", help="stop by itself after this long: 90s, 15m, 2h (default: run until Ctrl-C)")
     parser.add_argument("--workers", type=int, help="self-play workers (default: cluster.workers)")
     parser.add_argument("--no-evaluate", action="store_true", help="run without the evaluator")
     parser.add_argument("--launcher", choices=["local", "ray"],
@@ -29,29 +28,18 @@ def add_arguments(parser):
                                           "default: start a Ray instance on this machine")
 
 
-def parse_duration(text):
-    """Seconds in 1 s .. 365 days from '90', '90s', '15m', '2h', '1.5d'; ValueError otherwise."""
-    match = DURATION.fullmatch(text.strip().lower()) if len(text) <= 32 else None
-    if not match:
-        raise ValueError(f"--duration {text[:40]!r}: expected a number with s, m, h or d (e.g. 15m)")
-    seconds = float(match.group(1)) * UNITS[match.group(2)]
-    if not 1 <= seconds <= 365 * 86400:
-        raise ValueError(f"--duration {text!r}: must be between 1 s and 365 days")
-    return seconds
-
-
 def run(args) -> int:
     from cluster.status import clock
     from cluster.supervisor import cluster_log, supervise
     from fastgo.config import ConfigError, load_config
     from fastgo.rundir import open_run_dir
+    from fastgo_cli.parser import check_setting_flag
 
     try:
         config = load_config(args.config, overrides=args.overrides)
-        duration = parse_duration(args.duration) if args.duration else None
+        duration = args.seconds
+        check_setting_flag("--workers", args.workers, "cluster.workers")
         workers = config.cluster.workers if args.workers is None else args.workers
-        if not 0 <= workers <= 1024:
-            raise ConfigError(f"--workers: must be in 0..1024, got {workers}")
         launcher = args.launcher or config.cluster.launcher
         if args.address is not None and launcher != "ray":
             raise ConfigError("--address: only with --launcher ray (or cluster.launcher = \"ray\")")

@@ -12,7 +12,6 @@ DEFAULT_OPPONENTS = "mcts:1000,gnugo:1"
 DEFAULT_GAMES = 100
 DEFAULT_VISITS = 64
 DEFAULT_SEED = 1
-MIN_DURATION_S = 1.0
 MAX_GAMES = 100_000
 
 
@@ -75,8 +74,6 @@ def make_plan(args):
 
     if args.seconds is None and not args.skip_runs:
         raise CompareError("--duration is required (e.g. --duration 30m), unless --skip-runs")
-    if args.seconds is not None and args.seconds < MIN_DURATION_S:
-        raise CompareError(f"--duration must be at least {MIN_DURATION_S:g} s")
     if not 1 <= args.games <= MAX_GAMES:
         raise CompareError(f"--games must be in 1..{MAX_GAMES}, got {args.games}")
     if not 1 <= args.visits <= 1_000_000:

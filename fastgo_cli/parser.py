@@ -16,9 +16,11 @@ import os
 import re
 import sys
 
-# A duration: a positive number with an optional unit (none or s: seconds; m, h, d).
+# A duration: a positive number with an optional unit (none or s: seconds; m, h, d), in
+# MIN_DURATION_S..MAX_DURATION_S (every run length: selfplay, train, cluster, compare).
 DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([smhd]?)")
 UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+MIN_DURATION_S = 1.0
 MAX_DURATION_S = 365 * 86400.0
 MAX_ERROR_CHARS = 500
 
@@ -69,16 +71,51 @@ def alias(parser, *spellings, dest, **kwargs):
 
 # --- value types ------------------------------------------------------------------------------
 
-def duration(text: str) -> float:
-    """Seconds from '90', '90s', '15m', '2h' or '1.5d'; in (0, 365 days]."""
+def parse_duration(text: str) -> float:
+    """Seconds from '90', '90s', '15m', '2h' or '1.5d', in MIN_DURATION_S..MAX_DURATION_S (1 s
+    to 365 days); ValueError naming the text otherwise."""
     match = DURATION.fullmatch(text.strip().lower()) if len(text) <= 32 else None
     if not match:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r}: expected a number of seconds, or a "
-                                         "number with s, m, h or d (e.g. 90s, 15m, 2h)")
+        raise ValueError(f"{text[:40]!r}: expected a number of seconds, or a number with s, m, "
+                         "h or d (e.g. 90s, 15m, 2h)")
     seconds = float(match.group(1)) * UNITS[match.group(2)]
-    if not 0 < seconds <= MAX_DURATION_S:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be more than 0 s and at most 365 days")
+    if not MIN_DURATION_S <= seconds <= MAX_DURATION_S:
+        raise ValueError(f"{text!r}: must be at least {MIN_DURATION_S:g} s and at most 365 days")
     return seconds
+
+
+def duration(text: str) -> float:
+    """parse_duration as an argparse type (a usage error names the option)."""
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def setting_bounds(key: str):
+    """(min, max) of config key 'SECTION.NAME' as fastgo.config's schema declares them (None
+    where a side is open); KeyError for an unknown key."""
+    import dataclasses
+    import typing
+
+    from fastgo.config import Config
+
+    section, _, name = key.partition(".")
+    cls = typing.get_type_hints(Config)[section]
+    meta = {f.name: f.metadata for f in dataclasses.fields(cls)}[name]
+    return meta.get("min"), meta.get("max")
+
+
+def check_setting_flag(flag: str, value, key: str):
+    """ConfigError `FLAG: must be in MIN..MAX, got V` when `value` (an option that overrides
+    config key `key`) lies outside that key's bounds in the schema; None passes."""
+    from fastgo.config import ConfigError
+
+    if value is None:
+        return
+    low, high = setting_bounds(key)
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ConfigError(f"{flag}: must be in {low}..{high} (as {key}), got {value}")
 
 
 # --- parent parsers ---------------------------------------------------------------------------

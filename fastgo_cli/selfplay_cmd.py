@@ -2,6 +2,8 @@
 worker process writing shards into DIR/shards through the inference server."""
 import json
 
+MAX_WORKER_ID = 1_000_000
+
 
 def parents():
     from fastgo_cli.parser import (config_options, duration_options, logging_options,
@@ -33,22 +35,21 @@ def _run(args) -> int:
     from inference_server.client import (ClientStopped, InferenceClient, ServerError,
                                          ServerUnavailable)
     from fastgo.shards import remove_stale_temporaries
+    from fastgo_cli.parser import check_setting_flag
     from selfplay_workers.worker import SelfplayWorker
 
     config = load_config(args.config, overrides=args.overrides)
+    for flag, value, key in (("--games", args.games, "selfplay.games"),
+                             ("--visits", args.visits, "selfplay.visits"),
+                             ("--seed", args.seed, "selfplay.seed")):
+        check_setting_flag(flag, value, key)
     if args.visits is not None:
         import dataclasses
-        if not 1 <= args.visits <= 100_000:
-            raise ConfigError(f"--visits: must be in 1..100000, got {args.visits}")
         config = dataclasses.replace(config, selfplay=dataclasses.replace(config.selfplay, visits=args.visits))
-    for name, value, low, high in (("--games", args.games, 1, 4096),
-                                   ("--worker-id", args.worker_id, 0, 1_000_000),
-                                   ("--seed", args.seed, 0, (1 << 63) - 1),
+    for name, value, low, high in (("--worker-id", args.worker_id, 0, MAX_WORKER_ID),
                                    ("--max-games", args.max_games, 1, 1 << 40)):
         if value is not None and not low <= value <= high:
             raise ConfigError(f"{name}: must be in {low}..{high}, got {value}")
-    if args.seconds is not None and not args.seconds > 0:
-        raise ConfigError(f"--seconds: must be > 0, got {args.seconds}")
     run_dir = open_run_dir(args.run_dir)
     setup_logging(run_dir.log(f"selfplay-w{args.worker_id}"), quiet=args.quiet)
     import logging

@@ -221,11 +221,22 @@ def test_duration_accepts_seconds_and_units(text, seconds):
     assert duration(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["0", "0s", "-1", "forever", "", "1w", "366d", "1e3",
+@pytest.mark.parametrize("text", ["0", "0s", "0.5", "-1", "forever", "", "1w", "366d", "1e3",
                                   "9" * 40])
 def test_duration_refuses_the_rest(text):
     with pytest.raises(argparse.ArgumentTypeError):
         duration(text)
+
+
+def test_flags_that_override_a_setting_take_its_bounds_from_the_schema():
+    from fastgo.config import ConfigError
+    from fastgo_cli.parser import check_setting_flag, setting_bounds
+
+    assert setting_bounds("selfplay.visits") == (1, 100_000)
+    check_setting_flag("--visits", None, "selfplay.visits")
+    check_setting_flag("--visits", 100_000, "selfplay.visits")
+    with pytest.raises(ConfigError, match=r"--visits: must be in 1\.\.100000 \(as selfplay.visits\)"):
+        check_setting_flag("--visits", 0, "selfplay.visits")
 
 
 def test_the_cluster_gives_its_set_to_every_role(tmp_path):
