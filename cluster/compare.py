@@ -20,10 +20,6 @@ from dataclasses import dataclass
 from cluster.role_process import Children
 
 RUNS = ("a", "b")
-GNUGO_PROGRAM = "gnugo"
-GNUGO_LEVEL = re.compile(r"gnugo:(\d{1,2})")
-# GNU Go as the arena runs it against our rules (guide: positional superko)
-GNUGO_ARGS = "--mode gtp --level {level} --positional-superko"
 MAX_OPPONENTS = 16
 MAX_SEED = (1 << 62) - 1
 STOP_S = 30.0                   # a child's time to stop after a signal (a cluster: beyond its
@@ -48,9 +44,10 @@ class Opponent:
 
 
 def parse_opponents(text) -> list:
-    """'mcts:1000,gnugo:1,random,gtp:"CMD"' -> [Opponent]; gnugo:LEVEL (0..10) is GNU Go at that
-    level as a GTP engine. CompareError for an empty list, a duplicate or an unknown spec."""
-    from play.players import make_player
+    """'mcts:1000,gnugo:1,random,gtp:"CMD"' -> [Opponent]: player specs (play.specs; a
+    checkpoint given by its absolute path). CompareError for an empty list, a duplicate or a
+    malformed spec."""
+    from play.specs import parse_spec
 
     labels = [part.strip() for part in _split(text)]
     if not labels or not all(labels):
@@ -62,34 +59,13 @@ def parse_opponents(text) -> list:
     for label in labels:
         if label in (o.label for o in out):
             raise CompareError(f"--opponents: {label!r} is named twice")
-        kind = label.partition(":")[0].lower()
-        if kind == "gnugo":
-            match = GNUGO_LEVEL.fullmatch(label.lower())
-            if not match or int(match.group(1)) > 10:
-                raise CompareError(f"unknown opponent {label[:60]!r}: GNU Go is gnugo:LEVEL "
-                                   "with LEVEL in 0..10")
-            spec = f"gtp:{GNUGO_PROGRAM} " + GNUGO_ARGS.format(level=int(match.group(1)))
-        elif kind == "gtp":
-            from play.gtp_side import parse_gtp_spec
-            try:
-                parse_gtp_spec(label)
-            except ValueError as err:
-                raise CompareError(f"opponent {label[:60]!r}: {err}") from None
-            spec = label
-        elif kind in ("random", "mcts"):
-            try:
-                make_player(label, seed=1)
-            except ValueError as err:
-                raise CompareError(f"unknown opponent {label[:60]!r}: {err}") from None
-            spec = label
-        elif label.endswith(".ckpt") or os.path.isfile(label):
-            if not os.path.isfile(label):
-                raise CompareError(f"opponent {label[:60]!r}: no such checkpoint file")
-            spec = os.path.abspath(label)
-        else:
-            raise CompareError(f"unknown opponent {label[:60]!r} (expected mcts:N, gnugo:LEVEL, "
-                               "random, gtp:\"COMMAND\" or a checkpoint file)")
-        out.append(Opponent(label, spec))
+        try:
+            spec = parse_spec(label)
+        except ValueError as err:
+            raise CompareError(f"opponent {label[:60]!r}: {err}") from None
+        if spec.kind == "checkpoint" and not os.path.isfile(spec.path):
+            raise CompareError(f"opponent {label[:60]!r}: no such checkpoint file")
+        out.append(Opponent(label, os.path.abspath(spec.path) if spec.path else spec.text))
     return out
 
 
@@ -109,22 +85,25 @@ def _split(text):
 
 
 def check_opponent(opponent: Opponent, size: int, komi: float) -> None:
-    """Starts a GTP opponent once on a size x size board with `komi` and stops it again, so that
-    a missing or unwilling engine is known before hours of runs; CompareError if it cannot."""
-    if not opponent.spec.lower().startswith("gtp:"):
-        return
-    from play.gtp_side import GtpEngineError, GtpSide
+    """Starts a GTP opponent (gnugo:LEVEL, gtp:COMMAND) once on a size x size board with `komi`
+    and stops it again, so that a missing or unwilling engine is known before hours of runs;
+    CompareError if it cannot."""
+    from play.gtp_side import GtpEngineError
+    from play.specs import gnugo_installed, make_side, parse_spec
 
-    side = GtpSide(opponent.spec, start_timeout=30.0)
+    spec = parse_spec(opponent.spec)
+    if spec.kind not in ("gnugo", "gtp"):
+        return
+    if spec.kind == "gnugo" and gnugo_installed(spec.argv[0]) is None:
+        raise CompareError(f"opponent {opponent.label}: GNU Go is not installed (no "
+                           f"{spec.argv[0]!r} program on PATH or in /usr/games; e.g. apt-get "
+                           "install gnugo)")
+    side = make_side(spec, start_timeout=30.0)
     try:
         side.prepare(1, size, komi)
     except GtpEngineError as err:
-        text = " ".join(str(err).split())[:300]
-        if opponent.label.lower().startswith("gnugo:") and "cannot start" in text:
-            raise CompareError(f"opponent {opponent.label}: GNU Go is not installed (no "
-                               f"{GNUGO_PROGRAM!r} program found; e.g. apt-get install gnugo): "
-                               f"{text}") from None
-        raise CompareError(f"opponent {opponent.label}: {text}") from None
+        raise CompareError(f"opponent {opponent.label}: "
+                           f"{' '.join(str(err).split())[:300]}") from None
     finally:
         side.close()
 

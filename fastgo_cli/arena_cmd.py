@@ -42,7 +42,8 @@ def parents():
 def add_arguments(parser):
     parser.add_argument("a", metavar="A",
                         help="first player: a checkpoint path, 'random', 'mcts:N' (pure MCTS, "
-                             "N playouts per move) or gtp:\"COMMAND\" (an external GTP engine)")
+                             "N playouts per move), 'gnugo:LEVEL' (GNU Go 0..10, run as CGOS "
+                             "runs it) or gtp:\"COMMAND\" (an external GTP engine)")
     parser.add_argument("b", metavar="B", help="second player, same forms as A")
     parser.add_argument("--games", type=int, default=DEFAULT_GAMES,
                         help="games to play (with --sprt: at most)")
@@ -145,16 +146,11 @@ def _check_args(args):
 
 # --- players ---------------------------------------------------------------------------------
 
-def _is_spec(spec):
-    kind = spec.strip().partition(":")[0].lower()
-    return kind in ("random", "mcts", "gtp")
-
-
 def load_network_side(path, args, seed, which):
     """A SearchSide over the checkpoint's network; ArgumentError when it is not a checkpoint."""
     if not os.path.exists(path):
-        raise ArgumentError(f"{which} {path!r}: no such checkpoint file (players are a "
-                            "checkpoint path, random, mcts:N or gtp:\"COMMAND\")")
+        raise ArgumentError(f"{which} {path!r}: no such checkpoint file (players are "
+                            "random, mcts:N, gnugo:LEVEL, gtp:\"COMMAND\" or a checkpoint path)")
     if not os.path.isfile(path):
         raise ArgumentError(f"{which} {path!r}: not a checkpoint file")
     import torch
@@ -193,27 +189,17 @@ def load_network_side(path, args, seed, which):
 
 
 def make_side(spec, args, seed, which):
-    """A match side from a player spec; ArgumentError naming what is wrong."""
-    if not isinstance(spec, str) or not spec.strip():
-        raise ArgumentError(f"{which}: empty player spec")
-    if spec.strip().lower().startswith("gtp:"):
-        from play.gtp_side import GtpSide
+    """A match side from a player spec (play.specs); ArgumentError naming what is wrong."""
+    from play.specs import make_side as side_from_spec
 
-        try:
-            return GtpSide(spec.strip(), move_timeout=args.move_timeout)
-        except ValueError as exc:
-            raise ArgumentError(f"{which}: {_line(exc)}") from None
-    if _is_spec(spec):
-        from play.players import make_player
-
-        try:
-            return make_player(spec, seed=seed)
-        except ValueError as exc:
-            raise ArgumentError(f"{which}: {_line(exc)}") from None
-    if not os.path.exists(spec) and ":" in spec and not spec.endswith(".ckpt"):
-        raise ArgumentError(f"{which}: unknown player spec {spec!r} (expected a checkpoint "
-                            "path, random, mcts:N or gtp:\"COMMAND\")")
-    return load_network_side(spec, args, seed, which)
+    try:
+        return side_from_spec(spec, seed=seed, move_timeout=args.move_timeout,
+                              load_network=lambda path, seed: load_network_side(
+                                  path, args, seed, which))
+    except ValueError as exc:            # ArgumentError from the loader passes as it is
+        if isinstance(exc, ArgumentError):
+            raise
+        raise ArgumentError(f"{which}: {_line(exc)}") from None
 
 
 def _line(exc):

@@ -1,8 +1,8 @@
 """Players: anything that picks a move for the side to move of a fastgo.game.Game.
 
-`make_player(spec)` builds one from a spec: 'random' (uniform over
-legal moves that do not fill the player's own eye, passing when none is left) or 'mcts:N' (pure
-MCTS with N random playouts per move, UctPlayer). A player has a `name`,
+The baselines: RandomPlayer ('random': uniform over legal moves that do not fill the player's own
+eye, passing when none is left) and UctPlayer ('mcts:N': pure MCTS with N random playouts per
+move); play.specs builds them from their specs. A player has a `name`,
 `genmove(game) -> move` (move index, pass = N * N, fastgo.game.RESIGN to resign) and may have
 `reset()`, called when a new game starts.
 """
@@ -11,7 +11,6 @@ import random as _py_random
 import secrets
 
 from fastgo.board import Random
-from fastgo.coords import parse_int
 from fastgo.uct import uct_search
 
 
@@ -92,26 +91,3 @@ class UctPlayer(Player):
 
     def reset(self):
         """A new game starts; the random stream simply continues."""
-
-
-def _parse_count(spec, text):
-    try:
-        return parse_int(text, low=1, high=MAX_PLAYOUTS, what="playouts")
-    except ValueError:
-        raise ValueError(f"player spec {spec[:40]!r}: playouts must be an integer in "
-                         f"1..{MAX_PLAYOUTS}") from None
-
-
-def make_player(spec, *, seed=None):
-    """A Player from a spec string: 'random' or 'mcts:N'. ValueError for anything else."""
-    if not isinstance(spec, str):
-        raise ValueError(f"player spec must be a string, not {spec!r}")
-    kind, colon, rest = spec.strip().partition(":")
-    kind = kind.lower()
-    if kind == "random" and not colon:
-        return RandomPlayer(seed=seed)
-    if kind == "mcts" and colon:
-        playouts = _parse_count(spec, rest.strip())
-        return UctPlayer(playouts=playouts, seed=seed)
-    raise ValueError(f"unknown player spec {spec!r}: "
-                     "expected 'random' or 'mcts:N' (N playouts per move)")

@@ -18,7 +18,7 @@ from fastgo_cli.main import main
 from fastgo.ratings import (elo_from_score, sprt_bounds, sprt_decision, sprt_llr,
                             wilson_interval)
 from play.match import play_match
-from play.players import make_player
+from play.specs import make_player
 
 FAKE = str(Path(__file__).resolve().parents[1] / "fake_engines" / "fake_gtp.py")
 ROOT = Path(__file__).resolve().parents[2]

@@ -356,7 +356,8 @@ def test_client_times_out_on_a_silent_engine():
 # --- players (in process) --------------------------------------------------------------------
 
 def test_make_player_specs():
-    from play.players import RandomPlayer, make_player
+    from play.players import RandomPlayer
+    from play.specs import make_player
 
     assert isinstance(make_player("random", seed=1), RandomPlayer)
     assert isinstance(make_player(" Random "), RandomPlayer)
@@ -367,7 +368,7 @@ def test_make_player_specs():
 
 def test_random_player_is_reproducible_and_legal():
     from fastgo.game import Game
-    from play.players import make_player
+    from play.specs import make_player
 
     def play(seed):
         game, player = Game(size=7), make_player("random", seed=seed)

@@ -12,7 +12,7 @@ import pytest
 from fastgo.board import BLACK
 from play.gtp_side import GtpEngineError, GtpSide, parse_gtp_spec
 from play.match import play_match
-from play.players import make_player
+from play.specs import make_player
 
 FAKE = str(Path(__file__).resolve().parents[1] / "fake_engines" / "fake_gtp.py")
 GAMES = 4

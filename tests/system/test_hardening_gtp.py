@@ -10,7 +10,7 @@ import pytest
 from fastgo import coords, gtp
 from play.gtp_analysis import LineReader, parse_analyze_args
 from play.gtp_engine import GtpEngine
-from play.players import make_player
+from play.specs import make_player
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HOSTILE_WORDS = ["9" * 5000, "\u00b2", "\u0663", "1_0", "nan", "inf", "-inf", "1e999", "0x10",

@@ -43,7 +43,7 @@ GTP_LINE = st.one_of(
 
 def fresh_engine():
     from play.gtp_engine import GtpEngine
-    from play.players import make_player
+    from play.specs import make_player
 
     return GtpEngine(make_player("random", seed=1), size=5)
 

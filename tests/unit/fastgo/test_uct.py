@@ -6,7 +6,8 @@ import pytest
 from fastgo.board import Board, Random, BLACK, WHITE
 from fastgo.game import Game
 from fastgo.uct import uct_search
-from play.players import RandomPlayer, make_player
+from play.players import RandomPlayer
+from play.specs import make_player
 from play.players import UctPlayer
 
 

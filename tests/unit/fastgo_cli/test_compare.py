@@ -64,10 +64,10 @@ def test_opponents():
     found = parse_opponents('mcts:1000, gnugo:1,random,gtp:"prog --a, --b"')
     assert [o.label for o in found] == ["mcts:1000", "gnugo:1", "random", 'gtp:"prog --a, --b"']
     assert found[0].spec == "mcts:1000"
-    assert found[1].spec == "gtp:gnugo --mode gtp --level 1 --positional-superko"
+    assert found[1].spec == "gnugo:1"             # the arena starts it (play.specs)
     assert found[3].spec == 'gtp:"prog --a, --b"'
-    for bad, words in (("foo:3", "unknown opponent 'foo:3'"), ("mcts:x", "unknown opponent"),
-                       ("mcts:0", "unknown opponent"), ("gnugo:11", "LEVEL in 0..10"),
+    for bad, words in (("foo:3", "unknown player spec 'foo:3'"), ("mcts:x", "playouts must"),
+                       ("mcts:0", "playouts must"), ("gnugo:11", "LEVEL in 0..10"),
                        ("gnugo", "gnugo:LEVEL"), ("", "comma-separated"), ("random,", "comma"),
                        ("random,random", "named twice"), ("gtp:", "no command"),
                        ("nothing.ckpt", "no such checkpoint")):
@@ -76,9 +76,9 @@ def test_opponents():
 
 
 def test_missing_gnugo_is_named(monkeypatch):
-    from cluster import compare
+    from play import specs
 
-    monkeypatch.setattr(compare, "GNUGO_PROGRAM", "no-such-gnugo-program")
+    monkeypatch.setattr(specs, "GNUGO_PROGRAM", "no-such-gnugo-program")
     opponent = parse_opponents("gnugo:1")[0]
     with pytest.raises(CompareError, match="GNU Go is not installed") as info:
         check_opponent(opponent, 9, 7.5)
@@ -133,7 +133,7 @@ def test_bad_input_is_one_line(capsys, tmp_path):
             (["nope", "quickstart", "--duration", "5m"], 2, "config A: unknown config 'nope'"),
             (["quickstart", tmp_path / "none.toml", "--duration", "5m"], 2, "config B: "),
             (["quickstart", "quickstart", "--duration", "5m", "--opponents", "foo:3"], 2,
-             "unknown opponent 'foo:3'"),
+             "unknown player spec 'foo:3'"),
             (["quickstart", "quickstart", "--opponents", "random"], 2, "--duration is required"),
             (["quickstart", "quickstart", "--duration", "0.5s"], 2, "at least 1 s"),
             (["quickstart", "quickstart", "--duration", "5m", "--games", "0"], 2, "--games"),

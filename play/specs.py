@@ -1,0 +1,140 @@
+"""Player specs: the one grammar that names a player wherever one is named (`fastgo arena` A and
+B, `fastgo compare --opponents`, the evaluator's anchors, `fastgo gtp --player`):
+
+    random          uniform over the legal moves that fill no own eye (players.RandomPlayer)
+    mcts:N          pure MCTS with N random playouts per move, 1..MAX_PLAYOUTS (players.UctPlayer)
+    gnugo:LEVEL     GNU Go at LEVEL 0..10 as a GTP engine, run as CGOS runs it (gnugo_argv)
+    gtp:COMMAND     any GTP engine; COMMAND is split as a shell would (gtp_side.GtpSide)
+    anything else   a checkpoint path, played by what the caller's load_network(path, seed) builds
+
+`parse_spec` checks a text and says what it names; `make_side` builds a match side from it. This
+package never imports torch: the network behind a checkpoint comes from the caller's function.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from dataclasses import dataclass
+
+from fastgo.coords import parse_int
+from play.gtp_side import GtpSide, parse_gtp_spec
+from play.players import MAX_PLAYOUTS, RandomPlayer, UctPlayer
+
+KINDS = ("random", "mcts", "gnugo", "gtp", "checkpoint")
+GNUGO_PROGRAM = "gnugo"
+GNUGO_LEVELS = (0, 10)
+# Our matches are scored by Tromp-Taylor area: every stone left on the board counts as alive.
+# Under its default (Japanese) rules GNU Go passes as soon as it judges its opponent's stones
+# dead, and those stones then count for the opponent. CGOS, which scores 9x9 games the same way,
+# runs GNU Go with --chinese-rules --capture-all-dead: it removes dead stones before it passes.
+# --positional-superko: the repetition rule our games are played under.
+GNUGO_OPTIONS = ("--chinese-rules", "--capture-all-dead", "--positional-superko")
+SPEC_FORMS = "random, mcts:N, gnugo:LEVEL, gtp:\"COMMAND\" or a checkpoint path"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a spec names. `kind` one of KINDS; `count` the playouts of mcts:N or the level of
+    gnugo:LEVEL (else None); `argv` the engine's command line of gnugo and gtp specs (else ());
+    `path` the checkpoint's path (else None); `name` the player's name in tables and output
+    (a checkpoint's is its path: the loader may name it otherwise)."""
+    kind: str
+    text: str
+    name: str
+    count: int | None = None
+    argv: tuple = ()
+    path: str | None = None
+
+
+def _shown(text, limit=60):
+    return repr(text[:limit])
+
+
+def gnugo_argv(level: int, program: str | None = None) -> list:
+    """GNU Go's GTP command line at `level` with CGOS's options (GNUGO_OPTIONS)."""
+    return [program or GNUGO_PROGRAM, "--mode", "gtp", "--level", str(int(level)),
+            *GNUGO_OPTIONS]
+
+
+def gnugo_installed(program: str | None = None) -> str | None:
+    """The path of GNU Go's program (on PATH, or Debian's /usr/games), or None."""
+    program = program or GNUGO_PROGRAM
+    found = shutil.which(program)
+    if found:
+        return found
+    games = os.path.join("/usr/games", program)
+    return games if os.sep not in program and os.access(games, os.X_OK) else None
+
+
+def parse_spec(text) -> Spec:
+    """The Spec of `text` (surrounding blanks ignored, the kind case-insensitive); ValueError
+    of one line naming the spec for a malformed one. A text that names no built-in kind is a
+    checkpoint path: only a text with a colon that is not a file and does not end in .ckpt
+    is refused as an unknown spec."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"empty player spec (expected {SPEC_FORMS})"
+                         if isinstance(text, str) else f"player spec must be a string, not "
+                         f"{str(text)[:40]!r}")
+    text = text.strip()
+    kind, colon, rest = text.partition(":")
+    kind = kind.lower()
+    if kind == "random":
+        if colon:
+            raise ValueError(f"player spec {_shown(text)}: random takes no argument")
+        return Spec("random", text, "random")
+    if kind in ("mcts", "gnugo", "gtp") and not colon and not os.path.exists(text):
+        argument = {"mcts": "N", "gnugo": "LEVEL", "gtp": '"COMMAND"'}[kind]
+        raise ValueError(f"unknown player spec {_shown(text)}: expected {kind}:{argument}")
+    if kind == "mcts":
+        try:
+            playouts = parse_int(rest.strip(), low=1, high=MAX_PLAYOUTS, what="playouts")
+        except ValueError:
+            raise ValueError(f"player spec {_shown(text)}: playouts must be an integer in "
+                             f"1..{MAX_PLAYOUTS} (mcts:N)") from None
+        return Spec("mcts", text, f"mcts:{playouts}", count=playouts)
+    if kind == "gnugo":
+        low, high = GNUGO_LEVELS
+        try:
+            level = parse_int(rest.strip(), low=low, high=high, what="level")
+        except ValueError:
+            raise ValueError(f"player spec {_shown(text)}: GNU Go is gnugo:LEVEL with LEVEL in "
+                             f"{low}..{high}") from None
+        return Spec("gnugo", text, f"gnugo:{level}", count=level, argv=tuple(gnugo_argv(level)))
+    if kind == "gtp" and colon:
+        argv = parse_gtp_spec(text)
+        return Spec("gtp", text, "gtp:" + shlex.join(argv), argv=tuple(argv))
+    if colon and not os.path.exists(text) and not text.endswith(".ckpt"):
+        raise ValueError(f"unknown player spec {_shown(text)} (expected {SPEC_FORMS})")
+    return Spec("checkpoint", text, os.path.normpath(text), path=text)
+
+
+def make_player(text, *, seed=None):
+    """A Player (genmove(game)) from 'random' or 'mcts:N'; ValueError naming the spec for any
+    other text (GTP engines and checkpoints are match sides: make_side)."""
+    spec = parse_spec(text)
+    if spec.kind == "random":
+        return RandomPlayer(seed=seed)
+    if spec.kind == "mcts":
+        return UctPlayer(playouts=spec.count, seed=seed)
+    raise ValueError(f"unknown player spec {_shown(spec.text)}: expected 'random' or 'mcts:N' "
+                     "(N playouts per move)")
+
+
+def make_side(text, *, seed=None, load_network=None, move_timeout=None, start_timeout=None):
+    """A match side (play.match.play_match) for the spec `text` (or a Spec): a Player for random
+    and mcts:N, a GtpSide (started by its first prepare) for gnugo:LEVEL and gtp:COMMAND, and
+    load_network(path, seed) for a checkpoint. ValueError of one line for a malformed spec, or
+    a checkpoint where no load_network is given."""
+    spec = text if isinstance(text, Spec) else parse_spec(text)
+    if spec.kind in ("random", "mcts"):
+        return make_player(spec.text, seed=seed)
+    if spec.kind in ("gnugo", "gtp"):
+        options = {key: value for key, value in (("move_timeout", move_timeout),
+                                                 ("start_timeout", start_timeout))
+                   if value is not None}
+        return GtpSide(list(spec.argv), name=spec.name, **options)
+    if load_network is None:
+        raise ValueError(f"player spec {_shown(spec.text)}: a checkpoint cannot be played here "
+                         "(expected random, mcts:N, gnugo:LEVEL or gtp:\"COMMAND\")")
+    return load_network(spec.path, seed)
