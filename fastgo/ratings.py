@@ -6,9 +6,13 @@ The table is one JSON-lines file, only ever appended to: one line per match,
 numpy only.
 
 The model: P(i beats j) = 1 / (1 + 10 ** ((r_j - r_i) / 400)), ratings r in Elo; a draw counts
-half a win and half a loss. The prior is BayesElo's: `prior_games` virtual draws between every
-pair of players that met, so a perfect record still gives a finite rating and the fit never
-pulls players towards the anchor's level. The anchor (default "random") is fixed at 0; players
+half a win and half a loss. The prior is BayesElo's in form: `prior_games` virtual draws between
+every pair of players that met, so a perfect record still gives a finite rating. Its default
+(PRIOR_GAMES) is a tenth of a game, not BayesElo's 2: against a one-sided pairing (20-0) the
+virtual draws pull the two players together with a force that does not fade with their gap, and
+along a chain of checkpoints that each win their references 20-0 the pulls add up, pinning every
+checkpoint near the level one 20-0 score gives (two virtual draws held a chain of twelve
+checkpoints 150 Elo apart to half its span; docs/learning.md). The anchor (default "random") is fixed at 0; players
 not connected to it by games are rated in their own group, whose first player (by first
 appearance in the table) is fixed at 0 (see `components`). The 95% intervals are
 r +- 1.96 sqrt(diag(H^-1)), H the Hessian of the negative log-posterior over the free ratings
@@ -32,7 +36,7 @@ try:
 except ImportError:        # not on Windows: appends are then unlocked
     fcntl = None
 
-__all__ = ["append_result", "read_table", "RatingsTable", "fit_ratings", "components",
+__all__ = ["append_result", "read_table", "RatingsTable", "fit_ratings", "PRIOR_GAMES", "components",
            "player_games", "pair_totals", "TableError"]
 
 REQUIRED = ("a", "b", "wins_a", "wins_b", "draws")
@@ -41,6 +45,7 @@ Z95 = 1.959963984540054
 _S = math.log(10.0) / 400.0   # logistic slope per Elo point
 
 
+PRIOR_GAMES = 0.1             # virtual draws per pair of players that met (see the module)
 MAX_FIT_PLAYERS = 2000        # players in one connected group: the fit's Hessian is n x n, its
                               # solve O(n**3) (2,000: 32 MB and about a second)
 
@@ -312,13 +317,13 @@ def _fit_group(names, index, totals, prior_games, max_iter=100):
     return r, np.concatenate([[0.0], se])
 
 
-def fit_ratings(results, anchor="random", prior_games=2.0) -> dict:
+def fit_ratings(results, anchor="random", prior_games=PRIOR_GAMES) -> dict:
     """{name: (elo, low95, high95)} for every player in `results` (rows as read_table gives;
     a row needs a, b, wins_a, wins_b and may leave out draws).
 
     Maximum a posteriori Elo under the logistic model with `prior_games` virtual draws between
-    each pair of players that met (BayesElo's prior; 0 gives the plain MLE, infinite for a
-    perfect record). The anchor is fixed at (0, 0, 0); when it is absent from the table the
+    each pair of players that met (BayesElo's form of prior, weak by default; 0 gives the plain
+    MLE, infinite for a perfect record). The anchor is fixed at (0, 0, 0); when it is absent from the table the
     first player is. Groups not connected to the anchor by games are fixed at their own first
     player (see `components`). Intervals: +-1.96 standard errors from the inverse Hessian.
     TableError when a group holds more than MAX_FIT_PLAYERS players."""

@@ -18,8 +18,11 @@ def add_arguments(parser):
                         help="the ratings table, JSON lines")
     parser.add_argument("--anchor", default="random",
                         help="player fixed at 0 Elo (absent: the table's first player)")
-    parser.add_argument("--prior", type=float, default=2.0, metavar="GAMES",
-                        help="virtual draws between each pair of players that met")
+    from fastgo.ratings import PRIOR_GAMES
+    parser.add_argument("--prior", type=float, default=PRIOR_GAMES, metavar="GAMES",
+                        help="virtual draws between each pair of players that met (BayesElo "
+                             f"uses 2; default {PRIOR_GAMES:g}: a strong prior pins a chain of "
+                             "one-sided results)")
     parser.add_argument("--json", default=None, metavar="F",
                         help="also write {name: {elo, low, high, games}} as JSON to F")
 
@@ -73,7 +76,7 @@ def run(args):
     groups = components(table, args.anchor)
     total = sum(row["wins_a"] + row["wins_b"] + row["draws"] for row in table)
     print(f"{args.table}: {len(table)} results, {total} games, {len(ratings)} players; "
-          f"{groups[0][0]} = 0, BayesElo prior of {args.prior:g} virtual draws per pair")
+          f"{groups[0][0]} = 0, prior of {args.prior:g} virtual draws per pair")
     width = max(len(name) for name in ratings)
     print(f"{'player':<{width}}  {'Elo':>6}  {'95% interval':>15}  {'games':>6}")
     for k, group in enumerate(groups):

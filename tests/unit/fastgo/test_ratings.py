@@ -71,12 +71,62 @@ def test_draws_count_half_and_prior_makes_perfect_records_finite():
     perfect = fit_ratings([{"a": "random", "b": "mcts:100", "wins_a": 0, "wins_b": 20,
                             "draws": 0}])
     elo, low, high = perfect["mcts:100"]
-    assert all(math.isfinite(v) for v in (elo, low, high)) and 0 < low < elo < high
-    # 20 wins and 2 virtual draws: score 21 / 22, Elo 400 log10(21)
-    assert elo == pytest.approx(400 * math.log10(21), abs=1e-3)
+    # finite, with the wide interval a one-sided score has (its likelihood is flat above ~500)
+    assert all(math.isfinite(v) for v in (elo, low, high)) and low < 0 < elo < high
+    # 20 wins and 0.1 virtual draws: score 20.05 / 20.1, Elo 400 log10(20.05 / 0.05)
+    assert elo == pytest.approx(400 * math.log10(401), abs=1e-3)
+    bayeselo = fit_ratings([{"a": "random", "b": "mcts:100", "wins_a": 0, "wins_b": 20,
+                             "draws": 0}], prior_games=2)
+    assert bayeselo["mcts:100"][0] == pytest.approx(400 * math.log10(21), abs=1e-3)
     stronger_prior = fit_ratings([{"a": "random", "b": "mcts:100", "wins_a": 0, "wins_b": 20,
                                    "draws": 0}], prior_games=10)
     assert stronger_prior["mcts:100"][0] < elo
+
+
+def chain(one_sided, *, checkpoints=12, gap=150, games=20, seed=None):
+    """An evaluator's table from known Elos: checkpoint c_k is k * gap Elo above random and
+    plays c_{k-1} and, at Elo -> score, `games` games against random and mcts:100 (300 Elo)
+    when the expected score is in 0.15..0.85 or `one_sided` (the old references, won 20-0).
+    Wins: round(games * expected score), or binomial draws with `seed`."""
+    rng = None if seed is None else np.random.default_rng(seed)
+    true = {"random": 0.0, "mcts:100": 300.0}
+    rows = []
+
+    def play(a, b):
+        p = 1.0 / (1.0 + 10.0 ** ((true[b] - true[a]) / 400.0))
+        wins = round(games * p) if rng is None else int(rng.binomial(games, p))
+        rows.append({"a": a, "b": b, "wins_a": wins, "wins_b": games - wins, "draws": 0})
+        return p
+
+    for k in range(checkpoints):
+        true[f"c{k}"] = k * gap
+        for ref in ("random", "mcts:100"):
+            p = 1.0 / (1.0 + 10.0 ** ((true[ref] - true[f"c{k}"]) / 400.0))
+            if one_sided or 0.15 < p < 0.85:
+                play(f"c{k}", ref)
+        if k:
+            play(f"c{k}", f"c{k - 1}")
+    return rows, true
+
+
+def test_chained_results_resolve_beside_one_sided_ones():
+    # The evaluator's old table: every checkpoint wins the references 20-0 from c4 on (600 Elo
+    # above random), and gains of 150 Elo a checkpoint show only in the chain (20 games at
+    # 70%). With results at their expected scores, the fit recovers each checkpoint's Elo; the
+    # top one (1650) within 60 Elo.
+    rows, true = chain(one_sided=True)
+    fit = fit_ratings(rows)
+    for name, elo in true.items():
+        assert fit[name][0] == pytest.approx(elo, abs=60), (name, fit[name], elo)
+    # BayesElo's two virtual draws per pair pin the top near half its Elo: the issue's flat curve
+    pinned = fit_ratings(rows, prior_games=2)
+    assert pinned["c11"][0] < 1000
+    # Drawn at random (seeded), within the 95% intervals, and the top one well above c6
+    for seed in (1, 2, 3):
+        rows, true = chain(one_sided=True, seed=seed)
+        fit = fit_ratings(rows)
+        assert sum(fit[n][1] <= elo <= fit[n][2] for n, elo in true.items()) >= len(true) - 1
+        assert fit["c11"][0] - fit["c6"][0] > 400
 
 
 def test_anchor_absent_and_disconnected_groups():
