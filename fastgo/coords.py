@@ -7,6 +7,8 @@ client. Pure Python.
 import math
 import re
 
+from fastgo.files import escaped
+
 # GTP column letters: A..Z without I, so 25 columns at most.
 GTP_COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 MAX_GTP_SIZE = len(GTP_COLUMNS)
@@ -19,13 +21,9 @@ MAX_SGF_SIZE = len(SGF_LETTERS)
 # which int() then refuses), no '_' separators, no inner spaces, and a bounded length (int()
 # refuses more than 4,300 digits, and a long number costs quadratic time to convert).
 MAX_NUMBER_CHARS = 40
+SHOWN_CHARS = 24          # of a text an error names
 _INT_TEXT = re.compile(r"[+-]?[0-9]+")
 _FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?")
-
-
-def _shown(text):
-    text = str(text)
-    return repr(text if len(text) <= 24 else text[:24] + "...")
 
 
 def parse_int(text, *, low=None, high=None, what="number"):
@@ -33,10 +31,10 @@ def parse_int(text, *, low=None, high=None, what="number"):
     MAX_NUMBER_CHARS characters) within [low, high] (either bound None: unbounded). Raises
     ValueError naming `what` and the text, never anything else; constant time per call."""
     if not isinstance(text, str) or len(text) > MAX_NUMBER_CHARS or not _INT_TEXT.fullmatch(text):
-        raise ValueError(f"{what} {_shown(text)} is not an integer")
+        raise ValueError(f"{what} {escaped(text, SHOWN_CHARS, quoted=True)} is not an integer")
     value = int(text)
     if (low is not None and value < low) or (high is not None and value > high):
-        raise ValueError(f"{what} {_shown(text)} is outside {low}..{high}")
+        raise ValueError(f"{what} {escaped(text, SHOWN_CHARS, quoted=True)} is outside {low}..{high}")
     return value
 
 
@@ -45,12 +43,12 @@ def parse_float(text, *, low=None, high=None, what="number"):
     '_' or spaces, at most MAX_NUMBER_CHARS characters) within [low, high]. Raises ValueError
     naming `what` and the text."""
     if not isinstance(text, str) or len(text) > MAX_NUMBER_CHARS or not _FLOAT_TEXT.fullmatch(text):
-        raise ValueError(f"{what} {_shown(text)} is not a number")
+        raise ValueError(f"{what} {escaped(text, SHOWN_CHARS, quoted=True)} is not a number")
     value = float(text)
     if not math.isfinite(value):
-        raise ValueError(f"{what} {_shown(text)} is not a finite number")
+        raise ValueError(f"{what} {escaped(text, SHOWN_CHARS, quoted=True)} is not a finite number")
     if (low is not None and value < low) or (high is not None and value > high):
-        raise ValueError(f"{what} {_shown(text)} is outside {low}..{high}")
+        raise ValueError(f"{what} {escaped(text, SHOWN_CHARS, quoted=True)} is outside {low}..{high}")
     return value
 
 
@@ -80,11 +78,12 @@ def from_gtp(text, size):
     number_text = vertex[1:]
     if vertex[:1] not in tuple(GTP_COLUMNS) or not 1 <= len(number_text) <= 2 \
             or not (number_text.isascii() and number_text.isdigit()):
-        raise ValueError(f"invalid GTP vertex {_shown(text)}")
+        raise ValueError(f"invalid GTP vertex {escaped(text, SHOWN_CHARS, quoted=True)}")
     col = GTP_COLUMNS.index(vertex[0])
     number = int(number_text)
     if col >= size or not 1 <= number <= size:
-        raise ValueError(f"GTP vertex {_shown(text)} is off a {size}x{size} board")
+        raise ValueError(f"GTP vertex {escaped(text, SHOWN_CHARS, quoted=True)} is off a "
+                         f"{size}x{size} board")
     row = size - number
     return row * size + col
 
@@ -111,7 +110,7 @@ def from_sgf(text, size):
     if text == "" or (text == "tt" and size <= 19):
         return size * size
     if len(text) != 2 or text[0] not in SGF_LETTERS or text[1] not in SGF_LETTERS:
-        raise ValueError(f"invalid SGF point {_shown(text)}")
+        raise ValueError(f"invalid SGF point {escaped(text, SHOWN_CHARS, quoted=True)}")
     col = SGF_LETTERS.index(text[0])
     row = SGF_LETTERS.index(text[1])
     if col >= size or row >= size:

@@ -114,14 +114,21 @@ def printable(text) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def escaped(text, limit: int = 0) -> str:
-    """`text` (a str, bytes or path) as printable() makes it, with control characters (newline,
-    escape, bidi overrides) escaped too, so it shows on one line as it is; longer than `limit`
-    (when > 0): its start and the length it had."""
-    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in printable(text))
+def escaped(text, limit: int = 0, *, one_line: bool = False, quoted: bool = False) -> str:
+    """`text` (a str, bytes, path, or any object: its str()) as a message shows it to a person:
+    printable() text with control characters (newline, escape, bidi overrides) escaped too, so
+    it shows on one line as it is. one_line: runs of whitespace (newlines included) become one
+    space first, for prose such as an error's text. Longer than `limit` (when > 0): its start
+    and the length it had. quoted: in single quotes (the length after them). The one helper for
+    text in messages: names, paths, values read from files or peers, errors passed on."""
+    text = printable(text)
+    if one_line:
+        text = " ".join(text.split())
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    more = ""
     if 0 < limit < len(shown):
-        return f"{shown[:limit]}... ({len(shown)} characters)"
-    return shown
+        shown, more = shown[:limit] + "...", f" ({len(shown)} characters)"
+    return (f"'{shown}'" if quoted else shown) + more
 
 
 def fsync_dir(directory) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastgo.files import atomic_write, printable, read_bounded, reason
+from fastgo.files import atomic_write, escaped, printable, read_bounded, reason
 
 log = logging.getLogger("fastgo.pool")
 log.addHandler(logging.NullHandler())
@@ -104,7 +104,7 @@ def read_pool(path, *, run_root=None) -> list[PoolEntry] | None:
     try:
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as err:
-        raise PoolError(f"{path}: not JSON: {str(err)[:200]}") from None
+        raise PoolError(f"{path}: not JSON: {escaped(err, 200, one_line=True)}") from None
     if not isinstance(doc, dict) or doc.get("version") != POOL_VERSION:
         raise PoolError(f"{path}: not a version {POOL_VERSION} pool (a map with \"version\": 1)")
     extra = sorted(set(doc) - {"version", "entries"})

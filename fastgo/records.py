@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import msgpack
 import numpy as np
 
+from fastgo.files import escaped
 from fastgo.replay import check_game
 
 MAX_MAP_KEYS = 32
@@ -130,7 +131,8 @@ def unpack_record(data: bytes):
     try:
         return msgpack.unpackb(data, raw=False, strict_map_key=True, **budget.limits(len(data)))
     except Exception as err:               # msgpack raises several unrelated types
-        raise ValueError(f"undecodable record: {type(err).__name__}: {str(err)[:80]}") from None
+        raise ValueError(f"undecodable record: {type(err).__name__}: "
+                         f"{escaped(err, 80, one_line=True)}") from None
 
 
 def _field(record, key, kind, where):

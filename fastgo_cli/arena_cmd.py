@@ -203,7 +203,9 @@ def make_side(spec, args, seed, which):
 
 
 def _line(exc):
-    return " ".join(str(exc).split())[:300]
+    """An error's text on one line, shortened (fastgo.files.escaped)."""
+    from fastgo.files import escaped
+    return escaped(exc, 300, one_line=True)
 
 
 # --- output ----------------------------------------------------------------------------------

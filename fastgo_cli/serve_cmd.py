@@ -85,7 +85,7 @@ def run(args) -> int:
     import sys
 
     from fastgo.config import ConfigError
-    from fastgo.files import reason
+    from fastgo.files import escaped, reason
     from fastgo.role_entry import setup_logging
     from inference_server.checkpoint import CheckpointError
     from inference_server.runner import set_calibration_shards
@@ -102,7 +102,7 @@ def run(args) -> int:
     try:
         config = config_from_args(args)
     except ConfigError as err:
-        print(f"fastgo serve: {_one_line(err)}", file=sys.stderr)
+        print(f"fastgo serve: {escaped(err, 500, one_line=True)}", file=sys.stderr)
         return 2
     try:
         setup_logging(config.server.log_file)
@@ -117,7 +117,7 @@ def run(args) -> int:
     try:
         server = start_server(config)
     except (StartupError, CheckpointError, ConfigError) as err:
-        print(f"fastgo serve: {args.config}: {_one_line(err)}", file=sys.stderr)
+        print(f"fastgo serve: {args.config}: {escaped(err, 500, one_line=True)}", file=sys.stderr)
         return 2
     except Exception:
         log.exception("fastgo serve failed to start")
@@ -136,6 +136,3 @@ def run(args) -> int:
         return 1
 
 
-def _one_line(err) -> str:
-    text = " ".join(str(err).split())
-    return text if len(text) <= 500 else text[:500] + "..."

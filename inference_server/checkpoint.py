@@ -15,13 +15,14 @@ from dataclasses import dataclass
 import torch
 
 from fastgo.config import ConfigError, ModelConfig, parse_section, to_dict
-from fastgo.files import atomic_write, read_bounded
+from fastgo.files import atomic_write, escaped, read_bounded
 from inference_server.model import PolicyValueNet
 
 FORMAT = "fastgo-checkpoint"
 FORMAT_VERSION = 1
 MAX_CHECKPOINT_BYTES = 1 << 32   # default limit on a checkpoint file (4 GiB)
 MAX_STEP = (1 << 63) - 1         # steps are reported as model versions: int64 on the wire
+SHOWN_CHARS = 80                # of a value an error names (its repr)
 MAX_ENTRIES = 10_000             # zip entries (a checkpoint has one per tensor, plus four)
 
 
@@ -112,18 +113,19 @@ def load_checkpoint(path, *, expect: ModelConfig | None = None, data: bytes | No
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointUnreadable(f"{path}: not a fastgo checkpoint")
     if payload.get("format_version") != FORMAT_VERSION:
-        raise CheckpointError(f"{path}: format version {_short(payload.get('format_version'))}, "
-                              f"this build reads {FORMAT_VERSION}")
+        version = escaped(repr(payload.get("format_version")), SHOWN_CHARS)
+        raise CheckpointError(f"{path}: format version {version}, this build reads {FORMAT_VERSION}")
     try:
         config = parse_section(ModelConfig, payload.get("model_config"), source=path, prefix="model_config")
     except ConfigError as err:
-        raise CheckpointError(str(err)[:500]) from None
+        raise CheckpointError(escaped(err, 500, one_line=True)) from None
     state = payload.get("state_dict")
     step = payload.get("step")
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise CheckpointError(f"{path}: state_dict missing or not all tensors")
     if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step <= MAX_STEP:
-        raise CheckpointError(f"{path}: step must be an integer in 0..{MAX_STEP}, got {_short(step)}")
+        raise CheckpointError(f"{path}: step must be an integer in 0..{MAX_STEP}, got "
+                              f"{escaped(repr(step), SHOWN_CHARS)}")
     if expect is not None and (config.board_size, config.encoding) != (expect.board_size, expect.encoding):
         raise CheckpointError(
             f"{path}: model is {config.board_size}x{config.board_size} {config.encoding}, "
@@ -133,23 +135,20 @@ def load_checkpoint(path, *, expect: ModelConfig | None = None, data: bytes | No
     _check_tensors(path, config, model.state_dict(), state, len(data))
     actual = state_hash(state)
     if payload.get("hash") != actual:
-        raise CheckpointError(f"{path}: content hash mismatch (stored {_short(payload.get('hash'))}, "
-                              f"computed {actual[:16]}...): the file is corrupt")
+        stored = escaped(repr(payload.get("hash")), SHOWN_CHARS)
+        raise CheckpointError(f"{path}: content hash mismatch (stored {stored}, computed "
+                              f"{actual[:16]}...): the file is corrupt")
     expected = model.state_dict()
     try:
         model.load_state_dict({name: tensor.to(expected[name].dtype).contiguous()
                                for name, tensor in state.items()}, strict=True, assign=True)
     except RuntimeError as err:
-        raise CheckpointError(f"{path}: weights do not fit model {config.name}: {str(err)[:300]}") from None
+        raise CheckpointError(f"{path}: weights do not fit model {config.name}: "
+                              f"{escaped(err, 300, one_line=True)}") from None
     model.eval()
     extra = payload.get("extra")
     return Checkpoint(model=model, config=config, step=step, content_hash=actual,
                       extra=extra if isinstance(extra, dict) else {})
-
-
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:80] + "..."
 
 
 def _check_archive(path, data):
@@ -165,7 +164,8 @@ def _check_archive(path, data):
     declared = 0
     for entry in entries:
         if entry.compress_type != zipfile.ZIP_STORED or entry.compress_size != entry.file_size:
-            raise CheckpointError(f"{path}: compressed archive entry {_short(entry.filename)}")
+            raise CheckpointError(f"{path}: compressed archive entry "
+                                  f"{escaped(repr(entry.filename), SHOWN_CHARS)}")
         declared += entry.file_size
     if declared > len(data):
         raise CheckpointError(f"{path}: archive entries declare {declared} bytes in a "
@@ -183,11 +183,13 @@ def _check_tensors(path, config, expected, state, held):
     unexpected = sorted(set(state) - set(expected))
     if missing or unexpected:
         raise CheckpointError(f"{path}: weights do not fit model {config.name}: missing "
-                              f"{_short(missing[:3])}, unexpected {_short(unexpected[:3])}")
+                              f"{escaped(repr(missing[:3]), SHOWN_CHARS)}, unexpected "
+                              f"{escaped(repr(unexpected[:3]), SHOWN_CHARS)}")
     for name, want in expected.items():
         tensor = state[name]
         if tuple(tensor.shape) != tuple(want.shape):
-            raise CheckpointError(f"{path}: {name} has shape {_short(tuple(tensor.shape))}, "
+            raise CheckpointError(f"{path}: {name} has shape "
+                                  f"{escaped(repr(tuple(tensor.shape)), SHOWN_CHARS)}, "
                                   f"model {config.name} needs {tuple(want.shape)}")
         if want.dtype.is_floating_point != tensor.dtype.is_floating_point or \
                 (not want.dtype.is_floating_point and tensor.dtype != want.dtype) or \
@@ -197,5 +199,6 @@ def _check_tensors(path, config, expected, state, held):
             else (torch.contiguous_format,)
         if tensor.layout != torch.strided or \
                 not any(tensor.is_contiguous(memory_format=f) for f in layouts):
-            raise CheckpointError(f"{path}: {name} has strides {_short(tensor.stride())}: only "
-                                  f"dense tensors are accepted")
+            raise CheckpointError(f"{path}: {name} has strides "
+                                  f"{escaped(repr(tensor.stride()), SHOWN_CHARS)}: only dense "
+                                  "tensors are accepted")

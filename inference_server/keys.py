@@ -32,11 +32,6 @@ class CurveKeyError(ValueError):
 SHOWN_CHARS = 200     # of a path or key named in an error: a 40,000-character one is not repeated
 
 
-def _shown(text) -> str:
-    """`text` (a path, bytes or str) as an error names it (fastgo.files.escaped)."""
-    return escaped(text, SHOWN_CHARS)
-
-
 # -- writing --------------------------------------------------------------------------------------
 
 def write_key_pair(directory, name) -> tuple[str, str]:
@@ -78,10 +73,10 @@ def _read_small(path) -> bytes:
     try:
         return read_bounded(path, MAX_KEY_FILE_BYTES)
     except OSError as err:
-        raise CurveKeyError(f"{_shown(path)}: cannot read the key file: "
+        raise CurveKeyError(f"{escaped(path, SHOWN_CHARS)}: cannot read the key file: "
                             f"{err.strerror or err}") from None
     except ValueError:                        # a NUL byte in the path
-        raise CurveKeyError(f"{_shown(path)}: not a usable key file path") from None
+        raise CurveKeyError(f"{escaped(path, SHOWN_CHARS)}: not a usable key file path") from None
 
 
 def _fields(data) -> dict:
@@ -92,13 +87,13 @@ def _z85(key, where) -> bytes:
     """`key` when it is 40 Z85 characters that decode to 32 bytes (a 5-character group can be
     in the alphabet and still exceed 2**32); CurveKeyError naming `where` otherwise."""
     if not _Z85.fullmatch(key):
-        raise CurveKeyError(f"{_shown(where)}: not a 40-character Z85 CURVE key")
+        raise CurveKeyError(f"{escaped(where, SHOWN_CHARS)}: not a 40-character Z85 CURVE key")
     try:
         decoded = z85.decode(key)
     except Exception:                         # struct.error, ValueError, OverflowError
         decoded = None
     if decoded is None or len(decoded) != 32:
-        raise CurveKeyError(f"{_shown(where)}: a 40-character Z85 string that is not a CURVE key "
+        raise CurveKeyError(f"{escaped(where, SHOWN_CHARS)}: a 40-character Z85 string that is not a CURVE key "
                             f"(it does not decode to 32 bytes)")
     return key
 
@@ -110,12 +105,12 @@ def read_secret_key(path) -> tuple[bytes, bytes]:
     try:
         mode = os.stat(path).st_mode
     except OSError as err:
-        raise CurveKeyError(f"{_shown(path)}: cannot read the key file: "
+        raise CurveKeyError(f"{escaped(path, SHOWN_CHARS)}: cannot read the key file: "
                             f"{err.strerror or err}") from None
     except ValueError:                        # a NUL byte in the path
-        raise CurveKeyError(f"{_shown(path)}: not a usable key file path") from None
+        raise CurveKeyError(f"{escaped(path, SHOWN_CHARS)}: not a usable key file path") from None
     if stat.S_ISREG(mode) and mode & 0o077:
-        raise CurveKeyError(f"{_shown(path)}: a secret key readable by group or others "
+        raise CurveKeyError(f"{escaped(path, SHOWN_CHARS)}: a secret key readable by group or others "
                             f"(mode {stat.S_IMODE(mode):04o}); chmod 600 it")
     data = _read_small(path)
     fields = _fields(data)
@@ -127,9 +122,9 @@ def read_secret_key(path) -> tuple[bytes, bytes]:
     try:
         public = zmq.curve_public(secret)
     except zmq.ZMQError as err:
-        raise CurveKeyError(f"{_shown(path)}: not a usable CURVE secret key ({err})") from None
+        raise CurveKeyError(f"{escaped(path, SHOWN_CHARS)}: not a usable CURVE secret key ({err})") from None
     if "public-key" in fields and fields["public-key"] != public:
-        raise CurveKeyError(f"{_shown(path)}: the public key does not belong to the secret key")
+        raise CurveKeyError(f"{escaped(path, SHOWN_CHARS)}: the public key does not belong to the secret key")
     return public, secret
 
 
@@ -143,7 +138,7 @@ def read_public_key(spec) -> bytes:
     data = _read_small(spec)
     fields = _fields(data)
     if "secret-key" in fields:             # secret keys stay on their host
-        raise CurveKeyError(f"{_shown(spec)}: a secret key file; give the public one (NAME.key)")
+        raise CurveKeyError(f"{escaped(spec, SHOWN_CHARS)}: a secret key file; give the public one (NAME.key)")
     if "public-key" in fields:
         return _z85(fields["public-key"], spec)
     lines = data.strip().split(b"\n")
@@ -158,7 +153,7 @@ def allowed_keys(specs) -> set[bytes]:
         if os.path.isdir(spec):
             names = sorted(n for n in os.listdir(spec) if n.endswith(".key"))
             if len(names) > MAX_ALLOWED_KEYS:
-                raise CurveKeyError(f"{_shown(spec)}: more than {MAX_ALLOWED_KEYS} key files")
+                raise CurveKeyError(f"{escaped(spec, SHOWN_CHARS)}: more than {MAX_ALLOWED_KEYS} key files")
             keys.update(read_public_key(os.path.join(spec, n)) for n in names)
         else:
             keys.add(read_public_key(spec))
@@ -196,7 +191,7 @@ def make_server(socket, secret_key_file, allowed_specs, *, what="server"):
     public, secret = read_secret_key(secret_key_file)
     keys = allowed_keys(allowed_specs)
     if allowed_specs and not keys:
-        raise CurveKeyError(f"{_shown(what)}: curve_allowed names no public key")
+        raise CurveKeyError(f"{escaped(what, SHOWN_CHARS)}: curve_allowed names no public key")
     allow = _AllowList(keys if allowed_specs else None)
     domain = f"fastgo-{what}-{id(socket):x}"
     context = socket.context
@@ -233,7 +228,7 @@ def client_keys(key_file, server_key_spec, what):
         server = read_public_key(server_key_spec) if server_key_spec else None
         pair = read_secret_key(key_file) if key_file else None
     except CurveKeyError as err:
-        raise CurveKeyError(f"{_shown(what)}: {err}") from None
+        raise CurveKeyError(f"{escaped(what, SHOWN_CHARS)}: {err}") from None
     return server, pair
 
 

@@ -22,6 +22,7 @@ import tempfile
 
 from fastgo import coords
 from fastgo.board import BLACK
+from fastgo.files import escaped
 from fastgo.game import RESIGN, IllegalMoveError
 from fastgo.gtp import GtpError
 from play.gtp_client import GtpClient, GtpConnectionError
@@ -58,11 +59,6 @@ def _resolve(program):
         return program
     games = os.path.join("/usr/games", program)
     return games if os.access(games, os.X_OK) else program
-
-
-def _short(text, limit=60):
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class GtpSide:
@@ -119,7 +115,8 @@ class GtpSide:
         try:
             client = GtpClient(self.argv, timeout=self.start_timeout, stderr=stderr)
         except OSError as exc:
-            raise GtpEngineError(f"cannot start GTP engine {_short(what)!r}: "
+            raise GtpEngineError(f"cannot start GTP engine "
+                                 f"{escaped(what, 60, one_line=True, quoted=True)}: "
                                  f"{exc.strerror or exc}") from None
         self.starts += 1
         try:
@@ -138,10 +135,10 @@ class GtpSide:
             if not isinstance(exc, (GtpError, ValueError)):
                 raise
             said = self._stderr_tail()
-            raise GtpEngineError(f"GTP engine {_short(what)!r} does not start a "
-                                 f"{self.size}x{self.size} game with komi {self.komi:g}: "
-                                 f"{_short(exc, 120)}" + (f" (stderr: {said})" if said else "")) \
-                from None
+            raise GtpEngineError(f"GTP engine {escaped(what, 60, one_line=True, quoted=True)} "
+                                 f"does not start a {self.size}x{self.size} game with komi "
+                                 f"{self.komi:g}: {escaped(exc, 120, one_line=True)}"
+                                 + (f" (stderr: {said})" if said else "")) from None
         client.timeout = self.move_timeout
         self._client = client
 
@@ -186,7 +183,7 @@ class GtpSide:
         except (OSError, ValueError):
             return ""
         lines = [line for line in lines if line.strip()]
-        return _short(lines[-1], 120) if lines else ""
+        return escaped(lines[-1], 120, one_line=True) if lines else ""
 
     def __enter__(self):
         return self
@@ -259,20 +256,21 @@ class GtpSide:
             raise _Lost(reason) from None
         except ValueError as exc:            # a response line that is not GTP
             self._drop()
-            raise _Lost(f"engine answered out of protocol: {_short(exc, 100)}") from None
+            raise _Lost(f"engine answered out of protocol: {escaped(exc, 100, one_line=True)}") from None
         for command, (ok, text) in zip(commands[:-1], answers[:-1]):
             if not ok:
-                raise _Lost(f"engine refused {command!r}: {_short(text)}")
+                raise _Lost(f"engine refused {command!r}: {escaped(text, 60, one_line=True)}")
         ok, text = answers[-1]
         if not ok:
-            raise _Lost(f"engine failed {self.genmove_command}: {_short(text)}")
+            raise _Lost(f"engine failed {self.genmove_command}: {escaped(text, 60, one_line=True)}")
         answer = text.strip()
         if answer.lower() == "resign":
             return RESIGN
         try:
             move = coords.from_gtp(answer, self.size)
         except ValueError:
-            raise _Lost(f"engine answered genmove with {_short(answer)!r}, not a move") from None
+            raise _Lost(f"engine answered genmove with "
+                        f"{escaped(answer, 60, one_line=True, quoted=True)}, not a move") from None
         if not game.is_legal(move):
             try:
                 game.copy().play(move)
@@ -292,11 +290,11 @@ class GtpSide:
         if "no answer" in text:
             return f"engine timed out (no answer within {self.move_timeout:g} s)"
         if "out of protocol" in text or "answered id" in text:
-            return _short(text, 120)
+            return escaped(text, 120, one_line=True)
         if code is not None:
             said = self._stderr_tail()
             return f"engine crashed (exit code {code})" + (f": {said}" if said else "")
-        return f"engine connection failed: {_short(text, 100)}"
+        return f"engine connection failed: {escaped(text, 100, one_line=True)}"
 
 
 class _Lost(Exception):

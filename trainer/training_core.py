@@ -16,6 +16,7 @@ import time
 
 import torch
 
+from fastgo.files import escaped
 from inference_server.backends import cpu_has_bf16
 from inference_server.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from inference_server.model import build_model
@@ -247,7 +248,7 @@ class TrainingCore:
                 self.average.updates = int(ckpt.extra.get("average_updates", 0) or 0)
         except (RuntimeError, TypeError, ValueError) as err:
             raise ResumeError(f"{latest}: its trained weights do not fit its network: "
-                              f"{str(err)[:200]}") from None
+                              f"{escaped(err, 200, one_line=True)}") from None
         written_by = ckpt.extra.get("algorithm", self.algorithm)
         if written_by != self.algorithm:
             # Moment estimates of another loss (e.g. supervised cross-entropy before REINFORCE)

@@ -9,6 +9,7 @@ recurse deeply or balloon. Every malformed input is an `SgfError` naming what is
 from array import array
 
 from fastgo import coords
+from fastgo.files import escaped
 from fastgo.sgf.record import BLACK, COLOR_LETTERS, WHITE, SgfError, SgfGame
 
 MAX_CHARS = 8_000_000    # default cap on the input text
@@ -16,6 +17,7 @@ MAX_DEPTH = 10_000       # nesting of variations
 MAX_NODES = 250_000      # nodes over all variations of the first game
 MAX_SETUP_POINTS = 4 * 25 * 25   # setup points (AB, AW, AE; rectangles by area) in one game
 MAX_KOMI = 10_000
+SHOWN_CHARS = 24         # of a property or value an error names
 
 
 class _MainLine:
@@ -73,14 +75,14 @@ def _read_value(text, pos):
             parts.append(text[pos:close])
             return "".join(parts), close + 1
         parts.append(text[pos:slash])
-        escaped = text[slash + 1]     # exists: slash < close
+        char = text[slash + 1]        # exists: slash < close
         pos = slash + 2
-        if escaped in "\r\n":          # soft line break: an escaped newline is removed
-            other = "\n" if escaped == "\r" else "\r"
+        if char in "\r\n":             # soft line break: an escaped newline is removed
+            other = "\n" if char == "\r" else "\r"
             if pos < n and text[pos] == other:
                 pos += 1
         else:
-            parts.append(escaped)
+            parts.append(char)
 
 
 def _parse_main_line(text, max_depth, max_nodes):
@@ -145,15 +147,18 @@ def _parse_main_line(text, max_depth, max_nodes):
                 pos += 1
             ident = text[start:pos]
             if node is None:
-                raise SgfError(f"property {_shown(ident)} before the node's ';'", text, start)
+                raise SgfError(f"property {escaped(ident, SHOWN_CHARS, quoted=True)} before "
+                               "the node's ';'", text, start)
             # FF[3] allowed lower-case letters in identifiers (AddBlack = AB): keep the capitals.
             key = "".join(c for c in ident if c.isupper())
             if not key:
-                raise SgfError(f"property identifier {_shown(ident)} has no capital letter", text, start)
+                raise SgfError(f"property identifier {escaped(ident, SHOWN_CHARS, quoted=True)} "
+                               "has no capital letter", text, start)
             while pos < n and text[pos] in _WHITESPACE:
                 pos += 1
             if pos >= n or text[pos] != "[":
-                raise SgfError(f"property {_shown(ident)} has no value", text, start)
+                raise SgfError(f"property {escaped(ident, SHOWN_CHARS, quoted=True)} has no "
+                               "value", text, start)
             key_id = -1
             if node >= 0:
                 key_id = main.key_ids.get(key)
@@ -175,10 +180,6 @@ def _parse_main_line(text, max_depth, max_nodes):
     if not started:
         raise SgfError("no game tree: an SGF file starts with '(;'", text, 0)
     return main
-
-
-def _shown(ident):
-    return repr(ident if len(ident) <= 24 else ident[:24] + "...")
 
 
 def _values(props, ident, text):
@@ -243,7 +244,7 @@ def _number(props, ident, text, parse, low, high, message):
     """A numeric property in [low, high]: `message` for anything not a number, 'is outside'
     for a number out of range."""
     value, at = _one(props, ident, text)
-    shown = _shown(value)[1:-1]
+    shown = escaped(value, SHOWN_CHARS)
     try:
         number = parse(value.strip())
     except ValueError:
@@ -257,11 +258,12 @@ def _root_properties(game, props, text):
     if "GM" in props:
         value, at = _one(props, "GM", text)
         if value.strip() != "1":
-            raise SgfError(f"GM[{_shown(value)[1:-1]}] is not a game of Go (GM[1])", text, at)
+            raise SgfError(f"GM[{escaped(value, SHOWN_CHARS)}] is not a game of Go (GM[1])", text, at)
     if "SZ" in props:
         value, at = _one(props, "SZ", text)
         if ":" in value:
-            raise SgfError(f"rectangular board SZ[{_shown(value)[1:-1]}] is not supported", text, at)
+            raise SgfError(f"rectangular board SZ[{escaped(value, SHOWN_CHARS)}] is not "
+                           "supported", text, at)
         game.size = _number(props, "SZ", text, coords.parse_int, 2, coords.MAX_GTP_SIZE,
                             "is not a board size")
     if "KM" in props:
@@ -301,7 +303,7 @@ def _read_game(main, text):
             value, at = _one(props, "PL", text)
             letter = value.strip().upper()[:1]
             if letter not in ("B", "W"):
-                raise SgfError(f"PL[{_shown(value)[1:-1]}] is not B or W", text, at)
+                raise SgfError(f"PL[{escaped(value, SHOWN_CHARS)}] is not B or W", text, at)
             game.first_player = BLACK if letter == "B" else WHITE
         played = [ident for ident in ("B", "W") if ident in props]
         if len(played) == 2:
