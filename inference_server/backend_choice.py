@@ -33,15 +33,12 @@ Shard positions are bounded: at most MAX_SHARDS of the newest shards are opened 
 skipped with a warning, count too), each at most MAX_SHARD_BYTES, none after SHARD_READ_SECONDS;
 memory is O(bytes read), the result at most CALIBRATION_POSITIONS + HELD_OUT_POSITIONS planes.
 
-The cache is one JSON file (`$XDG_CACHE_HOME/fastgo/backends.json`, else `~/.cache/...`) mapping
-a key string to the chosen name and its table; a damaged cache is ignored with a warning and
-rewritten atomically.
+The choice is cached per machine (inference_server.backend_cache: one bounded, schema-checked
+reader; a damaged cache is ignored with one warning and rewritten atomically).
 """
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import logging
 import os
 import time
@@ -49,9 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastgo.files import atomic_write_text, read_bounded
-from inference_server.backends import (TORCH_FP32, available_backends, build_backend, cpu_flags,
-                                       cpu_name, versions)
+from inference_server.backend_cache import cache_key, read_cache, write_cache
+from inference_server.backends import TORCH_FP32, available_backends, build_backend
 
 log = logging.getLogger("fastgo.backends")
 
@@ -60,8 +56,6 @@ MAX_VALUE_MAE = 0.05     # mean |value - fp32 value|
 MAX_POLICY_KL = 0.01     # mean KL(fp32 policy || candidate policy), nats
 TIE_LOGITS = 0.1         # fp32 logits this close to the best count as the same top-1 move
 WARMUP = 3
-MAX_CACHE_BYTES = 1 << 20
-MAX_CACHE_ENTRIES = 256
 
 REFERENCE = "reference"          # labels of the position sets a backend is checked on
 SHARDS = "shards"
@@ -334,51 +328,6 @@ def pick(table: dict) -> str:
     """The fastest backend whose agreement is acceptable; torch-fp32 if none is."""
     good = [(row["evals_per_s"], name) for name, row in table.items() if row.get("ok")]
     return max(good)[1] if good else TORCH_FP32
-
-
-# -- the per-machine cache ------------------------------------------------------------------------
-
-def cache_path() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "fastgo", "backends.json")
-
-
-def cache_key(config, *, batch: int, threads: int) -> str:
-    flags = sorted(f for f in cpu_flags() if f.startswith(("avx", "amx", "fma")))
-    machine = hashlib.sha256(" ".join([cpu_name()] + flags).encode()).hexdigest()[:16]
-    runtimes = ",".join(f"{k}={v}" for k, v in sorted(versions().items()))
-    return (f"{machine}|{runtimes}|{config.name}|{config.board_size}|{config.encoding}|"
-            f"b{int(batch)}|t{int(threads)}")
-
-
-def read_cache(path=None) -> dict:
-    path = path or cache_path()
-    try:
-        doc = json.loads(read_bounded(path, MAX_CACHE_BYTES).decode("utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as err:
-        log.warning("backend cache %s ignored: %s", path, err)
-        return {}
-    if not isinstance(doc, dict):
-        log.warning("backend cache %s ignored: not a JSON object", path)
-        return {}
-    return {k: v for k, v in doc.items()
-            if isinstance(k, str) and isinstance(v, dict) and v.get("choice") in available_backends()}
-
-
-def write_cache(key: str, entry: dict, path=None) -> None:
-    path = path or cache_path()
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        doc = read_cache(path)
-        doc[key] = entry
-        if len(doc) > MAX_CACHE_ENTRIES:
-            for old in sorted(doc, key=lambda k: doc[k].get("time", 0))[:len(doc) - MAX_CACHE_ENTRIES]:
-                del doc[old]
-        atomic_write_text(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
-    except OSError as err:
-        log.warning("backend cache %s not written: %s", path, err)
 
 
 def choose_backend(net, *, batch: int, threads: int, channels_last=True, seconds: float = 0.4,

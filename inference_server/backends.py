@@ -29,6 +29,11 @@ TORCH_FP32 = "torch-fp32"
 ALL_BACKENDS = INFERENCE_BACKENDS
 ONNX_OPSET = 17
 
+# ONNX Runtime's telemetry (an uploader, a device id it persists under XDG_CACHE_HOME, and a
+# warning on the terminal where that folder is not writable) stays off unless the user set it:
+# read once, when ONNX Runtime first loads, which is after this module.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
 
 class Backend(Protocol):
     name: str
