@@ -35,6 +35,7 @@ from fastgo.board cimport (
     board_legal_moves, board_is_eye, board_is_over, board_score, board_ownership,
     board_position_hash)
 from fastgo.features cimport encoding_planes, encode
+from fastgo.replay cimport check_samples, seek_position
 from fastgo.rng cimport Rng, rng_seed, rng_below, rng_uniform
 from fastgo.symmetry cimport sym_move, sym_planes
 
@@ -179,44 +180,29 @@ def acceptable_masks(int size, float komi, const int16_t[::1] moves not None,
     the mover's own eye, the pass only when allow_pass or nothing else is acceptable), else 0,
     for position sample_move[i] of game sample_game[i] (moves[game_start[g] ..
     game_start[g + 1]) as in fastgo.replay.encode_samples), identity symmetry. out: uint8
-    [B, N*N + 1]. Samples of one game in rising move order (as the trainer asks for them) share
-    one replay; each game is replayed from the empty board once per run of such samples. One
-    nogil loop; games are replayed unchecked (the reader verified them)."""
-    cdef int nn = size * size, count = sample_game.shape[0], i, j, k, g, m, cur_g = -1, cur_m = 0
-    cdef int64_t games = game_start.shape[0] - 1, start
+    [B, N*N + 1]. The positions come from fastgo.replay.seek_position (samples of one game in
+    rising move order, as the trainer asks for them, share one replay); indices are checked
+    first (fastgo.replay.check_samples). One nogil loop."""
+    cdef int nn = size * size, count = sample_game.shape[0], i, j, k
+    cdef int cursor[2]
     cdef int16_t cand[MAX_MOVES]
     cdef BoardState* b
     if not MIN_SIZE <= size <= MAX_SIZE:
         raise ValueError(f"board size must be {MIN_SIZE}..{MAX_SIZE}, got {size}")
-    if games < 0:
-        raise ValueError("game_start needs at least one entry")
-    if sample_move.shape[0] != count or out.shape[0] < count or out.shape[1] != nn + 1:
-        raise ValueError(f"acceptable_masks: need sample_move [{count}] and out "
-                         f"[>= {count}, {nn + 1}], got [{sample_move.shape[0]}] and "
+    check_samples(moves, game_start, sample_game, sample_move)
+    if out.shape[0] < count or out.shape[1] != nn + 1:
+        raise ValueError(f"acceptable_masks: need out [>= {count}, {nn + 1}], got "
                          f"[{out.shape[0]}, {out.shape[1]}]")
-    for i in range(count):
-        g = sample_game[i]
-        if not 0 <= g < games or not 0 <= sample_move[i] < game_start[g + 1] - game_start[g]:
-            raise ValueError(f"sample {i}: game {g}, move {sample_move[i]} out of range")
-        if game_start[g] < 0 or game_start[g + 1] > moves.shape[0]:
-            raise ValueError(f"sample {i}: game {g} indexes past the moves")
     b = <BoardState*>calloc(1, sizeof(BoardState))
     if b == NULL:
         raise MemoryError()
+    cursor[0], cursor[1] = -1, 0         # no game on the board yet
     try:
         with nogil:
             for i in range(count):
-                g = sample_game[i]
-                m = sample_move[i]
-                start = game_start[g]
-                if g != cur_g or m < cur_m:
-                    board_init(b, size, komi)
-                    b.track_history = 0          # legality and eyes do not read the history
-                    cur_g = g
-                    cur_m = 0
-                while cur_m < m:
-                    board_play(b, moves[start + cur_m])
-                    cur_m += 1
+                # legality and eyes do not read the planes' history
+                seek_position(b, size, komi, 0, &moves[0], &game_start[0], sample_game[i],
+                              sample_move[i], cursor)
                 memset(&out[i, 0], 0, nn + 1)
                 k = acceptable_moves(b, allow_pass, cand)
                 for j in range(k):

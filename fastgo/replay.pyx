@@ -56,6 +56,38 @@ cdef int _replay_checked(BoardState* b, const int16_t* moves, int count, uint64_
     return REPLAY_OK
 
 
+cdef int check_samples(const int16_t[::1] moves, const int64_t[::1] game_start,
+                       const int32_t[::1] sample_game, const int32_t[::1] sample_move) except -1:
+    cdef int64_t games = game_start.shape[0] - 1
+    cdef int i, g
+    if games < 0:
+        raise ValueError("game_start needs at least one entry")
+    if sample_move.shape[0] != sample_game.shape[0]:
+        raise ValueError(f"sample_game and sample_move must have the same length, got "
+                         f"{sample_game.shape[0]} and {sample_move.shape[0]}")
+    for i in range(sample_game.shape[0]):
+        g = sample_game[i]
+        if not 0 <= g < games or not 0 <= sample_move[i] < game_start[g + 1] - game_start[g]:
+            raise ValueError(f"sample {i}: game {g}, move {sample_move[i]} out of range")
+        if game_start[g] < 0 or game_start[g + 1] > moves.shape[0]:
+            raise ValueError(f"sample {i}: game {g} indexes past the moves")
+    return 0
+
+
+cdef void seek_position(BoardState* b, int size, float komi, bint track_history,
+                        const int16_t* moves, const int64_t* game_start, int g, int m,
+                        int* cursor) noexcept nogil:
+    cdef int64_t start = game_start[g]
+    if cursor[0] != g or m < cursor[1]:
+        board_init(b, size, komi)
+        b.track_history = track_history
+        cursor[0] = g
+        cursor[1] = 0
+    while cursor[1] < m:
+        board_play(b, moves[start + cursor[1]])
+        cursor[1] += 1
+
+
 def check_game(int size, float komi, const int16_t[::1] moves not None):
     """Replays `moves` (pass = N*N) from the empty board under positional superko.
 
@@ -120,12 +152,14 @@ def encode_samples(int size, float komi, encoding,
     score margin, Black's view) and `out_score` [B], the margin from the side to move's view;
     with `out_reply` (int64 [B]) and `out_reply_weight` [B], the opponent's reply (the move
     played at position m + 1, moved by the symmetry, pass = N*N) with weight 1, or 0 with
-    weight 0 at a game's last position. Indices are checked before the loop; games are replayed
-    unchecked (the reader verified them)."""
+    weight 0 at a game's last position. Indices are checked before the loop (check_samples);
+    games are replayed unchecked (the reader verified them), samples of one game in rising move
+    order sharing one replay (seek_position)."""
     cdef int enc = _ENCODINGS.get(encoding, -1)
     cdef int planes, nn = size * size, count = sample_game.shape[0]
     cdef int64_t games = game_start.shape[0] - 1, positions
     cdef int i, j, m, g, sym, point, row_bytes, mover
+    cdef int cursor[2]
     cdef int64_t start, p, k
     cdef bint want_score = out_score is not None, want_reply = out_reply is not None
     cdef float total, sign
@@ -156,16 +190,13 @@ def encode_samples(int size, float komi, encoding,
     if want_reply and (out_reply_weight is None or out_reply.shape[0] < count
                        or out_reply_weight.shape[0] < count):
         raise ValueError("out_reply needs out_reply_weight, both with a row per sample")
+    check_samples(moves, game_start, sample_game, sample_move)
     for i in range(count):
         g = sample_game[i]
-        if not 0 <= g < games or not 0 <= sample_move[i] < game_start[g + 1] - game_start[g] \
-                or sample_sym[i] > 7:
-            raise ValueError(f"sample {i}: game {g}, move {sample_move[i]}, symmetry "
-                             f"{sample_sym[i]} out of range")
-        start = game_start[g]
-        p = start + sample_move[i]
-        if start < 0 or game_start[g + 1] > moves.shape[0] or p >= positions \
-                or not 0 <= policy_start[p] <= policy_start[p + 1] <= policy_moves.shape[0]:
+        p = game_start[g] + sample_move[i]
+        if sample_sym[i] > 7:
+            raise ValueError(f"sample {i}: symmetry {sample_sym[i]} out of range")
+        if p >= positions or not 0 <= policy_start[p] <= policy_start[p + 1] <= policy_moves.shape[0]:
             raise ValueError(f"sample {i}: game {g} indexes past the window's arrays")
     b = <BoardState*>calloc(1, sizeof(BoardState))
     scratch = <uint8_t*>calloc(row_bytes, 1)
@@ -173,6 +204,7 @@ def encode_samples(int size, float komi, encoding,
         free(b)
         free(scratch)
         raise MemoryError()
+    cursor[0], cursor[1] = -1, 0         # no game on the board yet
     try:
         with nogil:
             for i in range(count):
@@ -180,9 +212,7 @@ def encode_samples(int size, float komi, encoding,
                 m = sample_move[i]
                 sym = sample_sym[i]
                 start = game_start[g]
-                board_init(b, size, komi)
-                for j in range(m):
-                    board_play(b, moves[start + j])
+                seek_position(b, size, komi, 1, &moves[0], &game_start[0], g, m, cursor)
                 if sym == 0:
                     encode(b, enc, &out_planes[i, 0, 0, 0])
                 else:
