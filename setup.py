@@ -69,7 +69,8 @@ setup(
     extras_require={
         # `fastgo cluster --launcher ray`: roles as Ray actors on a Ray cluster.
         "ray": ["ray>=2.9"],
-        "test": ["pytest>=7", "hypothesis>=6", "ray>=2.9"],
+        # katrain: its own analysis client drives `fastgo analysis` in a system test.
+        "test": ["pytest>=7", "hypothesis>=6", "ray>=2.9", "katrain>=1.20"],
     },
     entry_points={"console_scripts": ["fastgo = fastgo_cli.main:main"]},
     zip_safe=False,

@@ -14,6 +14,7 @@ from fastgo_cli.parser import Parser, prepare
 # command -> (module, one-line help)
 COMMANDS = {
     "gtp": ("fastgo_cli.gtp_cmd", "GTP v2 engine for Sabaki, GoGui and match runners"),
+    "analysis": ("fastgo_cli.analysis_cmd", "KataGo's JSON analysis engine on stdin/stdout (KaTrain)"),
     "serve": ("fastgo_cli.serve_cmd", "run the batching inference server"),
     "selfplay": ("fastgo_cli.selfplay_cmd", "one self-play worker: games through the server into shards"),
     "train": ("fastgo_cli.train_cmd", "the trainer: shards in, checkpoints out, hot reload"),

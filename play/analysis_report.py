@@ -1,0 +1,127 @@
+"""KataGo's analysis response objects from a search and its TreeStats (play.tree_stats).
+
+Perspective (KataGo's reportAnalysisWinratesAs): SIDETOMOVE reports every win rate, score,
+utility, lcb and ownership for the player to move at the analysed turn; BLACK / WHITE for that
+colour (a flip where the other is to move). Ownership and policy are row-major from the top
+left (A19 ... T1 on 19x19), the policy's pass last and -1 on illegal points. `utility` is the
+win-rate utility 2 * winrate - 1 (fastgo's search maximises the win rate alone); `scoreMean`
+repeats `scoreLead` as KataGo does; there is no `scoreStdev` (the network predicts no score
+spread).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from fastgo import coords
+from fastgo.board import BLACK, WHITE
+
+
+def _r(x):
+    """KataGo's roundDynamic: 8 significant digits."""
+    return float(f"{x:.8g}")
+
+
+def flips(perspective, to_move):
+    """Whether values from `to_move`'s view are reported negated (win rates as 1 - w)."""
+    return (perspective == "BLACK" and to_move == WHITE) or \
+        (perspective == "WHITE" and to_move == BLACK)
+
+
+def _ownership(values, flip):
+    values = -values if flip else values
+    return [round(float(v), 6) for v in values]
+
+
+def policy_list(logits, legal):
+    """The network's policy (softmax over the legal moves of `legal`, a uint8 mask of N*N+1)
+    as KataGo's list: probabilities, -1 where illegal."""
+    logits = np.asarray(logits, np.float64)
+    mask = np.asarray(legal, bool)
+    mask[-1] = True
+    out = np.full(logits.shape, -1.0)
+    if mask.any():
+        z = logits[mask] - logits[mask].max()
+        p = np.exp(z)
+        out[mask] = p / p.sum()
+    return [-1 if v < 0 else _r(v) for v in out]
+
+
+def move_infos(rows, stats, size, perspective, *, moves_ownership=False):
+    """moveInfos from BatchedSearch.analysis rows (most visited first) and TreeStats."""
+    flip = flips(perspective, stats.to_move)
+    infos = []
+    for order, row in enumerate(rows):
+        move = row["move"]
+        win = float(row["winrate"])
+        extra = stats.moves.get(move)
+        info = {"move": coords.to_gtp(move, size), "visits": int(row["visits"]),
+                "winrate": _r(1.0 - win if flip else win),
+                "prior": _r(float(row["prior"])), "order": order,
+                "pv": [coords.to_gtp(m, size) for m in row["pv"]]}
+        utility = 2.0 * win - 1.0
+        info["utility"] = _r(-utility if flip else utility)
+        if extra is not None and extra.lcb is not None:
+            info["lcb"] = _r(1.0 - extra.lcb if flip else extra.lcb)
+        else:
+            info["lcb"] = info["winrate"]
+        if extra is not None and extra.score is not None:
+            lead = -extra.score if flip else extra.score
+            info["scoreLead"] = info["scoreMean"] = info["scoreSelfplay"] = _r(lead)
+        if moves_ownership and extra is not None and extra.ownership is not None:
+            info["ownership"] = _ownership(extra.ownership, flip)
+        infos.append(info)
+    return infos
+
+
+def root_info(stats, root_value, perspective):
+    """rootInfo: the tree's mean win rate (root_value, -1..1 for the side to move) and the
+    TreeStats' score and lcb, plus the network's own value and score at the root."""
+    flip = flips(perspective, stats.to_move)
+    sign = -1.0 if flip else 1.0
+    win = 0.5 + 0.5 * float(root_value)
+    info = {"visits": int(stats.root_visits), "winrate": _r(1.0 - win if flip else win),
+            "utility": _r(sign * (2.0 * win - 1.0)),
+            "currentPlayer": "B" if stats.to_move == BLACK else "W"}
+    if stats.lcb is not None:
+        info["lcb"] = _r(1.0 - stats.lcb if flip else stats.lcb)
+    if stats.score is not None:
+        info["scoreLead"] = info["scoreSelfplay"] = _r(sign * stats.score)
+    if stats.raw_value is not None:
+        raw = 0.5 + 0.5 * stats.raw_value
+        info["rawWinrate"] = _r(1.0 - raw if flip else raw)
+    if stats.raw_score is not None:
+        info["rawLead"] = info["rawScoreSelfplay"] = _r(sign * stats.raw_score)
+    return info
+
+
+def analysis_response(query, turn, game, search_rows, stats, root_value, *, during_search):
+    """The whole response object of one analysed turn."""
+    size = query.size
+    out = {"id": query.id, "isDuringSearch": bool(during_search), "turnNumber": int(turn),
+           "moveInfos": move_infos(search_rows, stats, size, query.perspective,
+                                   moves_ownership=query.include_moves_ownership),
+           "rootInfo": root_info(stats, root_value, query.perspective)}
+    if query.include_ownership and stats.ownership is not None:
+        out["ownership"] = _ownership(stats.ownership, flips(query.perspective, stats.to_move))
+    if query.include_policy and stats.raw_logits is not None:
+        out["policy"] = policy_list(stats.raw_logits, game.legal_moves())
+    return out
+
+
+def finished_response(query, turn, game):
+    """A turn whose game is over (two passes or the move cap): no search, the rules' result."""
+    to_move = game.to_move
+    score = float(game.score()) * (1.0 if to_move == BLACK else -1.0)
+    win = 1.0 if score > 0 else (0.0 if score < 0 else 0.5)
+    flip = flips(query.perspective, to_move)
+    sign = -1.0 if flip else 1.0
+    return {"id": query.id, "isDuringSearch": False, "turnNumber": int(turn), "moveInfos": [],
+            "rootInfo": {"visits": 0, "winrate": 1.0 - win if flip else win,
+                         "scoreLead": _r(sign * score), "scoreSelfplay": _r(sign * score),
+                         "utility": sign * (2.0 * win - 1.0), "lcb": 1.0 - win if flip else win,
+                         "currentPlayer": "B" if to_move == BLACK else "W"}}
+
+
+def no_results(query_id, turn):
+    """A turn terminated before any visit (KataGo's noResults response)."""
+    return {"id": query_id, "isDuringSearch": False, "noResults": True, "turnNumber": int(turn)}
