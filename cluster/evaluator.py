@@ -36,7 +36,7 @@ class Evaluator:
         self.log = log
         self.table = os.path.join(run_dir.root, "ratings.jsonl")
         self.evaluations_path = os.path.join(run_dir.root, "evaluations.jsonl")
-        for path in (self.table, self.evaluations_path):
+        for path in (self.table, self.evaluations_path, os.path.join(run_dir.root, "ratings.json")):
             _check_appendable(path)
         self.evaluations = self._read_evaluations()
         self.last_step = max((e["step"] for e in self.evaluations), default=-1)

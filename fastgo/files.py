@@ -15,6 +15,19 @@ import tempfile
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
+class NotRegularFile(OSError):
+    """Something other than a regular file (a folder, FIFO, device, socket) where the project
+    reads, appends or replaces a file: errno EINVAL, strerror 'not a regular file', `what` the
+    kind of thing there ('a directory', 'a FIFO', ...; '' when not known); reason() shows both."""
+
+    def __init__(self, path, mode=None):
+        super().__init__(errno.EINVAL, "not a regular file", os.fspath(path))
+        self.what = "" if mode is None else (
+            "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "")
+
+
 def read_regular(path, max_bytes: int, *, skip=None):
     """(stat of the open file, its bytes) for a regular file of at most `max_bytes` bytes.
 
@@ -24,13 +37,14 @@ def read_regular(path, max_bytes: int, *, skip=None):
     OSError: FileNotFoundError when absent, EINVAL for a non-regular file, EFBIG over the bound.
     The message names the path: do not pass it on to a remote peer."""
     path = os.fspath(path)
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise OSError(errno.EINVAL, "not a regular file", path)
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotRegularFile(path, mode)
     fd = os.open(path, _OPEN_FLAGS)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
+            raise NotRegularFile(path, info.st_mode)
         if info.st_size > max_bytes:
             raise OSError(errno.EFBIG, f"{info.st_size} bytes, over the limit of {max_bytes}", path)
         if skip is not None and skip(info):
@@ -62,11 +76,12 @@ def open_append(path, mode: int = 0o644) -> int:
                      | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0), mode)
     except OSError as err:
         if err.errno in (errno.ENXIO, errno.EISDIR):      # a FIFO without a reader; a folder
-            raise OSError(errno.EINVAL, "not a regular file", path) from None
+            raise NotRegularFile(path, _mode(path)) from None
         raise
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(path, mode)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -87,14 +102,19 @@ def append_bytes(path, data: bytes, *, sync: bool = False) -> None:
 
 
 def check_regular(path) -> None:
-    """Nothing when `path` is absent or a regular file; OSError(EINVAL) for anything else there
-    (a FIFO, a device, a directory), checked without opening it."""
+    """Nothing when `path` is absent or a regular file; NotRegularFile (an OSError, EINVAL) for
+    anything else there (a FIFO, a device, a directory), checked without opening it."""
+    mode = _mode(path)
+    if mode is not None and not stat.S_ISREG(mode):
+        raise NotRegularFile(path, mode)
+
+
+def _mode(path):
+    """st_mode of what is at `path` (links followed), None when nothing is."""
     try:
-        mode = os.stat(os.fspath(path)).st_mode
-    except FileNotFoundError:
-        return
-    if not stat.S_ISREG(mode):
-        raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        return os.stat(os.fspath(path)).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
 
 
 def read_bounded(path, max_bytes: int) -> bytes:
@@ -103,8 +123,10 @@ def read_bounded(path, max_bytes: int) -> bytes:
 
 
 def reason(err: OSError) -> str:
-    """An OSError as a short reason without the path: 'not a regular file', 'No such file ...'."""
-    return err.strerror or type(err).__name__
+    """An OSError as a short reason without the path: 'not a regular file (a directory)', 'No
+    such file or directory', ..."""
+    text = err.strerror or type(err).__name__
+    return f"{text} ({err.what})" if getattr(err, "what", "") else text
 
 
 def printable(text) -> str:
@@ -142,8 +164,11 @@ def fsync_dir(directory) -> None:
 
 def atomic_write(path, write, *, binary=True, suffix=""):
     """Calls write(handle) on a temporary file beside `path`, then renames it to `path`. On any
-    error the temporary file is removed and `path` is left as it was."""
+    error (a full disk included) the temporary file is removed and `path` is left as it was.
+    Something other than a regular file at `path` (a folder, a FIFO, a device, or a link to
+    one) is refused with NotRegularFile before write() is called."""
     path = os.fspath(path)
+    check_regular(path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=directory)
     try:

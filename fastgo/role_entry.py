@@ -21,14 +21,19 @@ def setup_logging(log_path: str | None, *, quiet: bool = False):
 
 
 def run_role(name: str, body) -> int:
-    """Runs body() -> exit status; ConfigError: one line, 2; any other exception: logged with
-    its traceback, 1."""
+    """Runs body() -> exit status; ConfigError, or NotRegularFile (something other than a file
+    where the role reads or writes one): one line, 2; any other exception: logged with its
+    traceback, 1."""
     from fastgo.config import ConfigError
+    from fastgo.files import NotRegularFile, printable, reason
 
     try:
         return int(body() or 0)
     except ConfigError as err:
         print(f"fastgo {name}: {err}", file=sys.stderr)
+        return 2
+    except NotRegularFile as err:        # a folder, FIFO or device where a file goes: no restart helps
+        print(f"fastgo {name}: {printable(err.filename)}: {reason(err)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

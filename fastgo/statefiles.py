@@ -8,12 +8,13 @@ the file is never rewritten. Stdlib only.
 from __future__ import annotations
 
 import csv
-import errno
 import io
 import json
 import logging
 import os
 import stat
+
+from fastgo.files import NotRegularFile
 
 log = logging.getLogger("fastgo.statefiles")
 log.addHandler(logging.NullHandler())    # a role's log gets the warnings; a command's stderr not
@@ -41,18 +42,20 @@ class StateRows(list):
 
 
 def open_regular(path):
-    """A binary handle on a regular file, or None when absent; OSError(EINVAL) for anything else
+    """A binary handle on a regular file, or None when absent; NotRegularFile for anything else
     (a FIFO, a device, a directory), checked before and after opening without blocking."""
     path = os.fspath(path)
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
+        mode = os.stat(path).st_mode
     except FileNotFoundError:
         return None
+    if not stat.S_ISREG(mode):
+        raise NotRegularFile(path, mode)
     fd = os.open(path, _FLAGS)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(path, mode)
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)

@@ -190,7 +190,14 @@ def logging_options(*, quiet=True, log_file=None):
 def prepare(parser, args) -> bool:
     """Resolves `args.config` (a shipped name or a path) to a path; with --set or --print-config,
     loads the config with the overrides so that a bad one is a usage error now. Returns True
-    when the command is done (--print-config printed the effective config)."""
+    when the command is done (--print-config printed the effective config). A --json FILE
+    that is a folder, FIFO or device is a usage error before the command does any work."""
+    if isinstance(getattr(args, "json", None), str):
+        from fastgo.files import check_regular, printable, reason
+        try:
+            check_regular(args.json)
+        except OSError as err:
+            parser.error(f"--json {printable(args.json)}: {reason(err)}")
     if not isinstance(getattr(args, "config", None), str):
         return False
     from fastgo.config import ConfigError, load_config, resolve_config

@@ -76,27 +76,41 @@ MAX_HEADER_BYTES = 1 << 16         # metrics.csv's header line at most
 MAX_REWRITE_BYTES = 64 << 20       # a file larger than this is not rewritten to add columns
 
 log = logging.getLogger("fastgo.train")
+_said = set()                      # (path, what) already logged by this process
+
+
+def _say_once(path, what, level, text, *args):
+    if (os.fspath(path), what) not in _said:
+        _said.add((os.fspath(path), what))
+        log.log(level, "%s: " + text, printable(path), *args)
 
 
 def append_metrics_row(path, fields, row) -> bool:
     """Appends `row` (keys among `fields`) to the CSV file at `path` under its header; a new or
-    empty file gets `fields` as its header. A header lacking some of `fields` gets them added at
-    its end, the file rewritten atomically, so every earlier row keeps its columns; the row's
-    cells of columns it has no value for are empty. A file that cannot take the row (not a
-    regular file, an unreadable header) is left as it is, the row not written, a warning
-    logged: False. A file too large or undecodable to rewrite keeps its header, and the row's
-    cells of the columns it lacks are left out."""
+    empty file gets `fields` as its header. The file is the user's: its bytes are kept. A last
+    line without a line end (a row cut short, or anything else) is ended with one before the
+    row, and a line says so. A header lacking some of `fields` gets them added at its end, each
+    earlier line kept as it was with empty cells appended (_widen), so every row keeps its
+    columns; a file that cannot be widened so (too large, not UTF-8, a line that is not a row of
+    its header) is left as it is and the row's cells of the columns it lacks are left out, which
+    a line says once. A file that cannot take the row (not a regular file, an unreadable header)
+    is left as it is, the row not written, a warning logged: False."""
     try:
-        header = _read_header(path)
+        header, ended = _read_header(path)
     except (OSError, ValueError) as err:
         log.warning("%s: metrics row not written: %s", printable(path),
                     printable(err.strerror if isinstance(err, OSError) and err.strerror else err))
         return False
+    data = io.StringIO()
+    if header is not None and not ended:
+        _say_once(path, "unended", logging.WARNING, "its last line has no line end: one added "
+                  "after it, its bytes kept as they were; rows continue on the next line")
+        data.write("\n")
     if header is not None and any(f not in header for f in fields):
         wider = header + [f for f in fields if f not in header]
-        if _rewrite_with_header(path, wider):
+        if _widen(path, header, wider, prefix=data.getvalue()):
             header = wider
-    data = io.StringIO()
+            data = io.StringIO()
     if header is None:
         header = list(fields)
         csv.writer(data).writerow(header)
@@ -111,45 +125,64 @@ def append_metrics_row(path, fields, row) -> bool:
 
 
 def _read_header(path):
-    """The header cells of metrics.csv, None when it is absent or empty. OSError for a FIFO, a
-    device or a folder (never opened to wait), ValueError for a header that is too long, not
-    UTF-8 or not CSV."""
+    """(the header cells of metrics.csv, whether the file ends with a line end); (None, True)
+    when it is absent or empty. OSError for a FIFO, a device or a folder (never opened to wait),
+    ValueError for a header that is too long, not UTF-8 or not CSV."""
     try:
         handle = open_regular(path)
     except ValueError:
         raise OSError(errno.EINVAL, "not a usable path") from None
     if handle is None:
-        return None
+        return None, True
     with handle:
         line = handle.readline(MAX_HEADER_BYTES + 1)
+        if line:
+            handle.seek(-1, os.SEEK_END)
+            ended = handle.read(1) == b"\n"
     if not line:
-        return None
+        return None, True
     if len(line) > MAX_HEADER_BYTES:
         raise ValueError(f"its header line is over {MAX_HEADER_BYTES} bytes")
     try:
         header = next(csv.reader([line.decode("utf-8-sig").rstrip("\r\n")]), None)
     except (UnicodeDecodeError, csv.Error) as err:
         raise ValueError(f"its header line is not UTF-8 CSV ({type(err).__name__})") from None
-    return header or None
+    return (header or None), ended
 
 
-def _rewrite_with_header(path, header) -> bool:
-    """Rewrites metrics.csv with `header`, every row padded to it; False (the file untouched)
-    when it is over MAX_REWRITE_BYTES or not UTF-8 CSV."""
+def _widen(path, header, wider, *, prefix="") -> bool:
+    """Rewrites metrics.csv (atomically) with the columns `wider` adds to `header` appended to
+    its header line and empty cells appended to each row, every earlier byte of each line kept
+    in place (`prefix`, a line end the file lacks, added first). False, the file untouched and a
+    line saying why once, when it is over MAX_REWRITE_BYTES, not UTF-8, or holds a line that is
+    not a row of its header (more cells, or an unclosed quote)."""
+    added = wider[len(header):]
     try:
-        data = read_bounded(path, MAX_REWRITE_BYTES)
-        old = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
-        log.warning("%s: not rewritten to add columns (%s); rows go under its header",
-                    printable(path), printable(getattr(err, "strerror", None) or err))
+        text = read_bounded(path, MAX_REWRITE_BYTES).decode("utf-8") + prefix
+        lines = text.split("\n")
+        out = []
+        for number, line in enumerate(lines[:-1], start=1):
+            body = line[:-1] if line.endswith("\r") else line
+            ending = line[len(body):] + "\n"
+            if number == 1:
+                cells = io.StringIO()
+                csv.writer(cells, lineterminator="").writerow(added)
+                out.append(f"{body},{cells.getvalue()}{ending}")
+                continue
+            row = next(csv.reader([body], strict=True), [])
+            if len(row) > len(header):
+                raise ValueError(f"line {number} has {len(row)} cells, its header {len(header)}")
+            out.append(body + "," * (len(wider) - len(row)) + ending if row else line + "\n")
+    except (OSError, UnicodeDecodeError, ValueError, csv.Error) as err:
+        why = err.strerror if isinstance(err, OSError) and err.strerror else (
+            f"line {number}: {err}" if isinstance(err, csv.Error) else err)
+        _say_once(path, "narrow", logging.WARNING, "not rewritten to add the columns %s (%s); "
+                  "rows go under its header", ", ".join(added), printable(why))
         return False
-    rows = [r + [""] * (len(header) - len(r)) for r in old[1:]]
-
-    def write(handle):
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(rows)
-    atomic_write(path, write, binary=False, suffix=".csv")
+    atomic_write(path, lambda handle: handle.write("".join(out) + lines[-1]), binary=False,
+                 suffix=".csv")
+    _say_once(path, "widened", logging.INFO, "columns %s added at the end of its header; every "
+              "earlier line kept as it was, with empty cells appended", ", ".join(added))
     return True
 
 
