@@ -1,0 +1,133 @@
+"""`fastgo analysis` as a process on a tiny fresh checkpoint: a whole game's turns answered
+(one final response per turn, KataGo's fields), hostile lines answered with error objects while
+the engine keeps serving (a line over the size cap, non-UTF-8 bytes, 10,000 moves, wrong types,
+a board size the network does not play, huge maxVisits clamped), partial reports during a
+search, terminate, and the end of input finishing the queued turns."""
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+GAME = [["B", "E5"], ["W", "C3"], ["B", "G3"], ["W", "C7"], ["B", "G7"], ["W", "E3"]]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    from fastgo.config import ModelConfig
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
+
+    path = tmp_path_factory.mktemp("analysis") / "net.ckpt"
+    save_checkpoint(path, build_model(ModelConfig(board_size=9, blocks=1, channels=8,
+                                                  score_head=True), seed=4), step=2)
+    return path
+
+
+class Engine:
+    """The process, with a reader thread collecting its output lines (parsed)."""
+
+    def __init__(self, checkpoint, *extra):
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "fastgo_cli.main", "analysis", "--model", str(checkpoint),
+             "--threads", "1", "--max-line-bytes", "262144", *extra],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        self.lines = []
+        self.cond = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for raw in self.proc.stdout:
+            with self.cond:
+                self.lines.append(json.loads(raw))
+                self.cond.notify_all()
+
+    def send(self, data):
+        self.proc.stdin.write(data if isinstance(data, bytes) else (json.dumps(data) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def wait(self, predicate, timeout=120.0, what="responses"):
+        with self.cond:
+            assert self.cond.wait_for(lambda: predicate(self.lines), timeout), \
+                f"timed out waiting for {what}: {self.lines[-5:]}"
+            return list(self.lines)
+
+    def close(self):
+        if self.proc.stdin and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            return self.proc.wait(60)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait(10)
+
+
+def finals(lines, ident):
+    return [x for x in lines if x.get("id") == ident and "turnNumber" in x
+            and not x.get("isDuringSearch")]
+
+
+def query(ident, **fields):
+    base = {"id": ident, "moves": GAME, "rules": "tromp-taylor", "komi": 7.5,
+            "boardXSize": 9, "boardYSize": 9, "maxVisits": 8}
+    base.update(fields)
+    return base
+
+
+def test_a_game_hostile_lines_and_terminate(checkpoint):
+    engine = Engine(checkpoint)
+    try:
+        engine.send(b"x" * 1_000_000 + b"\n")                       # over the 256 KiB cap
+        engine.send(b'{"id":"bytes","moves":["\xff\xfe"]}\n')        # not UTF-8
+        engine.send(query("long", moves=[["B", "pass"], ["W", "pass"]] * 5000))
+        engine.send(query("types", maxVisits="many"))
+        engine.send(query("size", boardXSize=13, boardYSize=13))
+        engine.send(query("nested", moves=[[[[[[]]]]]] * 2))
+        engine.send(b"[" * 60_000 + b"]" * 0 + b"\n")
+        engine.send(query("game", analyzeTurns=list(range(len(GAME) + 1)), includeOwnership=True,
+                          includePolicy=True, overrideSettings={"reportAnalysisWinratesAs": "BLACK"},
+                          typo=1))
+        lines = engine.wait(lambda ls: len(finals(ls, "game")) == len(GAME) + 1)
+        errors = [x for x in lines if "error" in x]
+        assert any("longer than 262144 bytes" in x["error"] for x in errors)
+        assert any("not valid UTF-8" in x["error"] for x in errors)
+        by_id = {x.get("id"): x for x in errors if "id" in x}
+        assert by_id["long"]["field"] == "moves"
+        assert by_id["types"]["field"] == "maxVisits"
+        assert by_id["size"]["field"] == "boardXSize"
+        assert by_id["nested"]["field"] == "moves"
+        assert sum("could not parse input line" in x["error"] for x in errors) == 1
+        warnings = [x for x in lines if x.get("id") == "game" and "warning" in x]
+        assert {"field": "typo"}.items() <= warnings[0].items()
+        turns = finals(lines, "game")
+        assert sorted(t["turnNumber"] for t in turns) == list(range(len(GAME) + 1))
+        for t in turns:
+            assert t["rootInfo"]["visits"] == 8
+            assert t["rootInfo"]["currentPlayer"] == ("B" if t["turnNumber"] % 2 == 0 else "W")
+            assert len(t["ownership"]) == 81 and len(t["policy"]) == 82
+            assert t["moveInfos"] and all(m["visits"] >= 1 for m in t["moveInfos"])
+            assert {"scoreLead", "winrate", "prior", "pv", "lcb", "utility", "order"} <= set(t["moveInfos"][0])
+
+        # A long search with partial reports, then terminated: partial responses, one final
+        # response with fewer visits than asked, and the terminate echoed.
+        engine.send(query("long-search", maxVisits=100_000_000, reportDuringSearchEvery=0.2))
+        engine.wait(lambda ls: any(x.get("id") == "long-search" and x.get("isDuringSearch")
+                                   for x in ls), what="a partial report")
+        engine.send({"id": "stop", "action": "terminate", "terminateId": "long-search"})
+        lines = engine.wait(lambda ls: finals(ls, "long-search"), what="the final response")
+        clamp = [x for x in lines if x.get("id") == "long-search" and x.get("field") == "maxVisits"]
+        assert clamp and "warning" in clamp[0]
+        final = finals(lines, "long-search")
+        assert len(final) == 1 and final[0]["rootInfo"]["visits"] < 100_000
+        assert any(x.get("id") == "stop" and x.get("action") == "terminate" for x in lines)
+
+        # Queued turns are finished after the end of input.
+        engine.send(query("last", maxVisits=4, analyzeTurns=[0, 1, 2]))
+        assert engine.close() == 0
+        assert len(finals(engine.lines, "last")) == 3
+    finally:
+        engine.close()
