@@ -137,9 +137,11 @@ def info_line(rows, size):
     return " ".join(parts)
 
 
-def stream(player, game, reader, stdout, interval_s, max_visits):
+def stream(player, game, reader, stdout, interval_s, max_visits, report=None):
     """Search `game` with `player` and print info lines every `interval_s` until a line (or the
-    end of input) is waiting in `reader`; then end the response with an empty line."""
+    end of input) is waiting in `reader`; then end the response with an empty line.
+    report(player, game) -> the line to print ('' for none; default lz-analyze's info_line;
+    kata-analyze's is play.gtp_kata.reporter)."""
     size = game.board.size
     searching = not game.is_over()
     last_print = time.monotonic() if interval_s > 0 else None
@@ -148,9 +150,13 @@ def stream(player, game, reader, stdout, interval_s, max_visits):
             searching = player.ponder(game, PONDER_VISITS, max_visits)
         now = time.monotonic()
         if interval_s > 0 and now - last_print >= interval_s:
-            rows = player.analysis()
-            if rows:
-                stdout.write(info_line(rows, size) + "\n")
+            if report is None:
+                rows = player.analysis()
+                line = info_line(rows, size) if rows else ""
+            else:
+                line = report(player, game)
+            if line:
+                stdout.write(line + "\n")
                 stdout.flush()
             last_print = now
     stdout.write("\n")

@@ -18,6 +18,7 @@ from play.gtp_setup import (free_handicap_points, handicap_points, loadsgf_stop,
                                         read_sgf, set_free_handicap_points, sgf_position,
                                         sgf_text, write_text)
 from play.gtp_time import GtpClock
+from play import gtp_kata as kata
 
 log = logging.getLogger("fastgo.gtp")
 
@@ -80,7 +81,14 @@ class GtpEngine:
         }
         if hasattr(player, "ponder") and hasattr(player, "analysis"):
             self.handlers["lz-analyze"] = self.cmd_lz_analyze
+            self.handlers["kata-analyze"] = self.cmd_kata_analyze
+            self.handlers["kata-genmove_analyze"] = self.cmd_kata_genmove_analyze
+        self.handlers["kata-get-rules"] = kata.get_rules
+        self.handlers["kata-set-rules"] = kata.set_rules
         self.analysis_interval = None  # set by lz-analyze: serve() streams until the next command
+        self.analysis_report = None    # kata-analyze's line maker (play.gtp_kata), else lz-analyze's
+        self.command_id = None         # the id of the command being answered
+        self.live_output = None        # serve()'s stdout: kata-genmove_analyze writes as it searches
         self.max_analysis_visits = 100_000
         self._new_game()
 
@@ -135,8 +143,11 @@ class GtpEngine:
         handler = self.handlers.get(command.name)
         if handler is None:
             return format_response(command.id, "unknown command", ok=False)
+        self.command_id = command.id
         try:
             text = handler(command.args)
+            if isinstance(text, kata.RawResponse):        # kata-genmove_analyze: already formatted
+                return str(text)
             if self.analysis_interval is not None:       # lz-analyze: the response stays open
                 return "=" + ("" if command.id is None else str(command.id)) + "\n"
             return format_response(command.id, text)
@@ -152,6 +163,7 @@ class GtpEngine:
 
         reader = LineReader(sys.stdin if stdin is None else stdin)
         stdout = sys.stdout if stdout is None else stdout
+        self.live_output = stdout
         while not self.finished:
             line = reader.readline()
             if line is None:
@@ -164,7 +176,8 @@ class GtpEngine:
             if self.analysis_interval is not None:
                 interval, self.analysis_interval = self.analysis_interval, None
                 try:
-                    stream(self.player, self.game, reader, stdout, interval, self.max_analysis_visits)
+                    stream(self.player, self.game, reader, stdout, interval, self.max_analysis_visits,
+                           report=self.analysis_report)
                 except Exception:     # a failing search ends the analysis, never the session
                     log.exception("lz-analyze failed")
                     stdout.write("\n")
@@ -346,8 +359,18 @@ class GtpEngine:
         color, interval = parse_analyze_args(args)
         if color is not None:
             self._set_to_move(color)
-        self.analysis_interval = interval
+        self.analysis_interval, self.analysis_report = interval, None
         return ""
+
+    def cmd_kata_analyze(self, args):
+        color, interval, flags = kata.parse_kata_args(args)
+        if color is not None:
+            self._set_to_move(color)
+        self.analysis_interval, self.analysis_report = interval, kata.reporter(flags)
+        return ""
+
+    def cmd_kata_genmove_analyze(self, args):
+        return kata.genmove_analyze(self, args)
 
     def cmd_undo(self, args):
         if not self.game.moves or not self.game.undo():
