@@ -22,7 +22,7 @@ from fastgo.pass_rule import PASS_RULE_HELP, PASS_RULES
 
 DEFAULT_GAMES = 100
 DEFAULT_VISITS = 200
-DEFAULT_CHUNK = 20
+DEFAULT_GAMES_AT_ONCE = 20
 DEFAULT_TABLE = "ratings.jsonl"
 MAX_GAMES = 1_000_000
 SPRT_ALPHA = SPRT_BETA = 0.05
@@ -34,9 +34,12 @@ class ArgumentError(ValueError):
 
 
 def parents():
-    from fastgo_cli.parser import seed_options, size_options
+    from fastgo_cli.parser import json_options, move_seconds_options, seed_options, size_options
     return (size_options(help="board size, 2..25 (default: the networks' size, else 9)"),
-            seed_options(help="random seed for the players (default: a fresh one)"))
+            seed_options(help="random seed for the players (default: a fresh one)"),
+            json_options("the result"),
+            move_seconds_options(default=60.0, help="seconds a GTP engine gets for one move "
+                                                    "before it loses the game"))
 
 
 def add_arguments(parser):
@@ -73,11 +76,10 @@ def add_arguments(parser):
     parser.add_argument("--sprt", default=None, metavar="ELO0,ELO1",
                         help="stop once the sequential probability ratio test of H0: A-B = ELO0 "
                              f"against H1: A-B = ELO1 decides (alpha = beta = {SPRT_ALPHA}), "
-                             "testing after each chunk of games; e.g. 0,35")
-    parser.add_argument("--chunk", type=int, default=DEFAULT_CHUNK,
-                        help="games played at once (networks batch across them); with --sprt "
-                             "the test runs after each chunk")
-    parser.add_argument("--json", default=None, metavar="F", help="write the result as JSON to F")
+                             "testing after each --games-at-once games; e.g. 0,35")
+    parser.add_argument("--games-at-once", type=int, default=DEFAULT_GAMES_AT_ONCE, metavar="G",
+                        help="games played at the same time (networks batch across them); "
+                             "with --sprt the test runs after each such group")
     parser.add_argument("--table", default=DEFAULT_TABLE, metavar="PATH",
                         help="ratings table the result is appended to")
     parser.add_argument("--no-table", action="store_true",
@@ -87,8 +89,6 @@ def add_arguments(parser):
     parser.add_argument("--opening-moves", type=int, default=2, metavar="K",
                         help="checkpoint players sample their first K moves of a game by visit "
                              "count, for varied games")
-    parser.add_argument("--move-timeout", type=float, default=60.0, metavar="S",
-                        help="seconds a GTP engine gets for one move before it loses the game")
 
 
 # --- arguments -------------------------------------------------------------------------------
@@ -123,12 +123,10 @@ def _check_args(args):
         raise ArgumentError(f"--size {args.size} is outside 2..25")
     if not -10_000 <= args.komi <= 10_000:           # also refuses nan
         raise ArgumentError(f"--komi {args.komi} is outside -10000..10000")
-    if not 1 <= args.chunk <= 10_000:
-        raise ArgumentError(f"--chunk must be in 1..10000, got {args.chunk}")
+    if not 1 <= args.games_at_once <= 10_000:
+        raise ArgumentError(f"--games-at-once must be in 1..10000, got {args.games_at_once}")
     if not 0 <= args.opening_moves <= 10_000:
         raise ArgumentError(f"--opening-moves must be in 0..10000, got {args.opening_moves}")
-    if not 0 < args.move_timeout <= 86_400:
-        raise ArgumentError(f"--move-timeout must be in (0, 86400] seconds, got {args.move_timeout}")
     if args.seed is not None and not 0 <= args.seed < 1 << 62:
         raise ArgumentError(f"--seed must be in 0..2**62-1, got {args.seed}")
     for flag, path in (("--json", args.json), ("--table", None if args.no_table else args.table)):
@@ -193,7 +191,7 @@ def make_side(spec, args, seed, which):
     from play.specs import make_side as side_from_spec
 
     try:
-        return side_from_spec(spec, seed=seed, move_timeout=args.move_timeout,
+        return side_from_spec(spec, seed=seed, move_timeout=args.move_seconds,
                               load_network=lambda path, seed: load_network_side(
                                   path, args, seed, which))
     except ValueError as exc:            # ArgumentError from the loader passes as it is
@@ -339,7 +337,7 @@ def _run(args):
             if hasattr(side, "argv"):        # a GTP engine: start it now, refuse it if it cannot
                 from play.gtp_side import GtpEngineError
                 try:
-                    side.prepare(min(args.chunk, args.games), size, args.komi)
+                    side.prepare(min(args.games_at_once, args.games), size, args.komi)
                 except GtpEngineError as exc:
                     raise ArgumentError(f"{which}: {_line(exc)}") from None
         return _play(args, a, b, size, sprt_elos)
@@ -363,14 +361,14 @@ def _play(args, a, b, size, sprt_elos):
                 "beta": SPRT_BETA, "lower": lower, "upper": upper, "llr": 0.0,
                 "accepted": None}
     print(f"{PROG}: A {a.name} vs B {b.name}, {size}x{size} komi {args.komi:g}, "
-          f"{'at most ' if sprt else ''}{args.games} games, {min(args.chunk, args.games)} at once",
+          f"{'at most ' if sprt else ''}{args.games} games, {min(args.games_at_once, args.games)} at once",
           flush=True)
     total = MatchResult(a.name, b.name)
     interrupted = False
     started = time.monotonic()
     try:
         while total.games < args.games:
-            n = min(args.chunk, args.games - total.games)
+            n = min(args.games_at_once, args.games - total.games)
             chunk = play_match(a, b, n, size=size, komi=args.komi,
                                keep_records=args.sgf_dir is not None, game_offset=total.games)
             if args.sgf_dir is not None:

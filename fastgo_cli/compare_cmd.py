@@ -1,4 +1,4 @@
-"""`fastgo compare CONFIG_A CONFIG_B --duration 30m [--out DIR] [--games 100] [--visits 64]
+"""`fastgo compare CONFIG_A CONFIG_B --duration 30m [-o/--out DIR] [--games 100] [--visits 64]
 [--opponents mcts:1000,gnugo:1] [--set KEY=VALUE ...]`: equal-time learning comparison of two
 configs on this machine (cluster.compare). Parses and checks the options, then hands over;
 bad input is one line on stderr and exit status 2."""
@@ -16,8 +16,11 @@ MAX_GAMES = 100_000
 
 
 def parents():
-    from fastgo_cli.parser import duration_options, seed_options
-    return (duration_options(help="each run's wall time: 90s, 30m, 2h (required unless "
+    from fastgo_cli.parser import duration_options, out_options, seed_options
+    return (out_options(metavar="DIR", help="output directory: a/ and b/ (run directories), "
+                                            "matches/, compare.json, compare.png (default: "
+                                            "runs/compare-A-vs-B)"),
+            duration_options(help="each run's wall time: 90s, 30m, 2h (required unless "
                                    "--skip-runs)"),
             seed_options(default=DEFAULT_SEED,
                          help="the seed of both runs (selfplay.seed, trainer.seed, "
@@ -28,9 +31,6 @@ def add_arguments(parser):
     parser.add_argument("config_a", metavar="CONFIG_A",
                         help="first config: a shipped name (quickstart, 9x9_cpu, ...) or a TOML file")
     parser.add_argument("config_b", metavar="CONFIG_B", help="second config, same forms")
-    parser.add_argument("--out", metavar="DIR",
-                        help="output directory: a/ and b/ (run directories), matches/, "
-                             "compare.json, compare.png (default: runs/compare-A-vs-B)")
     parser.add_argument("--games", type=int, default=DEFAULT_GAMES,
                         help="games of each run's last checkpoint against each opponent")
     parser.add_argument("--visits", type=int, default=DEFAULT_VISITS,

@@ -1,5 +1,5 @@
-"""`fastgo curve RUN_DIR [RUN_DIR ...] -o compare.png [--labels A,B]`: the learning curves (Elo
-against wall time, 95% intervals) of several run directories in one plot, each labelled with
+"""`fastgo curve RUN_DIR [RUN_DIR ...] -o compare.png [--labels A,B]`: the learning curves
+(Elo against wall time, 95% intervals) of several run directories in one plot, each labelled with
 its name (or --labels) and its algorithm, so runs of different algorithms on the same machine
 can be compared. Reads each run's ratings.jsonl and evaluations.jsonl (cluster.plots)."""
 from __future__ import annotations
@@ -13,9 +13,13 @@ PROG = "fastgo curve"
 MAX_RUNS = 20
 
 
+def parents():
+    from fastgo_cli.parser import out_options
+    return (out_options(default="compare.png", metavar="FILE", help="the PNG to write"),)
+
+
 def add_arguments(parser):
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories with ratings")
-    parser.add_argument("-o", "--output", default="compare.png", help="the PNG to write")
     parser.add_argument("--labels", help="comma-separated names, one per run "
                                          "(default: each directory's name)")
     parser.add_argument("--references", default="mcts:100",
@@ -38,12 +42,12 @@ def run(args) -> int:
     else:
         # a folder's name may hold bytes that are not UTF-8 or control characters
         labels = [escaped(os.path.basename(os.path.normpath(r)) or r)[:60] for r in args.runs]
-    if not args.output.lower().endswith(".png"):
-        print(f"{PROG}: -o {args.output!r}: the output is a .png file", file=sys.stderr)
+    if not args.out.lower().endswith(".png"):
+        print(f"{PROG}: --out {args.out!r}: the output is a .png file", file=sys.stderr)
         return 2
-    out_dir = os.path.dirname(os.path.abspath(args.output))
+    out_dir = os.path.dirname(os.path.abspath(args.out))
     if not os.path.isdir(out_dir):
-        print(f"{PROG}: -o {args.output}: no directory {out_dir}", file=sys.stderr)
+        print(f"{PROG}: --out {args.out}: no directory {out_dir}", file=sys.stderr)
         return 2
     runs = []
     try:
@@ -56,9 +60,9 @@ def run(args) -> int:
              for label, run in zip(labels, runs)]
     references = tuple(x.strip() for x in args.references.split(",") if x.strip())
     try:
-        draw_comparison(args.output, runs, shown, references)
+        draw_comparison(args.out, runs, shown, references)
     except OSError as err:
-        print(f"{PROG}: cannot write {args.output}: {err.strerror or err}", file=sys.stderr)
+        print(f"{PROG}: cannot write {args.out}: {err.strerror or err}", file=sys.stderr)
         return 2
     for label, run in zip(shown, runs):
         last = run["evaluations"][-1]
@@ -66,5 +70,5 @@ def run(args) -> int:
         print(f"{label}: {len(run['evaluations'])} rated checkpoints over "
               f"{last['wall_s'] / 60:.1f} min; last {last['player']} Elo {elo:+.0f} "
               f"({low:+.0f}..{high:+.0f})")
-    print(f"wrote {args.output}")
+    print(f"wrote {args.out}")
     return 0

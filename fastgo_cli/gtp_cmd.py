@@ -13,13 +13,14 @@ DEFAULT_VISITS = 400
 
 
 def parents():
-    from fastgo_cli.parser import seed_options, size_options
+    from fastgo_cli.parser import move_seconds_options, seed_options, size_options
     return (size_options(help="initial board size, 2..25 (default 9; with --model the model's)"),
-            seed_options(help="random seed for the player"))
+            seed_options(help="random seed for the player"),
+            move_seconds_options(help="with --model: at most S seconds per move (a GTP clock "
+                                      "may cut it shorter)"))
 
 
 def add_arguments(parser):
-    from fastgo_cli.parser import alias
     parser.add_argument("--player", default=None,
                         help="'random' (default) or 'mcts:N' (pure MCTS, N random playouts "
                              "per move)")
@@ -27,10 +28,6 @@ def add_arguments(parser):
                         help="play with this network checkpoint: its search (--search), network in process")
     parser.add_argument("--visits", "--playouts", type=int, default=None, metavar="V",
                         help=f"search visits per move with --model (default {DEFAULT_VISITS})")
-    parser.add_argument("--move-seconds", type=float, default=None, metavar="S", dest="seconds",
-                        help="with --model: at most S seconds per move (a GTP clock may cut it "
-                             "shorter)")
-    alias(parser, "--seconds", dest="seconds", type=float)
     parser.add_argument("--leaves", type=int, default=8, metavar="L",
                         help="with --model: leaves evaluated together per search step (virtual "
                              "loss keeps them apart); 1 = one position per forward pass")
@@ -69,11 +66,7 @@ def run(args):
     if args.seed is not None and not 0 <= args.seed < 1 << 64:
         print(f"fastgo gtp: --seed must be in 0..2**64-1, got {args.seed}", file=sys.stderr)
         return 2
-    if args.seconds is not None and not 0 < args.seconds <= 86_400:
-        print(f"fastgo gtp: --move-seconds must be in (0, 86400], got {args.seconds}",
-              file=sys.stderr)
-        return 2
-    if args.seconds is not None and args.model is None:
+    if args.move_seconds is not None and args.model is None:
         print("fastgo gtp: --move-seconds goes with --model", file=sys.stderr)
         return 2
     if not -10_000 <= args.komi <= 10_000:          # also refuses nan
@@ -88,7 +81,7 @@ def run(args):
         print(f"fastgo gtp: {exc}", file=sys.stderr)
         return 2
     size = args.size or getattr(player, "board_size", None) or 9
-    engine = GtpEngine(player, size=size, komi=args.komi, move_seconds=args.seconds)
+    engine = GtpEngine(player, size=size, komi=args.komi, move_seconds=args.move_seconds)
     try:
         stdin = open(sys.stdin.fileno(), "r", encoding="utf-8", errors="replace", closefd=False)
         return engine.serve(stdin, sys.stdout)

@@ -22,6 +22,7 @@ DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([smhd]?)")
 UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 MIN_DURATION_S = 1.0
 MAX_DURATION_S = 365 * 86400.0
+MAX_MOVE_SECONDS = 86_400.0       # --move-seconds of any command
 MAX_ERROR_CHARS = 500
 
 
@@ -36,10 +37,12 @@ class DefaultsShown(argparse.ArgumentDefaultsHelpFormatter):
 
 class Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors: `PROG: error: MESSAGE` on stderr, exit status 2.
-    An unknown option gets the nearest known one suggested."""
+    An unknown option gets the nearest known one suggested. No abbreviations: `--games` is
+    never taken for `--games-at-once`."""
 
-    def __init__(self, *args, formatter_class=DefaultsShown, **kwargs):
-        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+    def __init__(self, *args, formatter_class=DefaultsShown, allow_abbrev=False, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, allow_abbrev=allow_abbrev,
+                         **kwargs)
 
     def error(self, message):
         text = " ".join(str(message).split())
@@ -118,6 +121,18 @@ def check_setting_flag(flag: str, value, key: str):
         raise ConfigError(f"{flag}: must be in {low}..{high} (as {key}), got {value}")
 
 
+def move_seconds(text: str) -> float:
+    """Seconds one move may take, in (0, MAX_MOVE_SECONDS]."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: expected a number of seconds") from None
+    if not 0 < seconds <= MAX_MOVE_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: must be in (0, {MAX_MOVE_SECONDS:g}] "
+                                         "seconds")
+    return seconds
+
+
 # --- parent parsers ---------------------------------------------------------------------------
 
 def _parent():
@@ -166,10 +181,31 @@ def seed_options(*, default=None, help="random seed"):
 
 
 def duration_options(*, help="stop after this long: 90 (seconds), 90s, 15m, 2h"):
-    """--duration D (seconds in `args.seconds`), with --seconds S as a hidden alias."""
+    """--duration D: a run's length (seconds in `args.seconds`)."""
     parent = _parent()
     parent.add_argument("--duration", type=duration, dest="seconds", metavar="D", help=help)
-    alias(parent, "--seconds", dest="seconds", type=float)
+    return parent
+
+
+def move_seconds_options(*, default=None, help):
+    """--move-seconds S: the most seconds one move may take (`help` says what happens then)."""
+    parent = _parent()
+    parent.add_argument("--move-seconds", type=move_seconds, default=default, metavar="S",
+                        help=help)
+    return parent
+
+
+def json_options(what="the results"):
+    """--json FILE: also write `what` as JSON to FILE (every command's JSON output)."""
+    parent = _parent()
+    parent.add_argument("--json", metavar="FILE", help=f"also write {what} as JSON to FILE")
+    return parent
+
+
+def out_options(*, help, default=None, metavar="PATH"):
+    """-o/--out PATH: where a command writes what it makes (a file or a folder, as `help` says)."""
+    parent = _parent()
+    parent.add_argument("-o", "--out", default=default, metavar=metavar, help=help)
     return parent
 
 

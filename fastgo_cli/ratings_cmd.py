@@ -13,6 +13,11 @@ from fastgo.files import check_regular, printable
 PROG = "fastgo ratings"
 
 
+def parents():
+    from fastgo_cli.parser import json_options
+    return (json_options("{name: {elo, low, high, games}}"),)
+
+
 def add_arguments(parser):
     parser.add_argument("table", nargs="?", default="ratings.jsonl", metavar="TABLE",
                         help="the ratings table, JSON lines")
@@ -21,10 +26,8 @@ def add_arguments(parser):
     from fastgo.ratings import PRIOR_GAMES
     parser.add_argument("--prior", type=float, default=PRIOR_GAMES, metavar="GAMES",
                         help="virtual draws between each pair of players that met (BayesElo "
-                             f"uses 2; default {PRIOR_GAMES:g}: a strong prior pins a chain of "
+                             "uses 2; ours is weak because a strong prior pins a chain of "
                              "one-sided results)")
-    parser.add_argument("--json", default=None, metavar="F",
-                        help="also write {name: {elo, low, high, games}} as JSON to F")
 
 
 def _fmt(value):

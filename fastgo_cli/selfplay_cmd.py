@@ -1,4 +1,4 @@
-"""`fastgo selfplay --config C --run-dir DIR [--server ENDPOINT] [--games G]`: one self-play
+"""`fastgo selfplay --config C --run-dir DIR [--server ENDPOINT] [--games-at-once G]`: one self-play
 worker process writing shards into DIR/shards through the inference server."""
 import json
 
@@ -14,7 +14,8 @@ def parents():
 
 def add_arguments(parser):
     parser.add_argument("--server", help="server endpoint (default: server.endpoint of the config)")
-    parser.add_argument("--games", type=int, help="games at once (default: selfplay.games)")
+    parser.add_argument("--games-at-once", type=int, metavar="G",
+                        help="games this worker plays at the same time (default: selfplay.games)")
     parser.add_argument("--visits", type=int, help="root visits of a full search (default: selfplay.visits)")
     parser.add_argument("--worker-id", type=int, default=0, help="this worker's number (names its shards)")
     parser.add_argument("--max-games", type=int, help="stop after this many finished games")
@@ -39,7 +40,7 @@ def _run(args) -> int:
     from selfplay_workers.worker import SelfplayWorker
 
     config = load_config(args.config, overrides=args.overrides)
-    for flag, value, key in (("--games", args.games, "selfplay.games"),
+    for flag, value, key in (("--games-at-once", args.games_at_once, "selfplay.games"),
                              ("--visits", args.visits, "selfplay.visits"),
                              ("--seed", args.seed, "selfplay.seed")):
         check_setting_flag(flag, value, key)
@@ -69,13 +70,13 @@ def _run(args) -> int:
         # AlphaGo pipeline: moves sampled from the policy, no search
         from selfplay_workers.policy_worker import PolicyWorker
         worker = PolicyWorker(config, client, run_dir=run_dir, worker_id=args.worker_id,
-                              games=args.games, seed=args.seed, status=status, sink=sink,
+                              games=args.games_at_once, seed=args.seed, status=status, sink=sink,
                               sgf_dir=run_dir.sgf)
         how = (f"policy-only ({config.trainer.algorithm}, floor {config.selfplay.policy_floor:g}, "
                f"seed {worker.seed})")
     else:
         worker = SelfplayWorker(config, client, shard_dir=run_dir.shards, worker_id=args.worker_id,
-                                games=args.games, seed=args.seed, sgf_dir=run_dir.sgf,
+                                games=args.games_at_once, seed=args.seed, sgf_dir=run_dir.sgf,
                                 status=status, sink=sink)
         how = f"{config.selfplay.visits} visits"
     worker.install_signal_handlers()
@@ -136,7 +137,7 @@ def _remote_sink(args, config, run_dir, key_pair):
     if problem or endpoint.startswith("inproc://"):
         raise ConfigError(f"--recorder / selfplay.recorder: {endpoint[:100]!r}: "
                           f"{problem or 'expected tcp://HOST:PORT or ipc://PATH'}")
-    games = args.games or sp.games
+    games = args.games_at_once or sp.games
     if sp.max_unconfirmed < games:
         raise ConfigError(f"selfplay.max_unconfirmed: {sp.max_unconfirmed} is below the games "
                           f"played at once ({games})")

@@ -17,10 +17,10 @@ def add_arguments(parser):
 
     from fastgo_cli.parser import alias
     parser.add_argument("--make-curve-key", metavar="FILE", help=argparse.SUPPRESS)  # see run()
-    parser.add_argument("--bind", dest="endpoint", metavar="ENDPOINT",
+    parser.add_argument("--bind", metavar="ENDPOINT",
                         help="override server.endpoint, the address to listen on "
                              "(tcp://127.0.0.1:* picks a free port)")
-    alias(parser, "--endpoint", dest="endpoint")
+    alias(parser, "--endpoint", dest="bind")
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"], help="override server.device")
     parser.add_argument("--threads", type=int, help="override server.threads")
     parser.add_argument("--max-batch", type=int, help="override server.max_batch")
@@ -43,8 +43,10 @@ def config_from_args(args):
 
     config = load_config(args.config, overrides=getattr(args, "overrides", ()))
     overrides = {}
-    for key in ("endpoint", "device", "threads", "max_batch", "max_wait_us", "log_file"):
-        value = getattr(args, key, None)
+    for key, dest in (("endpoint", "bind"), ("device", "device"), ("threads", "threads"),
+                      ("max_batch", "max_batch"), ("max_wait_us", "max_wait_us"),
+                      ("log_file", "log_file")):
+        value = getattr(args, dest, None)
         if value is not None:
             overrides[key] = value
     if args.checkpoint:

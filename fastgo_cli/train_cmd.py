@@ -6,6 +6,8 @@ records instead (trainer.supervised): imports them into DIR/sgf_shards, trains t
 with --value the value) head, writes checkpoints in the same place and format."""
 import sys
 
+MAX_STEPS = 1 << 40          # --steps of one command
+
 
 def parents():
     from fastgo_cli.parser import (config_options, duration_options, logging_options,
@@ -17,7 +19,9 @@ def parents():
 def add_arguments(parser):
     parser.add_argument("--server", help="server endpoint to publish to (default: server.endpoint)")
     parser.add_argument("--no-publish", action="store_true", help="write checkpoints only")
-    parser.add_argument("--max-steps", type=int, help="stop at this training step")
+    parser.add_argument("--steps", type=int, metavar="N",
+                        help="train N steps from the step the run directory holds, then stop "
+                             "(default: until stopped; with --sgf: one epoch, or --epochs)")
     sgf = parser.add_argument_group("supervised pretraining on SGF game records")
     sgf.add_argument("--sgf", nargs="+", metavar="DIR_OR_FILE",
                      help="train on these SGF files (directories are searched for *.sgf) "
@@ -26,7 +30,6 @@ def add_arguments(parser):
                      help="with --sgf: fraction of the games held out for move-prediction accuracy")
     sgf.add_argument("--epochs", type=float, help="with --sgf: passes over the training positions "
                                                   "(default 1 when --steps is not given)")
-    sgf.add_argument("--steps", type=int, help="with --sgf: training steps to run")
     sgf.add_argument("--value", action="store_true",
                      help="with --sgf: train the value head on the results too (and ownership "
                           "where the final position gives it)")
@@ -50,10 +53,7 @@ def _run(args) -> int:
     config = load_config(args.config, overrides=args.overrides)
     if args.sgf is not None:
         return _run_supervised(args, config)
-    if args.max_steps is not None and not 0 <= args.max_steps <= 1 << 62:
-        raise ConfigError(f"--max-steps: must be in 0..2**62, got {args.max_steps}")
-    if args.seconds is not None and not args.seconds > 0:
-        raise ConfigError(f"--seconds: must be > 0, got {args.seconds}")
+    _check_steps(args)
     if config.trainer.device == "cuda":
         import torch
         if not torch.cuda.is_available():
@@ -96,7 +96,8 @@ def _run(args) -> int:
     log.info("training %s (%s) on %s from step %d, %s", config.model.name,
              config.trainer.algorithm, trainer.device, trainer.step, run_dir.root)
     try:
-        trainer.run(max_steps=args.max_steps, seconds=args.seconds, should_stop=stopping)
+        max_steps = None if args.steps is None else trainer.step + args.steps
+        trainer.run(max_steps=max_steps, seconds=args.seconds, should_stop=stopping)
     except (CheckpointsRefused, NonFiniteTraining) as err:
         log.error("%s", err)
         print(f"fastgo train: stopped at step {trainer.step}: {err}", file=sys.stderr, flush=True)
@@ -107,6 +108,12 @@ def _run(args) -> int:
     log.info("stopped at step %d", trainer.step)
     print(f"fastgo train: stopped at step {trainer.step}", flush=True)
     return 0
+
+
+def _check_steps(args):
+    from fastgo.config import ConfigError
+    if args.steps is not None and not 0 <= args.steps <= MAX_STEPS:
+        raise ConfigError(f"--steps: must be in 0..2**40, got {args.steps}")
 
 
 def _run_supervised(args, config) -> int:
@@ -122,14 +129,9 @@ def _run_supervised(args, config) -> int:
         raise ConfigError("--epochs and --steps: give one of them")
     if args.epochs is not None and not 0 < args.epochs <= 1e6:
         raise ConfigError(f"--epochs: must be in (0, 1e6], got {args.epochs}")
-    if args.steps is not None and not 1 <= args.steps <= 1 << 40:
-        raise ConfigError(f"--steps: must be in 1..2**40, got {args.steps}")
+    _check_steps(args)
     if args.log_every is not None and not 1 <= args.log_every <= 1 << 40:
         raise ConfigError(f"--log-every: must be in 1..2**40, got {args.log_every}")
-    if args.max_steps is not None:
-        raise ConfigError("--max-steps does not apply to --sgf: use --steps or --epochs")
-    if args.seconds is not None and not args.seconds > 0:
-        raise ConfigError(f"--seconds: must be > 0, got {args.seconds}")
     if config.trainer.device == "cuda":
         import torch
         if not torch.cuda.is_available():

@@ -270,7 +270,7 @@ def _tail(path, chars=3000):
 
 
 def _run_learning_loop(config_path, run, tmp_path, *, max_steps, timeout_s):
-    """One `fastgo serve`, one `fastgo selfplay` and `fastgo train --max-steps max_steps` on the
+    """One `fastgo serve`, one `fastgo selfplay` and `fastgo train --steps max_steps` on the
     run directory; returns once the trainer has exited 0 at that step and the worker has been
     stopped. The budget is the steps: timeout_s (seconds) only bounds a run that hangs, and
     fails the test. Everything is stopped on failure; logs go to tmp_path (serve.log,
@@ -279,7 +279,7 @@ def _run_learning_loop(config_path, run, tmp_path, *, max_steps, timeout_s):
     worker = trainer = None
     try:
         trainer = _fastgo("train", "--config", config_path, "--run-dir", run, "--server",
-                          server.endpoint, "--max-steps", max_steps, "--quiet",
+                          server.endpoint, "--steps", max_steps, "--quiet",
                           log_path=tmp_path / "train.out")
         worker = _fastgo("selfplay", "--config", config_path, "--run-dir", run, "--server",
                          server.endpoint, "--quiet", log_path=tmp_path / "selfplay.out")

@@ -22,19 +22,25 @@ import sys
 import time
 
 
+def parents():
+    from fastgo_cli.parser import json_options
+    return (json_options(),)
+
+
 def add_arguments(parser):
     parser.add_argument("--config", help="TOML config (name or path); its [model] section is used")
-    parser.add_argument("--checkpoint", help="a checkpoint to measure instead of a fresh network")
+    parser.add_argument("--model", metavar="CKPT",
+                        help="a network checkpoint to measure instead of a fresh network")
     parser.add_argument("--net", help="network bBLOCKScCHANNELS instead of the config's (e.g. b6c64)")
     parser.add_argument("--size", type=int, help="board size instead of the config's")
     parser.add_argument("--batch", type=int, default=0, help="batch size (default: server.max_batch)")
     parser.add_argument("--threads", type=int, default=0, help="threads (default: server.threads)")
-    parser.add_argument("--seconds", type=float, default=2.0, help="timed window per backend")
-    parser.add_argument("--backends", default="", help="comma-separated subset (default: all available)")
+    parser.add_argument("--seconds", type=float, default=2.0,
+                        help="seconds of each backend's timed window")
+    parser.add_argument("--backends", help="comma-separated subset (default: all available)")
     parser.add_argument("--shards", metavar="DIR",
                         help="a run's shard folder: calibrate int8 on, and check every backend "
                              "on, positions of its newest games (default: random-game positions)")
-    parser.add_argument("--json", help="write the results here")
 
 
 def gflop_per_eval(net) -> float:
@@ -94,10 +100,10 @@ def run(args) -> int:
     except ConfigError as err:
         print(f"fastgo bench backends: {err}", file=sys.stderr)
         return 2
-    if args.checkpoint:
+    if args.model:
         from inference_server.checkpoint import load_checkpoint
 
-        model = load_checkpoint(args.checkpoint).model
+        model = load_checkpoint(args.model).model
     else:
         from fastgo.config import MODEL_NAME, ModelConfig, parse_section, to_dict
 
@@ -123,7 +129,7 @@ def run(args) -> int:
         print("fastgo bench backends: --batch must be 1..4096, --threads 1..1024, "
               "--seconds in (0, 600]", file=sys.stderr)
         return 2
-    names = [s.strip() for s in args.backends.split(",") if s.strip()] or available_backends()
+    names = [s.strip() for s in (args.backends or "").split(",") if s.strip()] or available_backends()
     torch.set_num_threads(threads)
     net = fuse_for_inference(model)
     flop = gflop_per_eval(net)

@@ -10,10 +10,14 @@ import json
 import statistics
 
 
+def parents():
+    from fastgo_cli.parser import json_options
+    return (json_options(),)
+
+
 def add_arguments(parser):
-    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--repeats", type=int, default=5, help="timed repeats per size (median)")
-    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per repeat")
+    parser.add_argument("--seconds", type=float, default=1.0, help="seconds of each timed repeat")
     parser.add_argument("--sizes", default="9,19", help="comma-separated board sizes")
     parser.add_argument("--komi", type=float, default=7.5)
     parser.add_argument("--seed", type=int, default=1)

@@ -35,6 +35,12 @@ LEELAZ_VISITS = re.compile(rb"(\d+) visits, (\d+) nodes, (\d+) playouts")
 LEELAZ_THREADS = re.compile(rb"Using (\d+) thread")
 
 
+def parents():
+    from fastgo_cli.parser import json_options, move_seconds_options
+    return (json_options(), move_seconds_options(
+        default=600.0, help="seconds one genmove may take before the engine counts as failed"))
+
+
 def add_arguments(parser):
     from fastgo.config import BACKEND_CHOICES
     parser.add_argument("--size", type=int, default=19,
@@ -57,10 +63,7 @@ def add_arguments(parser):
     parser.add_argument("--raw-seconds", type=float, default=4.0,
                         help="raw forward seconds in all, split into a window after each "
                              "position's genmoves")
-    parser.add_argument("--move-timeout", type=float, default=600.0,
-                        help="seconds one genmove may take before the engine counts as failed")
     parser.add_argument("--seed", type=int, default=0, help="network weights and openings")
-    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
 
 
 # --- Leela Zero's weights ----------------------------------------------------------------------
@@ -248,13 +251,13 @@ def _fastgo_engine(args, checkpoint, backend, size):
     argv = [sys.executable, "-m", "fastgo_cli.main", "gtp", "--model", checkpoint,
             "--visits", str(args.visits), "--leaves", str(args.leaves), "--device", args.device,
             "--backend", backend]
-    return Engine("fastgo", argv, size=size, env=env, move_timeout=args.move_timeout)
+    return Engine("fastgo", argv, size=size, env=env, move_timeout=args.move_seconds)
 
 
 def _leelaz_engine(args, program, weights):
     argv = leelaz_argv(program, weights, visits=args.visits, threads=args.threads)
     return Engine("leelaz", argv, size=LEELAZ_SIZE, setup=("time_settings 0 1 0",),
-                  move_timeout=args.move_timeout)
+                  move_timeout=args.move_seconds)
 
 
 # --- the run -----------------------------------------------------------------------------------
@@ -272,8 +275,8 @@ def _check(args):
                                    ("--leaves", args.leaves, 1, 256)):
         if not low <= value <= high:
             raise ValueError(f"{name} must be in {low}..{high}, got {value}")
-    if not 0 <= args.raw_seconds <= 600 or not 0 < args.move_timeout <= 86_400:
-        raise ValueError("--raw-seconds must be in [0, 600] and --move-timeout in (0, 86400]")
+    if not 0 <= args.raw_seconds <= 600:
+        raise ValueError("--raw-seconds must be in [0, 600]")
     try:
         return parse_section(ModelConfig, {
             "board_size": args.size, "blocks": int(match.group(1)), "channels": int(match.group(2)),

@@ -12,6 +12,7 @@ import time
 from types import SimpleNamespace
 
 from cluster.role_process import RoleProcess, ServerProcess, write_toml
+from fastgo_cli.parser import MIN_DURATION_S
 
 SERVER_START_S = 120.0            # a bench's server may take this long to its ready line
 WORKER_GRACE_S = 120.0            # a worker may end this long after its --seconds
@@ -75,11 +76,11 @@ def served_loop(config, prefix, trainer=None):
 
 
 def worker_argv(args, config_path, run_dir, endpoint, seconds, *extra):
-    """`fastgo selfplay` for `seconds` on run_dir with the bench's --games and --visits."""
+    """`fastgo selfplay` for `seconds` on run_dir with the bench's --games-at-once and --visits."""
     argv = ["selfplay", "--config", config_path, "--run-dir", run_dir, "--server", endpoint,
-            *extra, "--seconds", repr(seconds), "--quiet"]
-    if args.games:
-        argv += ["--games", str(args.games)]
+            *extra, "--duration", repr(max(float(seconds), MIN_DURATION_S)), "--quiet"]
+    if args.games_at_once:
+        argv += ["--games-at-once", str(args.games_at_once)]
     if args.visits:
         argv += ["--visits", str(args.visits)]
     return argv

@@ -1,6 +1,6 @@
 """`fastgo bench mcts`: search simulations per second on one core with a zero-cost evaluator.
 
-G games (default 64) on N x N boards play moves against themselves: each move is a search of
+G games at once (--games-at-once, default 64) on N x N boards play moves against themselves: each move is a search of
 `--visits` root visits with the built-in uniform evaluator (all logits 0, value 0, evaluated in
 C: no Python call per batch), feature planes encoded with a random symmetry as for a network,
 then a move sampled at temperature 1 and tree reuse. Figure: the median over `--repeats` runs of
@@ -19,18 +19,23 @@ import numpy as np
 from fastgo.config import ENCODING_PLANES
 
 
+def parents():
+    from fastgo_cli.parser import json_options
+    return (json_options(),)
+
+
 def add_arguments(parser):
     from fastgo_cli.parser import alias
-    parser.add_argument("--games", type=int, default=64, help="concurrent games (default 64)")
-    parser.add_argument("--size", type=int, default=9, dest="board", help="board size, 2..25")
-    alias(parser, "--board", "--board-size", dest="board", type=int)
-    parser.add_argument("--visits", type=int, default=200, help="root visits per move (default 200)")
-    parser.add_argument("--seconds", type=float, default=2.0, help="seconds per repeat (default 2)")
+    parser.add_argument("--games-at-once", type=int, default=64, metavar="G",
+                        help="games searched at the same time")
+    parser.add_argument("--size", type=int, default=9, help="board size, 2..25")
+    alias(parser, "--board", "--board-size", dest="size", type=int)
+    parser.add_argument("--visits", type=int, default=200, help="root visits per move")
+    parser.add_argument("--seconds", type=float, default=2.0, help="seconds of each timed repeat")
     parser.add_argument("--repeats", type=int, default=5, help="repeats; the median is reported")
     parser.add_argument("--encoding", default="alphazero", choices=sorted(ENCODING_PLANES))
     parser.add_argument("--no-python", action="store_true",
                         help="skip the Python-evaluator and pure-Python reference timings")
-    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
 
 
 def _self_play_rate(args, evaluator, seed):
@@ -38,18 +43,18 @@ def _self_play_rate(args, evaluator, seed):
     from fastgo.board import Board
     from fastgo.mcts import BatchedSearch
 
-    search = BatchedSearch(games=args.games, size=args.board, encoding=args.encoding, seed=seed)
-    for g in range(args.games):
-        search.set_position(g, Board(args.board))
+    search = BatchedSearch(games=args.games_at_once, size=args.size, encoding=args.encoding, seed=seed)
+    for g in range(args.games_at_once):
+        search.set_position(g, Board(args.size))
     start_sims = search.simulations
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < args.seconds:
         search.run(evaluator, args.visits)
-        for g in range(args.games):
+        for g in range(args.games_at_once):
             move = search.choose_move(g, 1.0, resign=False)
             search.advance(g, move)
             if search.root_board(g).is_over():
-                search.set_position(g, Board(args.board))
+                search.set_position(g, Board(args.size))
     elapsed = time.perf_counter() - t0
     return (search.simulations - start_sims) / elapsed
 
@@ -109,13 +114,13 @@ def _python_reference_rate(size, seconds, visits, encoding):
 
 
 def run(args):
-    if args.games < 1 or args.visits < 1 or args.seconds <= 0 or args.repeats < 1:
-        print("fastgo bench mcts: --games, --visits, --seconds and --repeats must be positive",
+    if args.games_at_once < 1 or args.visits < 1 or args.seconds <= 0 or args.repeats < 1:
+        print("fastgo bench mcts: --games-at-once, --visits, --seconds and --repeats must be positive",
               file=sys.stderr)
         return 2
-    if not 2 <= args.board <= 25 or args.games > 100_000 or args.visits > 1_000_000 \
+    if not 2 <= args.size <= 25 or args.games_at_once > 100_000 or args.visits > 1_000_000 \
             or args.seconds > 3600 or args.repeats > 1000:
-        print("fastgo bench mcts: --size must be 2..25 (and --games <= 100000, --visits <= 1e6, "
+        print("fastgo bench mcts: --size must be 2..25 (and --games-at-once <= 100000, --visits <= 1e6, "
               "--seconds <= 3600, --repeats <= 1000)", file=sys.stderr)
         return 2
     print(f"fastgo bench mcts: about {args.repeats * args.seconds * (1 if args.no_python else 3):.0f} s",
@@ -123,19 +128,19 @@ def run(args):
     rates = [_self_play_rate(args, "uniform", seed) for seed in range(args.repeats)]
     result = {
         "sims_per_s": round(statistics.median(rates)),
-        "board": args.board,
-        "games": args.games,
+        "board": args.size,
+        "games": args.games_at_once,
         "visits": args.visits,
         "encoding": args.encoding,
         "repeats": [round(r) for r in rates],
         "evaluator": "built-in uniform (C)",
     }
-    print(f"mcts {args.board}x{args.board}, {args.games} games, {args.visits} visits/move, "
+    print(f"mcts {args.size}x{args.size}, {args.games_at_once} games, {args.visits} visits/move, "
           f"{args.encoding} planes: {result['sims_per_s']:,} simulations/s "
           f"(median of {args.repeats}: {', '.join(f'{r:,.0f}' for r in rates)})")
     if not args.no_python:
-        nn = args.board * args.board + 1
-        rows = args.games
+        nn = args.size * args.size + 1
+        rows = args.games_at_once
         zeros_logits = np.zeros((rows, nn), dtype=np.float32)
         zeros_values = np.zeros(rows, dtype=np.float32)
 
@@ -145,7 +150,7 @@ def run(args):
 
         py_eval = statistics.median(_self_play_rate(args, evaluator, seed) for seed in range(3))
         reference = statistics.median(
-            _python_reference_rate(args.board, min(args.seconds, 1.0), args.visits, args.encoding)
+            _python_reference_rate(args.size, min(args.seconds, 1.0), args.visits, args.encoding)
             for _ in range(3))
         result["sims_per_s_python_evaluator"] = round(py_eval)
         result["pure_python_sims_per_s"] = round(reference)

@@ -14,16 +14,22 @@ import os
 import sys
 
 
+def parents():
+    from fastgo_cli.parser import json_options
+    return (json_options(),)
+
+
 def add_arguments(parser):
     parser.add_argument("--config", default="9x9_cpu",
                         help="a shipped config by name or a TOML file ([model], [server], [selfplay])")
     parser.add_argument("--workers", type=int, default=1, help="worker processes W")
-    parser.add_argument("--games", type=int, help="games per worker (default: selfplay.games)")
+    parser.add_argument("--games-at-once", type=int, metavar="G",
+                        help="games each worker plays at the same time (default: selfplay.games)")
     parser.add_argument("--visits", type=int, help="visits per move (default: selfplay.visits)")
-    parser.add_argument("--seconds", type=float, default=10.0, help="measured window per round")
+    parser.add_argument("--seconds", type=float, default=10.0,
+                        help="seconds of each round's measured window")
     parser.add_argument("--warmup", type=float, default=4.0, help="seconds before measuring")
     parser.add_argument("--rounds", type=int, default=2, help="alternating self-play/raw rounds")
-    parser.add_argument("--json", help="write the results here")
     parser.add_argument("--algorithm", choices=("alphazero", "reinforce", "value"),
                         help="reinforce / value: policy-only self-play (no search), moves/s "
                              "against the raw forward at the same batch (default: "
@@ -36,12 +42,15 @@ def add_arguments(parser):
 
 def run(args) -> int:
     from fastgo.config import ConfigError, load_config
+    from fastgo_cli.parser import check_setting_flag
 
     try:
         config = load_config(args.config)
         for name, value, low, high in (("--workers", args.workers, 1, 256), ("--rounds", args.rounds, 1, 100)):
             if not low <= value <= high:
                 raise ConfigError(f"{name}: must be in {low}..{high}, got {value}")
+        check_setting_flag("--games-at-once", args.games_at_once, "selfplay.games")
+        check_setting_flag("--visits", args.visits, "selfplay.visits")
         if not 0 < args.seconds <= 3600 or not 0 <= args.warmup <= 3600:
             raise ConfigError("--seconds must be in (0, 3600] and --warmup in [0, 3600]")
     except ConfigError as err:
@@ -98,7 +107,7 @@ def run_search(args, config) -> int:
         "mean_batch_fill": round(positions / batches / rounds[-1]["max_batch"], 4),
         "server_wait_share": round(max(0.0, 1.0 - busy / seconds), 4),
         "evals_per_s_per_core": round(evals / (os.cpu_count() or 1), 1),
-        "workers": args.workers, "games_per_worker": args.games or config.selfplay.games,
+        "workers": args.workers, "games_per_worker": args.games_at_once or config.selfplay.games,
         "visits": args.visits or config.selfplay.visits, "model": config.model.name,
         "board_size": config.model.board_size, "backend": rounds[-1]["runner"]["backend"],
         "device": rounds[-1]["runner"]["device"], "threads": server.threads,

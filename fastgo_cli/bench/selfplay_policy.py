@@ -31,7 +31,7 @@ def run_policy(args, config) -> int:
                                           write_json)
 
     algorithm = args.algorithm or config.trainer.algorithm
-    games = args.games or config.selfplay.games
+    games = args.games_at_once or config.selfplay.games
     estimate = args.rounds * (3 * args.seconds + args.warmup + 3) + 5
     print(f"fastgo bench selfplay: about {estimate:.0f} s ({args.rounds} rounds of {args.seconds:g} s "
           f"policy-only self-play ({algorithm}) after {args.warmup:g} s warm-up, then twice "

@@ -178,7 +178,7 @@ def run_remote(args, config) -> int:
         "recorder_cpu_ms_per_game": round(1000 * cpu / remote_games, 3) if remote_games else None,
         "lost_games": sum(r["finished"] - r["games"] for r in remote),
         "rounds": rounds, "model": config.model.name, "board_size": config.model.board_size,
-        "games_per_worker": args.games or config.selfplay.games,
+        "games_per_worker": args.games_at_once or config.selfplay.games,
         "visits": args.visits or config.selfplay.visits,
     }
     print(f"self-play through the recorder ({result['transport']}, CURVE): "

@@ -19,15 +19,18 @@ import time
 from fastgo.config import BACKEND_CHOICES, ENCODING_PLANES
 
 
+def parents():
+    from fastgo_cli.parser import json_options
+    return (json_options(),)
+
+
 def add_arguments(parser):
     parser.add_argument("--config", help="TOML config; its [model] and [server] sections are used")
     from fastgo_cli.parser import alias
-    parser.add_argument("--net", default="b6c64", dest="model",
+    parser.add_argument("--net", default="b6c64",
                         help="network bBLOCKScCHANNELS (without --config)")
-    alias(parser, "--model", dest="model")
-    parser.add_argument("--size", type=int, default=9, dest="board",
-                        help="board size (without --config)")
-    alias(parser, "--board", "--board-size", dest="board", type=int)
+    parser.add_argument("--size", type=int, default=9, help="board size (without --config)")
+    alias(parser, "--board", "--board-size", dest="size", type=int)
     parser.add_argument("--encoding", default="alphazero", choices=sorted(ENCODING_PLANES))
     parser.add_argument("--batch", type=int, nargs="+", default=[64], help="max_batch B (several allowed)")
     parser.add_argument("--clients", type=int, default=2, help="client processes C")
@@ -42,15 +45,14 @@ def add_arguments(parser):
     parser.add_argument("--max-wait-us", type=int, default=None)
     parser.add_argument("--overlap", choices=["on", "off"], default=None,
                         help="server.overlap: forward passes on their own thread (default: config, else off)")
-    parser.add_argument("--seconds", type=float, default=5.0, help="length of each measured window")
+    parser.add_argument("--seconds", type=float, default=5.0, help="seconds of each measured window")
     parser.add_argument("--rounds", type=int, default=3, help="alternating raw/server rounds, pooled")
-    parser.add_argument("--json", help="write the results here")
 
 
 def _server_config(args):
     from fastgo.config import Config, ModelConfig, ServerConfig, load_config
     config = load_config(args.config) if args.config else Config(
-        model=ModelConfig.from_name(args.model, board_size=args.board, encoding=args.encoding),
+        model=ModelConfig.from_name(args.net, board_size=args.size, encoding=args.encoding),
         server=ServerConfig(threads=1, device="cpu"))
     return config
 

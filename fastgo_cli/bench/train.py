@@ -15,14 +15,18 @@ import tempfile
 import time
 
 
+def parents():
+    from fastgo_cli.parser import json_options
+    return (json_options(),)
+
+
 def add_arguments(parser):
     parser.add_argument("--config", default="quickstart",
                         help="a shipped config by name or a TOML file ([model], [trainer], [selfplay])")
     parser.add_argument("--games", type=int, default=400, help="self-play games in the shards")
     parser.add_argument("--batch", type=int, help="batch size (default: trainer.batch_size)")
-    parser.add_argument("--seconds", type=float, default=3.0, help="length of each timed run")
+    parser.add_argument("--seconds", type=float, default=3.0, help="seconds of each timed run")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per figure (median)")
-    parser.add_argument("--json", help="write the results here")
 
 
 def _timed(fn, seconds):

@@ -16,9 +16,9 @@ def test_a_selfplay_worker_never_imports_torch():
 
 def test_bad_arguments_exit_2_with_one_line(tmp_path, write_tiny_config):
     config = write_tiny_config(tmp_path / "c.toml")
-    for args in (["selfplay", "--config", config, "--run-dir", tmp_path / "r", "--games", "0"],
+    for args in (["selfplay", "--config", config, "--run-dir", tmp_path / "r", "--games-at-once", "0"],
                  ["selfplay", "--config", config, "--run-dir", tmp_path / "r", "--seed", str(1 << 64)],
-                 ["train", "--config", config, "--run-dir", tmp_path / "r", "--seconds", "-1"],
+                 ["train", "--config", config, "--run-dir", tmp_path / "r", "--duration", "-1"],
                  ["train", "--config", tmp_path / "missing.toml", "--run-dir", tmp_path / "r"]):
         out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", *map(str, args)],
                              capture_output=True, text=True, timeout=60)
@@ -70,11 +70,11 @@ def test_train_refuses_a_run_of_another_model_in_one_line(tmp_path, write_tiny_c
     big.write_text(open(small).read().replace("channels = 16", "channels = 24"))
     run = tmp_path / "run"
     first = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "train", "--config", small,
-                            "--run-dir", str(run), "--no-publish", "--max-steps", "0", "--quiet"],
+                            "--run-dir", str(run), "--no-publish", "--steps", "0", "--quiet"],
                            capture_output=True, text=True, timeout=120)
     assert first.returncode == 0, first.stderr
     out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "train", "--config", str(big),
-                          "--run-dir", str(run), "--no-publish", "--max-steps", "0", "--quiet"],
+                          "--run-dir", str(run), "--no-publish", "--steps", "0", "--quiet"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "b2c16" in out.stderr and "b2c24" in out.stderr

@@ -109,7 +109,7 @@ def test_cli_counts_json_table_and_sgf(tmp_path, capsys):
                                             ("mcts:100", "random", "H1")])
 def test_sprt_stops_early(tmp_path, capsys, a, b, accepted):
     out_json = tmp_path / "r.json"
-    code, out, err = arena(capsys, a, b, "--games", "200", "--sprt", "0,200", "--chunk", "4",
+    code, out, err = arena(capsys, a, b, "--games", "200", "--sprt", "0,200", "--games-at-once", "4",
                            "--seed", "3", "--json", str(out_json), "--table",
                            str(tmp_path / "t.jsonl"))
     assert code == 0, err
@@ -213,7 +213,7 @@ def test_interrupt_records_finished_chunks(tmp_path):
 
     table = tmp_path / "t.jsonl"
     proc = subprocess.Popen([sys.executable, "-m", "fastgo_cli.main", "arena", "mcts:2000",
-                             "random", "--games", "400", "--chunk", "2", "--table", str(table)],
+                             "random", "--games", "400", "--games-at-once", "2", "--table", str(table)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         header = proc.stdout.readline()

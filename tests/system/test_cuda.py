@@ -110,7 +110,7 @@ def test_cuda_server_serves_and_hot_reloads(tmp_path, overlap):
 def test_bench_server_runs_unchanged_on_cuda(tmp_path):
     out = tmp_path / "bench.json"
     result = subprocess.run(
-        [sys.executable, "-m", "fastgo_cli.main", "bench", "server", "--device", "cuda", "--model", "b2c32",
+        [sys.executable, "-m", "fastgo_cli.main", "bench", "server", "--device", "cuda", "--net", "b2c32",
          "--batch", "64", "--clients", "2", "--seconds", "1", "--rounds", "1", "--json", str(out)],
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr

@@ -25,7 +25,7 @@ def keys(*args):
 def key_dir(tmp_path_factory):
     folder = tmp_path_factory.mktemp("keys")
     for name in ("server", "recorder", "alice", "mallory"):
-        result = keys("new", name, "--dir", str(folder))
+        result = keys("new", name, "-o", str(folder))
         assert result.returncode == 0, result.stderr
     os.makedirs(folder / "allowed")
     os.replace(folder / "alice.key", folder / "allowed" / "alice.key")
@@ -40,7 +40,7 @@ def test_keys_new_writes_a_private_secret_and_never_overwrites(key_dir):
     import zmq
     assert zmq.curve_public(private) == public == read_public_key(key_dir / "allowed" / "alice.key")
     before = secret.read_bytes()
-    result = keys("new", "alice", "--dir", str(key_dir))
+    result = keys("new", "alice", "-o", str(key_dir))
     assert result.returncode == 2 and "exists" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
     assert secret.read_bytes() == before
@@ -179,12 +179,12 @@ def test_server_refuses_checkpoint_bytes_whose_hash_differs(tmp_path):
 
 def test_keys_new_makes_a_missing_folder_private_and_refuses_a_file(tmp_path):
     folder = tmp_path / "keys" / "server-host"
-    result = keys("new", "server", "--dir", str(folder))
+    result = keys("new", "server", "-o", str(folder))
     assert result.returncode == 0, result.stderr
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert (folder / "server.key").is_file() and (folder / "server.key_secret").is_file()
     not_a_folder = tmp_path / "plain"
     not_a_folder.write_text("x")
-    result = keys("new", "server", "--dir", str(not_a_folder))
+    result = keys("new", "server", "-o", str(not_a_folder))
     assert result.returncode == 2 and "not a folder" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

@@ -124,7 +124,7 @@ def _host_config(template, folder, *, selfplay="", trainer="", server="", record
 
 def _keys(folder, name):
     result = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "keys", "new", name,
-                             "--dir", folder], capture_output=True, text=True, timeout=60)
+                             "-o", folder], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     return os.path.join(folder, f"{name}.key"), os.path.join(folder, f"{name}.key_secret")
 

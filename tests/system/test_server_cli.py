@@ -41,7 +41,7 @@ def test_serve_stops_cleanly_on_sigterm(tmp_path):
 
 def test_bench_server_writes_its_json(tmp_path):
     out = tmp_path / "bench.json"
-    result = fastgo("bench", "server", "--model", "b1c8", "--batch", "8", "--clients", "2",
+    result = fastgo("bench", "server", "--net", "b1c8", "--batch", "8", "--clients", "2",
                     "--seconds", "0.5", "--rounds", "1", "--json", str(out), timeout=180)
     assert result.returncode == 0, result.stderr
     data = json.loads(out.read_text())
@@ -68,7 +68,7 @@ def test_remote_bind_needs_curve_and_curve_works(tmp_path):
     result = fastgo("serve", "--make-curve-key", str(tmp_path / "old.key"))
     assert result.returncode == 2 and "fastgo keys new" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "old.key").exists()
-    result = fastgo("keys", "new", "server", "--dir", str(tmp_path / "keys"))
+    result = fastgo("keys", "new", "server", "-o", str(tmp_path / "keys"))
     assert result.returncode == 0, result.stderr
     from inference_server.keys import read_public_key
     key_file = tmp_path / "keys" / "server.key_secret"

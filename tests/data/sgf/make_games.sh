@@ -15,7 +15,7 @@ while [ $i -lt 30 ]; do
     fastgo arena \
         gtp:"$GNUGO --mode gtp --level $la --positional-superko --seed $(( 1000 + i ))" \
         gtp:"$GNUGO --mode gtp --level $lb --positional-superko --seed $(( 2000 + i ))" \
-        --games 8 --chunk 8 --size 9 --komi "$komi" --no-table --sgf-dir "$TMP/$i" >/dev/null
+        --games 8 --games-at-once 8 --size 9 --komi "$komi" --no-table --sgf-dir "$TMP/$i" >/dev/null
     n=0
     for f in "$TMP/$i"/*.sgf; do
         cp "$f" "$OUT/m$(printf %02d $i)-g$n.sgf"

@@ -46,7 +46,7 @@ def one_line(err):
 MISSPELT = [
     (["gtp", "--vists", "3"], "--visits"),
     (["selfplay", "--config", "quickstart", "--run-dir", "r", "--wroker-id", "1"], "--worker-id"),
-    (["train", "--config", "quickstart", "--run-dir", "r", "--max-stpes", "3"], "--max-steps"),
+    (["train", "--config", "quickstart", "--run-dir", "r", "--stpes", "3"], "--steps"),
     (["arena", "random", "random", "--gmaes", "2"], "--games"),
     (["cluster", "--duraton", "1m"], "--duration"),
     (["recorder", "--config", "quickstart", "--run-dir", "r", "--bnid", "tcp://127.0.0.1:1"],
@@ -181,20 +181,32 @@ def test_old_spellings_parse_into_the_same_fields():
     for flag in ("--size", "--board", "--board-size"):
         assert parse("gtp", flag, "7").size == 7
         assert parse("arena", "random", "random", flag, "13").size == 13
-        assert parse("bench", flag, "7", target="mcts").board == 7
-        assert parse("bench", flag, "5", target="server").board == 5
-    for flag in ("--move-seconds", "--seconds"):
-        assert parse("gtp", flag, "2.5").seconds == 2.5
-    for flag in ("--net", "--model"):
-        assert parse("bench", flag, "b1c8", target="server").model == "b1c8"
+        assert parse("bench", flag, "7", target="mcts").size == 7
+        assert parse("bench", flag, "5", target="server").size == 5
+    assert parse("gtp", "--move-seconds", "2.5").move_seconds == 2.5
+    assert parse("bench", "--net", "b1c8", target="server").net == "b1c8"
     for flag in ("--bind", "--endpoint"):
-        assert parse("serve", flag, "tcp://127.0.0.1:*").endpoint == "tcp://127.0.0.1:*"
+        assert parse("serve", flag, "tcp://127.0.0.1:*").bind == "tcp://127.0.0.1:*"
     for command in ("selfplay", "train"):
         common = ["--config", "quickstart", "--run-dir", "r"]
         assert parse(command, *common, "--duration", "15m").seconds == 900.0
-        assert parse(command, *common, "--seconds", "2.5").seconds == 2.5
         assert parse(command, *common).seconds is None
-    assert parse("gtp").size is None and parse("bench", target="mcts").board == 9
+    assert parse("gtp").size is None and parse("bench", target="mcts").size == 9
+
+
+@pytest.mark.parametrize("argv", [
+    ["gtp", "--seconds", "2"],
+    ["selfplay", "--config", "quickstart", "--run-dir", "r", "--seconds", "2"],
+    ["train", "--config", "quickstart", "--run-dir", "r", "--max-steps", "2"],
+    ["bench", "server", "--model", "b1c8"],
+    ["arena", "random", "random", "--move-timeout", "2"],
+    ["curve", "r", "--output", "c.png"],
+    ["selfplay", "--config", "quickstart", "--run-dir", "r", "--games", "4"],    # not an abbreviation
+    ["bench", "mcts", "--games", "4"],
+], ids=lambda argv: " ".join(argv[:1] + argv[-2:-1]))
+def test_spellings_with_another_meaning_are_gone(capsys, argv):
+    code, _, err = run_main(capsys, *argv)
+    assert code == 2 and "unrecognized arguments" in one_line(err)
 
 
 def test_help_shows_the_new_names_only(capsys):

@@ -402,9 +402,9 @@ def test_server_process_passes_the_shard_folder():
 @needs_int8
 def test_bench_backends_reports_both_sets_in_its_json(shard_dir, tmp_path, capsys):
     from fastgo_cli.bench import backends as bench
+    from fastgo_cli.main import command_parser
 
-    parser = argparse.ArgumentParser()
-    bench.add_arguments(parser)
+    parser, _ = command_parser("bench", "backends")
     out = tmp_path / "bench.json"
     args = parser.parse_args(["--net", "b2c16", "--size", str(SIZE), "--batch", "8",
                               "--threads", "1", "--seconds", "0.02", "--shards", shard_dir,

@@ -72,7 +72,7 @@ def test_search_player_with_the_rollout_evaluator_beats_random():
 
 def test_bench_mcts_cli_writes_json(tmp_path, capsys):
     out = tmp_path / "mcts.json"
-    rc = main(["bench", "mcts", "--games", "8", "--seconds", "0.2", "--repeats", "1",
+    rc = main(["bench", "mcts", "--games-at-once", "8", "--seconds", "0.2", "--repeats", "1",
                "--no-python", "--json", str(out)])
     assert rc == 0
     result = json.loads(out.read_text())
