@@ -37,6 +37,7 @@ BENCH_TARGETS = {
     "backends": ("fastgo_cli.bench.backends", "every CPU backend's evals/s and agreement with fp32, and what auto picks"),
     "selfplay": ("fastgo_cli.bench.selfplay", "whole self-play loop evals/s and moves/s vs raw forward"),
     "train": ("fastgo_cli.bench.train", "trainer data path positions/s and training samples/s"),
+    "analysis": ("fastgo_cli.bench.analysis", "fastgo analysis positions/s for a whole game vs raw forward"),
     "gtp": ("fastgo_cli.bench.gtp", "GTP engine genmove visits/s against Leela Zero on the same network shape"),
 }
 
