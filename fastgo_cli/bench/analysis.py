@@ -23,10 +23,12 @@ def add_arguments(parser):
     parser.add_argument("--model", default=None, metavar="CKPT",
                         help="a checkpoint (default: a fresh network of the config's [model])")
     parser.add_argument("--visits", type=int, default=64, help="maxVisits of every turn")
-    parser.add_argument("--moves", type=int, default=60, help="moves of the game before its two passes")
-    parser.add_argument("--positions", type=int, default=16, help="turns searched at once")
+    parser.add_argument("--game-moves", type=int, default=60,
+                        help="moves of the game before its two passes")
+    parser.add_argument("--positions", type=int, default=16,
+                        help="positions searched at once (their leaves share each network call)")
     parser.add_argument("--leaves", type=int, default=4, help="leaves per turn per network call")
-    parser.add_argument("--raw-seconds", type=float, default=3.0, help="seconds of raw forward")
+    parser.add_argument("--raw-seconds", type=float, default=3.0, help="raw forward seconds in all")
     parser.add_argument("--seed", type=int, default=0, help="seed of the game and the network")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
@@ -76,7 +78,7 @@ def run(args):
         heads = HeadsEvaluator(build_model(config.model, seed=args.seed))
     model = heads.config
     size = model.board_size
-    moves = random_game(size, args.moves, args.seed)
+    moves = random_game(size, args.game_moves, args.seed)
     cache = HeadsCache(heads)
     settings = EngineSettings(positions=args.positions, leaves=args.leaves, seed=args.seed,
                               limits=Limits(sizes=(size,), max_visits=max(args.visits, 1)))

@@ -33,6 +33,8 @@ MEANINGS = {
     "--net": ("net", None, "a network shape bBLOCKScCHANNELS", r"checkpoint"),
     "--visits": ("visits", "int", "search visits per move or position", None),
     "--leaves": ("leaves", "int", "leaves per position per network call", None),
+    "--positions": ("positions", "int", "positions searched at once (fastgo analysis)", None),
+    "--raw-seconds": ("raw_seconds", "float", "a bench's raw forward seconds in all", None),
     "--seed": ("seed", "int", "random seed", None),
     "--komi": ("komi", "float", "komi", None),
     "--config": ("config", None, "a shipped config by name or a TOML file", None),
