@@ -135,7 +135,24 @@ def _network_player(args):
                          f"{config.board_size}x{config.board_size} only")
     resign = {} if args.resign is None else {"resign_threshold": args.resign,
                                                "resign_disabled_fraction": 0.0}
-    return SearchPlayer(evaluator, visits, name=f"{config.name}:{visits}", seed=args.seed,
-                        board_size=config.board_size, encoding=config.encoding,
-                        leaves_per_game=leaves, search=getattr(args, "search", "puct"),
-                        pass_rule=getattr(args, "pass_rule", "filled"), **resign)
+    player = SearchPlayer(evaluator, visits, name=f"{config.name}:{visits}", seed=args.seed,
+                          board_size=config.board_size, encoding=config.encoding,
+                          leaves_per_game=leaves, search=getattr(args, "search", "puct"),
+                          pass_rule=getattr(args, "pass_rule", "filled"), **resign)
+    # kata-analyze's scores and ownership: every head of the network, loaded on first use.
+    player.analysis_heads = _analysis_heads(args.model, args.device)
+    player.model_komi = 7.5 if config.score_head else None
+    return player
+
+
+def _analysis_heads(model, device):
+    """A zero-argument function returning one HeadsCache over the checkpoint's every head."""
+    made = []
+
+    def heads():
+        if not made:
+            from inference_server.heads_evaluator import HeadsEvaluator
+            from play.heads_cache import HeadsCache
+            made.append(HeadsCache(HeadsEvaluator(model, device=device)))
+        return made[0]
+    return heads
