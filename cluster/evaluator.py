@@ -63,6 +63,7 @@ class Evaluator:
         import torch
 
         from fastgo.ratings import TableError, append_result, fit_ratings, read_table, table_name
+        from fastgo.search_settings import SearchSettings
         from inference_server.checkpoint import CheckpointError, load_checkpoint
         from inference_server.batch_evaluator import InProcessEvaluator
         from play.match import SearchSide, play_match
@@ -81,8 +82,9 @@ class Evaluator:
 
         def side(model, label, seed):
             return SearchSide(InProcessEvaluator(model, backend=self.config.server.backend,
-                                                 threads=1, capacity=64), visits, name=label, seed=seed,
-                              encoding=self.config.model.encoding, opening_moves=2)
+                                                 threads=1, capacity=64), visits,
+                              SearchSettings.for_play(self.config.model.encoding), name=label,
+                              seed=seed, opening_moves=2)
 
         started = time.monotonic()
         opponents = [(ref, make_player(ref, seed=step + i)) for i, ref in enumerate(self.cc.references)]

@@ -1,9 +1,8 @@
-# The batched PUCT driver for G concurrent games (tree storage: fastgo.tree; selection and backup:
-# fastgo.puct; root noise: fastgo.root_noise; the move choice and analysis: fastgo.move_choice), and the
-# BatchedSearch class that drives all G searches at once (leaf collection into one uint8 batch,
-# results applied back from one logits array and one values array).
-# Callers: selfplay workers, the arena and the GTP engine (through selfplay_workers.search_player),
-# the `fastgo bench mcts` benchmark.
+# The batched PUCT driver for G concurrent games (tree storage: fastgo.tree; selection and
+# backup: fastgo.puct; root noise: fastgo.root_noise; the move choice and analysis:
+# fastgo.move_choice; settings: fastgo.search_settings), and the BatchedSearch class that drives
+# all G searches at once (leaf collection into one uint8 batch, results applied back from one
+# logits array and one values array).
 #
 # Sign convention: every value is in [-1, 1] and is seen from the side to move AT the node it
 # belongs to (+1: the player to move there wins). The network's value is for the side to move in
@@ -61,6 +60,7 @@ cdef class BatchedSearch:
     cdef readonly int gumbel_considered
     cdef readonly float gumbel_scale
     cdef readonly object encoding
+    cdef readonly object settings         # the fastgo.search_settings.SearchSettings it was built with
     cdef readonly long long simulations   # descents completed (leaves applied + terminal) since creation
     cdef uint8_t legal_mask[MAX_MOVES]   # scratch of the expansion
     cdef uint64_t seed

@@ -10,7 +10,7 @@ Up to `max_batches` batches may be in flight at once (collect the next while one
 interface of the inference server's in-process evaluator and of its socket client; 'uniform' and
 'rollout' name built-in C evaluators that make no Python call per batch.
 
-    search = BatchedSearch(games=G, size=9, komi=7.5)
+    search = BatchedSearch(games=G, size=9, komi=7.5, settings=SearchSettings(...))
     search.set_position(g, game_or_board)        # per game; resets that game's tree
     search.run(evaluator, visits=800)            # or start(800) + collect/apply by hand
     visits = search.root_visits(g)               # int32 [N*N + 1], pass last
@@ -72,6 +72,7 @@ globals().update(NO_NODE=<int>NO_NODE, NO_PARENT=<int>NO_PARENT, UNEXPANDED=<int
                  FLAG_PENDING=<int>FLAG_PENDING, FLAG_TERMINAL=<int>FLAG_TERMINAL,
                  FLAG_ILLEGAL=<int>FLAG_ILLEGAL, FLAG_WIN=<int>FLAG_WIN, FLAG_LOSS=<int>FLAG_LOSS)
 from fastgo.features import ENCODING_IDS as _ENCODINGS
+from fastgo.search_settings import SearchSettings
 _BUILTIN = {"uniform": EVAL_UNIFORM, "rollout": EVAL_ROLLOUT}
 _SEARCHES = {"puct": SEARCH_PUCT, "gumbel": SEARCH_GUMBEL}
 
@@ -111,106 +112,68 @@ def _as_board(position):
 cdef class BatchedSearch:
     """PUCT search over `games` concurrent games; see the module docstring.
 
-    Keyword arguments (all optional):
+    BatchedSearch(games=1, size=9, komi=7.5, settings=None, seed=None):
       games, size, komi      G games on N x N boards (komi for positions built by set_position
                              from nothing; a Board / Game brings its own)
-      encoding               'alphazero' (17 planes) or 'liberty' (11 planes)
-      c_puct                 exploration constant of PUCT
-      fpu_reduction          first-play urgency: parent Q minus this x sqrt(visited prior mass)
-      dirichlet_alpha        None: 0.03 * 361 / number of legal root moves
-      noise_weight           weight of the root noise (0 turns noise off: arena, GTP)
-      leaves_per_game        leaves one game may add to one batch (virtual loss between them)
-      virtual_loss           visits of a loss charged to each node on a pending path
-      max_batches            batches that may be in flight at once
-      max_nodes              node capacity per game (arrays grow by doubling up to it); when it
-                             is reached, leaves are evaluated and backed up but not expanded
-      random_symmetry        a random one of the 8 symmetries per evaluation (False: identity)
-      temperature_moves      choose_move(g) without a temperature: 1 before this move number, 0 after
-      resign_threshold       None: never resign; else resign when the root value stays below it
-      resign_consecutive     ... for this many consecutive own moves
-      resign_disabled_fraction  games (drawn at set_position) that never resign, to count false positives
-      cheap_visits, full_search_fraction  playout-cap randomization: with probability
-                             1 - full_search_fraction a search gets cheap_visits and no noise
+      settings               a fastgo.search_settings.SearchSettings (None: its defaults): PUCT,
+                             root noise, batching, the tree's capacity, the move choice,
+                             resignation, playout-cap randomization and, for search='gumbel',
+                             the Gumbel root search (Gumbel MuZero: Gumbel-top-m sampling and
+                             sequential halving at the root, the move played by g + log prior +
+                             sigma(completed q) among the most visited, improved_policy() as the
+                             target; PUCT below the root; no noise, no temperature, a fresh tree
+                             per search; see fastgo.gumbel)
       seed                   seeds every game's random stream (game g: seed and g)
-      search                 'puct' (AlphaZero: PUCT everywhere, Dirichlet noise, tree reuse) or
-                             'gumbel' (Gumbel MuZero: at the root, Gumbel-top-m sampling and
-                             sequential halving of the visits over the m moves, the move played
-                             by g + log prior + sigma(completed q) among the most visited,
-                             improved_policy() as the target; PUCT below the root; no noise, no
-                             temperature, a fresh tree per search; see fastgo.gumbel)
-      gumbel_considered      m: moves sampled at the root (at most the legal ones)
-      gumbel_c_visit, gumbel_c_scale  sigma(q) = (c_visit + max N) * c_scale * q
-      gumbel_rescale         completed q min-max rescaled to [0, 1] before sigma (default: as
-                             a win probability (q + 1) / 2, the paper's scale for Go)
-      gumbel_scale           scale of the Gumbel noise (0: deterministic, for play)
+    The settings' fields are also read-only attributes (search.c_puct, search.leaves_per_game,
+    search.gumbel_considered, ...).
     """
 
-    def __cinit__(self, *, int games=1, int size=9, float komi=7.5, encoding="alphazero",
-                  float c_puct=1.25, float fpu_reduction=0.25, dirichlet_alpha=None,
-                  float noise_weight=0.25, int leaves_per_game=1, float virtual_loss=1.0,
-                  int max_batches=2, int max_nodes=1 << 20, bint random_symmetry=True,
-                  int temperature_moves=0, resign_threshold=None, int resign_consecutive=2,
-                  float resign_disabled_fraction=0.1, cheap_visits=None,
-                  float full_search_fraction=1.0, seed=None, search="puct",
-                  int gumbel_considered=16, float gumbel_c_visit=50.0,
-                  float gumbel_c_scale=1.0, bint gumbel_rescale=False, float gumbel_scale=1.0):
-        cdef int g, nn
+    def __cinit__(self, *, int games=1, int size=9, float komi=7.5, settings=None, seed=None):
+        cdef int g, nn, leaves_per_game, max_batches, max_nodes
+        if settings is None:
+            settings = SearchSettings()
+        elif not isinstance(settings, SearchSettings):
+            raise TypeError(f"settings must be a SearchSettings, got {type(settings).__name__}")
         if not MIN_SIZE <= size <= MAX_SIZE:
             raise ValueError(f"board size must be {MIN_SIZE}..{MAX_SIZE}, got {size}")
         if games < 1:
             raise ValueError(f"games must be >= 1, got {games}")
-        if leaves_per_game < 1:
-            raise ValueError(f"leaves_per_game must be >= 1, got {leaves_per_game}")
-        if max_batches < 1:
-            raise ValueError(f"max_batches must be >= 1, got {max_batches}")
-        if encoding not in _ENCODINGS:
-            raise ValueError(f"unknown encoding {encoding!r}; expected one of {sorted(_ENCODINGS)}")
-        if max_nodes < 2 * (size * size + 1) + 1:
-            raise ValueError(f"max_nodes must be at least {2 * (size * size + 1) + 1}, got {max_nodes}")
-        if c_puct < 0 or fpu_reduction < 0 or virtual_loss < 0:
-            raise ValueError("c_puct, fpu_reduction and virtual_loss must be >= 0")
-        if not 0.0 <= noise_weight <= 1.0:
-            raise ValueError(f"noise_weight must be in [0, 1], got {noise_weight}")
-        if not 0.0 <= resign_disabled_fraction <= 1.0 or not 0.0 <= full_search_fraction <= 1.0:
-            raise ValueError("resign_disabled_fraction and full_search_fraction must be in [0, 1]")
-        if dirichlet_alpha is not None and not dirichlet_alpha > 0:
-            raise ValueError(f"dirichlet_alpha must be > 0 or None, got {dirichlet_alpha}")
-        if search not in _SEARCHES:
-            raise ValueError(f"unknown search {search!r}; expected one of {sorted(_SEARCHES)}")
-        if gumbel_considered < 1:
-            raise ValueError(f"gumbel_considered must be >= 1, got {gumbel_considered}")
-        if not (gumbel_c_visit >= 0 and gumbel_c_scale >= 0 and gumbel_scale >= 0):
-            raise ValueError("gumbel_c_visit, gumbel_c_scale and gumbel_scale must be >= 0")
-        if cheap_visits is not None and int(cheap_visits) < 1:
-            raise ValueError(f"cheap_visits must be >= 1 or None, got {cheap_visits}")
+        if settings.max_nodes < 2 * (size * size + 1) + 1:
+            raise ValueError(f"max_nodes must be at least {2 * (size * size + 1) + 1}, got "
+                             f"{settings.max_nodes}")
+        leaves_per_game = settings.leaves_per_game
+        max_batches = settings.max_batches
+        max_nodes = settings.max_nodes
+        self.settings = settings
         self.games = games
         self.size = size
         self.komi = komi
-        self.encoding = encoding
-        self.encoding_id = _ENCODINGS[encoding]
+        self.encoding = settings.encoding
+        self.encoding_id = _ENCODINGS[settings.encoding]
         self.planes = encoding_planes(self.encoding_id)
-        self.c_puct = c_puct
-        self.fpu_reduction = fpu_reduction
-        self.dirichlet_alpha = 0.0 if dirichlet_alpha is None else float(dirichlet_alpha)
-        self.noise_weight = noise_weight
+        self.c_puct = settings.c_puct
+        self.fpu_reduction = settings.fpu_reduction
+        self.dirichlet_alpha = 0.0 if settings.dirichlet_alpha is None else settings.dirichlet_alpha
+        self.noise_weight = settings.noise_weight
         self.leaves_per_game = leaves_per_game
-        self.virtual_loss = virtual_loss
+        self.virtual_loss = settings.virtual_loss
         self.max_batches = max_batches
         self.max_nodes = max_nodes
-        self.random_symmetry = random_symmetry
-        self.search = search
-        self.search_id = _SEARCHES[search]
-        self.gumbel_considered = gumbel_considered
-        self.gumbel_scale = gumbel_scale
-        self.gumbel_params.c_visit = gumbel_c_visit
-        self.gumbel_params.c_scale = gumbel_c_scale
-        self.gumbel_params.rescale = gumbel_rescale
-        self.temperature_moves = temperature_moves
-        self.resign_threshold = -2.0 if resign_threshold is None else float(resign_threshold)
-        self.resign_consecutive = max(1, resign_consecutive)
-        self.resign_disabled_fraction = resign_disabled_fraction
-        self.cheap_visits = 0 if cheap_visits is None else int(cheap_visits)
-        self.full_search_fraction = full_search_fraction
+        self.random_symmetry = settings.random_symmetry
+        self.search = settings.search
+        self.search_id = _SEARCHES[settings.search]
+        self.gumbel_considered = settings.gumbel.considered
+        self.gumbel_scale = settings.gumbel.scale
+        self.gumbel_params.c_visit = settings.gumbel.c_visit
+        self.gumbel_params.c_scale = settings.gumbel.c_scale
+        self.gumbel_params.rescale = settings.gumbel.rescale
+        self.temperature_moves = settings.temperature_moves
+        self.resign_threshold = (-2.0 if settings.resign_threshold is None
+                                 else settings.resign_threshold)
+        self.resign_consecutive = settings.resign_consecutive
+        self.resign_disabled_fraction = settings.resign_disabled_fraction
+        self.cheap_visits = 0 if settings.cheap_visits is None else int(settings.cheap_visits)
+        self.full_search_fraction = settings.full_search_fraction
         if seed is None:
             seed = int.from_bytes(np.random.default_rng().bytes(8), "little")
         self.seed = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)

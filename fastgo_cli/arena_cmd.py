@@ -154,6 +154,7 @@ def load_network_side(path, args, seed, which):
     import torch
 
     from inference_server.checkpoint import CheckpointError
+    from fastgo.search_settings import SearchSettings
     from inference_server.batch_evaluator import InProcessEvaluator
     from inference_server.runner import check_canaries
     from play.match import SearchSide
@@ -179,9 +180,9 @@ def load_network_side(path, args, seed, which):
     search = args.search_b if which == "B" and args.search_b is not None else args.search_a
     if search != "puct":
         name += f"-{search}"
-    side = SearchSide(evaluator, visits, name=name, encoding=config.encoding,
-                      opening_moves=args.opening_moves, seed=seed, leaves_per_game=leaves,
-                      search=search, pass_rule=args.pass_rule)
+    settings = SearchSettings.for_play(config.encoding, search=search, leaves_per_game=leaves)
+    side = SearchSide(evaluator, visits, settings, name=name, opening_moves=args.opening_moves,
+                      seed=seed, pass_rule=args.pass_rule)
     side.board_size = config.board_size
     return side
 

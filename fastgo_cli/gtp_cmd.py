@@ -108,8 +108,9 @@ def _network_player(args):
     leaves = getattr(args, "leaves", 1)
     if not 1 <= leaves <= 256:
         raise ValueError(f"--leaves must be in 1..256, got {leaves}")
-    from inference_server.checkpoint import CheckpointError
+    from fastgo.search_settings import SearchSettings
     from inference_server.batch_evaluator import InProcessEvaluator
+    from inference_server.checkpoint import CheckpointError
     from inference_server.runner import check_canaries
     from play.search_player import SearchPlayer
 
@@ -133,12 +134,11 @@ def _network_player(args):
     if args.size is not None and args.size != config.board_size:
         raise ValueError(f"--size {args.size}: the model {args.model} plays "
                          f"{config.board_size}x{config.board_size} only")
-    resign = {} if args.resign is None else {"resign_threshold": args.resign,
-                                               "resign_disabled_fraction": 0.0}
-    player = SearchPlayer(evaluator, visits, name=f"{config.name}:{visits}", seed=args.seed,
-                          board_size=config.board_size, encoding=config.encoding,
-                          leaves_per_game=leaves, search=getattr(args, "search", "puct"),
-                          pass_rule=getattr(args, "pass_rule", "filled"), **resign)
+    settings = SearchSettings.for_play(config.encoding, search=getattr(args, "search", "puct"),
+                                       leaves_per_game=leaves, resign_threshold=args.resign)
+    player = SearchPlayer(evaluator, visits, settings, name=f"{config.name}:{visits}",
+                          seed=args.seed, board_size=config.board_size,
+                          pass_rule=getattr(args, "pass_rule", "filled"))
     # kata-analyze's scores and ownership: every head of the network, loaded on first use.
     player.analysis_heads = _analysis_heads(args.model, args.device)
     player.model_komi = 7.5 if config.score_head else None

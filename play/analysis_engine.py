@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fastgo.mcts import BatchedSearch
+from fastgo.search_settings import SearchSettings
 from play.analysis_lines import EMPTY, LineFeed, Overlong
 from play.analysis_query import Limits, parse_query
 from play.analysis_report import analysis_response, finished_response, no_results
@@ -96,10 +97,11 @@ class AnalysisEngine:
         self.size = int(board_size)
         self.settings = settings
         self.model_name = model_name
-        self.search = BatchedSearch(games=settings.positions, size=self.size, encoding=encoding,
-                                    noise_weight=0.0, leaves_per_game=settings.leaves,
-                                    random_symmetry=False, max_nodes=settings.max_nodes,
-                                    max_batches=1, seed=settings.seed)
+        search = SearchSettings.for_play(encoding, leaves_per_game=settings.leaves,
+                                         random_symmetry=False, max_nodes=settings.max_nodes,
+                                         max_batches=1)
+        self.search = BatchedSearch(games=settings.positions, size=self.size, settings=search,
+                                    seed=settings.seed)
         self._buffer = np.empty((settings.positions * settings.leaves, self.search.planes,
                                  self.size, self.size), np.uint8)
         self.queue = []                # heap of waiting Turns

@@ -16,6 +16,7 @@ from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
 from fastgo.pass_rule import PASS_RULES, settle_pass
 from fastgo.ratings import elo_from_score, wilson_interval
+from fastgo.search_settings import SearchSettings
 
 
 class Forfeit:
@@ -30,25 +31,24 @@ class Forfeit:
 
 
 class SearchSide:
-    """An evaluator with `visits` root visits per move, no noise, the most visited move (the
-    first `opening_moves` moves of a game sampled by visit count, for variety). With
-    search='gumbel' in search_options: Gumbel root search, the move its sequential halving
+    """An evaluator with `visits` root visits per move under `settings` (a SearchSettings; None:
+    SearchSettings.for_play(), no noise, AlphaZero planes), the most visited move (the first `opening_moves` moves of a game sampled by visit count, for
+    variety). With settings.search 'gumbel': Gumbel root search, the move its sequential halving
     picks; the opening moves get the Gumbel noise (gumbel_scale), later moves none. pass_rule
     'filled' (default): play's pass rule (fastgo.pass_rule with winning_pass: self-play's rule,
     except that a pass which ends a won game is played); 'search': the search's own choice."""
 
-    def __init__(self, evaluator, visits, *, name="net", encoding="alphazero", opening_moves=0,
-                 seed=0, pass_rule="filled", **search_options):
+    def __init__(self, evaluator, visits, settings=None, *, name="net", opening_moves=0, seed=0,
+                 pass_rule="filled"):
         if pass_rule not in PASS_RULES:
             raise ValueError(f"pass_rule must be one of {PASS_RULES}, got {pass_rule!r}")
         self.pass_rule = pass_rule
         self.evaluator = evaluator
         self.visits = int(visits)
         self.name = name
-        self.encoding = encoding
         self.opening_moves = int(opening_moves)
         self.seed = seed
-        self.options = search_options
+        self.settings = SearchSettings.for_play() if settings is None else settings
         self.search = None
         self.prepared = 0              # chunks prepared: each gets its own random stream
 
@@ -57,8 +57,8 @@ class SearchSide:
         # match of many chunks between two networks would repeat its first chunk's games.
         seed = (int(self.seed) + self.prepared * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
         self.prepared += 1
-        self.search = BatchedSearch(games=games, size=size, komi=komi, encoding=self.encoding,
-                                    noise_weight=0.0, seed=seed, **self.options)
+        self.search = BatchedSearch(games=games, size=size, komi=komi, settings=self.settings,
+                                    seed=seed)
 
     def moves(self, indices, games):
         search = self.search

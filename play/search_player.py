@@ -8,20 +8,21 @@ for and advances through the moves played since (its own and the opponent's); an
 each move (sequential halving counts the visits of this search alone).
 """
 from fastgo.mcts import BatchedSearch
+from fastgo.search_settings import SearchSettings
 from fastgo.pass_rule import PASS_RULES, settle_pass
 
 
 class SearchPlayer:
-    """SearchPlayer(evaluator, visits, **search_options): genmove(game) -> move.
+    """SearchPlayer(evaluator, visits, settings=None, ...): genmove(game) -> move.
 
     evaluator: callable(planes uint8 [count, P, N, N]) -> (logits [count, N*N+1], values
-    [count]), or 'uniform' / 'rollout'. search_options go to BatchedSearch (noise_weight
-    defaults to 0 and temperature to 0 here: a player for matches, not for self-play; encoding
-    must be the network's). board_size: the one size a network evaluator takes (None: any);
-    the GTP engine refuses other sizes."""
+    [count]), or 'uniform' / 'rollout'. settings: the search's SearchSettings (None:
+    SearchSettings.for_play(), no noise: a player for matches, not for self-play; its encoding
+    must be the network's); temperature 0 by default. board_size: the one size a network
+    evaluator takes (None: any); the GTP engine refuses other sizes."""
 
-    def __init__(self, evaluator, visits, *, name=None, temperature=0.0, seed=None, board_size=None,
-                 pass_rule="filled", **search_options):
+    def __init__(self, evaluator, visits, settings=None, *, name=None, temperature=0.0, seed=None,
+                 board_size=None, pass_rule="filled"):
         if int(visits) < 1:
             raise ValueError(f"visits must be >= 1, got {visits}")
         self.evaluator = evaluator
@@ -32,8 +33,7 @@ class SearchPlayer:
         if pass_rule not in PASS_RULES:
             raise ValueError(f"pass_rule must be one of {PASS_RULES}, got {pass_rule!r}")
         self.pass_rule = pass_rule
-        self.options = dict(search_options)
-        self.options.setdefault("noise_weight", 0.0)
+        self.settings = SearchSettings.for_play() if settings is None else settings
         self.name = name or f"puct:{visits}"
         self.search = None
         self._synced = None           # game.moves the root stands for, or None
@@ -48,8 +48,8 @@ class SearchPlayer:
     def _sync(self, game):
         size = game.board.size
         if self.search is None or self.search.size != size:
-            self.search = BatchedSearch(games=1, size=size, komi=game.komi, seed=self.seed,
-                                        **self.options)
+            self.search = BatchedSearch(games=1, size=size, komi=game.komi,
+                                        settings=self.settings, seed=self.seed)
             self._synced = None
         moves = list(game.moves)
         if self._synced is not None and moves[:len(self._synced)] == self._synced:

@@ -25,6 +25,7 @@ from fastgo.board import BLACK, IllegalMoveError
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
 from fastgo.pass_rule import points_instead_of_pass, settle_pass
+from fastgo.search_settings import SearchSettings
 from fastgo.replay import check_game
 from fastgo.shards import GameRecord
 from selfplay_workers.worker_core import SEED_MASK, CoreField, WorkerCore
@@ -75,19 +76,8 @@ class SelfplayWorker:
                                status=status, sgf_dir=sgf_dir)
         self.worker_id, self.games, self.seed = self.core.worker_id, self.core.games, self.core.seed
         self.shards = self.core.shards
-        self.search = BatchedSearch(
-            games=self.games, size=self.size, komi=sp.komi, encoding=config.model.encoding,
-            c_puct=sp.c_puct, fpu_reduction=sp.fpu_reduction,
-            dirichlet_alpha=sp.dirichlet_alpha or None, noise_weight=sp.noise_weight,
-            max_batches=2, temperature_moves=sp.temperature_moves,
-            resign_threshold=None if sp.resign_threshold <= -1.0 else sp.resign_threshold,
-            resign_consecutive=sp.resign_consecutive,
-            resign_disabled_fraction=sp.resign_disabled_fraction,
-            cheap_visits=sp.cheap_visits or None,
-            full_search_fraction=sp.full_search_fraction if sp.cheap_visits else 1.0,
-            seed=self.seed, search=sp.search, gumbel_considered=sp.gumbel_considered,
-            gumbel_c_visit=sp.gumbel_c_visit, gumbel_c_scale=sp.gumbel_c_scale,
-            gumbel_rescale=sp.gumbel_rescale)
+        self.search = BatchedSearch(games=self.games, size=self.size, komi=sp.komi,
+                                    settings=SearchSettings.for_selfplay(config), seed=self.seed)
         self.gumbel = sp.search == "gumbel"
         # self-play's pass rule (fastgo.pass_rule): games are played out, no winning pass
         self.pass_rule = dict(winning_pass=False, filled=sp.pass_when_filled,

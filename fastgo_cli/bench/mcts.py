@@ -42,8 +42,10 @@ def _self_play_rate(args, evaluator, seed):
     """Simulations per second of self-play under `evaluator` for about args.seconds."""
     from fastgo.board import Board
     from fastgo.mcts import BatchedSearch
+    from fastgo.search_settings import SearchSettings
 
-    search = BatchedSearch(games=args.games_at_once, size=args.size, encoding=args.encoding, seed=seed)
+    search = BatchedSearch(games=args.games_at_once, size=args.size,
+                           settings=SearchSettings(encoding=args.encoding), seed=seed)
     for g in range(args.games_at_once):
         search.set_position(g, Board(args.size))
     start_sims = search.simulations

@@ -7,6 +7,7 @@ import torch
 
 import fastgo.mcts as mcts     # every build has it: a broken one fails here, never skips
 from fastgo.config import ModelConfig
+from fastgo.search_settings import SearchSettings
 from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient
 from inference_server.batch_evaluator import InProcessEvaluator
@@ -18,7 +19,8 @@ GAMES, VISITS = 6, 24
 
 def search_two_in_flight(evaluator):
     """Run one search over GAMES games with submit/receive; returns the positions evaluated."""
-    search = mcts.BatchedSearch(games=GAMES, size=9, seed=3, noise_weight=0.0)
+    search = mcts.BatchedSearch(games=GAMES, size=9, seed=3,
+                                settings=SearchSettings(noise_weight=0.0))
     search.start(VISITS)
     buffers = [np.zeros((GAMES, 17, 9, 9), np.uint8) for _ in range(2)]
     flight, batches, positions = deque(), 0, 0

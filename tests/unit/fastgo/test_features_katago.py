@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from fastgo import features, symmetry
 from fastgo.board import BLACK, WHITE, Board
 from fastgo.replay import encode_samples
+from fastgo.search_settings import SearchSettings
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PLANES = 16
@@ -253,8 +254,9 @@ def test_the_search_encodes_its_leaves_with_katago_planes():
         count = planes.shape[0]
         return np.zeros((count, size * size + 1), np.float32), np.zeros(count, np.float32)
 
-    search = BatchedSearch(games=1, size=size, encoding="katago", random_symmetry=False,
-                           noise_weight=0.0, seed=1)
+    search = BatchedSearch(games=1, size=size, seed=1,
+                           settings=SearchSettings(encoding="katago", random_symmetry=False,
+                                                   noise_weight=0.0))
     search.set_position(0, board)
     search.run(evaluator, 16)
     assert seen and seen[0].shape[1:] == (PLANES, size, size)

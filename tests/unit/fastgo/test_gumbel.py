@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 from fastgo import gumbel
 from fastgo.board import Board
 from fastgo.mcts import BatchedSearch
+from fastgo.search_settings import GumbelSettings, SearchSettings
 
 # ---------------------------------------------------------------------------------------------
 # The reference, in plain Python.
@@ -218,8 +219,10 @@ def expected_choice(ch, info, n, final=False):
                                                 (24, 1, 5)])
 def test_each_simulation_takes_the_reference_child(n, considered, seed):
     size = 7
-    search = BatchedSearch(games=1, size=size, search="gumbel", gumbel_considered=considered,
-                           leaves_per_game=1, max_batches=1, random_symmetry=False, seed=seed)
+    search = BatchedSearch(games=1, size=size, seed=seed,
+                           settings=SearchSettings(search="gumbel", leaves_per_game=1,
+                                                   max_batches=1, random_symmetry=False,
+                                                   gumbel=GumbelSettings(considered=considered)))
     board = Board(size, 7.5)
     for move in (10, 24, 30):
         board.play(move)
@@ -263,7 +266,8 @@ def test_each_simulation_takes_the_reference_child(n, considered, seed):
 def test_batched_games_with_two_batches_in_flight():
     # The worker's shape: many games, two batches in flight (leaves in flight count as visits).
     size, games, n = 9, 12, 32
-    search = BatchedSearch(games=games, size=size, search="gumbel", max_batches=2, seed=7)
+    search = BatchedSearch(games=games, size=size, seed=7,
+                           settings=SearchSettings(search="gumbel", max_batches=2))
     for g in range(games):
         search.set_position(g, Board(size, 7.5))
     search.start(n)
@@ -293,8 +297,9 @@ def test_zero_scale_is_deterministic_and_noise_has_gumbel_statistics():
     size = 5
     moves = set()
     for seed in range(4):
-        search = BatchedSearch(games=1, size=size, search="gumbel", gumbel_scale=0.0,
-                               random_symmetry=False, seed=seed)
+        search = BatchedSearch(games=1, size=size, seed=seed,
+                               settings=SearchSettings(search="gumbel", random_symmetry=False,
+                                                       gumbel=GumbelSettings(scale=0.0)))
         search.set_position(0, Board(size, 7.5))
         search.run(evaluator(size), 16)
         moves.add(search.choose_move(0))
@@ -302,7 +307,7 @@ def test_zero_scale_is_deterministic_and_noise_has_gumbel_statistics():
     assert len(moves) == 1
     # Gumbel(0, 1): mean = Euler's gamma (0.5772), variance pi^2 / 6.
     noise = []
-    search = BatchedSearch(games=8, size=9, search="gumbel", seed=11)
+    search = BatchedSearch(games=8, size=9, seed=11, settings=SearchSettings(search="gumbel"))
     for g in range(8):
         search.set_position(g, Board(9, 7.5))
     for _ in range(10):
@@ -315,12 +320,12 @@ def test_zero_scale_is_deterministic_and_noise_has_gumbel_statistics():
 
 
 def test_improved_policy_only_for_gumbel_and_no_reuse():
-    search = BatchedSearch(games=1, size=5, search="puct")
+    search = BatchedSearch(games=1, size=5, settings=SearchSettings(search="puct"))
     with pytest.raises(RuntimeError, match="gumbel"):
         search.improved_policy(0)
     with pytest.raises(ValueError, match="search"):
-        BatchedSearch(games=1, size=5, search="mcts")
-    search = BatchedSearch(games=1, size=5, search="gumbel", seed=3)
+        BatchedSearch(games=1, size=5, settings=SearchSettings(search="mcts"))
+    search = BatchedSearch(games=1, size=5, seed=3, settings=SearchSettings(search="gumbel"))
     search.set_position(0, Board(5, 7.5))
     search.run("uniform", 8)
     move = search.choose_move(0)
@@ -334,7 +339,8 @@ def test_gumbel_scale_per_start():
     # One search object, the noise chosen per start: 0 for a player's move, the constructor's
     # scale by default; out-of-range scales are refused before anything changes.
     size = 5
-    search = BatchedSearch(games=2, size=size, search="gumbel", random_symmetry=False, seed=5)
+    search = BatchedSearch(games=2, size=size, seed=5,
+                           settings=SearchSettings(search="gumbel", random_symmetry=False))
     for g in range(2):
         search.set_position(g, Board(size, 7.5))
     search.run(evaluator(size), 16, games=[0], gumbel_scale=0.0)
@@ -342,7 +348,8 @@ def test_gumbel_scale_per_start():
     assert np.nanmax(np.abs(search.root_gumbel(0)["noise"])) == 0.0
     assert np.nanmax(np.abs(search.root_gumbel(1)["noise"])) > 0.0
     # Deterministic at scale 0 whatever the seed: the same move as another seed's search.
-    other = BatchedSearch(games=1, size=size, search="gumbel", random_symmetry=False, seed=99)
+    other = BatchedSearch(games=1, size=size, seed=99,
+                          settings=SearchSettings(search="gumbel", random_symmetry=False))
     other.set_position(0, Board(size, 7.5))
     other.start(16, gumbel_scale=0.0)
     buf = np.empty((1, other.planes, size, size), np.uint8)

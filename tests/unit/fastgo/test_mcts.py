@@ -8,6 +8,7 @@ from fastgo.game import Game, RESIGN
 from fastgo.mcts import (BatchedSearch, FLAG_ILLEGAL, FLAG_PENDING, FLAG_TERMINAL,
                          UNEXPANDED)
 from fastgo.symmetry import transform_planes
+from fastgo.search_settings import SearchSettings
 
 OPEN_7 = """
 .......
@@ -69,7 +70,7 @@ def check_visits_add_up(reachable):
 @pytest.mark.parametrize("leaves", [1, 4])
 @pytest.mark.parametrize("evaluator", ["uniform", "rollout", uniform_evaluator])
 def test_visits_add_up(leaves, evaluator, check_visits_add_up):
-    search = BatchedSearch(games=3, size=7, leaves_per_game=leaves, seed=5)
+    search = BatchedSearch(games=3, size=7, seed=5, settings=SearchSettings(leaves_per_game=leaves))
     for g in range(3):
         search.set_position(g, Board.from_ascii(OPEN_7))
     search.run(evaluator, 150)
@@ -82,7 +83,7 @@ def test_visits_add_up(leaves, evaluator, check_visits_add_up):
 
 
 def test_virtual_loss_fully_undone_with_two_batches_in_flight(check_visits_add_up):
-    search = BatchedSearch(games=4, size=7, leaves_per_game=3, seed=2)
+    search = BatchedSearch(games=4, size=7, seed=2, settings=SearchSettings(leaves_per_game=3))
     for g in range(4):
         search.set_position(g, Board.from_ascii(OPEN_7))
     search.run(uniform_evaluator, 20)
@@ -107,7 +108,7 @@ def test_virtual_loss_fully_undone_with_two_batches_in_flight(check_visits_add_u
 
 
 def test_noise_changes_priors_only_at_the_root(reachable):
-    search = BatchedSearch(games=1, size=7, noise_weight=0.25, seed=3)
+    search = BatchedSearch(games=1, size=7, seed=3, settings=SearchSettings(noise_weight=0.25))
     search.set_position(0, Board.from_ascii(OPEN_7))
     search.run("uniform", 300)
     t = search.tree_arrays(0)
@@ -156,7 +157,7 @@ def test_positions_of_the_game_history_are_never_repeated():
     board2 = board.copy()
     board2.play(4)
     deeper = board2.hash_after(8)           # Black 4, then White 8
-    search = BatchedSearch(games=1, size=3, noise_weight=0.0, seed=1)
+    search = BatchedSearch(games=1, size=3, seed=1, settings=SearchSettings(noise_weight=0.0))
     search.set_position(0, board, history=[after_0, deeper])
     search.run("rollout", 2000)
     visits = search.root_visits(0)
@@ -175,7 +176,7 @@ def test_positions_of_the_game_history_are_never_repeated():
 
 def test_root_moves_come_from_the_game():
     game = Game(5, 0.5)
-    search = BatchedSearch(games=1, size=5, noise_weight=0.0, seed=1)
+    search = BatchedSearch(games=1, size=5, seed=1, settings=SearchSettings(noise_weight=0.0))
     search.set_position(0, game)
     search.run("rollout", 100)
     assert (search.root_visits(0)[game.legal_moves() == 0] == 0).all()
@@ -219,7 +220,7 @@ def test_terminal_nodes_are_scored_by_the_rules():
     board.play(2)                   # Black takes a dame point: Black 11 + ... ahead
     board.play(board.pass_move)     # White passes
     assert board.score() > 0
-    search = BatchedSearch(games=1, size=5, noise_weight=0.0, seed=4)
+    search = BatchedSearch(games=1, size=5, seed=4, settings=SearchSettings(noise_weight=0.0))
     search.set_position(0, board)
     search.run(uniform_evaluator, 200)
     t = search.tree_arrays(0)
@@ -249,7 +250,7 @@ def test_random_symmetry_is_undone_on_the_policy():
     seen = set()
     original = board.features()
     for seed in range(12):
-        search = BatchedSearch(games=1, size=7, noise_weight=0.0, seed=seed)
+        search = BatchedSearch(games=1, size=7, seed=seed, settings=SearchSettings(noise_weight=0.0))
         search.set_position(0, board)
 
         def evaluator(planes):
@@ -265,7 +266,7 @@ def test_random_symmetry_is_undone_on_the_policy():
 
 
 def test_liberty_encoding():
-    search = BatchedSearch(games=2, size=9, encoding="liberty", seed=1)
+    search = BatchedSearch(games=2, size=9, seed=1, settings=SearchSettings(encoding="liberty"))
     assert search.planes == 11
     for g in range(2):
         search.set_position(g, Board(9))
@@ -275,7 +276,7 @@ def test_liberty_encoding():
 
 def test_tree_reuse_equals_a_fresh_search():
     board = Board.from_ascii(OPEN_7)
-    reused = BatchedSearch(games=1, size=7, noise_weight=0.0, seed=1)
+    reused = BatchedSearch(games=1, size=7, seed=1, settings=SearchSettings(noise_weight=0.0))
     reused.set_position(0, board)
     reused.run(material_evaluator, 400)
     move = reused.choose_move(0, 0.0)
@@ -284,7 +285,7 @@ def test_tree_reuse_equals_a_fresh_search():
     assert reused.root_visits(0).sum() == below - 1      # the new root's own evaluation
     after = board.copy()
     after.play(move)
-    fresh = BatchedSearch(games=1, size=7, noise_weight=0.0, seed=99)
+    fresh = BatchedSearch(games=1, size=7, seed=99, settings=SearchSettings(noise_weight=0.0))
     fresh.set_position(0, after, history=[board.position_hash])
     fresh.run(material_evaluator, below - 1)
     assert np.array_equal(reused.root_visits(0), fresh.root_visits(0))
@@ -296,7 +297,7 @@ def test_tree_reuse_equals_a_fresh_search():
 
 
 def test_tree_reuse_through_a_game_with_compaction(check_visits_add_up):
-    search = BatchedSearch(games=2, size=7, max_nodes=3000, seed=8)
+    search = BatchedSearch(games=2, size=7, seed=8, settings=SearchSettings(max_nodes=3000))
     for g in range(2):
         search.set_position(g, Board(7))
     for _ in range(25):
@@ -308,7 +309,7 @@ def test_tree_reuse_through_a_game_with_compaction(check_visits_add_up):
 
 
 def test_a_full_tree_still_completes_the_search():
-    search = BatchedSearch(games=1, size=5, max_nodes=2 * 26 + 1, seed=1)
+    search = BatchedSearch(games=1, size=5, seed=1, settings=SearchSettings(max_nodes=2 * 26 + 1))
     search.set_position(0, Board(5))
     search.run("rollout", 100)
     assert search.root_visits(0).sum() == 100
@@ -317,7 +318,8 @@ def test_a_full_tree_still_completes_the_search():
 
 def test_seeded_search_is_reproducible():
     def once(seed):
-        search = BatchedSearch(games=2, size=7, leaves_per_game=2, seed=seed)
+        search = BatchedSearch(games=2, size=7, seed=seed,
+                               settings=SearchSettings(leaves_per_game=2))
         for g in range(2):
             search.set_position(g, Board.from_ascii(OPEN_7))
         search.run("rollout", 200)
@@ -333,7 +335,7 @@ def test_seeded_search_is_reproducible():
 
 
 def test_choose_move_greedy_and_temperature():
-    search = BatchedSearch(games=1, size=5, noise_weight=0.0, seed=6)
+    search = BatchedSearch(games=1, size=5, seed=6, settings=SearchSettings(noise_weight=0.0))
     search.set_position(0, Board(5))
     search.run("rollout", 400)
     visits = search.root_visits(0)
@@ -342,7 +344,8 @@ def test_choose_move_greedy_and_temperature():
     assert all(visits[m] > 0 for m in draws)
     assert len(set(draws)) > 3
     # temperature None: 1 before temperature_moves, greedy after.
-    greedy = BatchedSearch(games=1, size=5, noise_weight=0.0, seed=6, temperature_moves=0)
+    greedy = BatchedSearch(games=1, size=5, seed=6,
+                           settings=SearchSettings(noise_weight=0.0, temperature_moves=0))
     greedy.set_position(0, Board(5))
     greedy.run("rollout", 400)
     assert {greedy.choose_move(0) for _ in range(20)} == {int(np.argmax(greedy.root_visits(0)))}
@@ -356,15 +359,17 @@ def black_loses_evaluator(planes):
 
 
 def test_resignation_and_disabled_fraction():
-    search = BatchedSearch(games=1, size=5, resign_threshold=-0.5, resign_consecutive=2,
-                           resign_disabled_fraction=0.0, seed=1)
+    search = BatchedSearch(games=1, size=5, seed=1,
+                           settings=SearchSettings(resign_threshold=-0.5, resign_consecutive=2,
+                                                   resign_disabled_fraction=0.0))
     search.set_position(0, Board(5))
     search.run(black_loses_evaluator, 50)
     assert search.root_value(0) < -0.5
     assert search.choose_move(0, 0.0) != RESIGN
     assert search.choose_move(0, 0.0) == RESIGN
-    never = BatchedSearch(games=1, size=5, resign_threshold=-0.5, resign_consecutive=1,
-                          resign_disabled_fraction=1.0, seed=1)
+    never = BatchedSearch(games=1, size=5, seed=1,
+                          settings=SearchSettings(resign_threshold=-0.5, resign_consecutive=1,
+                                                  resign_disabled_fraction=1.0))
     never.set_position(0, Board(5))
     never.run(black_loses_evaluator, 50)
     assert never.choose_move(0, 0.0) != RESIGN
@@ -373,7 +378,8 @@ def test_resignation_and_disabled_fraction():
 
 
 def test_playout_cap_randomization():
-    search = BatchedSearch(games=4, size=5, cheap_visits=10, full_search_fraction=0.0, seed=1)
+    search = BatchedSearch(games=4, size=5, seed=1,
+                           settings=SearchSettings(cheap_visits=10, full_search_fraction=0.0))
     for g in range(4):
         search.set_position(g, Board(5))
     search.run("uniform", 100)
@@ -382,7 +388,8 @@ def test_playout_cap_randomization():
         assert search.root_visits(g).sum() == 10
         priors = search.root_priors(g)
         assert np.allclose(priors[priors > 0], 1.0 / 26)      # no noise in a cheap search
-    mixed = BatchedSearch(games=40, size=5, cheap_visits=10, full_search_fraction=0.5, seed=1)
+    mixed = BatchedSearch(games=40, size=5, seed=1,
+                          settings=SearchSettings(cheap_visits=10, full_search_fraction=0.5))
     for g in range(40):
         mixed.set_position(g, Board(5))
     mixed.run("uniform", 30)
@@ -405,7 +412,7 @@ def test_bad_calls_are_refused():
     with pytest.raises(IndexError):
         search.root_visits(2)
     with pytest.raises(ValueError):
-        BatchedSearch(games=1, size=5, encoding="nope")
+        BatchedSearch(games=1, size=5, settings=SearchSettings(encoding="nope"))
     search.start(10)
     buf = np.zeros((2, 17, 5, 5), np.uint8)
     count = search.collect(buf)
@@ -424,7 +431,7 @@ def test_bad_calls_are_refused():
 
 
 def test_analysis_rows():
-    search = BatchedSearch(games=1, size=5, noise_weight=0.0, seed=2)
+    search = BatchedSearch(games=1, size=5, seed=2, settings=SearchSettings(noise_weight=0.0))
     search.set_position(0, Board(5))
     search.run("rollout", 200)
     rows = search.analysis(0)

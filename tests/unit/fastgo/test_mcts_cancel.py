@@ -5,6 +5,7 @@ import pytest
 
 from fastgo.game import Game
 from fastgo.mcts import FLAG_PENDING, BatchedSearch
+from fastgo.search_settings import SearchSettings
 from play.search_player import SearchPlayer
 
 
@@ -34,7 +35,7 @@ def assert_clean(search, games):
 
 @pytest.mark.parametrize("fail_at", [1, 2, 5])
 def test_run_after_an_evaluator_error(fail_at):
-    search = BatchedSearch(games=3, size=5, seed=1, leaves_per_game=2)
+    search = BatchedSearch(games=3, size=5, seed=1, settings=SearchSettings(leaves_per_game=2))
     with pytest.raises(RuntimeError, match="evaluator failed"):
         search.run(FlakyEvaluator([fail_at]), 20)
     assert_clean(search, 3)

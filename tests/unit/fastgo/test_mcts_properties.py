@@ -5,6 +5,7 @@ from hypothesis import given, settings, strategies as st
 
 from fastgo.board import Board
 from fastgo.mcts import BatchedSearch, FLAG_PENDING, UNEXPANDED
+from fastgo.search_settings import SearchSettings
 
 
 @settings(max_examples=60, deadline=None)
@@ -14,8 +15,8 @@ from fastgo.mcts import BatchedSearch, FLAG_PENDING, UNEXPANDED
 def test_books_balance_under_any_schedule(reachable, seed, size, games, leaves, max_batches, visits,
                                           moves):
     rng = np.random.default_rng(seed)
-    search = BatchedSearch(games=games, size=size, leaves_per_game=leaves,
-                           max_batches=max_batches, seed=seed)
+    search = BatchedSearch(games=games, size=size, seed=seed,
+                           settings=SearchSettings(leaves_per_game=leaves, max_batches=max_batches))
     for g in range(games):
         search.set_position(g, Board(size))
     nn = size * size

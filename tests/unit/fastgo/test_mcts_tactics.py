@@ -16,6 +16,7 @@ import pytest
 
 from fastgo.board import Board, Random, BLACK, WHITE
 from fastgo.mcts import BatchedSearch
+from fastgo.search_settings import SearchSettings
 
 GOLDEN = pathlib.Path(__file__).resolve().parents[2] / "golden" / "mcts_tactics.json"
 
@@ -47,7 +48,8 @@ SEED = 7
 def _search(name, evaluator):
     text, komi, to_move, visits, _ = TACTICS[name]
     board = Board.from_ascii(text, komi=komi, to_move=to_move)
-    search = BatchedSearch(games=1, size=board.size, komi=komi, noise_weight=0.0, seed=SEED)
+    search = BatchedSearch(games=1, size=board.size, komi=komi, seed=SEED,
+                           settings=SearchSettings(noise_weight=0.0))
     search.set_position(0, board)
     search.run(evaluator, visits)
     return search

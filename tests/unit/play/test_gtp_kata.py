@@ -8,6 +8,7 @@ from play.gtp_engine import GtpEngine
 from play.gtp_kata import kata_line
 from play.heads_cache import HeadsCache
 from play.search_player import SearchPlayer
+from fastgo.search_settings import SearchSettings
 
 
 def heads(planes):
@@ -19,8 +20,9 @@ def heads(planes):
 
 def player():
     cache = HeadsCache(heads)
-    p = SearchPlayer(cache, 48, board_size=9, encoding="alphazero", seed=1,
-                     random_symmetry=False)
+    p = SearchPlayer(cache, 48,
+                     SearchSettings.for_play(encoding="alphazero", random_symmetry=False),
+                     board_size=9, seed=1)
     p.analysis_heads = lambda: cache
     p.model_komi = 0.0
     return p

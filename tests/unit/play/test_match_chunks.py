@@ -4,6 +4,7 @@ import zlib
 import numpy as np
 
 from fastgo.game import Game
+from fastgo.search_settings import SearchSettings
 from play.match import SearchSide, play_match
 
 
@@ -30,8 +31,10 @@ def openings_of(sides, chunks, reset):
 
 
 def sides():
-    return (SearchSide(fixed_network, 8, opening_moves=4, seed=3, random_symmetry=False),
-            SearchSide(fixed_network, 8, opening_moves=4, seed=4, random_symmetry=False))
+    return (SearchSide(fixed_network, 8, SearchSettings.for_play(random_symmetry=False),
+                       opening_moves=4, seed=3),
+            SearchSide(fixed_network, 8, SearchSettings.for_play(random_symmetry=False),
+                       opening_moves=4, seed=4))
 
 
 def test_chunks_of_one_match_play_different_games():
@@ -47,8 +50,9 @@ def test_gumbel_side_varies_the_opening_only():
     # their games; after the opening a side's search has no noise, so the move it picks in a
     # position is the same whatever its seed.
     def gumbel_side(seed):
-        return SearchSide(fixed_network, 8, opening_moves=2, seed=seed, random_symmetry=False,
-                          search="gumbel")
+        return SearchSide(fixed_network, 8,
+                          SearchSettings.for_play(random_symmetry=False, search="gumbel"),
+                          opening_moves=2, seed=seed)
     a, b = gumbel_side(1), gumbel_side(2)
     result = play_match(a, b, 8, size=5, komi=0.5, keep_records=True)
     assert len({tuple(game.moves[:2]) for game in result.records}) > 1

@@ -5,6 +5,7 @@ import numpy as np
 
 from fastgo.board import BLACK, WHITE
 from fastgo.game import Game
+from fastgo.search_settings import SearchSettings
 from fastgo_cli.main import main
 from play.players import RandomPlayer
 from play.search_player import SearchPlayer
@@ -84,7 +85,8 @@ def test_gumbel_search_player_is_deterministic_and_budgets_its_clock():
     calls = []
     moves = set()
     for seed in (1, 2, 3):
-        player = SearchPlayer(area_evaluator(calls), 48, seed=seed, search="gumbel")
+        player = SearchPlayer(area_evaluator(calls), 48, SearchSettings.for_play(search="gumbel"),
+                              seed=seed)
         game = Game(7, 7.5)
         moves.add(player.genmove(game))
         assert player.search.root_visits(0).sum() == 48          # a fresh root, all visits
@@ -93,7 +95,8 @@ def test_gumbel_search_player_is_deterministic_and_budgets_its_clock():
     assert len(moves) == 1
     # Under a clock: the first search takes one step's visits; later ones what the measured
     # speed fits into the seconds given (never more than `visits`).
-    player = SearchPlayer(area_evaluator(calls), 400, seed=4, search="gumbel")
+    player = SearchPlayer(area_evaluator(calls), 400, SearchSettings.for_play(search="gumbel"),
+                          seed=4)
     game = Game(7, 7.5)
     game.play(player.genmove(game, seconds=10.0))
     assert player.search.root_visits(0).sum() == SearchPlayer.STEP_VISITS
