@@ -79,11 +79,12 @@ class InferenceClient:
     def __init__(self, endpoint: str, *, slot: str = "current", timeout_s: float = 10.0,
                  retries: int = 5, context: zmq.Context | None = None,
                  server_public_key: str | bytes | None = None, key_pair=None,
-                 should_stop=None):
+                 should_stop=None, clock=time.monotonic):
         """server_public_key: the Z85 CURVE public key of a server that uses CURVE (remote
         hosts); key_pair: this client's (public, secret) Z85 keys, which such a server must
         allow (inference_server.keys), or None for a fresh pair per connection; should_stop:
-        None or a callable, see the top (also settable later as an attribute)."""
+        None or a callable, see the top (also settable later as an attribute); clock: monotonic
+        seconds that send times and timeouts are read on (tests move theirs on)."""
         self.endpoint = endpoint
         self.server_public_key = (server_public_key.encode() if isinstance(server_public_key, str)
                                   else server_public_key)
@@ -93,6 +94,7 @@ class InferenceClient:
         self.retries = int(retries)
         self.context = context or zmq.Context.instance()
         self.should_stop = should_stop
+        self.clock = clock
         self.model_version = None          # version that answered the latest received result
         self.reconnects = 0
         self.stale_replies = 0
@@ -210,7 +212,7 @@ class InferenceClient:
 
     def _send(self, request_id, frames, timeout_s=None):
         self._in_flight[request_id] = frames
-        self._sent_at[request_id] = time.monotonic()
+        self._sent_at[request_id] = self.clock()
         if timeout_s is not None or request_id not in self._timeout:
             self._timeout[request_id] = self.timeout_s if timeout_s is None else float(timeout_s)
         self._attempts.setdefault(request_id, 0)
@@ -245,7 +247,7 @@ class InferenceClient:
                     self._abandoned.discard(ticket)
                     raise ServerUnavailable(f"request {ticket} was abandoned: the server stayed silent")
                 raise KeyError(f"unknown or already received ticket {ticket}")
-            now = time.monotonic()
+            now = self.clock()
             for request_id, when in list(self._retry_at.items()):
                 if when <= now:                     # refused as busy: its turn again
                     del self._retry_at[request_id]
@@ -264,7 +266,7 @@ class InferenceClient:
             if left > 0 and self._socket.poll(max(1, math.ceil(left * 1000)), zmq.POLLIN):
                 self._read_available()
                 continue
-            now = time.monotonic()
+            now = self.clock()
             overdue = [request_id for request_id, when in deadlines.items() if now >= when]
             if overdue:
                 self._timed_out(overdue, ticket)
@@ -289,7 +291,7 @@ class InferenceClient:
                 self.busy_replies += 1
                 tries = self._busy[request_id] = self._busy[request_id] + 1
                 first, longest = BUSY_BACKOFF_S
-                when = time.monotonic() + min(longest, first * 2 ** min(tries, 20))
+                when = self.clock() + min(longest, first * 2 ** min(tries, 20))
                 self._retry_at[request_id] = when
                 self._sent_at[request_id] = when     # its timeout counts from the next send
                 continue
@@ -316,7 +318,7 @@ class InferenceClient:
         self.close()
         self._connect()
         self._retry_at.clear()
-        now = time.monotonic()     # one send time: requests resent together time out together
+        now = self.clock()     # one send time: requests resent together time out together
         for request_id, frames in self._in_flight.items():
             self._attempts[request_id] += 1
             self._sent_at[request_id] = now

@@ -7,6 +7,8 @@ for and advances through the moves played since (its own and the opponent's); an
 (undo, a new game, setup stones) starts a fresh tree. A Gumbel search starts from a fresh root
 each move (sequential halving counts the visits of this search alone).
 """
+import time
+
 from fastgo.mcts import BatchedSearch
 from fastgo.search_settings import SearchSettings
 from fastgo.pass_rule import PASS_RULES, settle_pass
@@ -19,10 +21,11 @@ class SearchPlayer:
     [count]), or 'uniform' / 'rollout'. settings: the search's SearchSettings (None:
     SearchSettings.for_play(), no noise: a player for matches, not for self-play; its encoding
     must be the network's); temperature 0 by default. board_size: the one size a network
-    evaluator takes (None: any); the GTP engine refuses other sizes."""
+    evaluator takes (None: any); the GTP engine refuses other sizes. clock: seconds, monotonic
+    (time.monotonic; tests pass their own), what a genmove under `seconds` reads."""
 
     def __init__(self, evaluator, visits, settings=None, *, name=None, temperature=0.0, seed=None,
-                 board_size=None, pass_rule="filled"):
+                 board_size=None, pass_rule="filled", clock=time.monotonic):
         if int(visits) < 1:
             raise ValueError(f"visits must be >= 1, got {visits}")
         self.evaluator = evaluator
@@ -34,6 +37,7 @@ class SearchPlayer:
             raise ValueError(f"pass_rule must be one of {PASS_RULES}, got {pass_rule!r}")
         self.pass_rule = pass_rule
         self.settings = SearchSettings.for_play() if settings is None else settings
+        self.clock = clock
         self.name = name or f"puct:{visits}"
         self.search = None
         self._synced = None           # game.moves the root stands for, or None
@@ -71,8 +75,6 @@ class SearchPlayer:
         first (the search grows in steps of STEP_VISITS; at least one step). no_pass: the most
         visited move other than the pass. fastgo.game.RESIGN where the search was built with a
         resign_threshold and the game looks lost."""
-        import time
-
         if game.is_over():
             return game.board.pass_move
         self._sync(game)
@@ -81,13 +83,13 @@ class SearchPlayer:
         elif seconds is None:
             self.search.run(self.evaluator, self.visits)
         else:
-            deadline = time.monotonic() + max(0.0, float(seconds))
+            deadline = self.clock() + max(0.0, float(seconds))
             while True:
                 total = int(self.search.root_visits(0).sum())
                 if total >= self.visits:
                     break
                 self.search.run(self.evaluator, min(self.visits, total + self.STEP_VISITS))
-                if time.monotonic() >= deadline or int(self.search.root_visits(0).sum()) == total:
+                if self.clock() >= deadline or int(self.search.root_visits(0).sum()) == total:
                     break
         move = self.search.choose_move(0, self.temperature)
         if self.pass_rule == "filled" and move >= 0:
@@ -106,16 +108,14 @@ class SearchPlayer:
         """One Gumbel search: sequential halving needs its budget up front, so under a clock the
         budget is what the last searches' speed fits into `seconds` (at least STEP_VISITS).
         No Gumbel noise unless the player has a temperature."""
-        import time
-
         visits = self.visits
         if seconds is not None and self._rate is not None:
             visits = max(1, min(visits, max(self.STEP_VISITS, int(float(seconds) * self._rate))))
         elif seconds is not None:
             visits = min(visits, self.STEP_VISITS)
-        began = time.monotonic()
+        began = self.clock()
         self.search.run(self.evaluator, visits, gumbel_scale=None if self.temperature else 0.0)
-        spent = time.monotonic() - began
+        spent = self.clock() - began
         done = int(self.search.root_visits(0).sum())
         if spent > 0 and done > 0:
             rate = done / spent

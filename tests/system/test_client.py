@@ -136,13 +136,25 @@ def test_gives_up_after_retries(scripted):
             client.receive(other)
 
 
+class SteppedClock:
+    """time.monotonic() plus the seconds the test has stepped it on."""
+
+    def __init__(self):
+        self.offset = 0.0
+
+    def __call__(self):
+        return time.monotonic() + self.offset
+
+
 def test_requests_resent_together_are_given_up_together(scripted):
-    # `other` is sent 40 ms after `ticket`, so only `ticket` is overdue at the first timeout;
-    # the reconnect resends both, and from then on they share their send time and attempts.
+    # `other` is sent 40 ms after `ticket` by the client's clock, so only `ticket` is overdue at
+    # the first timeout; the reconnect resends both, and from then on they share their send
+    # time and attempts.
     server = scripted(lambda *args: None)
-    with InferenceClient(server.endpoint, timeout_s=0.1, retries=2) as client:
+    clock = SteppedClock()
+    with InferenceClient(server.endpoint, timeout_s=0.1, retries=2, clock=clock) as client:
         ticket = client.submit(batch(0))
-        time.sleep(0.04)
+        clock.offset += 0.04
         other = client.submit(batch(1))
         with pytest.raises(ServerUnavailable):
             client.receive(ticket)
@@ -159,11 +171,12 @@ def test_one_lost_request_is_noticed_while_others_flow(scripted):
         if n > 1:
             answer(router, identity, request)
     server = scripted(script)
-    with InferenceClient(server.endpoint, timeout_s=0.3, retries=3) as client:
+    clock = SteppedClock()
+    with InferenceClient(server.endpoint, timeout_s=0.3, retries=3, clock=clock) as client:
         lost = client.submit(batch(0))
         for seed in range(1, 40):                    # ~0.6 s of other traffic, 15 ms apart
             client.evaluate(batch(seed))
-            threading.Event().wait(0.015)
+            clock.offset += 0.015
         assert client.reconnects >= 1                # noticed and resent while others flowed
         logits, _ = client.receive(lost)
         np.testing.assert_array_equal(logits[:, 0], batch(0).reshape(3, -1).sum(1))

@@ -3,7 +3,6 @@ with newer weights: clients time out, reconnect, resend (Lazy Pirate) and every 
 back equals the forward pass of its own request under the version it names. The server runs
 with overlap on (forward thread), so batches are in flight on two threads when it dies."""
 import threading
-import time
 
 import numpy as np
 import torch
@@ -28,12 +27,19 @@ def test_kill9_and_restart(tmp_path, forward):
         "device": "cpu", "overlap": True, "checkpoints": {"current": str(ckpt)}})
 
     stop = threading.Event()
+    changed = threading.Condition()        # notified on every result, failure and reconnect
     results, failures, clients = [], [], []
+
+    class Client(InferenceClient):
+        def _connect(self):
+            super()._connect()
+            with changed:
+                changed.notify_all()
 
     def load(index, endpoint):
         rng = np.random.default_rng(index)
         try:
-            with InferenceClient(endpoint, timeout_s=0.5, retries=60) as client:
+            with Client(endpoint, timeout_s=0.5, retries=60) as client:
                 clients.append(client)
                 flight = []
                 while not stop.is_set() or flight:
@@ -42,9 +48,17 @@ def test_kill9_and_restart(tmp_path, forward):
                         flight.append((client.submit(x), x))
                     ticket, x = flight.pop(0)
                     logits, values = client.receive(ticket)
-                    results.append((client.model_version, x, np.array(logits), np.array(values)))
+                    with changed:
+                        results.append((client.model_version, x, np.array(logits), np.array(values)))
+                        changed.notify_all()
         except Exception as err:
-            failures.append(err)
+            with changed:
+                failures.append(err)
+                changed.notify_all()
+
+    def wait_for(condition, what):
+        with changed:
+            assert changed.wait_for(lambda: failures or condition(), timeout=30), what
 
     first = ServerProcess(config).start()
     port_endpoint = first.endpoint
@@ -53,17 +67,15 @@ def test_kill9_and_restart(tmp_path, forward):
     try:
         for thread in threads:
             thread.start()
-        deadline = time.monotonic() + 30
-        while len(results) < 20 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: len(results) >= 20, "20 results from the first server")
         first.kill9()                                  # batches are in flight right now
         before = len(results)
         save_checkpoint(ckpt, models[2], step=2)
-        time.sleep(0.7)                                # clients hit their timeout meanwhile
+        # every client times out on the dead server and reconnects before the new one starts
+        wait_for(lambda: len(clients) == 3 and all(c.reconnects for c in clients),
+                 "every client reconnecting")
         second = ServerProcess(config, endpoint=port_endpoint).start()
-        deadline = time.monotonic() + 30
-        while len(results) < before + 20 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: len(results) >= before + 20, "20 results from the second server")
     finally:
         stop.set()
         for thread in threads:

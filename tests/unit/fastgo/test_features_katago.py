@@ -5,15 +5,12 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from fastgo import features, symmetry
 from fastgo.board import BLACK, WHITE, Board
 from fastgo.replay import encode_samples
 from fastgo.search_settings import SearchSettings
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PLANES = 16
 
 
@@ -201,19 +198,6 @@ def test_copy_and_pickle_keep_the_last_moves():
     other.play(other.pass_move)
     assert board.recent_moves != other.recent_moves
     assert other.recent_moves[1:] == board.recent_moves[:4]
-
-
-@SETTINGS
-@given(n=st.sampled_from([3, 5, 7, 9]), sym=st.integers(0, 7), seed=st.integers(0, 2 ** 31),
-       count=st.integers(0, 80))
-def test_features_of_transformed_game_equal_transformed_features(n, sym, seed, count):
-    moves = random_moves(n, seed, count)
-    board, image = Board(n), Board(n)
-    for move in moves:
-        board.play(move)
-        image.play(symmetry.transform_move(move, n, sym))
-    assert np.array_equal(image.features("katago"),
-                          symmetry.transform_planes(board.features("katago"), sym))
 
 
 def test_replay_encodes_the_same_planes_under_every_symmetry():

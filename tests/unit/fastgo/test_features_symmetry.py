@@ -151,7 +151,7 @@ def test_features_of_transformed_game_equal_transformed_features(n, sym, seed, c
         board.play(move)
         image.play(symmetry.transform_move(move, n, sym))
     assert image.hash is not None and image.num_moves == board.num_moves
-    for encoding in ("alphazero", "liberty"):
+    for encoding in ("alphazero", "liberty", "katago"):
         assert np.array_equal(image.features(encoding),
                               symmetry.transform_planes(board.features(encoding), sym))
     # and a transformed position set up from scratch (no history, no ko) agrees on its planes

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
 import tracemalloc
 
 import pytest
@@ -26,15 +25,14 @@ def test_a_chain_of_players_beyond_the_bound_is_refused_before_the_fit(tmp_path)
     path = tmp_path / "ratings.jsonl"
     path.write_text("".join(row(f"p{i}", f"p{i + 1}") + "\n" for i in range(MAX_FIT_PLAYERS)))
     table = read_table(path)
+    # refused before the fit: a fit's n x n Hessian of this chain would be gigabytes
     tracemalloc.start()
-    started = time.monotonic()
     try:
         with pytest.raises(TableError, match=f"{MAX_FIT_PLAYERS + 1} players"):
             fit_ratings(table)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert time.monotonic() - started < 2.0
     assert peak < 16 << 20, f"{peak} bytes to refuse a table of {path.stat().st_size} bytes"
 
 

@@ -1,10 +1,8 @@
-"""`fastgo bench gtp`: the Leela Zero weights file has the layout Leela Zero 0.17 reads (line
-count and values per line from its loader's rules, written out here independently of the
-writer), Leela Zero accepts one and plays from it, and the whole bench runs end to end."""
-import json
+"""`fastgo bench gtp`, in this process: the Leela Zero weights file has the layout Leela Zero 0.17
+reads (line count and values per line from its loader's rules, written out here independently
+of the writer), and bad arguments are one-line errors. Leela Zero playing from one and the whole
+bench run end to end are in tests/system/test_bench_gtp.py."""
 import math
-import subprocess
-import sys
 
 import pytest
 
@@ -61,75 +59,3 @@ def test_explicit_missing_leelaz_and_bad_net_are_one_line_errors(capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "bBLOCKScCHANNELS" in err[0]
     assert find_leelaz("/nonexistent/leelaz") is None
-
-
-@pytest.mark.slow
-def test_leelaz_plays_from_a_b1c8_weights_file(tmp_path):
-    from fastgo import coords
-    from fastgo.game import Game
-    from fastgo_cli.bench.gtp import leelaz_argv, write_leelaz_weights
-    from play.gtp_client import GtpClient
-
-    program = find_leelaz()
-    if program is None:
-        pytest.skip("Leela Zero is not installed (leelaz on PATH or /usr/games/leelaz)")
-    weights = write_leelaz_weights(tmp_path / "b1c8.txt", 1, 8)
-    with GtpClient(leelaz_argv(program, weights, visits=8, threads=1), timeout=20) as engine:
-        assert engine.send("version").strip() == "0.17"
-        move = engine.send("genmove b").strip()
-    point = coords.from_gtp(move, 19)
-    assert point < 361 and Game(19, 7.5).is_legal(point)
-
-
-@pytest.mark.slow
-def test_bench_end_to_end(tmp_path):
-    out = tmp_path / "gtp.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "fastgo_cli.main", "bench", "gtp", "--net", "b1c8", "--visits", "8",
-         "--moves", "2", "--threads", "1", "--backend", "torch-fp32", "--raw-seconds", "0.2",
-         "--json", str(out)], check=False, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    result = json.loads(out.read_text())
-    assert result["model"] == "b1c8" and result["board_size"] == 19
-    ours = result["fastgo"]
-    assert len(ours["move_s"]) == 2 and ours["visits_per_s"] > 0 and ours["raw_evals_per_s"] > 0
-    assert ours["backend"] == "torch-fp32" and ours["raw_batch"] == 8
-    if find_leelaz() is None:
-        assert result["leelaz"] is None and "measuring fastgo alone" in done.stderr
-    else:
-        lz = result["leelaz"]
-        assert lz["version"] == "0.17" and len(lz["move_s"]) == 2
-        assert len(lz["root_visits"]) == 2 and min(lz["root_visits"]) >= 8
-        assert result["ratio"] == pytest.approx(ours["visits_per_s"] / lz["visits_per_s"], rel=1e-3)
-        assert "ratio fastgo / leelaz" in done.stdout
-
-
-@pytest.mark.slow
-def test_other_sizes_measure_fastgo_alone(tmp_path):
-    out = tmp_path / "gtp9.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "fastgo_cli.main", "bench", "gtp", "--size", "9", "--net", "b1c8",
-         "--visits", "8", "--moves", "1", "--threads", "1", "--backend", "torch-fp32",
-         "--raw-seconds", "0.2", "--json", str(out)],
-        check=False, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "19x19 only" in done.stderr
-    result = json.loads(out.read_text())
-    assert result["leelaz"] is None and result["ratio"] is None
-    assert result["fastgo"]["visits_per_s"] > 0
-
-
-@pytest.mark.slow
-def test_a_failing_engine_is_a_one_line_error():
-    import shutil
-
-    false = shutil.which("false")
-    if false is None:
-        pytest.skip("no `false` program")
-    done = subprocess.run(
-        [sys.executable, "-m", "fastgo_cli.main", "bench", "gtp", "--net", "b1c8", "--visits", "8",
-         "--moves", "1", "--threads", "1", "--backend", "torch-fp32", "--raw-seconds", "0",
-         "--leelaz", false], check=False, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1
-    errors = [line for line in done.stderr.splitlines() if "engine failed" in line]
-    assert len(errors) == 1 and "leelaz" in errors[0]

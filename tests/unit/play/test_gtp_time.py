@@ -1,11 +1,23 @@
-"""GTP time control: time_settings / time_left / kgs-time_settings and --seconds bound a search
-that could otherwise run far longer; kgs-genmove_cleanup does not pass while points are open."""
-import time
-
+"""GTP time control: time_settings / time_left / kgs-time_settings and --move-seconds bound a
+search that could otherwise run far longer; kgs-genmove_cleanup does not pass while points are
+open. Time is a fake clock the player reads (STEP_S per reading), never the wall clock."""
 import pytest
 
 from play.gtp_engine import GtpEngine
 from play.search_player import SearchPlayer
+
+STEP_S = 0.05              # fake seconds that pass between two readings of the clock
+
+
+class FakeClock:
+    """A monotonic clock that moves STEP_S each time it is read."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += STEP_S
+        return self.now
 
 
 def answer(engine, line):
@@ -15,14 +27,16 @@ def answer(engine, line):
 
 
 def timed_genmove(engine, color="b"):
-    start = time.monotonic()
+    """(reply, fake seconds the genmove spent)."""
+    clock = engine.player.clock
+    start = clock.now
     reply = answer(engine, f"genmove {color}")
-    return reply, time.monotonic() - start
+    return reply, clock.now - start
 
 
 def slow_player():
     # the built-in uniform evaluator and a visit budget that would take minutes
-    return SearchPlayer("uniform", 50_000_000, seed=1)
+    return SearchPlayer("uniform", 50_000_000, seed=1, clock=FakeClock())
 
 
 def test_byo_yomi_clock_bounds_the_search():
@@ -31,7 +45,9 @@ def test_byo_yomi_clock_bounds_the_search():
     assert answer(engine, "time_left b 1 1") == "="
     reply, took = timed_genmove(engine)
     assert reply.startswith("= ") and reply != "= pass"
-    assert took < 1.5
+    # one byo-yomi stone of 1 s: 0.8 * 1 - 0.2 = 0.6 s, overrun by a reading or two
+    assert 0.6 <= took <= 0.6 + 3 * STEP_S
+    assert engine.player.search.root_visits(0).sum() < 50_000_000
 
 
 def test_main_time_is_spread_over_the_game():
@@ -39,8 +55,8 @@ def test_main_time_is_spread_over_the_game():
     answer(engine, "time_settings 30 0 0")
     answer(engine, "time_left b 30 0")
     reply, took = timed_genmove(engine)
-    # 30 s over at least 10 moves, a fifth kept back: under 3 s
-    assert reply.startswith("= ") and took < 3.0
+    # 30 s over max(10, 81 // 3 = 27) moves, 0.8 of it less 0.2 s: 0.69 s
+    assert reply.startswith("= ") and took <= 0.8 * 30 / 27 - 0.2 + 3 * STEP_S
 
 
 @pytest.mark.parametrize("line, expected", [
@@ -65,7 +81,7 @@ def test_bad_kgs_time_settings(line):
 def test_fixed_seconds_per_move():
     engine = GtpEngine(slow_player(), size=9, move_seconds=0.3)
     reply, took = timed_genmove(engine)
-    assert reply.startswith("= ") and took < 1.0
+    assert reply.startswith("= ") and 0.3 <= took <= 0.3 + 3 * STEP_S
 
 
 class Passer:

@@ -1,0 +1,32 @@
+"""Fuzzing the evaluator's state file reader (cluster.plots.read_evaluations) with hypothesis,
+bounded, and replaying tests/corpus/state/: any bytes give a list of well-formed rows (possibly
+empty), never an exception, and the file is never rewritten."""
+import pathlib
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cluster.plots import read_evaluations
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+CORPUS = pathlib.Path(__file__).resolve().parents[2] / "corpus"
+LINE = st.one_of(st.text(max_size=40), st.builds(
+    '{{"step": {}, "elo": {}, "games": {}}}'.format,
+    st.one_of(st.integers(-3, 2**70), st.text(max_size=4)),
+    st.one_of(st.floats(), st.text(max_size=4)), st.integers(-3, 10)))
+
+
+@FUZZ
+@given(data=st.one_of(st.binary(max_size=400), st.lists(LINE, max_size=6).map(
+    lambda lines: "\n".join(lines).encode("utf-8", "surrogatepass"))))
+def test_fuzz_evaluations(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("state") / "evaluations.jsonl"
+    path.write_bytes(data)
+    assert isinstance(read_evaluations(path), list)
+    assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize("path", sorted((CORPUS / "state").iterdir()), ids=lambda p: p.name)
+def test_state_corpus(path):
+    assert read_evaluations(path) == []
