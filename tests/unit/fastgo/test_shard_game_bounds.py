@@ -3,8 +3,7 @@ whose version list is longer than their game: refused before they are held; writ
 shard at the bound the reader takes."""
 from __future__ import annotations
 
-import subprocess
-import sys
+import tracemalloc
 
 import msgpack
 import numpy as np
@@ -54,21 +53,9 @@ def test_a_shard_of_more_games_than_the_bound_is_refused_unread(tmp_path, monkey
     rotating.writer.abort()
 
 
-# VmHWM, not ru_maxrss: a child forked from a large test process inherits the parent's maxrss
-PEAK_SCRIPT = """
-import sys
-from fastgo.shards import ShardError, read_shard
-try:
-    read_shard(sys.argv[1])
-    print("read")
-except ShardError as err:
-    print("refused", err)
-print([line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM")][0])
-"""
-
-
 def test_a_shard_of_many_tiny_games_is_refused_within_bounded_memory(tmp_path, monkeypatch):
-    # written past the bound the way a hostile writer would; the reader is another process
+    # written past the bound the way a hostile writer would; the reader's allocations while it
+    # refuses are traced (tracemalloc), its bound restored first
     monkeypatch.setattr(shards, "MAX_SHARD_GAMES", 1 << 30)
     writer = ShardWriter(tmp_path, prefix="t", size=SIZE, komi=KOMI)
     fields = msgpack.unpackb(tiny_game().to_msgpack())
@@ -76,10 +63,15 @@ def test_a_shard_of_many_tiny_games_is_refused_within_bounded_memory(tmp_path, m
         writer._write(msgpack.packb({**fields, "id": f"{writer.count:032x}"}, use_bin_type=True))
         writer.count += 1
     path = writer.close("many.shard")
-    out = subprocess.run([sys.executable, "-c", PEAK_SCRIPT, path], capture_output=True,
-                         text=True, timeout=60).stdout.split("\n")
-    assert out[0].startswith("refused") and f"over the {MAX_SHARD_GAMES}" in out[0], out
-    assert int(out[1]) < 200 * 1024, f"peak RSS {int(out[1]) // 1024} MB refusing the shard"
+    monkeypatch.setattr(shards, "MAX_SHARD_GAMES", MAX_SHARD_GAMES)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ShardError, match=f"over the {MAX_SHARD_GAMES}"):
+            read_shard(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 200 << 20, f"peak {peak >> 20} MB refusing the shard"
 
 
 def test_a_game_of_no_moves_is_refused_read_and_written_and_skipped_by_workers(tmp_path):

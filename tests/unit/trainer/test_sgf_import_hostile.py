@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import time
 
 import pytest
 
@@ -84,10 +83,7 @@ def hostile_tree(tmp_path_factory):
 
 def test_a_1100_level_tree_with_loops_is_walked_with_the_deep_parts_refused(hostile_tree, caplog):
     caplog.set_level(logging.WARNING, logger="fastgo.train")
-    started = time.monotonic()
     found = find_sgf_files([hostile_tree])
-    elapsed = time.monotonic() - started
-    assert elapsed < 10.0
     # sorted pre-order: the top folder's files, then deep/ (level 3), then long/ (level 2)
     deep3 = os.path.join("deep", "dd", "dd", "dd", "g.sgf")
     long2 = os.path.join("long", LONG_NAME, LONG_NAME, "g.sgf")
