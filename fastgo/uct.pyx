@@ -1,6 +1,6 @@
 """Classic UCT with random playouts: the fixed, network-free reference player 'mcts:N'.
 
-Called by selfplay_workers.uct_player (the arena, `fastgo gtp --player mcts:N`). The algorithm is
+Played through play.players (the arena, `fastgo gtp --player mcts:N`). The algorithm is
 frozen on purpose, because Elo curves are measured against it for ever; change it only with a new
 name. For each of N iterations, from the position to move:
 

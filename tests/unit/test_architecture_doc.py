@@ -1,0 +1,57 @@
+"""docs/architecture.md names every module of the packages, one line each: a module added without
+its line there fails here (a kernel by its .pyx, or its .pxd where it has no .pyx; a command by
+its name in the `*_cmd.py` row, a bench by its name in the `bench/<target>.py` row)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "cluster",
+            "fastgo_cli")
+
+
+def modules():
+    """Paths (relative, posix) of every module a reader looks up: .py and .pyx files, and .pxd
+    files without a .pyx, not __init__.py."""
+    out = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*")):
+            if "__pycache__" in path.parts or path.name == "__init__.py":
+                continue
+            if path.suffix in (".py", ".pyx") or (path.suffix == ".pxd"
+                                                  and not path.with_suffix(".pyx").exists()):
+                out.append(path.relative_to(ROOT).as_posix())
+    return out
+
+
+def row(text, key):
+    """The table row of docs/architecture.md whose first cell is `key`."""
+    match = re.search(r"^\| `" + re.escape(key) + r"` \|(.*)$", text, re.M)
+    return match.group(1) if match else ""
+
+
+def missing(text):
+    commands, benches = row(text, "fastgo_cli/*_cmd.py"), row(text, "fastgo_cli/bench/<target>.py")
+    out = []
+    for path in modules():
+        name = Path(path).stem
+        if f"`{path}`" in text:
+            continue
+        if path.startswith("fastgo_cli/bench/") and f"`{name}`" in benches:
+            continue
+        if re.fullmatch(r"fastgo_cli/\w+_cmd\.py", path) and f"`{name[:-4]}`" in commands:
+            continue
+        out.append(path)
+    return out
+
+
+def test_every_module_has_its_line():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    assert missing(text) == []
+
+
+def test_the_check_finds_a_module_without_its_line():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    assert missing(text.replace("`fastgo/pass_rule.py`", "`fastgo/pass-rule`")) == ["fastgo/pass_rule.py"]
+    assert "fastgo_cli/gtp_cmd.py" in missing(text.replace("`gtp`, `analysis`", "`analysis`"))
