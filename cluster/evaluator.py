@@ -182,7 +182,7 @@ def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrid
     import logging
 
     from fastgo.config import load_config
-    from fastgo.role_entry import setup_logging, stop_on_signals
+    from fastgo.role_entry import on_disk_full, setup_logging, stop_on_signals
     from fastgo.rundir import StatusFile, open_run_dir
 
     config = load_config(config_path, overrides=overrides)
@@ -190,6 +190,7 @@ def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrid
     setup_logging(run_dir.log("evaluate"), quiet=quiet)
     log = logging.getLogger("fastgo.evaluate")
     stopping = stop_on_signals()
+    on_disk_full(config)
     status = StatusFile(run_dir, "evaluate")
     evaluator = Evaluator(config, run_dir, log, status)
     last = {}

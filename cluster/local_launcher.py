@@ -11,7 +11,7 @@ import time
 
 from cluster.child import RoleChild
 from cluster.role_process import SERVE_READY, RoleStartError
-from cluster.restarts import REFUSED, STARTUP_S, Backoff, RestartPolicy
+from cluster.restarts import DISK_FULL, REFUSED, STARTUP_S, Backoff, RestartPolicy
 from cluster.roles import role_argv, role_specs
 from cluster.status import read_ratings, server_rates, status_line, summary_text
 
@@ -64,10 +64,12 @@ class LocalCluster:
     def restarts(self):
         return RestartPolicy.counts(self.children)
 
-    def _restart(self, role, why):
-        failed = self.policy.restart(role, why)
+    def _restart(self, role, why, code=None):
+        failed = self.policy.restart(role, why, code=code)
         if failed:
             self.failed = failed
+            if code == DISK_FULL:             # stopped cleanly on a full disk
+                self.fail_code = DISK_FULL
 
     # -- supervision ----------------------------------------------------------------------------
 
@@ -110,7 +112,7 @@ class LocalCluster:
                     self.fail_code = REFUSED
                     self.failed = RestartPolicy.refused(role, child.last_line())
                     return
-                self._restart(role, f"exited with status {code}")
+                self._restart(role, f"exited with status {code}", code)
                 continue
             if role is self.server and now - child.ping.last_ok > 2.0:
                 self.server_stats(timeout_s=0.5)
@@ -155,8 +157,10 @@ class LocalCluster:
         evals, fill = server_rates(stats, self._last_stats)
         if stats:
             self._last_stats = (stats, time.monotonic())
+        statuses = {role.role: read_status(self.run_dir, role.spec.heartbeat)[0]
+                    for role in self.children if role.spec.heartbeat}
         return status_line(elapsed, train or {}, moves, evals, fill, read_ratings(self.run_dir.root),
-                           self.restarts())
+                           self.restarts()) + self.policy.disk_note(self.children, statuses)
 
     def summary(self):
         from fastgo.rundir import read_status

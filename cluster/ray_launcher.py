@@ -39,7 +39,7 @@ import signal
 import time
 
 from cluster.role_process import RECORDER_READY, SERVE_READY
-from cluster.restarts import REFUSED, Backoff, RestartPolicy
+from cluster.restarts import DISK_FULL, REFUSED, Backoff, RestartPolicy
 from cluster.role_host import CONFIG_TOKEN, RoleHost
 from cluster.roles import RESOURCES_KEY, role_argv, role_specs
 from cluster.status import server_rates, status_line, summary_text
@@ -275,10 +275,12 @@ class RayCluster:
                          endpoint=self.endpoint, bind=bind, recorder=recorder,
                          overrides=self.overrides)
 
-    def _restart(self, child, why):
-        failed = self.policy.restart(child, why)
+    def _restart(self, child, why, code=None):
+        failed = self.policy.restart(child, why, code=code)
         if failed:
             self.failed = failed
+            if code == DISK_FULL:             # stopped cleanly on a full disk
+                self.fail_code = DISK_FULL
 
     def restarts(self):
         return RestartPolicy.counts(self.children)
@@ -396,7 +398,7 @@ class RayCluster:
                 self.fail_code = REFUSED
                 self.failed = RestartPolicy.refused(child, reply["last_line"], f" on node {child.ip}")
             else:
-                self._restart(child, f"exited with status {code}")
+                self._restart(child, f"exited with status {code}", code)
             return
         if reply["child"] is None:
             if child.child is not None:            # the actor no longer has it (a new incarnation)
@@ -435,8 +437,9 @@ class RayCluster:
             evals, fill = self._last_rates = server_rates(stats, self._last_stats)
         if stats:
             self._last_stats = (stats, time.monotonic())
+        statuses = {child.role: child.last.get("status") for child in self.children}
         return status_line(elapsed, self._train_status(), moves, evals, fill, self._ratings(),
-                           self.restarts())
+                           self.restarts()) + self.policy.disk_note(self.children, statuses)
 
     def shutdown(self):
         """Workers (their shards close, their games reach the recorder), recorder, evaluator,

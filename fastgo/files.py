@@ -12,6 +12,8 @@ import os
 import stat
 import tempfile
 
+from fastgo import diskfull
+
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -91,14 +93,37 @@ def open_append(path, mode: int = 0o644) -> int:
 
 def append_bytes(path, data: bytes, *, sync: bool = False) -> None:
     """Appends `data` to the regular file at `path` (open_append: created when absent, never a
-    wait on a FIFO), fsynced when `sync`. OSError when it cannot."""
+    wait on a FIFO), fsynced when `sync`. A full disk midway: in a process that waits for space
+    (fastgo.diskfull) the rest is written once there is room; else the part written is cut off
+    again (the file ends where it did) and the OSError raised."""
+    view = memoryview(data)
     fd = open_append(path)
     try:
-        os.write(fd, data)
-        if sync:
-            os.fsync(fd)
+        start = os.fstat(fd).st_size
+        while True:
+            try:
+                while view:
+                    view = view[os.write(fd, view):]
+                if sync:
+                    os.fsync(fd)
+                break
+            except OSError as err:
+                if not diskfull.handle(err, path):
+                    if diskfull.disk_full(err) and len(view) < len(data):
+                        _cut(fd, start, start + len(data) - len(view))
+                    raise
+        diskfull.recovered(path)
     finally:
         os.close(fd)
+
+
+def _cut(fd, start, end):
+    """Truncates the file back to `start` if it ends at `end` (no one appended since)."""
+    try:
+        if os.fstat(fd).st_size == end:
+            os.ftruncate(fd, start)
+    except OSError:
+        pass
 
 
 def check_regular(path) -> None:
@@ -164,12 +189,25 @@ def fsync_dir(directory) -> None:
 
 def atomic_write(path, write, *, binary=True, suffix=""):
     """Calls write(handle) on a temporary file beside `path`, then renames it to `path`. On any
-    error (a full disk included) the temporary file is removed and `path` is left as it was.
-    Something other than a regular file at `path` (a folder, a FIFO, a device, or a link to
+    error (a full disk included) the temporary file is removed and `path` is left as it was;
+    in a process that waits for space (fastgo.diskfull) a full disk is waited out and the whole
+    write done again, so write() must be callable more than once. Something other than a regular file at `path` (a folder, a FIFO, a device, or a link to
     one) is refused with NotRegularFile before write() is called."""
     path = os.fspath(path)
     check_regular(path)
     directory = os.path.dirname(os.path.abspath(path))
+    while True:
+        try:
+            _write_replace(path, directory, write, binary, suffix)
+        except Exception as err:
+            if diskfull.handle(err, path):        # waited for space: write it all again
+                continue
+            raise
+        diskfull.recovered(path)
+        return
+
+
+def _write_replace(path, directory, write, binary, suffix):
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=directory)
     try:
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as handle:
@@ -178,8 +216,10 @@ def atomic_write(path, write, *, binary=True, suffix=""):
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
+        try:
             os.unlink(tmp)
+        except FileNotFoundError:
+            pass
         raise
     fsync_dir(directory)
 

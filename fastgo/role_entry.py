@@ -1,6 +1,7 @@
 """The wrapper every long-running role shares: logging to its own file in the run directory
 (and to stderr), any exception logged with its traceback, then a loud non-zero exit; a config
-error is one line and exit status 2."""
+error is one line and exit status 2; a full disk is one line and fastgo.diskfull.EXIT_STATUS
+(the supervisor waits for space or stops the run, cluster.on_disk_full, and counts no crash)."""
 from __future__ import annotations
 
 import logging
@@ -13,17 +14,41 @@ def setup_logging(log_path: str | None, *, quiet: bool = False):
     (stderr still when there is no file). Replaces any handlers set before."""
     handlers = []
     if log_path:
-        handlers.append(logging.FileHandler(log_path))
+        handlers.append(_LogFile(log_path))
     if not quiet or not handlers:
         handlers.append(logging.StreamHandler(sys.stderr))
     logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
 
 
+class _LogFile(logging.FileHandler):
+    """A role's log file: a line the full disk cannot take is lost, with no traceback about it
+    on stderr (which is on the same disk under a supervisor)."""
+
+    def handleError(self, record):
+        from fastgo.diskfull import disk_full
+        if disk_full(sys.exc_info()[1]) is None:
+            super().handleError(record)
+
+
+def on_disk_full(config, should_stop=None):
+    """Turns on waiting or stopping on a full disk for this role (fastgo.diskfull) as
+    cluster.on_disk_full of `config` says; a wait ends on `should_stop()` (default: the signals
+    stop_on_signals() has seen)."""
+    from fastgo import diskfull
+    diskfull.configure(config.cluster.on_disk_full,
+                       should_stop=should_stop or _stop_requested.get("callable"))
+
+
+_stop_requested = {}
+
+
 def run_role(name: str, body) -> int:
     """Runs body() -> exit status; ConfigError, or NotRegularFile (something other than a file
-    where the role reads or writes one): one line, 2; any other exception: logged with its
-    traceback, 1."""
+    where the role reads or writes one): one line, 2; a full disk (fastgo.diskfull: a stop, or
+    a write that does not wait): one line, diskfull.EXIT_STATUS; any other exception: logged
+    with its traceback, 1."""
+    from fastgo import diskfull
     from fastgo.config import ConfigError
     from fastgo.files import NotRegularFile, printable, reason
 
@@ -35,11 +60,32 @@ def run_role(name: str, body) -> int:
     except NotRegularFile as err:        # a folder, FIFO or device where a file goes: no restart helps
         print(f"fastgo {name}: {printable(err.filename)}: {reason(err)}", file=sys.stderr)
         return 2
+    except diskfull.DiskFullStop as err:
+        _say_on_full_disk(f"fastgo {name}: {err}")
+        return diskfull.EXIT_STATUS
     except KeyboardInterrupt:
         return 130
-    except Exception:
+    except Exception as err:
+        full = diskfull.disk_full(err)
+        if full is not None:
+            _say_on_full_disk(f"fastgo {name}: disk full ({diskfull.describe(full)}) writing "
+                              f"{printable(full.filename or 'a file')}: stopped")
+            return diskfull.EXIT_STATUS
         logging.getLogger(f"fastgo.{name}").exception("fastgo %s failed", name)
         return 1
+
+
+def _say_on_full_disk(line):
+    """`line` on stderr, which a supervisor keeps on the disk that is full: a line it cannot
+    take is lost, and the streams are pointed at /dev/null so that flushing them at exit
+    cannot turn the exit status into another."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+        sys.stdout.flush()
+    except OSError:
+        import os
+        null = open(os.devnull, "w")
+        sys.stdout, sys.stderr = null, null
 
 
 def stop_on_signals():
@@ -52,7 +98,8 @@ def stop_on_signals():
         stopped[0] = signal.Signals(signum).name
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGINT, handler)
-    return lambda: stopped[0]
+    _stop_requested["callable"] = lambda: stopped[0]
+    return _stop_requested["callable"]
 
 
 def ignore_stop_signals():

@@ -74,26 +74,62 @@ def status_path(run_dir: RunDir, role: str) -> str:
 class StatusFile:
     """A role's heartbeat: a small JSON file rewritten (temporary name + rename) at most every
     `interval_s` from the role's main loop, so a stuck or stopped loop stops refreshing it. The
-    supervisor reads its mtime (progress) and content (figures for the status line)."""
+    supervisor reads its mtime (progress) and content (figures for the status line).
+
+    It never waits for disk space: on a full disk it is overwritten in place (its blocks are
+    already there; JSON allows the trailing spaces that pad it), else only its mtime is
+    refreshed. While a write of the role waits for space (fastgo.diskfull), the wait keeps it
+    fresh with the last figures and "disk_full": the wait's condition."""
 
     def __init__(self, run_dir: RunDir, role: str, interval_s: float = 1.0):
         import time
+
+        from fastgo import diskfull
         self._time = time.monotonic
         self.path = status_path(run_dir, role)
         self.interval_s = interval_s
         self._next = 0.0
+        self._last = {}
+        diskfull.set_heartbeat(self.keep_alive)
 
     def beat(self, fields_fn, force=False):
         """Writes fields_fn() (a JSON-able dict) when due; fields_fn is not called otherwise."""
-        import json
         now = self._time()
         if not force and now < self._next:
             return
         self._next = now + self.interval_s
+        self._last = dict(fields_fn())
+        self._write(self._last)
+
+    def keep_alive(self):
+        """Writes the last figures again, with the disk condition when there is one."""
+        self._write(self._last)
+
+    def _write(self, fields):
+        import json
+
+        from fastgo import diskfull
+        condition = diskfull.condition()
+        text = json.dumps(dict(fields, disk_full=condition) if condition else fields)
         try:
-            atomic_write_text(self.path, json.dumps(fields_fn()))
+            with diskfull.no_wait():
+                atomic_write_text(self.path, text)
+            return
+        except Exception as err:
+            if not diskfull.disk_full(err):
+                return              # a folder in its place: the supervisor notices the silence
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+            try:
+                data = text.encode("utf-8")
+                os.pwrite(fd, data + b" " * (os.fstat(fd).st_size - len(data)), 0)
+            finally:
+                os.close(fd)
         except OSError:
-            pass                    # a full disk must not stop the role; the supervisor notices
+            try:
+                os.utime(self.path)
+            except OSError:
+                pass
 
 
 def read_status(run_dir: RunDir, role: str):

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import msgpack
 
+from fastgo import diskfull
 from fastgo.files import fsync_dir, printable, read_bounded, reason
 from fastgo.records import (ENDS, MAX_CONTAINERS, MAX_MAP_KEYS, ContainerBudget, GameRecord,  # noqa: F401
                             ShardError, _check_record, _field, check_record, unpack_record)
@@ -58,7 +59,9 @@ MAX_SHARD_GAMES = 1 << 16                    # games in one shard: a game read c
 
 class ShardWriter:
     """Appends games to `directory/.tmp-PREFIX-*.shard`; close() seals it (trailer, fsync) and
-    renames it to `PREFIX-SEQ.shard`. Not thread-safe."""
+    renames it to `PREFIX-SEQ.shard`. On a full disk the games not written stay in memory (at
+    most one shard) and close() writes them once there is room (fastgo.diskfull). Not
+    thread-safe."""
 
     def __init__(self, directory, *, prefix: str, size: int, komi: float, worker: int = 0):
         if not re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", prefix) or prefix.startswith("."):
@@ -72,14 +75,28 @@ class ShardWriter:
         self.opened = time.monotonic()
         self._hash = hashlib.sha256()
         self.tmp_path = os.path.join(self.directory, f".tmp-{prefix}-{uuid.uuid4().hex[:8]}{SUFFIX}")
-        self._file = open(self.tmp_path, "xb")
+        self._file = open(self.tmp_path, "xb", buffering=0)    # raw: each write's count is known
+        self._pending = bytearray()      # bytes not on disk yet: its disk was full
         self._write(msgpack.packb({"magic": MAGIC, "version": FORMAT_VERSION, "size": self.size,
                                    "komi": self.komi, "rules": RULES, "worker": self.worker,
                                    "created": time.time()}, use_bin_type=True))
 
     def _write(self, data: bytes):
-        self._file.write(data)
         self._hash.update(data)
+        self._pending += data
+        self._flush(wait=False)
+
+    def _flush(self, *, wait: bool):
+        """Writes the pending bytes. A full disk keeps the rest in memory: until close() when
+        not `wait`, else waited out as fastgo.diskfull says (or the OSError raised)."""
+        while self._pending:
+            try:
+                del self._pending[:self._file.write(self._pending)]
+            except OSError as err:
+                if not wait and diskfull.disk_full(err):
+                    return
+                if not diskfull.handle(err, self.tmp_path):
+                    raise
 
     def add(self, record: GameRecord):
         if record.size != self.size or record.komi != self.komi:
@@ -98,13 +115,15 @@ class ShardWriter:
         if os.path.basename(final_name) != final_name or not final_name.endswith(SUFFIX) \
                 or final_name.startswith("."):
             raise ValueError(f"bad shard name {final_name!r}")
-        self._file.write(TRAILER.pack(TRAILER_MAGIC, self.count, self._hash.digest()))
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        self._pending += TRAILER.pack(TRAILER_MAGIC, self.count, self._hash.digest())
+        self._flush(wait=True)
+        diskfull.retry(self.tmp_path, lambda: os.fsync(self._file.fileno()))
         self._file.close()
         path = os.path.join(self.directory, final_name)
-        os.rename(self.tmp_path, path)
+        diskfull.retry(path, lambda: os.rename(self.tmp_path, path))
         fsync_dir(self.directory)
+        diskfull.recovered(self.tmp_path)
+        diskfull.recovered(path)
         return path
 
     def abort(self):

@@ -28,7 +28,7 @@ def _run(args) -> int:
 
     from fastgo.config import ConfigError, RecorderConfig, load_config, parse_section, to_dict
     from fastgo.rundir import StatusFile, open_run_dir
-    from fastgo.role_entry import setup_logging
+    from fastgo.role_entry import on_disk_full, setup_logging
     from selfplay_workers.recorder import Recorder
 
     config = load_config(args.config, overrides=args.overrides)
@@ -46,6 +46,7 @@ def _run(args) -> int:
     recorder = Recorder(config, run_dir, status=StatusFile(run_dir, "recorder"))
     signal.signal(signal.SIGTERM, recorder.stop)
     signal.signal(signal.SIGINT, recorder.stop)
+    on_disk_full(config, should_stop=lambda: recorder.stop_requested)
     log.info("recording %dx%d komi %g games on %s into %s (shards of %d games or %gs)",
              recorder.size, recorder.size, recorder.komi, recorder.endpoint, run_dir.shards,
              recorder.shard_games, recorder.shard_seconds)

@@ -31,7 +31,7 @@ def run(args) -> int:
 def _run(args) -> int:
     from fastgo.config import ConfigError, load_config
     from fastgo.rundir import open_run_dir
-    from fastgo.role_entry import setup_logging
+    from fastgo.role_entry import on_disk_full, setup_logging
     from inference_server import protocol
     from inference_server.client import (ClientStopped, InferenceClient, ServerError,
                                          ServerUnavailable)
@@ -81,6 +81,7 @@ def _run(args) -> int:
         how = f"{config.selfplay.visits} visits"
     worker.install_signal_handlers()
     client.should_stop = lambda: worker.stop_requested     # a silent server cannot keep us
+    on_disk_full(config, should_stop=client.should_stop)
     log.info("worker %d: %d games at once, %s, server %s", args.worker_id, worker.games, how,
              endpoint)
     try:

@@ -48,7 +48,7 @@ def _run(args) -> int:
 
     from fastgo.config import ConfigError, load_config
     from fastgo.rundir import open_run_dir
-    from fastgo.role_entry import setup_logging, stop_on_signals
+    from fastgo.role_entry import on_disk_full, setup_logging, stop_on_signals
 
     config = load_config(args.config, overrides=args.overrides)
     if args.sgf is not None:
@@ -62,6 +62,7 @@ def _run(args) -> int:
     setup_logging(run_dir.log("train"), quiet=args.quiet)
     log = logging.getLogger("fastgo.train")
     stopping = stop_on_signals()
+    on_disk_full(config)
 
     publisher = None
     client = None
@@ -121,7 +122,7 @@ def _run_supervised(args, config) -> int:
 
     from fastgo.config import ConfigError
     from fastgo.rundir import StatusFile, open_run_dir
-    from fastgo.role_entry import setup_logging, stop_on_signals
+    from fastgo.role_entry import on_disk_full, setup_logging, stop_on_signals
 
     if not 0.0 <= args.holdout < 1.0:
         raise ConfigError(f"--holdout: must be in [0, 1), got {args.holdout}")
@@ -145,6 +146,7 @@ def _run_supervised(args, config) -> int:
     setup_logging(run_dir.log("train"), quiet=args.quiet)
     log = logging.getLogger("fastgo.train")
     stopping = stop_on_signals()
+    on_disk_full(config)
 
     from trainer.training_core import ResumeError
     from trainer.supervised import pretrain

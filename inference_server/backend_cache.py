@@ -25,6 +25,7 @@ import math
 import os
 import re
 
+from fastgo import diskfull
 from fastgo.files import atomic_write_text, printable, read_bounded, reason
 from inference_server.backends import ALL_BACKENDS, available_backends, cpu_flags, cpu_name, versions
 
@@ -215,6 +216,7 @@ def write_cache(key: str, entry: dict, path=None) -> None:
     _state["docs"][path] = doc
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        atomic_write_text(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        with diskfull.no_wait():              # a cache is worth no wait for disk space
+            atomic_write_text(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
     except (OSError, ValueError) as err:          # ValueError: a table json cannot write
         _warn(f"backend cache {path} not written: {reason(err) if isinstance(err, OSError) else err}")

@@ -116,6 +116,11 @@ class Recorder:
     def stop(self, *_):
         self._stop = True
 
+    @property
+    def stop_requested(self) -> bool:
+        """Whether stop() was called (a signal): a wait for disk space ends then."""
+        return self._stop
+
     def serve_forever(self):
         try:
             while not self._stop:

@@ -379,6 +379,10 @@ class ClusterConfig:
     restart_window_s: float = setting(300.0, min=1.0, max=86_400.0)
     status_interval_s: float = setting(5.0, min=0.1, max=3600.0, doc="plain status lines (no terminal)")
     shutdown_s: float = setting(10.0, min=1.0, max=600.0, doc="bound on an ordered shutdown")
+    on_disk_full: Literal["wait", "stop"] = setting(
+        "wait", doc="a role whose disk is full (ENOSPC, EDQUOT): wait = says so in one line, "
+                    "waits with back-off until there is room and goes on by itself; stop = says "
+                    "so and the run stops cleanly (exit status 75); neither counts as a crash")
     launcher: Literal["local", "ray"] = setting(
         "local", doc="how the roles are launched: local = child processes on this machine; ray = "
                      "Ray actors on a Ray cluster (optional package ray; fastgo cluster --launcher "
