@@ -1,6 +1,5 @@
 # The Go position as one flat C struct, and the rules on it (captures, suicide, simple ko,
 # Tromp-Taylor area scoring, the playout eye test). Copying a position is one memcpy.
-# Callers: fastgo.features (planes), fastgo.mcts (search), fastgo.playout, the Python Board class.
 #
 # Moves are the public coordinate everywhere outside this module: move = row * N + col with row 0
 # the TOP row as printed (GTP row N), col 0 the left column (GTP "A"); PASS = N * N. Policy vectors

@@ -1,6 +1,5 @@
 # The Go rules engine: one flat BoardState per position (see board.pxd for the layout and the
 # liberty method), the nogil C rules on it, and the Python Board / Random classes that wrap it.
-# Callers: fastgo.features, fastgo.symmetry tests, fastgo.mcts, fastgo.game, the CLI benchmark.
 import operator
 import os
 

@@ -1,6 +1,5 @@
 # Network input planes from a BoardState, written into a caller's uint8 buffer with no GIL.
-# Callers: the search (one encode per leaf into a batch buffer), the trainer (replayed positions),
-# Board.features(). Layout: [planes, N, N], row-major by move index (row 0 = top).
+# Layout: [planes, N, N], row-major by move index (row 0 = top).
 import numpy as np
 
 cimport numpy as cnp

@@ -1,6 +1,5 @@
 """A whole game on top of fastgo.board.Board: positional superko, resignation, undo, result.
 
-Callers: the GTP engine, the arena, self-play workers (real games), SGF and shard replay.
 Positions are kept as Board copies (one memcpy each), so undo is a pop.
 """
 from fastgo.board import BLACK, WHITE, Board, IllegalMoveError, describe_move

@@ -1,5 +1,4 @@
 # The 8 symmetries of the square board (D4) for feature planes and policy vectors.
-# Callers: the search (a random symmetry per network evaluation), the trainer (augmentation).
 # sym = 4 * transpose + 2 * mirror_columns + flip_rows, applied in that order: transpose first,
 # then flip rows (r -> N-1-r) if bit 0, then mirror columns (c -> N-1-c) if bit 1.
 import numpy as np

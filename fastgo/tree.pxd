@@ -1,6 +1,6 @@
 # Search-tree node storage shared by both searches (fastgo.mcts PUCT, fastgo.uct UCT): arrays
 # indexed by node, grown by doubling up to a cap, reset in O(1), compacted by copying the live
-# subtree. Callers: fastgo.mcts (Tree), fastgo.uct (its own arrays through grow_arrays).
+# subtree.
 from libc.stdint cimport uint8_t, int16_t, int32_t
 from libc.stddef cimport size_t
 
