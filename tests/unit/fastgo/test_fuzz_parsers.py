@@ -6,7 +6,6 @@ the wire's and the evaluator's files have theirs beside their packages (tests/un
 tests/unit/inference_server, tests/unit/cluster)."""
 import json
 import pathlib
-import tracemalloc
 
 import msgpack
 import pytest
@@ -52,15 +51,10 @@ def test_fuzz_sgf(text):
 
 
 @pytest.mark.parametrize("path", corpus("sgf"), ids=lambda p: p.name)
-def test_sgf_corpus(path):
+def test_sgf_corpus(path, allocation_peak):
     # bombs (a size of 5,000 digits, a rectangle over the whole board) cost what a small game
     # costs: bounded in memory, not in wall-clock time
-    tracemalloc.start()
-    try:
-        check_sgf(path.read_bytes())
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    _, peak = allocation_peak(lambda: check_sgf(path.read_bytes()))
     assert peak < 8 << 20, f"{peak} bytes for {path.stat().st_size} bytes of SGF"
 
 

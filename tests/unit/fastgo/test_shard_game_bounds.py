@@ -3,8 +3,6 @@ whose version list is longer than their game: refused before they are held; writ
 shard at the bound the reader takes."""
 from __future__ import annotations
 
-import tracemalloc
-
 import msgpack
 import numpy as np
 import pytest
@@ -53,7 +51,8 @@ def test_a_shard_of_more_games_than_the_bound_is_refused_unread(tmp_path, monkey
     rotating.writer.abort()
 
 
-def test_a_shard_of_many_tiny_games_is_refused_within_bounded_memory(tmp_path, monkeypatch):
+def test_a_shard_of_many_tiny_games_is_refused_within_bounded_memory(tmp_path, monkeypatch,
+                                                                    refusal_peak):
     # written past the bound the way a hostile writer would; the reader's allocations while it
     # refuses are traced (tracemalloc), its bound restored first
     monkeypatch.setattr(shards, "MAX_SHARD_GAMES", 1 << 30)
@@ -64,13 +63,7 @@ def test_a_shard_of_many_tiny_games_is_refused_within_bounded_memory(tmp_path, m
         writer.count += 1
     path = writer.close("many.shard")
     monkeypatch.setattr(shards, "MAX_SHARD_GAMES", MAX_SHARD_GAMES)
-    tracemalloc.start()
-    try:
-        with pytest.raises(ShardError, match=f"over the {MAX_SHARD_GAMES}"):
-            read_shard(path)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = refusal_peak(lambda: read_shard(path), ShardError, f"over the {MAX_SHARD_GAMES}")
     assert peak < 200 << 20, f"peak {peak >> 20} MB refusing the shard"
 
 

@@ -21,18 +21,12 @@ def row(a, b, **extra):
     return json.dumps({"a": a, "b": b, "wins_a": 1, "wins_b": 1, "draws": 0, **extra})
 
 
-def test_a_chain_of_players_beyond_the_bound_is_refused_before_the_fit(tmp_path):
+def test_a_chain_of_players_beyond_the_bound_is_refused_before_the_fit(tmp_path, refusal_peak):
     path = tmp_path / "ratings.jsonl"
     path.write_text("".join(row(f"p{i}", f"p{i + 1}") + "\n" for i in range(MAX_FIT_PLAYERS)))
     table = read_table(path)
     # refused before the fit: a fit's n x n Hessian of this chain would be gigabytes
-    tracemalloc.start()
-    try:
-        with pytest.raises(TableError, match=f"{MAX_FIT_PLAYERS + 1} players"):
-            fit_ratings(table)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    peak = refusal_peak(lambda: fit_ratings(table), TableError, f"{MAX_FIT_PLAYERS + 1} players")
     assert peak < 16 << 20, f"{peak} bytes to refuse a table of {path.stat().st_size} bytes"
 
 
