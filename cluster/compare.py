@@ -120,7 +120,7 @@ class RunPlan:
     size: int
     komi: float
     backend: str                # the CPU inference backend its checkpoint plays with
-    references: tuple           # its evaluator's reference players
+    anchors: tuple              # its evaluator's anchors (cluster.anchors)
     shutdown_s: float           # its cluster's bound on an ordered shutdown
 
 
@@ -161,7 +161,7 @@ def load_run_plan(name, config, overrides, seed=None) -> RunPlan:
     return RunPlan(name=name, config_path=path,
                    config_name=os.path.splitext(os.path.basename(path))[0], overrides=items,
                    size=loaded.model.board_size, komi=loaded.selfplay.komi,
-                   backend=loaded.server.backend, references=tuple(loaded.cluster.references),
+                   backend=loaded.server.backend, anchors=tuple(loaded.cluster.anchors),
                    shutdown_s=loaded.cluster.shutdown_s)
 
 
@@ -364,7 +364,7 @@ def markdown_table(data) -> str:
     return "\n".join(lines)
 
 
-def draw(path, data, curves, references=()) -> bool:
+def draw(path, data, curves, anchors=()) -> bool:
     """compare.png: both runs' Elo against wall time (cluster.plots.draw_comparison); False
     (nothing drawn) when neither run has a rated checkpoint."""
     from cluster.plots import draw_comparison
@@ -372,7 +372,7 @@ def draw(path, data, curves, references=()) -> bool:
     if not any(c["evaluations"] for c in curves):
         return False
     labels = [f"{name}: {data[name]['config']}" for name in RUNS]
-    draw_comparison(path, curves, labels, tuple(r for r in references if r != "random"))
+    draw_comparison(path, curves, labels, tuple(a for a in anchors if a != "random"))
     return True
 
 
@@ -427,13 +427,14 @@ def compare(plan: Plan, out=print) -> int:
     data, curves = assemble(plan, statuses)
     json_path = os.path.join(plan.out, "compare.json")
     atomic_write_text(json_path, json.dumps(data, indent=1) + "\n")
-    references = sorted({r for run in plan.runs for r in run.references})
+    anchors = [a for run in plan.runs for a in run.anchors]
+    anchors = sorted(set(anchors), key=anchors.index)
     png = os.path.join(plan.out, "compare.png")
     out("")
     out(markdown_table(data))
     out("")
     out(f"wrote {json_path}")
-    if draw(png, data, curves, references):
+    if draw(png, data, curves, anchors):
         out(f"wrote {png}")
     else:
         out(f"no rated checkpoint in either run (the evaluator's evaluations.jsonl): "

@@ -1,9 +1,15 @@
-"""The evaluator role of a run (`fastgo evaluate`). Each new checkpoint (or every k-th:
-cluster.evaluate_every) plays the fixed references (cluster.references: 'random', 'mcts:N') and
-the previous evaluated checkpoint, all games of a match at once through the batched search,
-network in this process. Results are appended to RUN/ratings.jsonl (never rewritten); the
-maximum-likelihood ratings of every player are refitted, RUN/ratings.json holds them, and
-RUN/curve.png and RUN/loss.png are redrawn.
+"""The evaluator role of a run (`fastgo evaluate`): rates the run's checkpoints as they come, so
+that curve.png keeps measuring for the whole run.
+
+The newest checkpoint (once cluster.evaluate_every new ones are there) plays the opponents that
+cluster.pairings chooses where its expected score is informative: earlier evaluated checkpoints
+spaced geometrically in steps, then the anchors of cluster.anchors (player specs, play.specs).
+Each pairing plays batches of cluster.eval_batch_games games at once through the batched search
+at cluster.eval_visits (network in this process) until its interval is narrow or its result
+one-sided. Before each batch the role idles while its CPU is over cluster.eval_cpu_share
+(cluster.eval_budget). Results are appended to RUN/ratings.jsonl and each evaluated checkpoint to
+RUN/evaluations.jsonl (never rewritten); the ratings of every player are refitted (random = 0),
+RUN/ratings.json holds them, and RUN/curve.png and RUN/loss.png are redrawn.
 """
 import json
 import os
@@ -11,7 +17,8 @@ import re
 import time
 
 CKPT = re.compile(r"ckpt-(\d{9})\.ckpt")
-IDLE_S = 0.5                  # the wait between looks for a new checkpoint
+IDLE_S = 0.5                  # the wait between looks for a new checkpoint or budget
+OPENING_MOVES = 2             # a network's first moves sampled by visits, as in the arena
 
 
 def checkpoints(run_dir):
@@ -24,34 +31,117 @@ def checkpoints(run_dir):
     return sorted(out)
 
 
+class _Beating:
+    """A match side that beats the role's heartbeat at each of its turns: a long pairing (GNU
+    Go at level 10) is progress, not a stall for the supervisor."""
+
+    def __init__(self, side, beat):
+        self.side, self.beat, self.name = side, beat, side.name
+
+    def prepare(self, games, size, komi):
+        self.side.prepare(games, size, komi)
+
+    def moves(self, indices, games):
+        self.beat()
+        return self.side.moves(indices, games)
+
+
 class Evaluator:
     """Rates the checkpoints of `run_dir` as they come (see the module); `log`: a logger,
-    `status`: the role's StatusFile or None."""
+    `status`: the role's StatusFile or None; `stopping()`: True once the role should stop;
+    `budget`: a CpuBudget (default: cluster.eval_cpu_share, carried over from
+    evaluations.jsonl), waited on only when `enforce_budget`."""
 
-    def __init__(self, config, run_dir, log, status=None):
+    def __init__(self, config, run_dir, log, status=None, *, stopping=None, budget=None,
+                 enforce_budget=True, sleep=time.sleep):
+        from cluster.eval_budget import CpuBudget
+        from cluster.pairings import PairingRule
+        from cluster.plots import read_evaluations
+
+        self.config, self.cc, self.run_dir, self.log = config, config.cluster, run_dir, log
         self.status = status
-        self.config = config
-        self.cc = config.cluster
-        self.run_dir = run_dir
-        self.log = log
+        self.stopping = stopping or (lambda: False)
+        self.sleep = sleep
+        self.enforce_budget = enforce_budget
         self.table = os.path.join(run_dir.root, "ratings.jsonl")
         self.evaluations_path = os.path.join(run_dir.root, "evaluations.jsonl")
         for path in (self.table, self.evaluations_path, os.path.join(run_dir.root, "ratings.json")):
             _check_appendable(path)
-        self.evaluations = self._read_evaluations()
+        self.evaluations = read_evaluations(self.evaluations_path)
         self.last_step = max((e["step"] for e in self.evaluations), default=-1)
-        self.previous = self.evaluations[-1]["player"] if self.evaluations else None
-        self.previous_path = self.evaluations[-1].get("path") if self.evaluations else None
-        self.seen_since = 0
+        last = self.evaluations[-1] if self.evaluations else {}
+        self.budget = budget or CpuBudget(self.cc.eval_cpu_share,
+                                          carried_cpu_s=last.get("eval_cpu_s", 0.0),
+                                          carried_wall_s=last.get("eval_wall_s", 0.0))
+        self.rule = PairingRule(batch=self.cc.eval_batch_games, max_games=self.cc.eval_max_games,
+                                elo_width=self.cc.eval_elo_width)
+        self.anchors = self._usable_anchors()         # {name: Spec}, in rising strength
+        self.unusable = {}                            # anchor name -> why, for this process
+        self.figures = {}                             # what the status file shows besides CPU
         self.latest_ratings = {}
 
-    def _read_evaluations(self):
-        from cluster.plots import read_evaluations
+    # --- set-up --------------------------------------------------------------------------------
 
-        return read_evaluations(self.evaluations_path)
+    def _usable_anchors(self):
+        from fastgo.config import ConfigError
+        from fastgo.ratings import table_name
+        from play.specs import gnugo_installed, parse_spec
+
+        out = {}
+        for text in self.cc.anchors:
+            try:
+                spec = parse_spec(text)
+            except ValueError as err:
+                raise ConfigError(f"cluster.anchors: {err}") from None
+            if spec.kind == "gnugo" and gnugo_installed(spec.argv[0]) is None:
+                self.log.info("anchor %s skipped: GNU Go is not installed (on PATH or in "
+                              "/usr/games; e.g. apt-get install gnugo)", spec.name)
+                continue
+            if spec.kind == "checkpoint" and not os.path.isfile(spec.path):
+                self.log.warning("anchor %s skipped: no such checkpoint file", spec.path)
+                continue
+            out[table_name(spec.name)] = spec
+        return out
+
+    def _network_side(self, model, name, seed):
+        from fastgo.search_settings import SearchSettings
+        from inference_server.batch_evaluator import InProcessEvaluator
+        from play.match import SearchSide
+
+        evaluator = InProcessEvaluator(model, backend=self.config.server.backend, threads=1,
+                                       capacity=max(64, self.cc.eval_batch_games))
+        return SearchSide(evaluator, self.cc.eval_visits,
+                          SearchSettings.for_play(self.config.model.encoding), name=name,
+                          seed=seed, opening_moves=OPENING_MOVES)
+
+    def _load_network(self, path, name, seed):
+        from inference_server.checkpoint import load_checkpoint
+
+        return self._network_side(load_checkpoint(path, expect=self.config.model).model, name,
+                                  seed)
+
+    # --- budget and heartbeat ------------------------------------------------------------------
+
+    def beat(self, force=False):
+        if self.status is not None:
+            self.status.beat(lambda: {**self.figures, **self.budget.figures()}, force=force)
+
+    def wait_for_budget(self):
+        """Idles (beating) while the CPU used is over the budget; False once stopping."""
+        while self.enforce_budget and not self.stopping():
+            wait = self.budget.wait_s()
+            if wait <= 0:
+                break
+            self.figures["waiting_s"] = round(wait, 1)
+            self.beat()
+            self.sleep(min(IDLE_S, wait))
+        self.figures.pop("waiting_s", None)
+        return not self.stopping()
+
+    # --- what to evaluate ----------------------------------------------------------------------
 
     def pending(self):
-        """The checkpoint to evaluate now (path, step) or None."""
+        """The checkpoint to evaluate now (step, path) or None."""
         new = [(s, p) for s, p in checkpoints(self.run_dir) if s > self.last_step]
         if not new:
             return None
@@ -59,88 +149,193 @@ class Evaluator:
             return None
         return new[-1]
 
+    def _fit(self):
+        """(ratings {name: (elo, low, high)}, rows of the table, predict(a, b) -> a's expected
+        score against b as (low, expected, high) over a's 95% interval, where both are rated
+        in one connected group, else None)."""
+        from cluster.pairings import expected_score
+        from fastgo.ratings import TableError, components, fit_ratings, read_table
+
+        rows = read_table(self.table)
+        try:
+            ratings = fit_ratings(rows, anchor="random")
+        except TableError as err:
+            self.log.warning("%s: no ratings fitted: %s", self.table, err)
+            ratings = {}
+        group = {name: k for k, names in enumerate(components(rows, "random")) for name in names}
+
+        def predict(a, b):
+            if a in ratings and b in ratings and group.get(a) == group.get(b):
+                return tuple(expected_score(elo, ratings[b][0]) for elo in
+                             (ratings[a][1], ratings[a][0], ratings[a][2]))
+            return None
+
+        return ratings, rows, predict
+
+    # --- one evaluation ------------------------------------------------------------------------
+
     def evaluate(self, step, path):
+        """Plays the checkpoint's pairings (see the module) and records them; returns the
+        summary, or None when the checkpoint is unreadable or the role is stopping."""
         import torch
 
-        from fastgo.ratings import TableError, append_result, fit_ratings, read_table, table_name
-        from fastgo.search_settings import SearchSettings
         from inference_server.checkpoint import CheckpointError, load_checkpoint
-        from inference_server.batch_evaluator import InProcessEvaluator
-        from play.match import SearchSide, play_match
-        from play.players import make_player
 
+        started = time.monotonic()
         torch.set_num_threads(1)
         try:
             ckpt = load_checkpoint(path, expect=self.config.model)
         except (CheckpointError, OSError) as err:      # pruned or replaced meanwhile
             self.log.warning("skipping %s: %s", path, err)
             self.last_step = step
-            return
+            return None
         name = f"ckpt-{step}"
-        size, komi = self.config.model.board_size, self.config.selfplay.komi
-        games, visits = self.cc.eval_games, self.cc.eval_visits
-
-        def side(model, label, seed):
-            return SearchSide(InProcessEvaluator(model, backend=self.config.server.backend,
-                                                 threads=1, capacity=64), visits,
-                              SearchSettings.for_play(self.config.model.encoding), name=label,
-                              seed=seed, opening_moves=2)
-
-        started = time.monotonic()
-        opponents = [(ref, make_player(ref, seed=step + i)) for i, ref in enumerate(self.cc.references)]
-        if self.previous and self.previous_path and os.path.exists(self.previous_path):
-            try:
-                prev = load_checkpoint(self.previous_path, expect=self.config.model)
-                opponents.append((self.previous, side(prev.model, self.previous, step + 99)))
-            except Exception as err:
-                self.log.warning("previous checkpoint %s unusable: %s", self.previous_path, err)
-        results = []
-        for label, opponent in opponents:
-            result = play_match(side(ckpt.model, name, step), opponent, games, size=size, komi=komi)
-            append_result(self.table, name, table_name(label), result.wins_a, result.wins_b,
-                          result.draws,
-                          size=size, visits=visits, source="evaluator")
-            results.append(f"{label} {result.wins_a}-{result.wins_b}")
-            if self.status is not None:
-                self.status.beat(lambda: {"evaluating": name, "done": list(results)}, force=True)
+        self.figures = {"evaluating": name, "done": []}
+        ours = _Beating(self._network_side(ckpt.model, name, step), self.beat)
+        results, played = [], []
+        finished = self._play_checkpoints(ours, name, step, results, played) and \
+            self._play_anchors(ours, name, step, results, played)
+        if not finished:
+            return None
         trainer_state = ckpt.extra.get("trainer") or {}
-        first_time = self._run_start()
-        evaluation = {"player": name, "step": step, "path": path,
-                      "time": os.path.getmtime(path) if os.path.exists(path) else time.time(),
-                      "games": int(trainer_state.get("games", 0))}
-        evaluation["wall_s"] = max(0.0, evaluation["time"] - first_time)
+        stamp = os.path.getmtime(path) if os.path.exists(path) else time.time()
+        evaluation = {"player": name, "step": step, "path": path, "time": stamp,
+                      "games": int(trainer_state.get("games", 0)),
+                      "wall_s": max(0.0, stamp - self._run_start()), "opponents": played}
+        evaluation.update((k, v) for k, v in self.budget.figures().items()
+                          if k in ("eval_cpu_s", "eval_wall_s"))
         _append_line(self.evaluations_path, json.dumps(evaluation) + "\n")
         self.evaluations.append(evaluation)
-        self.previous, self.previous_path, self.last_step = name, path, step
-        try:
-            ratings = fit_ratings(read_table(self.table), anchor="random")
-        except TableError as err:
-            self.log.warning("%s: no ratings fitted: %s", self.table, err)
-            ratings = {}
+        self.last_step = step
+        ratings, _, _ = self._fit()
         self.latest_ratings = ratings
         elo = ratings.get(name, (float("nan"),) * 3)
-        summary = {"player": name, "step": step, "elo": elo[0], "elo_low": elo[1], "elo_high": elo[2],
-                   "references": {r: ratings[r][0] for r in self.cc.references if r in ratings},
-                   "results": results, "seconds": round(time.monotonic() - started, 1)}
+        summary = {"player": name, "step": step, "elo": elo[0], "elo_low": elo[1],
+                   "elo_high": elo[2],
+                   "anchors": {a: ratings[a][0] for a in self.anchors if a in ratings},
+                   "results": results, "seconds": round(time.monotonic() - started, 1),
+                   "cpu_share": round(self.budget.used_share(), 4)}
         _write_json(os.path.join(self.run_dir.root, "ratings.json"),
                     {"latest": summary, "ratings": {k: list(v) for k, v in ratings.items()}})
-        self.log.info("%s: Elo %.0f (%.0f..%.0f); %s; %.1f s", name, elo[0], elo[1], elo[2],
-                      ", ".join(results), summary["seconds"])
+        self.log.info("%s: Elo %.0f (%.0f..%.0f); %s; %.1f s; evaluator CPU %.3f of a core "
+                      "(budget %g)", name, elo[0], elo[1], elo[2], ", ".join(results),
+                      summary["seconds"], self.budget.used_share(), self.budget.share)
+        self.figures = {"latest": summary}
+        self.beat(force=True)
         self.redraw(ratings)
         return summary
 
+    def _play_checkpoints(self, ours, name, step, results, played):
+        from cluster.pairings import checkpoint_opponents
+
+        _, _, predict = self._fit()
+        names, skipped = checkpoint_opponents(step, self.evaluations, predict)
+        for other, why in skipped.items():
+            self.log.info("%s: skips %s: %s", name, other, why)
+        paths = {e["player"]: e.get("path") for e in self.evaluations}
+        for k, other in enumerate(names):
+            path = paths.get(other)
+            try:
+                side = self._load_network(path, other, step * 1000 + 100 + k)
+            except Exception as err:         # pruned, replaced, unreadable: the others go on
+                self.log.warning("%s: earlier checkpoint %s unusable (%s): %s", name, other,
+                                 path, " ".join(str(err).split())[:200])
+                continue
+            if not self._pairing(ours, side, other, name, results, played):
+                return False
+        return True
+
+    def _play_anchors(self, ours, name, step, results, played):
+        from cluster.pairings import next_anchor, one_sided, retired_anchors
+        from play.gtp_side import GtpEngineError
+        from play.specs import make_side
+
+        played_anchors, skipped = {}, {}
+        while True:
+            ratings, rows, predict = self._fit()
+            retired = {**retired_anchors(rows, list(self.anchors)), **self.unusable}
+            predicted = {a: p for a in self.anchors if (p := predict(name, a)) is not None}
+            anchor, skipped = next_anchor(list(self.anchors), retired=retired,
+                                          played=played_anchors, predicted=predicted,
+                                          max_informative=self.cc.eval_anchors)
+            if anchor is None:
+                break
+            seed = step * 1000 + 500 + len(played_anchors)
+            try:
+                side = make_side(self.anchors[anchor], seed=seed,
+                                 load_network=lambda path, seed: self._load_network(
+                                     path, anchor, seed))
+                side.name = anchor
+            except Exception as err:
+                self.unusable[anchor] = f"unusable: {' '.join(str(err).split())[:200]}"
+                self.log.warning("anchor %s: %s", anchor, self.unusable[anchor])
+                continue
+            try:
+                result = self._pairing(ours, side, anchor, name, results, played)
+            except GtpEngineError as err:
+                self.unusable[anchor] = f"cannot start: {' '.join(str(err).split())[:200]}"
+                self.log.warning("anchor %s: %s", anchor, self.unusable[anchor])
+                continue
+            finally:
+                if hasattr(side, "close"):
+                    side.close()             # its CPU time is counted once it has ended
+            if not result:
+                return False
+            verdict = played_anchors[anchor] = one_sided(result.wins_a, result.wins_b,
+                                                         result.draws)
+            if verdict > 0:
+                self.log.info("%s: won %s %d-%d, beyond the informative range: %s is retired "
+                              "for later checkpoints", name, anchor, result.wins_a,
+                              result.wins_b, anchor)
+            elif verdict < 0:
+                self.log.info("%s: lost to %s %d-%d, beyond the informative range: no "
+                              "stronger anchor this time", name, anchor, result.wins_a,
+                              result.wins_b)
+        if skipped:
+            self.log.info("%s: anchors not played: %s", name,
+                          "; ".join(f"{a} ({why})" for a, why in skipped.items()))
+        return True
+
+    def _pairing(self, ours, opponent, label, name, results, played):
+        """Plays `ours` against `opponent` in batches until the rule stops it, appends the
+        result to the table; returns the MatchResult, or None when stopping."""
+        from cluster.pairings import pairing_verdict
+        from fastgo.ratings import append_result
+        from play.match import MatchResult, play_match
+
+        size, komi = self.config.model.board_size, self.config.selfplay.komi
+        total, verdict = MatchResult(name, label), None
+        while verdict is None and self.wait_for_budget():
+            games = self.rule.next_batch(total.games)
+            total.add(play_match(ours, opponent, games, size=size, komi=komi,
+                                 game_offset=total.games))
+            verdict = pairing_verdict(total.wins_a, total.wins_b, total.draws, self.rule)
+            self.figures["playing"] = f"{label} {total.wins_a}-{total.wins_b}"
+            self.beat(force=True)
+        if total.games:
+            append_result(self.table, name, label, total.wins_a, total.wins_b, total.draws,
+                          size=size, visits=self.cc.eval_visits, source="evaluator",
+                          stop=verdict or "interrupted")
+            text = f"{label} {total.wins_a}-{total.wins_b}" + (
+                f"-{total.draws}" if total.draws else "")
+            results.append(f"{text} ({verdict or 'interrupted'})")
+            played.append(label)
+            self.figures["done"] = list(results)
+        self.figures.pop("playing", None)
+        return total if verdict is not None else None
+
     def _run_start(self):
-        steps = checkpoints(self.run_dir)
         if self.evaluations and "time" in self.evaluations[0]:
             first = self.evaluations[0]
             return first["time"] - first["wall_s"]
+        steps = checkpoints(self.run_dir)
         return os.path.getmtime(steps[0][1]) if steps else time.time()
 
     def redraw(self, ratings):
         from cluster.plots import draw_curve, draw_losses
         try:
             draw_curve(os.path.join(self.run_dir.root, "curve.png"), self.evaluations, ratings,
-                       self.cc.references)
+                       list(self.anchors))
             draw_losses(os.path.join(self.run_dir.root, "loss.png"), self.run_dir.metrics)
         except Exception as err:        # a plot must never stop the evaluator
             self.log.warning("could not draw the curves: %s", err)
@@ -176,9 +371,9 @@ def _write_json(path, data):
 
 def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrides=()) -> int:
     """The role's main loop: logs to RUN/logs/evaluate.log (and stderr unless quiet), beats
-    RUN/logs/evaluate.status.json, evaluates what pending() names until SIGTERM or SIGINT
-    (with `once`: until nothing is pending); `overrides`: --set items for the config. Returns 0;
-    ConfigError for a bad config."""
+    RUN/logs/evaluate.status.json (with the CPU share), evaluates what pending() names until
+    SIGTERM or SIGINT (with `once`: until nothing is pending, the CPU budget not applied);
+    `overrides`: --set items for the config. Returns 0; ConfigError for a bad config."""
     import logging
 
     from fastgo.config import load_config
@@ -192,19 +387,22 @@ def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrid
     stopping = stop_on_signals()
     on_disk_full(config)
     status = StatusFile(run_dir, "evaluate")
-    evaluator = Evaluator(config, run_dir, log, status)
-    last = {}
+    evaluator = Evaluator(config, run_dir, log, status, stopping=stopping, enforce_budget=not once)
+    if once:
+        log.info("--once: every pending checkpoint now, the CPU budget not applied")
     while not stopping():
-        status.beat(lambda: last)
+        evaluator.beat()
+        if not evaluator.wait_for_budget():
+            break
         job = evaluator.pending()
         if job is None:
             if once:
                 break
             time.sleep(IDLE_S)
             continue
-        step, path = job
-        summary = evaluator.evaluate(step, path)
-        if summary:
-            last = summary
-            status.beat(lambda: last, force=True)
+        evaluator.evaluate(*job)
+    evaluator.beat(force=True)
+    budget = evaluator.budget
+    log.info("evaluator CPU: %.1f s in %.1f s, %.3f of a core on average (budget %g)",
+             budget.cpu_s(), budget.wall_s(), budget.used_share(), budget.share)
     return 0

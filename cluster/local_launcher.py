@@ -157,16 +157,20 @@ class LocalCluster:
         evals, fill = server_rates(stats, self._last_stats)
         if stats:
             self._last_stats = (stats, time.monotonic())
+        evaluator, _ = read_status(self.run_dir, "evaluate")
         statuses = {role.role: read_status(self.run_dir, role.spec.heartbeat)[0]
                     for role in self.children if role.spec.heartbeat}
         return status_line(elapsed, train or {}, moves, evals, fill, read_ratings(self.run_dir.root),
-                           self.restarts()) + self.policy.disk_note(self.children, statuses)
+                           self.restarts(), evaluator) + self.policy.disk_note(self.children,
+                                                                               statuses)
 
     def summary(self):
         from fastgo.rundir import read_status
         train, _ = read_status(self.run_dir, "train")
+        evaluator, _ = read_status(self.run_dir, "evaluate")
         return summary_text(time.monotonic() - self.started, self.stop_reason, train or {},
-                            self.restarts(), read_ratings(self.run_dir.root), self.run_dir)
+                            self.restarts(), read_ratings(self.run_dir.root), self.run_dir,
+                            evaluator)
 
     def close(self):
         """Nothing is held once the roles are stopped."""

@@ -1,5 +1,5 @@
 """The learning curve (`curve.png`: Elo against wall time and against games played, with 95%
-intervals and the reference players as horizontal lines) and the loss plot (`loss.png`, from
+intervals and the anchors as labelled horizontal lines where they were measured) and the loss plot (`loss.png`, from
 metrics.csv). Written atomically; matplotlib with the Agg backend (no display needed)."""
 from __future__ import annotations
 
@@ -10,33 +10,80 @@ def _save(fig, path):
     atomic_write(path, lambda handle: fig.savefig(handle, format="png", dpi=100), suffix=".png")
 
 
-def draw_curve(path, evaluations, ratings, references):
-    """evaluations: [{'player', 'wall_s', 'games'}] in order; ratings: name -> (elo, low, high);
-    references: names drawn as horizontal lines."""
+def anchor_spans(evaluations, anchors, key):
+    """{anchor: (first x, last x)} over the evaluations whose 'opponents' name it (x = the
+    evaluation's `key`); an anchor no evaluation row names is left out."""
+    spans = {}
+    for e in evaluations:
+        for name in e.get("opponents") or ():
+            if name in anchors:
+                low, high = spans.get(name, (e[key], e[key]))
+                spans[name] = (min(low, e[key]), max(high, e[key]))
+    return spans
+
+
+def curve_limits(values, margin=150.0):
+    """(low, high) of the Elo axis: the ratings drawn and `margin` around them; the intervals
+    of one-sided results (thousands of Elo wide) are cut at the axis, not drawn whole."""
+    values = [v for v in values if v == v]
+    if not values:
+        return -margin, margin
+    return min(values) - margin, max(values) + margin
+
+
+def draw_curve(path, evaluations, ratings, anchors):
+    """curve.png: each evaluated checkpoint's Elo (random = 0) with its 95% interval, against
+    wall time and against self-play games. evaluations: [{'player', 'wall_s', 'games',
+    'opponents'?}] in order; ratings: name -> (elo, low, high); anchors: fixed opponents in
+    rising strength, each drawn as a labelled horizontal line at its Elo over the checkpoints
+    that played it (over the whole plot when the rows do not say)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from fastgo.files import escaped
+
     points = thin_points([e for e in evaluations if e["player"] in ratings])
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    for ax, key, label in ((axes[0], "wall_s", "wall time (minutes)"), (axes[1], "games", "self-play games")):
-        xs = [e[key] / 60.0 if key == "wall_s" else e[key] for e in points]
+    measured = [a for a in anchors if a in ratings]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True)
+    limits = curve_limits([ratings[e["player"]][0] for e in points] +
+                          [ratings[a][0] for a in measured])
+    for ax, key, label in ((axes[0], "wall_s", "wall time (minutes)"),
+                           (axes[1], "games", "self-play games")):
+        scale = 60.0 if key == "wall_s" else 1.0
+        xs = [e[key] / scale for e in points]
         elo = [ratings[e["player"]][0] for e in points]
         low = [ratings[e["player"]][0] - ratings[e["player"]][1] for e in points]
         high = [ratings[e["player"]][2] - ratings[e["player"]][0] for e in points]
         if points:
-            ax.errorbar(xs, elo, yerr=[low, high], marker="o", ms=3, capsize=2, label="checkpoints")
-        for i, name in enumerate(references):
-            if name in ratings:
-                ax.axhline(ratings[name][0], ls="--", lw=1, color=f"C{i + 1}", label=name)
+            ax.errorbar(xs, elo, yerr=[low, high], marker="o", ms=3, capsize=2, color="C0",
+                        label="checkpoints (95% intervals)")
+        spans = anchor_spans(points, measured, key)
+        for i, name in enumerate(measured):
+            colour = f"C{i + 1}"
+            value = ratings[name][0]
+            if name in spans:
+                start, end = (x / scale for x in spans[name])
+                if end == start:
+                    ax.plot([start], [value], marker="_", ms=14, color=colour)
+                ax.hlines(value, start, end, linestyles="--", lw=1.2, color=colour)
+                ax.annotate(f"{escaped(name)} {value:+.0f}", (end, value),
+                            textcoords="offset points", xytext=(4, 2), fontsize=7, color=colour)
+            else:
+                ax.axhline(value, ls="--", lw=1, color=colour)
+                ax.annotate(f"{escaped(name)} {value:+.0f}", (0.0, value),
+                            xycoords=("axes fraction", "data"),
+                            textcoords="offset points", xytext=(4, 2), fontsize=7, color=colour)
         ax.set_xlabel(label)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("Elo (random = 0), 95% intervals")
-    axes[0].legend(loc="best", fontsize=8)
-    fig.suptitle("fastgo learning curve")
+    axes[0].set_ylim(*limits)
+    axes[0].set_ylabel("Elo (random = 0)")
+    axes[0].legend(loc="upper left", fontsize=8)
+    fig.suptitle("fastgo learning curve: checkpoints and the anchors they played")
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)
+    return True
 
 
 def draw_losses(path, metrics_csv):
@@ -99,8 +146,9 @@ def thin_points(points) -> list:
 
 def evaluation_row(row):
     """An evaluations.jsonl row ({'player': str, 'step', 'wall_s', 'games': finite and >= 0})
-    with its numbers checked, or None; of the other fields only a string 'path' and a number
-    'time' are kept."""
+    with its numbers checked, or None; of the other fields only a string 'path', a number
+    'time', the list of 'opponents' names and the evaluator's 'eval_cpu_s' and 'eval_wall_s'
+    are kept."""
     import math
 
     from fastgo.statefiles import MAX_COUNT, finite
@@ -115,6 +163,15 @@ def evaluation_row(row):
     path = row.get("path")
     if isinstance(path, str) and 0 < len(path) <= 4096 and "\0" not in path:
         out["path"] = path
+    opponents = row.get("opponents")
+    if isinstance(opponents, list) and len(opponents) <= 64 and all(
+            isinstance(o, str) and 0 < len(o) <= 200 for o in opponents):
+        out["opponents"] = opponents
+    for key in ("eval_cpu_s", "eval_wall_s"):        # the evaluator's budget, carried over
+        value = row.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and math.isfinite(value) and 0 <= value <= 1e12:
+            out[key] = value
     stamp = row.get("time")
     if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) \
             and math.isfinite(stamp) and 0 <= stamp <= 1e11:

@@ -423,6 +423,9 @@ class RayCluster:
     def _train_status(self):
         return self.trainer.last.get("status") or {}
 
+    def _evaluator_status(self):
+        return self.evaluator.last.get("status") if self.evaluator else None
+
     def _ratings(self):
         return (self.evaluator.last.get("files") or {}).get("ratings.json") if self.evaluator else None
 
@@ -439,7 +442,8 @@ class RayCluster:
             self._last_stats = (stats, time.monotonic())
         statuses = {child.role: child.last.get("status") for child in self.children}
         return status_line(elapsed, self._train_status(), moves, evals, fill, self._ratings(),
-                           self.restarts()) + self.policy.disk_note(self.children, statuses)
+                           self.restarts(), self._evaluator_status()) + \
+            self.policy.disk_note(self.children, statuses)
 
     def shutdown(self):
         """Workers (their shards close, their games reach the recorder), recorder, evaluator,
@@ -475,7 +479,8 @@ class RayCluster:
 
     def summary(self):
         return summary_text(time.monotonic() - self.started, self.stop_reason, self._train_status(),
-                            self.restarts(), self._ratings(), self.run_dir)
+                            self.restarts(), self._ratings(), self.run_dir,
+                            self._evaluator_status())
 
     def close(self):
         self.ray.shutdown()

@@ -48,9 +48,19 @@ def _restart_text(restarts):
     return f"{total} (" + ", ".join(f"{role} {n}" for role, n in sorted(restarts.items())) + ")"
 
 
-def status_line(elapsed, train, moves, evals, fill, ratings, restarts):
+def _cpu_share(evaluator):
+    """The evaluator's status file's CPU share and budget (cores) as numbers, or None."""
+    try:
+        share, budget = float(evaluator["cpu_share"]), float(evaluator["cpu_budget"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (share, budget) if share == share and budget == budget else None
+
+
+def status_line(elapsed, train, moves, evals, fill, ratings, restarts, evaluator=None):
     """One status line: train is the trainer's status, ratings the evaluator's ratings.json
-    (or None), restarts {role: count}."""
+    (or None), restarts {role: count}, evaluator the evaluator's status (its CPU share of a
+    core on average over the run and its budget: 'eval cpu 0.18/0.2'), or None."""
     elo = "-"
     try:
         latest = ratings["latest"]
@@ -59,14 +69,16 @@ def status_line(elapsed, train, moves, evals, fill, ratings, restarts):
         pass
     loss = train.get("loss")
     latest = train.get("latest")
+    cpu = _cpu_share(evaluator)
     return (f"{clock(elapsed)}  games {train.get('games', 0)}  moves/s {moves:.0f}  "
             f"evals/s {evals:.0f}  fill {fill:.2f}  step {train.get('step', 0)}  "
             f"loss {loss if loss is not None else '-'}  ckpt {'-' if latest is None else latest}  "
-            f"Elo {elo}" + (f"  restarts {_restart_text(restarts)}" if restarts else ""))
+            f"Elo {elo}" + (f"  eval cpu {cpu[0]:.2f}/{cpu[1]:g}" if cpu else "")
+            + (f"  restarts {_restart_text(restarts)}" if restarts else ""))
 
 
-def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir):
-    """The lines printed when the cluster has stopped."""
+def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evaluator=None):
+    """The lines printed when the cluster has stopped; evaluator: its status (status_line)."""
     lines = [f"fastgo cluster: stopped after {clock(elapsed)}"
              + (f" ({stop_reason})" if stop_reason else ""),
              f"  self-play games {train.get('games', 0)}, training steps {train.get('step', 0)}, "
@@ -78,9 +90,12 @@ def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir):
                      + ", ".join(latest["results"]))
         for name, value in sorted(ratings["ratings"].items(), key=lambda kv: -kv[1][0]):
             if not name.startswith("ckpt-"):
-                lines.append(f"  reference {name}: Elo {value[0]:.0f}")
+                lines.append(f"  anchor {name}: Elo {value[0]:.0f}")
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):
         lines.append("  no evaluation yet")
+    cpu = _cpu_share(evaluator)
+    if cpu:
+        lines.append(f"  evaluator CPU: {cpu[0]:.3f} of a core on average (budget {cpu[1]:g})")
     root = run_dir.root
     lines.append(f"  curve {os.path.join(root, 'curve.png')}, SGFs {run_dir.sgf}, "
                  f"checkpoint {run_dir.latest}")

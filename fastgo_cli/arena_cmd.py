@@ -17,11 +17,11 @@ import secrets
 import sys
 import time
 
-from fastgo.config import BACKEND_CHOICES, SEARCH_CHOICES
+from fastgo.config import BACKEND_CHOICES, MATCH_VISITS, SEARCH_CHOICES
 from fastgo.pass_rule import PASS_RULE_HELP, PASS_RULES
 
 DEFAULT_GAMES = 100
-DEFAULT_VISITS = 200
+DEFAULT_VISITS = MATCH_VISITS       # the evaluator plays at the same visits (cluster.eval_visits)
 DEFAULT_GAMES_AT_ONCE = 20
 DEFAULT_TABLE = "ratings.jsonl"
 MAX_GAMES = 1_000_000

@@ -32,6 +32,7 @@ from fastgo.config.schema import (
                                   BACKEND_CHOICES,
                                   ENCODING_PLANES,
                                   INFERENCE_BACKENDS,
+                                  MATCH_VISITS,
                                   MODEL_NAME,
                                   ClusterConfig,
                                   Config,
@@ -45,7 +46,8 @@ from fastgo.config.schema import (
 
 __all__ = [
     "BACKEND_CHOICES", "INFERENCE_BACKENDS",
-    "ENCODING_PLANES", "MAX_CONFIG_BYTES", "MAX_TOML_DEPTH", "MODEL_NAME", "ClusterConfig",
+    "ENCODING_PLANES", "MATCH_VISITS", "MAX_CONFIG_BYTES", "MAX_TOML_DEPTH", "MODEL_NAME",
+    "ClusterConfig",
     "Config", "ConfigError", "ModelConfig", "RecorderConfig", "SEARCH_CHOICES", "SelfplayConfig",
     "ServerConfig",
     "TrainerConfig", "apply_overrides", "check_bind", "endpoint_problem", "is_loopback",

@@ -359,17 +359,52 @@ class TrainerConfig:
         return stages
 
 
+MATCH_VISITS = 200                      # a checkpoint's visits per move in the arena and evaluator
+# cluster.anchors: the forms of play.specs, checked in full when the evaluator starts
+ANCHOR_FORMS = re.compile(r"random|mcts:[1-9][0-9]{0,7}|gnugo:(10|[0-9])|gtp:.*\S.*|"
+                          r"(?!(mcts|gnugo|gtp)$)[^:]+|.*\.ckpt", re.IGNORECASE | re.DOTALL)
+
+
+def check_anchors(anchors):
+    """ConfigError naming `anchors` for more than 32, a repeated or a malformed spec."""
+    if len(anchors) > 32 or len({a.strip().lower() for a in anchors}) < len(anchors):
+        raise ConfigError(f"anchors: at most 32 player specs, each once; got {len(anchors)}")
+    for anchor in anchors:
+        if len(anchor) > 1000 or not ANCHOR_FORMS.fullmatch(anchor.strip()):
+            raise ConfigError(f"anchors: {anchor[:40]!r} is not a player spec (random, mcts:N, "
+                              "gnugo:LEVEL with LEVEL 0..10, gtp:\"COMMAND\" or a checkpoint path)")
+
+
 @dataclass(frozen=True)
 class ClusterConfig:
     """`fastgo cluster`: which roles run, how they are supervised, how checkpoints are evaluated."""
 
     workers: int = setting(1, min=0, max=1024, doc="self-play worker processes")
     evaluate: bool = setting(True, doc="run the evaluator (ratings and curve.png)")
-    evaluate_every: int = setting(1, min=1, max=1_000_000, doc="evaluate every k-th new checkpoint")
-    eval_games: int = setting(20, min=2, max=100_000, doc="games per opponent per evaluation")
-    eval_visits: int = setting(32, min=1, max=100_000, doc="the network's visits per move in evaluation")
-    references: tuple[str, ...] = setting(("random", "mcts:100"),
-                                          doc="fixed opponents: 'random' or 'mcts:N'")
+    evaluate_every: int = setting(1, min=1, max=1_000_000,
+                                  doc="evaluate at most every k-th new checkpoint (the newest)")
+    eval_visits: int = setting(MATCH_VISITS, min=1, max=100_000,
+                               doc="the networks' visits per move in evaluation (the arena's "
+                                   "default: the strength players have)")
+    anchors: tuple[str, ...] = setting(
+        ("random", "mcts:100", "mcts:1000", "mcts:10000", "gnugo:1", "gnugo:5", "gnugo:10"),
+        doc="fixed opponents in rising strength, player specs as the arena's (random, mcts:N, "
+            "gnugo:LEVEL, gtp:\"COMMAND\", a checkpoint path); each checkpoint plays those whose "
+            "expected score is informative; gnugo ones are skipped where GNU Go is not installed")
+    eval_anchors: int = setting(2, min=0, max=64,
+                                doc="anchors played within the informative range per checkpoint")
+    eval_batch_games: int = setting(8, min=2, max=4096,
+                                    doc="games of a pairing played at once (one batched search); "
+                                        "the stopping rule is checked after each batch")
+    eval_max_games: int = setting(32, min=2, max=100_000, doc="games of one pairing at most")
+    eval_elo_width: float = setting(300.0, min=1.0, max=10_000.0,
+                                    doc="a pairing stops once the 95% interval of its Elo "
+                                        "difference is at most this wide (or its result is "
+                                        "one-sided)")
+    eval_cpu_share: float = setting(0.2, min=0.01, max=1024.0,
+                                    doc="the evaluator's CPU at most, in cores, on average over "
+                                        "the run (its own time and its GTP engines'); it waits "
+                                        "when over")
     stuck_seconds: float = setting(120.0, min=1.0, max=86_400.0,
                                    doc="a child whose heartbeat is older than this is restarted")
     backoff_s: float = setting(1.0, min=0.0, max=3600.0, doc="first restart delay (doubles)")
@@ -402,9 +437,9 @@ class ClusterConfig:
                           "on other nodes send their games to it)")
 
     def check(self):
-        for ref in self.references:
-            if not re.fullmatch(r"random|mcts:[1-9][0-9]{0,6}", ref):
-                raise ConfigError(f"references: {ref[:40]!r} is not 'random' or 'mcts:N'")
+        check_anchors(self.anchors)
+        if self.eval_max_games < self.eval_batch_games:
+            raise ConfigError("eval_max_games must be >= eval_batch_games")
         if self.backoff_max_s < self.backoff_s:
             raise ConfigError("backoff_max_s must be >= backoff_s")
         for key in ("server_resources", "trainer_resources", "worker_resources",

@@ -10,9 +10,11 @@ from pathlib import Path
 CLUSTER = """
 [cluster]
 workers = 1
-eval_games = 2
+eval_batch_games = 2
+eval_max_games = 2
 eval_visits = 2
-references = ["random"]
+anchors = ["random"]
+eval_cpu_share = 4.0
 status_interval_s = 2
 shutdown_s = 10
 """

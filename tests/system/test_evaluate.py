@@ -1,10 +1,13 @@
-"""The evaluator role: each new checkpoint plays the references and the previous checkpoint;
-results are appended to the ratings table (earlier lines never rewritten), ratings refitted,
-curve.png and loss.png drawn."""
+"""The evaluator role (`fastgo evaluate --once`) on a tiny run: each new checkpoint plays the
+earlier evaluated ones spaced in steps (the previous one, the ones nearest to 1/2 and 1/4 of its
+step) and the anchors chosen where its score is informative, in batches until the stopping rule;
+results are appended to ratings.jsonl (earlier lines never rewritten), the checkpoint with its
+opponents and the evaluator's CPU to evaluations.jsonl, ratings refitted, curve.png drawn."""
 import json
 import subprocess
 import sys
 
+from cluster.pairings import one_sided
 from fastgo.config import load_config
 from fastgo.rundir import open_run_dir
 from inference_server.batch_evaluator import UniformEvaluator
@@ -13,10 +16,13 @@ from trainer.factory import make_trainer as Trainer
 
 EXTRA = """
 [cluster]
-eval_games = 6
 eval_visits = 8
-references = ["random", "mcts:20"]
+eval_batch_games = 4
+eval_max_games = 8
+eval_anchors = 2
+anchors = ["random", "mcts:20", "mcts:200"]
 """
+STOPS = {"one-sided", "interval", "max games"}
 
 
 def evaluate(config, run):
@@ -26,32 +32,69 @@ def evaluate(config, run):
     assert out.returncode == 0, out.stderr[-3000:]
 
 
-def test_evaluator_rates_checkpoints_and_draws_the_curve(tmp_path, write_tiny_config):
+def lines(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_evaluator_chains_checkpoints_and_anchors_and_draws_the_curve(tmp_path, write_tiny_config):
     config_path = write_tiny_config(tmp_path / "c.toml", checkpoint_every=5, extra=EXTRA)
     text = open(config_path).read().replace("min_positions = 1000", "min_positions = 100")
     open(config_path, "w").write(text)
     config = load_config(config_path)
-    run = open_run_dir(tmp_path / "run")
-    SelfplayWorker(config, UniformEvaluator(5), shard_dir=run.shards, games=16, seed=1).run(max_games=32)
+    root = tmp_path / "run"
+    run = open_run_dir(root)
+    SelfplayWorker(config, UniformEvaluator(5), shard_dir=run.shards, games=16, seed=1).run(max_games=64)
     trainer = Trainer(config, run)                    # writes ckpt-0
-    evaluate(config_path, run.root)                   # evaluates step 0
-    table = (tmp_path / "run" / "ratings.jsonl").read_text().splitlines()
-    assert [(json.loads(l)["a"], json.loads(l)["b"]) for l in table] == \
-        [("ckpt-0", "random"), ("ckpt-0", "mcts:20")]
-    trainer.run(max_steps=10)                          # ckpt-5, ckpt-10
-    evaluate(config_path, run.root)                   # the newest only: ckpt-10, against ckpt-0 too
-    lines = (tmp_path / "run" / "ratings.jsonl").read_text().splitlines()
-    assert lines[:2] == table                          # appended, never rewritten
-    rows = [json.loads(l) for l in lines[2:]]
-    assert [(r["a"], r["b"]) for r in rows] == [("ckpt-10", "random"), ("ckpt-10", "mcts:20"),
-                                                ("ckpt-10", "ckpt-0")]
-    assert all(r["wins_a"] + r["wins_b"] + r["draws"] == 6 for r in rows)
-    ratings = json.loads((tmp_path / "run" / "ratings.json").read_text())
-    assert ratings["latest"]["player"] == "ckpt-10"
-    assert ratings["ratings"]["random"][0] == 0.0
-    assert set(ratings["ratings"]) == {"random", "mcts:20", "ckpt-0", "ckpt-10"}
-    evaluations = [json.loads(l) for l in (tmp_path / "run" / "evaluations.jsonl").read_text().splitlines()]
-    assert [e["step"] for e in evaluations] == [0, 10]
+    evaluate(config_path, run.root)                   # ckpt-0: anchors only
+    first = (root / "ratings.jsonl").read_text().splitlines()
+    for steps in (5, 10, 20):                         # ckpt-5, ckpt-10, ckpt-20 (the newest of
+        trainer.run(max_steps=steps)                  # ckpt-15 and ckpt-20)
+        evaluate(config_path, run.root)
+    assert (root / "ratings.jsonl").read_text().splitlines()[:len(first)] == first   # appended
+
+    rows = lines(root / "ratings.jsonl")
+    evaluations = lines(root / "evaluations.jsonl")
+    assert [e["step"] for e in evaluations] == [0, 5, 10, 20]
+    by_player = {e["player"]: [r for r in rows if r["a"] == e["player"]] for e in evaluations}
+    assert sum(map(len, by_player.values())) == len(rows)
+    for e in evaluations:
+        played = by_player[e["player"]]
+        # the evaluation row names its opponents in the order the table has them
+        assert e["opponents"] == [r["b"] for r in played]
+        for r in played:
+            # batches of 4 games up to 8; each pairing says why it stopped
+            assert r["games"] in (4, 8) and r["stop"] in STOPS and r["source"] == "evaluator"
+            assert r["visits"] == 8 and r["size"] == 5
+    # earlier checkpoints first: the previous one, then those nearest to 1/2 and 1/4 of the
+    # step (ckpt-20: 10 and 5; ckpt-10: 5, with 0 and 5 equally near to 2.5, the later kept)
+    networks = {e["player"]: [b for b in e["opponents"] if b.startswith("ckpt-")]
+                for e in evaluations}
+    assert networks == {"ckpt-0": [], "ckpt-5": ["ckpt-0"], "ckpt-10": ["ckpt-5"],
+                        "ckpt-20": ["ckpt-10", "ckpt-5"]}
+    # ckpt-0 meets the weakest anchor first; an anchor won beyond the informative range is
+    # not played by later checkpoints
+    assert by_player["ckpt-0"][0]["b"] == "random"
+    retired = set()
+    for e in evaluations:
+        anchors = [r for r in by_player[e["player"]] if not r["b"].startswith("ckpt-")]
+        assert not retired & {r["b"] for r in anchors}, (e["player"], retired)
+        assert len([r for r in anchors if not one_sided(r["wins_a"], r["wins_b"], r["draws"])]) <= 2
+        retired |= {r["b"] for r in anchors if one_sided(r["wins_a"], r["wins_b"], r["draws"]) > 0}
+    # the evaluator's CPU time and run time, carried from one evaluation to the next
+    cpu = [e["eval_cpu_s"] for e in evaluations]
+    assert all(c > 0 for c in cpu) and [e["eval_wall_s"] > 0 for e in evaluations]
+    assert cpu == sorted(cpu)
+
+    ratings = json.loads((root / "ratings.json").read_text())
+    assert ratings["latest"]["player"] == "ckpt-20"
+    assert ratings["ratings"]["random"][0] == 0.0 or "random" not in ratings["ratings"]
+    assert set(ratings["ratings"]) == {r["a"] for r in rows} | {r["b"] for r in rows}
+    status = json.loads((root / "logs" / "evaluate.status.json").read_text())
+    assert status["cpu_budget"] == 0.2 and status["cpu_share"] > 0
+    assert status["latest"]["player"] == "ckpt-20"
     for name in ("curve.png", "loss.png"):
-        data = (tmp_path / "run" / name).read_bytes()
+        data = (root / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+    width, height = (int.from_bytes((root / "curve.png").read_bytes()[k:k + 4], "big")
+                     for k in (16, 20))
+    assert (width, height) == (1200, 460)           # two panels: wall time and games

@@ -21,6 +21,11 @@ def test_status_line_with_every_figure():
                     "ckpt 40  Elo 212 (ckpt-40)  restarts 3 (selfplay-w1 2, serve 1)")
     assert status_line(5, {}, 0, 0, 0, None, {}) == \
         "0:00:05  games 0  moves/s 0  evals/s 0  fill 0.00  step 0  loss -  ckpt -  Elo -"
+    # the evaluator's status file: its CPU share of a core over the run, and its budget
+    evaluator = {"latest": {}, "cpu_share": 0.1834, "cpu_budget": 0.2, "eval_cpu_s": 660.2}
+    assert status_line(5, train, 0, 0, 0, RATINGS, {}, evaluator).endswith(
+        "Elo 212 (ckpt-40)  eval cpu 0.18/0.2")
+    assert "eval cpu" not in status_line(5, train, 0, 0, 0, RATINGS, {}, {"cpu_share": "x"})
 
 
 def test_server_rates_between_two_stats():
@@ -32,16 +37,18 @@ def test_server_rates_between_two_stats():
     assert server_rates(now, None) == (0.0, 0.0) and server_rates(None, (before, 0.0)) == (0.0, 0.0)
 
 
-def test_summary_names_the_latest_rating_and_the_references(tmp_path):
+def test_summary_names_the_latest_rating_the_anchors_and_the_evaluator_cpu(tmp_path):
     run_dir = open_run_dir(tmp_path / "run")
     (tmp_path / "run" / "ratings.json").write_text(json.dumps(RATINGS))
-    text = summary_text(61, "SIGTERM", {"games": 7, "step": 3}, {}, read_ratings(run_dir.root), run_dir)
+    text = summary_text(61, "SIGTERM", {"games": 7, "step": 3}, {}, read_ratings(run_dir.root),
+                        run_dir, {"cpu_share": 0.19512, "cpu_budget": 0.2})
     assert text.splitlines() == [
         "fastgo cluster: stopped after 0:01:01 (SIGTERM)",
         "  self-play games 7, training steps 3, restarts 0",
         "  ckpt-40: Elo 212 (150..271); last results: random 9-1, mcts:100 4-6",
-        "  reference mcts:100: Elo 250",
-        "  reference random: Elo 0",
+        "  anchor mcts:100: Elo 250",
+        "  anchor random: Elo 0",
+        "  evaluator CPU: 0.195 of a core on average (budget 0.2)",
         f"  curve {run_dir.root}/curve.png, SGFs {run_dir.sgf}, checkpoint {run_dir.latest}"]
     (tmp_path / "run" / "ratings.json").write_text("[1, 2]")           # not a table: no rating
     assert "  no evaluation yet" in summary_text(1, None, {}, {}, read_ratings(run_dir.root),

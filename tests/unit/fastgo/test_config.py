@@ -302,3 +302,17 @@ def test_the_first_folder_holding_a_name_wins(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert loader.shipped_configs() == {"a": str(installed / "a.toml"), "b": str(source / "b.toml")}
     assert loader.resolve_config("b") == str(source / "b.toml")
+
+
+def test_evaluator_anchors_are_player_specs():
+    from fastgo.config import ConfigError, loads_config
+
+    config = loads_config('[cluster]\nanchors = ["random", "gnugo:10", "gtp:gnugo --mode gtp", '
+                          '"runs/a/ckpt-000000100.ckpt", "MCTS:50"]\n')
+    assert config.cluster.anchors[1] == "gnugo:10"
+    for bad in ('["gnugo:11"]', '["mcts"]', '["foo:3"]', '["gtp: "]', '[""]',
+                '["random", "Random"]'):
+        with pytest.raises(ConfigError, match="cluster.anchors"):
+            loads_config(f"[cluster]\nanchors = {bad}\n")
+    with pytest.raises(ConfigError, match="eval_max_games"):
+        loads_config("[cluster]\neval_batch_games = 16\neval_max_games = 8\n")
