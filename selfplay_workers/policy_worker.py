@@ -62,13 +62,14 @@ class PolicyWorker:
     client: a selfplay_workers.interfaces.PolicyClient (the inference client). run_dir: a
     fastgo.rundir.RunDir (pool.json; shards unless `shard_dir`). sink: a GameSink or None
     (local shards); status: a fastgo.rundir.StatusFile or None (the heartbeat); sgf_dir: one
-    game in selfplay.sgf_every is written there as SGF."""
+    game in selfplay.sgf_every is written there as SGF; clock: the core's monotonic clock
+    (selfplay_workers.worker_core.WorkerCore)."""
 
     stop_requested = CoreField(settable=True)    # True after a signal too: run() then returns
     games_done = CoreField()
 
     def __init__(self, config, client, *, run_dir, worker_id=0, games=None, seed=None,
-                 status=None, shard_dir=None, sink=None, sgf_dir=None):
+                 status=None, shard_dir=None, sink=None, sgf_dir=None, clock=time.monotonic):
         sp = config.selfplay
         self.config, self.sp = config, sp
         self.algorithm = config.trainer.algorithm
@@ -79,7 +80,7 @@ class PolicyWorker:
         self.run_dir = run_dir
         self.core = WorkerCore(config, shard_dir=shard_dir or run_dir.shards, stats=self.stats,
                                report=self._report, worker_id=worker_id, games=games, seed=seed,
-                               sink=sink, status=status, sgf_dir=sgf_dir)
+                               sink=sink, status=status, sgf_dir=sgf_dir, clock=clock)
         self.worker_id, self.games, self.seed = self.core.worker_id, self.core.games, self.core.seed
         self.shards = self.core.shards
         self.current_slot = config.trainer.publish_slot

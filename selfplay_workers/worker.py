@@ -59,13 +59,14 @@ class SelfplayWorker:
     receive(ticket) -> (logits, values), model_version; the client in production). config: a
     fastgo Config (model for the board size and encoding, selfplay for the search and the
     shards). sink: a GameSink or None (local shards in shard_dir); status: a
-    fastgo.rundir.StatusFile or None (the heartbeat)."""
+    fastgo.rundir.StatusFile or None (the heartbeat); clock: the core's monotonic clock
+    (selfplay_workers.worker_core.WorkerCore)."""
 
     stop_requested = CoreField(settable=True)    # True after a signal too: run() then returns
     games_done = CoreField()
 
     def __init__(self, config, evaluator, *, shard_dir, worker_id=0, games=None, seed=None,
-                 sgf_dir=None, status=None, sink=None):
+                 sgf_dir=None, status=None, sink=None, clock=time.monotonic):
         self.config = config
         sp = config.selfplay
         self.sp = sp
@@ -73,7 +74,7 @@ class SelfplayWorker:
         self.evaluator = evaluator
         self.core = WorkerCore(config, shard_dir=shard_dir, stats=self.stats, report=self._report,
                                worker_id=worker_id, games=games, seed=seed, sink=sink,
-                               status=status, sgf_dir=sgf_dir)
+                               status=status, sgf_dir=sgf_dir, clock=clock)
         self.worker_id, self.games, self.seed = self.core.worker_id, self.core.games, self.core.seed
         self.shards = self.core.shards
         self.search = BatchedSearch(games=self.games, size=self.size, komi=sp.komi,

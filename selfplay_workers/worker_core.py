@@ -24,14 +24,16 @@ class WorkerCore:
     sgf_every; model: board_size). sink: a selfplay_workers.interfaces.GameSink, or None for
     local shards in `shard_dir`. status: a fastgo.rundir.StatusFile or None; it is beaten with
     `stats` (a callable -> JSON-able dict) after every step and while paused. report(): logs
-    the worker's figures, called every `report_every_s` seconds.
+    the worker's figures, called every `report_every_s` seconds. clock: monotonic seconds (the
+    deadline, the pause, the reports and `seconds`); a test passes its own.
 
     The worker advances the counters games_done (through add_game), moves_done, evals (positions
     evaluated) and batches (requests answered)."""
 
     def __init__(self, config, *, shard_dir, stats, report, worker_id=0, games=None, seed=None,
-                 sink=None, status=None, sgf_dir=None):
+                 sink=None, status=None, sgf_dir=None, clock=time.monotonic):
         sp = config.selfplay
+        self.clock = clock
         self.worker_id = int(worker_id)
         self.games = int(games or sp.games)
         if seed is None:
@@ -56,7 +58,7 @@ class WorkerCore:
         self.moves_done = 0
         self.evals = 0
         self.batches = 0
-        self.started = time.monotonic()
+        self.started = clock()
         self.report_every_s = REPORT_EVERY_S
         self._next_report = self.started + self.report_every_s
 
@@ -80,24 +82,25 @@ class WorkerCore:
 
     def run(self, step, *, max_games=None, seconds=None, finish=None):
         """Calls step(deadline) until stop_requested, `max_games` finished games or `seconds`
-        (deadline: the monotonic time they end, or None). After every step: reads the sink's
+        (deadline: the clock's time they end, or None). After every step: reads the sink's
         confirmations, seals a shard that is due, reports when due, beats the heartbeat. On a
         normal end finish() (if given) runs; on any end the open shard is sealed (games in
         progress are dropped). Returns stats()."""
-        deadline = None if seconds is None else time.monotonic() + seconds
+        clock = self.clock
+        deadline = None if seconds is None else clock() + seconds
         try:
             while not self.stop_requested:
                 if max_games is not None and self.games_done >= max_games:
                     break
-                if deadline is not None and time.monotonic() >= deadline:
+                if deadline is not None and clock() >= deadline:
                     break
                 step(deadline)
                 if self.sink is not None:
                     self.sink.poll()
                 self.output.maybe_rotate()
-                if time.monotonic() >= self._next_report:
+                if clock() >= self._next_report:
                     self._report()
-                    self._next_report = time.monotonic() + self.report_every_s
+                    self._next_report = clock() + self.report_every_s
                 if self.status is not None:
                     self.status.beat(self._stats)
             if finish is not None:
@@ -120,19 +123,20 @@ class WorkerCore:
         return self.sink is not None and self.sink.full(headroom=self.games)
 
     def wait_for_sink(self, deadline=None):
-        """Paused: polls the sink until it has room, a stop, or the monotonic `deadline`,
+        """Paused: polls the sink until it has room, a stop, or the clock's `deadline`,
         beating the heartbeat meanwhile. Counts the pause and the seconds spent in it."""
         self.pauses += 1
-        t0 = time.monotonic()
+        clock = self.clock
+        t0 = clock()
         log.warning("paused: %d games unconfirmed by the recorder (bound %d with %d games at "
                     "once); waiting for confirmations", len(self.sink.unconfirmed),
                     self.sink.max_unconfirmed, self.games)
         while not self.stop_requested and self.sink_full() \
-                and (deadline is None or time.monotonic() < deadline):
+                and (deadline is None or clock() < deadline):
             self.sink.poll(SINK_POLL_S)
             if self.status is not None:
                 self.status.beat(self._stats)
-        waited = time.monotonic() - t0
+        waited = clock() - t0
         self.paused_s += waited
         log.info("resumed after %.1fs paused (%d unconfirmed)", waited, len(self.sink.unconfirmed))
 
@@ -151,7 +155,7 @@ class WorkerCore:
     def stats(self, **fields) -> dict:
         """The shared figures, then `fields` (the worker's own), then the sink's (with the
         pauses) when there is a sink. seconds: since the core was made; *_per_s over it."""
-        elapsed = max(1e-9, time.monotonic() - self.started)
+        elapsed = max(1e-9, self.clock() - self.started)
         return {
             "worker": self.worker_id, "seconds": elapsed, "games": self.games_done,
             "moves": self.moves_done, "evals": self.evals, "batches": self.batches,

@@ -6,29 +6,43 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
-import time
 
 import numpy as np
 import pytest
 
 from fastgo.config import loads_config
-from fastgo.rundir import StatusFile, open_run_dir, read_status
+from fastgo.rundir import open_run_dir
 from inference_server.batch_evaluator import UniformEvaluator
+from selfplay_workers.worker_core import SINK_POLL_S
 
 GAMES = 4
 BOUND = 6          # full(headroom=GAMES) once 3 games are held: the worker pauses at 3..6 held
 
 
+class _Clock:
+    """A monotonic clock that moves only when a wait advances it."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
 class _SilentSink:
     """A recorder that never confirms: every game added stays unconfirmed. poll(timeout_s)
-    waits its whole timeout, as a socket with nothing to read does."""
+    waits its whole timeout, as a socket with nothing to read does: it advances the clock by
+    it. After every such wait, on_wait(waits) runs (waits: how many so far); past `most`
+    waits the test fails instead of looping for ever."""
 
-    def __init__(self, bound):
+    def __init__(self, bound, clock, on_wait=None, most=1000):
         self.max_unconfirmed = bound
         self.unconfirmed = {}
         self.polls = 0
-        self._never = threading.Event()
+        self.waits = 0
+        self.clock = clock
+        self.on_wait = on_wait
+        self.most = most
 
     def add(self, record):
         self.unconfirmed[record.id] = record
@@ -39,7 +53,11 @@ class _SilentSink:
     def poll(self, timeout_s=0.0):
         self.polls += 1
         if timeout_s > 0:
-            self._never.wait(timeout_s)
+            self.waits += 1
+            assert self.waits <= self.most, f"still paused after {self.most} waits"
+            self.clock.now += timeout_s
+            if self.on_wait is not None:
+                self.on_wait(self.waits)
         return 0
 
     def flush(self, wait_s):
@@ -50,6 +68,16 @@ class _SilentSink:
 
     def stats(self):
         return {"unconfirmed": len(self.unconfirmed)}
+
+
+class _Heartbeat:
+    """A StatusFile that keeps every beat's figures (StatusFile's own interval is its tests')."""
+
+    def __init__(self):
+        self.beats = []
+
+    def beat(self, fields_fn, force=False):
+        self.beats.append(dict(fields_fn()))
 
 
 class _PolicyClient:
@@ -75,7 +103,7 @@ class _PolicyClient:
         raise AssertionError("value mode loads no opponent")
 
 
-def _search_worker(tmp_path, sink, status):
+def _search_worker(tmp_path, sink, status, clock):
     from selfplay_workers.worker import SelfplayWorker
 
     config = loads_config(f"""
@@ -88,10 +116,10 @@ komi = 0.5
 resign_threshold = -1.0
 """)
     return SelfplayWorker(config, UniformEvaluator(5), shard_dir=tmp_path / "shards", seed=1,
-                          status=status, sink=sink)
+                          status=status, sink=sink, clock=clock)
 
 
-def _policy_worker(tmp_path, sink, status):
+def _policy_worker(tmp_path, sink, status, clock):
     from selfplay_workers.policy_worker import PolicyWorker
 
     config = loads_config(f"""
@@ -104,84 +132,55 @@ komi = 0.5
 algorithm = "value"
 """)
     return PolicyWorker(config, _PolicyClient(), run_dir=open_run_dir(tmp_path / "run"), seed=1,
-                        status=status, sink=sink)
+                        status=status, sink=sink, clock=clock)
 
 
 WORKERS = {"search": _search_worker, "policy": _policy_worker}
 
 
-def _wait_for(predicate, timeout_s, what):
-    """predicate()'s first truthy value, polled every 10 ms for at most timeout_s."""
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.01)
-    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
-
-
-def _start(worker, **run_args):
-    result = []
-    thread = threading.Thread(target=lambda: result.append(worker.run(**run_args)), daemon=True)
-    thread.start()
-    return thread, result
-
-
 @pytest.mark.parametrize("kind", sorted(WORKERS))
 def test_a_worker_paused_by_a_silent_sink_keeps_beating_and_counts_the_pause(tmp_path, kind):
-    run_dir = open_run_dir(tmp_path / "status")
-    status = StatusFile(run_dir, "selfplay-w0", interval_s=0.02)
-    sink = _SilentSink(BOUND)
-    worker = WORKERS[kind](tmp_path, sink, status)
-    thread, result = _start(worker)
-    try:
-        paused = _wait_for(lambda: (s := read_status(run_dir, "selfplay-w0")[0])
-                           and s.get("pauses", 0) >= 1 and s, 30, "a heartbeat that counts a pause")
-        _, mtime = read_status(run_dir, "selfplay-w0")
-        # still paused: the heartbeat goes on, with no further game
-        again, _ = _wait_for(lambda: (r := read_status(run_dir, "selfplay-w0"))[0] != paused
-                                 and r[1] is not None and r[1] > mtime and r, 10,
-                                 "a heartbeat while paused")
-        assert again["pauses"] == paused["pauses"] == 1
-        assert again["games"] == paused["games"] == len(sink.unconfirmed)
-        assert GAMES - 1 <= len(sink.unconfirmed) <= BOUND     # paused once held + GAMES > BOUND
-        assert again["unconfirmed"] == len(sink.unconfirmed)
-        assert again["seconds"] > paused["seconds"]
-        polls = sink.polls
-        _wait_for(lambda: sink.polls > polls, 10, "the paused worker to poll its sink")
-    finally:
-        worker.stop_requested = True
-        thread.join(30)
-    assert not thread.is_alive(), "the paused worker ignored the stop request"
-    stats = result[0]
-    assert stats["pauses"] == 1 and stats["paused_s"] > 0
-    assert stats["games"] == len(sink.unconfirmed) <= BOUND
+    clock, status = _Clock(), _Heartbeat()
+    worker = None
+
+    def stop_after_five(waits):
+        if waits == 5:
+            worker.stop_requested = True          # as an assignment or SIGTERM would
+
+    sink = _SilentSink(BOUND, clock, on_wait=stop_after_five)
+    worker = WORKERS[kind](tmp_path, sink, status, clock)
+    stats = worker.run()
+    assert stats["pauses"] == 1 and stats["paused_s"] == pytest.approx(5 * SINK_POLL_S)
+    assert stats["games"] == len(sink.unconfirmed)
+    assert GAMES - 1 <= len(sink.unconfirmed) <= BOUND      # paused once held + GAMES > BOUND
+    # one beat per wait while paused and the loop's after the step, each counting the pause,
+    # with no further game
+    paused = [beat for beat in status.beats if beat.get("pauses")]
+    assert len(paused) == 5 + 1
+    assert all(beat["pauses"] == 1 for beat in paused)
+    assert all(beat["games"] == beat["unconfirmed"] == len(sink.unconfirmed) for beat in paused)
+    seconds = [beat["seconds"] for beat in paused]
+    assert seconds == sorted(seconds) and seconds[-1] - seconds[0] == pytest.approx(4 * SINK_POLL_S)
 
 
 @pytest.mark.parametrize("kind", sorted(WORKERS))
 def test_a_worker_paused_by_a_silent_sink_stops_at_its_deadline(tmp_path, kind):
-    sink = _SilentSink(BOUND)
-    worker = WORKERS[kind](tmp_path, sink, None)
+    clock = _Clock()
+    sink = _SilentSink(BOUND, clock)
+    worker = WORKERS[kind](tmp_path, sink, None, clock)
+    started = clock()
     seconds = 1.0
-    started = time.monotonic()
-    thread, result = _start(worker, seconds=seconds)
-    thread.join(20)
-    try:
-        assert not thread.is_alive(), "the paused worker ran past its deadline"
-    finally:
-        worker.stop_requested = True
-        thread.join(30)
-    elapsed = time.monotonic() - started
-    stats = result[0]
-    assert stats["pauses"] == 1 and 0 < stats["paused_s"] <= elapsed
-    assert seconds <= elapsed < 30
+    stats = worker.run(seconds=seconds)               # the sink fails the test if it never ends
+    elapsed = clock() - started
+    assert seconds <= elapsed <= seconds + SINK_POLL_S + 1e-9
+    assert sink.waits == round(elapsed / SINK_POLL_S)
+    assert stats["pauses"] == 1 and stats["paused_s"] == pytest.approx(elapsed)
     assert stats["games"] == len(sink.unconfirmed) <= BOUND
 
 
 @pytest.mark.parametrize("kind", sorted(WORKERS))
 def test_sigterm_after_install_signal_handlers_stops_the_worker_before_its_first_step(tmp_path, kind):
-    worker = WORKERS[kind](tmp_path, None, None)
+    worker = WORKERS[kind](tmp_path, None, None, _Clock())
     previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         worker.install_signal_handlers()
