@@ -100,7 +100,23 @@ def _run_module(command, target, argv):
     args = parser.parse_args(argv)
     if prepare(parser, args):
         return 0
-    return module.run(args)
+    try:
+        return module.run(args)
+    except Exception as err:
+        # A command that is not a role (arena, ratings, bench, compare, curve ...) meeting a
+        # full disk: one line naming the condition and the file, not a traceback. Roles wait or
+        # stop by cluster.on_disk_full (fastgo.diskfull) before it comes to this.
+        from fastgo.diskfull import EXIT_STATUS, describe, disk_full
+        from fastgo.files import escaped
+
+        full = disk_full(err)
+        if full is None:
+            raise
+        name = " ".join(p for p in ("fastgo", command, target) if p)
+        where = f" writing {escaped(full.filename, 200)}" if full.filename else ""
+        print(f"{name}: disk full ({describe(full)}){where}; free some space and run it again",
+              file=sys.stderr)
+        return EXIT_STATUS
 
 
 def main(argv=None):

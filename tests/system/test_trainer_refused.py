@@ -115,7 +115,7 @@ backend = "torch"
     with ServerProcess(config_path, log_path=str(tmp_path / "server.log")) as server:
         proc = subprocess.run(
             [sys.executable, "-m", "fastgo_cli.main", "train", "--config", str(config_path),
-             "--run-dir", run.root, "--server", server.endpoint, "--max-steps", "20", "--quiet"],
+             "--run-dir", run.root, "--server", server.endpoint, "--steps", "20", "--quiet"],
             capture_output=True, text=True, timeout=120)
         assert server.alive()
     # Diverged weights never reach the server: the trainer refuses to resume from them, in one
