@@ -342,7 +342,7 @@ def test_bad_sgf_arguments_are_one_line_and_exit_2(tmp_path, capsys):
              (["--sgf", GAMES, "--holdout", "1.5"], "--holdout: must be in [0, 1), got 1.5"),
              (["--sgf", GAMES, "--steps", "many"], "argument --steps: invalid int value"),
              (["--sgf", GAMES, "--steps", "3", "--epochs", "1"], "give one of them"),
-             (["--sgf", GAMES, "--max-steps", "3"], "use --steps or --epochs"),
+             (["--sgf", GAMES, "--max-steps", "3"], "unrecognized arguments: --max-steps 3"),
              (["--sgf"], "expected at least one argument"))
     for args, expected in cases:
         try:
