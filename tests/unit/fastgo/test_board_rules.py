@@ -2,8 +2,6 @@
 
 Diagrams: rows top to bottom, '.' empty, 'X' black, 'O' white; move = row * N + col.
 """
-import time
-
 import numpy as np
 import pytest
 
@@ -477,20 +475,16 @@ def test_bench_board_command_writes_json(tmp_path, capsys):
     assert set(figures) == {"9", "19"}
     for size in ("9", "19"):
         row = figures[size]
-        # Against an independent count of the same work: random playouts from the empty board
-        # played here through Board.playout, timed here.
-        rng, lengths = Random(7), []
-        start = time.perf_counter()
-        while len(lengths) < 20 or time.perf_counter() - start < 0.05:
-            lengths.append(Board(int(size)).playout(rng))
-        own_rate = len(lengths) / (time.perf_counter() - start)
-        own_length = sum(lengths) / len(lengths)
-        assert row["moves_per_playout"] == pytest.approx(own_length, rel=0.2)
-        assert own_rate / 20 < row["playouts_per_s"] < own_rate * 20   # same order: no unit slip
+        # Against an independent count of the same work: 20 random playouts from the empty
+        # board played here through Board.playout. The rates are compared in
+        # tests/system/test_bench_board_rates.py.
+        rng = Random(7)
+        lengths = [Board(int(size)).playout(rng) for _ in range(20)]
+        assert row["moves_per_playout"] == pytest.approx(sum(lengths) / len(lengths), rel=0.2)
+        assert row["playouts_per_s"] > 0 and row["python_playouts_per_s"] > 0
         assert row["moves_per_s"] == pytest.approx(row["playouts_per_s"] * row["moves_per_playout"],
                                                    rel=2e-2)
         assert row["runs_playouts_per_s"] == [row["playouts_per_s"]]       # one repeat
-        assert 0 < row["python_playouts_per_s"] < row["playouts_per_s"]
         assert row["ratio_vs_python"] == pytest.approx(
             row["playouts_per_s"] / row["python_playouts_per_s"], rel=1e-2)
     assert "playouts/s" in capsys.readouterr().out

@@ -1,9 +1,8 @@
 """SGF bombs just under and just over each bound of fastgo.sgf.parse_sgf: setup rectangles,
-node count, nesting, size, numbers Python refuses to convert; comment-heavy files in linear
-time; a FIFO given to read_sgf_file."""
+node count, nesting, size, numbers Python refuses to convert; a FIFO given to read_sgf_file.
+That comment-heavy files parse in linear time is timed in tests/system/test_sgf_parse_time.py."""
 import os
 import threading
-import time
 import tracemalloc
 
 import pytest
@@ -52,23 +51,6 @@ def test_size_limit_just_under_and_over():
     assert len(sgf.parse_sgf(text, max_chars=1000).comments[0]) == 994
     with pytest.raises(SgfError, match="too large"):
         sgf.parse_sgf(text + " ", max_chars=1000)
-
-
-def _parse_time(text):
-    start = time.perf_counter()
-    sgf.parse_sgf(text)
-    return time.perf_counter() - start
-
-
-def test_comment_nodes_parse_in_linear_time():
-    # Many comment nodes on one position once took quadratic time (string concatenation).
-    small = "(;" + ";C[comment]" * 10_000 + ")"
-    large = "(;" + ";C[comment]" * 80_000 + ")"
-    t_small = min(_parse_time(small) for _ in range(2))
-    t_large = _parse_time(large)
-    assert t_large < 8 * t_small * 3, (t_small, t_large)     # 8x input: linear, not 64x
-    game = sgf.parse_sgf(large)
-    assert game.comments[0].count("\n") == 80_000 - 1
 
 
 def test_off_main_line_nodes_are_checked_but_not_kept():

@@ -1,19 +1,15 @@
-"""Run-directory state files that are small on disk but costly to hold or to fit, and places
-where a role appends to one: a ratings table whose players form one long chain (the fit's
-Hessian is n x n), rows whose metadata is a bomb of small values, a tail read line by line,
-a byte order mark, and an append to a FIFO or a folder standing where the table belongs."""
+"""Run-directory state files that are small on disk but costly to hold or to fit: a ratings
+table whose players form one long chain (the fit's Hessian is n x n), rows whose metadata is a
+bomb of small values, a tail read line by line, a byte order mark. An append to a FIFO or a
+folder standing where the table belongs is tests/system/test_state_append_fifo.py."""
 from __future__ import annotations
 
 import json
-import os
-import threading
 import tracemalloc
 
 import pytest
 
-from fastgo.files import check_regular, open_append
-from fastgo.ratings import (MAX_FIT_PLAYERS, TableError, append_result, fit_ratings,
-                            read_table)
+from fastgo.ratings import MAX_FIT_PLAYERS, TableError, fit_ratings, read_table
 from fastgo.statefiles import read_csv, read_jsonl
 
 
@@ -77,38 +73,3 @@ def test_rows_are_validated_as_they_are_read_not_after_reading_all_lines(tmp_pat
         tracemalloc.stop()
     assert list(rows) == [] and rows.skipped == 60_000
     assert peak < 4 << 20, f"peak {peak} bytes reading 540 KB of refused rows"
-
-
-@pytest.mark.parametrize("kind", ["fifo", "fifo with a reader", "folder", "device"])
-def test_an_append_never_waits_on_or_writes_into_what_is_not_a_file(tmp_path, kind):
-    path = tmp_path / "ratings.jsonl"
-    reader = None
-    if kind.startswith("fifo"):
-        os.mkfifo(path)
-        if kind == "fifo with a reader":
-            reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    elif kind == "folder":
-        path.mkdir()
-    else:
-        path.symlink_to("/dev/null")
-    done = threading.Event()
-    errors = []
-
-    def append():
-        try:
-            append_result(path, "x", "y", 1, 0)
-        except OSError as err:
-            errors.append(err)
-        done.set()
-
-    try:
-        threading.Thread(target=append, daemon=True).start()
-        assert done.wait(5), "append_result blocked"
-        assert errors and errors[0].strerror == "not a regular file"
-        with pytest.raises(OSError, match="not a regular file"):
-            check_regular(path)
-        with pytest.raises(OSError, match="not a regular file"):
-            os.close(open_append(path))
-    finally:
-        if reader is not None:
-            os.close(reader)
