@@ -25,13 +25,13 @@ def read_ratings(root):
     return read_json(os.path.join(root, "ratings.json"))
 
 
-def server_rates(stats, last):
+def server_rates(stats, last, now=None):
     """(NN evals/s, mean batch fill) between the server stats `last` = (stats, monotonic time)
-    and `stats` (now); zeros without both."""
+    and `stats` at monotonic time `now` (None: time.monotonic()); zeros without both."""
     if not stats or not last:
         return 0.0, 0.0
     prev, t_prev = last
-    dt = max(1e-6, time.monotonic() - t_prev)
+    dt = max(1e-6, (time.monotonic() if now is None else now) - t_prev)
     dp = stats["positions"] - prev["positions"]
     db = stats["batches"] - prev["batches"]
     return dp / dt, dp / max(1, db) / max(1, stats["max_batch"])

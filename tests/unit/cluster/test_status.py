@@ -1,7 +1,6 @@
 """The status line and the summary of `fastgo cluster`, and the roles of a run: the exact text
 for known figures, the start order and each role's command line."""
 import json
-import time
 
 from cluster.roles import role_argv, role_specs
 from cluster.status import read_ratings, server_rates, status_line, summary_text
@@ -30,11 +29,11 @@ def test_status_line_with_every_figure():
 
 def test_server_rates_between_two_stats():
     before = {"positions": 1000, "batches": 20, "max_batch": 64}
-    now = {"positions": 3000, "batches": 60, "max_batch": 64}
-    evals, fill = server_rates(now, (before, time.monotonic() - 2.0))
-    # 2000 positions in about 2 s; 2000 / 40 batches = 50 per batch of 64
-    assert 900 < evals <= 1000 and fill == 50 / 64
-    assert server_rates(now, None) == (0.0, 0.0) and server_rates(None, (before, 0.0)) == (0.0, 0.0)
+    after = {"positions": 3000, "batches": 60, "max_batch": 64}
+    evals, fill = server_rates(after, (before, 100.0), now=102.0)
+    # 2000 positions in 2 s; 2000 / 40 batches = 50 per batch of 64
+    assert evals == 1000 and fill == 50 / 64
+    assert server_rates(after, None) == (0.0, 0.0) and server_rates(None, (before, 0.0)) == (0.0, 0.0)
 
 
 def test_summary_names_the_latest_rating_the_anchors_and_the_evaluator_cpu(tmp_path):
