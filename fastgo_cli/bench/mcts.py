@@ -131,13 +131,13 @@ def run(args):
     result = {
         "sims_per_s": round(statistics.median(rates)),
         "board": args.size,
-        "games": args.games_at_once,
+        "games_at_once": args.games_at_once,
         "visits": args.visits,
         "encoding": args.encoding,
         "repeats": [round(r) for r in rates],
         "evaluator": "built-in uniform (C)",
     }
-    print(f"mcts {args.size}x{args.size}, {args.games_at_once} games, {args.visits} visits/move, "
+    print(f"mcts {args.size}x{args.size}, {args.games_at_once} games at once, {args.visits} visits/move, "
           f"{args.encoding} planes: {result['sims_per_s']:,} simulations/s "
           f"(median of {args.repeats}: {', '.join(f'{r:,.0f}' for r in rates)})")
     if not args.no_python:

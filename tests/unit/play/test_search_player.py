@@ -77,7 +77,7 @@ def test_bench_mcts_cli_writes_json(tmp_path, capsys):
                "--no-python", "--json", str(out)])
     assert rc == 0
     result = json.loads(out.read_text())
-    assert result["board"] == 9 and result["games"] == 8 and result["sims_per_s"] > 0
+    assert result["board"] == 9 and result["games_at_once"] == 8 and result["sims_per_s"] > 0
     assert "simulations/s" in capsys.readouterr().out
 
 
