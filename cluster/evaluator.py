@@ -181,10 +181,14 @@ class Evaluator:
 
         from inference_server.checkpoint import CheckpointError, load_checkpoint
 
+        from fastgo.files import read_bounded
+        from inference_server.checkpoint import MAX_CHECKPOINT_BYTES
+
         started = time.monotonic()
         torch.set_num_threads(1)
         try:
-            ckpt = load_checkpoint(path, expect=self.config.model)
+            data = read_bounded(path, MAX_CHECKPOINT_BYTES)
+            ckpt = load_checkpoint(path, expect=self.config.model, data=data)
         except (CheckpointError, OSError) as err:      # pruned or replaced meanwhile
             self.log.warning("skipping %s: %s", path, err)
             self.last_step = step
@@ -199,7 +203,8 @@ class Evaluator:
             return None
         trainer_state = ckpt.extra.get("trainer") or {}
         stamp = os.path.getmtime(path) if os.path.exists(path) else time.time()
-        evaluation = {"player": name, "step": step, "path": path, "time": stamp,
+        kept = self._keep(step, path, data)
+        evaluation = {"player": name, "step": step, "path": kept, "time": stamp,
                       "games": int(trainer_state.get("games", 0)),
                       "wall_s": max(0.0, stamp - self._run_start()), "opponents": played}
         evaluation.update((k, v) for k, v in self.budget.figures().items()
@@ -225,11 +230,39 @@ class Evaluator:
         self.redraw(ratings)
         return summary
 
+    def _keep(self, step, path, data):
+        """RUN/evaluated/NAME: a copy of the checkpoint as a later opponent (the trainer prunes
+        its own); copies of earlier ones are thinned to pairings.kept_steps. Returns the copy's
+        path, or `path` when it cannot be written."""
+        from cluster.pairings import kept_steps
+        from fastgo.files import atomic_write
+
+        folder = os.path.join(self.run_dir.root, "evaluated")
+        kept = os.path.join(folder, os.path.basename(path))
+        try:
+            os.makedirs(folder, exist_ok=True)
+            atomic_write(kept, lambda handle: handle.write(data))
+        except OSError as err:
+            self.log.warning("cannot keep a copy of %s: %s", path, err.strerror or err)
+            return path
+        keep = kept_steps([e["step"] for e in self.evaluations] + [step])
+        for e in self.evaluations:
+            copy = e.get("path", "")
+            if e["step"] not in keep and os.path.dirname(copy) == folder and os.path.exists(copy):
+                try:
+                    os.remove(copy)
+                except OSError:
+                    pass
+        return kept
+
     def _play_checkpoints(self, ours, name, step, results, played):
         from cluster.pairings import checkpoint_opponents
 
         _, _, predict = self._fit()
-        names, skipped = checkpoint_opponents(step, self.evaluations, predict)
+        # the previous one always; the others among those whose copy is still there
+        there = [e for e in self.evaluations if e is self.evaluations[-1]
+                 or os.path.isfile(e.get("path", ""))]
+        names, skipped = checkpoint_opponents(step, there, predict)
         for other, why in skipped.items():
             self.log.info("%s: skips %s: %s", name, other, why)
         paths = {e["player"]: e.get("path") for e in self.evaluations}

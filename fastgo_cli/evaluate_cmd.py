@@ -1,5 +1,5 @@
 """`fastgo evaluate --config C --run-dir DIR [--once] [--quiet]`: the evaluator role of a run
-(cluster.evaluator): new checkpoints against the references, ratings, curve.png."""
+(cluster.evaluator): new checkpoints against earlier ones and the anchors, ratings, curve.png."""
 
 
 def parents():
@@ -9,7 +9,8 @@ def parents():
 
 
 def add_arguments(parser):
-    parser.add_argument("--once", action="store_true", help="evaluate what is there, then exit")
+    parser.add_argument("--once", action="store_true",
+                        help="evaluate the newest pending checkpoint, then exit (no CPU budget)")
 
 
 def run(args) -> int:

@@ -20,7 +20,7 @@ COMMANDS = {
     "train": ("fastgo_cli.train_cmd", "the trainer: shards in, checkpoints out, hot reload"),
     "arena": ("fastgo_cli.arena_cmd", "a match between two players: win rate, Elo, SPRT, ratings table"),
     "ratings": ("fastgo_cli.ratings_cmd", "every player's maximum-likelihood Elo from the ratings table"),
-    "evaluate": ("fastgo_cli.evaluate_cmd", "the evaluator: new checkpoints against references, ratings, curve.png"),
+    "evaluate": ("fastgo_cli.evaluate_cmd", "the evaluator: new checkpoints against earlier ones and anchors, ratings, curve.png"),
     "play": ("fastgo_cli.play_cmd", "play the network in the terminal (ASCII board, GTP vertices)"),
     "cluster": ("fastgo_cli.cluster_cmd", "the whole loop: server, workers, trainer, evaluator, supervised"),
     "recorder": ("fastgo_cli.recorder_cmd", "games from workers on other hosts over ZeroMQ into shards"),

@@ -80,6 +80,12 @@ def test_evaluator_chains_checkpoints_and_anchors_and_draws_the_curve(tmp_path, 
         assert not retired & {r["b"] for r in anchors}, (e["player"], retired)
         assert len([r for r in anchors if not one_sided(r["wins_a"], r["wins_b"], r["draws"])]) <= 2
         retired |= {r["b"] for r in anchors if one_sided(r["wins_a"], r["wins_b"], r["draws"]) > 0}
+    # each evaluated checkpoint kept as a later opponent (the trainer prunes its own): steps
+    # 0, 5, 10 and 20 are spaced by more than pairings.KEEP_RATIO (5 * 1.25 <= 10)
+    assert [e["path"] for e in evaluations] == \
+        [str(root / "evaluated" / f"ckpt-{s:09d}.ckpt") for s in (0, 5, 10, 20)]
+    assert all((root / "evaluated" / f"ckpt-{s:09d}.ckpt").read_bytes() ==
+               (root / "checkpoints" / f"ckpt-{s:09d}.ckpt").read_bytes() for s in (0, 5, 10, 20))
     # the evaluator's CPU time and run time, carried from one evaluation to the next
     cpu = [e["eval_cpu_s"] for e in evaluations]
     assert all(c > 0 for c in cpu) and [e["eval_wall_s"] > 0 for e in evaluations]

@@ -148,3 +148,19 @@ def test_expected_score_and_the_range():
     assert expected_score(400, 0) == pytest.approx(10 / 11)
     # the range's ends are about -300 and +300 Elo
     assert 400 * math.log10(INFORMATIVE[1] / INFORMATIVE[0]) == pytest.approx(301, abs=1)
+
+
+def test_kept_copies_are_spaced_geometrically():
+    from cluster.pairings import kept_steps
+
+    # the two newest; then going down, each at most 1/1.25 of the last kept; and the first
+    steps = [0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000]
+    assert sorted(kept_steps(steps)) == [0, 100, 200, 300, 400, 500, 700, 900, 1000]
+    # 900 and 1000 newest; 700 * 1.25 = 875 <= 900; 600 * 1.25 = 750 > 700: dropped; 625 <= 700
+    assert kept_steps([]) == set() and kept_steps([7]) == {7} and kept_steps([3, 9]) == {3, 9}
+    # any fraction of a later step finds a kept one within a factor 1.25 (above the first)
+    kept = sorted(kept_steps(range(0, 100_001, 250)))
+    assert len(kept) < 50
+    for target in (1000, 3333, 20_000, 49_999):
+        nearest = min(kept, key=lambda s: abs(s - target))
+        assert target / 1.25 <= nearest <= target * 1.25
