@@ -140,12 +140,12 @@ class Evaluator:
 
     # --- what to evaluate ----------------------------------------------------------------------
 
-    def pending(self):
-        """The checkpoint to evaluate now (step, path) or None."""
+    def pending(self, every=None):
+        """The checkpoint to evaluate now (step, path) or None: the newest, once `every`
+        (default cluster.evaluate_every) checkpoints newer than the last evaluated are there."""
         new = [(s, p) for s, p in checkpoints(self.run_dir) if s > self.last_step]
-        if not new:
-            return None
-        if self.last_step >= 0 and len(new) < self.cc.evaluate_every:
+        every = self.cc.evaluate_every if every is None else every
+        if not new or (self.last_step >= 0 and len(new) < every):
             return None
         return new[-1]
 
@@ -405,7 +405,8 @@ def _write_json(path, data):
 def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrides=()) -> int:
     """The role's main loop: logs to RUN/logs/evaluate.log (and stderr unless quiet), beats
     RUN/logs/evaluate.status.json (with the CPU share), evaluates what pending() names until
-    SIGTERM or SIGINT (with `once`: until nothing is pending, the CPU budget not applied);
+    SIGTERM or SIGINT (with `once`: the newest checkpoint not yet evaluated, whatever
+    cluster.evaluate_every, without the CPU budget);
     `overrides`: --set items for the config. Returns 0; ConfigError for a bad config."""
     import logging
 
@@ -427,7 +428,7 @@ def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrid
         evaluator.beat()
         if not evaluator.wait_for_budget():
             break
-        job = evaluator.pending()
+        job = evaluator.pending(1 if once else None)
         if job is None:
             if once:
                 break

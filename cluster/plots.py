@@ -31,6 +31,20 @@ def curve_limits(values, margin=150.0):
     return min(values) - margin, max(values) + margin
 
 
+def label_lifts(values, limits, points=9.0, axis_points=330.0):
+    """Upward offsets in points for labels at `values` (Elo) so that labels closer than
+    `points` on an axis `axis_points` tall showing `limits` do not overlap."""
+    per_elo = axis_points / max(1e-9, limits[1] - limits[0])
+    lifts, placed = [0.0] * len(values), []
+    for k in sorted(range(len(values)), key=lambda k: values[k]):
+        y = values[k] * per_elo
+        if placed and y < placed[-1] + points:
+            lifts[k] = placed[-1] + points - y
+            y = placed[-1] + points
+        placed.append(y)
+    return lifts
+
+
 def draw_curve(path, evaluations, ratings, anchors):
     """curve.png: each evaluated checkpoint's Elo (random = 0) with its 95% interval, against
     wall time and against self-play games. evaluations: [{'player', 'wall_s', 'games',
@@ -59,6 +73,7 @@ def draw_curve(path, evaluations, ratings, anchors):
             ax.errorbar(xs, elo, yerr=[low, high], marker="o", ms=3, capsize=2, color="C0",
                         label="checkpoints (95% intervals)")
         spans = anchor_spans(points, measured, key)
+        lifts = label_lifts([ratings[name][0] for name in measured], limits)
         for i, name in enumerate(measured):
             colour = f"C{i + 1}"
             value = ratings[name][0]
@@ -67,13 +82,15 @@ def draw_curve(path, evaluations, ratings, anchors):
                 if end == start:
                     ax.plot([start], [value], marker="_", ms=14, color=colour)
                 ax.hlines(value, start, end, linestyles="--", lw=1.2, color=colour)
-                ax.annotate(f"{escaped(name)} {value:+.0f}", (end, value),
-                            textcoords="offset points", xytext=(4, 2), fontsize=7, color=colour)
+                ax.annotate(f"{escaped(name)} {round(value) + 0:+d}", (end, value),
+                            textcoords="offset points", xytext=(4, 2 + lifts[i]), fontsize=7,
+                            color=colour)
             else:
                 ax.axhline(value, ls="--", lw=1, color=colour)
-                ax.annotate(f"{escaped(name)} {value:+.0f}", (0.0, value),
+                ax.annotate(f"{escaped(name)} {round(value) + 0:+d}", (0.0, value),
                             xycoords=("axes fraction", "data"),
-                            textcoords="offset points", xytext=(4, 2), fontsize=7, color=colour)
+                            textcoords="offset points", xytext=(4, 2 + lifts[i]), fontsize=7,
+                            color=colour)
         ax.set_xlabel(label)
         ax.grid(alpha=0.3)
     axes[0].set_ylim(*limits)

@@ -164,3 +164,4 @@ def test_kept_copies_are_spaced_geometrically():
     for target in (1000, 3333, 20_000, 49_999):
         nearest = min(kept, key=lambda s: abs(s - target))
         assert target / 1.25 <= nearest <= target * 1.25
+

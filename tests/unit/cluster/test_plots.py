@@ -1,0 +1,30 @@
+"""The curve's layout arithmetic (cluster.plots): where each anchor's line runs and how its label
+is kept clear of the others."""
+import pytest
+
+from cluster.plots import anchor_spans, curve_limits, label_lifts
+
+
+def test_anchor_lines_span_the_checkpoints_that_played_them():
+    evaluations = [{"player": "ckpt-0", "wall_s": 60, "games": 10, "opponents": ["random"]},
+                   {"player": "ckpt-9", "wall_s": 600, "games": 900,
+                    "opponents": ["ckpt-0", "random", "mcts:100"]},
+                   {"player": "ckpt-20", "wall_s": 1200, "games": 2000,
+                    "opponents": ["ckpt-9", "mcts:100"]},
+                   {"player": "ckpt-30", "wall_s": 1800, "games": 3000}]    # an older row
+    anchors = ["random", "mcts:100", "gnugo:1"]
+    assert anchor_spans(evaluations, anchors, "wall_s") == {"random": (60, 600),
+                                                           "mcts:100": (600, 1200)}
+    assert anchor_spans(evaluations, anchors, "games")["mcts:100"] == (900, 2000)
+
+
+def test_the_elo_axis_holds_the_ratings_not_one_sided_intervals():
+    assert curve_limits([0.0, 350.0, 1200.0]) == (-150.0, 1350.0)
+    assert curve_limits([float("nan")]) == (-150.0, 150.0)
+
+
+def test_curve_labels_close_in_elo_are_lifted_apart():
+    # an axis 330 points tall showing 0..1650 Elo: 5 Elo a point; labels 9 points apart
+    assert label_lifts([0.0, 1000.0], (0.0, 1650.0)) == [0.0, 0.0]
+    # three at 0, 10 and 20 Elo (0, 2 and 4 points up): lifted to 0, 9 and 18 points
+    assert label_lifts([10.0, 0.0, 20.0], (0.0, 1650.0)) == pytest.approx([7.0, 0.0, 14.0])
