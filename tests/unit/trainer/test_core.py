@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -21,44 +20,17 @@ from trainer.reinforce_loop import ReinforceTrainer
 from trainer.value_stage import ValueObjective, is_value_head
 from trainer.window_trainer import WindowTrainer
 
-SIZE, KOMI = 5, 0.5
-CONFIG = f"""
-[model]
-board_size = {SIZE}
-blocks = 1
-channels = 8
-value_hidden = 8
-[selfplay]
-komi = {KOMI}
-[trainer]
-batch_size = 16
-min_positions = 1
-samples_per_position = 1000
-checkpoint_every = 2
-keep_checkpoints = 2
-optimizer = "sgd"
-lr = 0.01
-device = "cpu"
-precision = "fp32"          # the formulas below are recomputed in fp32 (a bf16 CPU would autocast)
-poll_s = 0.01
-"""
-
-
 @pytest.fixture
-def run_with_games(tmp_path, game_record, random_moves, write_shard):
-    run = open_run_dir(tmp_path / "run")
-    rng = np.random.default_rng(4)
-    games = [game_record(SIZE, KOMI, random_moves(SIZE, KOMI, rng, length=int(rng.integers(4, 14))),
-                         0, seed=i) for i in range(20)]
-    write_shard(run.shards, games, "w0-000001.shard", size=SIZE, komi=KOMI)
-    return run
+def config_text(small_trainer_config):
+    """The conftest's small window trainer: append trainer keys."""
+    return small_trainer_config()
 
 
-def test_the_factory_picks_the_trainer_of_the_algorithm(tmp_path):
+def test_the_factory_picks_the_trainer_of_the_algorithm(tmp_path, config_text):
     kinds = {"alphazero": (WindowTrainer, AlphaZeroObjective),
              "value": (WindowTrainer, ValueObjective), "reinforce": (ReinforceTrainer, None)}
     for algorithm, (cls, objective) in kinds.items():
-        config = loads_config(CONFIG + f'algorithm = "{algorithm}"\n')
+        config = loads_config(config_text + f'algorithm = "{algorithm}"\n')
         trainer = make_trainer(config, open_run_dir(tmp_path / algorithm))
         assert type(trainer) is cls and trainer.algorithm == algorithm
         if objective is not None:
@@ -94,8 +66,8 @@ def _forward_on_drawn_batch(model, buffers, train_mode):
         return model.forward_train(x)
 
 
-def test_alphazero_loss_is_the_formula_on_the_batch_it_drew(run_with_games):
-    config = loads_config(CONFIG)
+def test_alphazero_loss_is_the_formula_on_the_batch_it_drew(run_with_games, config_text):
+    config = loads_config(config_text)
     trainer = make_trainer(config, run_with_games)
     trainer.ingest()
     rows, loss, terms = trainer.objective.loss(trainer.model, trainer.window, trainer.rng,
@@ -119,8 +91,8 @@ def test_alphazero_loss_is_the_formula_on_the_batch_it_drew(run_with_games):
     assert num(terms["policy_acc"]) == pytest.approx(float((hits * w).sum() / max(1.0, float(w.sum()))))
 
 
-def test_value_stage_reports_its_own_error_column(run_with_games):
-    config = loads_config(CONFIG + 'algorithm = "value"\nfreeze_policy = true\n')
+def test_value_stage_reports_its_own_error_column(run_with_games, config_text):
+    config = loads_config(config_text + 'algorithm = "value"\nfreeze_policy = true\n')
     trainer = make_trainer(config, run_with_games)
     trainer.ingest()
     trained = {n for n, p in trainer.model.named_parameters() if p.requires_grad}
@@ -139,8 +111,8 @@ def test_value_stage_reports_its_own_error_column(run_with_games):
     assert header == list(metrics.VALUE_FIELDS)
 
 
-def test_pruning_keeps_the_newest_the_untrained_and_the_protected(tmp_path):
-    config = loads_config(CONFIG)
+def test_pruning_keeps_the_newest_the_untrained_and_the_protected(tmp_path, config_text):
+    config = loads_config(config_text)
     run = open_run_dir(tmp_path / "run")
     protected = {"ckpt-000000002.ckpt"}
     core = TrainingCore(config, run, algorithm="alphazero", protected=lambda: protected)
@@ -157,18 +129,18 @@ def test_pruning_keeps_the_newest_the_untrained_and_the_protected(tmp_path):
     assert again.resume() == {"n": 5} and again.step == again.saved_step == 5
 
 
-def test_channels_last_trains_the_same_network(tmp_path):
+def test_channels_last_trains_the_same_network(tmp_path, config_text):
     # trainer.channels_last changes the weights' memory layout only: the same losses and the
     # same weights after a step as the default layout, and a checkpoint any loader reads.
     cores = {}
     for layout in (True, False):
-        config = loads_config(CONFIG + f"channels_last = {str(layout).lower()}\n")
+        config = loads_config(config_text + f"channels_last = {str(layout).lower()}\n")
         run = open_run_dir(tmp_path / f"run{layout}")
         cores[layout] = TrainingCore(config, run, algorithm="alphazero")
     conv = next(m for m in cores[True].model.modules() if isinstance(m, torch.nn.Conv2d))
     assert conv.weight.is_contiguous(memory_format=torch.channels_last)
     assert not conv.weight.is_contiguous()
-    x = torch.randint(0, 2, (16, cores[True].model.config.planes, SIZE, SIZE)).float()
+    x = torch.randint(0, 2, (16, cores[True].model.config.planes, 5, 5)).float()
     losses = {}
     for layout, core in cores.items():
         out = core.model.train().forward_train(x)

@@ -3,47 +3,18 @@ serve the weight average (the trained weights ride along for resuming), and the 
 the configured step, recorded in its checkpoints and resumed in its grown shape."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 
 from fastgo.config import loads_config
-from fastgo.rundir import open_run_dir
 from inference_server.checkpoint import load_checkpoint
 from trainer.factory import make_trainer
 from trainer.training_core import scheduled_lr
 
-SIZE, KOMI = 5, 0.5
-CONFIG = f"""
-[model]
-board_size = {SIZE}
-blocks = 1
-channels = 8
-value_hidden = 8
-[selfplay]
-komi = {KOMI}
-[trainer]
-batch_size = 16
-min_positions = 1
-samples_per_position = 1000
-checkpoint_every = 2
-keep_checkpoints = 50
-optimizer = "sgd"
-lr = 0.01
-device = "cpu"
-precision = "fp32"
-poll_s = 0.01
-"""
-
-
 @pytest.fixture
-def run_with_games(tmp_path, game_record, random_moves, write_shard):
-    run = open_run_dir(tmp_path / "run")
-    rng = np.random.default_rng(4)
-    games = [game_record(SIZE, KOMI, random_moves(SIZE, KOMI, rng, length=int(rng.integers(4, 14))),
-                         0, seed=i) for i in range(20)]
-    write_shard(run.shards, games, "w0-000001.shard", size=SIZE, komi=KOMI)
-    return run
+def config_text(small_trainer_config):
+    """The conftest's small window trainer, every checkpoint kept: append trainer keys."""
+    return small_trainer_config(keep_checkpoints=50)
 
 
 def test_the_lr_halves_every_half_life_down_to_its_floor():
@@ -53,14 +24,14 @@ def test_the_lr_halves_every_half_life_down_to_its_floor():
     assert scheduled_lr(loads_config("[trainer]\nlr = 0.08\n").trainer, 10**6) == 0.08
 
 
-def test_the_optimizer_trains_at_the_scheduled_lr(run_with_games):
-    trainer = make_trainer(loads_config(CONFIG + "lr_half_life_steps = 2\n"), run_with_games)
+def test_the_optimizer_trains_at_the_scheduled_lr(run_with_games, config_text):
+    trainer = make_trainer(loads_config(config_text + "lr_half_life_steps = 2\n"), run_with_games)
     trainer.run(max_steps=4)
     assert trainer.optimizer.param_groups[0]["lr"] == pytest.approx(0.01 * 0.25)
 
 
-def test_checkpoints_serve_the_average_and_resume_the_trained_weights(run_with_games):
-    config = loads_config(CONFIG + "weight_average = 0.5\n")
+def test_checkpoints_serve_the_average_and_resume_the_trained_weights(run_with_games, config_text):
+    config = loads_config(config_text + "weight_average = 0.5\n")
     trainer = make_trainer(config, run_with_games)
     start = {k: v.clone() for k, v in trainer.model.state_dict().items()}
     trainer.run(max_steps=2)
@@ -78,8 +49,8 @@ def test_checkpoints_serve_the_average_and_resume_the_trained_weights(run_with_g
     assert not torch.equal(served, start[name])
 
 
-def test_the_network_grows_at_its_step_and_resumes_grown(run_with_games):
-    config = loads_config(CONFIG + 'grow = ["4:b2c12"]\n')
+def test_the_network_grows_at_its_step_and_resumes_grown(run_with_games, config_text):
+    config = loads_config(config_text + 'grow = ["4:b2c12"]\n')
     trainer = make_trainer(config, run_with_games)
     trainer.run(max_steps=3)
     assert trainer.model.config.name == "b1c8"
