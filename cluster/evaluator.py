@@ -187,6 +187,9 @@ class Evaluator:
         started = time.monotonic()
         torch.set_num_threads(1)
         try:
+            # when the checkpoint was written: taken now, as the trainer may prune the file
+            # while its matches are played
+            stamp = os.path.getmtime(path)
             data = read_bounded(path, MAX_CHECKPOINT_BYTES)
             ckpt = load_checkpoint(path, expect=self.config.model, data=data)
         except (CheckpointError, OSError) as err:      # pruned or replaced meanwhile
@@ -202,7 +205,6 @@ class Evaluator:
         if not finished:
             return None
         trainer_state = ckpt.extra.get("trainer") or {}
-        stamp = os.path.getmtime(path) if os.path.exists(path) else time.time()
         kept = self._keep(step, path, data)
         evaluation = {"player": name, "step": step, "path": kept, "time": stamp,
                       "games": int(trainer_state.get("games", 0)),

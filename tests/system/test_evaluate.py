@@ -86,6 +86,12 @@ def test_evaluator_chains_checkpoints_and_anchors_and_draws_the_curve(tmp_path, 
         [str(root / "evaluated" / f"ckpt-{s:09d}.ckpt") for s in (0, 5, 10, 20)]
     assert all((root / "evaluated" / f"ckpt-{s:09d}.ckpt").read_bytes() ==
                (root / "checkpoints" / f"ckpt-{s:09d}.ckpt").read_bytes() for s in (0, 5, 10, 20))
+    # the curve's wall time is when each checkpoint was written (its file's time), not when its
+    # evaluation ended
+    assert [e["time"] for e in evaluations] == \
+        [(root / "evaluated" / f"ckpt-{s:09d}.ckpt").stat().st_mtime for s in (0, 5, 10, 20)] or \
+        [e["time"] for e in evaluations] == \
+        [(root / "checkpoints" / f"ckpt-{s:09d}.ckpt").stat().st_mtime for s in (0, 5, 10, 20)]
     # the evaluator's CPU time and run time, carried from one evaluation to the next
     cpu = [e["eval_cpu_s"] for e in evaluations]
     assert all(c > 0 for c in cpu) and [e["eval_wall_s"] > 0 for e in evaluations]
