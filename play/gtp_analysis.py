@@ -107,15 +107,23 @@ class LineReader:
         return self._newline() >= 0 or self._eof
 
 
-def parse_analyze_args(args):
-    """lz-analyze arguments -> (color or None, interval in seconds). GtpError('syntax error')
-    for anything else."""
+def leading_color_and_interval(words):
+    """Pops the optional leading color and bare interval (centiseconds) that lz-analyze and
+    kata-analyze share from the list `words`; returns (color or None, interval_cs, 100 when
+    absent)."""
     color, interval_cs = None, 100
-    words = list(args)
     if words and words[0].lower() in ("b", "w", "black", "white"):
         color = parse_color(words.pop(0))
     if words and words[0].isascii() and words[0].isdigit():
         interval_cs = int_arg(words.pop(0), 0, MAX_INTERVAL_CS)
+    return color, interval_cs
+
+
+def parse_analyze_args(args):
+    """lz-analyze arguments -> (color or None, interval in seconds). GtpError('syntax error')
+    for anything else."""
+    words = list(args)
+    color, interval_cs = leading_color_and_interval(words)
     while words:
         key = words.pop(0).lower()
         if key not in ("interval", "minmoves", "maxmoves") or not words:

@@ -19,11 +19,11 @@ from __future__ import annotations
 import time
 
 from fastgo import coords
-from fastgo.gtp import GtpError, color_name, int_arg, parse_color
+from fastgo.gtp import GtpError, color_name, int_arg
+from play.gtp_analysis import MAX_INTERVAL_CS, leading_color_and_interval
 from play.analysis_rules import RulesError, differences, parse_rules, rules_json, FASTGO_RULES
 from play.tree_stats import tree_stats
 
-MAX_INTERVAL_CS = 360_000
 FLAGS = ("ownership", "ownershipStdev", "movesOwnership", "movesOwnershipStdev", "rootInfo",
          "pvVisits", "pvEdgeVisits", "noResultValue")
 
@@ -35,12 +35,8 @@ class RawResponse(str):
 def parse_kata_args(args):
     """kata-analyze / kata-genmove_analyze arguments -> (color or None, interval in seconds,
     set of the flags set true). GtpError('syntax error') for anything else."""
-    color, interval_cs, flags = None, 100, set()
-    words = list(args)
-    if words and words[0].lower() in ("b", "w", "black", "white"):
-        color = parse_color(words.pop(0))
-    if words and words[0].isascii() and words[0].isdigit():
-        interval_cs = int_arg(words.pop(0), 0, MAX_INTERVAL_CS)
+    words, flags = list(args), set()
+    color, interval_cs = leading_color_and_interval(words)
     while words:
         key = words.pop(0)
         if not words:
