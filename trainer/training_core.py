@@ -155,9 +155,8 @@ class TrainingCore:
         takes its scheduled value, and the network grows when a stage begins."""
         if self.average is not None:
             self.average.update(self.model)
-        shape = shape_at(self.config.model, self.stages, next_step)
-        if (shape.blocks, shape.channels) != (self.model.config.blocks, self.model.config.channels):
-            self.grow(shape, next_step)
+        if any(step == next_step for step, _, _ in self.stages):    # a stage begins
+            self.grow(shape_at(self.config.model, self.stages, next_step), next_step)
         self._set_lr(next_step)
 
     def grow(self, shape, step):
