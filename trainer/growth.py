@@ -14,6 +14,9 @@ stream that is already >= 0 (ReLU), and its gamma's gradient is nonzero wherever
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
+import re
 
 import torch
 from torch import nn
@@ -68,3 +71,62 @@ def grow_model(model: PolicyValueNet, blocks: int, channels: int, *, seed: int =
     for block in new.blocks[old_config.blocks:]:
         _switch_off(block.bn2)
     return new.train()
+
+
+# -- growing when the curve flattens (trainer.grow_when_flat) ------------------------------------
+
+_CHECKPOINT = re.compile(r"ckpt-([0-9]{1,12})")
+RATINGS_LIMIT = 16 << 20                # bytes of RUN/ratings.json read at most
+
+
+def stopped_gaining(ratings, since_step: int, flat_steps: int, flat_elo: float,
+                    min_recent: int = 2) -> str | None:
+    """Why the evaluator's ratings say the shape trained since `since_step` stopped gaining, or
+    None while they do not (yet) say so.
+
+    ratings: {player: elo or [elo, low, high]} as in RUN/ratings.json; checkpoints are named
+    ckpt-STEP. Among the checkpoints rated from `since_step` on, the recent ones are those of
+    the last `flat_steps` steps up to the newest; the shape stopped gaining when at least
+    `min_recent` are recent, at least one is older, and the best recent rating is less than
+    `flat_elo` above the best older one. Best against best: one unlucky evaluation neither
+    triggers nor hides a flat stretch."""
+    rows = []
+    for name, value in ratings.items():
+        match = _CHECKPOINT.fullmatch(str(name))
+        elo = value[0] if isinstance(value, (list, tuple)) and value else value
+        if match is None or isinstance(elo, bool) or not isinstance(elo, (int, float)):
+            continue
+        step = int(match.group(1))
+        if step >= since_step and math.isfinite(elo):
+            rows.append((step, float(elo)))
+    if not rows:
+        return None
+    newest = max(step for step, _ in rows)
+    recent = [(elo, step) for step, elo in rows if step > newest - flat_steps]
+    older = [(elo, step) for step, elo in rows if step <= newest - flat_steps]
+    if len(recent) < min_recent or not older:
+        return None
+    (best_recent, at_recent), (best_older, at_older) = max(recent), max(older)
+    gain = best_recent - best_older
+    if gain >= flat_elo:
+        return None
+    return (f"the best checkpoint of the last {flat_steps} steps (ckpt-{at_recent}, Elo "
+            f"{best_recent:.0f}) is {gain:+.0f} Elo from the best before them (ckpt-{at_older}, "
+            f"Elo {best_older:.0f}), less than {flat_elo:g}")
+
+
+def read_ratings(path) -> dict:
+    """{player: [elo, low, high]} from the evaluator's ratings.json, {} when it is missing,
+    too large or not what the evaluator writes (the trainer then just does not grow yet)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(RATINGS_LIMIT + 1)
+    except OSError:
+        return {}
+    if len(data) > RATINGS_LIMIT:
+        return {}
+    try:
+        ratings = json.loads(data).get("ratings")
+    except (ValueError, AttributeError, RecursionError):
+        return {}
+    return ratings if isinstance(ratings, dict) else {}

@@ -10,18 +10,20 @@ back into the trainer except through the callables handed to its constructor.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import time
 
 import torch
 
+from fastgo.config import ConfigError
 from fastgo.files import escaped
 from inference_server.backends import cpu_has_bf16
 from inference_server.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from inference_server.model import build_model
 from inference_server.protocol import RELOAD_FAILED
-from trainer.growth import grow_model, shape_at
+from trainer.growth import grow_model, read_ratings, shape_at, stopped_gaining
 from trainer.metrics import append_metrics_row, tensorboard
 from trainer.weight_average import WeightAverage
 
@@ -120,6 +122,15 @@ class TrainingCore:
             torch.set_num_threads(self.tc.threads)
         self.device = pick_device(self.tc.device)
         self.stages = self.tc.grow_stages()
+        self.shapes = [(config.model.blocks, config.model.channels)] + self.tc.flat_shapes()
+        for (b0, c0), (b1, c1) in zip(self.shapes, self.shapes[1:2]):
+            if (b1, c1) == (b0, c0) or b1 < b0 or c1 < c0:
+                raise ConfigError(f"trainer.grow_when_flat: b{b1}c{c1} is not larger than the "
+                                  f"model's b{b0}c{c0}")
+        self.shape_since = 0                              # the step the current shape began at
+        if len(self.shapes) > 1 and not config.cluster.evaluate:
+            log.warning("trainer.grow_when_flat needs the evaluator's ratings, and "
+                        "cluster.evaluate is off: the network keeps its shape")
         self.trainable = trainable
         self._place(build_model(config.model, seed=self.tc.seed))
         self.average = (WeightAverage(self.model, self.tc.weight_average)
@@ -171,8 +182,24 @@ class TrainingCore:
             self.average = WeightAverage(grow_model(averaged, shape.blocks, shape.channels,
                                                     seed=seed).to(self.device), self.tc.weight_average)
             self.average.updates = updates
+        self.shape_since = step
         log.info("step %d: the network grows from %s to %s (the same function; the optimizer "
                  "starts afresh)", step, old, self.model.config.name)
+
+    def grow_if_flat(self):
+        """trainer.grow_when_flat: moves to the next shape when the evaluator's ratings say the
+        current one stopped gaining (trainer.growth.stopped_gaining)."""
+        config = self.model.config
+        current = (config.blocks, config.channels)
+        if current not in self.shapes or current == self.shapes[-1]:
+            return
+        ratings = read_ratings(os.path.join(self.run_dir.root, "ratings.json"))
+        why = stopped_gaining(ratings, self.shape_since, self.tc.flat_steps, self.tc.flat_elo)
+        if why is None:
+            return
+        blocks, channels = self.shapes[self.shapes.index(current) + 1]
+        log.info("step %d: %s: the network grows", self.step, why)
+        self.grow(dataclasses.replace(config, blocks=blocks, channels=channels), self.step)
 
     def served_model(self):
         """The network checkpoints hold: the weight average when trainer.weight_average is on,
@@ -222,6 +249,9 @@ class TrainingCore:
         except CheckpointError as err:
             raise ResumeError(f"cannot resume from {latest}: {err}") from None
         expected = shape_at(self.config.model, self.stages, ckpt.step)
+        if (ckpt.config.blocks, ckpt.config.channels) in self.shapes[1:]:
+            expected = dataclasses.replace(expected, blocks=ckpt.config.blocks,
+                                           channels=ckpt.config.channels)
         if ckpt.config != expected:
             raise ResumeError(f"{latest} holds model {ckpt.config.name} at step {ckpt.step}, the "
                                f"config asks for {expected.name} there: use another run directory")
@@ -261,6 +291,8 @@ class TrainingCore:
             except (ValueError, KeyError, RuntimeError) as err:
                 log.warning("optimizer state not restored (%s); starting it afresh", err)
         self.step = self.saved_step = ckpt.step
+        since = ckpt.extra.get("shape_since", 0)
+        self.shape_since = since if isinstance(since, int) and 0 <= since <= ckpt.step else 0
         return dict(ckpt.extra.get("trainer") or {})
 
     # -- checkpoints ----------------------------------------------------------------------------
@@ -270,9 +302,11 @@ class TrainingCore:
         algorithm, the optimizer state), points latest.ckpt at it (a link renamed over it, so
         latest.ckpt is always a complete checkpoint), prunes, and publishes it. Returns its path.
         CheckpointsRefused after trainer.max_refused refusals in a row."""
+        if len(self.shapes) > 1:
+            self.grow_if_flat()
         path = self.run_dir.checkpoint(self.step)
         extra = {"trainer": state, "algorithm": self.algorithm,
-                 "optimizer": self.optimizer.state_dict()}
+                 "optimizer": self.optimizer.state_dict(), "shape_since": self.shape_since}
         if self.average is not None:
             extra["raw_weights"] = {k: v.detach().to("cpu") for k, v in self.model.state_dict().items()}
             extra["average_updates"] = self.average.updates

@@ -255,6 +255,18 @@ class TrainerConfig:
             "on the trainer trains (and publishes) that larger tower, grown from the smaller "
             "one so it computes the same function at the switch; empty = model's shape "
             "throughout")
+    grow_when_flat: tuple[str, ...] = setting(
+        (), pattern=r"b[0-9]{1,3}c[0-9]{1,4}",
+        doc="a network that grows when the evaluator's curve flattens: 'bBLOCKScCHANNELS' "
+            "shapes in rising order; the trainer moves to the next one at a checkpoint once "
+            "the last flat_steps steps of the current shape brought no evaluated checkpoint "
+            "more than flat_elo above the best one before them (needs cluster.evaluate); "
+            "not together with grow")
+    flat_steps: int = setting(5000, min=1, max=1 << 31,
+                              doc="grow_when_flat: the training steps a shape is given to gain")
+    flat_elo: float = setting(50.0, min=0.0, max=10000.0,
+                              doc="grow_when_flat: the least Elo gain over flat_steps that "
+                                  "counts as still gaining")
     momentum: float = setting(0.9, min=0.0, max=1.0)
     weight_decay: float = setting(1e-4, min=0.0, max=1.0)
     value_weight: float = setting(1.0, min=0.0, max=100.0)
@@ -340,6 +352,24 @@ class TrainerConfig:
 
     def check(self):
         self.grow_stages()
+        if self.grow and self.grow_when_flat:
+            raise ConfigError("grow and grow_when_flat: a run grows at configured steps or when "
+                              "its curve flattens, not both")
+        self.flat_shapes()
+
+    def flat_shapes(self) -> list[tuple[int, int]]:
+        """[(blocks, channels)] of `grow_when_flat`, in order; ConfigError when a shape is out of
+        bounds or smaller than the one before it."""
+        shapes = [(int(s[1:].split("c")[0]), int(s.split("c")[1])) for s in self.grow_when_flat]
+        for blocks, channels in shapes:
+            if not (1 <= blocks <= 80 and 1 <= channels <= 1024):
+                raise ConfigError(f"grow_when_flat: b{blocks}c{channels}: blocks must be 1..80 "
+                                  f"and channels 1..1024")
+        for (b0, c0), (b1, c1) in zip(shapes, shapes[1:]):
+            if (b1, c1) == (b0, c0) or b1 < b0 or c1 < c0:
+                raise ConfigError(f"grow_when_flat: b{b1}c{c1} after b{b0}c{c0}: each shape "
+                                  f"must be larger than the one before it")
+        return shapes
 
     def grow_stages(self) -> list[tuple[int, int, int]]:
         """[(step, blocks, channels)] of `grow`, by step; ConfigError when steps repeat, a shape

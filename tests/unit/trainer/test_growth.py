@@ -85,3 +85,38 @@ def test_stages_parse_sort_and_apply_by_step():
                 [""], ["5:b0c8"], ["5:b2c2000"]):
         with pytest.raises(ConfigError, match="grow"):
             _stages(bad)
+
+
+def test_a_shape_stopped_gaining_when_its_recent_best_is_within_flat_elo_of_its_older_best():
+    from trainer.growth import stopped_gaining
+    ratings = {"random": [0, 0, 0], "ckpt-1000": [400, 0, 800], "ckpt-3000": [700, 500, 900],
+               "ckpt-6000": [650, 0, 9], "ckpt-7000": [720, 0, 9], "gnugo:5": [2000, 0, 0]}
+    # the last 4000 steps (after 3000): best 720 at 7000, 20 above 700 at 3000
+    why = stopped_gaining(ratings, 0, 4000, 50.0)
+    assert "ckpt-7000" in why and "ckpt-3000" in why and "+20" in why
+    assert stopped_gaining(ratings, 0, 4000, 20.0) is None          # 20 is not less than 20
+    assert stopped_gaining(ratings, 2000, 4000, 50.0) is not None   # ckpt-1000 is not needed
+    assert stopped_gaining(ratings, 4000, 4000, 50.0) is None       # nothing older of the shape
+    assert stopped_gaining(ratings, 0, 8000, 50.0) is None          # nothing older than 8000
+    one_recent = {"ckpt-0": 500, "ckpt-5000": 505}
+    assert stopped_gaining(one_recent, 0, 4000, 50.0) is None       # one evaluation is not a trend
+    assert stopped_gaining(one_recent, 0, 4000, 50.0, min_recent=1) is not None
+    # a low unlucky recent evaluation neither triggers nor hides: best against best
+    assert stopped_gaining({"ckpt-0": 0, "ckpt-5000": 300, "ckpt-6000": -200}, 0, 4000, 50) is None
+    # what is not a checkpoint's rating is ignored, whatever it holds
+    odd = {"ckpt-x": 1, "ckpt-10": "high", "ckpt-20": [], "ckpt-30": True, 7: 5,
+           "ckpt-40": float("nan"), "ckpt-50": [10.0], "ckpt-60": 12.0, "ckpt-70": 11}
+    assert "ckpt-60" in stopped_gaining(odd, 0, 15, 50.0)
+
+
+def test_unreadable_ratings_read_as_none(tmp_path):
+    from trainer.growth import RATINGS_LIMIT, read_ratings
+    path = tmp_path / "ratings.json"
+    assert read_ratings(path) == {}
+    for text in ("", "[1, 2]", '{"ratings": [1]}', "{" * 100_000, '{"ratings": {"ckpt-2": [1'):
+        path.write_text(text)
+        assert read_ratings(path) == {}
+    path.write_text('{"ratings": {"ckpt-2": [1.0, 0.0, 2.0]}}')
+    assert read_ratings(path) == {"ckpt-2": [1.0, 0.0, 2.0]}
+    path.write_text('{"ratings": {}, "pad": "' + "x" * RATINGS_LIMIT + '"}')
+    assert read_ratings(path) == {}

@@ -63,3 +63,64 @@ def test_the_network_grows_at_its_step_and_resumes_grown(run_with_games, config_
     assert again.step == 6 and again.model.config.name == "b2c12"
     again.run(max_steps=8)
     assert load_checkpoint(run_with_games.latest).step == 8
+
+
+def _write_ratings(run, elos):
+    """The evaluator's ratings.json with checkpoints rated `elos` ({step: elo}) and two anchors."""
+    import json
+    ratings = {"random": [0.0, 0.0, 0.0], "gnugo:1": [900.0, 700.0, 1100.0]}
+    ratings.update({f"ckpt-{step}": [elo, elo - 150, elo + 150] for step, elo in elos.items()})
+    with open(run.root + "/ratings.json", "w") as handle:
+        json.dump({"latest": {}, "ratings": ratings}, handle)
+
+
+def test_the_network_grows_when_the_curve_flattens_and_resumes_grown(run_with_games, config_text):
+    config = loads_config(config_text + 'grow_when_flat = ["b2c12", "b3c16"]\nflat_steps = 4\n'
+                                        'flat_elo = 50\n')
+    trainer = make_trainer(config, run_with_games)
+    _write_ratings(run_with_games, {0: 0.0, 2: 300.0})        # gaining (and too few recent)
+    trainer.run(max_steps=2)
+    assert trainer.model.config.name == "b1c8"
+    # the last 4 steps' best (ckpt-4 at 330) is 30 above the best before them (ckpt-2 at 300):
+    # the next checkpoint (step 4) is the grown network's
+    _write_ratings(run_with_games, {0: 0.0, 2: 300.0, 4: 330.0, 6: 310.0})
+    trainer.run(max_steps=8)
+    grown = load_checkpoint(run_with_games.checkpoint(4))
+    assert grown.config.name == "b2c12" and grown.extra["shape_since"] == 4
+    assert load_checkpoint(run_with_games.checkpoint(2)).config.name == "b1c8"
+    # the same ratings say nothing about the new shape: it keeps growing its own curve
+    trainer.run(max_steps=12)
+    assert trainer.model.config.name == "b2c12"
+    again = make_trainer(config, run_with_games)
+    assert again.step == 12 and again.model.config.name == "b2c12"
+    assert again.core.shape_since == 4
+    # the new shape gains 200 Elo: no growth; then it flattens: the last shape
+    _write_ratings(run_with_games, {0: 0.0, 6: 310.0, 8: 310.0, 10: 420.0, 12: 510.0, 14: 500.0})
+    again.run(max_steps=14)
+    assert again.model.config.name == "b2c12"
+    _write_ratings(run_with_games, {8: 310.0, 10: 420.0, 12: 510.0, 14: 500.0, 16: 530.0,
+                                    18: 520.0})
+    again.run(max_steps=20)
+    assert load_checkpoint(run_with_games.checkpoint(16)).config.name == "b3c16"
+    assert load_checkpoint(run_with_games.checkpoint(14)).config.name == "b2c12"
+    assert again.model.config.name == "b3c16"
+
+
+@pytest.mark.parametrize("keys, match", [
+    ('grow = ["4:b2c12"]\ngrow_when_flat = ["b3c16"]\n', "not both"),
+    ('grow_when_flat = ["b3c16", "b2c16"]\n', "larger than the one before"),
+    ('grow_when_flat = ["b3c16", "b3c16"]\n', "larger than the one before"),
+    ('grow_when_flat = ["b0c16"]\n', "1..80"),
+    ('grow_when_flat = ["3:b3c16"]\n', "grow_when_flat"),
+    ('flat_steps = 0\n', "flat_steps"),
+])
+def test_bad_flat_growth_settings_are_refused(keys, match):
+    from fastgo.config import ConfigError
+    with pytest.raises(ConfigError, match=match):
+        loads_config("[trainer]\n" + keys)
+
+
+def test_flat_growth_must_start_larger_than_the_model(run_with_games, config_text):
+    from fastgo.config import ConfigError
+    with pytest.raises(ConfigError, match="not larger than the model's b1c8"):
+        make_trainer(loads_config(config_text + 'grow_when_flat = ["b1c8"]\n'), run_with_games)
