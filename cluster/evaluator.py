@@ -368,9 +368,10 @@ class Evaluator:
 
     def redraw(self, ratings):
         from cluster.plots import draw_curve, draw_losses
+        from fastgo.ratings import read_table
         try:
             draw_curve(os.path.join(self.run_dir.root, "curve.png"), self.evaluations, ratings,
-                       list(self.anchors))
+                       list(self.anchors), rows=read_table(self.table))
             draw_losses(os.path.join(self.run_dir.root, "loss.png"), self.run_dir.metrics)
         except Exception as err:        # a plot must never stop the evaluator
             self.log.warning("could not draw the curves: %s", err)

@@ -45,12 +45,16 @@ def label_lifts(values, limits, points=9.0, axis_points=330.0):
     return lifts
 
 
-def draw_curve(path, evaluations, ratings, anchors):
+def draw_curve(path, evaluations, ratings, anchors, rows=None):
     """curve.png: each evaluated checkpoint's Elo (random = 0) with its 95% interval, against
     wall time and against self-play games. evaluations: [{'player', 'wall_s', 'games',
     'opponents'?}] in order; ratings: name -> (elo, low, high); anchors: fixed opponents in
     rising strength, each drawn as a labelled horizontal line at its Elo over the checkpoints
-    that played it (over the whole plot when the rows do not say)."""
+    that played it (over the whole plot when the rows do not say). rows: the ratings table's
+    results; given, each point also gets a thick bar, the 95% interval of its gain over the
+    point before it (fastgo.ratings.gain_intervals), placed on that point's Elo: what the
+    games say about each step of the curve, which the intervals against `random` (a chain of
+    one-sided results, often thousands of Elo wide) cannot show."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -59,6 +63,10 @@ def draw_curve(path, evaluations, ratings, anchors):
 
     points = thin_points([e for e in evaluations if e["player"] in ratings])
     measured = [a for a in anchors if a in ratings]
+    gains = {}
+    if rows is not None:
+        from fastgo.ratings import gain_intervals
+        gains = gain_intervals(rows, [e["player"] for e in points])
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True)
     limits = curve_limits([ratings[e["player"]][0] for e in points] +
                           [ratings[a][0] for a in measured])
@@ -72,6 +80,13 @@ def draw_curve(path, evaluations, ratings, anchors):
         if points:
             ax.errorbar(xs, elo, yerr=[low, high], marker="o", ms=3, capsize=2, color="C0",
                         label="checkpoints (95% intervals)")
+        before = {e["player"]: points[k - 1]["player"] for k, e in enumerate(points) if k}
+        bars = [(x, ratings[before[e["player"]]][0] + gains[e["player"]][0],
+                 ratings[before[e["player"]]][0] + gains[e["player"]][1])
+                for x, e in zip(xs, points) if e["player"] in gains]
+        if bars:
+            ax.vlines([b[0] for b in bars], [b[1] for b in bars], [b[2] for b in bars], lw=5,
+                      alpha=0.35, color="C0", label="gain over the point before (95%)")
         spans = anchor_spans(points, measured, key)
         lifts = label_lifts([ratings[name][0] for name in measured], limits)
         for i, name in enumerate(measured):

@@ -346,6 +346,25 @@ def fit_ratings(results, anchor="random", prior_games=PRIOR_GAMES) -> dict:
     return out
 
 
+def gain_intervals(results, players, prior_games=PRIOR_GAMES) -> dict:
+    """{player: (low, high)}: for each of `players` after the first, the 95% interval of its
+    Elo minus the Elo of the player before it in the list, from a fit anchored at that one
+    (the pair's covariance included: far narrower than the two players' intervals against a
+    distant anchor when the chain to it runs through one-sided results). A player not in the
+    same connected group as the one before it is left out."""
+    out = {}
+    for before, player in zip(players, players[1:]):
+        if before == player:
+            continue
+        group = next((g for g in components(results, before) if before in g), ())
+        if player not in group:
+            continue
+        fit = fit_ratings(results, anchor=before, prior_games=prior_games)
+        if player in fit:
+            out[player] = (fit[player][1], fit[player][2])
+    return out
+
+
 # Match statistics: one match's interval, Elo difference and sequential test.
 
 def wilson_interval(successes: float, n: int, z: float = 1.96):

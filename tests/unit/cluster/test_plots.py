@@ -28,3 +28,16 @@ def test_curve_labels_close_in_elo_are_lifted_apart():
     assert label_lifts([0.0, 1000.0], (0.0, 1650.0)) == [0.0, 0.0]
     # three at 0, 10 and 20 Elo (0, 2 and 4 points up): lifted to 0, 9 and 18 points
     assert label_lifts([10.0, 0.0, 20.0], (0.0, 1650.0)) == pytest.approx([7.0, 0.0, 14.0])
+
+
+def test_the_curve_draws_with_gain_bars(tmp_path):
+    from cluster.plots import draw_curve
+    from fastgo.ratings import fit_ratings
+    rows = [{"a": "ckpt-0", "b": "random", "wins_a": 4, "wins_b": 4},
+            {"a": "ckpt-100", "b": "ckpt-0", "wins_a": 8, "wins_b": 0},
+            {"a": "ckpt-200", "b": "ckpt-100", "wins_a": 20, "wins_b": 12}]
+    evaluations = [{"player": f"ckpt-{s}", "wall_s": s * 3.0, "games": s * 2, "opponents": []}
+                   for s in (0, 100, 200)]
+    out = tmp_path / "curve.png"
+    assert draw_curve(str(out), evaluations, fit_ratings(rows), ["random"], rows=rows)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

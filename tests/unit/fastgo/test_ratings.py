@@ -233,3 +233,20 @@ def test_table_name_takes_any_text_and_keeps_long_ones_apart(tmp_path):
     for name in names:
         append_result(path, name, "random", 1, 0)        # every one is a name the table takes
     assert [row["a"] for row in read_table(path)] == names
+
+
+def test_a_gain_interval_is_the_pairs_own_not_the_chain_to_the_anchor():
+    from fastgo.ratings import gain_intervals
+    rows = [{"a": "A", "b": "random", "wins_a": 8, "wins_b": 0},
+            {"a": "B", "b": "A", "wins_a": 30, "wins_b": 10},
+            {"a": "C", "b": "D", "wins_a": 5, "wins_b": 5}]
+    gains = gain_intervals(rows, ["A", "B", "C"], prior_games=0)
+    # B - A from 30 of 40: 400 log10(3) = 190.8 Elo; standard error 1 / sqrt(n p (1 - p)) logits
+    # = 0.3651, x 400 / ln 10 = 63.4 Elo; +-1.96 of it
+    low, high = gains["B"]
+    assert low == pytest.approx(190.8 - 124.3, abs=1.0)
+    assert high == pytest.approx(190.8 + 124.3, abs=1.0)
+    assert "C" not in gains and "A" not in gains        # C never met B's group; A is the first
+    absolute = fit_ratings(rows, anchor="random", prior_games=0.1)["B"]
+    narrow = gain_intervals(rows, ["A", "B"])["B"]
+    assert narrow[1] - narrow[0] < (absolute[2] - absolute[1]) / 3
