@@ -120,3 +120,26 @@ def test_unreadable_ratings_read_as_none(tmp_path):
     assert read_ratings(path) == {"ckpt-2": [1.0, 0.0, 2.0]}
     path.write_text('{"ratings": {}, "pad": "' + "x" * RATINGS_LIMIT + '"}')
     assert read_ratings(path) == {}
+
+
+def test_fuzz_ratings_files_never_raise(tmp_path):
+    from hypothesis import given, settings, strategies as st
+    from trainer.growth import read_ratings, stopped_gaining
+    import json as _json
+    leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12)
+    values = st.recursive(leaves, lambda kids: st.lists(kids, max_size=4) |
+                          st.dictionaries(st.text(max_size=8), kids, max_size=4), max_leaves=12)
+    names = st.from_regex(r"ckpt-[0-9]{1,5}", fullmatch=True) | st.text(max_size=10)
+    path = tmp_path / "ratings.json"
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.dictionaries(names, values, max_size=8), st.integers(0, 10**6),
+           st.integers(1, 10**6), st.floats(0, 1e4))
+    def check(ratings, since, steps, elo):
+        path.write_text(_json.dumps({"ratings": ratings}))
+        read = read_ratings(path)
+        assert read == ratings
+        why = stopped_gaining(read, since, steps, elo)
+        assert why is None or why.startswith("the best checkpoint")
+
+    check()
