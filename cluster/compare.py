@@ -1,9 +1,11 @@
 """`fastgo compare`: two configs learn for the same wall time on this machine, one after the other
 (`fastgo cluster` into OUT/a, then into OUT/b), then each run's last checkpoint plays the same
-opponents through `fastgo arena`. OUT/compare.json, OUT/compare.png (both evaluator Elo curves
-against wall time) and a Markdown table hold the result.
+opponents through `fastgo arena`, and the two last checkpoints play each other (the most
+sensitive of the matches: no reference's strength stands between them). OUT/compare.json,
+OUT/compare.png (both evaluator Elo curves against wall time) and a Markdown table hold the result.
 
-OUT/matches/RUN-OPPONENT.json is the arena's JSON of one match, RUN-OPPONENT.out its output;
+OUT/matches/RUN-OPPONENT.json is the arena's JSON of one match, RUN-OPPONENT.out its output,
+OUT/matches/a-vs-b.json and .out the head-to-head match;
 RUN/logs/cluster.out the output of `fastgo cluster`. Children (cluster.role_process.Children) run in
 sessions of their own: a SIGINT or SIGTERM to this process is passed on to the running child,
 which stops cleanly, and nothing further is started. A cluster outlives a killed parent (it stops at its --duration and
@@ -195,10 +197,17 @@ def cluster_argv(run: RunPlan, root: str, seconds: float) -> list:
 
 
 def arena_argv(run: RunPlan, checkpoint: str, opponent: Opponent, plan: Plan, seed: int,
-               json_path: str) -> list:
-    return ["arena", checkpoint, opponent.spec, "--games", str(plan.games),
+               json_path: str, backend_b: str | None = None) -> list:
+    argv = ["arena", checkpoint, opponent.spec, "--games", str(plan.games),
             "--visits", str(plan.visits), "--komi", f"{run.komi:g}", "--size", str(run.size),
             "--backend-a", run.backend, "--seed", str(seed), "--json", json_path, "--no-table"]
+    return argv + (["--backend-b", backend_b] if backend_b else [])
+
+
+def head_to_head_paths(out):
+    """(json path, output path) of the match of run a's last checkpoint against run b's."""
+    base = os.path.join(out, "matches", "a-vs-b")
+    return base + ".json", base + ".out"
 
 
 def last_checkpoint(root):
@@ -280,20 +289,24 @@ def match_paths(out, run_name, opponent: Opponent):
     return base + ".json", base + ".out"
 
 
-def read_match(path, checkpoint, games, visits):
+def read_match(path, checkpoint, games, visits, opponent_checkpoint=None):
     """match_entry of the arena's JSON at `path` when it is a finished match of `checkpoint`
-    (its player A) of `games` games at `visits` visits, written after that file; else None."""
+    (its player A) of `games` games at `visits` visits, written after that file (and, given
+    `opponent_checkpoint`, against that file as player B, written after it too); else None."""
     from fastgo.statefiles import count, read_json
 
     data = read_json(path)
     if data is None or data.get("interrupted") or data.get("visits") != visits \
             or data.get("games") != games:
         return None
-    name = data.get("a")
-    if not isinstance(name, str) or not name.startswith(os.path.normpath(checkpoint) + "#"):
-        return None
+    players = [(data.get("a"), checkpoint)]
+    if opponent_checkpoint is not None:
+        players.append((data.get("b"), opponent_checkpoint))
+    for name, file in players:
+        if not isinstance(name, str) or not name.startswith(os.path.normpath(file) + "#"):
+            return None
     try:
-        if os.path.getmtime(path) < os.path.getmtime(checkpoint):
+        if any(os.path.getmtime(path) < os.path.getmtime(file) for _, file in players):
             return None
         return match_entry(count(data.get("wins_a")), count(data.get("wins_b")),
                            count(data.get("draws", 0)))
@@ -335,7 +348,24 @@ def assemble(plan: Plan, exit_statuses=None) -> tuple:
     for run in plan.runs:
         data[run.name], curve = run_summary(plan, run, exit_status=exit_statuses.get(run.name))
         curves.append(curve)
+    data["a_vs_b"] = head_to_head(plan)
     return data, curves
+
+
+def head_to_head(plan: Plan):
+    """match_entry of run a's last checkpoint against run b's, with the Elo difference a - b
+    and its 95% interval (from the Wilson interval of the score); None before that match."""
+    from fastgo.ratings import elo_from_score
+
+    latest = [last_checkpoint(plan.root(run.name)) for run in plan.runs]
+    if any(one is None for one in latest):
+        return None
+    entry = read_match(head_to_head_paths(plan.out)[0], latest[0][1], plan.games, plan.visits,
+                       opponent_checkpoint=latest[1][1])
+    if entry is not None:
+        entry["elo"] = [round(elo_from_score(x), 1)
+                        for x in (entry["win_rate"], *entry["interval"])]
+    return entry
 
 
 # --- output ------------------------------------------------------------------------------------
@@ -361,6 +391,11 @@ def markdown_table(data) -> str:
         cells = [name, run["config"], str(run["games"]), str(run["steps"]), elo]
         cells += [_cell_match(run["matches"].get(label)) for label in opponents]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    match = data.get("a_vs_b")
+    if match:
+        elo, low, high = match["elo"]
+        lines += ["", f"a against b (the last checkpoints): {_cell_match(match)}, Elo a - b "
+                      f"{elo:+.0f} ({low:+.0f}..{high:+.0f})"]
     return "\n".join(lines)
 
 
@@ -377,6 +412,23 @@ def draw(path, data, curves, anchors=()) -> bool:
 
 
 # --- the whole comparison ----------------------------------------------------------------------
+
+def _play_head_to_head(plan: Plan, children, out) -> None:
+    """Run a's last checkpoint against run b's, each on its own run's backend."""
+    run_a, run_b = plan.runs
+    checkpoint_a, checkpoint_b = (last_checkpoint(plan.root(r.name))[1] for r in plan.runs)
+    json_path, log_path = head_to_head_paths(plan.out)
+    out(f"fastgo compare: run a ({os.path.basename(checkpoint_a)}) against run b "
+        f"({os.path.basename(checkpoint_b)}), {plan.games} games at {plan.visits} visits")
+    if os.path.exists(log_path):
+        os.remove(log_path)
+    argv = arena_argv(run_a, checkpoint_a, Opponent("b", checkpoint_b), plan,
+                      plan.seed + len(plan.opponents), json_path, backend_b=run_b.backend)
+    code = children.run(argv, log_path, "[a vs b] ", stop_s=STOP_S, die_with_parent=True)
+    if code != 0 and not children.stopped:
+        from cluster.role_process import last_line
+        raise CompareError(f"run a against run b: fastgo arena exited with status {code}: "
+                           f"{last_line(log_path)} (see {log_path})", code=1)
 
 def compare(plan: Plan, out=print) -> int:
     """Runs the plan (see the module); returns the exit status. CompareError for a failure that
@@ -424,6 +476,9 @@ def compare(plan: Plan, out=print) -> int:
                         raise CompareError(f"run {run.name} against {opponent.label}: fastgo "
                                            f"arena exited with status {code}: "
                                            f"{last_line(log_path)} (see {log_path})", code=1)
+            _play_head_to_head(plan, children, out)
+            if children.stopped:
+                return _stopped(out, children.stopped, "run a against run b")
     data, curves = assemble(plan, statuses)
     json_path = os.path.join(plan.out, "compare.json")
     atomic_write_text(json_path, json.dumps(data, indent=1) + "\n")

@@ -3,6 +3,7 @@ the children's command lines, and compare.json and the Markdown table assembled 
 fabricated run directories (state files and arena JSON written by hand); bad input is one line
 on stderr with exit status 2, a run without a checkpoint exit status 1."""
 import json
+import math
 import os
 
 import pytest
@@ -11,6 +12,7 @@ from cluster.compare import (
     CompareError,
     Opponent,
     arena_argv,
+    head_to_head_paths,
     assemble,
     check_opponent,
     cluster_argv,
@@ -270,6 +272,57 @@ def test_json_and_table_from_fabricated_runs(tmp_path):
         "| a | quickstart | 310 | 20 | +0 | 3/4 (0.30..0.95) | 0/4 (0.00..0.49) |",
         "| b | 9x9_cpu | 40 | 4 | - | 1 +1d/4 (0.09..0.78) | - |",
     ]
+
+
+def write_head_to_head(out, ckpt_a, ckpt_b, wins, losses, games=None, visits=2):
+    path = head_to_head_paths(str(out))[0]
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    data = {"a": f"{os.path.normpath(ckpt_a)}#20@v{visits}", "b": f"{os.path.normpath(ckpt_b)}#4@v{visits}",
+            "games": games or wins + losses, "wins_a": wins, "wins_b": losses, "draws": 0,
+            "visits": visits, "interrupted": False}
+    with open(path, "w") as handle:
+        json.dump(data, handle)
+    stamp = max(os.path.getmtime(ckpt_a), os.path.getmtime(ckpt_b)) + 5
+    os.utime(path, (stamp, stamp))
+    return path
+
+
+def test_head_to_head_of_the_two_last_checkpoints(tmp_path):
+    out = fabricated(tmp_path)
+    ckpt_a = str(out / "a" / "checkpoints" / "ckpt-000000020.ckpt")
+    ckpt_b = str(out / "b" / "checkpoints" / "ckpt-000000004.ckpt")
+    plan = make_plan(parse("quickstart", "9x9_cpu", "--out", out, "--skip-runs", "--skip-matches",
+                           "--opponents", "random", "--games", "4", "--visits", "2"))
+    assert assemble(plan)[0]["a_vs_b"] is None                     # not played yet
+    write_head_to_head(out, ckpt_a, ckpt_b, 3, 1)
+    match = assemble(plan)[0]["a_vs_b"]
+    assert match["wins"] == 3 and match["interval"] == [0.3006, 0.9544]
+    # Elo of a score s: 400 log10(s / (1 - s)); 0.75 -> +190.8, the Wilson bounds likewise
+    assert match["elo"] == [190.8, round(400 * math.log10(0.3006 / 0.6994), 1),
+                            round(400 * math.log10(0.9544 / 0.0456), 1)]
+    assert markdown_table(assemble(plan)[0]).splitlines()[-1] == (
+        "a against b (the last checkpoints): 3/4 (0.30..0.95), Elo a - b +191 (-147..+528)")
+    # a match of other checkpoints (b's player is not b's last checkpoint) is not taken
+    other_b = str(out / "a" / "checkpoints" / "ckpt-000000010.ckpt")
+    write_head_to_head(out, ckpt_a, other_b, 3, 1)
+    assert assemble(plan)[0]["a_vs_b"] is None
+    # nor one older than b's checkpoint
+    path = write_head_to_head(out, ckpt_a, ckpt_b, 3, 1)
+    stamp = os.path.getmtime(ckpt_b) - 1
+    os.utime(path, (stamp, stamp))
+    assert assemble(plan)[0]["a_vs_b"] is None
+
+
+def test_head_to_head_command_line(tmp_path):
+    out = fabricated(tmp_path)
+    plan = make_plan(parse("quickstart", "9x9_cpu", "--out", out, "--skip-runs",
+                           "--opponents", "random", "--games", "4", "--visits", "2"))
+    run_a, run_b = plan.runs
+    argv = arena_argv(run_a, "A.ckpt", Opponent("b", "B.ckpt"), plan, 5, "h.json",
+                      backend_b=run_b.backend)
+    assert argv[:3] == ["arena", "A.ckpt", "B.ckpt"]
+    assert argv[-2:] == ["--backend-b", run_b.backend]
+    assert argv[argv.index("--backend-a") + 1] == run_a.backend
 
 
 def test_the_command_on_existing_runs(capsys, tmp_path):
