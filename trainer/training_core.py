@@ -155,6 +155,27 @@ class TrainingCore:
         if optimizer_state is not None:
             self.optimizer.load_state_dict(optimizer_state)
         self._set_lr(self.step if hasattr(self, "step") else 0)
+        self.train_view = self._train_view()
+
+    def _train_view(self):
+        """The network as the objectives' losses see it (trainer.compiled.TrainView): its
+        forward_train compiled when trainer.compile is on (window objectives, fixed batch)."""
+        from trainer.compiled import TrainView, compile_training
+
+        if not self.tc.compile or self.algorithm == "reinforce":
+            return TrainView(self.model)
+        mc = self.config.model
+        example = torch.zeros(self.tc.batch_size, mc.planes, mc.board_size, mc.board_size,
+                              device=self.device)
+        if self.tc.channels_last:
+            example = example.contiguous(memory_format=torch.channels_last)
+        start = time.monotonic()
+        view = compile_training(self.model, example,
+                                lambda: autocast(self.device, self.tc.precision))
+        if view.compiled:
+            log.info("trainer.compile: the training step compiled in %.1f s",
+                     time.monotonic() - start)
+        return view
 
     def _set_lr(self, step):
         if self.tc.lr_half_life_steps and self.algorithm != "reinforce":   # reinforce adapts its own

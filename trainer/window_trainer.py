@@ -154,8 +154,8 @@ class WindowTrainer(CoreView):
 
     def train_step(self) -> float:
         """One optimizer step on one batch; returns its loss."""
-        rows, loss, terms = self.objective.loss(self.model, self.window, self.rng, self.buffers,
-                                                self.device)
+        rows, loss, terms = self.objective.loss(self.core.train_view, self.window, self.rng,
+                                                self.buffers, self.device)
         self.optimizer.zero_grad(set_to_none=True)
         if torch.isfinite(loss.detach()):
             loss.backward()

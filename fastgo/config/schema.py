@@ -295,6 +295,9 @@ class TrainerConfig:
         "auto", doc="forward passes under bf16 autocast: auto = on CUDA, and on a CPU with bf16 "
                     "instructions (AVX512_BF16 or AMX); fp32 = never; bf16 = always")
     threads: int = setting(1, min=0, max=1024, doc="torch threads on CPU; 0 = torch default")
+    compile: bool = setting(False, doc="the training step through torch.compile (compiled when "
+                                       "the network is placed; eager, with a warning, where it "
+                                       "cannot be; fastgo bench train times both)")
     channels_last: bool = setting(True, doc="the trained network in the channels_last memory "
                                             "format (on CPU about 1.3x the samples/s of the "
                                             "default layout for the quickstart network)")

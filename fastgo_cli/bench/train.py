@@ -27,6 +27,9 @@ def add_arguments(parser):
     parser.add_argument("--batch", type=int, help="batch size (default: trainer.batch_size)")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds of each timed run")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per figure (median)")
+    parser.add_argument("--no-compile", action="store_true",
+                        help="leave out the torch.compile'd trainer (compiling takes tens of "
+                             "seconds)")
 
 
 def _timed(fn, seconds):
@@ -38,16 +41,20 @@ def _timed(fn, seconds):
     return count, time.perf_counter() - start
 
 
-def training_variants(tc, has_bf16):
+def training_variants(tc, has_bf16, compiled=True):
     """{label: trainer config} timed side by side: "config" (as given), "other layout" (the other
-    memory layout), "fp32", and "bf16" where the CPU (or a GPU) runs bf16."""
+    memory layout), "fp32", and "bf16" where the CPU (or a GPU) runs bf16 (both eager); with
+    `compiled`, also the config's precision and layout "eager" and "compiled" (torch.compile)."""
     import dataclasses
 
     variants = {"config": tc,
                 "other layout": dataclasses.replace(tc, channels_last=not tc.channels_last),
-                "fp32": dataclasses.replace(tc, precision="fp32")}
+                "fp32": dataclasses.replace(tc, precision="fp32", compile=False)}
     if has_bf16 or tc.device.startswith("cuda"):
-        variants["bf16"] = dataclasses.replace(tc, precision="bf16")
+        variants["bf16"] = dataclasses.replace(tc, precision="bf16", compile=False)
+    if compiled:
+        variants["eager"] = dataclasses.replace(tc, compile=False)
+        variants["compiled"] = dataclasses.replace(tc, compile=True)
     return variants
 
 
@@ -119,11 +126,15 @@ def run(args) -> int:
                                  algorithm="alphazero")
         # the config's trainer beside its other memory layout and each precision this CPU runs
         # (bf16 autocast only where the CPU has bf16 instructions), rounds alternated, same data
-        variants = training_variants(tc, cpu_has_bf16())
-        trainers = {}
+        variants = training_variants(tc, cpu_has_bf16(), compiled=not args.no_compile)
+        trainers, compile_s, compiled = {}, None, None
         for label, variant in variants.items():
+            start = time.perf_counter()
             trainers[label] = make_trainer(dataclasses.replace(config, trainer=variant),
                                            open_run_dir(os.path.join(workdir, f"t-{label}")))
+            if label == "compiled":
+                compile_s = time.perf_counter() - start
+                compiled = trainers[label].core.train_view.compiled
             trainers[label].window = window
             trainers[label].buffers = buffers
         variant_rates = {label: [] for label in variants}
@@ -150,6 +161,8 @@ def run(args) -> int:
         "train_samples_per_s_other_layout": round(other_rate, 1),
         "train_samples_per_s_by_variant": {k: round(v, 1) for k, v in medians.items()},
         "precision": tc.precision, "cpu_has_bf16": cpu_has_bf16(),
+        "compile": tc.compile, "compiled_ok": compiled,
+        "compile_s": None if compile_s is None else round(compile_s, 1),
         "shard_bytes_per_position": round(total_bytes / max(1, positions), 1),
         "positions": positions, "games": args.games, "batch": batch, "model": mc.name,
         "board_size": mc.board_size, "encoding": mc.encoding, "device": str(trainer.device),
@@ -173,6 +186,14 @@ def run(args) -> int:
         + (f"; bf16 / fp32 = {medians['bf16'] / max(medians['fp32'], 1e-9):.2f}" if "bf16" in medians
            else "; no bf16 on this CPU (autocast there is emulated and slower), not timed")
         + f"; the config's precision: {tc.precision}")
+    if "compiled" in medians:
+        ratio = medians["compiled"] / max(medians["eager"], 1e-9)
+        print(f"torch.compile (the config's precision and layout, rounds alternated): eager "
+              f"{medians['eager']:,.0f} samples/s, compiled {medians['compiled']:,.0f} samples/s; "
+              f"compiled / eager = {ratio:.2f}; "
+              + (f"compiled in {compile_s:.0f} s" if compiled else
+                 "torch.compile failed here, so both ran eagerly (see the warning)")
+              + f"; the config's trainer.compile: {str(tc.compile).lower()}")
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(result, handle, indent=2)

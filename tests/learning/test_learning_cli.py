@@ -30,7 +30,8 @@ def test_bench_train_json_counts_the_games_it_made(tmp_path, write_tiny_config):
     config = write_tiny_config(tmp_path / "c.toml")
     out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "bench", "train", "--config", config,
                           "--games", "30", "--seconds", "0.2", "--repeats", "1", "--json",
-                          tmp_path / "b.json"], capture_output=True, text=True, timeout=120)
+                          tmp_path / "b.json", "--no-compile"], capture_output=True, text=True,
+                         timeout=120)
     assert out.returncode == 0, out.stderr
     result = json.loads((tmp_path / "b.json").read_text())
     assert result["games"] == 30 and result["batch"] == 128 and result["board_size"] == 5
@@ -46,6 +47,7 @@ def test_bench_train_json_counts_the_games_it_made(tmp_path, write_tiny_config):
     assert set(by_variant) == {"config", "other layout", "fp32"} | ({"bf16"} if cpu_has_bf16() else set())
     assert all(rate > 0 for rate in by_variant.values()) and result["cpu_has_bf16"] == cpu_has_bf16()
     assert ("bf16 / fp32 = " in out.stdout) == cpu_has_bf16()
+    assert result["compile_s"] is None and "torch.compile" not in out.stdout   # --no-compile
 
 
 def test_bench_selfplay_json_agrees_with_itself(tmp_path, write_tiny_config):

@@ -1,0 +1,105 @@
+"""trainer.compile: the compiled training step computes what the eager one does (outputs and
+gradients), its warm-up leaves the network as it was, and a failed compile trains eagerly with a
+warning instead of stopping the trainer."""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+
+import pytest
+import torch
+
+from fastgo.config import ModelConfig
+from inference_server.model import build_model
+from trainer.compiled import TrainView, compile_training
+
+
+def _network(seed=5):
+    config = dataclasses.replace(ModelConfig(), board_size=5, encoding="katago", blocks=1,
+                                 channels=8, global_pool_every=1, score_head=True,
+                                 opponent_policy_head=True)
+    model = build_model(config, seed=seed)
+    return config, model
+
+
+def _batch(config, n=16, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    return (torch.rand(n, config.planes, config.board_size, config.board_size,
+                       generator=generator) < 0.3).float()
+
+
+def _loss(outputs):
+    return sum((t.float() ** 2).mean() for t in outputs if isinstance(t, torch.Tensor))
+
+
+def _grads(model):
+    return [p.grad.detach().clone() for p in model.parameters()]
+
+
+def test_the_compiled_step_computes_what_the_eager_one_does():
+    config, model = _network()
+    x = _batch(config)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    view = compile_training(model, torch.zeros_like(x), contextlib.nullcontext)
+    assert view.compiled
+    # the warm-up moved no weight, no batch-norm statistic and left no gradient behind
+    after = model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    assert all(p.grad is None for p in model.parameters())
+
+    twin = build_model(config, seed=5)               # the same weights, always eager
+    twin.load_state_dict(before)
+    model.train()
+    twin.train()
+    out_compiled, out_eager = view.forward_train(x), twin.forward_train(x)
+    for a, b in zip(out_compiled, out_eager):
+        if a is None:
+            assert b is None
+            continue
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    _loss(out_compiled).backward()
+    _loss(out_eager).backward()
+    for a, b in zip(_grads(model), _grads(twin)):
+        torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-5)
+    # training mode: both moved their batch-norm statistics the same way
+    for (name, a), (_, b) in zip(model.named_buffers(), twin.named_buffers()):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6, msg=name)
+
+
+def test_a_failed_compile_trains_eagerly_with_a_warning(monkeypatch, caplog):
+    config, model = _network()
+
+    def broken(fn, **kwargs):
+        def call(*args):
+            raise RuntimeError("no C++ compiler\nfound")
+        return call
+
+    monkeypatch.setattr(torch, "compile", broken)
+    with caplog.at_level(logging.WARNING):
+        view = compile_training(model, torch.zeros(4, config.planes, 5, 5), contextlib.nullcontext)
+    assert not view.compiled
+    assert any("torch.compile could not compile the training step (RuntimeError: no C++ "
+               "compiler found)" in r.getMessage() for r in caplog.records)
+    x = _batch(config, n=4)
+    torch.testing.assert_close(view.forward_train(x).logits, model.forward_train(x).logits)
+
+
+def test_the_view_is_the_network_for_everything_else():
+    config, model = _network()
+    view = TrainView(model)
+    assert not view.compiled and view.parameters is not None
+    view.eval()
+    assert not model.training
+    x = _batch(config, n=3)
+    logits, value = view(x)
+    expected = model(x)
+    assert torch.equal(logits, expected[0]) and torch.equal(value, expected[1])
+
+
+@pytest.mark.parametrize("compile_on", [False, True])
+def test_the_trainer_config_key(compile_on):
+    from fastgo.config import loads_config
+
+    config = loads_config(f"[trainer]\ncompile = {str(compile_on).lower()}\n")
+    assert config.trainer.compile is compile_on
