@@ -24,7 +24,8 @@ def markdown_table(data) -> str:
     for name in RUNS:
         run = data[name]
         elo = "-" if run.get("last_elo") is None else f"{run['last_elo']:+.0f}"
-        cells = [name, run["config"], str(run["games"]), str(run["steps"]), elo]
+        cells = [name, run_label(data, name).split(": ", 1)[1], str(run["games"]),
+                 str(run["steps"]), elo]
         cells += [_cell_match(run["matches"].get(label)) for label in opponents]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     match = data.get("a_vs_b")
@@ -35,6 +36,14 @@ def markdown_table(data) -> str:
     return "\n".join(lines)
 
 
+def run_label(data, name) -> str:
+    """'NAME: CONFIG' and the overrides of that run the other run lacks ('a: quickstart',
+    'b: quickstart trainer.compile=true'): what tells two runs of one config apart."""
+    other = data[RUNS[1 - RUNS.index(name)]]
+    own = [item for item in data[name].get("overrides", []) if item not in other.get("overrides", [])]
+    return " ".join([f"{name}: {data[name]['config']}", *own])
+
+
 def draw(path, data, curves, anchors=()) -> bool:
     """compare.png: both runs' Elo against wall time (cluster.plots.draw_comparison); False
     (nothing drawn) when neither run has a rated checkpoint."""
@@ -42,6 +51,6 @@ def draw(path, data, curves, anchors=()) -> bool:
 
     if not any(c["evaluations"] for c in curves):
         return False
-    labels = [f"{name}: {data[name]['config']}" for name in RUNS]
+    labels = [run_label(data, name) for name in RUNS]
     draw_comparison(path, curves, labels, tuple(a for a in anchors if a != "random"))
     return True

@@ -25,6 +25,7 @@ from cluster.compare import (
     run_progress,
 )
 from fastgo.config import load_config
+from cluster.compare_report import run_label
 from fastgo_cli.compare_cmd import make_plan
 from fastgo_cli.main import command_parser, main
 
@@ -311,6 +312,15 @@ def test_head_to_head_of_the_two_last_checkpoints(tmp_path):
     stamp = os.path.getmtime(ckpt_b) - 1
     os.utime(path, (stamp, stamp))
     assert assemble(plan)[0]["a_vs_b"] is None
+
+
+def test_run_labels_name_what_sets_the_runs_apart():
+    data = {"a": {"config": "quickstart", "overrides": ["selfplay.seed=1", "trainer.lr=0.1"]},
+            "b": {"config": "quickstart", "overrides": ["selfplay.seed=1", "trainer.compile=true"]}}
+    assert run_label(data, "a") == "a: quickstart trainer.lr=0.1"
+    assert run_label(data, "b") == "b: quickstart trainer.compile=true"
+    data["b"]["overrides"] = ["selfplay.seed=1", "trainer.lr=0.1"]
+    assert run_label(data, "b") == "b: quickstart"
 
 
 def test_head_to_head_command_line(tmp_path):
