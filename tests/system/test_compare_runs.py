@@ -58,7 +58,7 @@ def test_two_tiny_configs_compared(tmp_path, write_tiny_config, free_endpoint):
     lines = proc.stdout.splitlines()
     assert "| run | config | games | steps | last Elo | random |" in lines
     assert any(line.startswith("| a | tiny_a | ") for line in lines)
-    assert any(line.startswith("| b | tiny_b | ") for line in lines)
+    assert any(line.startswith("| b | tiny_b trainer.lr=0.01 | ") for line in lines)   # what b changed
     head = data["a_vs_b"]                       # the two last checkpoints played each other
     assert head is not None and head["games"] == 2 and head["wins"] + head["losses"] + head["draws"] == 2
     assert head["elo"][1] <= head["elo"][0] <= head["elo"][2]
