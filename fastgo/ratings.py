@@ -352,12 +352,10 @@ def gain_intervals(results, players, prior_games=PRIOR_GAMES) -> dict:
     (the pair's covariance included: far narrower than the two players' intervals against a
     distant anchor when the chain to it runs through one-sided results). A player not in the
     same connected group as the one before it is left out."""
+    group_of = {name: k for k, group in enumerate(components(results)) for name in group}
     out = {}
     for before, player in zip(players, players[1:]):
-        if before == player:
-            continue
-        group = next((g for g in components(results, before) if before in g), ())
-        if player not in group:
+        if before == player or before not in group_of or group_of.get(player) != group_of[before]:
             continue
         fit = fit_ratings(results, anchor=before, prior_games=prior_games)
         if player in fit:

@@ -52,8 +52,6 @@ def compile_training(model: torch.nn.Module, example: torch.Tensor, precision_co
         with precision_context():
             outputs = compiled(example)
         _outputs_sum(outputs).backward()
-        with precision_context():               # a second call: the guards hold (no recompile)
-            compiled(example)
     except Exception as err:                    # noqa: BLE001 - any compile failure: train eagerly
         reason = " ".join(str(err).split())[:300] or type(err).__name__
         log.warning("trainer.compile: torch.compile could not compile the training step (%s: "

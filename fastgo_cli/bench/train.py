@@ -127,21 +127,30 @@ def run(args) -> int:
         # the config's trainer beside its other memory layout and each precision this CPU runs
         # (bf16 autocast only where the CPU has bf16 instructions), rounds alternated, same data
         variants = training_variants(tc, cpu_has_bf16(), compiled=not args.no_compile)
-        trainers, compile_s, compiled = {}, None, None
+        # a variant equal to one before it (the config's own trainer is already compiled or
+        # eager) shares that one's trainer and timings rather than being built and timed again
+        source = {label: next(first for first in variants if variants[first] == variant)
+                  for label, variant in variants.items()}
+        trainers, build_s = {}, {}
         for label, variant in variants.items():
+            if source[label] != label:
+                continue
             start = time.perf_counter()
             trainers[label] = make_trainer(dataclasses.replace(config, trainer=variant),
                                            open_run_dir(os.path.join(workdir, f"t-{label}")))
-            if label == "compiled":
-                compile_s = time.perf_counter() - start
-                compiled = trainers[label].core.train_view.compiled
+            build_s[label] = time.perf_counter() - start
             trainers[label].window = window
             trainers[label].buffers = buffers
-        variant_rates = {label: [] for label in variants}
+        timed = {label: [] for label in trainers}
         for _ in range(args.repeats):
             for label, one in trainers.items():
                 count, elapsed = _timed(lambda: (one.train_step(), batch)[1], args.seconds)
-                variant_rates[label].append(count / elapsed)
+                timed[label].append(count / elapsed)
+        variant_rates = {label: timed[source[label]] for label in variants}
+        compile_s = compiled = None
+        if "compiled" in variants:
+            compile_s = build_s[source["compiled"]]
+            compiled = trainers[source["compiled"]].core.train_view.compiled
         trainer = trainers["config"]
         train_rates = variant_rates["config"]
         medians = {label: statistics.median(rates) for label, rates in variant_rates.items()}
