@@ -308,10 +308,11 @@ def read_match(path, checkpoint, games, visits, opponent_checkpoint=None):
     try:
         if any(os.path.getmtime(path) < os.path.getmtime(file) for _, file in players):
             return None
-        return match_entry(count(data.get("wins_a")), count(data.get("wins_b")),
-                           count(data.get("draws", 0)))
+        entry = match_entry(count(data.get("wins_a")), count(data.get("wins_b")),
+                            count(data.get("draws", 0)))
     except (OSError, ValueError):
         return None
+    return entry if entry["games"] == games else None      # results that add up to the games
 
 
 def run_summary(plan: Plan, run: RunPlan, *, exit_status=None) -> tuple:

@@ -295,6 +295,11 @@ def test_head_to_head_of_the_two_last_checkpoints(tmp_path):
     plan = make_plan(parse("quickstart", "9x9_cpu", "--out", out, "--skip-runs", "--skip-matches",
                            "--opponents", "random", "--games", "4", "--visits", "2"))
     assert assemble(plan)[0]["a_vs_b"] is None                     # not played yet
+    write_head_to_head(out, ckpt_a, ckpt_b, 3, 1, games=10)        # 4 results for 10 games
+    plan10 = make_plan(parse("quickstart", "9x9_cpu", "--out", out, "--skip-runs",
+                             "--skip-matches", "--opponents", "random", "--games", "10",
+                             "--visits", "2"))
+    assert assemble(plan10)[0]["a_vs_b"] is None
     write_head_to_head(out, ckpt_a, ckpt_b, 3, 1)
     match = assemble(plan)[0]["a_vs_b"]
     assert match["wins"] == 3 and match["interval"] == [0.3006, 0.9544]
@@ -359,3 +364,43 @@ def test_a_run_without_checkpoint_is_one_line(capsys, tmp_path):
     assert code == 1 and err.count("\n") == 1
     assert err.startswith(f"fastgo compare: run b ({out / 'b'}) produced no checkpoint")
     assert not (out / "compare.json").exists()
+
+
+def test_fuzz_match_files_never_raise_and_only_whole_matches_count(tmp_path):
+    """Whatever a match file holds, read_match returns None or an entry of exactly the games
+    asked for, whose wins, losses and draws add up to them; the head-to-head path included."""
+    from hypothesis import given, settings, strategies as st
+
+    out = fabricated(tmp_path)
+    ckpt_a = str(out / "a" / "checkpoints" / "ckpt-000000020.ckpt")
+    ckpt_b = str(out / "b" / "checkpoints" / "ckpt-000000004.ckpt")
+    path = head_to_head_paths(str(out))[0]
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 1 << 70), st.floats(),
+                        st.text(max_size=8))
+    names = st.sampled_from([f"{os.path.normpath(ckpt_a)}#20@v2",
+                             f"{os.path.normpath(ckpt_b)}#4@v2", "random", ""])
+    small = st.integers(0, 8)
+    fields = st.fixed_dictionaries({                  # mostly near a real match file
+        "a": st.one_of(names, scalars), "b": st.one_of(names, scalars),
+        "games": st.one_of(st.just(4), small, scalars), "visits": st.one_of(st.just(2), scalars),
+        "wins_a": st.one_of(small, scalars), "wins_b": st.one_of(small, scalars)},
+        optional={"draws": st.one_of(st.integers(0, 3), scalars), "interrupted": scalars})
+
+    @settings(max_examples=400, deadline=None)
+    @given(fields, st.binary(max_size=40), st.integers(0, 3))
+    def check(data, junk, kind):
+        raw = kind == 0
+        with open(path, "wb") as handle:
+            handle.write(junk if raw else json.dumps(data).encode())
+        stamp = max(os.path.getmtime(ckpt_a), os.path.getmtime(ckpt_b)) + 5
+        os.utime(path, (stamp, stamp))
+        for opponent in (None, ckpt_b):
+            entry = read_match(path, ckpt_a, 4, 2, opponent_checkpoint=opponent)
+            if entry is not None:
+                assert entry["games"] == 4
+                assert entry["wins"] + entry["losses"] + entry["draws"] == 4
+                assert data["a"].startswith(os.path.normpath(ckpt_a) + "#")
+                if opponent is not None:
+                    assert data["b"].startswith(os.path.normpath(ckpt_b) + "#")
+
+    check()
