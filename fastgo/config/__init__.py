@@ -3,8 +3,9 @@
 Every role (server, workers, trainer, cluster) reads the same file through `load_config`; an
 unknown key, a wrong type or an impossible value raises `ConfigError` naming the file (or
 --set) and the dotted key. Modules, in dependency order: fields (setting(), parse_section,
-to_dict), endpoints (bind addresses and their CURVE policy), schema (the sections and Config),
-loader (files, --set overrides, shipped configs by name). Stdlib only.
+to_dict), endpoints (bind addresses and their CURVE policy), loop (the cluster and recorder
+sections), schema (the other sections and Config), loader (files, --set overrides, shipped
+configs by name). Stdlib only.
 """
 from fastgo.config.endpoints import (
                                   check_bind,
@@ -28,16 +29,14 @@ from fastgo.config.loader import (
                                   resolve_config,
                                   shipped_configs,
 )
+from fastgo.config.loop import MATCH_VISITS, ClusterConfig, RecorderConfig
 from fastgo.config.schema import (
                                   BACKEND_CHOICES,
                                   ENCODING_PLANES,
                                   INFERENCE_BACKENDS,
-                                  MATCH_VISITS,
                                   MODEL_NAME,
-                                  ClusterConfig,
                                   Config,
                                   ModelConfig,
-                                  RecorderConfig,
                                   SEARCH_CHOICES,
                                   SelfplayConfig,
                                   ServerConfig,

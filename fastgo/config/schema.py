@@ -11,6 +11,7 @@ from typing import Literal
 
 from fastgo.config.endpoints import check_bind
 from fastgo.config.fields import ConfigError, mapping_setting, parse_section, setting
+from fastgo.config.loop import ClusterConfig, RecorderConfig
 
 MODEL_NAME = re.compile(r"b(\d+)c(\d+)")
 ENCODING_PLANES = {"alphazero": 17, "liberty": 11, "katago": 16}
@@ -390,122 +391,6 @@ class TrainerConfig:
                 raise ConfigError(f"grow: the stage at step {s1} (b{b1}c{c1}) is smaller than "
                                   f"the one at step {s0} (b{b0}c{c0}): a network only grows")
         return stages
-
-
-MATCH_VISITS = 200                      # a checkpoint's visits per move in the arena and evaluator
-# cluster.anchors: the forms of play.specs, checked in full when the evaluator starts
-ANCHOR_FORMS = re.compile(r"random|mcts:[1-9][0-9]{0,7}|gnugo:(10|[0-9])|gtp:.*\S.*|"
-                          r"(?!(mcts|gnugo|gtp)$)[^:]+|.*\.ckpt", re.IGNORECASE | re.DOTALL)
-
-
-def check_anchors(anchors):
-    """ConfigError naming `anchors` for more than 32, a repeated or a malformed spec."""
-    if len(anchors) > 32 or len({a.strip().lower() for a in anchors}) < len(anchors):
-        raise ConfigError(f"anchors: at most 32 player specs, each once; got {len(anchors)}")
-    for anchor in anchors:
-        if len(anchor) > 1000 or not ANCHOR_FORMS.fullmatch(anchor.strip()):
-            raise ConfigError(f"anchors: {anchor[:40]!r} is not a player spec (random, mcts:N, "
-                              "gnugo:LEVEL with LEVEL 0..10, gtp:\"COMMAND\" or a checkpoint path)")
-
-
-@dataclass(frozen=True)
-class ClusterConfig:
-    """`fastgo cluster`: which roles run, how they are supervised, how checkpoints are evaluated."""
-
-    workers: int = setting(1, min=0, max=1024, doc="self-play worker processes")
-    evaluate: bool = setting(True, doc="run the evaluator (ratings and curve.png)")
-    evaluate_every: int = setting(1, min=1, max=1_000_000,
-                                  doc="evaluate at most every k-th new checkpoint (the newest)")
-    eval_visits: int = setting(MATCH_VISITS, min=1, max=100_000,
-                               doc="the networks' visits per move in evaluation (the arena's "
-                                   "default: the strength players have)")
-    anchors: tuple[str, ...] = setting(
-        ("random", "mcts:100", "mcts:1000", "mcts:10000", "gnugo:1", "gnugo:5", "gnugo:10"),
-        doc="fixed opponents in rising strength, player specs as the arena's (random, mcts:N, "
-            "gnugo:LEVEL, gtp:\"COMMAND\", a checkpoint path); each checkpoint plays those whose "
-            "expected score is informative; gnugo ones are skipped where GNU Go is not installed")
-    eval_anchors: int = setting(2, min=0, max=64,
-                                doc="anchors played within the informative range per checkpoint")
-    eval_batch_games: int = setting(8, min=2, max=4096,
-                                    doc="games of a pairing played at once (one batched search); "
-                                        "the stopping rule is checked after each batch")
-    eval_max_games: int = setting(32, min=2, max=100_000, doc="games of one pairing at most")
-    eval_elo_width: float = setting(300.0, min=1.0, max=10_000.0,
-                                    doc="a pairing stops once the 95% interval of its Elo "
-                                        "difference is at most this wide (or its result is "
-                                        "one-sided)")
-    eval_cpu_share: float = setting(0.2, min=0.01, max=1024.0,
-                                    doc="the evaluator's CPU at most, in cores, on average over "
-                                        "the run (its own time and its GTP engines'); it waits "
-                                        "when over")
-    stuck_seconds: float = setting(120.0, min=1.0, max=86_400.0,
-                                   doc="a child whose heartbeat is older than this is restarted")
-    backoff_s: float = setting(1.0, min=0.0, max=3600.0, doc="first restart delay (doubles)")
-    backoff_max_s: float = setting(30.0, min=0.0, max=3600.0)
-    max_restarts: int = setting(5, min=0, max=1_000_000,
-                                doc="restarts of one role within restart_window_s before giving up")
-    restart_window_s: float = setting(300.0, min=1.0, max=86_400.0)
-    status_interval_s: float = setting(5.0, min=0.1, max=3600.0, doc="plain status lines (no terminal)")
-    shutdown_s: float = setting(10.0, min=1.0, max=600.0, doc="bound on an ordered shutdown")
-    on_disk_full: Literal["wait", "stop"] = setting(
-        "wait", doc="a role whose disk is full (ENOSPC, EDQUOT): wait = says so in one line, "
-                    "waits with back-off until there is room and goes on by itself; stop = says "
-                    "so and the run stops cleanly (exit status 75); neither counts as a crash")
-    launcher: Literal["local", "ray"] = setting(
-        "local", doc="how the roles are launched: local = child processes on this machine; ray = "
-                     "Ray actors on a Ray cluster (optional package ray; fastgo cluster --launcher "
-                     "overrides)")
-    server_resources: dict[str, float] = mapping_setting(
-        {"CPU": 1.0}, doc="ray: resources the server's actor needs, e.g. {GPU = 1}; CPU and GPU "
-                          "are Ray's own, any other name a custom node resource")
-    trainer_resources: dict[str, float] = mapping_setting(
-        {"CPU": 1.0}, doc="ray: resources the trainer's actor needs; the recorder and the "
-                          "evaluator run on the same node")
-    worker_resources: dict[str, float] = mapping_setting(
-        {"CPU": 1.0}, doc="ray: resources of each self-play worker's actor (spread over nodes)")
-    evaluator_resources: dict[str, float] = mapping_setting(
-        {"CPU": 0.0}, doc="ray: resources of the evaluator's actor (on the trainer's node)")
-    recorder_resources: dict[str, float] = mapping_setting(
-        {"CPU": 0.0}, doc="ray: resources of the recorder's actor (on the trainer's node; workers "
-                          "on other nodes send their games to it)")
-
-    def check(self):
-        check_anchors(self.anchors)
-        if self.eval_max_games < self.eval_batch_games:
-            raise ConfigError("eval_max_games must be >= eval_batch_games")
-        if self.backoff_max_s < self.backoff_s:
-            raise ConfigError("backoff_max_s must be >= backoff_s")
-        for key in ("server_resources", "trainer_resources", "worker_resources",
-                    "evaluator_resources", "recorder_resources"):
-            table = getattr(self, key)
-            if len(table) > 64:
-                raise ConfigError(f"{key}: at most 64 resources, got {len(table)}")
-            for name, amount in table.items():
-                if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}", name):
-                    raise ConfigError(f"{key}: {name[:40]!r} is not a resource name")
-                if isinstance(amount, bool) or not isinstance(amount, (int, float)) \
-                        or not 0 <= amount <= 1e6:
-                    raise ConfigError(f"{key}.{name}: expected a number in 0..1e6, got {amount!r}")
-
-
-@dataclass(frozen=True)
-class RecorderConfig:
-    """The recorder (`fastgo recorder`): games from workers on other hosts into shards (closed
-    by selfplay.shard_games and selfplay.shard_seconds)."""
-
-    endpoint: str = setting("tcp://127.0.0.1:5557", pattern=r"(tcp|ipc|inproc)://.+",
-                            doc="ROUTER bind address; loopback by default")
-    curve_secret_key_file: str = setting("", doc="the recorder's CURVE secret key file")
-    curve_allowed: tuple[str, ...] = setting(
-        (), doc="worker public keys allowed: key files, folders of *.key files or Z85 keys")
-    allow_insecure_remote: bool = setting(False, doc="bind a non-loopback address without CURVE")
-    max_game_bytes: int = setting(16 << 20, min=1 << 10, max=1 << 30,
-                                  doc="largest game message accepted (refused before decoding)")
-    dedup_games: int = setting(1_000_000, min=1, max=1 << 30,
-                               doc="game ids remembered to drop resent games (newest kept)")
-
-    def check(self):
-        check_bind(self)
 
 
 @dataclass(frozen=True)
