@@ -38,10 +38,12 @@ class ClusterConfig:
                                doc="the networks' visits per move in evaluation (the arena's "
                                    "default: the strength players have)")
     anchors: tuple[str, ...] = setting(
-        ("random", "mcts:100", "mcts:1000", "mcts:10000", "gnugo:1", "gnugo:5", "gnugo:10"),
+        ("random", "mcts:100", "mcts:1000", "gnugo:1", "gnugo:5", "gnugo:10"),
         doc="fixed opponents in rising strength, player specs as the arena's (random, mcts:N, "
             "gnugo:LEVEL, gtp:\"COMMAND\", a checkpoint path); each checkpoint plays those whose "
-            "expected score is informative; gnugo ones are skipped where GNU Go is not installed")
+            "expected score is informative; gnugo ones are skipped where GNU Go is not installed "
+            "(mcts:10000 is no default: it costs several times what the others do, "
+            "docs/guide.md#the-evaluator)")
     eval_anchors: int = setting(2, min=0, max=64,
                                 doc="anchors played within the informative range per checkpoint")
     eval_batch_games: int = setting(8, min=2, max=4096,
