@@ -72,6 +72,7 @@ class _Stats:
         self.dropped = 0              # messages that could not be answered at all
         self.reloads = 0
         self.reloads_refused = 0
+        self.reloads_unchanged = 0      # reloads of the weights in service: answered, not rebuilt
         self.last_reload_error = ""
 
     def error(self, code):
@@ -107,7 +108,8 @@ class InferenceServer:
         except BaseException:
             self.socket.close(0)
             raise
-        self.reloader = Reloader(config.model, config.server)
+        self.reloader = Reloader(config.model, config.server,
+                                 loaded={name: slot.content_hash for name, slot in self.slots.items()})
         self.stats = _Stats()
         self.queues = {name: deque() for name in self.slots}
         self.queued_positions = {name: 0 for name in self.slots}
@@ -399,10 +401,16 @@ class InferenceServer:
                 for identity, request_id in job.waiters:
                     self._send(identity, protocol.error_reply(request_id, protocol.RELOAD_FAILED, job.error))
                 continue
-            slot.runner, slot.version, slot.content_hash = job.runner, job.version, job.content_hash
-            self.stats.reloads += 1
-            log.info("slot %s: now serving %s version %d (%s)", job.slot, job.path, job.version,
-                     job.runner.config.name)
+            if job.unchanged:                      # the weights in service (Reloader.loaded)
+                slot.version = job.version
+                self.stats.reloads_unchanged += 1
+                log.debug("slot %s: %s holds the weights in service (version %d)", job.slot,
+                          job.path, job.version)
+            else:
+                slot.runner, slot.version, slot.content_hash = job.runner, job.version, job.content_hash
+                self.stats.reloads += 1
+                log.info("slot %s: now serving %s version %d (%s)", job.slot, job.path,
+                         job.version, job.runner.config.name)
             for identity, request_id in job.waiters:
                 self._send(identity, protocol.reloaded_reply(request_id, job.slot, job.version))
 
@@ -442,6 +450,7 @@ class InferenceServer:
             "errors_total": sum(s.errors.values()),
             "dropped": s.dropped,
             "reloads": s.reloads,
+            "reloads_unchanged": s.reloads_unchanged,
             "reloads_refused": s.reloads_refused,
             "last_reload_error": s.last_reload_error[:300],
             "versions": {name: slot.version for name, slot in self.slots.items()},

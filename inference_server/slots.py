@@ -54,6 +54,7 @@ class LoadResult:
     error: str = ""
     waiters: list = field(default_factory=list)    # (identity, request_id) of reload requests
     data: object = None                            # checkpoint bytes sent over the wire
+    unchanged: bool = False                        # the weights the slot already serves: no runner
 
 
 def file_signature(path):
@@ -64,10 +65,14 @@ def file_signature(path):
     return (st.st_mtime_ns, st.st_size)
 
 
-def load_runner(path, expect: ModelConfig, server: ServerConfig, data=None):
+def load_runner(path, expect: ModelConfig, server: ServerConfig, data=None, serving_hash=""):
     """Load, verify and canary-test a checkpoint (file, or bytes `data`); returns (runner,
-    step, hash). Raises CheckpointError or ValueError with the reason."""
+    step, hash), with runner None when the weights' hash is `serving_hash` (the runner would
+    be the one in service: building and checking a backend is most of a reload's cost).
+    Raises CheckpointError or ValueError with the reason."""
     ckpt = load_checkpoint(path, expect=expect, data=data, max_bytes=server.max_checkpoint_bytes)
+    if serving_hash and ckpt.content_hash == serving_hash:
+        return None, ckpt.step, ckpt.content_hash
     runner = make_runner(ckpt.model, server)
     check_canaries(runner, server.canary_max_abs_logit)
     return runner, ckpt.step, ckpt.content_hash
@@ -97,12 +102,17 @@ class Reloader:
 
     At most `max_pending` jobs are queued or loading: `request` returns False beyond that (the
     server answers "busy"). Loading never blocks on a path (load_checkpoint opens only regular
-    files, without blocking), so one bad path cannot hold up the reloads behind it."""
+    files, without blocking), so one bad path cannot hold up the reloads behind it.
+
+    Jobs are loaded and applied in order, so a job whose weights equal the last ones loaded
+    for its slot (`loaded`: the trainer uploads a checkpoint and writes the file the server
+    watches, one reload each) is answered `unchanged`, without building a runner."""
 
     def __init__(self, model_config: ModelConfig, server: ServerConfig,
-                 max_pending: int = MAX_PENDING_RELOADS):
+                 max_pending: int = MAX_PENDING_RELOADS, loaded: dict | None = None):
         self.model_config = model_config
         self.server = server
+        self.loaded = dict(loaded or {})   # slot -> hash of the last weights loaded; loader thread only
         self.jobs: queue.Queue = queue.Queue(maxsize=max_pending)
         self.done: queue.Queue = queue.Queue()
         self.busy: set = set()           # (slot, path) queued or loading; touched by the server loop only
@@ -134,7 +144,10 @@ class Reloader:
                 job.signature = file_signature(job.path)
             try:
                 job.runner, job.version, job.content_hash = load_runner(
-                    job.path, self.model_config, self.server, data=job.data)
+                    job.path, self.model_config, self.server, data=job.data,
+                    serving_hash=self.loaded.get(job.slot, ""))
+                job.unchanged = job.runner is None
+                self.loaded[job.slot] = job.content_hash
             except CheckpointUnreadable as err:
                 if job.waiters and job.data is None:     # a path named by a client
                     log.warning("slot %s: reload refused: %s", job.slot, err)

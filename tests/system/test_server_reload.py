@@ -111,6 +111,10 @@ def test_hot_reload_under_load(tmp_path, overlap, forward):
             assert info.value.code == "reload_failed"
             # a reload message carrying the checkpoint itself: no shared filesystem needed
             assert admin.reload("current", data=other.read_bytes()) == 4
+            # the same weights again (a trainer uploads, then the watched file changes): the
+            # reply names the version, and no second runner is built
+            assert admin.reload("current", data=other.read_bytes()) == 4
+            assert admin.stats()["reloads_unchanged"] == 1
             with pytest.raises(ServerError) as info:
                 admin.reload("current", str(tmp_path / "missing.ckpt"))
             assert info.value.code == "reload_failed"
@@ -127,6 +131,7 @@ def test_hot_reload_under_load(tmp_path, overlap, forward):
 
     assert not failures, failures
     assert stats["versions"]["current"] == 4 and stats["reloads"] == 2
+    assert stats["reloads_unchanged"] == 1
     assert stats["reloads_refused"] == 5
     assert len(seen) == 3
     versions = set()
