@@ -343,7 +343,7 @@ class Evaluator:
         while verdict is None and self.wait_for_budget():
             games = self.rule.next_batch(total.games)
             total.add(play_match(ours, opponent, games, size=size, komi=komi,
-                                 game_offset=total.games))
+                                 game_offset=total.games, stop=self.stopping))
             verdict = pairing_verdict(total.wins_a, total.wins_b, total.draws, self.rule)
             self.figures["playing"] = f"{label} {total.wins_a}-{total.wins_b}"
             self.beat(force=True)

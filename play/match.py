@@ -127,9 +127,13 @@ class MatchResult:
         return elo_from_score(self.score_a), elo_from_score(low), elo_from_score(high)
 
 
-def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset=0) -> MatchResult:
+def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset=0,
+               stop=None) -> MatchResult:
     """Plays `games` games between sides a and b all at once; A is Black in the games whose
-    number game_offset + g is even (so chunks of one match keep alternating colors)."""
+    number game_offset + g is even (so chunks of one match keep alternating colors).
+    `stop`: a callable asked before each round of moves; once it returns True the match ends
+    there and only the games already over are counted (a stopping role's bound on shutdown
+    is one round of moves, not a whole batch of games)."""
     result = MatchResult(getattr(a, "name", "A"), getattr(b, "name", "B"))
     boards = [Game(size, komi) for _ in range(games)]
     for side in (a, b):
@@ -140,7 +144,7 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
     a_black = [(game_offset + g) % 2 == 0 for g in range(games)]
     while True:
         live = [g for g in range(games) if not boards[g].is_over()]
-        if not live:
+        if not live or (stop is not None and stop()):
             break
         for side, is_a in ((a, True), (b, False)):
             turn = [g for g in live if not boards[g].is_over()
@@ -170,6 +174,8 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
                 else:                         # a side that answers an illegal move passes
                     game.play(game.board.pass_move)
     for g, game in enumerate(boards):
+        if not game.is_over():
+            continue
         result.games += 1
         result.a_black.append(a_black[g])
         if a_black[g]:
