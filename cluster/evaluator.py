@@ -31,6 +31,19 @@ def checkpoints(run_dir):
     return sorted(out)
 
 
+def unrated_newest(run_dir):
+    """(step, path) of the run's newest checkpoint when the evaluator has not rated it (nor
+    anything newer), else None: what a final rating (`fastgo evaluate --once`) would play."""
+    from cluster.plots import read_evaluations
+
+    steps = checkpoints(run_dir)
+    if not steps:
+        return None
+    rated = max((e["step"] for e in read_evaluations(
+        os.path.join(run_dir.root, "evaluations.jsonl"))), default=-1)
+    return steps[-1] if steps[-1][0] > rated else None
+
+
 class _Beating:
     """A match side that beats the role's heartbeat at each of its turns: a long pairing (GNU
     Go at level 10) is progress, not a stall for the supervisor."""
@@ -50,10 +63,12 @@ class Evaluator:
     """Rates the checkpoints of `run_dir` as they come (see the module); `log`: a logger,
     `status`: the role's StatusFile or None; `stopping()`: True once the role should stop;
     `budget`: a CpuBudget (default: cluster.eval_cpu_share, carried over from
-    evaluations.jsonl), waited on only when `enforce_budget`."""
+    evaluations.jsonl), waited on only when `enforce_budget`; `outside_budget`: this process's
+    CPU is not counted in it (the final rating, made once the run's other roles have stopped),
+    so the figures recorded stay the run's own."""
 
     def __init__(self, config, run_dir, log, status=None, *, stopping=None, budget=None,
-                 enforce_budget=True, sleep=time.sleep):
+                 enforce_budget=True, outside_budget=False, sleep=time.sleep):
         from cluster.eval_budget import CpuBudget
         from cluster.pairings import PairingRule
         from cluster.plots import read_evaluations
@@ -70,9 +85,10 @@ class Evaluator:
         self.evaluations = read_evaluations(self.evaluations_path)
         self.last_step = max((e["step"] for e in self.evaluations), default=-1)
         last = self.evaluations[-1] if self.evaluations else {}
+        clocks = {"cpu_clock": lambda: 0.0, "wall_clock": lambda: 0.0} if outside_budget else {}
         self.budget = budget or CpuBudget(self.cc.eval_cpu_share,
                                           carried_cpu_s=last.get("eval_cpu_s", 0.0),
-                                          carried_wall_s=last.get("eval_wall_s", 0.0))
+                                          carried_wall_s=last.get("eval_wall_s", 0.0), **clocks)
         self.rule = PairingRule(batch=self.cc.eval_batch_games, max_games=self.cc.eval_max_games,
                                 elo_width=self.cc.eval_elo_width)
         self.anchors = self._usable_anchors()         # {name: Spec}, in rising strength
@@ -409,7 +425,7 @@ def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrid
     """The role's main loop: logs to RUN/logs/evaluate.log (and stderr unless quiet), beats
     RUN/logs/evaluate.status.json (with the CPU share), evaluates what pending() names until
     SIGTERM or SIGINT (with `once`: the newest checkpoint not yet evaluated, whatever
-    cluster.evaluate_every, without the CPU budget);
+    cluster.evaluate_every, outside the CPU budget: neither waiting on it nor counted in it);
     `overrides`: --set items for the config. Returns 0; ConfigError for a bad config."""
     import logging
 
@@ -424,9 +440,10 @@ def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrid
     stopping = stop_on_signals()
     on_disk_full(config)
     status = StatusFile(run_dir, "evaluate")
-    evaluator = Evaluator(config, run_dir, log, status, stopping=stopping, enforce_budget=not once)
+    evaluator = Evaluator(config, run_dir, log, status, stopping=stopping, enforce_budget=not once,
+                          outside_budget=once)
     if once:
-        log.info("--once: every pending checkpoint now, the CPU budget not applied")
+        log.info("--once: the newest checkpoint not yet rated, outside the CPU budget")
     while not stopping():
         evaluator.beat()
         if not evaluator.wait_for_budget():

@@ -15,6 +15,8 @@ from cluster.restarts import DISK_FULL, REFUSED, STARTUP_S, Backoff, RestartPoli
 from cluster.roles import role_argv, role_specs
 from cluster.status import read_ratings, server_rates, status_line, summary_text
 
+FINAL_POLL_S = 0.5              # how often the final rating's deadline and signals are looked at
+
 
 class LocalRole:
     """One role under the local launcher: its spec, its fixed argv, its process, its back-off."""
@@ -141,6 +143,48 @@ class LocalCluster:
                 self.log(f"{role.role} did not stop in time; killed")
                 role.child.kill()
         self.server.child.close()
+
+    def final_evaluation(self, stopping):
+        """Once the run has reached its duration and its roles have stopped: the evaluator rates
+        the newest checkpoint it has not rated (`fastgo evaluate --once`, the whole machine
+        free, outside its CPU budget) within cluster.final_eval_s; `stopping()`: true once a
+        signal asks the cluster to stop (then SIGTERM, as at the deadline). Returns the rated
+        checkpoint's name, or None (nothing to rate, no evaluator, or not finished)."""
+        from cluster.evaluator import unrated_newest
+
+        if self.evaluator is None or self.cc.final_eval_s <= 0:
+            return None
+        job = unrated_newest(self.run_dir)
+        if job is None:
+            return None
+        name = f"ckpt-{job[0]}"
+        self.log(f"final rating of {name}, the run's last checkpoint, with the whole machine "
+                 f"(at most {self.cc.final_eval_s:g} s: cluster.final_eval_s)")
+        child = self.evaluator.child
+        started = time.monotonic()
+        try:
+            child.start(self.evaluator.argv + ["--once"])
+        except Exception as err:
+            self.log(f"final rating: could not start the evaluator: {err}")
+            return None
+        deadline = started + self.cc.final_eval_s
+        code = None
+        while code is None and time.monotonic() < deadline and not stopping():
+            code = child.wait(min(FINAL_POLL_S, max(0.0, deadline - time.monotonic())))
+        if code is None:
+            why = "a signal" if stopping() else f"its {self.cc.final_eval_s:g} s"
+            child.stop(self.cc.shutdown_s)
+            self.log(f"final rating of {name} stopped at {why}; the curve ends before it")
+            return None
+        child.poll()
+        latest = (read_ratings(self.run_dir.root) or {}).get("latest") or {}
+        if latest.get("player") != name:
+            self.log(f"final rating of {name} did not finish (evaluator exit status {code}; "
+                     f"{self.evaluator.log_path})")
+            return None
+        self.log(f"final rating: {name} Elo {latest['elo']:.0f} ({latest['elo_low']:.0f}.."
+                 f"{latest['elo_high']:.0f}) in {time.monotonic() - started:.0f} s")
+        return name
 
     # -- the status line ------------------------------------------------------------------------
 

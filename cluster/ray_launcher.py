@@ -477,6 +477,15 @@ class RayCluster:
                 except Exception:
                     pass
 
+    def final_evaluation(self, stopping):
+        """No final rating under Ray (the evaluator's actor has gone with the others, and the
+        checkpoints are on the trainer's node): says how to make one there. Returns None."""
+        if self.evaluator is not None and self.cc.final_eval_s > 0:
+            self.log(f"no final rating with the ray launcher: on the trainer's node, `fastgo "
+                     f"evaluate --config CONFIG --run-dir {self.run_dir.root} --once` rates the "
+                     f"run's last checkpoint")
+        return None
+
     def summary(self):
         return summary_text(time.monotonic() - self.started, self.stop_reason, self._train_status(),
                             self.restarts(), self._ratings(), self.run_dir,

@@ -1,7 +1,8 @@
 """The supervision loop of `fastgo cluster`, the same over both launchers (cluster.local_launcher,
 cluster.ray_launcher): start the roles, supervise them, print the status line, stop on SIGINT or
 SIGTERM, on a role that keeps failing or at the end of the duration, shut the roles down in
-order (workers, evaluator, trainer, server; within cluster.shutdown_s) and print the summary.
+order (workers, evaluator, trainer, server; within cluster.shutdown_s), after a run that reached
+its duration rate its last checkpoint (cluster.final_eval_s) and print the summary.
 """
 from __future__ import annotations
 
@@ -35,6 +36,10 @@ class Launcher(Protocol):
 
     def shutdown(self) -> None:
         """Stops every role in order within cluster.shutdown_s."""
+
+    def final_evaluation(self, stopping: Callable[[], bool]) -> str | None:
+        """After the shutdown of a run that reached its duration: rates its newest unrated
+        checkpoint within cluster.final_eval_s (or says why not); returns its name or None."""
 
     def summary(self) -> str:
         """The closing lines."""
@@ -85,6 +90,12 @@ def supervise(cluster: Launcher, *, duration=None, status_every_s=10.0, tty=Fals
         if tty:
             print()
         cluster.shutdown()
+    if cluster.stop_reason == "duration reached" and cluster.failed is None:
+        final_stop = stop_on_signals()        # a signal now ends the final rating early
+        try:
+            cluster.final_evaluation(lambda: final_stop() is not None)
+        finally:
+            ignore_stop_signals()
     summary = cluster.summary()
     cluster.close()
     code = 0

@@ -58,6 +58,12 @@ class ClusterConfig:
                                     doc="the evaluator's CPU at most, in cores, on average over "
                                         "the run (its own time and its GTP engines'); it waits "
                                         "when over")
+    final_eval_s: float = setting(
+        600.0, min=0.0, max=86_400.0,
+        doc="once a run has reached its --duration, its newest checkpoint not yet rated is "
+            "rated with the whole machine (self-play and training have stopped, no CPU budget) "
+            "within this many seconds, so that curve.png and the summary end at the run's last "
+            "checkpoint; 0: no final rating (local launcher)")
     stuck_seconds: float = setting(120.0, min=1.0, max=86_400.0,
                                    doc="a child whose heartbeat is older than this is restarted")
     backoff_s: float = setting(1.0, min=0.0, max=3600.0, doc="first restart delay (doubles)")

@@ -35,7 +35,10 @@ def test_two_tiny_configs_compared(tmp_path, write_tiny_config, free_endpoint):
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "compare", config_a, config_b,
                            "--duration", "20s", "--games", "2", "--visits", "2",
-                           "--opponents", "random", "--set-b", "trainer.lr=0.01", "--out", out],
+                           "--opponents", "random", "--set-b", "trainer.lr=0.01", "--out", out,
+                           # the evaluator rates only its first checkpoint within a run: the last
+                           # checkpoint reaches the curve through the final rating alone
+                           "--set", "cluster.evaluate_every=1000000"],
                           capture_output=True, text=True, timeout=150, check=False,
                           env=dict(os.environ, OMP_NUM_THREADS="1"))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
@@ -51,6 +54,16 @@ def test_two_tiny_configs_compared(tmp_path, write_tiny_config, free_endpoint):
         assert 0.0 <= match["interval"][0] <= match["win_rate"] <= match["interval"][1] <= 1.0
         assert run["overrides"][:3] == ["selfplay.seed=1", "trainer.seed=1", "server.init_seed=1"]
     assert data["b"]["overrides"][-1] == "trainer.lr=0.01"
+    for name in ("a", "b"):
+        # the final rating: the curve ends at the run's last checkpoint (written at shutdown)
+        steps = sorted(int(p.name[5:14]) for p in (out / name / "checkpoints").glob("ckpt-*.ckpt"))
+        rated = [json.loads(line)["step"] for line in
+                 (out / name / "evaluations.jsonl").read_text().splitlines()]
+        assert steps[-1] > 0 and len(rated) == 2 and rated[-1] == steps[-1], (steps, rated)
+        text = (out / name / "logs" / "cluster.out").read_text()
+        assert f"final rating: ckpt-{steps[-1]} Elo " in text, text[-2000:]
+        assert json.loads((out / name / "ratings.json").read_text())["latest"]["player"] == \
+            f"ckpt-{steps[-1]}"
     # one after the other: run b's first checkpoint is newer than run a's last output
     first_b = os.path.getmtime(out / "b" / "checkpoints" / "ckpt-000000000.ckpt")
     assert os.path.getmtime(out / "a" / "logs" / "cluster.out") <= first_b

@@ -51,3 +51,50 @@ def test_the_newest_checkpoint_once_enough_are_new(tmp_path):
     assert evaluator.pending(1) == (300, str(folder / "ckpt-000000300.ckpt"))
     (folder / "ckpt-000000400.ckpt").write_bytes(b"")
     assert evaluator.pending() == (400, str(folder / "ckpt-000000400.ckpt"))
+
+
+def _burn_cpu(seconds):
+    import time
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def test_a_final_rating_is_outside_the_budget(tmp_path):
+    """`fastgo evaluate --once` (the final rating) neither waits on the budget nor counts in it:
+    the figures it records stay the run's own, while a budgeted evaluator counts what it used."""
+    rows = [{"player": "ckpt-80", "step": 80, "wall_s": 300, "games": 50, "eval_cpu_s": 100.0,
+             "eval_wall_s": 400.0}]
+    run_dir = open_run_dir(tmp_path / "run")
+    (tmp_path / "run" / "evaluations.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    config = loads_config("[cluster]\neval_cpu_share = 0.1\n")
+    log = logging.getLogger("test")
+    outside = Evaluator(config, run_dir, log, enforce_budget=False, outside_budget=True)
+    counted = Evaluator(config, run_dir, log)
+    _burn_cpu(0.3)
+    assert outside.budget.figures()["eval_cpu_s"] == 100.0
+    assert outside.budget.figures()["eval_wall_s"] == 400.0
+    assert counted.budget.figures()["eval_cpu_s"] >= 100.25     # the control: it does count
+    assert outside.wait_for_budget() is True                    # never waits, not stopping
+
+
+def test_the_newest_unrated_checkpoint(tmp_path):
+    from cluster.evaluator import unrated_newest
+
+    run_dir = open_run_dir(tmp_path / "run")
+    folder = tmp_path / "run" / "checkpoints"
+    assert unrated_newest(run_dir) is None                       # no checkpoint at all
+    for step in (0, 100, 200):
+        (folder / f"ckpt-{step:09d}.ckpt").write_bytes(b"")
+    (folder / "latest.ckpt").write_bytes(b"")                    # not a numbered one
+    assert unrated_newest(run_dir) == (200, str(folder / "ckpt-000000200.ckpt"))
+    table = tmp_path / "run" / "evaluations.jsonl"
+    table.write_text(json.dumps({"player": "ckpt-100", "step": 100, "wall_s": 1, "games": 2})
+                     + "\n")
+    assert unrated_newest(run_dir) == (200, str(folder / "ckpt-000000200.ckpt"))
+    with open(table, "a") as handle:
+        handle.write(json.dumps({"player": "ckpt-200", "step": 200, "wall_s": 2, "games": 3})
+                     + "\n")
+    assert unrated_newest(run_dir) is None                       # already on the curve
+    (folder / "ckpt-000000200.ckpt").unlink()                    # pruned: 100 is the newest
+    assert unrated_newest(run_dir) is None
