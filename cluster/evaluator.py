@@ -39,9 +39,13 @@ def unrated_newest(run_dir):
     steps = checkpoints(run_dir)
     if not steps:
         return None
-    rated = max((e["step"] for e in read_evaluations(
-        os.path.join(run_dir.root, "evaluations.jsonl"))), default=-1)
+    rated = last_rated_step(read_evaluations(os.path.join(run_dir.root, "evaluations.jsonl")))
     return steps[-1] if steps[-1][0] > rated else None
+
+
+def last_rated_step(evaluations):
+    """The step of the newest checkpoint in the rows of evaluations.jsonl, -1 without any."""
+    return max((e["step"] for e in evaluations), default=-1)
 
 
 class _Beating:
@@ -83,7 +87,7 @@ class Evaluator:
         for path in (self.table, self.evaluations_path, os.path.join(run_dir.root, "ratings.json")):
             _check_appendable(path)
         self.evaluations = read_evaluations(self.evaluations_path)
-        self.last_step = max((e["step"] for e in self.evaluations), default=-1)
+        self.last_step = last_rated_step(self.evaluations)
         last = self.evaluations[-1] if self.evaluations else {}
         clocks = {"cpu_clock": lambda: 0.0, "wall_clock": lambda: 0.0} if outside_budget else {}
         self.budget = budget or CpuBudget(self.cc.eval_cpu_share,
