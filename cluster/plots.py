@@ -260,6 +260,9 @@ def read_run(run_root) -> dict:
     return {"evaluations": evaluations, "ratings": ratings, "algorithm": run_algorithm(run_root)}
 
 
+_DASHES = ((0, (5, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)), (0, (2, 3)), (0, (8, 2, 1, 2, 1, 2)))
+
+
 def draw_comparison(path, runs, labels, references=("mcts:100",)):
     """Elo against wall time of several runs (read_run's dicts) in one plot, 95% intervals as
     error bars, one colour per run; each run's reference players (other than the random anchor)
@@ -268,7 +271,7 @@ def draw_comparison(path, runs, labels, references=("mcts:100",)):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 4.8))
+    fig, ax = plt.subplots(figsize=(10, 4.8))
     for i, (run, label) in enumerate(zip(runs, labels)):
         ratings, points = run["ratings"], run["evaluations"]
         colour = f"C{i}"
@@ -278,15 +281,16 @@ def draw_comparison(path, runs, labels, references=("mcts:100",)):
         high = [ratings[e["player"]][2] - ratings[e["player"]][0] for e in points]
         ax.errorbar(xs, elo, yerr=[low, high], marker="o", ms=3, capsize=2, color=colour,
                     label=label)
-        for name in references:
+        for j, name in enumerate(references):   # one dash pattern per reference, as in the legend
             if name in ratings:
-                ax.axhline(ratings[name][0], ls="--", lw=1, color=colour, alpha=0.6,
-                           label=f"{name} ({label})")
+                ax.axhline(ratings[name][0], ls=_DASHES[j % len(_DASHES)], lw=1, color=colour,
+                           alpha=0.6, label=f"{name} ({label})")
     ax.axhline(0.0, ls=":", lw=1, color="grey", label="random (0)")
     ax.set_xlabel("wall time (minutes)")
     ax.set_ylabel("Elo (random = 0), 95% intervals")
     ax.grid(alpha=0.3)
-    ax.legend(loc="best", fontsize=8)
+    # beside the axes, not on them: "best" still covered the curves' ends, where runs differ
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0.0)
     ax.set_title("fastgo: learning curves")
     fig.tight_layout()
     _save(fig, path)
