@@ -78,7 +78,9 @@ def _run(args) -> int:
         worker = SelfplayWorker(config, client, shard_dir=run_dir.shards, worker_id=args.worker_id,
                                 games=args.games_at_once, seed=args.seed, sgf_dir=run_dir.sgf,
                                 status=status, sink=sink)
-        how = f"{config.selfplay.visits} visits"
+        sp = config.selfplay
+        how = (f"visits by training step {', '.join(sp.visits_schedule)}" if sp.visits_schedule
+               else f"{sp.visits} visits")
     worker.install_signal_handlers()
     client.should_stop = lambda: worker.stop_requested     # a silent server cannot keep us
     on_disk_full(config, should_stop=client.should_stop)
