@@ -258,3 +258,14 @@ def prepare(parser, args) -> bool:
             os.dup2(devnull, sys.stdout.fileno())
         return True
     return False
+
+
+def pass_rule(text: str) -> str:
+    """A pass rule of fastgo.move_choice ('fill' or 'free') as an argparse type; an old spelling
+    is refused with the new one named."""
+    from fastgo.move_choice import check_pass_rule
+
+    try:
+        return check_pass_rule(text[:40], "pass rule")
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None

@@ -116,8 +116,8 @@ def passing_network(planes):
     return logits, np.zeros(count, np.float32)
 
 
-def test_a_player_that_loves_passing_plays_on_under_the_filled_rule():
-    for rule, expect_early_pass in (("filled", False), ("search", True)):
+def test_a_player_that_loves_passing_plays_on_under_the_fill_rule():
+    for rule, expect_early_pass in (("fill", False), ("free", True)):
         player = SearchPlayer(passing_network, 16, seed=1, pass_rule=rule)
         game = Game(5, 0.5)
         early_pass = False
