@@ -1,7 +1,11 @@
 """The move played after a search (fastgo.move_choice.choose_move): one function for self-play
 (winning_pass=False) and play (winning_pass=True), fed the root's choice, visits and priors of
 a search; the pass-rule vocabulary ("fill", "free"); the point GTP's cleanup plays instead of
-a pass; policy-only play's rule."""
+a pass; policy-only play's rule; and a scan of the source that keeps the choice in that one
+module."""
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -156,3 +160,65 @@ def test_one_vocabulary_and_old_spellings_name_the_new_ones():
     with pytest.raises(ValueError, match=r"pass_rule must be one of \['free', 'fill'\], got 'never'"):
         check_pass_rule("never")
     assert policy_may_pass("free") is True and policy_may_pass("fill") is False
+
+
+ROOT = Path(__file__).resolve().parents[3]
+PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "cluster",
+            "fastgo_cli")
+OWNER = "fastgo/move_choice.pyx"
+# What only the owner does: asks the search for its root choice, asks a game where it may go
+# instead of a pass or whether its pass wins, and compares a value with a pass rule's name.
+DECISIONS = re.compile(r"\.choose_move\(|\.unfilled_points\(|\.pass_wins\(|"
+                       r"[=!]=\s*[\"'](fill|free)[\"']|[\"'](fill|free)[\"']\s*[=!]=")
+# The old vocabulary: only the refusals that name the new words may spell it.
+OLD_WORDS = re.compile(r"\b(pass_when_filled|no_pass_before|policy_pass|settle_pass|"
+                       r"pass_considered)\b|[\"']filled[\"']|fastgo\.pass_rule\b")
+REFUSALS = {"fastgo/config/schema.py", OWNER}
+# the search that defines the root choice (its module docstring shows the call), and the kernel
+# bench that times it alone: a bare board, no game, no pass rule
+ROOT_CHOICE = {"fastgo/mcts.pyx", "fastgo_cli/bench/mcts.py"}
+
+
+def offenders(root, pattern, allowed, suffixes=(".py", ".pyx")):
+    """['path:line'] of the lines of the packages' source under `root` that match `pattern`,
+    outside the files in `allowed` (paths relative to root) and outside comments."""
+    out = []
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*")):
+            rel = path.relative_to(root).as_posix()
+            if path.suffix not in suffixes or rel in allowed or "__pycache__" in path.parts:
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if pattern.search(line.split("#", 1)[0]):
+                    out.append(f"{rel}:{number}")
+    return out
+
+
+def test_only_the_owner_decides_the_move_after_a_search():
+    assert offenders(ROOT, DECISIONS, {OWNER} | ROOT_CHOICE) == []
+    assert offenders(ROOT, DECISIONS, set()), "the scan must see the owner's own decisions"
+
+
+def test_the_old_pass_vocabulary_is_gone_but_for_its_refusals():
+    assert offenders(ROOT, OLD_WORDS, REFUSALS) == []
+    configs = [p.name for p in sorted((ROOT / "configs").glob("*.toml"))
+               if OLD_WORDS.search(p.read_text(encoding="utf-8"))]
+    assert configs == []
+    for doc in ("docs/guide.md", "docs/architecture.md", "README.md"):
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        # the guide names the old keys once, where it says they are refused; never as settings
+        assert not re.search(r"\b(pass_when_filled|no_pass_before|policy_pass)\s*=|"
+                             r"fastgo/pass_rule|--pass-rule (filled|search)", text), doc
+
+
+def test_the_scan_finds_a_second_decision(tmp_path):
+    play = tmp_path / "play"
+    play.mkdir()
+    (play / "side.py").write_text("def pick(search, game, rule):\n"
+                                  "    # search.choose_move(0) in a comment is no decision\n"
+                                  "    move = search.choose_move(0)\n"
+                                  "    if rule == \"fill\" and game.pass_wins():\n"
+                                  "        return move\n"
+                                  "    return sp.pass_when_filled\n")
+    assert offenders(tmp_path, DECISIONS, set()) == ["play/side.py:3", "play/side.py:4"]
+    assert offenders(tmp_path, OLD_WORDS, set()) == ["play/side.py:6"]
