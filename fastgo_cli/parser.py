@@ -5,7 +5,8 @@ share; hidden aliases for old spellings; `--config NAME|PATH` and `--set SECTION
 A command module may define `parents()` -> a tuple of the parent parsers below; fastgo_cli.main
 builds `Parser(parents=module.parents())`, calls `module.add_arguments(parser)`, parses, then
 `prepare(parser, args)` before `module.run(args)`. Imports only the standard library (and
-fastgo.config once a parsed command names a config).
+fastgo.config once a parsed command names a config, fastgo.move_choice once --pass-rule is
+given).
 """
 from __future__ import annotations
 
