@@ -18,7 +18,7 @@ import sys
 import time
 
 from fastgo.config import BACKEND_CHOICES, MATCH_VISITS, SEARCH_CHOICES
-from fastgo.pass_rule import PASS_RULE_HELP, PASS_RULES
+from fastgo.move_choice import PASS_RULE_HELP
 
 DEFAULT_GAMES = 100
 DEFAULT_VISITS = MATCH_VISITS       # the evaluator plays at the same visits (cluster.eval_visits)
@@ -47,6 +47,8 @@ def parents():
 
 
 def add_arguments(parser):
+    from fastgo_cli.parser import pass_rule
+
     parser.add_argument("a", metavar="A",
                         help="first player: a checkpoint path, 'random', 'mcts:N' (pure MCTS, "
                              "N playouts per move), 'gnugo:LEVEL' (GNU Go 0..10, run as CGOS "
@@ -73,7 +75,7 @@ def add_arguments(parser):
                              "(Gumbel sequential halving, noise in the opening moves only)")
     parser.add_argument("--search-b", default=None, choices=SEARCH_CHOICES,
                         help="root search of a checkpoint B (default: --search-a)")
-    parser.add_argument("--pass-rule", default="filled", choices=PASS_RULES,
+    parser.add_argument("--pass-rule", default="fill", type=pass_rule, metavar="fill|free",
                         help="checkpoint players: " + PASS_RULE_HELP)
     parser.add_argument("--komi", type=float, default=7.5, help="komi")
     parser.add_argument("--sgf-dir", default=None, metavar="D",

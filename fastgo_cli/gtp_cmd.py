@@ -7,7 +7,7 @@ import logging
 import sys
 
 from fastgo.config import BACKEND_CHOICES, SEARCH_CHOICES
-from fastgo.pass_rule import PASS_RULE_HELP, PASS_RULES
+from fastgo.move_choice import PASS_RULE_HELP
 
 DEFAULT_VISITS = 400
 
@@ -23,6 +23,8 @@ def parents():
 
 
 def add_arguments(parser):
+    from fastgo_cli.parser import pass_rule
+
     parser.add_argument("--player", default=None,
                         help="'random' (default) or 'mcts:N' (pure MCTS, N random playouts "
                              "per move)")
@@ -36,7 +38,7 @@ def add_arguments(parser):
     parser.add_argument("--search", default="puct", choices=SEARCH_CHOICES,
                         help="with --model: root search, puct (the tree is kept between moves, "
                              "pondering) or gumbel (Gumbel sequential halving, no Gumbel noise)")
-    parser.add_argument("--pass-rule", default="filled", choices=PASS_RULES,
+    parser.add_argument("--pass-rule", default="fill", type=pass_rule, metavar="fill|free",
                         help="with --model: " + PASS_RULE_HELP)
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                         help="where the network runs with --model (auto: CUDA when there is one)")
@@ -145,7 +147,7 @@ def _network_player(args):
                                        leaves_per_game=leaves, resign_threshold=args.resign)
     player = SearchPlayer(evaluator, visits, settings, name=f"{config.name}:{visits}",
                           seed=args.seed, board_size=config.board_size,
-                          pass_rule=getattr(args, "pass_rule", "filled"))
+                          pass_rule=getattr(args, "pass_rule", "fill"))
     # kata-analyze's scores and ownership: every head of the network, loaded on first use.
     player.analysis_heads = _analysis_heads(args.model, args.device)
     player.model_komi = 7.5 if config.score_head else None
