@@ -66,7 +66,6 @@ cdef class BatchedSearch:
     cdef uint64_t seed
 
     cdef void _reset_game(self, SearchGame* s) noexcept nogil
-    cdef void _push_history(self, SearchGame* s, uint64_t h) noexcept nogil
     cdef SearchGame* _search_game(self, int g) except NULL
     cdef int _compact(self, SearchGame* s) except -1
     cdef int _collect(self, uint8_t* out, int mode) noexcept nogil

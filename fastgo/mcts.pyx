@@ -63,6 +63,8 @@ from fastgo.root_noise cimport add_dirichlet_noise
 from fastgo.move_choice cimport choose_root_move, root_analysis
 from fastgo.gumbel cimport (
     SEARCH_PUCT, SEARCH_GUMBEL, gumbel_select_root, gumbel_prepare_root, improved_policy)
+from fastgo.history cimport (
+    History, history_init, history_free, history_clear, history_push, history_repeats)
 
 cnp.import_array()
 
@@ -75,24 +77,6 @@ from fastgo.features import ENCODING_IDS as _ENCODINGS
 from fastgo.search_settings import SearchSettings
 _BUILTIN = {"uniform": EVAL_UNIFORM, "rollout": EVAL_ROLLOUT}
 _SEARCHES = {"puct": SEARCH_PUCT, "gumbel": SEARCH_GUMBEL}
-
-# ---------------------------------------------------------------------------------------------
-# Superko along a descent (the driver's: it needs the game's history and the path).
-
-cdef inline bint _repeats(const SearchGame* s, const uint64_t* path_hash, int depth,
-                          uint64_t h) noexcept nogil:
-    # Positional superko: does h equal a position of the game before the root or of the path
-    # (path_hash[0 .. depth-1], the root first)?
-    cdef int i
-    for i in range(depth):
-        if path_hash[i] == h:
-            return 1
-    if s.history_filter[(h >> 6) & 63] & ((<uint64_t>1) << (h & 63)):
-        for i in range(s.history_len):
-            if s.history[i] == h:
-                return 1
-    return 0
-
 
 cdef inline void _add_noise(SearchGame* s, float alpha, float weight) noexcept nogil:
     if add_dirichlet_noise(&s.tree, &s.rng, alpha, weight):
@@ -196,9 +180,7 @@ cdef class BatchedSearch:
         for g in range(games):
             if not tree_reserve(&self.search_games[g].tree, TREE_INITIAL_NODES if TREE_INITIAL_NODES < max_nodes else max_nodes, max_nodes):
                 raise MemoryError()
-            self.search_games[g].history_cap = 2 * nn + 64
-            self.search_games[g].history = <uint64_t*>calloc(self.search_games[g].history_cap, sizeof(uint64_t))
-            if self.search_games[g].history == NULL:
+            if not history_init(&self.search_games[g].history, 2 * nn + 64):
                 raise MemoryError()
             rng_seed(&self.search_games[g].rng, self.seed ^ (<uint64_t>(g + 1) * <uint64_t>0x9E3779B97F4A7C15))
             board_init(&self.search_games[g].root_board, size, komi)
@@ -209,7 +191,7 @@ cdef class BatchedSearch:
         if self.search_games != NULL:
             for g in range(self.games):
                 tree_free(&self.search_games[g].tree)
-                free(self.search_games[g].history)
+                history_free(&self.search_games[g].history)
             free(self.search_games)
         tree_free(&self.spare)
         free(self.leaves)
@@ -232,23 +214,13 @@ cdef class BatchedSearch:
         s.noise_done = 0
         s.full_search = 1
         s.root_mask_valid = 0
-        s.history_len = 0
-        memset(s.history_filter, 0, sizeof(s.history_filter))
+        history_clear(&s.history)
         s.low_streak[0] = s.low_streak[1] = s.low_streak[2] = 0
         s.would_resign = 0
         s.would_resign_move = -1
         s.gumbel = 0
         s.gumbel_ready = 0
         s.resign_disabled = rng_uniform(&s.rng) < self.resign_disabled_fraction
-
-    cdef void _push_history(self, SearchGame* s, uint64_t h) noexcept nogil:
-        # Keeps the most recent history_cap positions (older ones drop out).
-        if s.history_len == s.history_cap:
-            memmove(s.history, s.history + 1, (s.history_cap - 1) * sizeof(uint64_t))
-            s.history_len -= 1
-        s.history[s.history_len] = h
-        s.history_len += 1
-        s.history_filter[(h >> 6) & 63] |= (<uint64_t>1) << (h & 63)
 
     cdef SearchGame* _search_game(self, int g) except NULL:
         if not 0 <= g < self.games:
@@ -282,7 +254,7 @@ cdef class BatchedSearch:
         board_copy(&s.root_board, &board.state)
         self._reset_game(s)
         for h in hashes:
-            self._push_history(s, <uint64_t>(int(h) & 0xFFFFFFFFFFFFFFFF))
+            history_push(&s.history, <uint64_t>(int(h) & 0xFFFFFFFFFFFFFFFF))
         if mask is not None:
             if mask.shape != (nn + 1,):
                 raise ValueError(f"game.legal_moves() has shape {mask.shape}, expected ({nn + 1},)")
@@ -312,7 +284,7 @@ cdef class BatchedSearch:
         old_hash = board_position_hash(&s.root_board)
         board_play(&s.root_board, move)
         if move != nn:
-            self._push_history(s, old_hash)
+            history_push(&s.history, old_hash)
         s.root_mask_valid = 0
         s.noise_done = 0
         s.active = 0
@@ -601,7 +573,7 @@ cdef class BatchedSearch:
                 board_play(b, move)
                 depth += 1
                 h = board_position_hash(b)
-                if move != nn and _repeats(s, self.path_hash, depth, h):
+                if move != nn and history_repeats(&s.history, self.path_hash, depth, h):
                     t.flags[child] |= FLAG_ILLEGAL
                     undo_virtual_loss(t, node)
                     break
