@@ -134,7 +134,8 @@ cdef class PositionHistory:
     `capacity` of them; `hash in history` is the positional-superko test.
 
     PositionHistory(capacity): push(hash) appends (OverflowError when full: a game's positions
-    are bounded by its move cap, so a full history is a caller's error), pop() removes and returns
+    are bounded by its move cap, so a full history is a caller's error; window=True drops the
+    oldest instead), pop() removes and returns
     the newest (IndexError when empty), clear(), len(), count(hash), hashes() (a list, oldest
     first), copy(), strike_repeats(board, mask)."""
 
@@ -156,8 +157,10 @@ cdef class PositionHistory:
     def __len__(self):
         return self.h.length
 
-    def push(self, key):
-        if self.h.length == self.h.cap:
+    def push(self, key, *, bint window=False):
+        """Appends `key` as the newest position; when full, OverflowError, or with window=True
+        the oldest position is dropped first (the search keeps such a window)."""
+        if self.h.length == self.h.cap and not window:
             raise OverflowError(f"position history is full ({self.h.cap} positions)")
         history_push(&self.h, <uint64_t>(int(key) & 0xFFFFFFFFFFFFFFFF))
 
