@@ -6,12 +6,9 @@
 # have N * N + 1 entries, pass last. Internally points live on a padded array with a border.
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t, uint64_t
 from fastgo.rng cimport Rng
+from fastgo.constants cimport MIN_SIZE, MAX_SIZE, MAX_MOVES, PADDED
 
 cdef enum:
-    MAX_SIZE = 25            # largest board side supported
-    MIN_SIZE = 2
-    MAX_MOVES = 626          # MAX_SIZE * MAX_SIZE + 1: length of a policy vector on the largest board
-    PADDED = 730             # (MAX_SIZE + 2) * (MAX_SIZE + 2) + 1: padded point array length
     HISTORY = 8              # positions kept for the AlphaZero planes: current + 7 previous
     RECENT_MOVES = 5         # moves kept in recent_moves (the KataGo planes' last moves)
 
