@@ -204,6 +204,15 @@ cdef class PositionHistory:
         other.h.length = self.h.length
         return other
 
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __reduce__(self):
+        return (_from_hashes, (self.h.cap, self.hashes()))
+
     def strike_repeats(self, Board board not None, cnp.uint8_t[::1] mask not None):
         """Clears mask[m] for each board point m whose move on `board` is illegal or recreates a
         position held here (positional superko), in one pass; the pass entry is left alone."""
@@ -219,3 +228,10 @@ cdef class PositionHistory:
                         or history_contains(&self.h, board_position_hash(&tmp))):
                     mask[m] = 0
 
+
+def _from_hashes(capacity, hashes):
+    # A PositionHistory of `capacity` holding `hashes`, oldest first (copy and pickle support).
+    history = PositionHistory(capacity)
+    for key in hashes:
+        history.push(key)
+    return history

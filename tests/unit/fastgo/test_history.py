@@ -1,7 +1,9 @@
 """fastgo.history: the one store of earlier positions for positional superko, checked against a
 plain Python model (a list and a Counter), with hashes chosen to share home slots."""
 import collections
+import copy
 import pathlib
+import pickle
 import random
 import re
 
@@ -75,6 +77,16 @@ def test_reset_and_copy():
     assert c.hashes() == [1, 2, 3] and 2 in c
     h.push(2)
     assert h.hashes() == [2] and c.count(2) == 1
+
+
+def test_copies_and_pickles_of_a_game_keep_its_positions():
+    game = Game(5, komi=0.5)
+    for move in (0, 1, 2):
+        game.play(move)
+    for clone in (copy.deepcopy(game), pickle.loads(pickle.dumps(game)), game.copy()):
+        assert clone.hash_history == game.hash_history and clone.history.capacity == 51
+        clone.play(3)
+        assert len(clone.history) == 5 and len(game.history) == 4
 
 
 def test_capacity_is_a_bound():
