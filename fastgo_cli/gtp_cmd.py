@@ -7,6 +7,7 @@ import logging
 import sys
 
 from fastgo.config import BACKEND_CHOICES, SEARCH_CHOICES
+from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE, SIZE_RANGE
 from fastgo.move_choice import PASS_RULE_HELP
 
 DEFAULT_VISITS = 400
@@ -14,7 +15,7 @@ DEFAULT_VISITS = 400
 
 def parents():
     from fastgo_cli.parser import move_seconds_options, seed_options, size_options
-    return (size_options(help="initial board size, 2..25 (default 9; with --model the model's)"),
+    return (size_options(help=f"initial board size, {SIZE_RANGE} (default 9; with --model the model's)"),
             seed_options(help="random seed for the player"),
             move_seconds_options(help="with --model: at most S seconds a move on one thread "
                                       "(a GTP clock may cut it shorter); the visits are then "
@@ -64,8 +65,8 @@ def run(args):
     elif args.player is not None:
         print("fastgo gtp: give --model or --player, not both", file=sys.stderr)
         return 2
-    if args.size is not None and not 2 <= args.size <= 25:
-        print(f"fastgo gtp: --size {args.size} is outside 2..25", file=sys.stderr)
+    if args.size is not None and not MIN_BOARD_SIZE <= args.size <= MAX_BOARD_SIZE:
+        print(f"fastgo gtp: --size {args.size} is outside {SIZE_RANGE}", file=sys.stderr)
         return 2
     if args.seed is not None and not 0 <= args.seed < 1 << 64:
         print(f"fastgo gtp: --seed must be in 0..2**64-1, got {args.seed}", file=sys.stderr)

@@ -17,6 +17,8 @@ import os
 import re
 import sys
 
+from fastgo.constants import SIZE_RANGE
+
 # A duration: a positive number with an optional unit (none or s: seconds; m, h, d), in
 # MIN_DURATION_S..MAX_DURATION_S (every run length: selfplay, train, cluster, compare).
 DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([smhd]?)")
@@ -166,7 +168,7 @@ def run_dir_options(*, required=True, help="the run directory (created if missin
     return parent
 
 
-def size_options(*, default=None, dest="size", help="board size, 2..25"):
+def size_options(*, default=None, dest="size", help=f"board size, {SIZE_RANGE}"):
     """--size N, with --board and --board-size as hidden aliases."""
     parent = _parent()
     parent.add_argument("--size", type=int, default=default, dest=dest, metavar="N", help=help)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from fastgo import coords
 from fastgo.board import BLACK, WHITE
+from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE
 from play.analysis_rules import RulesError, parse_rules, substitution_warning
 
 PERSPECTIVES = ("SIDETOMOVE", "BLACK", "WHITE")
@@ -294,7 +295,8 @@ def _query(value, ident, limits, messages):
     for name in ("boardXSize", "boardYSize"):
         if name not in value:
             raise Refused(name, "Must provide an integer from 2 to 19")
-        _integer(value, name, 2, 25, "Must provide an integer from 2 to 25")
+        _integer(value, name, MIN_BOARD_SIZE, MAX_BOARD_SIZE,
+                 f"Must provide an integer from {MIN_BOARD_SIZE} to {MAX_BOARD_SIZE}")
     size = value["boardXSize"]
     if value["boardYSize"] != size:
         raise Refused("boardYSize", "Only square boards are supported (boardXSize = boardYSize)")

@@ -18,14 +18,13 @@ from fastgo.move_choice import point_instead_of_pass
 from play.gtp_setup import (free_handicap_points, handicap_points, loadsgf_stop,
                                         read_sgf, set_free_handicap_points, sgf_position,
                                         sgf_text, write_text)
+from fastgo.constants import MAX_BOARD_SIZE as MAX_SIZE, MIN_BOARD_SIZE as MIN_SIZE
 from play.gtp_time import GtpClock
 from play import gtp_kata as kata
 
 log = logging.getLogger("fastgo.gtp")
 
 ENGINE_NAME = "fastgo"
-MIN_SIZE = 2
-MAX_SIZE = 25
 
 
 def _engine_version():

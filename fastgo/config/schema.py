@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from fastgo.config.endpoints import check_bind
+from fastgo.constants import ENCODING_PLANES, MAX_BOARD_SIZE, MIN_BOARD_SIZE
 from fastgo.config.fields import ConfigError, mapping_setting, parse_section, setting
 from fastgo.config.loop import ClusterConfig, RecorderConfig
 from fastgo.move_choice import PASS_RULES
 
 MODEL_NAME = re.compile(r"b(\d+)c(\d+)")
-ENCODING_PLANES = {"alphazero": 17, "liberty": 11, "katago": 16}
 # CPU inference backends (inference_server.backends); "torch" and "onnx" name their fp32 ones
 INFERENCE_BACKENDS = ("torch-fp32", "torch-bf16", "onnx-fp32", "onnx-int8",
                       "openvino-f32", "openvino-bf16", "openvino-int8")
@@ -28,7 +28,7 @@ MAX_GRAPH_BATCHES = 16                  # server.graph_batches: each size is com
 class ModelConfig:
     """The policy/value network: a residual tower of `blocks` x `channels` (named like b6c64)."""
 
-    board_size: int = setting(9, min=2, max=25, doc="points per side")
+    board_size: int = setting(9, min=MIN_BOARD_SIZE, max=MAX_BOARD_SIZE, doc="points per side")
     encoding: Literal["alphazero", "liberty", "katago"] = setting(
         "alphazero", doc="input feature planes: alphazero (17, 8 positions of history), liberty "
                          "(11, liberties and ko), katago (16, liberties, ko and the last 5 moves)")
