@@ -122,17 +122,15 @@ class TrainingCore:
             torch.set_num_threads(self.tc.threads)
         self.device = pick_device(self.tc.device)
         self.stages = self.tc.grow_stages()
+        # the shapes are checked against the model when the config is read (Config.check)
         self.shapes = [(config.model.blocks, config.model.channels)] + self.tc.flat_shapes()
-        for (b0, c0), (b1, c1) in zip(self.shapes, self.shapes[1:2]):
-            if (b1, c1) == (b0, c0) or b1 < b0 or c1 < c0:
-                raise ConfigError(f"trainer.grow_when_flat: b{b1}c{c1} is not larger than the "
-                                  f"model's b{b0}c{c0}")
         self.shape_since = 0                              # the step the current shape began at
         if len(self.shapes) > 1 and not config.cluster.evaluate:
             log.warning("trainer.grow_when_flat needs the evaluator's ratings, and "
                         "cluster.evaluate is off: the network keeps its shape")
         self.trainable = trainable
-        self._place(build_model(config.model, seed=self.tc.seed))
+        # a stage at step 0 is the shape the run starts at (what resume expects at any step)
+        self._place(build_model(shape_at(config.model, self.stages, 0), seed=self.tc.seed))
         self.average = (WeightAverage(self.model, self.tc.weight_average)
                         if self.tc.weight_average > 0 else None)
         self.step = 0
