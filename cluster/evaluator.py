@@ -443,7 +443,8 @@ def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrid
     setup_logging(run_dir.log("evaluate"), quiet=quiet)
     log = logging.getLogger("fastgo.evaluate")
     stopping = stop_on_signals()
-    on_disk_full(config)
+    # the final rating is optional: on a full disk it stops at once (exit status 75), never waits
+    on_disk_full(config, policy="stop" if once else None)
     status = StatusFile(run_dir, "evaluate")
     evaluator = Evaluator(config, run_dir, log, status, stopping=stopping, enforce_budget=not once,
                           outside_budget=once)

@@ -77,8 +77,10 @@ def status_line(elapsed, train, moves, evals, fill, ratings, restarts, evaluator
             + (f"  restarts {_restart_text(restarts)}" if restarts else ""))
 
 
-def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evaluator=None):
-    """The lines printed when the cluster has stopped; evaluator: its status (status_line)."""
+def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evaluator=None,
+                 final=None):
+    """The lines printed when the cluster has stopped; evaluator: its status (status_line);
+    final: what became of the final rating (rated, skipped and why), or None."""
     lines = [f"fastgo cluster: stopped after {clock(elapsed)}"
              + (f" ({stop_reason})" if stop_reason else ""),
              f"  self-play games {train.get('games', 0)}, training steps {train.get('step', 0)}, "
@@ -93,6 +95,8 @@ def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evalua
                 lines.append(f"  anchor {name}: Elo {value[0]:.0f}")
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):
         lines.append("  no evaluation yet")
+    if final:
+        lines.append(f"  {final}")
     cpu = _cpu_share(evaluator)
     if cpu:
         lines.append(f"  evaluator CPU: {cpu[0]:.3f} of a core on average (budget {cpu[1]:g})")
