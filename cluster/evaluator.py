@@ -123,22 +123,18 @@ class Evaluator:
             out[table_name(spec.name)] = spec
         return out
 
-    def _network_side(self, model, name, seed):
-        from fastgo.search_settings import SearchSettings
-        from inference_server.batch_evaluator import InProcessEvaluator
-        from play.match import SearchSide
+    def _load_network(self, path, name, seed, data=None):
+        """A SearchSide of the checkpoint at `path` (its bytes `data` when already read) at
+        cluster.eval_visits: inference_server.network.load_network (canaries checked) and
+        play.network_player, as every command plays a checkpoint. NetworkError when unusable."""
+        from inference_server.network import load_network
+        from play.network_player import network_side
 
-        evaluator = InProcessEvaluator(model, backend=self.config.server.backend, threads=1,
-                                       capacity=max(64, self.cc.eval_batch_games))
-        return SearchSide(evaluator, self.cc.eval_visits,
-                          SearchSettings.for_play(self.config.model.encoding), name=name,
-                          seed=seed, opening_moves=OPENING_MOVES)
-
-    def _load_network(self, path, name, seed):
-        from inference_server.checkpoint import load_checkpoint
-
-        return self._network_side(load_checkpoint(path, expect=self.config.model).model, name,
-                                  seed)
+        network = load_network(path, data=data, expect=self.config.model,
+                               backend=self.config.server.backend, threads=1,
+                               capacity=max(64, self.cc.eval_batch_games))
+        return network, network_side(network, visits=self.cc.eval_visits, name=name, seed=seed,
+                                     opening_moves=OPENING_MOVES)
 
     # --- budget and heartbeat ------------------------------------------------------------------
 
@@ -199,32 +195,31 @@ class Evaluator:
         summary, or None when the checkpoint is unreadable or the role is stopping."""
         import torch
 
-        from inference_server.checkpoint import CheckpointError, load_checkpoint
-
         from fastgo.files import read_bounded
         from inference_server.checkpoint import MAX_CHECKPOINT_BYTES
+        from inference_server.network import NetworkError
 
         started = time.monotonic()
         torch.set_num_threads(1)
+        name = f"ckpt-{step}"
         try:
             # when the checkpoint was written: taken now, as the trainer may prune the file
             # while its matches are played
             stamp = os.path.getmtime(path)
             data = read_bounded(path, MAX_CHECKPOINT_BYTES)
-            ckpt = load_checkpoint(path, expect=self.config.model, data=data)
-        except (CheckpointError, OSError) as err:      # pruned or replaced meanwhile
+            network, side = self._load_network(path, name, step, data=data)
+        except (NetworkError, OSError) as err:   # pruned, replaced meanwhile, or NaN weights
             self.log.warning("skipping %s: %s", path, err)
             self.last_step = step
             return None
-        name = f"ckpt-{step}"
         self.figures = {"evaluating": name, "done": []}
-        ours = _Beating(self._network_side(ckpt.model, name, step), self.beat)
+        ours = _Beating(side, self.beat)
         results, played = [], []
         finished = self._play_checkpoints(ours, name, step, results, played) and \
             self._play_anchors(ours, name, step, results, played)
         if not finished:
             return None
-        trainer_state = ckpt.extra.get("trainer") or {}
+        trainer_state = network.extra.get("trainer") or {}
         kept = self._keep(step, path, data)
         evaluation = {"player": name, "step": step, "path": kept, "time": stamp,
                       "games": int(trainer_state.get("games", 0)),
@@ -291,7 +286,7 @@ class Evaluator:
         for k, other in enumerate(names):
             path = paths.get(other)
             try:
-                side = self._load_network(path, other, step * 1000 + 100 + k)
+                side = self._load_network(path, other, step * 1000 + 100 + k)[1]
             except Exception as err:         # pruned, replaced, unreadable: the others go on
                 self.log.warning("%s: earlier checkpoint %s unusable (%s): %s", name, other,
                                  path, " ".join(str(err).split())[:200])
@@ -319,7 +314,7 @@ class Evaluator:
             try:
                 side = make_side(self.anchors[anchor], seed=seed,
                                  load_network=lambda path, seed: self._load_network(
-                                     path, anchor, seed))
+                                     path, anchor, seed)[1])
                 side.name = anchor
             except Exception as err:
                 self.unusable[anchor] = f"unusable: {' '.join(str(err).split())[:200]}"

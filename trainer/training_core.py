@@ -20,6 +20,7 @@ import torch
 from fastgo.config import ConfigError
 from fastgo.files import escaped
 from inference_server.backends import cpu_has_bf16
+from inference_server.network import training_record
 from inference_server.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from inference_server.model import build_model
 from inference_server.protocol import RELOAD_FAILED
@@ -325,7 +326,9 @@ class TrainingCore:
             self.grow_if_flat()
         path = self.run_dir.checkpoint(self.step)
         extra = {"trainer": state, "algorithm": self.algorithm,
-                 "optimizer": self.optimizer.state_dict(), "shape_since": self.shape_since}
+                 "optimizer": self.optimizer.state_dict(), "shape_since": self.shape_since,
+                 # the komi and rules the network learns at, for whoever plays it
+                 **training_record(self.config.selfplay.komi)}
         if self.average is not None:
             extra["raw_weights"] = {k: v.detach().to("cpu") for k, v in self.model.state_dict().items()}
             extra["average_updates"] = self.average.updates
