@@ -98,6 +98,7 @@ class Evaluator:
         self.anchors = self._usable_anchors()         # {name: Spec}, in rising strength
         self.unusable = {}                            # anchor name -> why, for this process
         self.figures = {}                             # what the status file shows besides CPU
+        self.rates = {}                               # network shape -> visits/s, one thread
         self.latest_ratings = {}
 
     # --- set-up --------------------------------------------------------------------------------
@@ -133,8 +134,27 @@ class Evaluator:
         network = load_network(path, data=data, expect=self.config.model,
                                backend=self.config.server.backend, threads=1,
                                capacity=max(64, self.cc.eval_batch_games))
-        return network, network_side(network, visits=self.cc.eval_visits, name=name, seed=seed,
-                                     opening_moves=OPENING_MOVES)
+        side = network_side(network, visits=self.cc.eval_visits, name=name, seed=seed,
+                            opening_moves=OPENING_MOVES)
+        if self.cc.eval_move_seconds > 0:    # equal time: the visits its own speed fits
+            side.visits = self._timed_visits(network, side)
+        return network, side
+
+    def _timed_visits(self, network, side):
+        """cluster.eval_move_seconds in visits for this network: its one-game, one-thread
+        speed (play.equal_time), measured once per network shape in this process."""
+        from play.equal_time import one_thread_rate, visits_for
+
+        shape = network.config.name
+        if shape not in self.rates:
+            self.rates[shape] = one_thread_rate(network.evaluator, side.settings,
+                                                network.config.board_size,
+                                                self.config.selfplay.komi)
+            self.log.info("%s searches %.0f visits/s on one thread: %d visits a move in %g s",
+                          shape, self.rates[shape],
+                          visits_for(self.cc.eval_move_seconds, self.rates[shape]),
+                          self.cc.eval_move_seconds)
+        return visits_for(self.cc.eval_move_seconds, self.rates[shape])
 
     # --- budget and heartbeat ------------------------------------------------------------------
 
@@ -313,6 +333,7 @@ class Evaluator:
             seed = step * 1000 + 500 + len(played_anchors)
             try:
                 side = make_side(self.anchors[anchor], seed=seed,
+                                 move_seconds=self.cc.eval_move_seconds or None,
                                  load_network=lambda path, seed: self._load_network(
                                      path, anchor, seed)[1])
                 side.name = anchor
@@ -363,9 +384,10 @@ class Evaluator:
             self.figures["playing"] = f"{label} {total.wins_a}-{total.wins_b}"
             self.beat(force=True)
         if total.games:
+            pace = ({"move_seconds": self.cc.eval_move_seconds} if self.cc.eval_move_seconds > 0
+                    else {"visits": self.cc.eval_visits})
             append_result(self.table, name, label, total.wins_a, total.wins_b, total.draws,
-                          size=size, visits=self.cc.eval_visits, source="evaluator",
-                          stop=verdict or "interrupted")
+                          size=size, source="evaluator", stop=verdict or "interrupted", **pace)
             text = f"{label} {total.wins_a}-{total.wins_b}" + (
                 f"-{total.draws}" if total.draws else "")
             results.append(f"{text} ({verdict or 'interrupted'})")
