@@ -16,6 +16,8 @@ import os
 import re
 import time
 
+from play.players import MatchSide
+
 CKPT = re.compile(r"ckpt-(\d{9})\.ckpt")
 IDLE_S = 0.5                  # the wait between looks for a new checkpoint or budget
 OPENING_MOVES = 2             # a network's first moves sampled by visits, as in the arena
@@ -48,12 +50,13 @@ def last_rated_step(evaluations):
     return max((e["step"] for e in evaluations), default=-1)
 
 
-class _Beating:
+class _Beating(MatchSide):
     """A match side that beats the role's heartbeat at each of its turns: a long pairing (GNU
     Go at level 10) is progress, not a stall for the supervisor."""
 
     def __init__(self, side, beat):
         self.side, self.beat, self.name = side, beat, side.name
+        self.board_size, self.visits = side.board_size, side.visits
 
     def prepare(self, games, size, komi):
         self.side.prepare(games, size, komi)
@@ -348,8 +351,7 @@ class Evaluator:
                 self.log.warning("anchor %s: %s", anchor, self.unusable[anchor])
                 continue
             finally:
-                if hasattr(side, "close"):
-                    side.close()             # its CPU time is counted once it has ended
+                side.close()                 # its CPU time is counted once it has ended
             if not result:
                 return False
             verdict = played_anchors[anchor] = one_sided(result.wins_a, result.wins_b,

@@ -20,6 +20,8 @@ import time
 from fastgo.config import BACKEND_CHOICES, MATCH_VISITS, SEARCH_CHOICES
 from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE, SIZE_RANGE
 from fastgo.move_choice import PASS_RULE_HELP
+from play.gtp_side import GtpSide
+from play.match import SearchSide
 
 DEFAULT_GAMES = 100
 DEFAULT_VISITS = MATCH_VISITS       # the evaluator plays at the same visits (cluster.eval_visits)
@@ -352,17 +354,17 @@ def _run(args):
                 check_name(side.name, f"--name-{which.lower()}")
             except TableError as exc:
                 raise ArgumentError(str(exc)) from None
-        sizes = {getattr(s, "board_size", None) for s in sides} - {None}
+        sizes = {s.board_size for s in sides} - {None}
         if len(sizes) > 1:
             raise ArgumentError(f"the networks play different board sizes: {sorted(sizes)}")
         size = args.size if args.size is not None else (sizes.pop() if sizes else 9)
         for which, side in (("A", a), ("B", b)):
-            net_size = getattr(side, "board_size", None)
+            net_size = side.board_size
             if net_size is not None and net_size != size:
                 raise ArgumentError(f"--size {size}: {which} plays {net_size}x{net_size} only")
-            if args.move_seconds is not None and hasattr(side, "evaluator"):
+            if args.move_seconds is not None and isinstance(side, SearchSide):
                 time_network_side(side, args.move_seconds, size, args.komi, which)
-            if hasattr(side, "argv"):        # a GTP engine: start it now, refuse it if it cannot
+            if isinstance(side, GtpSide):    # a GTP engine: start it now, refuse it if it cannot
                 from play.gtp_side import GtpEngineError
                 try:
                     side.prepare(min(args.games_at_once, args.games), size, args.komi)
@@ -371,8 +373,7 @@ def _run(args):
         return _play(args, a, b, size, sprt_elos)
     finally:
         for side in sides:
-            if hasattr(side, "close"):
-                side.close()
+            side.close()
 
 
 def _play(args, a, b, size, sprt_elos):
@@ -423,7 +424,7 @@ def _play(args, a, b, size, sprt_elos):
         sprt["llr"] = round(sprt["llr"], 6)
     print_report(total, sprt)
     for side in (a, b):
-        if getattr(side, "restarts", 0):
+        if isinstance(side, GtpSide) and side.restarts:
             print(f"engine restarts: {side.name}: {side.restarts}")
     status = 130 if interrupted else 0
     if args.json is not None:
@@ -437,7 +438,7 @@ def _play(args, a, b, size, sprt_elos):
         meta = {"size": size, "komi": args.komi, "source": "arena"}
         if args.move_seconds is not None:
             meta["move_seconds"] = args.move_seconds
-        elif any(hasattr(side, "evaluator") for side in (a, b)):
+        elif any(isinstance(side, SearchSide) for side in (a, b)):
             meta["visits"] = args.visits
         if total.forfeits:
             meta["forfeits"] = len(total.forfeits)

@@ -88,7 +88,7 @@ def run(args):
     except ValueError as exc:
         print(f"fastgo gtp: {exc}", file=sys.stderr)
         return 2
-    size = args.size or getattr(player, "board_size", None) or 9
+    size = args.size or player.board_size or 9
     if args.model is not None and args.move_seconds is not None and args.search == "gumbel":
         player.measure_speed(size, args.komi)     # a Gumbel search's budget is set up front
     engine = GtpEngine(player, size=size, komi=args.komi, move_seconds=args.move_seconds)

@@ -20,6 +20,7 @@ from play.gtp_setup import (free_handicap_points, handicap_points, loadsgf_stop,
                                         sgf_text, write_text)
 from fastgo.constants import MAX_BOARD_SIZE as MAX_SIZE, MIN_BOARD_SIZE as MIN_SIZE
 from play.gtp_time import GtpClock
+from play.players import AnalysingPlayer, Player
 from play import gtp_kata as kata
 
 log = logging.getLogger("fastgo.gtp")
@@ -37,10 +38,14 @@ def _engine_version():
 
 
 class GtpEngine:
-    """One GTP session. `player` picks moves for genmove; `size`/`komi` start the first game."""
+    """One GTP session. `player` (a play.players.Player; an AnalysingPlayer gets the analysis
+    commands) picks moves for genmove; `size`/`komi` start the first game."""
 
     def __init__(self, player, *, size=9, komi=7.5, superko=True, name=ENGINE_NAME,
                  move_seconds=None):
+        if not isinstance(player, Player):
+            raise TypeError(f"the GTP engine plays a play.players.Player, not "
+                            f"{type(player).__name__}")
         if not MIN_SIZE <= size <= MAX_SIZE:
             raise ValueError(f"board size {size} is outside {MIN_SIZE}..{MAX_SIZE}")
         self.player = player
@@ -79,7 +84,7 @@ class GtpEngine:
             "place_free_handicap": self.cmd_place_free_handicap,
             "set_free_handicap": self.cmd_set_free_handicap,
         }
-        if hasattr(player, "ponder") and hasattr(player, "analysis"):
+        if isinstance(player, AnalysingPlayer):
             self.handlers["lz-analyze"] = self.cmd_lz_analyze
             self.handlers["kata-analyze"] = self.cmd_kata_analyze
             self.handlers["kata-genmove_analyze"] = self.cmd_kata_genmove_analyze
@@ -225,7 +230,7 @@ class GtpEngine:
 
     def _check_size(self, size):
         """GtpError unless the rules and the player (a network plays one size) take `size`."""
-        fixed = getattr(self.player, "board_size", None)
+        fixed = self.player.board_size
         if not MIN_SIZE <= size <= MAX_SIZE or (fixed is not None and size != fixed):
             raise GtpError("unacceptable size")
 
@@ -235,9 +240,7 @@ class GtpEngine:
         return ""
 
     def _reset_player(self):
-        reset = getattr(self.player, "reset", None)
-        if reset is not None:
-            reset()
+        self.player.reset()
 
     def cmd_komi(self, args):
         self._arity(args, 1)
@@ -315,7 +318,7 @@ class GtpEngine:
             return "pass"            # two passes, the move cap or a resignation: nothing to add
         self._set_to_move(color)     # like GNU Go: genmove plays for the color asked
         options = {}
-        if getattr(self.player, "accepts_limits", False):
+        if self.player.accepts_limits:
             empties = int((self.game.board.stones() == 0).sum())
             options["seconds"] = self.clock.move_budget(color, empties)
             options["no_pass"] = cleanup
@@ -345,7 +348,7 @@ class GtpEngine:
         """Instead of a pass (fastgo.move_choice.point_instead_of_pass): a legal point outside
         the player's own eyes, the searched one with the most visits where the player keeps a
         search; the pass where none is left."""
-        rows = getattr(self.player, "analysis", lambda: [])()
+        rows = self.player.analysis() if isinstance(self.player, AnalysingPlayer) else []
         return point_instead_of_pass(self.game, [row["move"] for row in rows])
 
     def cmd_lz_analyze(self, args):

@@ -59,17 +59,17 @@ def _f(x):
 
 
 def kata_line(player, game, flags):
-    """One kata-analyze line for the player's current search of `game`, or '' when it has
-    none. Uses player.analysis_heads() (a play.heads_cache.HeadsCache) where the player has it."""
+    """One kata-analyze line for the AnalysingPlayer's current search of `game`, or '' when it
+    has none. Uses player.analysis_heads() (a play.heads_cache.HeadsCache) where it has them."""
     rows = player.analysis()
-    search = getattr(player, "search", None)
+    search = player.search
     if not rows or search is None:
         return ""
     size = game.board.size
-    heads = getattr(player, "analysis_heads", None)
+    heads = player.analysis_heads
     stats = None
     if heads is not None:
-        stats = tree_stats(search, 0, heads(), model_komi=getattr(player, "model_komi", None),
+        stats = tree_stats(search, 0, heads(), model_komi=player.model_komi,
                            ownership="ownership" in flags)
     parts = []
     for order, row in enumerate(rows):

@@ -29,6 +29,7 @@ from fastgo.game import RESIGN, IllegalMoveError
 from fastgo.gtp import GtpError
 from play.gtp_client import GtpClient, GtpConnectionError
 from play.match import Forfeit
+from play.players import MatchSide
 
 DEFAULT_MOVE_TIMEOUT = 60.0     # seconds for one genmove (and for one batch of set-up commands)
 START_TIMEOUT = 30.0            # seconds for the engine's first answers after a start
@@ -63,7 +64,7 @@ def _resolve(program):
     return games if os.access(games, os.X_OK) else program
 
 
-class GtpSide:
+class GtpSide(MatchSide):
     """GtpSide(argv or 'gtp:COMMAND', *, name=None, move_timeout=60, stderr=None).
 
     stderr=None keeps the engine's error output in a temporary file, and the last line of it

@@ -1,7 +1,7 @@
-"""Matches between two players, many games at once. A side is a SearchSide (an evaluator behind the
-batched PUCT search: all of its games to move are searched together, one batch per simulation
-step) or any player with genmove(game) (random, pure MCTS). A side with moves(indices, games)
-(SearchSide, GtpSide) gets all of its games to move at once. A side may answer Forfeit(reason)
+"""Matches between two players, many games at once. A side is a play.players.MatchSide (a
+SearchSide: an evaluator behind the batched search, all of its games to move searched
+together, one batch per simulation step; a GtpSide), which gets all of its games to move at
+once, or a play.players.Player (random, pure MCTS), asked one game at a time. A side may answer Forfeit(reason)
 instead of a move (a GTP engine that crashed, timed out, answered garbage or an illegal move):
 it loses that game, the reason goes to MatchResult.forfeits and the other games go on. Colors
 alternate: A is Black in even games (counted from `game_offset`). Never imports torch
@@ -18,6 +18,7 @@ from fastgo.mcts import BatchedSearch
 from fastgo.move_choice import check_pass_rule, choose_move
 from fastgo.ratings import elo_from_score, wilson_interval
 from fastgo.search_settings import SearchSettings
+from play.players import MatchSide, Player
 
 
 class Forfeit:
@@ -31,7 +32,7 @@ class Forfeit:
         return f"Forfeit({self.reason!r})"
 
 
-class SearchSide:
+class SearchSide(MatchSide):
     """An evaluator with `visits` root visits per move under `settings` (a SearchSettings; None:
     SearchSettings.for_play(), no noise, AlphaZero planes), the most visited move (the first `opening_moves` moves of a game sampled by visit count, for
     variety). With settings.search 'gumbel': Gumbel root search, the move its sequential halving
@@ -153,12 +154,16 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
     there and only the games already over are counted (a stopping role's bound on shutdown
     is one round of moves, not a whole batch of games). `clock`: seconds, monotonic, what each
     side's time per move is measured with (MatchResult.per_move)."""
-    result = MatchResult(getattr(a, "name", "A"), getattr(b, "name", "B"))
+    for side in (a, b):
+        if not isinstance(side, (MatchSide, Player)):
+            raise TypeError(f"a match side is a play.players.MatchSide or Player, not "
+                            f"{type(side).__name__}")
+    result = MatchResult(a.name, b.name)
     boards = [Game(size, komi) for _ in range(games)]
     for side in (a, b):
-        if hasattr(side, "prepare"):
+        if isinstance(side, MatchSide):
             side.prepare(games, size, komi)
-        if hasattr(side, "reset"):
+        else:
             side.reset()
     a_black = [(game_offset + g) % 2 == 0 for g in range(games)]
     while True:
@@ -171,21 +176,21 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
             if not turn:
                 continue
             began = clock()
-            if hasattr(side, "moves"):
+            if isinstance(side, MatchSide):
                 chosen = side.moves(turn, boards)
             else:
                 chosen = []
                 for g in turn:
-                    if hasattr(side, "reset") and not boards[g].moves:
+                    if not boards[g].moves:
                         side.reset()
                     chosen.append(side.genmove(boards[g]))
             key = "a" if is_a else "b"
-            _count(result, key, len(turn), clock() - began, getattr(side, "visits", None))
+            _count(result, key, len(turn), clock() - began, side.visits)
             for g, move in zip(turn, chosen):
                 game = boards[g]
                 if isinstance(move, Forfeit):
                     result.forfeits.append({
-                        "game": game_offset + g, "player": getattr(side, "name", "AB"[not is_a]),
+                        "game": game_offset + g, "player": side.name,
                         "color": "B" if game.to_move == BLACK else "W",
                         "move": len(game.moves) + 1, "reason": move.reason})
                     game.resign(game.to_move)

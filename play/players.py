@@ -1,10 +1,19 @@
-"""Players: anything that picks a move for the side to move of a fastgo.game.Game.
+"""The player contract, and the baselines.
 
-The baselines: RandomPlayer ('random': uniform over legal moves that do not fill the player's own
-eye, passing when none is left) and UctPlayer ('mcts:N': pure MCTS with N random playouts per
-move); play.specs builds them from their specs. A player has a `name`,
-`genmove(game) -> move` (move index, pass = N * N, fastgo.game.RESIGN to resign) and may have
-`reset()`, called when a new game starts.
+Two kinds of side meet in a match or behind the GTP engine, each a base class that states its
+contract (its defaults are what a side without the capability does):
+- Player: one game at a time. `genmove(game) -> move` (move index, pass = N * N,
+  fastgo.game.RESIGN to resign), `reset()` when a new game starts. `accepts_limits`: genmove
+  also takes `seconds=` (a clock) and `no_pass=` (GTP's cleanup). AnalysingPlayer adds the
+  analysis capability the GTP engine's lz-analyze / kata-analyze use.
+- MatchSide: many games at once (play.match.play_match): `prepare(games, size, komi)` before
+  them, `moves(indices, games) -> [move | RESIGN | match.Forfeit]` for the games to move.
+Both have `name`, `board_size` (the one size a network plays, None: any), `visits` (root visits
+a move, None: no visit budget) and `close()` (ends what the side started: a GTP engine).
+
+The baselines: RandomPlayer ('random': uniform over legal moves that do not fill the player's
+own eye, passing when none is left) and UctPlayer ('mcts:N': pure MCTS with N random playouts
+per move); play.specs builds them from their specs.
 """
 import operator
 import random as _py_random
@@ -15,14 +24,53 @@ from fastgo.uct import uct_search
 
 
 class Player:
-    """The interface. Subclasses set `name` and implement `genmove`."""
+    """One game at a time (see the module). Subclasses set `name` and implement `genmove`."""
     name = "player"
+    board_size = None
+    visits = None
+    accepts_limits = False
 
     def genmove(self, game):
         raise NotImplementedError
 
     def reset(self):
         """A new game starts; players without per-game state ignore it."""
+
+    def close(self):
+        """Nothing to end by default."""
+
+
+class AnalysingPlayer(Player):
+    """A Player that can report its search: `search` (the fastgo.mcts.BatchedSearch of its
+    last genmove, None before), `analysis(max_pv)` (its root moves), `ponder(game, visits,
+    max_visits)` (grows the search of a position), `analysis_heads` (() -> a HeadsCache of the
+    network's every head, or None) and `model_komi` (the komi its score head learnt at, or
+    None)."""
+    search = None
+    analysis_heads = None
+    model_komi = None
+
+    def analysis(self, max_pv=10):
+        raise NotImplementedError
+
+    def ponder(self, game, visits, max_visits):
+        raise NotImplementedError
+
+
+class MatchSide:
+    """Many games at once (see the module). Subclasses set `name` and implement `moves`."""
+    name = "side"
+    board_size = None
+    visits = None
+
+    def prepare(self, games, size, komi):
+        """Called by play_match before its games; nothing to do by default."""
+
+    def moves(self, indices, games):
+        raise NotImplementedError
+
+    def close(self):
+        """Nothing to end by default."""
 
 
 class RandomPlayer(Player):

@@ -12,9 +12,10 @@ import time
 from fastgo.mcts import BatchedSearch
 from fastgo.search_settings import SearchSettings
 from fastgo.move_choice import check_pass_rule, choose_move, point_instead_of_pass
+from play.players import AnalysingPlayer
 
 
-class SearchPlayer:
+class SearchPlayer(AnalysingPlayer):
     """SearchPlayer(evaluator, visits, settings=None, ...): genmove(game) -> move.
 
     evaluator: callable(planes uint8 [count, P, N, N]) -> (logits [count, N*N+1], values

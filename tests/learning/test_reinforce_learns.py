@@ -20,6 +20,7 @@ from fastgo.shards import list_shards, read_shard
 from fastgo.ratings import wilson_interval
 from play.match import play_match
 from play.players import RandomPlayer
+from play.players import MatchSide
 
 TRAIN_UPDATES = 100
 TIMEOUT_S = 600
@@ -67,7 +68,7 @@ poll_s = 0.1
 """
 
 
-class PolicySide:
+class PolicySide(MatchSide):
     """Moves sampled from a checkpoint's policy with the workers' rules (fastgo.policy_play's
     distribution: no own-eye fills, pass only when nothing else is left), all games batched."""
 

@@ -150,7 +150,9 @@ def test_gtp_model_with_nan_weights_is_refused_at_start(tmp_path):
 
 
 def test_a_failing_player_is_reset_and_the_engine_goes_on():
-    class Flaky:
+    from play.players import Player
+
+    class Flaky(Player):
         name = "flaky"
 
         def __init__(self):

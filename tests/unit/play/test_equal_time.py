@@ -8,6 +8,7 @@ from fastgo.search_settings import SearchSettings
 from play.equal_time import MAX_VISITS, one_thread_rate, overrun_margin, visits_for
 from play.match import MatchResult, play_match
 from play.specs import make_player
+from play.players import MatchSide
 
 
 class CostlyEvaluator:
@@ -52,7 +53,7 @@ def test_visits_for_bounds_and_margin():
     assert overrun_margin(0.2) == 1.0 and overrun_margin(10.0) == 2.5
 
 
-class PacedSide:
+class PacedSide(MatchSide):
     """A side that moves all its games in one call, which takes `seconds` on `clock`."""
 
     def __init__(self, clock, seconds, visits=None):

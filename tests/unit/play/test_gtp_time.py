@@ -5,6 +5,7 @@ import pytest
 
 from play.gtp_engine import GtpEngine
 from play.search_player import SearchPlayer
+from play.players import Player
 
 STEP_S = 0.05              # fake seconds that pass between two readings of the clock
 
@@ -84,7 +85,7 @@ def test_fixed_seconds_per_move():
     assert reply.startswith("= ") and 0.3 <= took <= 0.3 + 3 * STEP_S
 
 
-class Passer:
+class Passer(Player):
     name = "passer"
 
     def genmove(self, game):

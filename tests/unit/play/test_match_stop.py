@@ -1,11 +1,12 @@
 """play_match's stop callback: the match ends at the next round of moves and counts only the
 games that are over (the evaluator's bound on an ordered shutdown)."""
 from play.match import RESIGN, play_match
+from play.players import MatchSide
 
 QUICK = {0, 3, 5}                       # games in which A resigns at its first move
 
 
-class Side:
+class Side(MatchSide):
     """A resigns the QUICK games; otherwise both sides play the first legal point."""
 
     def __init__(self, resigns):
