@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from cluster.compare_report import RUNS, draw, markdown_table
 from cluster.role_process import Children
+from fastgo.rundir import RunDir
 
 MAX_OPPONENTS = 16
 MAX_SEED = (1 << 62) - 1
@@ -418,14 +419,14 @@ def compare(plan: Plan, out=print) -> int:
                 out(f"fastgo compare: run {run.name}: {run.config_name} for "
                     f"{clock(plan.seconds)} into {root}")
                 code = children.run(cluster_argv(run, root, plan.seconds),
-                                    os.path.join(root, "logs", "cluster.out"), f"[{run.name}] ",
+                                    RunDir(root).output("cluster"), f"[{run.name}] ",
                                     stop_s=run.shutdown_s + STOP_S, die_with_parent=False)
                 statuses[run.name] = code
                 if children.stopped:
                     return _stopped(out, children.stopped, f"run {run.name}")
                 if code != 0:
                     out(f"fastgo compare: run {run.name}: fastgo cluster exited with status "
-                        f"{code} (see {os.path.join(root, 'logs')})")
+                        f"{code} (see {RunDir(root).logs})")
                 _require_checkpoint(plan, run)         # before the other run's time is spent
         for run in plan.runs:
             _require_checkpoint(plan, run)
@@ -474,7 +475,7 @@ def _require_checkpoint(plan, run):
     root = plan.root(run.name)
     if last_checkpoint(root) is None:
         raise CompareError(f"run {run.name} ({root}) produced no checkpoint; see "
-                           f"{os.path.join(root, 'logs')}", code=1)
+                           f"{RunDir(root).logs}", code=1)
 
 
 def _stopped(out, name, during):

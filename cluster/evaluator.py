@@ -13,24 +13,17 @@ RUN/ratings.json holds them, and RUN/curve.png and RUN/loss.png are redrawn.
 """
 import json
 import os
-import re
 import time
 
 from play.players import MatchSide
 
-CKPT = re.compile(r"ckpt-(\d{9})\.ckpt")
 IDLE_S = 0.5                  # the wait between looks for a new checkpoint or budget
 OPENING_MOVES = 2             # a network's first moves sampled by visits, as in the arena
 
 
 def checkpoints(run_dir):
-    """[(step, path)] of the numbered checkpoints, by step."""
-    out = []
-    for name in os.listdir(run_dir.checkpoints):
-        match = CKPT.fullmatch(name)
-        if match:
-            out.append((int(match.group(1)), os.path.join(run_dir.checkpoints, name)))
-    return sorted(out)
+    """[(step, path)] of the numbered checkpoints, by step (RunDir.checkpoint_list)."""
+    return run_dir.checkpoint_list()
 
 
 def unrated_newest(run_dir):
@@ -41,7 +34,7 @@ def unrated_newest(run_dir):
     steps = checkpoints(run_dir)
     if not steps:
         return None
-    rated = last_rated_step(read_evaluations(os.path.join(run_dir.root, "evaluations.jsonl")))
+    rated = last_rated_step(read_evaluations(run_dir.evaluations))
     return steps[-1] if steps[-1][0] > rated else None
 
 
@@ -85,9 +78,9 @@ class Evaluator:
         self.stopping = stopping or (lambda: False)
         self.sleep = sleep
         self.enforce_budget = enforce_budget
-        self.table = os.path.join(run_dir.root, "ratings.jsonl")
-        self.evaluations_path = os.path.join(run_dir.root, "evaluations.jsonl")
-        for path in (self.table, self.evaluations_path, os.path.join(run_dir.root, "ratings.json")):
+        self.table = run_dir.ratings_table
+        self.evaluations_path = run_dir.evaluations
+        for path in (self.table, self.evaluations_path, run_dir.ratings):
             _check_appendable(path)
         self.evaluations = read_evaluations(self.evaluations_path)
         self.last_step = last_rated_step(self.evaluations)
@@ -260,7 +253,7 @@ class Evaluator:
                    "anchors": {a: ratings[a][0] for a in self.anchors if a in ratings},
                    "results": results, "seconds": round(time.monotonic() - started, 1),
                    "cpu_share": round(self.budget.used_share(), 4)}
-        _write_json(os.path.join(self.run_dir.root, "ratings.json"),
+        _write_json(self.run_dir.ratings,
                     {"latest": summary, "ratings": {k: list(v) for k, v in ratings.items()}})
         self.log.info("%s: Elo %.0f (%.0f..%.0f); %s; %.1f s; evaluator CPU %.3f of a core "
                       "(budget %g)", name, elo[0], elo[1], elo[2], ", ".join(results),
@@ -277,7 +270,7 @@ class Evaluator:
         from cluster.pairings import kept_steps
         from fastgo.files import atomic_write
 
-        folder = os.path.join(self.run_dir.root, "evaluated")
+        folder = self.run_dir.evaluated
         kept = os.path.join(folder, os.path.basename(path))
         try:
             os.makedirs(folder, exist_ok=True)
@@ -409,9 +402,9 @@ class Evaluator:
         from cluster.plots import draw_curve, draw_losses
         from fastgo.ratings import read_table
         try:
-            draw_curve(os.path.join(self.run_dir.root, "curve.png"), self.evaluations, ratings,
+            draw_curve(self.run_dir.curve, self.evaluations, ratings,
                        list(self.anchors), rows=read_table(self.table))
-            draw_losses(os.path.join(self.run_dir.root, "loss.png"), self.run_dir.metrics)
+            draw_losses(self.run_dir.losses, self.run_dir.metrics)
         except Exception as err:        # a plot must never stop the evaluator
             self.log.warning("could not draw the curves: %s", err)
 

@@ -14,7 +14,8 @@ from fastgo.diskfull import EXIT_STATUS as DISK_FULL_STATUS
 from cluster.role_process import SERVE_READY, RoleStartError
 from cluster.restarts import DISK_FULL, REFUSED, STARTUP_S, Backoff, RestartPolicy
 from cluster.roles import role_argv, role_specs
-from cluster.status import read_ratings, server_rates, status_line, summary_text
+from cluster.status import server_rates, status_line, summary_text
+from fastgo.statefiles import read_ratings
 
 FINAL_POLL_S = 0.5              # how often the final rating's deadline and signals are looked at
 
@@ -182,7 +183,7 @@ class LocalCluster:
         if code == DISK_FULL_STATUS:     # --once never waits for space: an optional step
             return self._final(None, f"final rating of {name} skipped: the disk is full "
                                      f"({self.evaluator.log_path}); the curve ends before it")
-        latest = (read_ratings(self.run_dir.root) or {}).get("latest") or {}
+        latest = read_ratings(self.run_dir.ratings)["latest"]
         if latest.get("player") != name:
             return self._final(None, f"final rating of {name} did not finish (evaluator exit "
                                      f"status {code}; {self.evaluator.log_path})")
@@ -214,7 +215,7 @@ class LocalCluster:
         evaluator, _ = read_status(self.run_dir, "evaluate")
         statuses = {role.role: read_status(self.run_dir, role.spec.heartbeat)[0]
                     for role in self.children if role.spec.heartbeat}
-        return status_line(elapsed, train or {}, moves, evals, fill, read_ratings(self.run_dir.root),
+        return status_line(elapsed, train or {}, moves, evals, fill, read_ratings(self.run_dir.ratings),
                            self.restarts(), evaluator) + self.policy.disk_note(self.children,
                                                                                statuses)
 
@@ -223,7 +224,7 @@ class LocalCluster:
         train, _ = read_status(self.run_dir, "train")
         evaluator, _ = read_status(self.run_dir, "evaluate")
         return summary_text(time.monotonic() - self.started, self.stop_reason, train or {},
-                            self.restarts(), read_ratings(self.run_dir.root), self.run_dir,
+                            self.restarts(), read_ratings(self.run_dir.ratings), self.run_dir,
                             evaluator, final=self.final_note)
 
     def close(self):

@@ -3,6 +3,7 @@ intervals and the anchors as labelled horizontal lines where they were measured)
 metrics.csv). Written atomically; matplotlib with the Agg backend (no display needed)."""
 from __future__ import annotations
 
+from fastgo.rundir import RunDir
 
 
 def _save(fig, path):
@@ -227,7 +228,7 @@ def run_algorithm(run_root) -> str:
 
     from fastgo.statefiles import read_csv
 
-    header, _ = read_csv(os.path.join(run_root, "metrics.csv"), max_bytes=1 << 20)
+    header, _ = read_csv(RunDir(run_root).metrics, max_bytes=1 << 20)
     if "pool" in header and "win_rate" in header:
         return "reinforce"
     return "alphazero" if header else ""
@@ -243,7 +244,7 @@ def read_run(run_root) -> dict:
 
     if not os.path.isdir(run_root):
         raise RunCurveError(f"{run_root}: not a directory")
-    table = os.path.join(run_root, "ratings.jsonl")
+    table = RunDir(run_root).ratings_table
     if not os.path.isfile(table):
         raise RunCurveError(f"{run_root}: no ratings (ratings.jsonl): run the evaluator on it first")
     try:
@@ -252,7 +253,7 @@ def read_run(run_root) -> dict:
         raise RunCurveError(f"{table}: cannot read: {err.strerror or err}") from None
     except TableError as err:
         raise RunCurveError(f"{table}: {err}") from None
-    evaluations = [e for e in read_evaluations(os.path.join(run_root, "evaluations.jsonl"))
+    evaluations = [e for e in read_evaluations(RunDir(run_root).evaluations)
                    if e["player"] in ratings]
     if not evaluations:
         raise RunCurveError(f"{run_root}: no rated checkpoint in evaluations.jsonl")

@@ -43,6 +43,7 @@ from cluster.restarts import DISK_FULL, REFUSED, Backoff, RestartPolicy
 from cluster.role_host import CONFIG_TOKEN, RoleHost
 from cluster.roles import RESOURCES_KEY, role_argv, role_specs
 from cluster.status import server_rates, status_line, summary_text
+from fastgo.rundir import RATINGS
 
 READY = {"serve": SERVE_READY, "record": RECORDER_READY}   # the line a role prints once bound
 PLACEMENT_TIMEOUT_S = 60.0         # a role no node can take within this is an error
@@ -210,7 +211,7 @@ class RayCluster:
         options = dict(actor_options(child.resources), max_restarts=-1, max_task_retries=0)
         if strategy is not None:
             options["scheduling_strategy"] = strategy
-        files = ("ratings.json",) if child.kind == "evaluate" else ()
+        files = (RATINGS,) if child.kind == "evaluate" else ()
         child.actor = cls.options(**options).remote(child.role, self.run_dir.root, child.heartbeat,
                                                     self.config_text, os.getcwd(), files)
 
@@ -427,7 +428,7 @@ class RayCluster:
         return self.evaluator.last.get("status") if self.evaluator else None
 
     def _ratings(self):
-        return (self.evaluator.last.get("files") or {}).get("ratings.json") if self.evaluator else None
+        return (self.evaluator.last.get("files") or {}).get(RATINGS) if self.evaluator else None
 
     def status(self):
         elapsed = time.monotonic() - self.started

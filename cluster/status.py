@@ -20,11 +20,6 @@ def read_json(path):
         return None
 
 
-def read_ratings(root):
-    """The evaluator's ratings.json of a run directory, or None."""
-    return read_json(os.path.join(root, "ratings.json"))
-
-
 def server_rates(stats, last, now=None):
     """(NN evals/s, mean batch fill) between the server stats `last` = (stats, monotonic time)
     and `stats` at monotonic time `now` (None: time.monotonic()); zeros without both."""
@@ -101,6 +96,6 @@ def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evalua
     if cpu:
         lines.append(f"  evaluator CPU: {cpu[0]:.3f} of a core on average (budget {cpu[1]:g})")
     root = run_dir.root
-    lines.append(f"  curve {os.path.join(root, 'curve.png')}, SGFs {run_dir.sgf}, "
+    lines.append(f"  curve {run_dir.curve}, SGFs {run_dir.sgf}, "
                  f"checkpoint {run_dir.latest}")
     return "\n".join(lines)

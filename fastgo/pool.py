@@ -20,16 +20,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastgo.files import atomic_write, escaped, printable, read_bounded, reason
+from fastgo.rundir import RunDir
 
 log = logging.getLogger("fastgo.pool")
 log.addHandler(logging.NullHandler())
 
-POOL_FILE = "pool.json"
 POOL_VERSION = 1
 MAX_POOL_BYTES = 4 << 20
 MAX_POOL_ENTRIES = 100_000
 MAX_WEIGHT = 1e12
-QUARANTINE_DIR = "quarantine"          # RUN/quarantine (fastgo.rundir): pool files moved aside
 _NAME = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
 
 
@@ -49,7 +48,7 @@ class PoolEntry:
 
 
 def pool_path(run_root) -> str:
-    return os.path.join(os.fspath(run_root), POOL_FILE)
+    return RunDir(os.fspath(run_root)).pool
 
 
 def check_entries(entries, where="pool", run_root=None) -> list[PoolEntry]:
@@ -145,7 +144,7 @@ class OpponentPool:
     def __init__(self, run_root, *, pool_max: int = 0):
         self.root = os.path.abspath(os.fspath(run_root))
         self.path = pool_path(self.root)
-        self.quarantine_dir = os.path.join(self.root, QUARANTINE_DIR)
+        self.quarantine_dir = RunDir(self.root).quarantine   # pool files moved aside
         self.pool_max = int(pool_max)
         self.entries: list[PoolEntry] = []
         self.set_aside: list[str] = []       # where the files moved aside went

@@ -1,21 +1,35 @@
-"""The run directory: one folder per run, the same layout for every role (server, workers,
-trainer, later the cluster). Stdlib only.
+"""The run directory: one folder per run, the same layout for every role. RunDir is the one
+place that spells its files and folders (a scan in tests/unit/fastgo/test_rundir_names.py keeps
+it so); everyone else asks it. Stdlib only.
 
-    shards/        complete experience shards (temporary files start with '.')
-    quarantine/    shards that failed verification, each with NAME.reason
-    checkpoints/   ckpt-STEP.ckpt and latest.ckpt (always the newest complete one)
-    metrics.csv    one row per checkpoint of the trainer
-    logs/          one log file per role
-    sgf/           exported self-play games
+    shards/            complete experience shards (temporary files start with '.'); workers
+    quarantine/        shards (and pool files) that failed verification, each with NAME.reason
+    checkpoints/       ckpt-STEP.ckpt and latest.ckpt (always the newest complete one); trainer
+    metrics.csv        one row per checkpoint of the trainer
+    tb/                TensorBoard events of the trainer (where tensorboard is installed)
+    logs/              ROLE.log, ROLE.out and ROLE.status.json (the heartbeat) of every role
+    sgf/               exported self-play games
+    sgf_shards/        shards imported from SGF files (the supervised trainer)
+    pool.json          the REINFORCE opponent pool (fastgo.pool)
+    outbox-wID/        games a remote worker has not yet had confirmed by the recorder
+    evaluated/         copies of the checkpoints the evaluator rated (its later opponents)
+    ratings.jsonl      every match result of the evaluator, appended (fastgo.ratings)
+    evaluations.jsonl  one row per rated checkpoint, appended (cluster.evaluator)
+    ratings.json       the evaluator's latest fit: {"latest", "ratings"}
+    curve.png          the strength curve; loss.png: the training losses (cluster.plots)
 """
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from fastgo.files import atomic_write_text
 
 SUBDIRS = ("shards", "quarantine", "checkpoints", "logs", "sgf")
+RATINGS_TABLE = "ratings.jsonl"    # the ratings table's name (also the arena's default, in the
+RATINGS = "ratings.json"           # current folder), and the evaluator's fit
+CHECKPOINT_NAME = re.compile(r"ckpt-(\d{9})\.ckpt")
 
 
 @dataclass(frozen=True)
@@ -56,6 +70,67 @@ class RunDir:
     def log(self, role: str) -> str:
         return os.path.join(self.logs, f"{role}.log")
 
+    def output(self, role: str) -> str:
+        """logs/ROLE.out: what a role's process wrote to stdout and stderr."""
+        return os.path.join(self.logs, f"{role}.out")
+
+    def status(self, role: str) -> str:
+        """logs/ROLE.status.json: the role's heartbeat (StatusFile)."""
+        return os.path.join(self.logs, f"{role}.status.json")
+
+    @property
+    def tensorboard(self):
+        return os.path.join(self.root, "tb")
+
+    @property
+    def sgf_shards(self):
+        return os.path.join(self.root, "sgf_shards")
+
+    @property
+    def pool(self):
+        return os.path.join(self.root, "pool.json")
+
+    def outbox(self, worker_id: int) -> str:
+        return os.path.join(self.root, f"outbox-w{int(worker_id)}")
+
+    @property
+    def evaluated(self):
+        return os.path.join(self.root, "evaluated")
+
+    @property
+    def ratings_table(self):
+        return os.path.join(self.root, RATINGS_TABLE)
+
+    @property
+    def evaluations(self):
+        return os.path.join(self.root, "evaluations.jsonl")
+
+    @property
+    def ratings(self):
+        return os.path.join(self.root, RATINGS)
+
+    @property
+    def curve(self):
+        return os.path.join(self.root, "curve.png")
+
+    @property
+    def losses(self):
+        return os.path.join(self.root, "loss.png")
+
+    def checkpoint_list(self) -> list:
+        """[(step, path)] of the numbered checkpoints, by step (latest.ckpt and temporary files
+        left out); [] without a checkpoints folder."""
+        out = []
+        try:
+            names = os.listdir(self.checkpoints)
+        except OSError:
+            return out
+        for name in names:
+            match = CHECKPOINT_NAME.fullmatch(name)
+            if match:
+                out.append((int(match.group(1)), os.path.join(self.checkpoints, name)))
+        return sorted(out)
+
 
 def open_run_dir(path) -> RunDir:
     """Creates the layout under `path` where missing; OSError (with the path) if it cannot."""
@@ -68,7 +143,7 @@ def open_run_dir(path) -> RunDir:
 
 
 def status_path(run_dir: RunDir, role: str) -> str:
-    return os.path.join(run_dir.logs, f"{role}.status.json")
+    return run_dir.status(role)
 
 
 class StatusFile:

@@ -188,6 +188,20 @@ def read_json(path, max_bytes=1 << 20):
     return value if isinstance(value, dict) else None
 
 
+RATINGS_MAX_BYTES = 16 << 20       # RUN/ratings.json read at most (8 hours' run: ~100 KB)
+
+
+def read_ratings(path) -> dict:
+    """The evaluator's ratings.json (cluster.evaluator writes it), the one reader of it:
+    {"latest": dict, "ratings": {player: [elo, low, high]}}, each {} where the file is
+    missing, larger than RATINGS_MAX_BYTES, not JSON or not of that shape. The values inside
+    "ratings" are as written: its readers check what they use."""
+    data = read_json(path, max_bytes=RATINGS_MAX_BYTES) or {}
+    latest, ratings = data.get("latest"), data.get("ratings")
+    return {"latest": latest if isinstance(latest, dict) else {},
+            "ratings": ratings if isinstance(ratings, dict) else {}}
+
+
 def count(value, what="count") -> int:
     """A non-negative integer count of at most MAX_COUNT (bool refused); ValueError else."""
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:

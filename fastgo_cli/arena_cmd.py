@@ -22,11 +22,12 @@ from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE, SIZE_RANGE
 from fastgo.move_choice import PASS_RULE_HELP
 from play.gtp_side import GtpSide
 from play.match import SearchSide
+from fastgo.rundir import RATINGS_TABLE
 
 DEFAULT_GAMES = 100
 DEFAULT_VISITS = MATCH_VISITS       # the evaluator plays at the same visits (cluster.eval_visits)
 DEFAULT_GAMES_AT_ONCE = 20
-DEFAULT_TABLE = "ratings.jsonl"
+DEFAULT_TABLE = RATINGS_TABLE      # in the current folder
 MAX_GAMES = 1_000_000
 SPRT_ALPHA = SPRT_BETA = 0.05
 PROG = "fastgo arena"

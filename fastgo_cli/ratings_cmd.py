@@ -9,6 +9,7 @@ import os
 import sys
 
 from fastgo.files import check_regular, printable
+from fastgo.rundir import RATINGS_TABLE
 
 PROG = "fastgo ratings"
 
@@ -19,7 +20,7 @@ def parents():
 
 
 def add_arguments(parser):
-    parser.add_argument("table", nargs="?", default="ratings.jsonl", metavar="TABLE",
+    parser.add_argument("table", nargs="?", default=RATINGS_TABLE, metavar="TABLE",
                         help="the ratings table, JSON lines")
     parser.add_argument("--anchor", default="random",
                         help="player fixed at 0 Elo (absent: the table's first player)")

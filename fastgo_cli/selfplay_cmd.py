@@ -152,7 +152,7 @@ def _remote_sink(args, config, run_dir, key_pair):
         except CurveKeyError as err:
             raise ConfigError(f"selfplay.recorder_public_key: {err}") from None
     from selfplay_workers.remote_sink import RemoteSink
-    return RemoteSink(endpoint, outbox=os.path.join(run_dir.root, f"outbox-w{args.worker_id}"),
+    return RemoteSink(endpoint, outbox=run_dir.outbox(args.worker_id),
                       worker_id=args.worker_id, max_unconfirmed=sp.max_unconfirmed,
                       timeout_s=sp.shard_seconds + sp.recorder_timeout_s,
                       max_game_bytes=config.recorder.max_game_bytes,

@@ -76,7 +76,6 @@ def grow_model(model: PolicyValueNet, blocks: int, channels: int, *, seed: int =
 # -- growing when the curve flattens (trainer.grow_when_flat) ------------------------------------
 
 _CHECKPOINT = re.compile(r"ckpt-([0-9]{1,12})")
-RATINGS_LIMIT = 16 << 20                # bytes of RUN/ratings.json read at most
 
 
 def stopped_gaining(ratings, since_step: int, flat_steps: int, flat_elo: float,
@@ -113,20 +112,3 @@ def stopped_gaining(ratings, since_step: int, flat_steps: int, flat_elo: float,
     return (f"the best checkpoint of the last {flat_steps} steps (ckpt-{at_recent}, Elo "
             f"{best_recent:.0f}) is {gain:+.0f} Elo from the best before them (ckpt-{at_older}, "
             f"Elo {best_older:.0f}), less than {flat_elo:g}")
-
-
-def read_ratings(path) -> dict:
-    """{player: [elo, low, high]} from the evaluator's ratings.json, {} when it is missing,
-    too large or not what the evaluator writes (the trainer then just does not grow yet)."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(RATINGS_LIMIT + 1)
-    except OSError:
-        return {}
-    if len(data) > RATINGS_LIMIT:
-        return {}
-    try:
-        ratings = json.loads(data).get("ratings")
-    except (ValueError, AttributeError, RecursionError):
-        return {}
-    return ratings if isinstance(ratings, dict) else {}

@@ -201,7 +201,7 @@ def tensorboard(run_dir, row):
         except Exception:                       # tensorboard not installed
             _TB["off"] = True
             return
-        writer = _TB[run_dir.root] = SummaryWriter(os.path.join(run_dir.root, "tb"))
+        writer = _TB[run_dir.root] = SummaryWriter(run_dir.tensorboard)
     for key, value in row.items():
         if key not in ("step", "time", "version"):
             try:

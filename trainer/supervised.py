@@ -37,7 +37,6 @@ from trainer.window_trainer import window_state
 
 log = logging.getLogger("fastgo.train")
 
-SGF_SHARDS = "sgf_shards"
 MAX_HELDOUT_POSITIONS = 20_000       # positions evaluated every log_every steps (seeded subset)
 MAX_STEPS = 1 << 40
 
@@ -329,7 +328,7 @@ def pretrain(config, run_dir, paths, *, holdout=0.1, epochs=None, steps=None, va
     """Imports `paths` and trains; returns {'report', 'trainer', 'evaluation', 'steps'}.
     Raises SgfInputError when no game is usable or holdout leaves nothing to train on."""
     mc = config.model
-    report, shards = import_sgf(paths, os.path.join(run_dir.root, SGF_SHARDS),
+    report, shards = import_sgf(paths, run_dir.sgf_shards,
                                 size=mc.board_size, default_komi=config.selfplay.komi)
     summary = report.summary()
     log.info("SGF import: %s", summary)

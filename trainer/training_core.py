@@ -24,7 +24,8 @@ from inference_server.network import training_record
 from inference_server.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from inference_server.model import build_model
 from inference_server.protocol import RELOAD_FAILED
-from trainer.growth import grow_model, read_ratings, shape_at, stopped_gaining
+from fastgo.statefiles import read_ratings
+from trainer.growth import grow_model, shape_at, stopped_gaining
 from trainer.metrics import append_metrics_row, tensorboard
 from trainer.weight_average import WeightAverage
 
@@ -213,7 +214,7 @@ class TrainingCore:
         current = (config.blocks, config.channels)
         if current not in self.shapes or current == self.shapes[-1]:
             return
-        ratings = read_ratings(os.path.join(self.run_dir.root, "ratings.json"))
+        ratings = read_ratings(self.run_dir.ratings)["ratings"]
         why = stopped_gaining(ratings, self.shape_since, self.tc.flat_steps, self.tc.flat_elo)
         if why is None:
             return

@@ -8,6 +8,8 @@ import dataclasses
 import os
 import sys
 
+from fastgo.rundir import RunDir
+
 
 def _prepare_pool(run_dir, net):
     """A run directory whose pool.json names one checkpoint of `net`: the workers load it into
@@ -15,7 +17,7 @@ def _prepare_pool(run_dir, net):
     from fastgo.pool import OpponentPool
     from inference_server.checkpoint import save_checkpoint
 
-    checkpoint = os.path.join(run_dir, "checkpoints", "ckpt-000000000.ckpt")
+    checkpoint = RunDir(run_dir).checkpoint(0)
     os.makedirs(os.path.dirname(checkpoint), exist_ok=True)
     save_checkpoint(checkpoint, net, step=0)
     OpponentPool(run_dir).load_or_start(checkpoint, 0)

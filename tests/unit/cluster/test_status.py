@@ -3,7 +3,8 @@ for known figures, the start order and each role's command line."""
 import json
 
 from cluster.roles import role_argv, role_specs
-from cluster.status import read_ratings, server_rates, status_line, summary_text
+from cluster.status import server_rates, status_line, summary_text
+from fastgo.statefiles import read_ratings
 from fastgo.config import Config
 from fastgo.rundir import open_run_dir
 
@@ -39,7 +40,7 @@ def test_server_rates_between_two_stats():
 def test_summary_names_the_latest_rating_the_anchors_and_the_evaluator_cpu(tmp_path):
     run_dir = open_run_dir(tmp_path / "run")
     (tmp_path / "run" / "ratings.json").write_text(json.dumps(RATINGS))
-    text = summary_text(61, "SIGTERM", {"games": 7, "step": 3}, {}, read_ratings(run_dir.root),
+    text = summary_text(61, "SIGTERM", {"games": 7, "step": 3}, {}, read_ratings(run_dir.ratings),
                         run_dir, {"cpu_share": 0.19512, "cpu_budget": 0.2})
     assert text.splitlines() == [
         "fastgo cluster: stopped after 0:01:01 (SIGTERM)",
@@ -50,7 +51,7 @@ def test_summary_names_the_latest_rating_the_anchors_and_the_evaluator_cpu(tmp_p
         "  evaluator CPU: 0.195 of a core on average (budget 0.2)",
         f"  curve {run_dir.root}/curve.png, SGFs {run_dir.sgf}, checkpoint {run_dir.latest}"]
     (tmp_path / "run" / "ratings.json").write_text("[1, 2]")           # not a table: no rating
-    assert "  no evaluation yet" in summary_text(1, None, {}, {}, read_ratings(run_dir.root),
+    assert "  no evaluation yet" in summary_text(1, None, {}, {}, read_ratings(run_dir.ratings),
                                                  run_dir).splitlines()
 
 

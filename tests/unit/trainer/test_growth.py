@@ -112,21 +112,22 @@ def test_a_shape_stopped_gaining_when_its_recent_best_is_within_flat_elo_of_its_
 
 
 def test_unreadable_ratings_read_as_none(tmp_path):
-    from trainer.growth import RATINGS_LIMIT, read_ratings
+    from fastgo.statefiles import RATINGS_MAX_BYTES, read_ratings
     path = tmp_path / "ratings.json"
-    assert read_ratings(path) == {}
+    assert read_ratings(path)["ratings"] == {}
     for text in ("", "[1, 2]", '{"ratings": [1]}', "{" * 100_000, '{"ratings": {"ckpt-2": [1'):
         path.write_text(text)
-        assert read_ratings(path) == {}
+        assert read_ratings(path) == {"latest": {}, "ratings": {}}
     path.write_text('{"ratings": {"ckpt-2": [1.0, 0.0, 2.0]}}')
-    assert read_ratings(path) == {"ckpt-2": [1.0, 0.0, 2.0]}
-    path.write_text('{"ratings": {}, "pad": "' + "x" * RATINGS_LIMIT + '"}')
-    assert read_ratings(path) == {}
+    assert read_ratings(path)["ratings"] == {"ckpt-2": [1.0, 0.0, 2.0]}
+    path.write_text('{"ratings": {}, "pad": "' + "x" * RATINGS_MAX_BYTES + '"}')
+    assert read_ratings(path)["ratings"] == {}
 
 
 def test_fuzz_ratings_files_never_raise(tmp_path):
     from hypothesis import given, settings, strategies as st
-    from trainer.growth import read_ratings, stopped_gaining
+    from fastgo.statefiles import read_ratings
+    from trainer.growth import stopped_gaining
     import json as _json
     leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12)
     values = st.recursive(leaves, lambda kids: st.lists(kids, max_size=4) |
@@ -139,7 +140,7 @@ def test_fuzz_ratings_files_never_raise(tmp_path):
            st.integers(1, 10**6), st.floats(0, 1e4))
     def check(ratings, since, steps, elo):
         path.write_text(_json.dumps({"ratings": ratings}))
-        read = read_ratings(path)
+        read = read_ratings(path)["ratings"]
         assert read == ratings
         why = stopped_gaining(read, since, steps, elo)
         assert why is None or why.startswith("the best checkpoint")
