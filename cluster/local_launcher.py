@@ -13,7 +13,8 @@ from cluster.child import RoleChild
 from cluster.role_process import SERVE_READY, RoleStartError
 from cluster.restarts import DISK_FULL, REFUSED, STARTUP_S, Backoff, RestartPolicy
 from cluster.roles import role_argv, role_specs
-from cluster.status import read_ratings, server_rates, status_line, summary_text
+from cluster.status import (read_cgos, read_ratings, server_rates, status_line, summary_text,
+                            write_cluster_status)
 
 FINAL_POLL_S = 0.5              # how often the final rating's deadline and signals are looked at
 
@@ -204,9 +205,13 @@ class LocalCluster:
         evaluator, _ = read_status(self.run_dir, "evaluate")
         statuses = {role.role: read_status(self.run_dir, role.spec.heartbeat)[0]
                     for role in self.children if role.spec.heartbeat}
-        return status_line(elapsed, train or {}, moves, evals, fill, read_ratings(self.run_dir.root),
-                           self.restarts(), evaluator) + self.policy.disk_note(self.children,
-                                                                               statuses)
+        line = status_line(elapsed, train or {}, moves, evals, fill, read_ratings(self.run_dir.root),
+                           self.restarts(), evaluator, read_cgos(self.run_dir.root)) \
+            + self.policy.disk_note(self.children, statuses)
+        write_cluster_status(self.run_dir, {"evals_per_s": round(evals, 1), "fill": round(fill, 4),
+                                            "moves_per_s": round(moves, 1),
+                                            "restarts": self.restarts(), "line": line})
+        return line
 
     def summary(self):
         from fastgo.rundir import read_status
@@ -214,7 +219,7 @@ class LocalCluster:
         evaluator, _ = read_status(self.run_dir, "evaluate")
         return summary_text(time.monotonic() - self.started, self.stop_reason, train or {},
                             self.restarts(), read_ratings(self.run_dir.root), self.run_dir,
-                            evaluator)
+                            evaluator, cgos=read_cgos(self.run_dir.root))
 
     def close(self):
         """Nothing is held once the roles are stopped."""

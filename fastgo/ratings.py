@@ -37,7 +37,8 @@ except ImportError:        # not on Windows: appends are then unlocked
     fcntl = None
 
 __all__ = ["append_result", "read_table", "RatingsTable", "fit_ratings", "PRIOR_GAMES", "components",
-           "player_games", "pair_totals", "TableError"]
+           "player_games", "pair_totals", "TableError", "cgos_ratings", "cgos_text", "CGOS_STAND_IN",
+           "CGOS_ANCHOR_ELO"]
 
 REQUIRED = ("a", "b", "wins_a", "wins_b", "draws")
 MAX_LINE = 1 << 20            # bytes; a longer line is counted as damaged
@@ -361,6 +362,39 @@ def gain_intervals(results, players, prior_games=PRIOR_GAMES) -> dict:
         if player in fit:
             out[player] = (fit[player][1], fit[player][2])
     return out
+
+
+# CGOS's 9x9 scale: what a Go player can place.
+
+CGOS_ANCHOR_ELO = 1800.0      # CGOS's anchor, GNU Go 3.7.10 at its default level (10)
+CGOS_STAND_IN = "gnugo:10"    # GNU Go 3.8 at its default level with CGOS's options stands in
+                              # for it here (docs/guide.md#strength-on-cgoss-scale)
+
+
+def cgos_ratings(results, stand_in=CGOS_STAND_IN, prior_games=PRIOR_GAMES) -> dict:
+    """{name: (elo, low95, high95)} on CGOS's 9x9 scale for every player connected by games to
+    `stand_in`: the fit of fit_ratings anchored at `stand_in` (so each interval is that of the
+    player's difference to the stand-in, not to `random`), shifted so the stand-in is
+    CGOS_ANCHOR_ELO. {} when `stand_in` has played no game in `results`. This is the one place
+    that puts a rating on CGOS's scale; Elo over `random` stays fit_ratings(results)."""
+    players, _ = pair_totals(results)
+    if stand_in not in players:
+        return {}
+    group = components(results, stand_in)[0]
+    fit = fit_ratings([row for row in results if row["a"] in group and row["b"] in group],
+                      anchor=stand_in, prior_games=prior_games)
+    return {name: tuple(CGOS_ANCHOR_ELO + v for v in fit[name]) for name in group}
+
+
+def cgos_text(rating) -> str:
+    """'CGOS 1650 (1580..1720)' for an (elo, low, high) on CGOS's scale; 'CGOS -' for None.
+    An interval bound beyond +-10,000 (a one-sided record) is shown as '?'."""
+    if not rating:
+        return "CGOS -"
+
+    def shown(value):
+        return f"{value:.0f}" if math.isfinite(value) and abs(value) < 10_000 else "?"
+    return f"CGOS {shown(rating[0])} ({shown(rating[1])}..{shown(rating[2])})"
 
 
 # Match statistics: one match's interval, Elo difference and sequential test.
