@@ -138,9 +138,17 @@ class Plan:
     skip_runs: bool = False
     skip_matches: bool = False
     seeds_from_configs: bool = False
+    move_seconds: float | None = None     # equal time a move in the matches, instead of visits
 
     def root(self, name):
         return os.path.join(self.out, name)
+
+    @property
+    def pace(self) -> str:
+        """What the matches are played at: '64 visits' or '1 s a move'."""
+        if self.move_seconds is not None:
+            return f"{self.move_seconds:g} s a move"
+        return f"{self.visits} visits"
 
 
 def seed_overrides(seed: int) -> tuple:
@@ -198,8 +206,10 @@ def cluster_argv(run: RunPlan, root: str, seconds: float) -> list:
 
 def arena_argv(run: RunPlan, checkpoint: str, opponent: Opponent, plan: Plan, seed: int,
                json_path: str, backend_b: str | None = None) -> list:
-    argv = ["arena", checkpoint, opponent.spec, "--games", str(plan.games),
-            "--visits", str(plan.visits), "--komi", f"{run.komi:g}", "--size", str(run.size),
+    pace = (["--visits", str(plan.visits)] if plan.move_seconds is None
+            else ["--move-seconds", f"{plan.move_seconds:g}"])
+    argv = ["arena", checkpoint, opponent.spec, "--games", str(plan.games), *pace,
+            "--komi", f"{run.komi:g}", "--size", str(run.size),
             "--backend-a", run.backend, "--seed", str(seed), "--json", json_path, "--no-table"]
     return argv + (["--backend-b", backend_b] if backend_b else [])
 
@@ -289,15 +299,18 @@ def match_paths(out, run_name, opponent: Opponent):
     return base + ".json", base + ".out"
 
 
-def read_match(path, checkpoint, games, visits, opponent_checkpoint=None):
+def read_match(path, checkpoint, games, visits, opponent_checkpoint=None, move_seconds=None):
     """match_entry of the arena's JSON at `path` when it is a finished match of `checkpoint`
-    (its player A) of `games` games at `visits` visits, written after that file (and, given
-    `opponent_checkpoint`, against that file as player B, written after it too); else None."""
+    (its player A) of `games` games at `visits` visits (or, given `move_seconds`, at that time a
+    move), written after that file (and, given `opponent_checkpoint`, against that file as
+    player B, written after it too); else None."""
     from fastgo.statefiles import count, read_json
 
     data = read_json(path)
-    if data is None or data.get("interrupted") or data.get("visits") != visits \
-            or data.get("games") != games:
+    pace_ok = (data.get("move_seconds") == move_seconds if move_seconds is not None
+               else data.get("visits") == visits and data.get("move_seconds") is None) \
+        if data is not None else False
+    if data is None or data.get("interrupted") or not pace_ok or data.get("games") != games:
         return None
     players = [(data.get("a"), checkpoint)]
     if opponent_checkpoint is not None:
@@ -324,7 +337,7 @@ def run_summary(plan: Plan, run: RunPlan, *, exit_status=None) -> tuple:
     if latest is not None:
         for opponent in plan.opponents:
             entry = read_match(match_paths(plan.out, run.name, opponent)[0], latest[1],
-                               plan.games, plan.visits)
+                               plan.games, plan.visits, move_seconds=plan.move_seconds)
             if entry is not None:
                 matches[opponent.label] = entry
     entry = {"config": run.config_name, "config_path": run.config_path,
@@ -343,6 +356,7 @@ def assemble(plan: Plan, exit_statuses=None) -> tuple:
     """(compare.json dict, [read_run dicts of a and b])."""
     exit_statuses = exit_statuses or {}
     data = {"duration_s": plan.seconds, "games": plan.games, "visits": plan.visits,
+            "move_seconds": plan.move_seconds,
             "seed": None if plan.seeds_from_configs else plan.seed,
             "opponents": [o.label for o in plan.opponents]}
     curves = []
@@ -362,6 +376,7 @@ def head_to_head(plan: Plan):
     if any(one is None for one in latest):
         return None
     entry = read_match(head_to_head_paths(plan.out)[0], latest[0][1], plan.games, plan.visits,
+                       move_seconds=plan.move_seconds,
                        opponent_checkpoint=latest[1][1])
     if entry is not None:
         entry["elo"] = [round(elo_from_score(x), 1)
@@ -377,7 +392,7 @@ def _play_head_to_head(plan: Plan, children, out) -> None:
     checkpoint_a, checkpoint_b = (last_checkpoint(plan.root(r.name))[1] for r in plan.runs)
     json_path, log_path = head_to_head_paths(plan.out)
     out(f"fastgo compare: run a ({os.path.basename(checkpoint_a)}) against run b "
-        f"({os.path.basename(checkpoint_b)}), {plan.games} games at {plan.visits} visits")
+        f"({os.path.basename(checkpoint_b)}), {plan.games} games at {plan.pace}")
     if os.path.exists(log_path):
         os.remove(log_path)
     argv = arena_argv(run_a, checkpoint_a, Opponent("b", checkpoint_b), plan,
@@ -420,7 +435,7 @@ def compare(plan: Plan, out=print) -> int:
                 for i, opponent in enumerate(plan.opponents):
                     json_path, log_path = match_paths(plan.out, run.name, opponent)
                     out(f"fastgo compare: run {run.name}: {os.path.basename(checkpoint)} against "
-                        f"{opponent.label}, {plan.games} games at {plan.visits} visits")
+                        f"{opponent.label}, {plan.games} games at {plan.pace}")
                     argv = arena_argv(run, checkpoint, opponent, plan, plan.seed + i, json_path)
                     if os.path.exists(log_path):
                         os.remove(log_path)

@@ -38,8 +38,12 @@ def parents():
     return (size_options(help="board size, 2..25 (default: the networks' size, else 9)"),
             seed_options(help="random seed for the players (default: a fresh one)"),
             json_options("the result"),
-            move_seconds_options(default=60.0, help="seconds a GTP engine gets for one move "
-                                                    "before it loses the game"))
+            move_seconds_options(help="equal time: each side gets at most S seconds a move on "
+                                      "one thread: a checkpoint plays the visits its own "
+                                      "one-game speed, measured first, fits in S (instead of "
+                                      "--visits); a GTP engine is given the time control and "
+                                      "loses a game when a move overruns S by more than "
+                                      "max(1 s, S/4). Without it a GTP engine may take 60 s"))
 
 
 def add_arguments(parser):
@@ -50,8 +54,9 @@ def add_arguments(parser):
     parser.add_argument("b", metavar="B", help="second player, same forms as A")
     parser.add_argument("--games", type=int, default=DEFAULT_GAMES,
                         help="games to play (with --sprt: at most)")
-    parser.add_argument("--visits", type=int, default=DEFAULT_VISITS,
-                        help="search visits per move of checkpoint players")
+    parser.add_argument("--visits", type=int, default=None,
+                        help=f"search visits per move of checkpoint players (default "
+                             f"{DEFAULT_VISITS}; not with --move-seconds)")
     parser.add_argument("--visits-b", type=int, default=None, metavar="V",
                         help="B's visits when B is a checkpoint (default: --visits)")
     parser.add_argument("--leaves-a", type=int, default=1, metavar="L",
@@ -110,9 +115,17 @@ def parse_sprt(text):
 
 
 def _check_args(args):
+    if args.move_seconds is not None:
+        given = [flag for flag, value in (("--visits", args.visits), ("--visits-b", args.visits_b))
+                 if value is not None]
+        if given:
+            raise ArgumentError(f"{given[0]} and --move-seconds: give visits or seconds a move, "
+                                "not both")
+    elif args.visits is None:
+        args.visits = DEFAULT_VISITS
     if not 1 <= args.games <= MAX_GAMES:
         raise ArgumentError(f"--games must be in 1..{MAX_GAMES}, got {args.games}")
-    if not 1 <= args.visits <= 1_000_000:
+    if args.visits is not None and not 1 <= args.visits <= 1_000_000:
         raise ArgumentError(f"--visits must be in 1..1000000, got {args.visits}")
     if args.visits_b is not None and not 1 <= args.visits_b <= 1_000_000:
         raise ArgumentError(f"--visits-b must be in 1..1000000, got {args.visits_b}")
@@ -174,8 +187,10 @@ def load_network_side(path, args, seed, which):
         raise ArgumentError(f"{which} {path!r}: refusing the network: {_line(exc)}") from None
     config = evaluator.config
     visits = args.visits_b if which == "B" and args.visits_b is not None else args.visits
+    visits = 1 if visits is None else visits          # equal time: set by time_network_side
     leaves = args.leaves_b if which == "B" else args.leaves_a
-    name = f"{os.path.normpath(path)}#{evaluator.model_version}@v{visits}" + (
+    pace = f"v{visits}" if args.move_seconds is None else f"{args.move_seconds:g}s"
+    name = f"{os.path.normpath(path)}#{evaluator.model_version}@{pace}" + (
         f"x{leaves}" if leaves > 1 else "")
     search = args.search_b if which == "B" and args.search_b is not None else args.search_a
     if search != "puct":
@@ -192,13 +207,25 @@ def make_side(spec, args, seed, which):
     from play.specs import make_side as side_from_spec
 
     try:
-        return side_from_spec(spec, seed=seed, move_timeout=args.move_seconds,
+        return side_from_spec(spec, seed=seed, move_seconds=args.move_seconds,
                               load_network=lambda path, seed: load_network_side(
                                   path, args, seed, which))
     except ValueError as exc:            # ArgumentError from the loader passes as it is
         if isinstance(exc, ArgumentError):
             raise
         raise ArgumentError(f"{which}: {_line(exc)}") from None
+
+
+def time_network_side(side, seconds, size, komi, which, out=None):
+    """Equal time: the side's visits a move become what its one-game, one-thread speed fits in
+    `seconds` (play.equal_time), and its name says the seconds instead of the visits."""
+    from play.equal_time import one_thread_rate, visits_for
+
+    out = sys.stdout if out is None else out
+    rate = one_thread_rate(side.evaluator, side.settings, size, komi)
+    side.visits = visits_for(seconds, rate)
+    print(f"{PROG}: {which} searches {rate:,.0f} visits/s on one thread: {side.visits:,} visits "
+          f"a move in {seconds:g} s", file=out, flush=True)
 
 
 def _line(exc):
@@ -224,6 +251,10 @@ def summary(result, sprt=None):
         "wins_b_black": result.wins_b_black, "wins_b_white": result.wins_b_white,
         "forfeits": list(result.forfeits),
     }
+    for which in ("a", "b"):
+        seconds, visits = result.per_move(which)
+        out[f"seconds_per_move_{which}"] = None if seconds is None else round(seconds, 4)
+        out[f"visits_per_move_{which}"] = None if visits is None else round(visits, 1)
     if sprt is not None:
         out["sprt"] = sprt
     return out
@@ -245,6 +276,11 @@ def print_report(result, sprt, out=None):
     elo_low, elo_high = s["elo_ci"]
     elo, elo_low, elo_high = (round(v) + 0 for v in (s["elo_diff"], elo_low, elo_high))
     print(f"Elo of A - B: {elo:+d} (95% interval {elo_low:+d} .. {elo_high:+d})", file=out)
+    for which, name in (("a", result.name_a), ("b", result.name_b)):
+        seconds, visits = result.per_move(which)
+        if seconds is not None:
+            print(f"time per move {which.upper()}: {seconds:.3f} s"
+                  + (f", {visits:,.0f} visits" if visits is not None else ""), file=out)
     if result.forfeits:
         by_player = {}
         for f in result.forfeits:
@@ -335,6 +371,8 @@ def _run(args):
             net_size = getattr(side, "board_size", None)
             if net_size is not None and net_size != size:
                 raise ArgumentError(f"--size {size}: {which} plays {net_size}x{net_size} only")
+            if args.move_seconds is not None and hasattr(side, "evaluator"):
+                time_network_side(side, args.move_seconds, size, args.komi, which)
             if hasattr(side, "argv"):        # a GTP engine: start it now, refuse it if it cannot
                 from play.gtp_side import GtpEngineError
                 try:
@@ -361,7 +399,8 @@ def _play(args, a, b, size, sprt_elos):
         sprt = {"elo0": sprt_elos[0], "elo1": sprt_elos[1], "alpha": SPRT_ALPHA,
                 "beta": SPRT_BETA, "lower": lower, "upper": upper, "llr": 0.0,
                 "accepted": None}
-    print(f"{PROG}: A {a.name} vs B {b.name}, {size}x{size} komi {args.komi:g}, "
+    pace = (f", {args.move_seconds:g} s a move" if args.move_seconds is not None else "")
+    print(f"{PROG}: A {a.name} vs B {b.name}, {size}x{size} komi {args.komi:g}{pace}, "
           f"{'at most ' if sprt else ''}{args.games} games, {min(args.games_at_once, args.games)} at once",
           flush=True)
     total = MatchResult(a.name, b.name)
@@ -400,13 +439,16 @@ def _play(args, a, b, size, sprt_elos):
     status = 130 if interrupted else 0
     if args.json is not None:
         data = summary(total, sprt)
-        data.update(size=size, komi=args.komi, visits=args.visits, interrupted=interrupted)
+        data.update(size=size, komi=args.komi, visits=args.visits,
+                    move_seconds=args.move_seconds, interrupted=interrupted)
         _write_atomic(args.json, json.dumps(data, indent=2) + "\n")
     if not args.no_table and total.games > 0:
         from fastgo.ratings import append_result
 
         meta = {"size": size, "komi": args.komi, "source": "arena"}
-        if any(hasattr(side, "evaluator") for side in (a, b)):
+        if args.move_seconds is not None:
+            meta["move_seconds"] = args.move_seconds
+        elif any(hasattr(side, "evaluator") for side in (a, b)):
             meta["visits"] = args.visits
         if total.forfeits:
             meta["forfeits"] = len(total.forfeits)

@@ -1,5 +1,5 @@
 """`fastgo compare CONFIG_A CONFIG_B --duration 30m [-o/--out DIR] [--games 100] [--visits 64]
-[--opponents mcts:1000,gnugo:1] [--set KEY=VALUE ...]`: equal-time learning comparison of two
+[--move-seconds S] [--opponents mcts:1000,gnugo:1] [--set KEY=VALUE ...]`: equal-time learning comparison of two
 configs on this machine (cluster.compare). Parses and checks the options, then hands over;
 bad input is one line on stderr and exit status 2."""
 from __future__ import annotations
@@ -16,8 +16,12 @@ MAX_GAMES = 100_000
 
 
 def parents():
-    from fastgo_cli.parser import duration_options, out_options, seed_options
-    return (out_options(metavar="DIR", help="output directory: a/ and b/ (run directories), "
+    from fastgo_cli.parser import (duration_options, move_seconds_options, out_options,
+                                   seed_options)
+    return (move_seconds_options(help="play the matches at equal time, at most S seconds a move "
+                                      "for each side on one thread (fastgo arena "
+                                      "--move-seconds), instead of --visits"),
+            out_options(metavar="DIR", help="output directory: a/ and b/ (run directories), "
                                             "matches/, compare.json, compare.png (default: "
                                             "runs/compare-A-vs-B)"),
             duration_options(help="each run's wall time: 90s, 30m, 2h (required unless "
@@ -33,8 +37,9 @@ def add_arguments(parser):
     parser.add_argument("config_b", metavar="CONFIG_B", help="second config, same forms")
     parser.add_argument("--games", type=int, default=DEFAULT_GAMES,
                         help="games of each run's last checkpoint against each opponent")
-    parser.add_argument("--visits", type=int, default=DEFAULT_VISITS,
-                        help="the checkpoints' search visits per move in those games")
+    parser.add_argument("--visits", type=int, default=None,
+                        help=f"the checkpoints' search visits per move in those games (default "
+                             f"{DEFAULT_VISITS}; not with --move-seconds)")
     parser.add_argument("--opponents", default=DEFAULT_OPPONENTS,
                         help="comma-separated: mcts:N, gnugo:LEVEL (GNU Go 0..10), random, "
                              "gtp:\"COMMAND\" or a checkpoint file")
@@ -76,6 +81,10 @@ def make_plan(args):
         raise CompareError("--duration is required (e.g. --duration 30m), unless --skip-runs")
     if not 1 <= args.games <= MAX_GAMES:
         raise CompareError(f"--games must be in 1..{MAX_GAMES}, got {args.games}")
+    if args.move_seconds is not None and args.visits is not None:
+        raise CompareError("--visits and --move-seconds: give visits or seconds a move, not both")
+    if args.visits is None:
+        args.visits = DEFAULT_VISITS
     if not 1 <= args.visits <= 1_000_000:
         raise CompareError(f"--visits must be in 1..1000000, got {args.visits}")
     if not 1 <= args.seed <= MAX_SEED:
@@ -88,7 +97,8 @@ def make_plan(args):
                                                             runs[1].config_path)),
                 runs=runs, seconds=args.seconds, games=args.games, visits=args.visits,
                 opponents=opponents, seed=args.seed, skip_runs=args.skip_runs,
-                skip_matches=args.skip_matches, seeds_from_configs=args.config_seeds)
+                skip_matches=args.skip_matches, seeds_from_configs=args.config_seeds,
+                move_seconds=args.move_seconds)
     check_out_dirs(plan)
     if not plan.skip_matches:
         for opponent in opponents:

@@ -16,8 +16,10 @@ def parents():
     from fastgo_cli.parser import move_seconds_options, seed_options, size_options
     return (size_options(help="initial board size, 2..25 (default 9; with --model the model's)"),
             seed_options(help="random seed for the player"),
-            move_seconds_options(help="with --model: at most S seconds per move (a GTP clock "
-                                      "may cut it shorter)"))
+            move_seconds_options(help="with --model: at most S seconds a move on one thread "
+                                      "(a GTP clock may cut it shorter); the visits are then "
+                                      "uncapped unless --visits is given, as in `fastgo arena "
+                                      "--move-seconds`"))
 
 
 def add_arguments(parser):
@@ -73,14 +75,19 @@ def run(args):
         print(f"fastgo gtp: --komi {args.komi} is outside -10000..10000", file=sys.stderr)
         return 2
 
+    from play.equal_time import MAX_VISITS
     from play.gtp_engine import GtpEngine
 
+    if args.move_seconds is not None and args.visits is None:
+        args.visits = MAX_VISITS        # the seconds bound the search, not a visit count
     try:
         player = _network_player(args) if args.model is not None else _baseline_player(args)
     except ValueError as exc:
         print(f"fastgo gtp: {exc}", file=sys.stderr)
         return 2
     size = args.size or getattr(player, "board_size", None) or 9
+    if args.model is not None and args.move_seconds is not None and args.search == "gumbel":
+        player.measure_speed(size, args.komi)     # a Gumbel search's budget is set up front
     engine = GtpEngine(player, size=size, komi=args.komi, move_seconds=args.move_seconds)
     try:
         stdin = open(sys.stdin.fileno(), "r", encoding="utf-8", errors="replace", closefd=False)

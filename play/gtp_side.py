@@ -14,11 +14,13 @@ killed and started again for its next move. Only the first start failing is an e
 """
 from __future__ import annotations
 
+import math
 import os
 import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 
 from fastgo import coords
 from fastgo.board import BLACK
@@ -69,10 +71,15 @@ class GtpSide:
 
     `name` defaults to 'gtp:' + the command. `restarts` counts engine starts after the first;
     `failures` lists the reasons of every forfeit, in order. Call close() when done (or use as
-    a context manager)."""
+    a context manager).
+
+    move_seconds: a time per move (play.equal_time): the engine is told it (`time_settings 0
+    S 1`, whole seconds rounded up, and `time_left` before each genmove) and loses a game when
+    a move takes more than move_seconds + play.equal_time.overrun_margin; then move_timeout is
+    that bound too. None: no time control, a move may take move_timeout."""
 
     def __init__(self, command, *, name=None, move_timeout=DEFAULT_MOVE_TIMEOUT,
-                 start_timeout=START_TIMEOUT, stderr=None, cleanup=True):
+                 start_timeout=START_TIMEOUT, stderr=None, cleanup=True, move_seconds=None):
         if isinstance(command, str):
             self.argv = parse_gtp_spec(command) if command.lower().startswith("gtp:") \
                 else shlex.split(command)
@@ -84,6 +91,12 @@ class GtpSide:
             raise ValueError("timeouts must be > 0 seconds")
         self.name = name or "gtp:" + shlex.join(self.argv)
         self.argv[0] = _resolve(self.argv[0])
+        self.move_seconds = None if move_seconds is None else float(move_seconds)
+        if self.move_seconds is not None:
+            from play.equal_time import overrun_margin
+            if not 0 < self.move_seconds <= 86_400:
+                raise ValueError(f"move_seconds must be in (0, 86400], got {move_seconds!r}")
+            move_timeout = self.move_seconds + overrun_margin(self.move_seconds)
         self.move_timeout = float(move_timeout)
         self.start_timeout = float(start_timeout)
         self.stderr = stderr
@@ -240,14 +253,17 @@ class GtpSide:
             commands = []
             start = len(self._played)
         else:
-            commands = ["clear_board"]
+            commands = ["clear_board"] + self._clock_commands()
             start = 0
         for color, move in target[start:]:
             commands.append(f"play {'b' if color == BLACK else 'w'} "
                             f"{coords.to_gtp(move, self.size)}")
         color = "b" if game.to_move == BLACK else "w"
+        if self.move_seconds is not None:
+            commands.append(f"time_left {color} {self._whole_seconds()} 1")
         commands.append(f"{self.genmove_command} {color}")
         self._game, self._played = None, []       # out of step until the answer is checked
+        began = time.monotonic()
         try:
             answers = client.send_many(commands, check=False)
         except GtpConnectionError as exc:
@@ -257,8 +273,13 @@ class GtpSide:
         except ValueError as exc:            # a response line that is not GTP
             self._drop()
             raise _Lost(f"engine answered out of protocol: {escaped(exc, 100, one_line=True)}") from None
+        spent = time.monotonic() - began
+        if self.move_seconds is not None and spent > self.move_timeout:
+            self._drop()
+            raise _Lost(f"engine overran its time: {spent:.2f} s for a move, "
+                        f"{self.move_seconds:g} s allowed (+{self.move_timeout - self.move_seconds:g} s margin)")
         for command, (ok, text) in zip(commands[:-1], answers[:-1]):
-            if not ok:
+            if not ok and not command.startswith("time_"):   # a time control is advice
                 raise _Lost(f"engine refused {command!r}: {escaped(text, 60, one_line=True)}")
         ok, text = answers[-1]
         if not ok:
@@ -281,6 +302,15 @@ class GtpSide:
         self._game, self._played = g, target + [(game.to_move, move)]
         return move
 
+    def _whole_seconds(self):
+        return max(1, math.ceil(self.move_seconds))
+
+    def _clock_commands(self):
+        """The time control a game starts with: byo-yomi of move_seconds for every move."""
+        if self.move_seconds is None:
+            return []
+        return [f"time_settings 0 {self._whole_seconds()} 1"]
+
     def _connection_reason(self, client, exc):
         text = str(exc).replace(client.argv[0], "engine")
         try:         # an engine that closed its output is usually exiting: wait for its code
@@ -288,6 +318,9 @@ class GtpSide:
         except subprocess.TimeoutExpired:
             code = None
         if "no answer" in text:
+            if self.move_seconds is not None:
+                return (f"engine overran its time: no answer within {self.move_timeout:g} s, "
+                        f"{self.move_seconds:g} s allowed a move")
             return f"engine timed out (no answer within {self.move_timeout:g} s)"
         if "out of protocol" in text or "answered id" in text:
             return escaped(text, 120, one_line=True)

@@ -9,6 +9,7 @@ alternate: A is Black in even games (counted from `game_offset`). Never imports 
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from fastgo.board import BLACK
@@ -101,11 +102,21 @@ class MatchResult:
     # the move it failed to give, from 1), "reason"}; "game" counts from the match's first game
     forfeits: list = field(default_factory=list)
     a_black: list = field(default_factory=list)     # per game: A played Black
+    # each side's moves, the wall seconds its calls took for them (a side that moves many games
+    # in one call, as a batched search does, shares the call's time among them) and the root
+    # visits of those moves (sides with a `visits` budget; 0 for the others)
+    moves_a: int = 0
+    seconds_a: float = 0.0
+    visits_a: int = 0
+    moves_b: int = 0
+    seconds_b: float = 0.0
+    visits_b: int = 0
 
     def add(self, other: "MatchResult") -> "MatchResult":
         """Adds the games of `other` (a later chunk of the same pairing) to this result."""
         for name in ("games", "wins_a", "wins_b", "draws", "wins_a_black", "wins_a_white",
-                     "games_a_black", "wins_b_black", "wins_b_white"):
+                     "games_a_black", "wins_b_black", "wins_b_white", "moves_a", "seconds_a",
+                     "visits_a", "moves_b", "seconds_b", "visits_b"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.records.extend(other.records)
         self.forfeits.extend(other.forfeits)
@@ -126,14 +137,24 @@ class MatchResult:
         low, high = self.wilson()
         return elo_from_score(self.score_a), elo_from_score(low), elo_from_score(high)
 
+    def per_move(self, which: str):
+        """(mean seconds, mean root visits or None) per move of side 'a' or 'b'; (None, None)
+        before it has moved."""
+        moves, seconds, visits = (getattr(self, f"{key}_{which}")
+                                  for key in ("moves", "seconds", "visits"))
+        if moves <= 0:
+            return None, None
+        return seconds / moves, (visits / moves if visits else None)
+
 
 def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset=0,
-               stop=None) -> MatchResult:
+               stop=None, clock=time.monotonic) -> MatchResult:
     """Plays `games` games between sides a and b all at once; A is Black in the games whose
     number game_offset + g is even (so chunks of one match keep alternating colors).
     `stop`: a callable asked before each round of moves; once it returns True the match ends
     there and only the games already over are counted (a stopping role's bound on shutdown
-    is one round of moves, not a whole batch of games)."""
+    is one round of moves, not a whole batch of games). `clock`: seconds, monotonic, what each
+    side's time per move is measured with (MatchResult.per_move)."""
     result = MatchResult(getattr(a, "name", "A"), getattr(b, "name", "B"))
     boards = [Game(size, komi) for _ in range(games)]
     for side in (a, b):
@@ -151,6 +172,7 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
                     and (boards[g].to_move == BLACK) == (a_black[g] == is_a)]
             if not turn:
                 continue
+            began = clock()
             if hasattr(side, "moves"):
                 chosen = side.moves(turn, boards)
             else:
@@ -159,6 +181,8 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
                     if hasattr(side, "reset") and not boards[g].moves:
                         side.reset()
                     chosen.append(side.genmove(boards[g]))
+            key = "a" if is_a else "b"
+            _count(result, key, len(turn), clock() - began, getattr(side, "visits", None))
             for g, move in zip(turn, chosen):
                 game = boards[g]
                 if isinstance(move, Forfeit):
@@ -198,3 +222,12 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
         if keep_records:
             result.records.append(game)
     return result
+
+
+def _count(result, key, moves, seconds, visits):
+    """Adds `moves` moves of side `key` that took `seconds` in all, each of `visits` root visits
+    (None: a side without a visit budget) to the result's per-move figures."""
+    setattr(result, f"moves_{key}", getattr(result, f"moves_{key}") + moves)
+    setattr(result, f"seconds_{key}", getattr(result, f"seconds_{key}") + max(0.0, seconds))
+    if isinstance(visits, int) and not isinstance(visits, bool):
+        setattr(result, f"visits_{key}", getattr(result, f"visits_{key}") + visits * moves)

@@ -118,8 +118,19 @@ class SearchPlayer:
         spent = self.clock() - began
         done = int(self.search.root_visits(0).sum())
         if spent > 0 and done > 0:
+            # down at once, up by the geometric mean: an overrun costs more than a short move
             rate = done / spent
-            self._rate = rate if self._rate is None else 0.5 * (self._rate + rate)
+            old = self._rate
+            self._rate = rate if old is None or rate < old else (old * rate) ** 0.5
+
+    def measure_speed(self, size, komi):
+        """Times this player's one-game search (play.equal_time.one_thread_rate) so that a
+        Gumbel search under a clock gets its visits from its speed from the first move on;
+        returns the visits a second."""
+        from play.equal_time import one_thread_rate
+
+        self._rate = one_thread_rate(self.evaluator, self.settings, size, komi)
+        return self._rate
 
     def ponder(self, game, visits, max_visits):
         """Adds about `visits` root visits to the search of `game`'s position (the tree is kept,

@@ -121,17 +121,20 @@ def make_player(text, *, seed=None):
                      "(N playouts per move)")
 
 
-def make_side(text, *, seed=None, load_network=None, move_timeout=None, start_timeout=None):
+def make_side(text, *, seed=None, load_network=None, move_timeout=None, start_timeout=None,
+              move_seconds=None):
     """A match side (play.match.play_match) for the spec `text` (or a Spec): a Player for random
     and mcts:N, a GtpSide (started by its first prepare) for gnugo:LEVEL and gtp:COMMAND, and
     load_network(path, seed) for a checkpoint. ValueError of one line for a malformed spec, or
-    a checkpoint where no load_network is given."""
+    a checkpoint where no load_network is given. move_seconds: a GTP engine's time a move
+    (GtpSide; the equal-time mode of play.equal_time)."""
     spec = text if isinstance(text, Spec) else parse_spec(text)
     if spec.kind in ("random", "mcts"):
         return make_player(spec.text, seed=seed)
     if spec.kind in ("gnugo", "gtp"):
         options = {key: value for key, value in (("move_timeout", move_timeout),
-                                                 ("start_timeout", start_timeout))
+                                                 ("start_timeout", start_timeout),
+                                                 ("move_seconds", move_seconds))
                    if value is not None}
         return GtpSide(list(spec.argv), name=spec.name, **options)
     if load_network is None:

@@ -9,12 +9,17 @@ MODE says:
   noise    write a line that is not GTP at all
   illegal  answer the vertex of the last stone played (occupied)
   hang     never answer (sleep)
+  slow     answer pass after SLOW_S seconds (overruns a short time a move)
+  clock    answer pass when the game's time control came as `fake_gtp.py clock S` expects:
+           `time_settings 0 S 1` after clear_board and `time_left COLOR S 1` before this
+           genmove; otherwise 'banana' (so a side that does not send it loses the game)
   dead     (at start) exit at once, before reading anything
 """
 import sys
 import time
 
 FAULT_AFTER = 4
+SLOW_S = 1.6
 COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 
 
@@ -23,6 +28,8 @@ def main():
     if mode == "dead":
         sys.exit(1)
     board = []          # vertices played since clear_board, 'pass' included
+    expected = sys.argv[2] if len(sys.argv) > 2 else None
+    settings = left = None      # the time control since clear_board, the last time_left
     out = sys.stdout
     for line in sys.stdin:
         words = line.split()
@@ -42,16 +49,27 @@ def main():
         elif command in ("boardsize", "komi"):
             pass
         elif command == "clear_board":
-            board = []
+            board, settings, left = [], None, None
+        elif command in ("time_settings", "time_left") and mode == "clock":
+            if command == "time_settings":
+                settings = args
+            else:
+                left = args
         elif command == "play":
             board.append(args[1].upper() if len(args) > 1 else "PASS")
         elif command == "genmove":
-            if len(board) >= FAULT_AFTER and mode != "pass":
+            if mode == "clock":
+                wanted = (["0", expected, "1"], [args[0] if args else "", expected, "1"])
+                answer = "pass" if (settings, left) == wanted else "banana"
+                left = None
+            elif len(board) >= FAULT_AFTER and mode != "pass":
                 if mode == "crash":
                     sys.stderr.write("fake engine: fatal error, giving up\n")
                     sys.exit(3)
                 if mode == "hang":
                     time.sleep(3600)
+                if mode == "slow":
+                    time.sleep(SLOW_S)
                 if mode == "noise":
                     out.write("hello, I am not a GTP engine\n\n")
                     out.flush()

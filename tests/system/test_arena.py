@@ -229,3 +229,51 @@ def test_interrupt_records_finished_chunks(tmp_path):
     assert "interrupted after" in err and "Traceback" not in err
     row = read_table(table)[0]
     assert row["interrupted"] is True and row["games"] >= 2 and row["games"] % 2 == 0
+
+
+def test_equal_time_gives_engines_the_clock_and_networks_their_visits(tmp_path, capsys):
+    """--move-seconds: the checkpoint's visits come from its own measured speed (so they are not
+    the default --visits) and the table says the seconds; a GTP engine gets time_settings and
+    time_left with the seconds a move (the 'clock' engine loses every game by a non-move
+    otherwise); the report gives each side's time and visits per move."""
+    from fastgo.config import ModelConfig
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
+
+    path = tmp_path / "net.ckpt"
+    save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=1),
+                    step=3)
+    out_json = tmp_path / "r.json"
+    code, out, err = arena(capsys, str(path), f"gtp:{sys.executable} {FAKE} clock 1",
+                           "--games", "2", "--move-seconds", "0.05", "--json", str(out_json),
+                           "--table", str(tmp_path / "t.jsonl"), "--seed", "2")
+    assert code == 0, err
+    data = json.loads(out_json.read_text())
+    assert data["forfeits"] == [] and data["wins_a"] == 2     # the engine only passes
+    assert data["move_seconds"] == 0.05 and data["a"].endswith("#3@0.05s")
+    measured = re.search(r"A searches ([\d,]+) visits/s on one thread: ([\d,]+) visits a move",
+                         out)
+    rate, visits = (int(g.replace(",", "")) for g in measured.groups())
+    assert visits == max(1, int(0.05 * rate)) or abs(visits - 0.05 * rate) <= 1
+    assert data["visits_per_move_a"] == visits
+    assert data["visits_per_move_b"] is None and data["seconds_per_move_b"] > 0
+    assert re.search(r"^time per move A: [\d.]+ s, [\d,]+ visits$", out, re.M)
+    row = read_table(tmp_path / "t.jsonl")[0]
+    assert row["move_seconds"] == 0.05 and "visits" not in row
+
+
+def test_an_engine_that_overruns_its_time_loses(tmp_path, capsys):
+    out_json = tmp_path / "r.json"
+    code, out, err = arena(capsys, f"gtp:{sys.executable} {FAKE} slow", "random", "--games", "1",
+                           "--move-seconds", "0.1", "--json", str(out_json), "--no-table")
+    assert code == 0, err
+    data = json.loads(out_json.read_text())
+    assert data["wins_b"] == 1 and len(data["forfeits"]) == 1
+    assert data["forfeits"][0]["reason"].startswith("engine overran its time")
+    assert "0.1 s allowed" in data["forfeits"][0]["reason"]
+
+
+def test_visits_and_seconds_are_one_or_the_other(tmp_path, capsys):
+    code, out, err = arena(capsys, "random", "mcts:10", "--visits", "8", "--move-seconds", "1",
+                           "--no-table")
+    assert code == 2 and "give visits or seconds a move, not both" in err

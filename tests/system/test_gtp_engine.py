@@ -172,6 +172,34 @@ def test_network_player_over_gtp(tmp_path):
     assert code == 2 and "--search" in stderr
 
 
+def test_move_seconds_is_a_time_a_move_with_uncapped_visits(tmp_path):
+    """--move-seconds S without --visits: the search runs for about S seconds (the tiny net
+    makes the default 400 visits in a few hundredths of a second, so a move that took S shows
+    the visits were not capped); the arena's --move-seconds means the same."""
+    import time
+
+    from fastgo.config import ModelConfig
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
+
+    path = str(tmp_path / "net.ckpt")
+    save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=1),
+                    step=3)
+    client = GtpClient(ENGINE + ["--model", path, "--move-seconds", "0.6", "--device", "cpu",
+                                 "--backend", "torch", "--seed", "1"],
+                       timeout=TIMEOUT, cwd=ROOT, stderr=subprocess.PIPE)
+    try:
+        client.send("genmove b")               # the first move also builds the backend
+        took = []
+        for color in "wbw":
+            began = time.monotonic()
+            client.send(f"genmove {color}")
+            took.append(time.monotonic() - began)
+    finally:
+        client.close()
+    assert all(0.5 <= t <= 2.0 for t in took), took      # PUCT searches to the deadline
+
+
 def test_unknown_player_is_refused_clearly():
     responses, stderr, code = run_script("name\n", "--player", "alphago")
     assert code != 0 and responses == []

@@ -126,6 +126,11 @@ def test_command_lines(tmp_path):
                         ("--size", str(run.size)), ("--backend-a", run.backend)):
         assert argv[argv.index(flag) + 1] == value
     assert "--no-table" in argv
+    timed = make_plan(parse("quickstart", "quickstart", "--duration", "90s", "--out",
+                            tmp_path / "t", "--opponents", "random", "--move-seconds", "0.5"))
+    argv = arena_argv(run, "A.ckpt", timed.opponents[0], timed, 3, "m.json")
+    assert argv[argv.index("--move-seconds") + 1] == "0.5" and "--visits" not in argv
+    assert timed.pace == "0.5 s a move" and plan.pace == "8 visits"
 
 
 def test_bad_input_is_one_line(capsys, tmp_path):
@@ -245,6 +250,13 @@ def test_read_match_only_takes_this_checkpoints_finished_match(tmp_path):
     stamp = os.path.getmtime(ckpt) - 5
     os.utime(path, (stamp, stamp))
     assert read_match(path, ckpt, 4, 2) is None             # older than the checkpoint
+    # an equal-time match counts for its seconds a move only, and never for visits
+    write_match(out, "a", "random", ckpt, 3, 1, visits=None, move_seconds=0.5)
+    assert read_match(path, ckpt, 4, None, move_seconds=0.5)["wins"] == 3
+    assert read_match(path, ckpt, 4, None, move_seconds=1.0) is None
+    assert read_match(path, ckpt, 4, 2) is None
+    write_match(out, "a", "random", ckpt, 3, 1)
+    assert read_match(path, ckpt, 4, 2, move_seconds=0.5) is None
 
 
 def test_json_and_table_from_fabricated_runs(tmp_path):
