@@ -19,7 +19,7 @@ SHARD_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.shard")
 MAX_LOSS_ROWS = 2000          # rows of metrics.csv sent (evenly thinned, the last kept)
 NEWEST_GAMES = 20             # self-play games listed
 NEWEST_SHARDS = 8             # shards read for them, newest first
-GAIN_POINTS = 12              # newest curve points that get their gain interval
+GAIN_POINTS = 3               # newest curve points that get their gain interval (a fit each)
 MAX_STATUS_FILES = 64         # role status files read
 
 
