@@ -19,7 +19,6 @@ SHARD_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.shard")
 MAX_LOSS_ROWS = 2000          # rows of metrics.csv sent (evenly thinned, the last kept)
 NEWEST_GAMES = 20             # self-play games listed
 NEWEST_SHARDS = 8             # shards read for them, newest first
-GAIN_POINTS = 3               # newest curve points that get their gain interval (a fit each)
 MAX_STATUS_FILES = 64         # role status files read
 
 
@@ -145,25 +144,33 @@ class RunView:
     def strength(self) -> dict:
         """The evaluated checkpoints in order, each with its Elo over random and on CGOS's scale
         (fastgo.ratings.cgos_ratings) with 95% intervals, its gain interval over the point
-        before (the newest GAIN_POINTS), wall time, games and its results against GNU Go
-        levels; the anchors' ratings."""
+        before, wall time, games and its results against GNU Go levels; the anchors'
+        ratings. One fit (fastgo.ratings.GroupFit) gives them all."""
         table = self.path("ratings.jsonl")
         evaluations = self.path("evaluations.jsonl")
 
         def compute():
             from cluster.plots import read_evaluations
-            from fastgo.ratings import (CGOS_STAND_IN, TableError, cgos_ratings, fit_ratings,
-                                        gain_intervals, read_table)
+            from fastgo.ratings import (CGOS_STAND_IN, GroupFit, TableError, cgos_ratings,
+                                        fit_ratings, read_table)
 
             rows = read_table(table)
             try:
-                elo = fit_ratings(rows)
-                cgos = cgos_ratings(rows)
+                # one fit with its covariance gives the Elo over random, the CGOS scale and
+                # every gain interval; players apart from random's group get their own fit
+                fit = GroupFit(rows, anchor="random")
+                elo = {name: fit.difference(name, fit.names[0]) for name in fit.names}
+                if len(elo) < len(set(r["a"] for r in rows) | set(r["b"] for r in rows)):
+                    elo = dict(fit_ratings(rows), **elo)
+                cgos = cgos_ratings(rows, fit=fit) if CGOS_STAND_IN in fit else cgos_ratings(rows)
             except TableError as err:
                 return {"points": [], "anchors": {}, "error": str(err)}
             points = [e for e in read_evaluations(evaluations) if e["player"] in elo]
-            names = [e["player"] for e in points]
-            gains = gain_intervals(rows, names[-GAIN_POINTS - 1:]) if names else {}
+            gains = {}
+            for before, e in zip(points, points[1:]):
+                if e["player"] in fit and before["player"] in fit \
+                        and before["player"] != e["player"]:
+                    gains[e["player"]] = fit.difference(e["player"], before["player"])[1:]
             gnugo = {}
             for row in rows:
                 for me, other, won, lost in (("a", "b", "wins_a", "wins_b"),

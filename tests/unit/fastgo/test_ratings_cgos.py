@@ -77,3 +77,30 @@ def test_status_line_and_ratings_command(tmp_path, capsys):
     data = json.loads(out_json.read_text())
     assert data[CGOS_STAND_IN]["cgos"] == [1800.0, 1800.0, 1800.0]
     assert math.isclose(data["ckpt-40"]["cgos"][0], float(expected.split()[1]), abs_tol=0.5)
+
+
+def test_one_fit_with_covariance_gives_what_refits_give():
+    # a chain of checkpoints with one-sided and even results: the CGOS ratings and the gain
+    # intervals from one fit anchored at random equal the refits anchored at the stand-in and
+    # at each step's predecessor
+    from fastgo.ratings import GroupFit, gain_intervals
+
+    rows = [row("random", "ckpt-1", 1, 19), row("ckpt-1", "gnugo:1", 8, 12),
+            row("ckpt-2", "ckpt-1", 14, 6), row("ckpt-2", CGOS_STAND_IN, 3, 17),
+            row("ckpt-3", "ckpt-2", 12, 8), row("ckpt-3", CGOS_STAND_IN, 6, 14),
+            row("ckpt-3", "random", 20, 0)]
+    fit = GroupFit(rows, anchor="random")
+    one = cgos_ratings(rows, fit=fit)
+    refit = cgos_ratings(rows)
+    assert set(one) == set(refit)
+    for name in refit:
+        assert all(math.isclose(a, b, abs_tol=0.5) for a, b in zip(one[name], refit[name])), name
+    gains = gain_intervals(rows, ["ckpt-1", "ckpt-2", "ckpt-3"])
+    for before, name in (("ckpt-1", "ckpt-2"), ("ckpt-2", "ckpt-3")):
+        _, low, high = fit.difference(name, before)
+        assert math.isclose(low, gains[name][0], abs_tol=0.5)
+        assert math.isclose(high, gains[name][1], abs_tol=0.5)
+    elo = fit_ratings(rows)
+    for name in elo:
+        assert all(math.isclose(a, b, abs_tol=0.5)
+                   for a, b in zip(fit.difference(name, "random"), elo[name])), name
