@@ -30,7 +30,7 @@ def add_arguments(parser):
                         help="start `fastgo dashboard` on the run directory beside the run "
                              "(loopback) and print its address; stopped with the run")
     parser.add_argument("--dashboard-port", type=int, default=8765, metavar="N",
-                        help="its port (default 8765; 0: any free one)")
+                        help="its port (0: any free one)")
 
 
 def run(args) -> int:

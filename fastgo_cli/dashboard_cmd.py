@@ -13,14 +13,14 @@ DEFAULT_PORT = 8765
 
 def add_arguments(parser):
     parser.add_argument("run_dir", nargs="?", default=".", metavar="RUN_DIR",
-                        help="the run directory to show (default: the current one); read only")
+                        help="the run directory to show; read only")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT,
-                        help=f"TCP port (default {DEFAULT_PORT}; 0: any free one)")
+                        help="TCP port (0: any free one)")
     parser.add_argument("--host", default="127.0.0.1",
-                        help="address to listen on (default loopback); another one needs --token")
+                        help="address to listen on; another than loopback needs --token")
     parser.add_argument("--token", default=None,
                         help="a secret every request must carry (?token=T); required with --host")
-    parser.add_argument("--max-games", type=int, default=4, metavar="N",
+    parser.add_argument("--games-at-once", type=int, default=4, metavar="N",
                         help="games against checkpoints open at once (each runs two engines)")
     parser.add_argument("--max-streams", type=int, default=32, metavar="N",
                         help="live event streams (open pages) at once")
@@ -44,8 +44,8 @@ def problem(args) -> str:
     if args.token is not None and not (8 <= len(args.token) <= 200 and args.token.isascii()
                                        and args.token.isprintable() and " " not in args.token):
         return "--token must be 8..200 printable ASCII characters without spaces"
-    if not 1 <= args.max_games <= 64:
-        return f"--max-games must be in 1..64, got {args.max_games}"
+    if not 1 <= args.games_at_once <= 64:
+        return f"--games-at-once must be in 1..64, got {args.games_at_once}"
     if not 1 <= args.max_streams <= 1024:
         return f"--max-streams must be in 1..1024, got {args.max_streams}"
     if not os.path.isdir(args.run_dir):
@@ -65,7 +65,7 @@ def run(args):
 
     try:
         return serve(args.run_dir, host=args.host, port=args.port, token=args.token,
-                     limits=Limits(sessions=args.max_games, event_clients=args.max_streams),
+                     limits=Limits(sessions=args.games_at_once, event_clients=args.max_streams),
                      ready=ready)
     except OSError as err:
         print(f"{PROG}: cannot listen on {args.host}:{args.port}: {err.strerror or err}",
