@@ -40,6 +40,7 @@ STATIC_FILES = {"index.html": "text/html", "app.js": "text/javascript",
                 "charts.js": "text/javascript", "board.js": "text/javascript",
                 "style.css": "text/css"}
 POLL_S = 1.0                  # how often the event stream looks for a change
+SNAPSHOT_AGE_S = 0.5          # a snapshot this recent is shared by every request
 
 
 class Limits:
@@ -63,11 +64,20 @@ class Dashboard:
         self.sessions = {}
         self.event_clients = 0
         self.in_flight = 0
+        self._snapshot = None        # (monotonic time, snapshot)
         # The view's reads and fits run on one thread, off the event loop, one at a time.
         self.reader = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="run-view")
 
     async def read(self, fn, *args):
         return await asyncio.get_running_loop().run_in_executor(self.reader, fn, *args)
+
+    async def current(self):
+        """The run's snapshot, taken at most once per SNAPSHOT_AGE_S whatever the number of
+        pages and streams asking."""
+        now = time.monotonic()
+        if self._snapshot is None or now - self._snapshot[0] > SNAPSHOT_AGE_S:
+            self._snapshot = (now, await self.read(self.view.snapshot))
+        return self._snapshot[1]
 
     # -- middleware ----------------------------------------------------------------------------
 
@@ -122,7 +132,7 @@ class Dashboard:
                             headers={"Cache-Control": "no-cache"})
 
     async def snapshot(self, request):
-        return web.json_response(await self.read(self.view.snapshot))
+        return web.json_response(await self.current())
 
     async def events(self, request):
         if self.event_clients >= self.limits.event_clients:
@@ -134,7 +144,7 @@ class Dashboard:
             await response.prepare(request)
             last = None
             while True:
-                data = await self.read(self.view.snapshot)
+                data = await self.current()
                 if data["version"] != last:
                     last = data["version"]
                     await response.write(b"event: snapshot\ndata: "

@@ -112,6 +112,26 @@ def test_hostile_requests_get_json_errors_and_change_nothing(run):
     assert tree_digest(run.root) == before
 
 
+def test_hundreds_of_clients_at_once(run):
+    # 300 snapshot requests and 40 event streams at once: each answered (200) or refused with
+    # a JSON error (503), the streams over the limit of 32 refused, and the server serves on
+    async def body(client):
+        async def snapshot():
+            response = await client.get("/api/snapshot")
+            await response.json()
+            return response.status
+        statuses = await asyncio.gather(*(snapshot() for _ in range(300)))
+        streams = await asyncio.gather(*(client.get("/api/events") for _ in range(40)))
+        stream_statuses = sorted(r.status for r in streams)
+        for r in streams:
+            r.close()
+        after = await client.get("/api/snapshot")
+        return statuses, stream_statuses, after.status
+    statuses, streams, after = with_client(Dashboard(run.root), body)
+    assert set(statuses) <= {200, 503} and statuses.count(200) >= 64
+    assert streams == [200] * 32 + [503] * 8 and after == 200
+
+
 def test_token_required_when_set(run):
     async def body(client):
         refused = await client.get("/api/snapshot")
