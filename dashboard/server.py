@@ -103,6 +103,8 @@ class Dashboard:
             return _error(err, 404)
         except SessionError as err:
             return _error(err, 409)
+        except asyncio.TimeoutError:
+            return _error("the engine did not answer in time", 504)
         except web.HTTPException as err:
             if err.status < 400:
                 raise
@@ -152,8 +154,8 @@ class Dashboard:
                 else:
                     await response.write(b": idle\n\n")
                 await asyncio.sleep(POLL_S)
-        except (ConnectionError, asyncio.CancelledError):
-            raise
+        except ConnectionError:              # the page went away
+            return response
         finally:
             self.event_clients -= 1
 

@@ -158,8 +158,11 @@ class Session:
         if answer == "resign":
             self.game.resign(color)
             return "resign"
-        move = from_gtp(answer, self.size)
-        self.game.play(move)
+        try:
+            move = from_gtp(answer, self.size)
+            self.game.play(move)
+        except (ValueError, IllegalMoveError) as err:
+            raise SessionError(f"the network's reply {answer[:20]!r} was refused: {err}") from None
         return move
 
     async def _analyse(self):

@@ -104,3 +104,22 @@ def test_one_fit_with_covariance_gives_what_refits_give():
     for name in elo:
         assert all(math.isclose(a, b, abs_tol=0.5)
                    for a, b in zip(fit.difference(name, "random"), elo[name])), name
+
+
+def test_curve_png_gets_the_cgos_axis(tmp_path):
+    from cluster.plots import cgos_shift, draw_curve
+
+    rows = [row("ckpt-1", "random", 9, 1), row("ckpt-1", CGOS_STAND_IN, 2, 8),
+            row("ckpt-2", "ckpt-1", 7, 3), row("ckpt-2", CGOS_STAND_IN, 4, 6)]
+    ratings = fit_ratings(rows)
+    cgos = cgos_ratings(rows)
+    shift = cgos_shift(cgos, ratings)
+    # one constant: the stand-in's Elo over random maps to 1800
+    assert math.isclose(ratings[CGOS_STAND_IN][0] + shift, 1800.0, abs_tol=1e-6)
+    assert math.isclose(ratings["ckpt-2"][0] + shift, cgos["ckpt-2"][0], abs_tol=0.5)
+    assert cgos_shift({}, ratings) is None
+    evaluations = [{"player": "ckpt-1", "wall_s": 60, "games": 10, "opponents": ["random"]},
+                   {"player": "ckpt-2", "wall_s": 120, "games": 20, "opponents": [CGOS_STAND_IN]}]
+    out = tmp_path / "curve.png"
+    assert draw_curve(str(out), evaluations, ratings, ["random", CGOS_STAND_IN], rows=rows)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
