@@ -269,7 +269,10 @@ class RunView:
         """The NEWEST_GAMES newest self-play games of the newest shards: [{id, shard, index,
         moves, winner, score, end, version, time}], newest first."""
         out = []
-        for name in self._newest_shards():
+        newest = self._newest_shards()
+        for key in [k for k in self._cache if k.startswith("shard:") and k[6:] not in newest]:
+            del self._cache[key]            # only the newest shards stay held
+        for name in newest:
             games = self._shard(name)
             for index in range(len(games) - 1, -1, -1):
                 g = games[index]

@@ -199,3 +199,23 @@ def test_request_parsing_refuses_with_bad_request_only(raw):
             assert isinstance(name, str) and (visits is None) != (seconds is None)
         else:
             assert 0 <= result <= 81
+
+
+def test_only_the_newest_shards_stay_held(run, write_shard, game_record, random_moves):
+    import numpy as np
+
+    from dashboard import run_view
+    from dashboard.run_view import RunView
+
+    view = RunView(run.root)
+    rng = np.random.default_rng(5)
+    for k in range(run_view.NEWEST_SHARDS + 3):
+        view.games()
+        record = game_record(9, 7.5, random_moves(9, 7.5, rng, length=10), 0)
+        path = write_shard(run.shards, [record], f"w1-{k:06d}.shard", size=9, komi=7.5)
+        os.utime(path, ns=(2_000_000_000_000_000_000 + k, 2_000_000_000_000_000_000 + k))
+    games = view.games()
+    held = [key for key in view._cache if key.startswith("shard:")]
+    assert len(held) <= run_view.NEWEST_SHARDS
+    assert "shard:w0-000001.shard" not in held          # the oldest shard was let go
+    assert games[0]["id"].startswith("w1-")
