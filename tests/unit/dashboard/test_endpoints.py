@@ -96,6 +96,11 @@ HOSTILE = [
     ("POST", "/api/play/" + "ab" * 12 + "/move", b'{"move": "D4"}', 404),
     ("POST", "/api/play/zzz/move", b'{"move": "D4"}', 404),
     ("GET", "/api/nothing", None, 404),
+    ("GET", "/api/game/%ff%fe:1", None, 404),
+    ("GET", "/api/game/w0-000001.shard:%00", None, 404),
+    ("POST", "/api/play/%ff/move", b'{"move": "D4"}', 404),
+    ("DELETE", "/api/play/" + "0" * 24, None, 404),
+    ("POST", "/api/snapshot", b"{}", 405),
 ]
 
 
