@@ -13,8 +13,9 @@ function svgEl(name, attrs, parent) {
 function niceTicks(lo, hi, count) {
   const span = hi - lo || 1, raw = span / count, mag = Math.pow(10, Math.floor(Math.log10(raw)));
   const step = [1, 2, 5, 10].map(m => m * mag).find(s => s >= raw);
+  const digits = Math.max(0, -Math.floor(Math.log10(step)));
   const out = [];
-  for (let t = Math.ceil(lo / step) * step; t <= hi + 1e-9; t += step) out.push(+t.toFixed(10));
+  for (let t = Math.ceil(lo / step) * step; t <= hi + 1e-9; t += step) out.push(+t.toFixed(digits));
   return out;
 }
 
@@ -33,7 +34,8 @@ function lineChart(svg, series, opts) {
   }
   if (!xs.length) { svgEl("text", {x: W / 2, y: H / 2, "text-anchor": "middle"}, svg).textContent = opts.empty || "no points yet"; return; }
   let x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
-  const ypad = opts.ypad != null ? opts.ypad : Math.max((y1 - y0) * 0.1, 1e-6);
+  // a tenth of the range around the points; one point (or a flat line): 5% of its value, at least 1
+  const ypad = opts.ypad != null ? opts.ypad : Math.max((y1 - y0) * 0.1, Math.abs(y1) * 0.05, 1);
   y0 -= ypad; y1 += ypad; if (x1 === x0) { x0 -= 1; x1 += 1; }
   const X = x => L + (x - x0) / (x1 - x0) * (W - L - R), Y = y => T + (y1 - y) / (y1 - y0) * (H - T - B);
   const clampY = y => Math.max(T, Math.min(H - B, Y(y)));
