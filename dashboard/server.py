@@ -225,6 +225,16 @@ class Dashboard:
         await session.close()
         return web.json_response({"ended": session.id})
 
+    async def _reaper(self, app):
+        """Closes idle games every minute, so their engines do not wait for the next request."""
+        async def loop():
+            while True:
+                await asyncio.sleep(60.0)
+                await self._expire()
+        task = asyncio.get_running_loop().create_task(loop())
+        yield
+        task.cancel()
+
     async def close(self, app=None):
         for session in list(self.sessions.values()):
             await session.close()
@@ -245,6 +255,7 @@ class Dashboard:
         app.router.add_get("/api/play/{id}/sgf", self.sgf)
         app.router.add_delete("/api/play/{id}", self.end)
         app.on_shutdown.append(self.close)
+        app.cleanup_ctx.append(self._reaper)
         return app
 
 

@@ -224,3 +224,28 @@ def test_only_the_newest_shards_stay_held(run, write_shard, game_record, random_
     assert len(held) <= run_view.NEWEST_SHARDS
     assert "shard:w0-000001.shard" not in held          # the oldest shard was let go
     assert games[0]["id"].startswith("w1-")
+
+
+def test_idle_games_are_closed(run, monkeypatch):
+    # a game idle for longer than IDLE_S is closed (its engines with it) and its id refused
+    from dashboard import server
+
+    closed = []
+
+    class Idle:
+        lock = asyncio.Lock()
+        touched = 0.0
+
+        async def close(self):
+            closed.append(True)
+
+    dashboard = Dashboard(run.root)
+    ident = "ab" * 12
+    dashboard.sessions[ident] = Idle()
+    monkeypatch.setattr(server.time, "monotonic", lambda: server.IDLE_S + 1.0)
+
+    async def body(client):
+        await dashboard._expire()
+        response = await client.get(f"/api/play/{ident}")
+        return response.status
+    assert with_client(dashboard, body) == 404 and closed == [True]
