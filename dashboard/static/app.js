@@ -41,8 +41,19 @@ function renderStrength(s) {
     y: val(p) ? val(p)[0] : null, lo: val(p) ? val(p)[1] : null, hi: val(p) ? val(p)[2] : null,
     id: p.player, label: `${p.player}: ${useCgos ? "CGOS" : "Elo"} ${interval(val(p))}`}, gain(p, k)));
   const label = useCgos ? "CGOS 9x9 scale" : "Elo over random";
-  lineChart($("curve-time"), [{name: label, colour: "#2a6fdb", points: mk("wall_s")}]);
-  lineChart($("curve-games"), [{name: label, colour: "#2a6fdb", points: mk("games")}]);
+  // the GNU Go levels the checkpoints played, as dashed lines across the curve
+  const anchorColours = ["#d9822b", "#3fae5a", "#a33", "#7a4fc9"];
+  const anchors = Object.keys(str.anchors).filter(n => n.startsWith("gnugo:") && (useCgos ? str.anchors[n].cgos : str.anchors[n].elo))
+    .sort((a, b) => +a.slice(6) - +b.slice(6));
+  const lines = points => {
+    if (!points.length) return [];
+    const x0 = Math.min(...points.map(p => p.x)), x1 = Math.max(...points.map(p => p.x));
+    return anchors.map((n, i) => { const y = (useCgos ? str.anchors[n].cgos : str.anchors[n].elo)[0];
+      return {name: n, colour: anchorColours[i % anchorColours.length], dash: "5,3", dots: false, cls: "anchor", points: [{x: x0, y}, {x: x1, y}]}; });
+  };
+  const timePoints = mk("wall_s"), gamePoints = mk("games");
+  lineChart($("curve-time"), [{name: label, colour: "#2a6fdb", points: timePoints}, ...lines(timePoints)]);
+  lineChart($("curve-games"), [{name: label, colour: "#2a6fdb", points: gamePoints}, ...lines(gamePoints)]);
   const last = pts[pts.length - 1];
   $("strength-latest").textContent = last ? `${last.player}: ${last.cgos ? "CGOS " + interval(last.cgos) + ", " : ""}Elo over random ${interval(last.elo)}; ${pts.length} points` : "no rated checkpoint yet";
 }
