@@ -14,8 +14,8 @@ Endpoints (every answer JSON unless said; every error {"error": "..."} with its 
     POST /api/play/ID/undo         takes back the last move and its reply
     GET  /api/play/ID/sgf          the game as an SGF file
     DELETE /api/play/ID            ends it
-With a token (another host than loopback), every request carries it: `?token=T` or the header
-`Authorization: Bearer T`.
+With a token (another host than loopback), every request carries it: `?token=T`, the header
+`Authorization: Bearer T`, or the cookie the page gets when loaded with `?token=T`.
 """
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ STATIC_FILES = {"index.html": "text/html", "app.js": "text/javascript",
                 "style.css": "text/css"}
 POLL_S = 1.0                  # how often the event stream looks for a change
 SNAPSHOT_AGE_S = 0.5          # a snapshot this recent is shared by every request
+TOKEN_COOKIE = "fastgo_dashboard_token"
 
 
 class Limits:
@@ -84,7 +85,7 @@ class Dashboard:
     @web.middleware
     async def guard(self, request, handler):
         if self.token is not None:
-            given = request.query.get("token", "")
+            given = request.query.get("token") or request.cookies.get(TOKEN_COOKIE, "")
             auth = request.headers.get("Authorization", "")
             if auth.startswith("Bearer "):
                 given = auth[7:]
@@ -122,7 +123,12 @@ class Dashboard:
     # -- the page and the run ------------------------------------------------------------------
 
     async def index(self, request):
-        return await self.static(request, "index.html")
+        """The page; with a token, a cookie holding it, so the page's own files and requests
+        need not carry it."""
+        response = await self.static(request, "index.html")
+        if self.token is not None:
+            response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="Strict")
+        return response
 
     async def static(self, request, name=None):
         name = name or request.match_info["name"]

@@ -143,11 +143,20 @@ def test_token_required_when_set(run):
         wrong = await client.get("/api/snapshot?token=wrongwrong")
         right = await client.get("/api/snapshot?token=s3cret-token")
         bearer = await client.get("/", headers={"Authorization": "Bearer s3cret-token"})
+        # the page loaded with the token leaves a cookie: its own files load without it
+        page = await client.get("/?token=s3cret-token")
+        style = await client.get("/static/style.css")
         return refused.status, (await refused.json())["error"], wrong.status, right.status, \
-            bearer.status
-    refused, message, wrong, right, bearer = with_client(Dashboard(run.root, token="s3cret-token"),
-                                                        body)
-    assert (refused, wrong, right, bearer) == (401, 401, 200, 200) and "token" in message
+            bearer.status, page.status, style.status
+    statuses = with_client(Dashboard(run.root, token="s3cret-token"), body)
+    assert statuses[:1] + statuses[2:] == (401, 401, 200, 200, 200, 200) and "token" in statuses[1]
+    # without the page's cookie, a static file is refused too
+    assert with_client(Dashboard(run.root, token="s3cret-token"),
+                       lambda client: _status(client, "/static/style.css")) == 401
+
+
+async def _status(client, path):
+    return (await client.get(path)).status
 
 
 def test_event_stream_sends_the_snapshot_and_is_bounded(run, dashboard_checkpoint):
