@@ -410,12 +410,13 @@ def _check_appendable(path):
 
 
 def _append_line(path, line):
-    """Appends one line, fsynced; a FIFO or device there is refused (ConfigError), not waited on."""
+    """Appends one line, fsynced, on a fresh line after a torn one (a crash mid-append); a FIFO
+    or device there is refused (ConfigError), not waited on."""
     from fastgo.config import ConfigError
     from fastgo.files import append_bytes
 
     try:
-        append_bytes(path, line.encode("utf-8"), sync=True)
+        append_bytes(path, line.encode("utf-8"), sync=True, line=True)
     except OSError as err:
         raise ConfigError(f"{path}: {err.strerror or err}") from None
 

@@ -6,12 +6,9 @@
 # have N * N + 1 entries, pass last. Internally points live on a padded array with a border.
 from libc.stdint cimport int8_t, uint8_t, int16_t, int32_t, uint64_t
 from fastgo.rng cimport Rng
+from fastgo.constants cimport MIN_SIZE, MAX_SIZE, MAX_MOVES, PADDED
 
 cdef enum:
-    MAX_SIZE = 25            # largest board side supported
-    MIN_SIZE = 2
-    MAX_MOVES = 626          # MAX_SIZE * MAX_SIZE + 1: length of a policy vector on the largest board
-    PADDED = 730             # (MAX_SIZE + 2) * (MAX_SIZE + 2) + 1: padded point array length
     HISTORY = 8              # positions kept for the AlphaZero planes: current + 7 previous
     RECENT_MOVES = 5         # moves kept in recent_moves (the KataGo planes' last moves)
 
@@ -76,10 +73,13 @@ cdef void board_init(BoardState* b, int size, float komi) noexcept nogil
 cdef void board_copy(BoardState* dst, const BoardState* src) noexcept nogil
 
 # Rules. Legality is for the side to move: on the board, empty, not suicide, not the simple-ko
-# point. PASS is always legal. Positional superko is the caller's (Game keeps the hash history).
+# point. PASS is always legal. Positional superko is fastgo.history's.
 cdef bint board_is_legal(const BoardState* b, int move) noexcept nogil
 # Plays `move` for the side to move if legal and returns 1; returns 0 and leaves b unchanged if not.
 cdef bint board_play(BoardState* b, int move) noexcept nogil
+# `move` played on a copy of b into `out` without the planes' history (enough for a hash after the
+# move); 1 if legal, 0 if not (out is then scratch).
+cdef bint board_play_copy(const BoardState* b, int move, BoardState* out) noexcept nogil
 # mask[0 .. N*N] = 1 where legal (pass included, always 1); returns the number of legal board points.
 cdef int board_legal_moves(const BoardState* b, uint8_t* mask) noexcept nogil
 # The playout eye test: `move` empty, its neighbours all `color` (or edge), and the diagonals

@@ -91,6 +91,10 @@ cdef inline bint _play_copy(const BoardState* b, int move, BoardState* out) noex
     return board_play(out, move)
 
 
+cdef bint board_play_copy(const BoardState* b, int move, BoardState* out) noexcept nogil:
+    return _play_copy(b, move, out)
+
+
 cdef void board_copy(BoardState* dst, const BoardState* src) noexcept nogil:
     if src.track_history:
         memcpy(dst, src, sizeof(BoardState))
@@ -963,19 +967,6 @@ cdef class Board:
         if not _play_copy(&self.state, m, &tmp):
             return None
         return board_position_hash(&tmp)
-
-    def drop_repeats(self, cnp.uint8_t[::1] mask not None, seen):
-        """Clears mask[m] for each board point m whose position after the move (stones only)
-        is in `seen` (a container of positional hashes): the positional-superko filter of a
-        legal-move mask, in one pass (the pass entry is left alone)."""
-        cdef BoardState tmp
-        cdef int m, nn = self.state.size * self.state.size
-        if mask.shape[0] != nn + 1:
-            raise ValueError(f"mask has {mask.shape[0]} entries, expected {nn + 1}")
-        for m in range(nn):
-            if mask[m] and (not _play_copy(&self.state, m, &tmp)
-                            or board_position_hash(&tmp) in seen):
-                mask[m] = 0
 
     def points_except_eyes(self, const cnp.uint8_t[::1] mask not None, int color):
         """int64 array of the board points m with mask[m] set that are not `color`'s own eye

@@ -143,7 +143,7 @@ def _encoding_id(encoding):
 
 
 def num_planes(encoding):
-    """Planes of an encoding: 17 for 'alphazero', 11 for 'liberty', 16 for 'katago'."""
+    """Planes of an encoding (fastgo.constants.ENCODING_PLANES[encoding])."""
     return encoding_planes(_encoding_id(encoding))
 
 

@@ -91,14 +91,30 @@ def open_append(path, mode: int = 0o644) -> int:
     return fd
 
 
-def append_bytes(path, data: bytes, *, sync: bool = False) -> None:
+def ends_torn(fd, path) -> bool:
+    """True when the regular file open for appending at `fd` (its `path`) is not empty and its
+    last byte is not a newline: its last line was cut (a crash mid-append), so a line appended
+    now must start on a fresh line."""
+    end = os.fstat(fd).st_size
+    if end == 0:
+        return False
+    with open(os.fspath(path), "rb") as handle:
+        handle.seek(end - 1)
+        return handle.read(1) != b"\n"
+
+
+def append_bytes(path, data: bytes, *, sync: bool = False, line: bool = False) -> None:
     """Appends `data` to the regular file at `path` (open_append: created when absent, never a
-    wait on a FIFO), fsynced when `sync`. A full disk midway: in a process that waits for space
-    (fastgo.diskfull) the rest is written once there is room; else the part written is cut off
-    again (the file ends where it did) and the OSError raised."""
-    view = memoryview(data)
+    wait on a FIFO), fsynced when `sync`. `line`: `data` is one line of a line-per-record file
+    (JSON lines): after a torn last line (ends_torn) a newline goes first, so the damage stays
+    on that one line. A full disk midway: in a process that waits for space (fastgo.diskfull)
+    the rest is written once there is room; else the part written is cut off again (the file
+    ends where it did) and the OSError raised."""
     fd = open_append(path)
     try:
+        if line and ends_torn(fd, path):
+            data = b"\n" + data
+        view = memoryview(data)
         start = os.fstat(fd).st_size
         while True:
             try:

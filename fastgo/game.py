@@ -1,8 +1,10 @@
 """A whole game on top of fastgo.board.Board: positional superko, resignation, undo, result.
 
-Positions are kept as Board copies (one memcpy each), so undo is a pop.
+Positions are kept as Board copies (one memcpy each), so undo is a pop; their hashes live in a
+fastgo.history.PositionHistory, the one superko store the search, policy play and replay share.
 """
 from fastgo.board import BLACK, WHITE, Board, IllegalMoveError, describe_move
+from fastgo.history import PositionHistory
 
 RESIGN = -2          # a move value meaning "the side to move resigns" (Game.play accepts it)
 
@@ -21,12 +23,18 @@ class Game:
         self.board = Board(size, komi)
         self.superko = bool(superko)
         self.moves = []                 # [(color, move)], pass = N * N
-        self.hash_history = [self.board.position_hash]   # position hash after 0, 1, ... moves
+        # Position hash after 0, 1, ... moves: at most the move cap + 1 positions.
+        self.history = PositionHistory(self.board.max_moves + 1)
+        self.history.push(self.board.position_hash)
         self._previous = []             # Board before each move in self.moves
-        self._seen = {self.board.position_hash: 1}       # hash -> occurrences in hash_history
         self.resigned = None            # the colour that resigned, or None
 
     # --- state ---------------------------------------------------------------------------
+
+    @property
+    def hash_history(self):
+        """Position hashes after 0, 1, ... moves (a list; the current position last)."""
+        return self.history.hashes()
 
     @property
     def size(self):
@@ -107,7 +115,7 @@ class Game:
         if reason is not None:
             return reason
         if self.superko and move != self.board.pass_move:
-            if self.board.hash_after(move) in self._seen:
+            if self.board.hash_after(move) in self.history:
                 return "superko"
         return None
 
@@ -124,8 +132,8 @@ class Game:
         if self.is_over():
             mask[:] = 0
             return mask
-        if self.superko and len(self._seen) > 1:
-            self.board.drop_repeats(mask, self._seen)
+        if self.superko and len(self.history) > 1:
+            self.history.strike_repeats(self.board, mask)
         return mask
 
     def play(self, move):
@@ -146,9 +154,7 @@ class Game:
         self._previous.append(self.board)
         self.board = after
         self.moves.append((color, int(move)))
-        h = after.position_hash
-        self.hash_history.append(h)
-        self._seen[h] = self._seen.get(h, 0) + 1
+        self.history.push(after.position_hash)
 
     def resign(self, color):
         """`color` resigns; the game is over and the other colour wins."""
@@ -165,10 +171,7 @@ class Game:
             return False
         self.board = self._previous.pop()
         self.moves.pop()
-        h = self.hash_history.pop()
-        self._seen[h] -= 1
-        if not self._seen[h]:
-            del self._seen[h]
+        self.history.pop()
         return True
 
     def setup(self, black=(), white=()):
@@ -176,17 +179,16 @@ class Game:
         if self.moves:
             raise ValueError("setup is only allowed before the first move")
         self.board.setup(black, white)
-        self.hash_history = [self.board.position_hash]
-        self._seen = {self.board.position_hash: 1}
+        self.history.clear()
+        self.history.push(self.board.position_hash)
 
     def copy(self):
         other = Game.__new__(Game)
         other.board = self.board.copy()
         other.superko = self.superko
         other.moves = list(self.moves)
-        other.hash_history = list(self.hash_history)
+        other.history = self.history.copy()
         other._previous = list(self._previous)      # boards are never mutated once stored
-        other._seen = dict(self._seen)
         other.resigned = self.resigned
         return other
 

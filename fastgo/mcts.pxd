@@ -12,7 +12,7 @@ from fastgo.board cimport BoardState, MAX_MOVES
 from fastgo.rng cimport Rng
 from fastgo.tree cimport Tree
 from fastgo.search_game cimport SearchGame
-from fastgo.gumbel cimport GumbelParams
+from fastgo.search_params cimport SearchParams
 
 # What one descent ended in.
 cdef enum:
@@ -41,24 +41,16 @@ cdef class BatchedSearch:
     cdef Leaf* leaves        # [leaf_cap] ring of leaves in flight, oldest batch first
     cdef int32_t* batch_sizes  # [max_batches] ring of leaf counts of the batches in flight
     cdef int32_t leaf_head, leaf_count, leaf_cap
-    cdef int32_t batch_head, batch_count, max_batches
+    cdef int32_t batch_head, batch_count
     cdef BoardState work     # scratch board of the descent
     cdef uint64_t* path_hash  # [max path length + 1] positional hashes along the current descent
     cdef uint8_t* scratch_planes  # [planes * N * N] encoding before the symmetry
     cdef float* zero_logits  # [games * leaves_per_game * (N*N + 1)] for the built-in evaluators
     cdef float* eval_values  # [games * leaves_per_game] for the built-in evaluators
     cdef uint8_t* own_planes  # [games * leaves_per_game * planes * N * N] for the built-in evaluators
-    cdef readonly int games, size, planes, leaves_per_game, max_nodes, encoding_id
-    cdef readonly float komi, c_puct, fpu_reduction, noise_weight, virtual_loss
-    cdef readonly float dirichlet_alpha   # 0: 0.03 * 361 / number of root children
-    cdef readonly float resign_threshold, resign_disabled_fraction, full_search_fraction
-    cdef readonly int resign_consecutive, cheap_visits, temperature_moves
-    cdef readonly bint random_symmetry
-    cdef readonly object search          # 'puct' or 'gumbel' (root selection, fastgo.gumbel)
-    cdef int search_id
-    cdef GumbelParams gumbel_params
-    cdef readonly int gumbel_considered
-    cdef readonly float gumbel_scale
+    cdef readonly int games, size, planes, encoding_id
+    cdef readonly float komi
+    cdef SearchParams params             # the settings, typed (fastgo/search_params.pxd)
     cdef readonly object encoding
     cdef readonly object settings         # the fastgo.search_settings.SearchSettings it was built with
     cdef readonly long long simulations   # descents completed (leaves applied + terminal) since creation
@@ -66,7 +58,6 @@ cdef class BatchedSearch:
     cdef uint64_t seed
 
     cdef void _reset_game(self, SearchGame* s) noexcept nogil
-    cdef void _push_history(self, SearchGame* s, uint64_t h) noexcept nogil
     cdef SearchGame* _search_game(self, int g) except NULL
     cdef int _compact(self, SearchGame* s) except -1
     cdef int _collect(self, uint8_t* out, int mode) noexcept nogil

@@ -63,6 +63,9 @@ from fastgo.root_noise cimport add_dirichlet_noise
 from fastgo.move_choice cimport choose_root_move, root_analysis
 from fastgo.gumbel cimport (
     SEARCH_PUCT, SEARCH_GUMBEL, gumbel_select_root, gumbel_prepare_root, improved_policy)
+from fastgo.search_params cimport SearchParams, CHEAP_VISITS_OFF, ALPHA_AUTO, RESIGN_OFF
+from fastgo.history cimport (
+    History, history_init, history_free, history_clear, history_push, history_repeats)
 
 cnp.import_array()
 
@@ -72,31 +75,41 @@ globals().update(NO_NODE=<int>NO_NODE, NO_PARENT=<int>NO_PARENT, UNEXPANDED=<int
                  FLAG_PENDING=<int>FLAG_PENDING, FLAG_TERMINAL=<int>FLAG_TERMINAL,
                  FLAG_ILLEGAL=<int>FLAG_ILLEGAL, FLAG_WIN=<int>FLAG_WIN, FLAG_LOSS=<int>FLAG_LOSS)
 from fastgo.features import ENCODING_IDS as _ENCODINGS
-from fastgo.search_settings import SearchSettings
+from fastgo.search_settings import GumbelSettings, SearchSettings
 _BUILTIN = {"uniform": EVAL_UNIFORM, "rollout": EVAL_ROLLOUT}
 _SEARCHES = {"puct": SEARCH_PUCT, "gumbel": SEARCH_GUMBEL}
-
-# ---------------------------------------------------------------------------------------------
-# Superko along a descent (the driver's: it needs the game's history and the path).
-
-cdef inline bint _repeats(const SearchGame* s, const uint64_t* path_hash, int depth,
-                          uint64_t h) noexcept nogil:
-    # Positional superko: does h equal a position of the game before the root or of the path
-    # (path_hash[0 .. depth-1], the root first)?
-    cdef int i
-    for i in range(depth):
-        if path_hash[i] == h:
-            return 1
-    if s.history_filter[(h >> 6) & 63] & ((<uint64_t>1) << (h & 63)):
-        for i in range(s.history_len):
-            if s.history[i] == h:
-                return 1
-    return 0
-
 
 cdef inline void _add_noise(SearchGame* s, float alpha, float weight) noexcept nogil:
     if add_dirichlet_noise(&s.tree, &s.rng, alpha, weight):
         s.noise_done = 1
+
+
+cdef int params_from_settings(object settings, SearchParams* p) except -1:
+    # The one translation of a SearchSettings into the typed struct: None (off, or the automatic
+    # alpha) becomes the struct's named sentinel.
+    p.search = _SEARCHES[settings.search]
+    p.c_puct = settings.c_puct
+    p.fpu_reduction = settings.fpu_reduction
+    p.virtual_loss = settings.virtual_loss
+    p.dirichlet_alpha = ALPHA_AUTO if settings.dirichlet_alpha is None else settings.dirichlet_alpha
+    p.noise_weight = settings.noise_weight
+    p.leaves_per_game = settings.leaves_per_game
+    p.max_batches = settings.max_batches
+    p.max_nodes = settings.max_nodes
+    p.random_symmetry = settings.random_symmetry
+    p.temperature_moves = settings.temperature_moves
+    p.resign_threshold = RESIGN_OFF if settings.resign_threshold is None else settings.resign_threshold
+    p.resign_consecutive = settings.resign_consecutive
+    p.resign_disabled_fraction = settings.resign_disabled_fraction
+    p.cheap_visits = (CHEAP_VISITS_OFF if settings.cheap_visits is None
+                      else int(settings.cheap_visits))
+    p.full_search_fraction = settings.full_search_fraction
+    p.gumbel_considered = settings.gumbel.considered
+    p.gumbel_scale = settings.gumbel.scale
+    p.gumbel.c_visit = settings.gumbel.c_visit
+    p.gumbel.c_scale = settings.gumbel.c_scale
+    p.gumbel.rescale = settings.gumbel.rescale
+    return 0
 
 
 def _as_board(position):
@@ -124,8 +137,9 @@ cdef class BatchedSearch:
                              target; PUCT below the root; no noise, no temperature, a fresh tree
                              per search; see fastgo.gumbel)
       seed                   seeds every game's random stream (game g: seed and g)
-    The settings' fields are also read-only attributes (search.c_puct, search.leaves_per_game,
-    search.gumbel_considered, ...).
+    The settings travel down to the C search as one typed struct (fastgo/search_params.pxd);
+    their fields read as attributes of the SearchSettings (search.c_puct, search.leaves_per_game,
+    search.search, search.gumbel_scale for search.settings.gumbel.scale, ...; None: off).
     """
 
     def __cinit__(self, *, int games=1, int size=9, float komi=7.5, settings=None, seed=None):
@@ -141,9 +155,10 @@ cdef class BatchedSearch:
         if settings.max_nodes < 2 * (size * size + 1) + 1:
             raise ValueError(f"max_nodes must be at least {2 * (size * size + 1) + 1}, got "
                              f"{settings.max_nodes}")
-        leaves_per_game = settings.leaves_per_game
-        max_batches = settings.max_batches
-        max_nodes = settings.max_nodes
+        params_from_settings(settings, &self.params)
+        leaves_per_game = self.params.leaves_per_game
+        max_batches = self.params.max_batches
+        max_nodes = self.params.max_nodes
         self.settings = settings
         self.games = games
         self.size = size
@@ -151,29 +166,6 @@ cdef class BatchedSearch:
         self.encoding = settings.encoding
         self.encoding_id = _ENCODINGS[settings.encoding]
         self.planes = encoding_planes(self.encoding_id)
-        self.c_puct = settings.c_puct
-        self.fpu_reduction = settings.fpu_reduction
-        self.dirichlet_alpha = 0.0 if settings.dirichlet_alpha is None else settings.dirichlet_alpha
-        self.noise_weight = settings.noise_weight
-        self.leaves_per_game = leaves_per_game
-        self.virtual_loss = settings.virtual_loss
-        self.max_batches = max_batches
-        self.max_nodes = max_nodes
-        self.random_symmetry = settings.random_symmetry
-        self.search = settings.search
-        self.search_id = _SEARCHES[settings.search]
-        self.gumbel_considered = settings.gumbel.considered
-        self.gumbel_scale = settings.gumbel.scale
-        self.gumbel_params.c_visit = settings.gumbel.c_visit
-        self.gumbel_params.c_scale = settings.gumbel.c_scale
-        self.gumbel_params.rescale = settings.gumbel.rescale
-        self.temperature_moves = settings.temperature_moves
-        self.resign_threshold = (-2.0 if settings.resign_threshold is None
-                                 else settings.resign_threshold)
-        self.resign_consecutive = settings.resign_consecutive
-        self.resign_disabled_fraction = settings.resign_disabled_fraction
-        self.cheap_visits = 0 if settings.cheap_visits is None else int(settings.cheap_visits)
-        self.full_search_fraction = settings.full_search_fraction
         if seed is None:
             seed = int.from_bytes(np.random.default_rng().bytes(8), "little")
         self.seed = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
@@ -196,20 +188,26 @@ cdef class BatchedSearch:
         for g in range(games):
             if not tree_reserve(&self.search_games[g].tree, TREE_INITIAL_NODES if TREE_INITIAL_NODES < max_nodes else max_nodes, max_nodes):
                 raise MemoryError()
-            self.search_games[g].history_cap = 2 * nn + 64
-            self.search_games[g].history = <uint64_t*>calloc(self.search_games[g].history_cap, sizeof(uint64_t))
-            if self.search_games[g].history == NULL:
+            if not history_init(&self.search_games[g].history, 2 * nn + 64):
                 raise MemoryError()
             rng_seed(&self.search_games[g].rng, self.seed ^ (<uint64_t>(g + 1) * <uint64_t>0x9E3779B97F4A7C15))
             board_init(&self.search_games[g].root_board, size, komi)
             self._reset_game(&self.search_games[g])
+
+    def __getattr__(self, name):
+        # The settings' fields as attributes (gumbel_* for the Gumbel settings' fields).
+        if name.startswith("gumbel_") and hasattr(GumbelSettings, name[len("gumbel_"):]):
+            return getattr(self.settings.gumbel, name[len("gumbel_"):])
+        if name != "gumbel" and name in SearchSettings.__dataclass_fields__:
+            return getattr(self.settings, name)
+        raise AttributeError(f"BatchedSearch has no attribute {name!r}")
 
     def __dealloc__(self):
         cdef int g
         if self.search_games != NULL:
             for g in range(self.games):
                 tree_free(&self.search_games[g].tree)
-                free(self.search_games[g].history)
+                history_free(&self.search_games[g].history)
             free(self.search_games)
         tree_free(&self.spare)
         free(self.leaves)
@@ -232,23 +230,13 @@ cdef class BatchedSearch:
         s.noise_done = 0
         s.full_search = 1
         s.root_mask_valid = 0
-        s.history_len = 0
-        memset(s.history_filter, 0, sizeof(s.history_filter))
+        history_clear(&s.history)
         s.low_streak[0] = s.low_streak[1] = s.low_streak[2] = 0
         s.would_resign = 0
         s.would_resign_move = -1
         s.gumbel = 0
         s.gumbel_ready = 0
-        s.resign_disabled = rng_uniform(&s.rng) < self.resign_disabled_fraction
-
-    cdef void _push_history(self, SearchGame* s, uint64_t h) noexcept nogil:
-        # Keeps the most recent history_cap positions (older ones drop out).
-        if s.history_len == s.history_cap:
-            memmove(s.history, s.history + 1, (s.history_cap - 1) * sizeof(uint64_t))
-            s.history_len -= 1
-        s.history[s.history_len] = h
-        s.history_len += 1
-        s.history_filter[(h >> 6) & 63] |= (<uint64_t>1) << (h & 63)
+        s.resign_disabled = rng_uniform(&s.rng) < self.params.resign_disabled_fraction
 
     cdef SearchGame* _search_game(self, int g) except NULL:
         if not 0 <= g < self.games:
@@ -282,7 +270,7 @@ cdef class BatchedSearch:
         board_copy(&s.root_board, &board.state)
         self._reset_game(s)
         for h in hashes:
-            self._push_history(s, <uint64_t>(int(h) & 0xFFFFFFFFFFFFFFFF))
+            history_push(&s.history, <uint64_t>(int(h) & 0xFFFFFFFFFFFFFFFF))
         if mask is not None:
             if mask.shape != (nn + 1,):
                 raise ValueError(f"game.legal_moves() has shape {mask.shape}, expected ({nn + 1},)")
@@ -312,11 +300,11 @@ cdef class BatchedSearch:
         old_hash = board_position_hash(&s.root_board)
         board_play(&s.root_board, move)
         if move != nn:
-            self._push_history(s, old_hash)
+            history_push(&s.history, old_hash)
         s.root_mask_valid = 0
         s.noise_done = 0
         s.active = 0
-        if child == NO_NODE or (t.flags[t.root] & FLAG_PENDING) or self.search_id == SEARCH_GUMBEL:
+        if child == NO_NODE or (t.flags[t.root] & FLAG_PENDING) or self.params.search == SEARCH_GUMBEL:
             tree_reset(t, nn)          # a Gumbel search starts from a fresh root
             return
         t.root = child
@@ -330,7 +318,7 @@ cdef class BatchedSearch:
 
     cdef int _compact(self, SearchGame* s) except -1:
         cdef Tree tmp
-        if not tree_reserve(&self.spare, s.tree.used, self.max_nodes):
+        if not tree_reserve(&self.spare, s.tree.used, self.params.max_nodes):
             return 0          # no memory for the copy: keep the garbage, the tree still works
         compact_into(&self.spare, &s.tree)
         tmp = s.tree
@@ -349,8 +337,8 @@ cdef class BatchedSearch:
         cdef SearchGame* s
         cdef int g
         cdef int v = int(visits)
-        cdef int cheap = self.cheap_visits if cheap_visits is None else int(cheap_visits)
-        cdef float scale = self.gumbel_scale if gumbel_scale is None else float(gumbel_scale)
+        cdef int cheap = self.params.cheap_visits if cheap_visits is None else int(cheap_visits)
+        cdef float scale = self.params.gumbel_scale if gumbel_scale is None else float(gumbel_scale)
         if v < 0:
             raise ValueError(f"visits must be >= 0, got {visits}")
         if cheap < 0:
@@ -363,11 +351,11 @@ cdef class BatchedSearch:
                 raise RuntimeError(f"game {g} has leaves in flight; apply them first")
             s.full_search = 1
             s.target = v
-            if cheap > 0 and rng_uniform(&s.rng) >= self.full_search_fraction:
+            if cheap > 0 and rng_uniform(&s.rng) >= self.params.full_search_fraction:
                 s.full_search = 0
                 s.target = cheap
-            s.noise_wanted = s.full_search and self.noise_weight > 0.0
-            s.gumbel = self.search_id == SEARCH_GUMBEL
+            s.noise_wanted = s.full_search and self.params.noise_weight > 0.0
+            s.gumbel = self.params.search == SEARCH_GUMBEL
             if s.gumbel:
                 # Sequential halving needs the visits of this search alone: a fresh root.
                 tree_reset(&s.tree, self.size * self.size)
@@ -378,7 +366,7 @@ cdef class BatchedSearch:
             s.active = not board_is_over(&s.root_board) and s.target > 0
             if (s.noise_wanted and not s.noise_done and s.tree.first_child[s.tree.root] != UNEXPANDED
                     and not (s.tree.flags[s.tree.root] & FLAG_PENDING)):
-                _add_noise(s, self.dirichlet_alpha, self.noise_weight)
+                _add_noise(s, self.params.dirichlet_alpha, self.params.noise_weight)
 
     @property
     def in_flight(self):
@@ -437,12 +425,12 @@ cdef class BatchedSearch:
         Returns count (0: nothing to evaluate now). The batch is in flight until apply()."""
         cdef int count
         cdef int n = self.size
-        if out.shape[0] < self.games * self.leaves_per_game or out.shape[1] != self.planes \
+        if out.shape[0] < self.games * self.params.leaves_per_game or out.shape[1] != self.planes \
                 or out.shape[2] != n or out.shape[3] != n:
             raise ValueError(f"out has shape {tuple(out.shape)[:4]}, expected "
-                             f"({self.games * self.leaves_per_game}, {self.planes}, {n}, {n})")
-        if self.batch_count == self.max_batches:
-            raise RuntimeError(f"{self.max_batches} batches already in flight; apply one first")
+                             f"({self.games * self.params.leaves_per_game}, {self.planes}, {n}, {n})")
+        if self.batch_count == self.params.max_batches:
+            raise RuntimeError(f"{self.params.max_batches} batches already in flight; apply one first")
         with nogil:
             count = self._collect(&out[0, 0, 0, 0], EVAL_EXTERNAL)
         return count
@@ -500,7 +488,7 @@ cdef class BatchedSearch:
             return
         if not callable(evaluator):
             raise TypeError(f"evaluator must be callable or 'uniform' / 'rollout', got {evaluator!r}")
-        buf = np.empty((self.games * self.leaves_per_game, self.planes, n, n), dtype=np.uint8)
+        buf = np.empty((self.games * self.params.leaves_per_game, self.planes, n, n), dtype=np.uint8)
         try:
             while True:
                 count = self.collect(buf)
@@ -516,14 +504,14 @@ cdef class BatchedSearch:
         cdef int g, taken, status, count = 0, idx
         cdef int row_bytes = self.planes * self.size * self.size
         cdef SearchGame* s
-        if self.batch_count == self.max_batches:
+        if self.batch_count == self.params.max_batches:
             return 0
         for g in range(self.games):
             s = &self.search_games[g]
             if not s.active:
                 continue
             taken = 0
-            while taken < self.leaves_per_game and s.target - root_child_visits(&s.tree) - s.inflight > 0:
+            while taken < self.params.leaves_per_game and s.target - root_child_visits(&s.tree) - s.inflight > 0:
                 idx = (self.leaf_head + self.leaf_count + count) % self.leaf_cap
                 status = self._descend(s, g, out + count * row_bytes, &self.leaves[idx], mode)
                 if status == DESCENT_LEAF:
@@ -537,7 +525,7 @@ cdef class BatchedSearch:
             if s.inflight == 0 and root_child_visits(&s.tree) >= s.target:
                 s.active = 0
         if count:
-            self.batch_sizes[(self.batch_head + self.batch_count) % self.max_batches] = count
+            self.batch_sizes[(self.batch_head + self.batch_count) % self.params.max_batches] = count
             self.batch_count += 1
             self.leaf_count += count
         return count
@@ -582,7 +570,7 @@ cdef class BatchedSearch:
                         board_playout(b, &s.rng)
                         leaf.value = result_for(b, <int>v)
                     else:
-                        if self.random_symmetry:
+                        if self.params.random_symmetry:
                             leaf.sym = rng_below(&s.rng, 8)
                         if leaf.sym == 0:
                             encode(b, self.encoding_id, out)
@@ -591,17 +579,18 @@ cdef class BatchedSearch:
                             sym_planes(self.scratch_planes, out, self.planes, self.size, leaf.sym)
                     return DESCENT_LEAF
                 if node == t.root and s.gumbel:
-                    child = gumbel_select_root(s, &self.gumbel_params) if s.gumbel_ready else NO_NODE
+                    child = gumbel_select_root(s, &self.params.gumbel) if s.gumbel_ready else NO_NODE
                     if child == NO_NODE:
                         undo_virtual_loss(t, node)
                         return DESCENT_COLLISION
                 else:
-                    child = puct_select(t, node, self.c_puct, self.fpu_reduction, self.virtual_loss)
+                    child = puct_select(t, node, self.params.c_puct, self.params.fpu_reduction,
+                                        self.params.virtual_loss)
                 move = t.move[child]
                 board_play(b, move)
                 depth += 1
                 h = board_position_hash(b)
-                if move != nn and _repeats(s, self.path_hash, depth, h):
+                if move != nn and history_repeats(&s.history, self.path_hash, depth, h):
                     t.flags[child] |= FLAG_ILLEGAL
                     undo_virtual_loss(t, node)
                     break
@@ -623,7 +612,7 @@ cdef class BatchedSearch:
             mask = self.legal_mask
         for m in range(nn + 1):
             count += mask[m] != 0
-        if not tree_reserve(t, t.used + count, self.max_nodes):
+        if not tree_reserve(t, t.used + count, self.params.max_nodes):
             return
         first = t.used
         for m in range(nn + 1):
@@ -673,7 +662,7 @@ cdef class BatchedSearch:
                 for j in range(k):
                     t.prior[first + j] /= total
                 if node == t.root and s.noise_wanted and not s.noise_done:
-                    _add_noise(s, self.dirichlet_alpha, self.noise_weight)
+                    _add_noise(s, self.params.dirichlet_alpha, self.params.noise_weight)
             t.flags[node] &= ~FLAG_PENDING
             if v > 1.0:
                 v = 1.0
@@ -681,7 +670,7 @@ cdef class BatchedSearch:
                 v = -1.0
             if node == t.root and s.gumbel and not s.gumbel_ready:
                 s.root_raw_value = v
-                gumbel_prepare_root(s, self.gumbel_considered, s.gumbel_scale)
+                gumbel_prepare_root(s, self.params.gumbel_considered, s.gumbel_scale)
             backup(t, node, v)
             s.inflight -= 1
             self.simulations += 1
@@ -689,7 +678,7 @@ cdef class BatchedSearch:
                 s.active = 0
         self.leaf_head = (self.leaf_head + count) % self.leaf_cap
         self.leaf_count -= count
-        self.batch_head = (self.batch_head + 1) % self.max_batches
+        self.batch_head = (self.batch_head + 1) % self.params.max_batches
         self.batch_count -= 1
 
     # --- results ----------------------------------------------------------------------------
@@ -732,7 +721,7 @@ cdef class BatchedSearch:
         cdef SearchGame* s = self._search_game(g)
         cdef Tree* t = &s.tree
         cdef int32_t first = t.first_child[t.root], j, k
-        if self.search_id != SEARCH_GUMBEL:
+        if self.params.search != SEARCH_GUMBEL:
             raise RuntimeError("improved_policy() needs search='gumbel'; a PUCT target is root_visits()")
         out = np.zeros(self.size * self.size + 1, dtype=np.float32)
         if first == UNEXPANDED or not s.gumbel_ready:
@@ -741,7 +730,7 @@ cdef class BatchedSearch:
         probs = np.zeros(k, dtype=np.float32)
         cdef float[::1] pv = probs
         improved_policy(t.prior + first, t.visits + first, t.value_sum + first, t.flags + first,
-                        k, s.root_raw_value, &self.gumbel_params, &pv[0])
+                        k, s.root_raw_value, &self.params.gumbel, &pv[0])
         for j in range(k):
             out[t.move[first + j]] = pv[j]
         return out
@@ -790,11 +779,11 @@ cdef class BatchedSearch:
         cdef SearchGame* s = self._search_game(g)
         cdef double temp
         if temperature is None:
-            temp = 1.0 if s.root_board.num_moves < self.temperature_moves else 0.0
+            temp = 1.0 if s.root_board.num_moves < self.params.temperature_moves else 0.0
         else:
             temp = float(temperature)
-        return choose_root_move(s, temp, resign, self.resign_threshold, self.resign_consecutive,
-                                &self.gumbel_params)
+        return choose_root_move(s, temp, resign, self.params.resign_threshold,
+                                self.params.resign_consecutive, &self.params.gumbel)
 
     def analysis(self, int g, int max_pv=10):
         """Root children with visits, most visited first: dicts with move, visits, winrate (for

@@ -1,9 +1,13 @@
-# The choice of the played move on a finished search (see move_choice.pxd).
+# The choice of the played move on a finished search: the root choice of the search kernel (see
+# move_choice.pxd) and, on top of it, the pass rule (choose_move): the one place that decides
+# which move is played after a search, for self-play, matches and the GTP engine alike.
 from libc.math cimport exp, log
 from libc.stdint cimport int32_t
 from fastgo.rng cimport rng_uniform
 from fastgo.tree cimport Tree, NO_NODE, UNEXPANDED, FLAG_PENDING
 from fastgo.gumbel cimport gumbel_final_child
+
+import numpy as np
 
 
 cdef int choose_root_move(SearchGame* s, double temp, bint resign, float resign_threshold,
@@ -81,3 +85,116 @@ cdef list root_analysis(const Tree* t, int max_pv):
                      "prior": float(t.prior[c]), "pv": pv})
     rows.sort(key=lambda row: (-row["visits"], -row["prior"]))
     return rows
+
+
+# -- the pass rule -------------------------------------------------------------------------------
+# One vocabulary for config (selfplay.pass_rule, selfplay.earliest_pass,
+# selfplay.policy_pass_rule), players and the command line (--pass-rule):
+#   "free": the pass is a move like any other: the search's (or the policy's) own choice;
+#   "fill": no pass while a legal point outside the player's own eyes is left (the game is played
+#           out: dead stones are captured and the dame filled before a pass, as Tromp-Taylor
+#           scoring and CGOS's --capture-all-dead expect).
+# winning_pass (a parameter of choose_move, not a rule value): under "fill", a pass that ends a
+#   won game (the opponent has just passed and the position as it stands is won, Game.pass_wins)
+#   is played whatever the search chose. Matches and the GTP engine take it (True); self-play
+#   does not (False), so that every self-play game is played out and a pass is never a policy
+#   target before the board is filled. The network never saw such a pass in self-play, so its
+#   search's opinion of one is a guess; the rules know the answer.
+# earliest_pass: before this move number, no pass while the search visited a board point; 0 = off.
+PASS_RULES = ("free", "fill")
+# spellings the project no longer takes -> the one that replaced each
+OLD_PASS_RULES = {"filled": "fill", "search": "free"}
+PASS_RULE_HELP = ("fill = no pass while a legal point outside the own eyes is left (as self-play "
+                  "with selfplay.pass_rule = \"fill\"), except the winning pass: a pass that ends "
+                  "a won game (the opponent passed and the position as it stands is won) is "
+                  "played; free = the pass is a move like any other (the search's own choice)")
+_NO_POINTS = np.zeros(0, dtype=np.int64)
+
+
+def check_pass_rule(value, what="pass_rule"):
+    """`value` if it is one of PASS_RULES; else ValueError naming `what`, the rules, and the new
+    spelling where `value` is an old one ("filled" -> "fill", "search" -> "free")."""
+    if value in PASS_RULES:
+        return value
+    if value in OLD_PASS_RULES:
+        raise ValueError(f"{what}: {value!r} is now spelt {OLD_PASS_RULES[value]!r}")
+    raise ValueError(f"{what} must be one of {list(PASS_RULES)}, got {value!r}")
+
+
+def points_instead_of_pass(game, visits, *, pass_rule, bint winning_pass, int earliest_pass=0,
+                           bint every_move_weighed=False):
+    """int64 board points to play instead of the pass in `game`; empty where the pass is allowed.
+
+    visits: the root's visits (int [N*N + 1], pass last). pass_rule "fill": the legal points
+    outside the own eyes (Game.unfilled_points), tested where the pass is a choice (it has
+    visits, or every_move_weighed: a Gumbel target weighs every legal move); with winning_pass,
+    none where the pass ends a won game. earliest_pass: before this move number, the visited
+    board points (0 = off). "free" with earliest_pass 0 never refuses the pass."""
+    nn = len(visits) - 1
+    if check_pass_rule(pass_rule) == "fill" and (visits[nn] > 0 or every_move_weighed):
+        if winning_pass and game.pass_wins():
+            return _NO_POINTS
+        return np.asarray(game.unfilled_points(), dtype=np.int64)
+    if len(game.moves) < earliest_pass and visits[:nn].any():
+        return np.flatnonzero(visits[:nn])
+    return _NO_POINTS
+
+
+def choose_move(search, int g, game, *, pass_rule, bint winning_pass, int earliest_pass=0,
+                temperature=None, bint resign=True, rng=None, refused=None):
+    """The move to play in `game` after `search` (a fastgo.mcts.BatchedSearch, or anything with
+    choose_move(g, temperature, resign), root_visits(g) and root_priors(g)) searched it as its
+    game g: the search's root choice (BatchedSearch.choose_move: temperature, the most visited,
+    Gumbel, RESIGN = -2 where `resign` and the game looks lost), then the pass rule.
+
+    A pass the rule refuses (points_instead_of_pass, same parameters, every move weighed)
+    becomes the point among those by the search's visits: sampled in proportion with `rng` (a
+    numpy Generator), the most visited without; by prior where none was visited. Under "fill"
+    with winning_pass, a pass that ends a won game is returned whatever the search chose
+    (unless it resigned). refused: points_instead_of_pass's answer where the caller already has
+    it (self-play, for the policy target); an empty one keeps the search's move. The root is
+    read only where the pass is overruled."""
+    move = search.choose_move(g, temperature, resign)
+    fill = check_pass_rule(pass_rule) == "fill"
+    if (not fill and earliest_pass <= 0) or move < 0:
+        return move
+    if refused is not None and not len(refused):
+        return move
+    pass_move = game.board.pass_move
+    if winning_pass and fill and game.pass_wins():
+        return pass_move
+    if move != pass_move:
+        return move
+    visits = search.root_visits(g)
+    points = points_instead_of_pass(game, visits, pass_rule=pass_rule, winning_pass=winning_pass,
+                                    earliest_pass=earliest_pass, every_move_weighed=True)
+    if not len(points):
+        return move
+    weights = visits[points].astype(np.float64)
+    if weights.sum() <= 0:
+        return int(points[int(np.argmax(search.root_priors(g)[points]))])
+    if rng is not None:
+        return int(rng.choice(points, p=weights / weights.sum()))
+    return int(points[int(np.argmax(weights))])
+
+
+def point_instead_of_pass(game, ranked=()):
+    """Where a player that may not pass yet goes instead ("fill" without the winning pass, as
+    GTP's kgs-genmove_cleanup asks): the first of `ranked` (board points, best first: a search's
+    analysis rows) that is a legal point outside the own eyes (Game.unfilled_points), else the
+    lowest such point; the pass where none is left."""
+    points = np.asarray(game.unfilled_points(), dtype=np.int64)
+    if not len(points):
+        return game.board.pass_move
+    allowed = set(points.tolist())
+    for move in ranked:
+        if move in allowed:
+            return int(move)
+    return int(points.min())
+
+
+def policy_may_pass(pass_rule):
+    """Policy-only play's pass rule (fastgo.policy_play's allow_pass, no search): True under
+    "free" (the pass is a move the policy may choose), False under "fill" (the pass only when
+    no legal point outside the own eyes is left)."""
+    return check_pass_rule(pass_rule, "policy_pass_rule") == "free"

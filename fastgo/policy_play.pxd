@@ -3,12 +3,12 @@
 from libc.stdint cimport int16_t, int32_t, uint64_t
 from fastgo.board cimport BoardState
 from fastgo.rng cimport Rng
+from fastgo.history cimport History
 
 cdef enum:
     PHASE_ALL = 0            # collect every live game
     PHASE_LEARNER = 1        # collect the games whose side to move is the learner (or self-play)
     PHASE_OPPONENT = 2       # collect the games whose side to move is the opponent
-    FILTER_WORDS = 64        # superko filter: 4096 bits over the position hashes of one game
 
 
 cdef struct PolicyGame:
@@ -19,7 +19,7 @@ cdef struct PolicyGame:
     int32_t sym              # symmetry of the position in the batch in flight (0 = identity)
     int32_t group            # 0 or 1: the opponent a PHASE_OPPONENT collect sorts this game under
     bint over                # two passes or the move cap
-    uint64_t filter[FILTER_WORDS]  # bit (h & 4095) set for every position hash h in history
+    History history          # the game's positions, the initial one first (positional superko)
 
 
 # The acceptable moves for the side to move of `b` into cand[0 .. k), rising, k returned: legal,
@@ -33,8 +33,8 @@ cdef int acceptable_moves(const BoardState* b, bint allow_pass, int16_t* cand) n
 # logits: [N*N + 1] in the frame of symmetry `sym` (logits[sym_move(m)] belongs to move m).
 # scratch: a caller's board used for the superko test. Returns a move index (N*N = pass).
 cdef int sample_move(const BoardState* b, const float* logits, int sym, float floor,
-                     bint allow_pass, const uint64_t* history, int history_len,
-                     const uint64_t* filter, Rng* rng, BoardState* scratch) noexcept nogil
+                     bint allow_pass, const History* history, Rng* rng,
+                     BoardState* scratch) noexcept nogil
 # The distribution sample_move draws from before any superko strike: probs[N*N + 1].
 cdef void move_distribution(const BoardState* b, const float* logits, int sym, float floor,
                             bint allow_pass, double* probs) noexcept nogil

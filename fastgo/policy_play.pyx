@@ -38,6 +38,8 @@ from fastgo.features cimport encoding_planes, encode
 from fastgo.replay cimport check_samples, seek_position
 from fastgo.rng cimport Rng, rng_seed, rng_below, rng_uniform
 from fastgo.symmetry cimport sym_move, sym_planes
+from fastgo.history cimport (
+    History, history_init, history_free, history_clear, history_push, history_contains)
 
 cnp.import_array()
 
@@ -89,26 +91,15 @@ cdef int _weights(const BoardState* b, const float* logits, int sym, float floor
     return k
 
 
-cdef inline bint _seen(const uint64_t* history, int history_len, const uint64_t* filter,
-                       uint64_t h) noexcept nogil:
-    cdef int i
-    if not (filter[(h >> 6) & 63] & ((<uint64_t>1) << (h & 63))):
-        return 0
-    for i in range(history_len):
-        if history[i] == h:
-            return 1
-    return 0
-
-
 cdef int sample_move(const BoardState* b, const float* logits, int sym, float floor,
-                     bint allow_pass, const uint64_t* history, int history_len,
-                     const uint64_t* filter, Rng* rng, BoardState* scratch) noexcept nogil:
+                     bint allow_pass, const History* history, Rng* rng,
+                     BoardState* scratch) noexcept nogil:
     cdef int16_t cand[MAX_MOVES]
     cdef double w[MAX_MOVES]
     cdef int nn = b.size * b.size, k, j, m, left
     cdef double total = 0.0, r
     # No stone ever captured: every board move adds a stone, no position can repeat.
-    cdef bint check = history_len > 0 and (b.captures[BLACK] + b.captures[WHITE]) > 0
+    cdef bint check = history.length > 0 and (b.captures[BLACK] + b.captures[WHITE]) > 0
     k = _weights(b, logits, sym, floor, allow_pass, cand, w)
     for j in range(k):
         total += w[j]
@@ -130,7 +121,7 @@ cdef int sample_move(const BoardState* b, const float* logits, int sym, float fl
         memcpy(scratch, b, sizeof(BoardState))
         scratch.track_history = 0          # the planes' history is not needed for a hash
         board_play(scratch, cand[m])
-        if not _seen(history, history_len, filter, board_position_hash(scratch)):
+        if not history_contains(history, board_position_hash(scratch)):
             return cand[m]
         total -= w[m]
         w[m] = 0.0
@@ -222,28 +213,28 @@ def sample_moves(Board board not None, logits, *, int draws=1, unsigned long lon
     if not 0 <= draws <= 100_000_000:
         raise ValueError(f"draws: must be in 0..100000000, got {draws}")
     cdef float[::1] lv = _check_logits(logits, nn)
-    hist = np.ascontiguousarray([int(h) & 0xFFFFFFFFFFFFFFFF for h in history] or [0],
-                                dtype=np.uint64)
-    cdef uint64_t[::1] hv = hist
-    cdef int hlen = len(history)
-    cdef uint64_t filt[FILTER_WORDS]
-    memset(filt, 0, sizeof(filt))
-    for i in range(hlen):
-        filt[(hv[i] >> 6) & 63] |= (<uint64_t>1) << (hv[i] & 63)
+    hashes = [int(h) & 0xFFFFFFFFFFFFFFFF for h in history]
+    cdef History hist
+    if not history_init(&hist, len(hashes) + 1):
+        raise MemoryError()
+    for h in hashes:
+        history_push(&hist, <uint64_t>h)
     out = np.empty(draws, dtype=np.int32)
     cdef int32_t[::1] ov = out
     cdef Rng rng
     cdef BoardState* scratch = <BoardState*>calloc(1, sizeof(BoardState))
     if scratch == NULL:
+        history_free(&hist)
         raise MemoryError()
     rng_seed(&rng, seed)
     try:
         with nogil:
             for i in range(draws):
-                ov[i] = sample_move(&board.state, &lv[0], 0, floor, allow_pass, &hv[0], hlen,
-                                    filt, &rng, scratch)
+                ov[i] = sample_move(&board.state, &lv[0], 0, floor, allow_pass, &hist, &rng,
+                                    scratch)
     finally:
         free(scratch)
+        history_free(&hist)
     return out
 
 
@@ -262,11 +253,10 @@ cdef class PolicyPlay:
     cdef readonly long long moves_played       # moves applied since construction
     cdef int pending                           # rows of the batch in flight (0: none)
     cdef int counts[2]                         # rows of group 0 / 1 in the last collect
-    cdef object _rows, _moves, _values, _history, _scores, _owner, _planes_tmp
+    cdef object _rows, _moves, _values, _scores, _owner, _planes_tmp
     cdef int32_t[::1] rows                     # [G] game of each row in flight
     cdef int16_t[:, ::1] moves                 # [G, cap] moves played, pass = N*N
     cdef float[:, ::1] values                  # [G, cap] value head for the mover, in [-1, 1]
-    cdef uint64_t[:, ::1] history              # [G, cap + 1] position hashes, initial first
     cdef float[::1] scores                     # [G] Tromp-Taylor score once over (Black's view)
     cdef int8_t[:, ::1] owner                  # [G, N*N] ownership once over
     cdef uint8_t[::1] planes_tmp               # [planes * N * N] one encoding before symmetry
@@ -293,19 +283,24 @@ cdef class PolicyPlay:
         self._rows = np.zeros(games, dtype=np.int32)
         self._moves = np.zeros((games, self.cap), dtype=np.int16)
         self._values = np.zeros((games, self.cap), dtype=np.float32)
-        self._history = np.zeros((games, self.cap + 1), dtype=np.uint64)
         self._scores = np.zeros(games, dtype=np.float32)
         self._owner = np.zeros((games, size * size), dtype=np.int8)
         self._planes_tmp = np.zeros(self.planes * size * size, dtype=np.uint8)
         self.rows, self.moves, self.values = self._rows, self._moves, self._values
-        self.history, self.scores, self.owner = self._history, self._scores, self._owner
+        self.scores, self.owner = self._scores, self._owner
         self.planes_tmp = self._planes_tmp
         cdef int g
         for g in range(games):
+            if not history_init(&self.games[g].history, self.cap + 1):
+                raise MemoryError()
             board_init(&self.games[g].board, size, komi)
             self.games[g].over = 1
 
     def __dealloc__(self):
+        cdef int g
+        if self.games != NULL:
+            for g in range(self.num_games):
+                history_free(&self.games[g].history)
         free(self.games)
         free(self.scratch)
 
@@ -346,10 +341,8 @@ cdef class PolicyPlay:
         s.length = 0
         s.sym = 0
         s.over = 0
-        memset(s.filter, 0, sizeof(s.filter))
-        h = board_position_hash(&s.board)
-        self.history[g, 0] = h
-        s.filter[(h >> 6) & 63] |= (<uint64_t>1) << (h & 63)
+        history_clear(&s.history)
+        history_push(&s.history, board_position_hash(&s.board))
 
     @property
     def group_counts(self):
@@ -447,14 +440,11 @@ cdef class PolicyPlay:
                 v = 0.0
             self.values[g, s.length] = -1.0 if v < -1.0 else (1.0 if v > 1.0 else v)
             move = sample_move(&s.board, logits + <size_t>i * (nn + 1), s.sym, self.floor,
-                               self.allow_pass, &self.history[g, 0], s.length + 1, s.filter,
-                               &s.rng, self.scratch)
+                               self.allow_pass, &s.history, &s.rng, self.scratch)
             board_play(&s.board, move)
             self.moves[g, s.length] = <int16_t>move
             s.length += 1
-            h = board_position_hash(&s.board)
-            self.history[g, s.length] = h
-            s.filter[(h >> 6) & 63] |= (<uint64_t>1) << (h & 63)
+            history_push(&s.history, board_position_hash(&s.board))
             self.moves_played += 1
             if board_is_over(&s.board):
                 s.over = 1

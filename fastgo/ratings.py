@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from fastgo.files import escaped, open_append
+from fastgo.files import ends_torn, escaped, open_append
 from fastgo.statefiles import count, read_jsonl
 
 try:
@@ -126,12 +126,8 @@ def append_result(path, a, b, wins_a, wins_b, draws=0, **meta) -> dict:
     try:
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)
-        end = os.lseek(fd, 0, os.SEEK_END)
-        if end > 0:
-            with open(os.fspath(path), "rb") as handle:
-                handle.seek(end - 1)
-                if handle.read(1) != b"\n":
-                    data = b"\n" + data
+        if ends_torn(fd, path):
+            data = b"\n" + data
         view = memoryview(data)
         while view:
             written = os.write(fd, view)

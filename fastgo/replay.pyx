@@ -15,6 +15,7 @@ from fastgo.board cimport (
     board_position_hash)
 from fastgo.features cimport encoding_planes, encode
 from fastgo.symmetry cimport sym_move, sym_planes
+from fastgo.history cimport History, history_init, history_free, history_push, history_contains
 
 cnp.import_array()
 
@@ -23,16 +24,13 @@ _REASONS = {REPLAY_OFF_BOARD: "off board", REPLAY_ILLEGAL: "illegal (occupied, s
 from fastgo.features import ENCODING_IDS as _ENCODINGS
 
 
-cdef int _replay_checked(BoardState* b, const int16_t* moves, int count, uint64_t* table,
-                         int mask, int* bad) noexcept nogil:
+cdef int _replay_checked(BoardState* b, const int16_t* moves, int count, History* seen,
+                         int* bad) noexcept nogil:
     # Plays moves[0 .. count) on b (a fresh board); returns REPLAY_OK or the code of the first
-    # refused move, whose index goes to bad[0]. table: an open-addressing set of mask + 1 buckets
-    # (0 = empty; a hash of 0 is stored as 1: a false superko needs a 2**-64 coincidence).
+    # refused move, whose index goes to bad[0]. seen: an empty history of count + 1 positions.
     cdef int i, nn = b.size * b.size, move
-    cdef uint64_t h, bucket
-    h = board_position_hash(b)
-    h = h if h else 1
-    table[h & mask] = h
+    cdef uint64_t h
+    history_push(seen, board_position_hash(b))
     for i in range(count):
         move = moves[i]
         bad[0] = i
@@ -45,13 +43,9 @@ cdef int _replay_checked(BoardState* b, const int16_t* moves, int count, uint64_
         if move == nn:
             continue
         h = board_position_hash(b)
-        h = h if h else 1
-        bucket = h & mask
-        while table[bucket] != 0:
-            if table[bucket] == h:
-                return REPLAY_SUPERKO
-            bucket = (bucket + 1) & mask
-        table[bucket] = h
+        if history_contains(seen, h):
+            return REPLAY_SUPERKO
+        history_push(seen, h)
     bad[0] = -1
     return REPLAY_OK
 
@@ -97,33 +91,31 @@ def check_game(int size, float komi, const int16_t[::1] moves not None):
     White minus komi); ownership int8 [N*N] of the final position (+1 Black, -1 White, 0 dame).
     Time and memory are linear in len(moves)."""
     cdef BoardState* b
-    cdef uint64_t* table
-    cdef int count = moves.shape[0], mask = 1, bad = -1, code
+    cdef History seen
+    cdef int count = moves.shape[0], bad = -1, code
     cdef float score
     cdef bint over
     if not MIN_SIZE <= size <= MAX_SIZE:
         raise ValueError(f"board size must be {MIN_SIZE}..{MAX_SIZE}, got {size}")
-    while mask < 2 * (count + 1):
-        mask <<= 1
     ownership = np.zeros(size * size, dtype=np.int8)
     cdef int8_t[::1] own = ownership
+    if not history_init(&seen, count + 1):
+        raise MemoryError()
     b = <BoardState*>calloc(1, sizeof(BoardState))
-    table = <uint64_t*>calloc(mask, sizeof(uint64_t))
-    if b == NULL or table == NULL:
-        free(b)
-        free(table)
+    if b == NULL:
+        history_free(&seen)
         raise MemoryError()
     try:
         with nogil:
             board_init(b, size, komi)
             b.track_history = 0
-            code = _replay_checked(b, &moves[0] if count else NULL, count, table, mask - 1, &bad)
+            code = _replay_checked(b, &moves[0] if count else NULL, count, &seen, &bad)
             over = board_is_over(b)
             score = board_score(b)
             board_ownership(b, &own[0])
     finally:
         free(b)
-        free(table)
+        history_free(&seen)
     return bad, _REASONS.get(code, ""), bool(over), float(score), ownership
 
 

@@ -4,6 +4,7 @@ from libc.stdint cimport uint8_t, int32_t, uint64_t
 from fastgo.board cimport BoardState, MAX_MOVES
 from fastgo.rng cimport Rng
 from fastgo.tree cimport Tree
+from fastgo.history cimport History
 
 
 cdef struct SearchGame:
@@ -19,10 +20,8 @@ cdef struct SearchGame:
     bint full_search         # playout-cap randomization: this move got the full search
     bint root_mask_valid     # root_mask holds the root's legal moves (superko from the Game)
     uint8_t root_mask[MAX_MOVES]  # [N*N + 1] 1 = legal at the root
-    uint64_t* history        # [history_cap] positional hashes of earlier positions of the game
-    int32_t history_len      # valid entries of history
-    int32_t history_cap
-    uint64_t history_filter[64]   # 4096-bit filter over history (bit = hash & 4095)
+    History history          # earlier positions of the game (positional superko), the newest
+                             # 2 * N * N + 64 kept
     bint resign_disabled     # resignation switched off in this game (to count false positives)
     int32_t low_streak[3]    # consecutive own moves with root value below the threshold, by color
     int32_t would_resign     # first color that would have resigned where disabled (0: none)

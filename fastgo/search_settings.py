@@ -6,6 +6,12 @@ section becomes a search; `for_play(...)` the players' (no noise, no resignation
 
 Values are in the units of the config: visits are root-child visits, fractions are in [0, 1],
 c_puct, fpu_reduction and virtual_loss are >= 0. ValueError names the field that is out of range.
+
+"Off" has one spelling here: None (dirichlet_alpha: the automatic alpha; resign_threshold: never
+resign; cheap_visits: no playout-cap randomization); 0 in those fields is refused with a message.
+The config's spellings, which shipped configs use (0 for dirichlet_alpha and cheap_visits, -1
+for resign_threshold), become None in `for_selfplay` and nowhere else; BatchedSearch turns None
+into the named sentinels of its typed struct (fastgo/search_params.pxd) in one function.
 """
 from __future__ import annotations
 
@@ -73,6 +79,9 @@ class SearchSettings:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
         if self.dirichlet_alpha is not None and not self.dirichlet_alpha > 0:
             raise ValueError(f"dirichlet_alpha must be > 0 or None, got {self.dirichlet_alpha}")
+        if self.resign_threshold is not None and not -1.0 <= self.resign_threshold <= 1.0:
+            raise ValueError(f"resign_threshold must be in [-1, 1] or None (never resign), got "
+                             f"{self.resign_threshold}")
         if self.cheap_visits is not None and int(self.cheap_visits) < 1:
             raise ValueError(f"cheap_visits must be >= 1 or None, got {self.cheap_visits}")
         if self.temperature_moves < 0:

@@ -5,13 +5,11 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, int16_t
+from fastgo.constants cimport MAX_SIZE, MAX_POINTS
 
 cnp.import_array()
 
 NUM_SYMMETRIES = 8
-
-cdef enum:
-    _MAX_POINTS = 625      # 25 * 25: the largest board
 
 
 cdef int sym_inverse(int sym) noexcept nogil:
@@ -36,7 +34,7 @@ cdef int sym_move(int move, int n, int sym) noexcept nogil:
 
 
 cdef void sym_planes(const uint8_t* src, uint8_t* dst, int planes, int n, int sym) noexcept nogil:
-    cdef int16_t target[_MAX_POINTS]
+    cdef int16_t target[MAX_POINTS]
     cdef int nn = n * n, m, p
     cdef const uint8_t* s
     cdef uint8_t* d
@@ -91,8 +89,8 @@ def transform_planes(arr, int sym):
     if a.ndim not in (2, 3) or a.shape[a.ndim - 1] != a.shape[a.ndim - 2]:
         raise ValueError(f"expected (P, N, N) or (N, N) planes, got shape {a.shape}")
     cdef int n = a.shape[a.ndim - 1]
-    if n > 25:
-        raise ValueError(f"board side {n} is above 25")
+    if n > MAX_SIZE:
+        raise ValueError(f"board side {n} is above {MAX_SIZE}")
     cdef int planes = 1 if a.ndim == 2 else a.shape[0]
     cdef const uint8_t[:, :, ::1] src
     cdef uint8_t[:, :, ::1] dst
@@ -117,8 +115,8 @@ def transform_policy(vec, int n, int sym):
     v = np.asarray(vec)
     if v.ndim != 1 or v.shape[0] != n * n + 1:
         raise ValueError(f"expected a policy vector of {n * n + 1} entries, got shape {v.shape}")
-    if n > 25 or n < 1:
-        raise ValueError(f"board side must be 1..25, got {n}")
+    if n > MAX_SIZE or n < 1:
+        raise ValueError(f"board side must be 1..{MAX_SIZE}, got {n}")
     cdef const float[::1] src
     cdef float[::1] dst
     if v.dtype == np.float32:

@@ -60,6 +60,7 @@ def build_engine(args):
 
     from inference_server.checkpoint import CheckpointError
     from inference_server.heads_evaluator import HeadsEvaluator
+    from inference_server.runner import canary_planes, check_canary_outputs
     from play.analysis_engine import AnalysisEngine, EngineSettings
     from play.analysis_query import Limits
     from play.heads_cache import HeadsCache
@@ -77,6 +78,10 @@ def build_engine(args):
     except CheckpointError as exc:
         raise ValueError(f"cannot load --model: {exc}") from None
     config = heads.config
+    try:       # NaN or inf weights, or outputs out of range, are refused before the first query
+        check_canary_outputs(*heads(canary_planes(config))[:2])
+    except ValueError as exc:
+        raise ValueError(f"refusing --model {args.model}: {exc}") from None
     limits = Limits(sizes=(config.board_size,), max_visits=args.max_visits,
                     default_visits=min(args.visits, args.max_visits),
                     model_komi=model_komi if config.score_head else None)
@@ -100,7 +105,23 @@ def run(args):
     print(f"fastgo analysis: {config.name} {config.board_size}x{config.board_size} step "
           f"{heads.model_version}, heads: ownership {'yes' if heads.has_ownership else 'no'}, "
           f"score {'yes' if heads.has_score else 'no'}; ready", file=sys.stderr, flush=True)
+    # stdin as a raw file of its own: the reader thread holds no lock of sys.stdin's buffer,
+    # so the process can exit on any path (a closed stdout, an error) while it waits there
+    stdin = open(sys.stdin.fileno(), "rb", buffering=0, closefd=False)
     try:
-        return engine.serve(sys.stdin.buffer, sys.stdout)
-    except (BrokenPipeError, KeyboardInterrupt):
+        return engine.serve(stdin, sys.stdout)
+    except BrokenPipeError:        # the reader closed our stdout: nothing more to say to it
+        _drop_stdout()
         return 0
+    except KeyboardInterrupt:
+        return 0
+
+
+def _drop_stdout():
+    """Points stdout at /dev/null, so the interpreter's final flush of what is still buffered
+    raises nothing (Python's documented way to exit after EPIPE)."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

@@ -18,7 +18,8 @@ import sys
 import time
 
 from fastgo.config import BACKEND_CHOICES, MATCH_VISITS, SEARCH_CHOICES
-from fastgo.pass_rule import PASS_RULE_HELP, PASS_RULES
+from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE, SIZE_RANGE
+from fastgo.move_choice import PASS_RULE_HELP
 
 DEFAULT_GAMES = 100
 DEFAULT_VISITS = MATCH_VISITS       # the evaluator plays at the same visits (cluster.eval_visits)
@@ -35,7 +36,7 @@ class ArgumentError(ValueError):
 
 def parents():
     from fastgo_cli.parser import json_options, move_seconds_options, seed_options, size_options
-    return (size_options(help="board size, 2..25 (default: the networks' size, else 9)"),
+    return (size_options(help=f"board size, {SIZE_RANGE} (default: the networks' size, else 9)"),
             seed_options(help="random seed for the players (default: a fresh one)"),
             json_options("the result"),
             move_seconds_options(help="equal time: each side gets at most S seconds a move on "
@@ -47,6 +48,8 @@ def parents():
 
 
 def add_arguments(parser):
+    from fastgo_cli.parser import pass_rule
+
     parser.add_argument("a", metavar="A",
                         help="first player: a checkpoint path, 'random', 'mcts:N' (pure MCTS, "
                              "N playouts per move), 'gnugo:LEVEL' (GNU Go 0..10, run as CGOS "
@@ -73,7 +76,7 @@ def add_arguments(parser):
                              "(Gumbel sequential halving, noise in the opening moves only)")
     parser.add_argument("--search-b", default=None, choices=SEARCH_CHOICES,
                         help="root search of a checkpoint B (default: --search-a)")
-    parser.add_argument("--pass-rule", default="filled", choices=PASS_RULES,
+    parser.add_argument("--pass-rule", default="fill", type=pass_rule, metavar="fill|free",
                         help="checkpoint players: " + PASS_RULE_HELP)
     parser.add_argument("--komi", type=float, default=7.5, help="komi")
     parser.add_argument("--sgf-dir", default=None, metavar="D",
@@ -132,8 +135,8 @@ def _check_args(args):
     for flag, value in (("--leaves-a", args.leaves_a), ("--leaves-b", args.leaves_b)):
         if not 1 <= value <= 256:
             raise ArgumentError(f"{flag} must be in 1..256, got {value}")
-    if args.size is not None and not 2 <= args.size <= 25:
-        raise ArgumentError(f"--size {args.size} is outside 2..25")
+    if args.size is not None and not MIN_BOARD_SIZE <= args.size <= MAX_BOARD_SIZE:
+        raise ArgumentError(f"--size {args.size} is outside {SIZE_RANGE}")
     if not -10_000 <= args.komi <= 10_000:           # also refuses nan
         raise ArgumentError(f"--komi {args.komi} is outside -10000..10000")
     if not 1 <= args.games_at_once <= 10_000:

@@ -7,14 +7,15 @@ import logging
 import sys
 
 from fastgo.config import BACKEND_CHOICES, SEARCH_CHOICES
-from fastgo.pass_rule import PASS_RULE_HELP, PASS_RULES
+from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE, SIZE_RANGE
+from fastgo.move_choice import PASS_RULE_HELP
 
 DEFAULT_VISITS = 400
 
 
 def parents():
     from fastgo_cli.parser import move_seconds_options, seed_options, size_options
-    return (size_options(help="initial board size, 2..25 (default 9; with --model the model's)"),
+    return (size_options(help=f"initial board size, {SIZE_RANGE} (default 9; with --model the model's)"),
             seed_options(help="random seed for the player"),
             move_seconds_options(help="with --model: at most S seconds a move on one thread "
                                       "(a GTP clock may cut it shorter); the visits are then "
@@ -23,6 +24,8 @@ def parents():
 
 
 def add_arguments(parser):
+    from fastgo_cli.parser import pass_rule
+
     parser.add_argument("--player", default=None,
                         help="'random' (default) or 'mcts:N' (pure MCTS, N random playouts "
                              "per move)")
@@ -36,7 +39,7 @@ def add_arguments(parser):
     parser.add_argument("--search", default="puct", choices=SEARCH_CHOICES,
                         help="with --model: root search, puct (the tree is kept between moves, "
                              "pondering) or gumbel (Gumbel sequential halving, no Gumbel noise)")
-    parser.add_argument("--pass-rule", default="filled", choices=PASS_RULES,
+    parser.add_argument("--pass-rule", default="fill", type=pass_rule, metavar="fill|free",
                         help="with --model: " + PASS_RULE_HELP)
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                         help="where the network runs with --model (auto: CUDA when there is one)")
@@ -62,8 +65,8 @@ def run(args):
     elif args.player is not None:
         print("fastgo gtp: give --model or --player, not both", file=sys.stderr)
         return 2
-    if args.size is not None and not 2 <= args.size <= 25:
-        print(f"fastgo gtp: --size {args.size} is outside 2..25", file=sys.stderr)
+    if args.size is not None and not MIN_BOARD_SIZE <= args.size <= MAX_BOARD_SIZE:
+        print(f"fastgo gtp: --size {args.size} is outside {SIZE_RANGE}", file=sys.stderr)
         return 2
     if args.seed is not None and not 0 <= args.seed < 1 << 64:
         print(f"fastgo gtp: --seed must be in 0..2**64-1, got {args.seed}", file=sys.stderr)
@@ -145,7 +148,7 @@ def _network_player(args):
                                        leaves_per_game=leaves, resign_threshold=args.resign)
     player = SearchPlayer(evaluator, visits, settings, name=f"{config.name}:{visits}",
                           seed=args.seed, board_size=config.board_size,
-                          pass_rule=getattr(args, "pass_rule", "filled"))
+                          pass_rule=getattr(args, "pass_rule", "fill"))
     # kata-analyze's scores and ownership: every head of the network, loaded on first use.
     player.analysis_heads = _analysis_heads(args.model, args.device)
     player.model_komi = 7.5 if config.score_head else None

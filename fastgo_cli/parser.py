@@ -5,7 +5,8 @@ share; hidden aliases for old spellings; `--config NAME|PATH` and `--set SECTION
 A command module may define `parents()` -> a tuple of the parent parsers below; fastgo_cli.main
 builds `Parser(parents=module.parents())`, calls `module.add_arguments(parser)`, parses, then
 `prepare(parser, args)` before `module.run(args)`. Imports only the standard library (and
-fastgo.config once a parsed command names a config).
+fastgo.config once a parsed command names a config, fastgo.move_choice once --pass-rule is
+given).
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import json
 import os
 import re
 import sys
+
+from fastgo.constants import SIZE_RANGE
 
 # A duration: a positive number with an optional unit (none or s: seconds; m, h, d), in
 # MIN_DURATION_S..MAX_DURATION_S (every run length: selfplay, train, cluster, compare).
@@ -165,7 +168,7 @@ def run_dir_options(*, required=True, help="the run directory (created if missin
     return parent
 
 
-def size_options(*, default=None, dest="size", help="board size, 2..25"):
+def size_options(*, default=None, dest="size", help=f"board size, {SIZE_RANGE}"):
     """--size N, with --board and --board-size as hidden aliases."""
     parent = _parent()
     parent.add_argument("--size", type=int, default=default, dest=dest, metavar="N", help=help)
@@ -258,3 +261,14 @@ def prepare(parser, args) -> bool:
             os.dup2(devnull, sys.stdout.fileno())
         return True
     return False
+
+
+def pass_rule(text: str) -> str:
+    """A pass rule of fastgo.move_choice ('fill' or 'free') as an argparse type; an old spelling
+    is refused with the new one named."""
+    from fastgo.move_choice import check_pass_rule
+
+    try:
+        return check_pass_rule(text[:40], "pass rule")
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None

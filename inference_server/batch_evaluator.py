@@ -3,7 +3,7 @@
 An evaluator maps a batch of feature planes to policy logits and values:
 
     evaluate(planes) -> (logits, values)
-        planes: np.uint8 [B, P, N, N], C-contiguous (P = 17 'alphazero' or 11 'liberty')
+        planes: np.uint8 [B, P, N, N], C-contiguous (P = fastgo.constants.ENCODING_PLANES[encoding])
         logits: np.float32 [B, N*N + 1], pass last, unnormalised
         values: np.float32 [B], in [-1, 1], from the point of view of the side to move
 

@@ -293,6 +293,13 @@ def canary_planes(config, count: int = 4, seed: int = 12345) -> np.ndarray:
 def check_canaries(runner: ModelRunner, max_abs_logit: float = 1e4) -> None:
     """Raise ValueError if the runner gives a NaN/inf or out-of-range output on the canaries."""
     logits, values = runner.forward(canary_planes(runner.config), graphs=False)
+    check_canary_outputs(logits, values, max_abs_logit)
+
+
+def check_canary_outputs(logits, values, max_abs_logit: float = 1e4) -> None:
+    """Raise ValueError unless a network's outputs on canary_planes are finite and in range:
+    the check of check_canaries for an evaluator that is not a ModelRunner."""
+    logits, values = np.asarray(logits), np.asarray(values)
     if not np.all(np.isfinite(logits)) or not np.all(np.isfinite(values)):
         raise ValueError("canary positions give non-finite outputs")
     if np.abs(logits).max() > max_abs_logit:

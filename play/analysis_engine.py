@@ -26,11 +26,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fastgo.features import encode_into
 from fastgo.mcts import BatchedSearch
 from fastgo.search_settings import SearchSettings
 from play.analysis_lines import EMPTY, LineFeed, Overlong
 from play.analysis_query import Limits, parse_query
-from play.analysis_report import analysis_response, finished_response, no_results
+from play.analysis_report import (analysis_response, area_ownership, finished_response,
+                                  no_results)
 from play.tree_stats import tree_stats
 
 log = logging.getLogger("fastgo.analysis")
@@ -188,7 +190,9 @@ class AnalysisEngine:
         if turn.query.report_every is not None:
             turn.next_report = now + turn.query.first_report_after
         if game.is_over():
-            self.emit(finished_response(turn.query, turn.number, game))
+            wanted = turn.query.include_ownership
+            self.emit(finished_response(turn.query, turn.number, game,
+                                        ownership=self._ownership(game) if wanted else None))
             self.turns_done += 1
             return False
         self.search.set_position(slot, _Root(game, _banned(turn.query, game)))
@@ -196,6 +200,17 @@ class AnalysisEngine:
         self.search.start(max(1, turn.query.max_visits - 1), games=[slot])
         self.slots[slot] = turn
         return True
+
+    def _ownership(self, game):
+        """The network's ownership of a finished game's position from the view of the player
+        to move ([N*N] floats in -1..1), or the Tromp-Taylor area by the rules (which decides
+        the result) where the network has no ownership head."""
+        planes = np.empty((1, self.search.planes, self.size, self.size), np.uint8)
+        encode_into(game.board, self.search.encoding, planes[0])
+        own = self.cache.fetch(planes)[0][2]
+        if own is not None:
+            return np.asarray(own, np.float64)
+        return area_ownership(game.board.stones(), game.to_move)
 
     def _fill(self, now):
         for slot, turn in enumerate(self.slots):
@@ -267,6 +282,8 @@ class AnalysisEngine:
                     break
                 try:
                     self.handle_line(item)
+                except BrokenPipeError:         # the reader has gone: nobody to answer
+                    raise
                 except Exception as exc:        # an engine bug: this line fails, not the engine
                     log.exception("analysis line failed")
                     self.emit({"error": f"internal error: {type(exc).__name__}"})

@@ -12,16 +12,21 @@ from __future__ import annotations
 
 import json
 import math
+import re
+
+import numpy as np
 from dataclasses import dataclass, field
 
 from fastgo import coords
 from fastgo.board import BLACK, WHITE
+from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE
 from play.analysis_rules import RulesError, parse_rules, substitution_warning
 
 PERSPECTIVES = ("SIDETOMOVE", "BLACK", "WHITE")
 ACTIONS = ("query_version", "query_models", "clear_cache", "terminate", "terminate_all")
 MAX_PRIORITY = 0x3FFFFFFFFFFFFFFF
 MAX_ID_CHARS = 1000
+MAX_NESTING = 32         # arrays and objects inside each other; KataGo's queries need 4
 
 # Fields KataGo reads (analysis.cpp's expectedKeys); anything else draws KataGo's warning.
 SUPPORTED = {"id", "moves", "initialStones", "initialPlayer", "rules", "komi", "boardXSize",
@@ -90,6 +95,67 @@ def _shown(text, limit=200):
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[{}\[\],:]', re.S)   # a string, or a structural mark
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"?', re.S)
+_BRACKETS = re.compile(r'[^\[\]{}]+')
+
+
+def _json_string(token):
+    try:
+        value = json.loads(token)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def deepest_nesting(text) -> int:
+    """The deepest nesting of arrays and objects in a JSON text (strings skipped), linear and
+    without recursion: the brackets' running sum, in numpy."""
+    marks = _BRACKETS.sub("", _STRINGS.sub("", text))
+    if not marks:
+        return 0
+    steps = np.frombuffer(marks.encode("ascii"), np.uint8)
+    return int(np.cumsum(np.where((steps == 91) | (steps == 123), 1, -1)).max())
+
+
+def nesting(text, limit=MAX_NESTING, *, scan_chars=1 << 16):
+    """(deepest nesting of arrays and objects in the JSON text, the top-level key whose value
+    first went deeper than `limit` or None, the top-level "id" string or None): a line nested
+    too deep is refused before json.loads, so no reader of it can run out of stack, and its
+    error still names the query. Linear; key and id are looked for in the first `scan_chars`
+    characters only, and only when the line is too deep."""
+    deepest = deepest_nesting(text)
+    if deepest <= limit:
+        return deepest, None, None
+    text = text[:scan_chars]
+    depth = 0
+    is_object = text.lstrip()[:1] == "{"
+    key = field = ident = value_of = None
+    key_next = False
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token[0] == '"':
+            if depth == 1 and is_object:
+                if key_next:
+                    key, key_next = _json_string(token), False
+                elif value_of == "id" and ident is None:
+                    ident = _json_string(token)
+            value_of = None
+        elif token in "{[":
+            depth += 1
+            if depth == limit + 1 and field is None:
+                field = key if is_object else None
+            key_next = depth == 1 and token == "{"
+            value_of = None
+        elif token in "}]":
+            depth -= 1
+        elif depth == 1 and token == ",":
+            key_next, value_of = True, None
+        elif depth == 1 and token == ":":
+            value_of = key
+    return deepest, field, ident
+
+
 def parse_query(raw, limits=Limits()):
     """See the module docstring. `raw`: bytes (or str) of one line, without its newline."""
     out = Parsed()
@@ -102,6 +168,15 @@ def parse_query(raw, limits=Limits()):
             return out
     else:
         text = raw
+    deepest, field, ident = nesting(text)
+    if deepest > MAX_NESTING:
+        message = f"nested deeper than {MAX_NESTING} arrays and objects"
+        if ident is not None and len(ident) <= MAX_ID_CHARS:
+            out.messages.append({"id": ident, "field": field or "", "error": message})
+        else:
+            out.messages.append({"error": f"{message} - could not parse input line as json "
+                                          f"request: {_shown(text)}"})
+        return out
     try:
         value = json.loads(text, parse_constant=_no_constants)
     except (ValueError, RecursionError) as exc:
@@ -220,7 +295,8 @@ def _query(value, ident, limits, messages):
     for name in ("boardXSize", "boardYSize"):
         if name not in value:
             raise Refused(name, "Must provide an integer from 2 to 19")
-        _integer(value, name, 2, 25, "Must provide an integer from 2 to 25")
+        _integer(value, name, MIN_BOARD_SIZE, MAX_BOARD_SIZE,
+                 f"Must provide an integer from {MIN_BOARD_SIZE} to {MAX_BOARD_SIZE}")
     size = value["boardXSize"]
     if value["boardYSize"] != size:
         raise Refused("boardYSize", "Only square boards are supported (boardXSize = boardYSize)")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from fastgo import coords
-from fastgo.board import BLACK, WHITE
+from fastgo.board import BLACK, EMPTY, WHITE
 
 
 def _r(x):
@@ -108,18 +108,55 @@ def analysis_response(query, turn, game, search_rows, stats, root_value, *, duri
     return out
 
 
-def finished_response(query, turn, game):
-    """A turn whose game is over (two passes or the move cap): no search, the rules' result."""
+def area_ownership(stones, to_move):
+    """Tromp-Taylor area of int8 `stones` (N, N; EMPTY / BLACK / WHITE) as ownership from
+    `to_move`'s view, [N*N] floats: +1 own stones and empty regions reaching only own stones,
+    -1 the opponent's, 0 regions reaching both or neither. Iterative flood fill."""
+    stones = np.asarray(stones)
+    n = stones.shape[0]
+    owner = np.where(stones == BLACK, 1.0, np.where(stones == WHITE, -1.0, 0.0))
+    seen = np.zeros((n, n), bool)
+    for r0 in range(n):
+        for c0 in range(n):
+            if stones[r0, c0] != EMPTY or seen[r0, c0]:
+                continue
+            region, reach, stack = [], set(), [(r0, c0)]
+            seen[r0, c0] = True
+            while stack:
+                r, c = stack.pop()
+                region.append((r, c))
+                for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+                    if 0 <= rr < n and 0 <= cc < n:
+                        if stones[rr, cc] == EMPTY:
+                            if not seen[rr, cc]:
+                                seen[rr, cc] = True
+                                stack.append((rr, cc))
+                        else:
+                            reach.add(int(stones[rr, cc]))
+            value = 1.0 if reach == {BLACK} else (-1.0 if reach == {WHITE} else 0.0)
+            for r, c in region:
+                owner[r, c] = value
+    owner = owner.reshape(-1)
+    return owner if to_move == BLACK else -owner
+
+
+def finished_response(query, turn, game, ownership=None):
+    """A turn whose game is over (two passes or the move cap): no search, the rules' result;
+    `ownership` ([N*N] from the view of the player to move) goes in when the query asked for
+    it."""
     to_move = game.to_move
     score = float(game.score()) * (1.0 if to_move == BLACK else -1.0)
     win = 1.0 if score > 0 else (0.0 if score < 0 else 0.5)
     flip = flips(query.perspective, to_move)
     sign = -1.0 if flip else 1.0
-    return {"id": query.id, "isDuringSearch": False, "turnNumber": int(turn), "moveInfos": [],
+    out = {"id": query.id, "isDuringSearch": False, "turnNumber": int(turn), "moveInfos": [],
             "rootInfo": {"visits": 0, "winrate": 1.0 - win if flip else win,
                          "scoreLead": _r(sign * score), "scoreSelfplay": _r(sign * score),
                          "utility": sign * (2.0 * win - 1.0), "lcb": 1.0 - win if flip else win,
                          "currentPlayer": "B" if to_move == BLACK else "W"}}
+    if ownership is not None and query.include_ownership:
+        out["ownership"] = _ownership(np.asarray(ownership, np.float64), flip)
+    return out
 
 
 def no_results(query_id, turn):

@@ -14,17 +14,17 @@ import sys
 from fastgo import coords
 from fastgo.gtp import (BLACK, WHITE, GtpError, color_name, float_arg, format_response, int_arg,
                         parse_color, parse_line)
+from fastgo.move_choice import point_instead_of_pass
 from play.gtp_setup import (free_handicap_points, handicap_points, loadsgf_stop,
                                         read_sgf, set_free_handicap_points, sgf_position,
                                         sgf_text, write_text)
+from fastgo.constants import MAX_BOARD_SIZE as MAX_SIZE, MIN_BOARD_SIZE as MIN_SIZE
 from play.gtp_time import GtpClock
 from play import gtp_kata as kata
 
 log = logging.getLogger("fastgo.gtp")
 
 ENGINE_NAME = "fastgo"
-MIN_SIZE = 2
-MAX_SIZE = 25
 
 
 def _engine_version():
@@ -334,24 +334,19 @@ class GtpEngine:
             self.game.resign(color)
             return "resign"
         if cleanup and move == self.size * self.size:
-            move = self._cleanup_move(color, move)
+            move = self._cleanup_move()
         if not self.game.is_legal(move):
             log.error("player %s chose illegal move %d; passing instead", self.player.name, move)
             move = self.size * self.size
         self.game.play(move)
         return coords.to_gtp(move, self.size)
 
-    def _cleanup_move(self, color, move):
-        """Instead of a pass: a legal point outside the player's own eyes, the searched one with
-        the most visits where the player keeps a search."""
-        board = self.game.board
-        points = [m for m in range(self.size * self.size)
-                  if self.game.is_legal(m) and not board.is_eye(m, color)]
-        if not points:
-            return move
+    def _cleanup_move(self):
+        """Instead of a pass (fastgo.move_choice.point_instead_of_pass): a legal point outside
+        the player's own eyes, the searched one with the most visits where the player keeps a
+        search; the pass where none is left."""
         rows = getattr(self.player, "analysis", lambda: [])()
-        ranked = [row["move"] for row in rows if row["move"] in points]
-        return ranked[0] if ranked else points[0]
+        return point_instead_of_pass(self.game, [row["move"] for row in rows])
 
     def cmd_lz_analyze(self, args):
         from play.gtp_analysis import parse_analyze_args

@@ -49,7 +49,7 @@ def parse_gtp_spec(spec):
         argv = shlex.split(spec[4:])
     except ValueError as exc:
         raise ValueError(f"GTP player spec {spec[:60]!r}: {exc}") from None
-    if not argv:
+    if not argv or not argv[0].strip():        # gtp: alone, or gtp:"" (an empty program)
         raise ValueError(f"GTP player spec {spec[:60]!r} has no command")
     return argv
 
@@ -85,7 +85,7 @@ class GtpSide:
                 else shlex.split(command)
         else:
             self.argv = [str(word) for word in command]
-        if not self.argv:
+        if not self.argv or not self.argv[0].strip():
             raise ValueError("empty GTP engine command")
         if not move_timeout > 0 or not start_timeout > 0:
             raise ValueError("timeouts must be > 0 seconds")

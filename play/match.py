@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from fastgo.board import BLACK
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
-from fastgo.pass_rule import PASS_RULES, settle_pass
+from fastgo.move_choice import check_pass_rule, choose_move
 from fastgo.ratings import elo_from_score, wilson_interval
 from fastgo.search_settings import SearchSettings
 
@@ -36,14 +36,13 @@ class SearchSide:
     SearchSettings.for_play(), no noise, AlphaZero planes), the most visited move (the first `opening_moves` moves of a game sampled by visit count, for
     variety). With settings.search 'gumbel': Gumbel root search, the move its sequential halving
     picks; the opening moves get the Gumbel noise (gumbel_scale), later moves none. pass_rule
-    'filled' (default): play's pass rule (fastgo.pass_rule with winning_pass: self-play's rule,
-    except that a pass which ends a won game is played); 'search': the search's own choice."""
+    (fastgo.move_choice, with the winning pass): 'fill' (default) no pass while a legal point
+    outside the own eyes is left, except one that ends a won game; 'free' the search's own
+    choice."""
 
     def __init__(self, evaluator, visits, settings=None, *, name="net", opening_moves=0, seed=0,
-                 pass_rule="filled"):
-        if pass_rule not in PASS_RULES:
-            raise ValueError(f"pass_rule must be one of {PASS_RULES}, got {pass_rule!r}")
-        self.pass_rule = pass_rule
+                 pass_rule="fill"):
+        self.pass_rule = check_pass_rule(pass_rule)
         self.evaluator = evaluator
         self.visits = int(visits)
         self.name = name
@@ -77,10 +76,8 @@ class SearchSide:
         out = []
         for g in indices:
             temperature = 1.0 if len(games[g].moves) < self.opening_moves else 0.0
-            move = search.choose_move(g, temperature, resign=False)
-            if self.pass_rule == "filled":
-                move = settle_pass(games[g], move, search, g, winning_pass=True)
-            out.append(move)
+            out.append(choose_move(search, g, games[g], pass_rule=self.pass_rule,
+                                   winning_pass=True, temperature=temperature, resign=False))
         return out
 
 

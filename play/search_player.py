@@ -11,7 +11,7 @@ import time
 
 from fastgo.mcts import BatchedSearch
 from fastgo.search_settings import SearchSettings
-from fastgo.pass_rule import PASS_RULES, settle_pass
+from fastgo.move_choice import check_pass_rule, choose_move, point_instead_of_pass
 
 
 class SearchPlayer:
@@ -22,10 +22,11 @@ class SearchPlayer:
     SearchSettings.for_play(), no noise: a player for matches, not for self-play; its encoding
     must be the network's); temperature 0 by default. board_size: the one size a network
     evaluator takes (None: any); the GTP engine refuses other sizes. clock: seconds, monotonic
-    (time.monotonic; tests pass their own), what a genmove under `seconds` reads."""
+    (time.monotonic; tests pass their own), what a genmove under `seconds` reads. pass_rule:
+    fastgo.move_choice's, with the winning pass ('fill', the default, or 'free')."""
 
     def __init__(self, evaluator, visits, settings=None, *, name=None, temperature=0.0, seed=None,
-                 board_size=None, pass_rule="filled", clock=time.monotonic):
+                 board_size=None, pass_rule="fill", clock=time.monotonic):
         if int(visits) < 1:
             raise ValueError(f"visits must be >= 1, got {visits}")
         self.evaluator = evaluator
@@ -33,9 +34,7 @@ class SearchPlayer:
         self.visits = int(visits)
         self.temperature = temperature
         self.seed = seed
-        if pass_rule not in PASS_RULES:
-            raise ValueError(f"pass_rule must be one of {PASS_RULES}, got {pass_rule!r}")
-        self.pass_rule = pass_rule
+        self.pass_rule = check_pass_rule(pass_rule)
         self.settings = SearchSettings.for_play() if settings is None else settings
         self.clock = clock
         self.name = name or f"puct:{visits}"
@@ -72,9 +71,10 @@ class SearchPlayer:
 
     def genmove(self, game, *, seconds=None, no_pass=False):
         """The move after a search of `visits` root visits, or fewer when `seconds` runs out
-        first (the search grows in steps of STEP_VISITS; at least one step). no_pass: the most
-        visited move other than the pass. fastgo.game.RESIGN where the search was built with a
-        resign_threshold and the game looks lost."""
+        first (the search grows in steps of STEP_VISITS; at least one step). no_pass (GTP's
+        cleanup): instead of a pass, the most visited legal point outside the own eyes
+        (fastgo.move_choice.point_instead_of_pass). fastgo.game.RESIGN where the search was
+        built with a resign_threshold and the game looks lost."""
         if game.is_over():
             return game.board.pass_move
         self._sync(game)
@@ -91,15 +91,14 @@ class SearchPlayer:
                 self.search.run(self.evaluator, min(self.visits, total + self.STEP_VISITS))
                 if self.clock() >= deadline or int(self.search.root_visits(0).sum()) == total:
                     break
-        move = self.search.choose_move(0, self.temperature)
-        if self.pass_rule == "filled" and move >= 0:
-            move = settle_pass(game, move, self.search, winning_pass=True)
+        move = choose_move(self.search, 0, game, pass_rule=self.pass_rule, winning_pass=True,
+                           temperature=self.temperature)
         pass_move = game.board.pass_move
         if no_pass and move == pass_move:
             visits = self.search.root_visits(0)
-            visits[pass_move] = 0
-            if visits.any():
-                move = int(visits.argmax())
+            ranked = sorted((m for m in range(pass_move) if visits[m] > 0),
+                            key=lambda m: -visits[m])
+            move = point_instead_of_pass(game, ranked)
         return move
 
     STEP_VISITS = 32

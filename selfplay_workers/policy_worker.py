@@ -29,6 +29,7 @@ import numpy as np
 
 from fastgo.board import BLACK, WHITE
 from fastgo.files import read_regular, reason
+from fastgo.move_choice import policy_may_pass
 from fastgo.policy_play import PHASE_ALL, PHASE_LEARNER, PHASE_OPPONENT, PolicyPlay
 from fastgo.pool import PoolError, draw_opponent, pool_path, read_pool
 from fastgo.shards import GameRecord
@@ -90,7 +91,7 @@ class PolicyWorker:
         # keeps the 8 symmetries for varied positions.
         self.play = PolicyPlay(games=self.games, size=self.size, komi=sp.komi,
                                encoding=config.model.encoding, floor=sp.policy_floor,
-                               allow_pass=sp.policy_pass,
+                               allow_pass=policy_may_pass(sp.policy_pass_rule),
                                symmetries=self.algorithm != "reinforce")
         self.max_checkpoint_bytes = config.server.max_checkpoint_bytes
         self._open = {}                       # mini-batch index -> _MiniBatch with games left

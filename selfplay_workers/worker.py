@@ -24,7 +24,7 @@ import numpy as np
 from fastgo.board import BLACK, IllegalMoveError
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
-from fastgo.pass_rule import points_instead_of_pass, settle_pass
+from fastgo.move_choice import choose_move, points_instead_of_pass
 from fastgo.search_settings import SearchSettings
 from fastgo.replay import check_game
 from fastgo.shards import GameRecord
@@ -80,9 +80,9 @@ class SelfplayWorker:
         self.search = BatchedSearch(games=self.games, size=self.size, komi=sp.komi,
                                     settings=SearchSettings.for_selfplay(config), seed=self.seed)
         self.gumbel = sp.search == "gumbel"
-        # self-play's pass rule (fastgo.pass_rule): games are played out, no winning pass
-        self.pass_rule = dict(winning_pass=False, filled=sp.pass_when_filled,
-                              no_pass_before=sp.no_pass_before)
+        # self-play's pass rule (fastgo.move_choice): no winning pass, so "fill" plays games out
+        self.pass_rule = dict(pass_rule=sp.pass_rule, winning_pass=False,
+                              earliest_pass=sp.earliest_pass)
         self.visits = sp.visits_at(None)      # full-search visits now (visits_schedule)
         self._rng = np.random.default_rng(self.seed)
         self.game_seq = 0
@@ -195,8 +195,9 @@ class SelfplayWorker:
         nn = self.size * self.size
         # A pass unvisited is neither chosen nor a PUCT target (the improved policy gives every
         # legal move some weight, so a Gumbel target needs the check where it is recorded).
-        no_pass = len(points_instead_of_pass(game, visits, **self.pass_rule,
-                                             pass_considered=self.gumbel and full)) > 0
+        refused = points_instead_of_pass(game, visits, **self.pass_rule,
+                                         every_move_weighed=self.gumbel and full)
+        no_pass = len(refused) > 0
         if no_pass:
             visits[nn] = 0                       # the pass is not a choice here, nor a target
         live.root_value.append(search.root_value(g))
@@ -215,11 +216,9 @@ class SelfplayWorker:
             live.policy_visits.append(target[points].astype(np.float32))
         else:
             live.policy_count.append(0)
-        move = search.choose_move(g)
-        if no_pass:
-            sampled = len(live.moves) < self.sp.temperature_moves
-            move = settle_pass(game, move, search, g, **self.pass_rule,
-                               rng=self._rng if sampled else None)
+        sampled = len(live.moves) < self.sp.temperature_moves
+        move = choose_move(search, g, game, **self.pass_rule, refused=refused,
+                           rng=self._rng if sampled else None)
         if move == RESIGN:
             live.root_value.pop()
             live.full.pop()

@@ -16,12 +16,12 @@ loss is bounded below.
 
 pi is the network's softmax over the ACCEPTABLE moves of s_t only, the moves the workers could
 sample (fastgo.policy_play.acceptable_masks, the sampler's own rule: legal, not the mover's own
-eye, the pass only when selfplay.policy_pass or nothing else is acceptable; a played move outside
-it, the pass the sampler falls back to when positional superko strikes every acceptable move, is
-added to its row): the other logits are set to -inf before log_softmax, so they get exactly zero
-gradient. P(acceptable | s_t) is the softmax over ALL moves summed over the acceptable ones: the
-mask term pushes only probability off the moves the sampler never plays, summed per game like
-the policy term. Positions are rebuilt from the moves by fastgo.replay.encode_samples under the
+eye, the pass only under selfplay.policy_pass_rule = "free" or when nothing else is acceptable; a
+played move outside it, the pass the sampler falls back to when positional superko strikes every
+acceptable move, is added to its row): the other logits are set to -inf before log_softmax, so they
+get exactly zero gradient. P(acceptable | s_t) is the softmax over ALL moves summed over the
+acceptable ones: the mask term pushes only probability off the moves the sampler never plays,
+summed per game like the policy term. Positions are rebuilt from the moves by fastgo.replay.encode_samples under the
 identity symmetry, so a_t is the move as recorded.
 
 BatchNorm (trainer.reinforce_batchnorm). "batch": pi is evaluated in training mode, each chunk
@@ -64,7 +64,8 @@ class LearnerBatch:
 def learner_batch(block: Block, size: int, komi: float, encoding: str, planes: int, *,
                   allow_pass: bool = False) -> LearnerBatch:
     """Rebuilds the positions of every move with full = 1 in `block` (identity symmetry) and
-    their acceptable-move masks (allow_pass: selfplay.policy_pass, as the workers sampled)."""
+    their acceptable-move masks (allow_pass: selfplay.policy_pass_rule = "free", as the workers
+    sampled)."""
     window = ReplayWindow(size, komi, encoding, window="fixed", window_size=1 << 62)
     window.add(block)
     flat = window.flat()

@@ -26,6 +26,7 @@ from collections import deque
 
 import numpy as np
 
+from fastgo.move_choice import policy_may_pass
 from fastgo.pool import OpponentPool
 from trainer.training_core import CoreView, TrainingCore
 from trainer.intake import ShardIntake
@@ -191,8 +192,9 @@ class ReinforceTrainer(CoreView):
         games = [game for _, _, game in itertools.islice(self.queue, n)]
         mc = self.config.model
         block = block_from_games(games, mc.board_size, f"update-{self.step + 1}")
+        allow_pass = policy_may_pass(self.config.selfplay.policy_pass_rule)
         batch = learner_batch(block, mc.board_size, self.config.selfplay.komi, mc.encoding,
-                              mc.planes, allow_pass=self.config.selfplay.policy_pass)
+                              mc.planes, allow_pass=allow_pass)
         terms = reinforce_step(self.model, self.optimizer, batch, baseline=self.tc.baseline,
                                value_weight=self.tc.value_weight, mask_weight=self.tc.mask_weight,
                                floor=self.config.selfplay.policy_floor, chunk=self.tc.batch_size,

@@ -42,7 +42,8 @@ def mapping_setting(default=None, *, doc=""):
 
 def parse_section(cls, table, *, source="<dict>", prefix="", origins=None):
     """Build dataclass `cls` from a dict, checking keys, types and bounds; `prefix` names the
-    section in messages (e.g. 'server'). `origins` maps dotted keys to the source named in
+    section in messages (e.g. 'server'). A key in `cls.RENAMED_KEYS` (old name -> what replaced
+    it) is refused with its replacement named. `origins` maps dotted keys to the source named in
     errors about them and everything below them (e.g. {"server.max_batch": "--set"}); other
     keys are blamed on `source`."""
     def where(key):
@@ -53,6 +54,12 @@ def parse_section(cls, table, *, source="<dict>", prefix="", origins=None):
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(table) - set(fields))
+    renamed = getattr(cls, "RENAMED_KEYS", {})
+    for name in unknown:
+        if name in renamed:
+            key = where(name)
+            raise ConfigError(f"{_origin(key, source, origins)}: {shown(key)} is no longer a "
+                              f"key: use {renamed[name]}")
     if unknown:
         key = where(unknown[0])
         raise ConfigError(f"{_origin(key, source, origins)}: unknown key {shown(key)} "

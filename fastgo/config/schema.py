@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from fastgo.config.endpoints import check_bind
+from fastgo.constants import ENCODING_PLANES, MAX_BOARD_SIZE, MIN_BOARD_SIZE
 from fastgo.config.fields import ConfigError, mapping_setting, parse_section, setting
 from fastgo.config.loop import ClusterConfig, RecorderConfig
+from fastgo.move_choice import PASS_RULES
 
 MODEL_NAME = re.compile(r"b(\d+)c(\d+)")
-ENCODING_PLANES = {"alphazero": 17, "liberty": 11, "katago": 16}
 # CPU inference backends (inference_server.backends); "torch" and "onnx" name their fp32 ones
 INFERENCE_BACKENDS = ("torch-fp32", "torch-bf16", "onnx-fp32", "onnx-int8",
                       "openvino-f32", "openvino-bf16", "openvino-int8")
@@ -27,7 +28,7 @@ MAX_GRAPH_BATCHES = 16                  # server.graph_batches: each size is com
 class ModelConfig:
     """The policy/value network: a residual tower of `blocks` x `channels` (named like b6c64)."""
 
-    board_size: int = setting(9, min=2, max=25, doc="points per side")
+    board_size: int = setting(9, min=MIN_BOARD_SIZE, max=MAX_BOARD_SIZE, doc="points per side")
     encoding: Literal["alphazero", "liberty", "katago"] = setting(
         "alphazero", doc="input feature planes: alphazero (17, 8 positions of history), liberty "
                          "(11, liberties and ko), katago (16, liberties, ko and the last 5 moves)")
@@ -144,6 +145,11 @@ class ServerConfig:
 class SelfplayConfig:
     """Self-play workers (`fastgo selfplay`): the search per move and how games are stored."""
 
+    # keys the schema no longer takes -> what replaced each (the refusal names it)
+    RENAMED_KEYS = {"pass_when_filled": 'pass_rule = "fill" (true) or "free" (false)',
+                    "no_pass_before": "earliest_pass",
+                    "policy_pass": 'policy_pass_rule = "free" (true) or "fill" (false)'}
+
     games: int = setting(64, min=1, max=4096, doc="games played at once by one worker")
     visits: int = setting(64, min=1, max=100_000, doc="root visits of a full search")
     cheap_visits: int = setting(0, min=0, max=100_000,
@@ -153,12 +159,14 @@ class SelfplayConfig:
     komi: float = setting(7.5, min=-1000.0, max=1000.0)
     temperature_moves: int = setting(8, min=0, max=10_000,
                                      doc="moves sampled by visit count; the most visited after")
-    pass_when_filled: bool = setting(False, doc="pass only when no legal move outside the player's "
-                                               "own eyes is left (games are played out; the pass "
-                                               "is then never a policy target)")
-    no_pass_before: int = setting(0, min=0, max=100_000,
-                                  doc="no pass before this move number while another move was "
-                                      "searched (and none in the policy target); 0 = off")
+    pass_rule: Literal[PASS_RULES] = setting(
+        "free", doc="fastgo.move_choice's pass rule of search self-play (never the winning pass): "
+                    "fill = no pass while a legal point outside the player's own eyes is left "
+                    "(games are played out; the pass is then never a policy target); free = the "
+                    "pass is a move like any other")
+    earliest_pass: int = setting(0, min=0, max=100_000,
+                                 doc="no pass before this move number while another move was "
+                                     "searched (and none in the policy target); 0 = off")
     c_puct: float = setting(1.25, min=0.0, max=100.0)
     fpu_reduction: float = setting(0.25, min=0.0, max=10.0)
     dirichlet_alpha: float = setting(0.0, min=0.0, max=100.0,
@@ -195,9 +203,10 @@ class SelfplayConfig:
     policy_floor: float = setting(1e-3, min=0.0, max=0.5,
                                   doc="policy-only play (reinforce, value): every acceptable move's "
                                       "probability is raised to at least this, then renormalised")
-    policy_pass: bool = setting(False, doc="policy-only play: the pass is a move the policy may "
-                                           "choose; false = pass only when no legal move outside "
-                                           "the player's own eyes is left")
+    policy_pass_rule: Literal[PASS_RULES] = setting(
+        "fill", doc="policy-only play (reinforce, value), fastgo.move_choice's vocabulary: fill = "
+                    "pass only when no legal move outside the player's own eyes is left; free = "
+                    "the pass is a move the policy may choose")
     search: Literal[SEARCH_CHOICES] = setting(
         "puct", doc="root search: puct (AlphaZero: Dirichlet noise, visit-count targets) or "
                     "gumbel (Gumbel MuZero: Gumbel-top-k and sequential halving at the root, the "

@@ -4,18 +4,20 @@ a record into a fastgo.game.Game.
 The reader is a single linear pass with an explicit stack: bounded in time and memory by the
 input size (capped by `max_chars`; see parse_sgf for the bounds), so no input can make it hang,
 recurse deeply or balloon. Every malformed input is an `SgfError` naming what is wrong and where
-(offset and line:col). Pure Python; fastgo.game is imported only by `to_game`.
+(offset and line:col). Pure Python (numbers from fastgo.constants); fastgo.game is imported
+only by `to_game`.
 """
 from array import array
 
 from fastgo import coords
+from fastgo.constants import MAX_BOARD_POINTS
 from fastgo.files import escaped
 from fastgo.sgf.record import BLACK, COLOR_LETTERS, WHITE, SgfError, SgfGame
 
 MAX_CHARS = 8_000_000    # default cap on the input text
 MAX_DEPTH = 10_000       # nesting of variations
 MAX_NODES = 250_000      # nodes over all variations of the first game
-MAX_SETUP_POINTS = 4 * 25 * 25   # setup points (AB, AW, AE; rectangles by area) in one game
+MAX_SETUP_POINTS = 4 * MAX_BOARD_POINTS   # setup points (AB, AW, AE; rectangles by area) in one game
 MAX_KOMI = 10_000
 SHOWN_CHARS = 24         # of a property or value an error names
 

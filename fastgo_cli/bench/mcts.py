@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from fastgo.config import ENCODING_PLANES
+from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE, SIZE_RANGE
 
 
 def parents():
@@ -28,7 +29,7 @@ def add_arguments(parser):
     from fastgo_cli.parser import alias
     parser.add_argument("--games-at-once", type=int, default=64, metavar="G",
                         help="games searched at the same time")
-    parser.add_argument("--size", type=int, default=9, help="board size, 2..25")
+    parser.add_argument("--size", type=int, default=9, help=f"board size, {SIZE_RANGE}")
     alias(parser, "--board", "--board-size", dest="size", type=int)
     parser.add_argument("--visits", type=int, default=200, help="root visits per move")
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds of each timed repeat")
@@ -120,9 +121,9 @@ def run(args):
         print("fastgo bench mcts: --games-at-once, --visits, --seconds and --repeats must be positive",
               file=sys.stderr)
         return 2
-    if not 2 <= args.size <= 25 or args.games_at_once > 100_000 or args.visits > 1_000_000 \
+    if not MIN_BOARD_SIZE <= args.size <= MAX_BOARD_SIZE or args.games_at_once > 100_000 or args.visits > 1_000_000 \
             or args.seconds > 3600 or args.repeats > 1000:
-        print("fastgo bench mcts: --size must be 2..25 (and --games-at-once <= 100000, --visits <= 1e6, "
+        print(f"fastgo bench mcts: --size must be {SIZE_RANGE} (and --games-at-once <= 100000, --visits <= 1e6, "
               "--seconds <= 3600, --repeats <= 1000)", file=sys.stderr)
         return 2
     print(f"fastgo bench mcts: about {args.repeats * args.seconds * (1 if args.no_python else 3):.0f} s",

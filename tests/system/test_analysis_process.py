@@ -131,3 +131,87 @@ def test_a_game_hostile_lines_and_terminate(checkpoint):
         assert len(finals(engine.lines, "last")) == 3
     finally:
         engine.close()
+
+
+def test_a_checkpoint_with_nan_weights_is_refused_at_start(tmp_path):
+    """As `fastgo gtp` does: the canaries refuse it in one line, before any query (it used to be
+    accepted and the engine then died with SIGABRT on its first search)."""
+    import torch
+
+    from fastgo.config import ModelConfig
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
+
+    model = build_model(ModelConfig(board_size=9, blocks=1, channels=8), seed=0)
+    with torch.no_grad():
+        model.stem.weight.fill_(float("nan"))
+    save_checkpoint(tmp_path / "nan.ckpt", model, step=1)
+    line = json.dumps(query("q")) + "\n"
+    done = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "analysis", "--model",
+                           str(tmp_path / "nan.ckpt"), "--threads", "1"], input=line,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == "", (done.stdout, done.stderr[-2000:])
+    assert "refusing --model" in done.stderr and "non-finite" in done.stderr
+    assert "Traceback" not in done.stderr and "Fatal Python error" not in done.stderr
+
+
+def test_a_reader_that_closes_our_output_ends_the_engine_cleanly(checkpoint):
+    """The reader goes away: the engine ends with status 0 when a line finds the pipe closed,
+    while its input thread still waits on stdin (it used to die with SIGABRT on exit)."""
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-m", "fastgo_cli.main", "analysis", "--model",
+                             str(checkpoint), "--threads", "1"], stdin=subprocess.PIPE,
+                            stdout=write_end, stderr=subprocess.PIPE,
+                            env=dict(os.environ, OMP_NUM_THREADS="1"))
+    os.close(write_end)
+    try:
+        proc.stdin.write((json.dumps(query("first", maxVisits=4)) + "\n").encode())
+        proc.stdin.flush()
+        with os.fdopen(read_end, "rb") as reader:          # the first answer, then the reader leaves
+            assert json.loads(reader.readline())["id"] == "first"
+        proc.stdin.write((json.dumps(query("second", maxVisits=4)) + "\n").encode())
+        proc.stdin.flush()                                  # stdin stays open
+        code = proc.wait(60)
+        err = proc.stderr.read().decode("utf-8", "replace")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert code == 0, (code, err[-2000:])
+    assert "Fatal Python error" not in err and "Traceback" not in err
+
+
+def test_ownership_of_a_finished_game(checkpoint):
+    """includeOwnership on the position after two passes: no search, the rules' result, and
+    the ownership asked for (KaTrain asks for it at a game's end)."""
+    moves = GAME + [["B", "pass"], ["W", "pass"]]
+    engine = Engine(checkpoint)
+    try:
+        engine.send(query("end", moves=moves, analyzeTurns=[len(moves)], includeOwnership=True))
+        engine.send(query("plain", moves=moves, analyzeTurns=[len(moves)]))
+        lines = engine.wait(lambda lines: finals(lines, "end") and finals(lines, "plain"))
+    finally:
+        assert engine.close() == 0
+    end, plain = finals(lines, "end")[0], finals(lines, "plain")[0]
+    assert end["rootInfo"]["visits"] == 0 and end["moveInfos"] == []
+    assert len(end["ownership"]) == 81 and all(-1 <= v <= 1 for v in end["ownership"])
+    assert "ownership" not in plain
+
+
+@pytest.mark.parametrize("depth", [40, 985, 990, 995, 100_000])
+def test_deeply_nested_fields_get_an_error_object_with_the_id(depth):
+    from play.analysis_query import MAX_NESTING, parse_query
+
+    rules = '{"a":' * depth + "1" + "}" * depth
+    line = ('{"id":"deep","moves":[],"rules":%s,"boardXSize":9,"boardYSize":9}' % rules)
+    parsed = parse_query(line.encode())
+    assert parsed.query is None and parsed.action is None
+    assert parsed.messages == [{"id": "deep", "field": "rules",
+                                "error": f"nested deeper than {MAX_NESTING} arrays and objects"}]
+    moves = "[" * depth + "]" * depth
+    parsed = parse_query(('{"moves":%s,"id":"m"}' % moves).encode())     # the id after the field
+    if 2 * depth < 1 << 16:        # found within the first 64 KiB, where the scan looks for it
+        assert parsed.messages[0]["id"] == "m" and parsed.messages[0]["field"] == "moves"
+    else:
+        assert "id" not in parsed.messages[0]
+        assert parsed.messages[0]["error"].startswith(f"nested deeper than {MAX_NESTING}")

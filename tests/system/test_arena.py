@@ -175,6 +175,8 @@ def test_failing_engine_loses_and_the_arena_goes_on(tmp_path, capsys):
     (["gtp:/nonexistent/engine --gtp", "random"], "A: cannot start GTP engine"),
     ([f"gtp:{sys.executable} {FAKE} dead", "random"], "does not start a 9x9 game"),
     (["gtp:", "random"], "has no command"),
+    (['gtp:""', "random"], "has no command"),          # was: cannot start /usr/games/
+    (["gtp:'  ' --level 1", "random"], "has no command"),
 ])
 def test_bad_arguments(tmp_path, capsys, argv, message):
     code, out, err = arena(capsys, *argv, "--table", str(tmp_path / "t.jsonl"))

@@ -30,3 +30,24 @@ def test_fuzz_evaluations(tmp_path_factory, data):
 @pytest.mark.parametrize("path", sorted((CORPUS / "state").iterdir()), ids=lambda p: p.name)
 def test_state_corpus(path):
     assert read_evaluations(path) == []
+
+
+@FUZZ
+@given(torn=st.binary(max_size=60).filter(lambda b: b"\n" not in b),
+       rows=st.integers(0, 3))
+def test_a_row_appended_after_a_torn_line_is_read(tmp_path_factory, torn, rows):
+    """A crash mid-append leaves a last line without its newline: the evaluator's next row goes
+    on a fresh line, so it is read back whole and the rows before it are kept (it used to be
+    glued onto the torn line, and both were lost)."""
+    import json
+
+    from cluster.evaluator import _append_line
+
+    path = tmp_path_factory.mktemp("state") / "evaluations.jsonl"
+    good = [{"player": f"ckpt-{k}", "step": k, "wall_s": k, "games": k} for k in range(rows)]
+    path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in good) + torn)
+    new = {"player": "ckpt-99", "step": 99, "wall_s": 9.0, "games": 5}
+    _append_line(str(path), json.dumps(new) + "\n")
+    read = read_evaluations(path)
+    assert read[:rows] == good and read[-1] == new
+    assert path.read_bytes().endswith(json.dumps(new).encode() + b"\n")

@@ -316,3 +316,32 @@ def test_evaluator_anchors_are_player_specs():
             loads_config(f"[cluster]\nanchors = {bad}\n")
     with pytest.raises(ConfigError, match="eval_max_games"):
         loads_config("[cluster]\neval_batch_games = 16\neval_max_games = 8\n")
+
+
+@pytest.mark.parametrize("old, new", [
+    ("pass_when_filled = true", 'use pass_rule = "fill" (true) or "free" (false)'),
+    ("no_pass_before = 10", "use earliest_pass"),
+    ("policy_pass = false", 'use policy_pass_rule = "free" (true) or "fill" (false)'),
+])
+def test_old_pass_keys_are_refused_with_the_new_name(tmp_path, old, new):
+    path = write(tmp_path, f"[selfplay]\n{old}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    key = old.split(" ")[0]
+    assert str(err.value) == f"{path}: 'selfplay.{key}' is no longer a key: {new}"
+    with pytest.raises(ConfigError) as err:              # the same through --set
+        load_config(write(tmp_path, ""), overrides=[f"selfplay.{old.replace(' ', '')}"])
+    assert str(err.value).startswith("--set: ") and new in str(err.value)
+
+
+def test_the_pass_rule_keys_take_the_one_vocabulary(tmp_path):
+    config = loads_config('[selfplay]\npass_rule = "fill"\nearliest_pass = 12\n'
+                          'policy_pass_rule = "free"\n')
+    assert (config.selfplay.pass_rule, config.selfplay.earliest_pass,
+            config.selfplay.policy_pass_rule) == ("fill", 12, "free")
+    defaults = loads_config("")
+    assert (defaults.selfplay.pass_rule, defaults.selfplay.earliest_pass,
+            defaults.selfplay.policy_pass_rule) == ("free", 0, "fill")
+    with pytest.raises(ConfigError, match=r"selfplay.pass_rule: must be one of \['free', 'fill'\], "
+                                          r"got 'filled'"):
+        loads_config('[selfplay]\npass_rule = "filled"\n')

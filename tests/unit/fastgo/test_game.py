@@ -168,7 +168,7 @@ def test_legal_moves_and_points_except_eyes_match_the_move_by_move_reference(siz
 def test_board_filters_refuse_wrong_shapes_and_colors():
     game = Game(3, komi=0.5)
     with pytest.raises(ValueError, match="entries"):
-        game.board.drop_repeats(np.ones(9, np.uint8), set())
+        game.history.strike_repeats(game.board, np.ones(9, np.uint8))
     with pytest.raises(ValueError, match="entries"):
         game.board.points_except_eyes(np.ones(8, np.uint8), BLACK)
     with pytest.raises(ValueError, match="color"):

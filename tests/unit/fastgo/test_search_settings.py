@@ -1,6 +1,8 @@
 """fastgo.search_settings: the search's settings as one validated structure, built from the
 config in one place (for_selfplay) and for players (for_play)."""
 import dataclasses
+import pathlib
+import re
 
 import pytest
 
@@ -33,7 +35,7 @@ def test_play_settings_have_no_noise_and_resign_only_when_asked():
     ({"search": "mcts"}, "search"), ({"encoding": "nope"}, "encoding"),
     ({"leaves_per_game": 0}, "leaves_per_game"), ({"noise_weight": 1.5}, "noise_weight"),
     ({"c_puct": -1.0}, "c_puct"), ({"dirichlet_alpha": 0.0}, "dirichlet_alpha"),
-    ({"cheap_visits": 0}, "cheap_visits")])
+    ({"cheap_visits": 0}, "cheap_visits"), ({"resign_threshold": -1.5}, "resign_threshold")])
 def test_a_bad_field_is_refused_by_name(changes, word):
     with pytest.raises(ValueError, match=word):
         SearchSettings().replace(**changes)
@@ -51,3 +53,26 @@ def test_the_search_reads_its_settings():
         BatchedSearch(games=1, size=5, settings={"c_puct": 2.0})
     with pytest.raises(dataclasses.FrozenInstanceError):
         settings.c_puct = 3.0
+
+
+def test_off_is_none_and_the_struct_is_built_in_one_place():
+    # None is the one spelling of off; the search turns it into the struct's sentinels in
+    # params_from_settings alone, and declares no setting outside the struct.
+    search = BatchedSearch(games=1, size=5, seed=1)
+    assert search.resign_threshold is None and search.cheap_visits is None
+    assert search.dirichlet_alpha is None and search.search == "puct"
+    assert search.gumbel_considered == GumbelSettings().considered
+    with pytest.raises(AttributeError, match="nope"):
+        search.nope
+    root = pathlib.Path(__file__).resolve().parents[3] / "fastgo"
+    source = (root / "mcts.pyx").read_text()
+    builder = source[source.index("cdef int params_from_settings"):]
+    builder = builder[:builder.index("\n\n\n")]
+    for sentinel in ("RESIGN_OFF", "CHEAP_VISITS_OFF", "ALPHA_AUTO"):
+        assert source.count(sentinel) == builder.count(sentinel) + 1, sentinel   # + the cimport
+    declarations = [line.split("#")[0] for line in (root / "mcts.pxd").read_text().splitlines()
+                    if line.strip().startswith("cdef ")]
+    for name in SearchSettings.__dataclass_fields__:
+        if name not in ("encoding", "search", "gumbel"):
+            assert not any(re.search(rf"\b{name}\b", d) for d in declarations), \
+                f"mcts.pxd declares {name} beside the struct"

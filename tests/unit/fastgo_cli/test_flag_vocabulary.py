@@ -48,7 +48,7 @@ MEANINGS = {
     "--server": ("server", None, "the inference server's endpoint", None),
     "--bind": ("bind", None, "the endpoint to listen on", None),
     "--workers": ("workers", "int", "self-play worker processes", None),
-    "--pass-rule": ("pass_rule", None, "the players' pass rule (fastgo.pass_rule)", None),
+    "--pass-rule": ("pass_rule", "pass_rule", "the players' pass rule (fastgo.move_choice)", None),
     "--shards": ("shards", None, "a run's shard folder for int8 calibration and checks", None),
     "--batch": ("batch", "int", "batch size(s) of a bench", None),
     "--max-wait-us": ("max_wait_us", "int", "server.max_wait_us", None),

@@ -116,8 +116,8 @@ def passing_network(planes):
     return logits, np.zeros(count, np.float32)
 
 
-def test_a_player_that_loves_passing_plays_on_under_the_filled_rule():
-    for rule, expect_early_pass in (("filled", False), ("search", True)):
+def test_a_player_that_loves_passing_plays_on_under_the_fill_rule():
+    for rule, expect_early_pass in (("fill", False), ("free", True)):
         player = SearchPlayer(passing_network, 16, seed=1, pass_rule=rule)
         game = Game(5, 0.5)
         early_pass = False
@@ -129,3 +129,23 @@ def test_a_player_that_loves_passing_plays_on_under_the_filled_rule():
                 early_pass = True
             game.play(move)
         assert early_pass == expect_early_pass, rule
+
+
+def test_no_pass_plays_a_searched_point_outside_the_own_eyes():
+    # GTP's cleanup (genmove no_pass): the passing network's pass becomes the most visited open
+    # point, never an own eye, until no open point is left.
+    player = SearchPlayer(passing_network, 16, seed=1, pass_rule="free")
+    game = Game(5, 0.5)
+    while not game.is_over() and len(game.moves) < 60:
+        if game.to_move == BLACK:
+            open_points = set(game.unfilled_points().tolist())
+            move = player.genmove(game, no_pass=True)
+            visits = player.search.root_visits(0)
+            if open_points:
+                assert move in open_points
+                assert visits[move] == max(visits[m] for m in open_points)
+            else:
+                assert move == game.pass_move
+        else:
+            move = RandomPlayer(seed=len(game.moves)).genmove(game)
+        game.play(move)

@@ -1,5 +1,5 @@
-"""Self-play move rules: with pass_when_filled no player passes while a legal move outside its
-own eyes is left, and the pass is then no policy target; with no_pass_before none passes early."""
+"""Self-play move rules: with pass_rule = "fill" no player passes while a legal move outside its
+own eyes is left, and the pass is then no policy target; with earliest_pass none passes early."""
 import numpy as np
 import pytest
 
@@ -27,7 +27,7 @@ def games_of(tmp_path, extra, count=16):
 
 
 def test_pass_only_when_the_board_is_filled(tmp_path):
-    games = games_of(tmp_path, "pass_when_filled = true\n")
+    games = games_of(tmp_path, 'pass_rule = "fill"\n')
     passes = 0
     for record in games:
         starts = np.concatenate([[0], np.cumsum(record.policy_count, dtype=np.int64)])
@@ -44,12 +44,12 @@ def test_pass_only_when_the_board_is_filled(tmp_path):
     assert passes > 0
 
 
-def test_no_pass_before_a_move_number(tmp_path):
-    games = games_of(tmp_path, "no_pass_before = 10\n")
+def test_no_pass_before_the_earliest_pass(tmp_path):
+    games = games_of(tmp_path, "earliest_pass = 10\n")
     for record in games:
         assert 25 not in record.moves[:10].tolist()
 
 
-@pytest.mark.parametrize("extra", ["", "pass_when_filled = true\n"])
+@pytest.mark.parametrize("extra", ["", 'pass_rule = "fill"\n'])
 def test_games_verify_under_the_rules(tmp_path, extra):
     assert len(games_of(tmp_path, extra, count=8)) >= 8

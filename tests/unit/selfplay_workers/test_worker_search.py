@@ -17,7 +17,7 @@ games = 6
 visits = 12
 komi = 0.5
 resign_threshold = -1.0
-pass_when_filled = true
+pass_rule = "fill"
 """
 
 
@@ -63,7 +63,7 @@ def test_gumbel_targets_are_distributions_over_legal_moves(tmp_path):
                 open_points = [m for m in np.flatnonzero(legal[:-1])
                                if not game.board.is_eye(int(m), game.to_move)]
                 if open_points:
-                    assert 25 not in moves.tolist()      # pass_when_filled: the pass is no target
+                    assert 25 not in moves.tolist()      # pass_rule "fill": the pass is no target
                 # The improved policy covers every legal move that may be chosen, not only the
                 # searched ones.
                 assert len(moves) >= min(len(open_points), 12)

@@ -1,0 +1,12 @@
+# The kernel's fixed numbers in one place: Cython modules cimport them from here, Python reads
+# them from fastgo.constants (constants.pyx). Nothing else spells them.
+cdef enum:
+    MIN_SIZE = 2             # smallest board side supported
+    MAX_SIZE = 25            # largest board side supported (25 columns: GTP letters A..Z but I)
+    MAX_POINTS = 625         # MAX_SIZE * MAX_SIZE: board points on the largest board
+    MAX_MOVES = 626          # MAX_POINTS + 1: length of a policy vector on the largest board
+    PADDED = 730             # (MAX_SIZE + 2) * (MAX_SIZE + 2) + 1: padded point array length
+    # Feature planes per encoding (fastgo.features).
+    AZ_PLANES = 17           # 'alphazero': 8 positions x (own, opponent) + side to move
+    LIB_PLANES = 11          # 'liberty': own and opponent stones by 1, 2, 3, 4+ liberties, ...
+    KATAGO_PLANES = 16       # 'katago': Wu 2019's table 2 subset

@@ -1,0 +1,52 @@
+"""fastgo.constants: the board-size range and the planes per encoding in one place, read by the
+kernels (constants.pxd) and by Python (the compiled view), and spelt nowhere else."""
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+from fastgo import constants
+from fastgo.board import Board
+from fastgo.features import num_planes
+from fastgo.symmetry import transform_planes
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+PACKAGES = ("fastgo", "play", "fastgo_cli", "cluster", "trainer", "selfplay_workers",
+            "inference_server")
+# Restatements of the numbers: a literal range, a bound compared against, a product of sides,
+# the largest board's point or move count, a plane count keyed by encoding.
+RESTATEMENTS = re.compile(
+    r"\b2 ?\.\. ?25\b|<= ?25\b|\b25 ?\* ?25\b|min=2, max=25|\bSIZE ?= ?(2|25)\b|\b62[56]\b"
+    r"|\b2, ?25\b|from 2 to 25|above 25|[\"']alphazero[\"']: ?17|[\"']liberty[\"']: ?11")
+
+
+def test_python_view_matches_the_kernels():
+    assert (constants.MIN_BOARD_SIZE, constants.MAX_BOARD_SIZE) == (2, 25)
+    assert constants.MAX_BOARD_POINTS == 25 * 25
+    assert constants.SIZE_RANGE == "2..25"
+    for name, planes in constants.ENCODING_PLANES.items():
+        assert num_planes(name) == planes
+    assert constants.ENCODING_PLANES == {"alphazero": 17, "liberty": 11, "katago": 16}
+
+
+def test_the_kernels_take_exactly_the_range():
+    for size in (constants.MIN_BOARD_SIZE, constants.MAX_BOARD_SIZE):
+        assert Board(size).size == size
+    for size in (constants.MIN_BOARD_SIZE - 1, constants.MAX_BOARD_SIZE + 1):
+        with pytest.raises(ValueError, match="2..25"):
+            Board(size)
+    with pytest.raises(ValueError, match="above 25"):
+        transform_planes(np.zeros((1, 26, 26), np.uint8), 1)
+
+
+def test_no_restatement_outside_the_constants_module():
+    found = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*")):
+            if path.suffix not in (".py", ".pyx", ".pxd") or path.name == "constants.pxd":
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if RESTATEMENTS.search(line):
+                    found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not found, "spell these through fastgo.constants:\n" + "\n".join(found)
