@@ -98,6 +98,7 @@ class Evaluator:
         self.anchors = self._usable_anchors()         # {name: Spec}, in rising strength
         self.unusable = {}                            # anchor name -> why, for this process
         self.figures = {}                             # what the status file shows besides CPU
+        self.rates = {}                               # network shape -> visits/s, one thread
         self.latest_ratings = {}
 
     # --- set-up --------------------------------------------------------------------------------
@@ -123,22 +124,37 @@ class Evaluator:
             out[table_name(spec.name)] = spec
         return out
 
-    def _network_side(self, model, name, seed):
-        from fastgo.search_settings import SearchSettings
-        from inference_server.batch_evaluator import InProcessEvaluator
-        from play.match import SearchSide
+    def _load_network(self, path, name, seed, data=None):
+        """A SearchSide of the checkpoint at `path` (its bytes `data` when already read) at
+        cluster.eval_visits: inference_server.network.load_network (canaries checked) and
+        play.network_player, as every command plays a checkpoint. NetworkError when unusable."""
+        from inference_server.network import load_network
+        from play.network_player import network_side
 
-        evaluator = InProcessEvaluator(model, backend=self.config.server.backend, threads=1,
-                                       capacity=max(64, self.cc.eval_batch_games))
-        return SearchSide(evaluator, self.cc.eval_visits,
-                          SearchSettings.for_play(self.config.model.encoding), name=name,
-                          seed=seed, opening_moves=OPENING_MOVES)
+        network = load_network(path, data=data, expect=self.config.model,
+                               backend=self.config.server.backend, threads=1,
+                               capacity=max(64, self.cc.eval_batch_games))
+        side = network_side(network, visits=self.cc.eval_visits, name=name, seed=seed,
+                            opening_moves=OPENING_MOVES)
+        if self.cc.eval_move_seconds > 0:    # equal time: the visits its own speed fits
+            side.visits = self._timed_visits(network, side)
+        return network, side
 
-    def _load_network(self, path, name, seed):
-        from inference_server.checkpoint import load_checkpoint
+    def _timed_visits(self, network, side):
+        """cluster.eval_move_seconds in visits for this network: its one-game, one-thread
+        speed (play.equal_time), measured once per network shape in this process."""
+        from play.equal_time import one_thread_rate, visits_for
 
-        return self._network_side(load_checkpoint(path, expect=self.config.model).model, name,
-                                  seed)
+        shape = network.config.name
+        if shape not in self.rates:
+            self.rates[shape] = one_thread_rate(network.evaluator, side.settings,
+                                                network.config.board_size,
+                                                self.config.selfplay.komi)
+            self.log.info("%s searches %.0f visits/s on one thread: %d visits a move in %g s",
+                          shape, self.rates[shape],
+                          visits_for(self.cc.eval_move_seconds, self.rates[shape]),
+                          self.cc.eval_move_seconds)
+        return visits_for(self.cc.eval_move_seconds, self.rates[shape])
 
     # --- budget and heartbeat ------------------------------------------------------------------
 
@@ -199,32 +215,31 @@ class Evaluator:
         summary, or None when the checkpoint is unreadable or the role is stopping."""
         import torch
 
-        from inference_server.checkpoint import CheckpointError, load_checkpoint
-
         from fastgo.files import read_bounded
         from inference_server.checkpoint import MAX_CHECKPOINT_BYTES
+        from inference_server.network import NetworkError
 
         started = time.monotonic()
         torch.set_num_threads(1)
+        name = f"ckpt-{step}"
         try:
             # when the checkpoint was written: taken now, as the trainer may prune the file
             # while its matches are played
             stamp = os.path.getmtime(path)
             data = read_bounded(path, MAX_CHECKPOINT_BYTES)
-            ckpt = load_checkpoint(path, expect=self.config.model, data=data)
-        except (CheckpointError, OSError) as err:      # pruned or replaced meanwhile
+            network, side = self._load_network(path, name, step, data=data)
+        except (NetworkError, OSError) as err:   # pruned, replaced meanwhile, or NaN weights
             self.log.warning("skipping %s: %s", path, err)
             self.last_step = step
             return None
-        name = f"ckpt-{step}"
         self.figures = {"evaluating": name, "done": []}
-        ours = _Beating(self._network_side(ckpt.model, name, step), self.beat)
+        ours = _Beating(side, self.beat)
         results, played = [], []
         finished = self._play_checkpoints(ours, name, step, results, played) and \
             self._play_anchors(ours, name, step, results, played)
         if not finished:
             return None
-        trainer_state = ckpt.extra.get("trainer") or {}
+        trainer_state = network.extra.get("trainer") or {}
         kept = self._keep(step, path, data)
         evaluation = {"player": name, "step": step, "path": kept, "time": stamp,
                       "games": int(trainer_state.get("games", 0)),
@@ -291,7 +306,7 @@ class Evaluator:
         for k, other in enumerate(names):
             path = paths.get(other)
             try:
-                side = self._load_network(path, other, step * 1000 + 100 + k)
+                side = self._load_network(path, other, step * 1000 + 100 + k)[1]
             except Exception as err:         # pruned, replaced, unreadable: the others go on
                 self.log.warning("%s: earlier checkpoint %s unusable (%s): %s", name, other,
                                  path, " ".join(str(err).split())[:200])
@@ -318,8 +333,9 @@ class Evaluator:
             seed = step * 1000 + 500 + len(played_anchors)
             try:
                 side = make_side(self.anchors[anchor], seed=seed,
+                                 move_seconds=self.cc.eval_move_seconds or None,
                                  load_network=lambda path, seed: self._load_network(
-                                     path, anchor, seed))
+                                     path, anchor, seed)[1])
                 side.name = anchor
             except Exception as err:
                 self.unusable[anchor] = f"unusable: {' '.join(str(err).split())[:200]}"
@@ -368,9 +384,10 @@ class Evaluator:
             self.figures["playing"] = f"{label} {total.wins_a}-{total.wins_b}"
             self.beat(force=True)
         if total.games:
+            pace = ({"move_seconds": self.cc.eval_move_seconds} if self.cc.eval_move_seconds > 0
+                    else {"visits": self.cc.eval_visits})
             append_result(self.table, name, label, total.wins_a, total.wins_b, total.draws,
-                          size=size, visits=self.cc.eval_visits, source="evaluator",
-                          stop=verdict or "interrupted")
+                          size=size, source="evaluator", stop=verdict or "interrupted", **pace)
             text = f"{label} {total.wins_a}-{total.wins_b}" + (
                 f"-{total.draws}" if total.draws else "")
             results.append(f"{text} ({verdict or 'interrupted'})")
@@ -443,7 +460,8 @@ def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrid
     setup_logging(run_dir.log("evaluate"), quiet=quiet)
     log = logging.getLogger("fastgo.evaluate")
     stopping = stop_on_signals()
-    on_disk_full(config)
+    # the final rating is optional: on a full disk it stops at once (exit status 75), never waits
+    on_disk_full(config, policy="stop" if once else None)
     status = StatusFile(run_dir, "evaluate")
     evaluator = Evaluator(config, run_dir, log, status, stopping=stopping, enforce_budget=not once,
                           outside_budget=once)

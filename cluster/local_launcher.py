@@ -10,6 +10,7 @@ import signal
 import time
 
 from cluster.child import RoleChild
+from fastgo.diskfull import EXIT_STATUS as DISK_FULL_STATUS
 from cluster.role_process import SERVE_READY, RoleStartError
 from cluster.restarts import DISK_FULL, REFUSED, STARTUP_S, Backoff, RestartPolicy
 from cluster.roles import role_argv, role_specs
@@ -53,6 +54,7 @@ class LocalCluster:
         self.evaluator = next((c for c in self.children if c.spec.kind == "evaluate"), None)
         self.where = "this machine"
         self.stop_reason = None
+        self.final_note = None         # what became of the final rating, for the summary
         self.failed = None
         self.fail_code = 1             # the exit status after a failure (REFUSED: bad settings)
         self.started = time.monotonic()
@@ -166,8 +168,8 @@ class LocalCluster:
         try:
             child.start(self.evaluator.argv + ["--once"])
         except Exception as err:
-            self.log(f"final rating: could not start the evaluator: {err}")
-            return None
+            return self._final(None, f"final rating of {name} skipped: could not start the "
+                                     f"evaluator: {err}")
         deadline = started + self.cc.final_eval_s
         code = None
         while code is None and time.monotonic() < deadline and not stopping():
@@ -175,16 +177,24 @@ class LocalCluster:
         if code is None:
             why = "a signal" if stopping() else f"its {self.cc.final_eval_s:g} s"
             child.stop(self.cc.shutdown_s)
-            self.log(f"final rating of {name} stopped at {why}; the curve ends before it")
-            return None
+            return self._final(None, f"final rating of {name} stopped at {why}; the curve ends "
+                                     f"before it")
         child.poll()
+        if code == DISK_FULL_STATUS:     # --once never waits for space: an optional step
+            return self._final(None, f"final rating of {name} skipped: the disk is full "
+                                     f"({self.evaluator.log_path}); the curve ends before it")
         latest = (read_ratings(self.run_dir.root) or {}).get("latest") or {}
         if latest.get("player") != name:
-            self.log(f"final rating of {name} did not finish (evaluator exit status {code}; "
-                     f"{self.evaluator.log_path})")
-            return None
-        self.log(f"final rating: {name} Elo {latest['elo']:.0f} ({latest['elo_low']:.0f}.."
-                 f"{latest['elo_high']:.0f}) in {time.monotonic() - started:.0f} s")
+            return self._final(None, f"final rating of {name} did not finish (evaluator exit "
+                                     f"status {code}; {self.evaluator.log_path})")
+        return self._final(name, f"final rating: {name} Elo {latest['elo']:.0f} "
+                                 f"({latest['elo_low']:.0f}..{latest['elo_high']:.0f}) in "
+                                 f"{time.monotonic() - started:.0f} s")
+
+    def _final(self, name, note):
+        """Logs what became of the final rating and keeps it for the summary; returns `name`."""
+        self.log(note)
+        self.final_note = note
         return name
 
     # -- the status line ------------------------------------------------------------------------
@@ -219,7 +229,7 @@ class LocalCluster:
         evaluator, _ = read_status(self.run_dir, "evaluate")
         return summary_text(time.monotonic() - self.started, self.stop_reason, train or {},
                             self.restarts(), read_ratings(self.run_dir.root), self.run_dir,
-                            evaluator, cgos=read_cgos(self.run_dir.root))
+                            evaluator, final=self.final_note, cgos=read_cgos(self.run_dir.root))
 
     def close(self):
         """Nothing is held once the roles are stopped."""

@@ -124,9 +124,11 @@ def status_line(elapsed, train, moves, evals, fill, ratings, restarts, evaluator
             + (f"  restarts {_restart_text(restarts)}" if restarts else ""))
 
 
-def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evaluator=None, cgos=None):
-    """The lines printed when the cluster has stopped; evaluator, cgos: as status_line takes
-    them."""
+def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evaluator=None,
+                 final=None, cgos=None):
+    """The lines printed when the cluster has stopped; evaluator: its status (status_line);
+    final: what became of the final rating (rated, skipped and why), or None; cgos: as
+    status_line takes it."""
     from fastgo.ratings import cgos_text
 
     lines = [f"fastgo cluster: stopped after {clock(elapsed)}"
@@ -144,6 +146,8 @@ def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evalua
                 lines.append(f"  anchor {name}: Elo {value[0]:.0f}")
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):
         lines.append("  no evaluation yet")
+    if final:
+        lines.append(f"  {final}")
     cpu = _cpu_share(evaluator)
     if cpu:
         lines.append(f"  evaluator CPU: {cpu[0]:.3f} of a core on average (budget {cpu[1]:g})")

@@ -191,8 +191,8 @@ class Dashboard:
         await self._expire()
         if len(self.sessions) >= self.limits.sessions:
             return _error(f"{self.limits.sessions} games are open already; end one first", 503)
-        size = await self.read(_checkpoint_size, path)
-        session = Session(name, path, size, human, visits, seconds, komi=7.5)
+        size, komi = await self.read(_checkpoint_game, path)
+        session = Session(name, path, size, human, visits, seconds, komi=komi)
         self.sessions[session.id] = session      # counted while it starts
         try:
             async with session.lock:
@@ -265,12 +265,16 @@ class Dashboard:
         return app
 
 
-def _checkpoint_size(path) -> int:
-    """The board size a checkpoint plays (its model config), read without torch when it can."""
+def _checkpoint_game(path):
+    """(board size, komi) a checkpoint plays: its model's size and the komi it records that it
+    was trained at (inference_server.network.trained_at)."""
     from inference_server.checkpoint import CheckpointError, load_checkpoint
+    from inference_server.network import NetworkError, trained_at
     try:
-        return int(load_checkpoint(path).config.board_size)
-    except (CheckpointError, OSError, AttributeError) as err:
+        checkpoint = load_checkpoint(path)
+        komi, _, _ = trained_at(checkpoint.extra or {}, path)
+        return int(checkpoint.config.board_size), komi
+    except (CheckpointError, NetworkError, OSError, AttributeError) as err:
         raise SessionError(f"cannot read the checkpoint: {err}") from None
 
 

@@ -1,5 +1,6 @@
 """Games against a checkpoint on the page: each session is one `fastgo gtp --model CKPT` process
-(the repository's network player: it chooses the replies) and one `fastgo analysis --model CKPT`
+(the network player of play.network_player: it chooses the replies) and one `fastgo analysis
+--model CKPT`
 process (the overlay: top moves with win rate and score lead, ownership, policy), both children
 of the dashboard, talking over pipes. The position is kept here as a fastgo.game.Game, so a move
 is checked (legal, on the board) before any engine sees it. Sessions are bounded in number and
@@ -38,7 +39,7 @@ def engine_argv(kind, checkpoint, *, visits=None, seconds=None, komi=7.5):
         argv = base + ["gtp", "--model", checkpoint, "--komi", repr(float(komi)),
                        "--backend", "torch"]
         if seconds is not None:
-            argv += ["--move-seconds", repr(float(seconds)), "--visits", "100000"]
+            argv += ["--move-seconds", repr(float(seconds))]
         else:
             argv += ["--visits", str(int(visits))]
         return argv

@@ -31,12 +31,13 @@ class _LogFile(logging.FileHandler):
             super().handleError(record)
 
 
-def on_disk_full(config, should_stop=None):
+def on_disk_full(config, should_stop=None, *, policy=None):
     """Turns on waiting or stopping on a full disk for this role (fastgo.diskfull) as
-    cluster.on_disk_full of `config` says; a wait ends on `should_stop()` (default: the signals
+    cluster.on_disk_full of `config` says (or `policy`: "stop" for an optional step that must
+    never wait for space); a wait ends on `should_stop()` (default: the signals
     stop_on_signals() has seen)."""
     from fastgo import diskfull
-    diskfull.configure(config.cluster.on_disk_full,
+    diskfull.configure(policy or config.cluster.on_disk_full,
                        should_stop=should_stop or _stop_requested.get("callable"))
 
 

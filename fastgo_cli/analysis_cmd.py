@@ -58,9 +58,7 @@ def build_engine(args):
     _check(args)
     import torch
 
-    from inference_server.checkpoint import CheckpointError
-    from inference_server.heads_evaluator import HeadsEvaluator
-    from inference_server.runner import canary_planes, check_canary_outputs
+    from inference_server.network import NetworkError, load_network
     from play.analysis_engine import AnalysisEngine, EngineSettings
     from play.analysis_query import Limits
     from play.heads_cache import HeadsCache
@@ -69,19 +67,15 @@ def build_engine(args):
         torch.set_num_threads(args.threads)
     if args.device == "cuda" and not torch.cuda.is_available():
         raise ValueError("--device cuda: this machine has no usable CUDA device")
-    model_komi = 7.5
-    if args.config:
+    try:
+        network = load_network(args.model, device=args.device, heads=True, what="--model")
+    except NetworkError as exc:
+        raise ValueError(str(exc)) from None
+    heads, config = network.evaluator, network.config
+    model_komi = network.komi              # what the checkpoint records it learnt at ...
+    if network.assumed and args.config:    # ... or, for an older one, what the config says
         from fastgo.config import load_config
         model_komi = float(load_config(args.config, overrides=tuple(args.overrides)).selfplay.komi)
-    try:
-        heads = HeadsEvaluator(args.model, device=args.device)
-    except CheckpointError as exc:
-        raise ValueError(f"cannot load --model: {exc}") from None
-    config = heads.config
-    try:       # NaN or inf weights, or outputs out of range, are refused before the first query
-        check_canary_outputs(*heads(canary_planes(config))[:2])
-    except ValueError as exc:
-        raise ValueError(f"refusing --model {args.model}: {exc}") from None
     limits = Limits(sizes=(config.board_size,), max_visits=args.max_visits,
                     default_visits=min(args.visits, args.max_visits),
                     model_komi=model_komi if config.score_head else None)

@@ -169,40 +169,26 @@ def load_network_side(path, args, seed, which):
         raise ArgumentError(f"{which} {path!r}: not a checkpoint file")
     import torch
 
-    from inference_server.checkpoint import CheckpointError
-    from fastgo.search_settings import SearchSettings
-    from inference_server.batch_evaluator import InProcessEvaluator
-    from inference_server.runner import check_canaries
-    from play.match import SearchSide
+    from inference_server.network import NetworkError, load_network
+    from play.network_player import network_side
 
     torch.set_num_threads(1)
+    backend = args.backend_b if which == "B" else args.backend_a
     try:
-        backend = args.backend_b if which == "B" else args.backend_a
-        evaluator = InProcessEvaluator(path, device="cpu", threads=1, backend=backend)
-    except CheckpointError as exc:
-        raise ArgumentError(f"{which} {path!r} is not a fastgo checkpoint: "
-                            f"{_line(exc)}") from None
-    except (OSError, RuntimeError, ValueError) as exc:
-        raise ArgumentError(f"{which} {path!r}: cannot load: {_line(exc)}") from None
-    try:
-        check_canaries(evaluator.runner)
-    except ValueError as exc:
-        raise ArgumentError(f"{which} {path!r}: refusing the network: {_line(exc)}") from None
-    config = evaluator.config
+        network = load_network(path, device="cpu", threads=1, backend=backend)
+    except NetworkError as exc:
+        raise ArgumentError(f"{which} {path!r}: {_line(exc)}") from None
     visits = args.visits_b if which == "B" and args.visits_b is not None else args.visits
     visits = 1 if visits is None else visits          # equal time: set by time_network_side
     leaves = args.leaves_b if which == "B" else args.leaves_a
     pace = f"v{visits}" if args.move_seconds is None else f"{args.move_seconds:g}s"
-    name = f"{os.path.normpath(path)}#{evaluator.model_version}@{pace}" + (
+    name = f"{os.path.normpath(path)}#{network.step}@{pace}" + (
         f"x{leaves}" if leaves > 1 else "")
     search = args.search_b if which == "B" and args.search_b is not None else args.search_a
     if search != "puct":
         name += f"-{search}"
-    settings = SearchSettings.for_play(config.encoding, search=search, leaves_per_game=leaves)
-    side = SearchSide(evaluator, visits, settings, name=name, opening_moves=args.opening_moves,
-                      seed=seed, pass_rule=args.pass_rule)
-    side.board_size = config.board_size
-    return side
+    return network_side(network, visits=visits, search=search, leaves=leaves, seed=seed,
+                        opening_moves=args.opening_moves, pass_rule=args.pass_rule, name=name)
 
 
 def make_side(spec, args, seed, which):

@@ -109,7 +109,8 @@ def _baseline_player(args):
 
 
 def _network_player(args):
-    """A SearchPlayer over the checkpoint's network, evaluated in this process."""
+    """A SearchPlayer over the checkpoint's network, evaluated in this process
+    (inference_server.network.load_network, play.network_player)."""
     visits = DEFAULT_VISITS if args.visits is None else args.visits
     if visits < 1:
         raise ValueError(f"--visits must be >= 1, got {visits}")
@@ -118,51 +119,30 @@ def _network_player(args):
     leaves = getattr(args, "leaves", 1)
     if not 1 <= leaves <= 256:
         raise ValueError(f"--leaves must be in 1..256, got {leaves}")
-    from fastgo.search_settings import SearchSettings
-    from inference_server.batch_evaluator import InProcessEvaluator
-    from inference_server.checkpoint import CheckpointError
-    from inference_server.runner import check_canaries
-    from play.search_player import SearchPlayer
+    from inference_server.network import load_network
+    from play.network_player import network_player
 
-    if args.device == "cuda":
-        import torch
-        if not torch.cuda.is_available():
-            raise ValueError("--device cuda: this machine has no usable CUDA device")
-    try:
-        evaluator = InProcessEvaluator(args.model, device=args.device,
-                                       backend=getattr(args, "backend", "auto"),
-                                       capacity=max(8, leaves))
-    except CheckpointError as exc:
-        raise ValueError(f"cannot load --model: {exc}") from None
-    except RuntimeError as exc:          # e.g. --device cuda without a CUDA device
-        raise ValueError(f"cannot run --model on {args.device}: {exc}") from None
-    try:       # NaN or inf weights, or outputs out of range, are refused before the first game
-        check_canaries(evaluator.runner)
-    except ValueError as exc:
-        raise ValueError(f"refusing --model {args.model}: {exc}") from None
-    config = evaluator.config
+    network = load_network(args.model, device=args.device, what="--model",
+                           backend=getattr(args, "backend", "auto"), capacity=leaves)
+    config = network.config
     if args.size is not None and args.size != config.board_size:
         raise ValueError(f"--size {args.size}: the model {args.model} plays "
                          f"{config.board_size}x{config.board_size} only")
-    settings = SearchSettings.for_play(config.encoding, search=getattr(args, "search", "puct"),
-                                       leaves_per_game=leaves, resign_threshold=args.resign)
-    player = SearchPlayer(evaluator, visits, settings, name=f"{config.name}:{visits}",
-                          seed=args.seed, board_size=config.board_size,
-                          pass_rule=getattr(args, "pass_rule", "fill"))
-    # kata-analyze's scores and ownership: every head of the network, loaded on first use.
-    player.analysis_heads = _analysis_heads(args.model, args.device)
-    player.model_komi = 7.5 if config.score_head else None
-    return player
+    return network_player(network, visits=visits, search=getattr(args, "search", "puct"),
+                          leaves=leaves, resign=args.resign, seed=args.seed,
+                          pass_rule=getattr(args, "pass_rule", "fill"),
+                          analysis_heads=_analysis_heads(args.model, args.device))
 
 
 def _analysis_heads(model, device):
-    """A zero-argument function returning one HeadsCache over the checkpoint's every head."""
+    """A zero-argument function returning one HeadsCache over the checkpoint's every head,
+    loaded on first use (kata-analyze's scores and ownership)."""
     made = []
 
     def heads():
         if not made:
-            from inference_server.heads_evaluator import HeadsEvaluator
+            from inference_server.network import load_network
             from play.heads_cache import HeadsCache
-            made.append(HeadsCache(HeadsEvaluator(model, device=device)))
+            made.append(HeadsCache(load_network(model, device=device, heads=True).evaluator))
         return made[0]
     return heads

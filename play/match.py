@@ -41,7 +41,7 @@ class SearchSide:
     choice."""
 
     def __init__(self, evaluator, visits, settings=None, *, name="net", opening_moves=0, seed=0,
-                 pass_rule="fill"):
+                 pass_rule="fill", board_size=None):
         self.pass_rule = check_pass_rule(pass_rule)
         self.evaluator = evaluator
         self.visits = int(visits)
@@ -49,6 +49,7 @@ class SearchSide:
         self.opening_moves = int(opening_moves)
         self.seed = seed
         self.settings = SearchSettings.for_play() if settings is None else settings
+        self.board_size = board_size      # the one size a network plays (None: any)
         self.search = None
         self.prepared = 0              # chunks prepared: each gets its own random stream
 

@@ -26,11 +26,14 @@ class SearchPlayer:
     fastgo.move_choice's, with the winning pass ('fill', the default, or 'free')."""
 
     def __init__(self, evaluator, visits, settings=None, *, name=None, temperature=0.0, seed=None,
-                 board_size=None, pass_rule="fill", clock=time.monotonic):
+                 board_size=None, pass_rule="fill", clock=time.monotonic, model_komi=None,
+                 analysis_heads=None):
         if int(visits) < 1:
             raise ValueError(f"visits must be >= 1, got {visits}")
         self.evaluator = evaluator
         self.board_size = board_size
+        self.model_komi = model_komi          # the komi the network learnt at (its score head)
+        self.analysis_heads = analysis_heads  # () -> HeadsCache of every head, or None
         self.visits = int(visits)
         self.temperature = temperature
         self.seed = seed

@@ -20,6 +20,7 @@ import torch
 from fastgo.config import ConfigError
 from fastgo.files import escaped
 from inference_server.backends import cpu_has_bf16
+from inference_server.network import training_record
 from inference_server.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from inference_server.model import build_model
 from inference_server.protocol import RELOAD_FAILED
@@ -122,17 +123,15 @@ class TrainingCore:
             torch.set_num_threads(self.tc.threads)
         self.device = pick_device(self.tc.device)
         self.stages = self.tc.grow_stages()
+        # the shapes are checked against the model when the config is read (Config.check)
         self.shapes = [(config.model.blocks, config.model.channels)] + self.tc.flat_shapes()
-        for (b0, c0), (b1, c1) in zip(self.shapes, self.shapes[1:2]):
-            if (b1, c1) == (b0, c0) or b1 < b0 or c1 < c0:
-                raise ConfigError(f"trainer.grow_when_flat: b{b1}c{c1} is not larger than the "
-                                  f"model's b{b0}c{c0}")
         self.shape_since = 0                              # the step the current shape began at
         if len(self.shapes) > 1 and not config.cluster.evaluate:
             log.warning("trainer.grow_when_flat needs the evaluator's ratings, and "
                         "cluster.evaluate is off: the network keeps its shape")
         self.trainable = trainable
-        self._place(build_model(config.model, seed=self.tc.seed))
+        # a stage at step 0 is the shape the run starts at (what resume expects at any step)
+        self._place(build_model(shape_at(config.model, self.stages, 0), seed=self.tc.seed))
         self.average = (WeightAverage(self.model, self.tc.weight_average)
                         if self.tc.weight_average > 0 else None)
         self.step = 0
@@ -327,7 +326,9 @@ class TrainingCore:
             self.grow_if_flat()
         path = self.run_dir.checkpoint(self.step)
         extra = {"trainer": state, "algorithm": self.algorithm,
-                 "optimizer": self.optimizer.state_dict(), "shape_since": self.shape_since}
+                 "optimizer": self.optimizer.state_dict(), "shape_since": self.shape_since,
+                 # the komi and rules the network learns at, for whoever plays it
+                 **training_record(self.config.selfplay.komi)}
         if self.average is not None:
             extra["raw_weights"] = {k: v.detach().to("cpu") for k, v in self.model.state_dict().items()}
             extra["average_updates"] = self.average.updates

@@ -37,6 +37,11 @@ class ClusterConfig:
     eval_visits: int = setting(MATCH_VISITS, min=1, max=100_000,
                                doc="the networks' visits per move in evaluation (the arena's "
                                    "default: the strength players have)")
+    eval_move_seconds: float = setting(
+        0.0, min=0.0, max=3600.0,
+        doc="evaluate at equal time instead: each side this many seconds a move on one thread "
+            "(a network the visits its measured speed fits in them, a GTP anchor the time "
+            "control; play.equal_time); 0: off, eval_visits a move")
     anchors: tuple[str, ...] = setting(
         ("random", "mcts:100", "mcts:1000", "gnugo:1", "gnugo:5", "gnugo:10"),
         doc="fixed opponents in rising strength, player specs as the arena's (random, mcts:N, "

@@ -412,3 +412,23 @@ class Config:
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     recorder: RecorderConfig = field(default_factory=RecorderConfig)
+
+    def check(self):
+        """What one section cannot check alone: a network only grows, so the first shape of
+        trainer.grow and of trainer.grow_when_flat must be larger than model's (refused when the
+        config is read, before any role starts: never a trainer crash-looping under the
+        cluster)."""
+        base = (self.model.blocks, self.model.channels)
+        name = f"b{base[0]}c{base[1]}"
+        stages = self.trainer.grow_stages()
+        if stages:
+            step, blocks, channels = stages[0]
+            if blocks < base[0] or channels < base[1] or (blocks, channels) == base:
+                raise ConfigError(f"trainer.grow: the stage at step {step} (b{blocks}c{channels})"
+                                  f" is not larger than the model's {name}: a network only grows")
+        shapes = self.trainer.flat_shapes()
+        if shapes:
+            blocks, channels = shapes[0]
+            if blocks < base[0] or channels < base[1] or (blocks, channels) == base:
+                raise ConfigError(f"trainer.grow_when_flat: b{blocks}c{channels} is not larger "
+                                  f"than the model's {name}")

@@ -101,9 +101,15 @@ def run(args) -> int:
         print(f"fastgo bench backends: {err}", file=sys.stderr)
         return 2
     if args.model:
-        from inference_server.checkpoint import load_checkpoint
+        from fastgo.files import escaped
+        from inference_server.checkpoint import CheckpointError, load_checkpoint
 
-        model = load_checkpoint(args.model).model
+        try:        # the same refusal as gtp, analysis and arena give: one line, exit 2
+            model = load_checkpoint(args.model).model
+        except (CheckpointError, OSError) as err:
+            print(f"fastgo bench backends: cannot load --model {args.model}: "
+                  f"{escaped(err, 300, one_line=True)}", file=sys.stderr)
+            return 2
     else:
         from fastgo.config import MODEL_NAME, ModelConfig, parse_section, to_dict
 

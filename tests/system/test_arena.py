@@ -193,7 +193,7 @@ def test_not_a_checkpoint_in_a_subprocess(tmp_path):
                            "--games", "2", "--table", str(tmp_path / "t.jsonl")],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 2
-    assert "is not a fastgo checkpoint" in proc.stderr
+    assert "not a fastgo checkpoint" in proc.stderr and str(bogus) in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
 
 

@@ -238,3 +238,44 @@ def test_the_cluster_stops_cleanly_on_a_full_disk_when_told_to(
     assert code == EXIT_STATUS, said[-3000:]
     assert "stopping: train stopped on a full disk" in said and "keeps failing" not in said
     check_nothing_lost(run)
+
+
+def test_the_final_rating_never_waits_for_space(small_disk, tmp_path, write_tiny_config):
+    """`fastgo evaluate --once` (the final rating of a run that reached its duration) on a full
+    disk with cluster.on_disk_full = "wait": it stops at once with exit status 75 and one line
+    (it used to wait for space for up to cluster.final_eval_s), and the supervisor's summary says
+    the rating was skipped and why."""
+    from cluster.local_launcher import LocalCluster
+    from fastgo.config import load_config
+    from fastgo.rundir import open_run_dir
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
+
+    config_path = write_tiny_config(tmp_path / "c.toml", extra="""
+[cluster]
+evaluate = true
+anchors = ["random"]
+eval_visits = 4
+eval_batch_games = 2
+eval_max_games = 2
+on_disk_full = "wait"
+final_eval_s = 120
+""")
+    config = load_config(config_path)
+    run = small_disk / "run"
+    run_dir = open_run_dir(run)
+    save_checkpoint(run_dir.checkpoint(10), build_model(config.model, seed=1), step=10)
+    fill(small_disk, leave=0)
+    began = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "evaluate", "--config",
+                           str(config_path), "--run-dir", str(run), "--once", "--quiet"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == EXIT_STATUS, done.stderr[-2000:]
+    assert time.monotonic() - began < 60
+    assert "disk full" in done.stderr and "Traceback" not in done.stderr
+    # the supervisor's side: the same exit status becomes the summary's line
+    cluster = LocalCluster(config, str(config_path), run_dir, workers=0, evaluate=True,
+                           log=lambda line: None)
+    assert cluster.final_evaluation(lambda: False) is None
+    assert cluster.final_note.startswith("final rating of ckpt-10 skipped: the disk is full")
+    assert cluster.final_note in cluster.summary()

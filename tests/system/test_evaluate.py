@@ -109,3 +109,27 @@ def test_evaluator_chains_checkpoints_and_anchors_and_draws_the_curve(tmp_path, 
     width, height = (int.from_bytes((root / "curve.png").read_bytes()[k:k + 4], "big")
                      for k in (16, 20))
     assert (width, height) == (1200, 460)           # two panels: wall time and games
+
+
+def test_the_evaluator_at_equal_time(tmp_path, write_tiny_config):
+    """cluster.eval_move_seconds: the checkpoints play the visits their measured one-thread
+    speed fits in the seconds (logged), and the table's rows say the seconds, not visits."""
+    import re
+
+    extra = EXTRA.replace("[cluster]\n", "[cluster]\neval_move_seconds = 0.02\n")
+    config_path = write_tiny_config(tmp_path / "c.toml", checkpoint_every=5, extra=extra)
+    config = load_config(config_path)
+    assert config.cluster.eval_move_seconds == 0.02
+    root = tmp_path / "run"
+    run = open_run_dir(root)
+    trainer = Trainer(config, run)                    # writes ckpt-0
+    trainer.save_checkpoint()
+    evaluate(config_path, run.root)
+    rows = lines(root / "ratings.jsonl")
+    assert rows and all(r["move_seconds"] == 0.02 and "visits" not in r for r in rows)
+    log = (root / "logs" / "evaluate.log").read_text()
+    measured = re.search(r"searches (\d+) visits/s on one thread: (\d+) visits a move in 0.02 s",
+                         log)
+    assert measured, log[-2000:]
+    rate, visits = map(int, measured.groups())
+    assert visits == max(1, int(0.02 * rate)) or abs(visits - 0.02 * rate) <= 1

@@ -124,3 +124,20 @@ def test_channels_last_weights_still_load(tmp_path):
     loaded = load_checkpoint(tmp_path / "cl.ckpt")
     for name, tensor in loaded.model.state_dict().items():
         assert torch.equal(tensor, model.state_dict()[name])
+
+
+@pytest.mark.parametrize("command", [["bench", "backends", "--seconds", "0.05"],
+                                     ["gtp"], ["analysis"]])
+def test_a_config_that_lies_about_its_tensors_is_one_line_everywhere(payload, tmp_path, command):
+    """The stored shape says b1c16, the tensors are b1c8's: every command that takes --model
+    refuses the file in one line (bench backends used to print a CheckpointError traceback)."""
+    lying = saved(payload, tmp_path, model_config=dict(payload["model_config"], channels=16))
+    with pytest.raises(CheckpointError):
+        load_checkpoint(lying)
+    done = subprocess.run([sys.executable, "-m", "fastgo_cli.main", *command, "--model",
+                           str(lying)], input="", capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+    assert done.returncode == 2, (done.returncode, done.stderr[-1500:])
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and str(lying) in lines[0], done.stderr

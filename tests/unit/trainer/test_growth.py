@@ -72,7 +72,9 @@ def test_a_network_never_shrinks():
 
 def _stages(entries):
     grow = ", ".join(f'"{e}"' for e in entries)
-    return loads_config(f"[trainer]\ngrow = [{grow}]\n").trainer.grow_stages()
+    # a model smaller than every stage: the stages are checked against it too (Config.check)
+    return loads_config(f"[model]\nblocks = 1\nchannels = 8\n[trainer]\ngrow = [{grow}]\n"
+                        ).trainer.grow_stages()
 
 
 def test_stages_parse_sort_and_apply_by_step():

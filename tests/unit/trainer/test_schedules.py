@@ -124,3 +124,27 @@ def test_flat_growth_must_start_larger_than_the_model(run_with_games, config_tex
     from fastgo.config import ConfigError
     with pytest.raises(ConfigError, match="not larger than the model's b1c8"):
         make_trainer(loads_config(config_text + 'grow_when_flat = ["b1c8"]\n'), run_with_games)
+
+
+@pytest.mark.parametrize("grow", ['["1:b1c4"]', '["1:b3c8"]', '["5:b2c16"]'])
+def test_a_stage_that_is_not_larger_than_the_model_is_refused_when_the_config_is_read(grow):
+    """Refused in one line when any role reads the config (the cluster before it starts one),
+    not a traceback from the trainer at the stage's step, over and over under the cluster."""
+    from fastgo.config import ConfigError
+    with pytest.raises(ConfigError, match="not larger than the model's b2c16: a network only "
+                                          "grows"):
+        loads_config(f"[model]\nblocks = 2\nchannels = 16\n[trainer]\ngrow = {grow}\n")
+
+
+def test_a_stage_at_step_0_is_the_shape_the_run_starts_at(run_with_games, config_text):
+    """grow = ["0:b2c12"]: the first checkpoints are b2c12, and the same command again resumes
+    them (it used to train the model's shape, then refuse to resume at step 2)."""
+    config = loads_config(config_text + 'grow = ["0:b2c12"]\n')
+    trainer = make_trainer(config, run_with_games)
+    assert trainer.model.config.name == "b2c12"
+    trainer.run(max_steps=2)
+    assert load_checkpoint(run_with_games.latest).config.name == "b2c12"
+    again = make_trainer(config, run_with_games)
+    assert again.step == 2 and again.model.config.name == "b2c12"
+    again.run(max_steps=4)
+    assert load_checkpoint(run_with_games.latest).step == 4

@@ -1,0 +1,132 @@
+"""A checkpoint becomes a network to play with, one way for every command and role that plays
+one: `fastgo gtp`, `fastgo arena` (and so `fastgo compare`'s matches), `fastgo analysis` and the
+evaluator. play.network_player turns the Network into a player.
+
+load_network(source, ...) loads and verifies the checkpoint, runs it in this process on the
+device and backend asked for (defaults: DEFAULT_BACKEND, capacity DEFAULT_CAPACITY, one thread),
+refuses a network whose canary outputs are not finite or out of range, and reads the komi and
+rules the network was trained at from the checkpoint (the trainer records them; an older
+checkpoint without them is taken as trained at the quickstart's ASSUMED_KOMI under
+ASSUMED_RULES, said once per process). Every failure is a NetworkError of one line.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+log = logging.getLogger("fastgo.network")
+
+DEFAULT_BACKEND = "auto"        # the fastest backend that agrees with fp32 (backend_choice)
+DEFAULT_CAPACITY = 64           # positions of one forward pass the runner is sized for
+ASSUMED_KOMI = 7.5              # the quickstart's, for checkpoints that do not record theirs
+ASSUMED_RULES = "tromp-taylor"  # area scoring, positional superko: the rules fastgo plays
+RULES = ("tromp-taylor",)
+_assumed_said = set()
+
+
+class NetworkError(ValueError):
+    """A checkpoint that cannot be played: one line naming the file and what is wrong."""
+
+
+@dataclass
+class Network:
+    """A checkpoint's network ready to play: `evaluator` (InProcessEvaluator, or the
+    HeadsEvaluator with every head where `heads` was asked for), its ModelConfig, training
+    step, the komi and rules it was trained at (`assumed`: they are the quickstart's, the
+    checkpoint did not record them), the file it came from and its other records."""
+    evaluator: object
+    config: object
+    step: int
+    komi: float
+    rules: str
+    assumed: bool
+    path: str
+    extra: dict          # the rest the checkpoint carries (the trainer's state, ...)
+
+    @property
+    def name(self) -> str:
+        return f"{self.config.name}@{self.step}"
+
+
+def trained_at(extra: dict, path: str = "") -> tuple:
+    """(komi, rules, assumed) a checkpoint's `extra` records; the quickstart's where it records
+    none (said once per file and process); NetworkError for recorded values out of range."""
+    komi, rules = extra.get("komi"), extra.get("rules")
+    if komi is None and rules is None:
+        if path not in _assumed_said:
+            _assumed_said.add(path)
+            log.warning("%s records no komi or rules: taken as trained at komi %g under %s "
+                        "(the quickstart's)", path or "the checkpoint", ASSUMED_KOMI,
+                        ASSUMED_RULES)
+        return ASSUMED_KOMI, ASSUMED_RULES, True
+    if isinstance(komi, bool) or not isinstance(komi, (int, float)) or not math.isfinite(komi) \
+            or not -10_000 <= komi <= 10_000:
+        raise NetworkError(f"{path}: recorded komi {str(komi)[:40]!r} is not a number in "
+                           f"-10000..10000")
+    if rules not in RULES:
+        raise NetworkError(f"{path}: recorded rules {str(rules)[:40]!r} are not one of "
+                           f"{', '.join(RULES)}")
+    return float(komi), rules, False
+
+
+def training_record(komi: float) -> dict:
+    """What the trainer records in every checkpoint's extra: the komi and rules it trains at."""
+    return {"komi": float(komi), "rules": ASSUMED_RULES}
+
+
+def _device(device):
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise NetworkError("--device cuda: this machine has no usable CUDA device")
+    return device
+
+
+def load_network(source, *, device="cpu", backend=DEFAULT_BACKEND, capacity=DEFAULT_CAPACITY,
+                 threads=None, expect=None, data=None, heads=False, what=None) -> Network:
+    """The Network of checkpoint `source` (a path; `data`: its bytes already read), see the
+    module. `expect`: a ModelConfig whose board size and encoding the checkpoint must have.
+    `heads`: every head (ownership, score) for analysis, through HeadsEvaluator, instead of
+    the search's policy and value through the server's runner. `threads`: the runner's CPU
+    threads (None: its default). `what`: how the caller's user named the checkpoint (a flag
+    such as '--model'), the start of every message (default: its path)."""
+    from inference_server.checkpoint import CheckpointError, load_checkpoint
+    from inference_server.runner import canary_planes, check_canary_outputs
+
+    path = str(source)
+    label = what or path
+    try:
+        checkpoint = load_checkpoint(source, expect=expect, data=data)
+    except CheckpointError as err:       # its text names the file and what is wrong
+        raise NetworkError(f"cannot load {label}: {' '.join(str(err).split())[:300]}") from None
+    except OSError as err:
+        raise NetworkError(f"cannot load {label}: {path}: {err.strerror or err}") from None
+    komi, rules, assumed = trained_at(checkpoint.extra or {}, path)
+    where = _device(device)
+    try:
+        if heads:
+            from inference_server.heads_evaluator import HeadsEvaluator
+            evaluator = HeadsEvaluator(checkpoint.model, device=where)
+            evaluator.model_version = checkpoint.step
+            outputs = evaluator(canary_planes(checkpoint.config))[:2]
+        else:
+            from inference_server.batch_evaluator import InProcessEvaluator
+            options = {} if threads is None else {"threads": int(threads)}
+            evaluator = InProcessEvaluator(checkpoint.model, device=where, backend=backend,
+                                           capacity=max(8, int(capacity)),
+                                           version=checkpoint.step, **options)
+            outputs = evaluator.runner.forward(canary_planes(checkpoint.config), graphs=False)
+    except RuntimeError as err:          # a device or backend that cannot run it
+        raise NetworkError(f"cannot run {label} on {where}: "
+                           f"{' '.join(str(err).split())[:300]}") from None
+    try:       # NaN or inf weights, or outputs out of range, are refused before the first game
+        check_canary_outputs(*outputs)
+    except ValueError as err:
+        raise NetworkError(f"refusing {label} {path}: {err}" if what else
+                           f"refusing {path}: {err}") from None
+    return Network(evaluator=evaluator, config=checkpoint.config, step=checkpoint.step,
+                   komi=komi, rules=rules, assumed=assumed, path=path,
+                   extra=dict(checkpoint.extra or {}))
