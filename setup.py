@@ -48,10 +48,12 @@ setup(
     description="AlphaZero-style self-play for Go: Cython kernels, ZeroMQ batched inference, PyTorch training",
     packages=find_packages(include=["fastgo", "fastgo.*", "inference_server", "inference_server.*",
                                     "selfplay_workers", "selfplay_workers.*", "play", "play.*", "trainer", "trainer.*",
-                                    "cluster", "cluster.*", "fastgo_cli", "fastgo_cli.*"])
+                                    "cluster", "cluster.*", "dashboard", "dashboard.*", "fastgo_cli",
+                                    "fastgo_cli.*"])
     + ["fastgo.configs"],
     package_dir={"fastgo.configs": "configs"},
-    package_data={"fastgo": ["*.pxd", "*.pyx"], "fastgo.configs": ["*.toml"]},
+    package_data={"fastgo": ["*.pxd", "*.pyx"], "fastgo.configs": ["*.toml"],
+                  "dashboard": ["static/*.html", "static/*.js", "static/*.css"]},
     ext_modules=cythonize(extensions, compiler_directives=directives, annotate=False),
     python_requires=">=3.10",
     install_requires=[
@@ -60,6 +62,7 @@ setup(
         "msgpack>=1.2.1",
         "torch>=2.2",
         "matplotlib>=3.5",          # curve.png and loss.png of a run
+        "aiohttp>=3.9",             # fastgo dashboard's server
         # The CPU inference backends server.backend = "auto" chooses among
         # (fastgo bench backends): export, ONNX Runtime, OpenVINO.
         "onnx>=1.14",
@@ -70,7 +73,8 @@ setup(
         # `fastgo cluster --launcher ray`: roles as Ray actors on a Ray cluster.
         "ray": ["ray>=2.9"],
         # katrain: its own analysis client drives `fastgo analysis` in a system test.
-        "test": ["pytest>=7", "hypothesis>=6", "ray>=2.9", "katrain>=1.20"],
+        # selenium: the dashboard's tests in Debian's chromium (apt: chromium chromium-driver).
+        "test": ["pytest>=7", "hypothesis>=6", "ray>=2.9", "katrain>=1.20", "selenium>=4.10"],
     },
     entry_points={"console_scripts": ["fastgo = fastgo_cli.main:main"]},
     zip_safe=False,

@@ -14,7 +14,7 @@ from fastgo.diskfull import EXIT_STATUS as DISK_FULL_STATUS
 from cluster.role_process import SERVE_READY, RoleStartError
 from cluster.restarts import DISK_FULL, REFUSED, STARTUP_S, Backoff, RestartPolicy
 from cluster.roles import role_argv, role_specs
-from cluster.status import server_rates, status_line, summary_text
+from cluster.status import read_cgos, server_rates, status_line, summary_text, write_cluster_status
 from fastgo.statefiles import read_ratings
 
 FINAL_POLL_S = 0.5              # how often the final rating's deadline and signals are looked at
@@ -215,9 +215,13 @@ class LocalCluster:
         evaluator, _ = read_status(self.run_dir, "evaluate")
         statuses = {role.role: read_status(self.run_dir, role.spec.heartbeat)[0]
                     for role in self.children if role.spec.heartbeat}
-        return status_line(elapsed, train or {}, moves, evals, fill, read_ratings(self.run_dir.ratings),
-                           self.restarts(), evaluator) + self.policy.disk_note(self.children,
-                                                                               statuses)
+        line = status_line(elapsed, train or {}, moves, evals, fill, read_ratings(self.run_dir.ratings),
+                           self.restarts(), evaluator, read_cgos(self.run_dir)) \
+            + self.policy.disk_note(self.children, statuses)
+        write_cluster_status(self.run_dir, {"evals_per_s": round(evals, 1), "fill": round(fill, 4),
+                                            "moves_per_s": round(moves, 1),
+                                            "restarts": self.restarts(), "line": line})
+        return line
 
     def summary(self):
         from fastgo.rundir import read_status
@@ -225,7 +229,7 @@ class LocalCluster:
         evaluator, _ = read_status(self.run_dir, "evaluate")
         return summary_text(time.monotonic() - self.started, self.stop_reason, train or {},
                             self.restarts(), read_ratings(self.run_dir.ratings), self.run_dir,
-                            evaluator, final=self.final_note)
+                            evaluator, final=self.final_note, cgos=read_cgos(self.run_dir))
 
     def close(self):
         """Nothing is held once the roles are stopped."""

@@ -46,6 +46,15 @@ def label_lifts(values, limits, points=9.0, axis_points=330.0):
     return lifts
 
 
+def cgos_shift(cgos, ratings):
+    """CGOS's scale minus Elo over random (one constant: both fits are one maximum, anchored at
+    different players), from any player rated in both; None when none is."""
+    for name, value in cgos.items():
+        if name in ratings:
+            return value[0] - ratings[name][0]
+    return None
+
+
 def draw_curve(path, evaluations, ratings, anchors, rows=None):
     """curve.png: each evaluated checkpoint's Elo (random = 0) with its 95% interval, against
     wall time and against self-play games. evaluations: [{'player', 'wall_s', 'games',
@@ -55,7 +64,9 @@ def draw_curve(path, evaluations, ratings, anchors, rows=None):
     results; given, each point also gets a thick bar, the 95% interval of its gain over the
     point before it (fastgo.ratings.gain_intervals), placed on that point's Elo: what the
     games say about each step of the curve, which the intervals against `random` (a chain of
-    one-sided results, often thousands of Elo wide) cannot show."""
+    one-sided results, often thousands of Elo wide) cannot show. With rows that rate the
+    stand-in of CGOS's anchor (fastgo.ratings.cgos_ratings), the right axis is CGOS's 9x9 scale
+    and the title gives the newest point on it with its interval."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -64,10 +75,12 @@ def draw_curve(path, evaluations, ratings, anchors, rows=None):
 
     points = thin_points([e for e in evaluations if e["player"] in ratings])
     measured = [a for a in anchors if a in ratings]
-    gains = {}
+    gains, cgos = {}, {}
     if rows is not None:
-        from fastgo.ratings import gain_intervals
+        from fastgo.ratings import cgos_ratings, gain_intervals
         gains = gain_intervals(rows, [e["player"] for e in points])
+        cgos = cgos_ratings(rows)
+    shift = cgos_shift(cgos, ratings)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True)
     limits = curve_limits([ratings[e["player"]][0] for e in points] +
                           [ratings[a][0] for a in measured])
@@ -111,8 +124,17 @@ def draw_curve(path, evaluations, ratings, anchors, rows=None):
         ax.grid(alpha=0.3)
     axes[0].set_ylim(*limits)
     axes[0].set_ylabel("Elo (random = 0)")
+    if shift is not None:           # the same axis on CGOS's 9x9 scale
+        from fastgo.ratings import CGOS_STAND_IN
+        right = axes[1].secondary_yaxis("right", functions=(lambda y: y + shift,
+                                                            lambda y: y - shift))
+        right.set_ylabel(f"CGOS 9x9 scale ({CGOS_STAND_IN} = 1800)")
     axes[0].legend(loc="upper left", fontsize=8)
-    fig.suptitle("fastgo learning curve: checkpoints and the anchors they played")
+    title = "fastgo learning curve: checkpoints and the anchors they played"
+    if points and points[-1]["player"] in cgos:
+        from fastgo.ratings import cgos_text
+        title += f"; {escaped(points[-1]['player'])} {cgos_text(cgos[points[-1]['player']])}"
+    fig.suptitle(title)
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)

@@ -20,6 +20,47 @@ def read_json(path):
         return None
 
 
+_CGOS_CACHE = {}                   # run root -> ((mtime_ns, size) of ratings.jsonl, cgos ratings)
+
+
+def read_cgos(run_dir):
+    """{name: (elo, low, high)} on CGOS's scale (fastgo.ratings.cgos_ratings) of a run
+    directory's ratings table, refitted only when the file changed; {} without the stand-in."""
+    from fastgo.ratings import TableError, cgos_ratings, read_table
+
+    root, path = run_dir.root, run_dir.ratings_table
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {}
+    key = (st.st_mtime_ns, st.st_size)
+    cached = _CGOS_CACHE.get(root)
+    if cached and cached[0] == key:
+        return cached[1]
+    try:
+        value = cgos_ratings(read_table(path))
+    except (OSError, TableError, ValueError):
+        value = {}
+    _CGOS_CACHE[root] = (key, value)
+    return value
+
+
+def write_cluster_status(run_dir, figures):
+    """RUN/logs/cluster.status.json: the supervisor's own figures (the server's evals/s and
+    batch fill, the workers' moves/s, restarts, the status line), which no role's status file
+    holds, for readers of the run directory (fastgo dashboard). Written to a temporary name
+    and renamed; a failed write (a full disk) is skipped, the next status line writes again."""
+    from fastgo.diskfull import no_wait
+    from fastgo.files import atomic_write_text
+    from fastgo.rundir import status_path
+
+    try:
+        with no_wait():
+            atomic_write_text(status_path(run_dir, "cluster"), json.dumps(figures))
+    except Exception:
+        pass
+
+
 def server_rates(stats, last, now=None):
     """(NN evals/s, mean batch fill) between the server stats `last` = (stats, monotonic time)
     and `stats` at monotonic time `now` (None: time.monotonic()); zeros without both."""
@@ -52,14 +93,20 @@ def _cpu_share(evaluator):
     return (share, budget) if share == share and budget == budget else None
 
 
-def status_line(elapsed, train, moves, evals, fill, ratings, restarts, evaluator=None):
+def status_line(elapsed, train, moves, evals, fill, ratings, restarts, evaluator=None, cgos=None):
     """One status line: train is the trainer's status, ratings the evaluator's ratings.json
     (or None), restarts {role: count}, evaluator the evaluator's status (its CPU share of a
-    core on average over the run and its budget: 'eval cpu 0.18/0.2'), or None."""
+    core on average over the run and its budget: 'eval cpu 0.18/0.2'), or None; cgos: the
+    players' ratings on CGOS's scale (read_cgos), shown for the latest rated checkpoint as
+    'CGOS 1650 (1580..1720)' after its Elo over random."""
+    from fastgo.ratings import cgos_text
+
     elo = "-"
     try:
         latest = ratings["latest"]
         elo = f"{latest['elo']:.0f} ({latest['player']})"
+        if cgos and latest["player"] in cgos:
+            elo += "  " + cgos_text(cgos[latest["player"]])
     except (KeyError, TypeError, ValueError):
         pass
     loss = train.get("loss")
@@ -73,9 +120,12 @@ def status_line(elapsed, train, moves, evals, fill, ratings, restarts, evaluator
 
 
 def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evaluator=None,
-                 final=None):
+                 final=None, cgos=None):
     """The lines printed when the cluster has stopped; evaluator: its status (status_line);
-    final: what became of the final rating (rated, skipped and why), or None."""
+    final: what became of the final rating (rated, skipped and why), or None; cgos: as
+    status_line takes it."""
+    from fastgo.ratings import cgos_text
+
     lines = [f"fastgo cluster: stopped after {clock(elapsed)}"
              + (f" ({stop_reason})" if stop_reason else ""),
              f"  self-play games {train.get('games', 0)}, training steps {train.get('step', 0)}, "
@@ -83,8 +133,9 @@ def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evalua
     try:
         latest = ratings["latest"]
         lines.append(f"  {latest['player']}: Elo {latest['elo']:.0f} "
-                     f"({latest['elo_low']:.0f}..{latest['elo_high']:.0f}); last results: "
-                     + ", ".join(latest["results"]))
+                     f"({latest['elo_low']:.0f}..{latest['elo_high']:.0f})"
+                     + (f", {cgos_text(cgos[latest['player']])}" if cgos and latest["player"] in cgos
+                        else "") + "; last results: " + ", ".join(latest["results"]))
         for name, value in sorted(ratings["ratings"].items(), key=lambda kv: -kv[1][0]):
             if not name.startswith("ckpt-"):
                 lines.append(f"  anchor {name}: Elo {value[0]:.0f}")

@@ -37,7 +37,8 @@ except ImportError:        # not on Windows: appends are then unlocked
     fcntl = None
 
 __all__ = ["append_result", "read_table", "RatingsTable", "fit_ratings", "PRIOR_GAMES", "components",
-           "player_games", "pair_totals", "TableError"]
+           "player_games", "pair_totals", "TableError", "cgos_ratings", "cgos_text", "GroupFit", "CGOS_STAND_IN",
+           "CGOS_ANCHOR_ELO"]
 
 REQUIRED = ("a", "b", "wins_a", "wins_b", "draws")
 MAX_LINE = 1 << 20            # bytes; a longer line is counted as damaged
@@ -247,9 +248,10 @@ def components(results, anchor="random"):
     return out
 
 
-def _fit_group(names, index, totals, prior_games, max_iter=100):
+def _fit_group(names, index, totals, prior_games, max_iter=100, covariance=False):
     """Newton's method on the log-posterior of one connected group; names[0] fixed at 0.
-    Returns ratings [n] and standard errors [n] (Elo)."""
+    Returns ratings [n] and standard errors [n] (Elo), and with `covariance` the covariance
+    [n, n] of the ratings (row and column 0, the fixed player's, zero; inf where singular)."""
     n = len(names)
     local = {index[name]: k for k, name in enumerate(names)}
     pairs = []     # (k_i, k_j, score_i, score_j) with the prior's virtual draws added
@@ -259,7 +261,7 @@ def _fit_group(names, index, totals, prior_games, max_iter=100):
             pairs.append((local[i], local[j], si + half, sj + half))
     r = np.zeros(n)
     if n == 1:
-        return r, np.zeros(1)
+        return (r, np.zeros(1), np.zeros((1, 1))) if covariance else (r, np.zeros(1))
     ki = np.array([p[0] for p in pairs])
     kj = np.array([p[1] for p in pairs])
     si = np.array([p[2] for p in pairs], dtype=float)
@@ -305,12 +307,46 @@ def _fit_group(names, index, totals, prior_games, max_iter=100):
         if np.max(np.abs(t * step)) < 1e-7 or abs(previous - value) < 1e-12:
             break
     _, hess = derivatives(r)
+    full = np.zeros((n, n))
     try:
         cov = np.linalg.inv(hess)
         se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+        full[1:, 1:] = cov
     except np.linalg.LinAlgError:
         se = np.full(n - 1, np.inf)
+        full[1:, 1:] = np.inf
+    if covariance:
+        return r, np.concatenate([[0.0], se]), full
     return r, np.concatenate([[0.0], se])
+
+
+class GroupFit:
+    """One fit of the players connected by games to `anchor` (anchor fixed at 0), with the
+    covariance of their ratings: any difference between two of them gets its own 95% interval
+    (the same, up to rounding, as a fit anchored at one of the two) without another fit."""
+
+    def __init__(self, results, anchor="random", prior_games=PRIOR_GAMES):
+        players, totals = pair_totals(results)
+        self.names = components(results, anchor)[0] if players else []
+        if len(self.names) > MAX_FIT_PLAYERS:
+            raise TableError(f"{len(self.names)} players connected by games, over the "
+                             f"{MAX_FIT_PLAYERS} one fit takes")
+        index = {name: k for k, name in enumerate(players)}
+        self.index = {name: k for k, name in enumerate(self.names)}
+        if self.names:
+            self.r, _, self.cov = _fit_group(self.names, index, totals, float(prior_games),
+                                             covariance=True)
+
+    def __contains__(self, name):
+        return name in self.index
+
+    def difference(self, a, b):
+        """(r_a - r_b, low95, high95) in Elo; KeyError when either is not in the group."""
+        i, j = self.index[a], self.index[b]
+        d = float(self.r[i] - self.r[j])
+        var = self.cov[i, i] + self.cov[j, j] - 2.0 * self.cov[i, j]
+        half = Z95 * math.sqrt(max(0.0, var)) if math.isfinite(var) else math.inf
+        return d, d - half, d + half
 
 
 def fit_ratings(results, anchor="random", prior_games=PRIOR_GAMES) -> dict:
@@ -357,6 +393,42 @@ def gain_intervals(results, players, prior_games=PRIOR_GAMES) -> dict:
         if player in fit:
             out[player] = (fit[player][1], fit[player][2])
     return out
+
+
+# CGOS's 9x9 scale: what a Go player can place.
+
+CGOS_ANCHOR_ELO = 1800.0      # CGOS's anchor, GNU Go 3.7.10 at its default level (10)
+CGOS_STAND_IN = "gnugo:10"    # GNU Go 3.8 at its default level with CGOS's options stands in
+                              # for it here (docs/guide.md#strength-on-cgoss-scale)
+
+
+def cgos_ratings(results, stand_in=CGOS_STAND_IN, prior_games=PRIOR_GAMES, fit=None) -> dict:
+    """{name: (elo, low95, high95)} on CGOS's 9x9 scale for every player connected by games to
+    `stand_in`: each player's difference to the stand-in with its own interval (not the chain
+    to `random`), plus CGOS_ANCHOR_ELO. `fit`: a GroupFit of these results already made (any
+    anchor; the stand-in's players outside it are left out), else one anchored at the
+    stand-in. {} when `stand_in` has played no game. This is the one place that puts a rating
+    on CGOS's scale; Elo over `random` stays fit_ratings(results)."""
+    if fit is None:
+        players, _ = pair_totals(results)
+        if stand_in not in players:
+            return {}
+        fit = GroupFit(results, anchor=stand_in, prior_games=prior_games)
+    if stand_in not in fit:
+        return {}
+    return {name: tuple(CGOS_ANCHOR_ELO + v for v in fit.difference(name, stand_in))
+            for name in fit.names}
+
+
+def cgos_text(rating) -> str:
+    """'CGOS 1650 (1580..1720)' for an (elo, low, high) on CGOS's scale; 'CGOS -' for None.
+    An interval bound beyond +-10,000 (a one-sided record) is shown as '?'."""
+    if not rating:
+        return "CGOS -"
+
+    def shown(value):
+        return f"{value:.0f}" if math.isfinite(value) and abs(value) < 10_000 else "?"
+    return f"CGOS {shown(rating[0])} ({shown(rating[1])}..{shown(rating[2])})"
 
 
 # Match statistics: one match's interval, Elo difference and sequential test.

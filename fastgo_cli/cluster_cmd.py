@@ -26,6 +26,11 @@ def add_arguments(parser):
                              "actors on a Ray cluster (default: cluster.launcher)")
     parser.add_argument("--address", help="ray: the Ray cluster to join (host:port, or auto); "
                                           "default: start a Ray instance on this machine")
+    parser.add_argument("--dashboard", action="store_true",
+                        help="start `fastgo dashboard` on the run directory beside the run "
+                             "(loopback) and print its address; stopped with the run")
+    parser.add_argument("--dashboard-port", type=int, default=8765, metavar="N",
+                        help="its port (0: any free one)")
 
 
 def run(args) -> int:
@@ -70,5 +75,31 @@ def run(args) -> int:
           f"{workers} worker(s), run directory {run_dir.root}"
           + (f", {cluster.where}" if launcher == "ray" else "")
           + (f", stopping after {clock(duration)}" if duration else ", Ctrl-C stops it"), flush=True)
-    return supervise(cluster, duration=duration, tty=tty,
-                     status_every_s=1.0 if tty else config.cluster.status_interval_s)
+    dashboard = _start_dashboard(run_dir, args.dashboard_port, log) if args.dashboard else None
+    try:
+        return supervise(cluster, duration=duration, tty=tty,
+                         status_every_s=1.0 if tty else config.cluster.status_interval_s)
+    finally:
+        if dashboard is not None:
+            dashboard.stop()
+
+
+DASHBOARD_READY = "fastgo dashboard: "
+
+
+def _start_dashboard(run_dir, port, log):
+    """`fastgo dashboard RUN --port PORT` as a child (its output in logs/dashboard.log), once
+    it listens; its address logged. None (and why, logged) when it cannot start: the run goes
+    on without it."""
+    from cluster.role_process import RoleProcess, RoleStartError
+
+    child = RoleProcess(["dashboard", run_dir.root, "--port", str(int(port))],
+                        run_dir.log("dashboard"), ready=DASHBOARD_READY, ready_timeout_s=60.0,
+                        die_with_parent=True, name="dashboard")
+    try:
+        child.start()
+    except (RoleStartError, OSError) as err:
+        log(f"the dashboard did not start ({err}); the run goes on without it")
+        return None
+    log(f"dashboard at {child.endpoint.split()[0]}")
+    return child

@@ -27,6 +27,7 @@ COMMANDS = {
     "keys": ("fastgo_cli.keys_cmd", "CURVE key pairs for endpoints on other hosts (`keys new NAME`)"),
     "curve": ("fastgo_cli.curve_cmd", "one plot of the learning curves of several run directories"),
     "compare": ("fastgo_cli.compare_cmd", "two configs learn for the same time on this machine, then play the same opponents"),
+    "dashboard": ("fastgo_cli.dashboard_cmd", "a live web page of a run directory: status, strength, games, play"),
 }
 
 # `fastgo bench TARGET` -> (module, one-line help)
@@ -39,6 +40,7 @@ BENCH_TARGETS = {
     "train": ("fastgo_cli.bench.train", "trainer data path positions/s and training samples/s"),
     "analysis": ("fastgo_cli.bench.analysis", "fastgo analysis positions/s for a whole game vs raw forward"),
     "gtp": ("fastgo_cli.bench.gtp", "GTP engine genmove visits/s against Leela Zero on the same network shape"),
+    "dashboard": ("fastgo_cli.bench.dashboard", "the dashboard's first snapshot of a synthetic 8-hour run directory"),
 }
 
 

@@ -16,7 +16,7 @@ PROG = "fastgo ratings"
 
 def parents():
     from fastgo_cli.parser import json_options
-    return (json_options("{name: {elo, low, high, games}}"),)
+    return (json_options("{name: {elo, low, high, games, cgos?: [elo, low, high]}}"),)
 
 
 def add_arguments(parser):
@@ -37,7 +37,8 @@ def _fmt(value):
 
 def run(args):
     from fastgo.files import atomic_write_text
-    from fastgo.ratings import TableError, components, fit_ratings, player_games, read_table
+    from fastgo.ratings import (CGOS_STAND_IN, TableError, cgos_ratings, cgos_text, components,
+                                fit_ratings, player_games, read_table)
 
     if os.path.isdir(args.table):
         print(f"{PROG}: {args.table}: is a directory", file=sys.stderr)
@@ -73,6 +74,7 @@ def run(args):
         print(f"{PROG}: {args.table}: {table.note}", file=sys.stderr)
     try:
         ratings = fit_ratings(table, anchor=args.anchor, prior_games=args.prior)
+        cgos = cgos_ratings(table, prior_games=args.prior)
     except TableError as err:
         print(f"{PROG}: {args.table}: {err}", file=sys.stderr)
         return 2
@@ -82,17 +84,24 @@ def run(args):
     print(f"{args.table}: {len(table)} results, {total} games, {len(ratings)} players; "
           f"{groups[0][0]} = 0, prior of {args.prior:g} virtual draws per pair")
     width = max(len(name) for name in ratings)
-    print(f"{'player':<{width}}  {'Elo':>6}  {'95% interval':>15}  {'games':>6}")
+    if cgos:
+        print(f"CGOS 9x9 scale: {CGOS_STAND_IN} (GNU Go at its default level, CGOS's options) "
+              f"stands in for CGOS's anchor at 1800")
+    print(f"{'player':<{width}}  {'Elo':>6}  {'95% interval':>15}  {'games':>6}"
+          + ("  CGOS (95% interval)" if cgos else ""))
     for k, group in enumerate(groups):
         if k:
             print(f"(not connected to {groups[0][0]} by games: relative to {group[0]} = 0)")
         for name in sorted(group, key=lambda n: -ratings[n][0]):
             elo, low, high = ratings[name]
             print(f"{name:<{width}}  {_fmt(elo):>6}  {_fmt(low):>7}..{_fmt(high):<7}  "
-                  f"{games.get(name, 0):>6}")
+                  f"{games.get(name, 0):>6}"
+                  + (f"  {cgos_text(cgos[name])[5:]}" if name in cgos else ""))
     if args.json is not None:
         data = {name: {"elo": round(r[0], 2), "low": round(r[1], 2), "high": round(r[2], 2),
                        "games": games.get(name, 0)} for name, r in ratings.items()}
+        for name, r in cgos.items():
+            data[name]["cgos"] = [round(v, 2) for v in r]
         try:
             check_regular(args.json)
             atomic_write_text(args.json, json.dumps(data, indent=2) + "\n")

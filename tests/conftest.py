@@ -337,3 +337,71 @@ def wait_for():
 @pytest.fixture(scope="session")
 def run_learning_loop():
     return _run_learning_loop
+
+
+def _dashboard_checkpoint(root, step, *, rate=True):
+    """A tiny real 9x9 checkpoint (b1c8, score head) at RUN/checkpoints/ckpt-STEP.ckpt and, when
+    `rate`, its evaluation (evaluations.jsonl) and results (ratings.jsonl) as the evaluator
+    writes them: it beats random 10-0 and scores step // 100 of 10 against gnugo:10."""
+    import json
+
+    from fastgo.config import ModelConfig
+    from fastgo.ratings import append_result
+    from fastgo.rundir import open_run_dir
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
+
+    run = open_run_dir(root)
+    save_checkpoint(run.checkpoint(step), build_model(ModelConfig(
+        board_size=9, blocks=1, channels=8, score_head=True), seed=step), step=step)
+    if rate:
+        name = f"ckpt-{step}"
+        wins = min(9, max(1, step // 100))
+        append_result(os.path.join(run.root, "ratings.jsonl"), name, "random", 10, 0)
+        append_result(os.path.join(run.root, "ratings.jsonl"), name, "gnugo:10", wins, 10 - wins)
+        with open(os.path.join(run.root, "evaluations.jsonl"), "a") as handle:
+            handle.write(json.dumps({"player": name, "step": step, "wall_s": step * 0.6,
+                                     "games": step * 3, "opponents": ["random", "gnugo:10"]})
+                         + "\n")
+    return run.checkpoint(step)
+
+
+def _dashboard_run(root, *, steps=(100, 200, 300), games=6, seed=0):
+    """A run directory as a short run leaves it: checkpoints rated at `steps`, one shard of
+    `games` random 9x9 games, metrics.csv, the trainer's and the supervisor's status files."""
+    import json
+
+    import numpy as np
+
+    from fastgo.rundir import open_run_dir, status_path
+
+    run = open_run_dir(root)
+    for step in steps:
+        _dashboard_checkpoint(root, step)
+    rng = np.random.default_rng(seed)
+    records = [_game_record(9, 7.5, _random_moves(9, 7.5, rng, length=30), 0,
+                            versions=(steps[-1],), seed=k) for k in range(games)]
+    for k, record in enumerate(records):
+        record.root_value[:] = np.linspace(-0.5, 0.5, len(record.moves))
+        record.t_end = 1_700_000_000.0 + k
+    _write_shard(run.shards, records, "w0-000001.shard", size=9, komi=7.5)
+    with open(run.metrics, "w") as handle:
+        handle.write("step,loss,policy_loss,value_loss\n")
+        for step in range(0, steps[-1] + 1, 50):
+            handle.write(f"{step},{3 - step / 200:.3f},{2 - step / 300:.3f},{1 - step / 600:.3f}\n")
+    with open(status_path(run, "train"), "w") as handle:
+        json.dump({"games": games, "step": steps[-1], "loss": 1.5, "latest": steps[-1]}, handle)
+    with open(status_path(run, "cluster"), "w") as handle:
+        json.dump({"evals_per_s": 1234.5, "fill": 0.87, "moves_per_s": 55.0,
+                   "restarts": {"selfplay-w0": 1}}, handle)
+    return run
+
+
+@pytest.fixture(scope="session")
+def dashboard_run():
+    return _dashboard_run
+
+
+@pytest.fixture(scope="session")
+def dashboard_checkpoint():
+    return _dashboard_checkpoint

@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "cluster",
-            "fastgo_cli")
+            "dashboard", "fastgo_cli")
 
 
 def modules():

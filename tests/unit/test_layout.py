@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # Dependency order: a package imports packages of a lower rank (or itself) only; packages of the
 # same rank do not import each other.
 RANK = {"fastgo": 0, "inference_server": 1, "selfplay_workers": 2, "play": 2, "trainer": 2,
-        "cluster": 3, "fastgo_cli": 4}
+        "cluster": 3, "dashboard": 4, "fastgo_cli": 5}
 NO_TORCH = ("fastgo", "selfplay_workers", "play")
 RAY_ONLY_IN = "cluster.ray_launcher"
 KERNEL_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+c?import\b|c?import\s+([\w.]+))", re.M)

@@ -1,0 +1,342 @@
+"""What the dashboard shows of a run directory, read from its files only (never written): the
+status figures, the loss curves, the strength curve with the CGOS scale and the GNU Go results,
+the checkpoints, the newest self-play games. Every part is a JSON-able dict, recomputed only when
+one of the files it comes from changed (mtime and size), so a page served every second from a
+run of 500 checkpoints and 100,000 games costs a few stat calls.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+
+from fastgo.rundir import RunDir
+
+CHECKPOINT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.ckpt")
+SHARD_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.shard")
+MAX_LOSS_ROWS = 2000          # rows of metrics.csv sent (evenly thinned, the last kept)
+NEWEST_GAMES = 20             # self-play games listed
+NEWEST_SHARDS = 8             # shards read for them, newest first
+MAX_STATUS_FILES = 64         # role status files read
+
+
+class NotFound(LookupError):
+    """A name the run directory does not hold (or that tries to leave it)."""
+
+
+def _finite(value):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _rounded(triple):
+    return [None if not math.isfinite(v) else round(v, 1) for v in triple]
+
+
+class RunView:
+    """The dashboard's read-only view of one run directory (which need not exist yet)."""
+
+    def __init__(self, root):
+        self.run = RunDir(os.path.abspath(os.fspath(root)))
+        self.root = self.run.root
+        self._cache = {}
+
+    # -- caching -------------------------------------------------------------------------------
+
+    def _key(self, *paths):
+        key = []
+        for path in paths:
+            try:
+                st = os.stat(path)
+                key.append((st.st_mtime_ns, st.st_size))
+            except OSError:
+                key.append(None)
+        return tuple(key)
+
+    def _cached(self, name, key, compute):
+        hit = self._cache.get(name)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        value = compute()
+        self._cache[name] = (key, value)
+        return value
+
+    def path(self, name):
+        return os.path.join(self.root, name)
+
+    # -- status --------------------------------------------------------------------------------
+
+    def status(self) -> dict:
+        """The figures of the status line: the trainer's heartbeat (games, step, loss, the
+        newest checkpoint), the workers' moves/s, the supervisor's evals/s, batch fill and
+        restarts (logs/cluster.status.json), the evaluator's CPU share, every disk warning."""
+        from fastgo.statefiles import read_json
+
+        names = []
+        try:
+            names = sorted(n for n in os.listdir(self.run.logs) if n.endswith(".status.json"))
+        except OSError:
+            pass
+        key = self._key(*(os.path.join(self.run.logs, n) for n in names[:MAX_STATUS_FILES]))
+
+        def compute():
+            roles = {}
+            for name in names[:MAX_STATUS_FILES]:
+                data = read_json(os.path.join(self.run.logs, name))
+                if isinstance(data, dict):
+                    roles[name[:-len(".status.json")]] = data
+            train = roles.get("train", {})
+            cluster = roles.get("cluster", {})
+            evaluator = roles.get("evaluate", {})
+            moves = sum(_finite(d.get("moves_per_s")) or 0.0 for r, d in roles.items()
+                        if r.startswith("selfplay"))
+            restarts = cluster.get("restarts") if isinstance(cluster.get("restarts"), dict) else {}
+            disk = sorted(f"{role}: {str(d['disk_full'])[:300]}" for role, d in roles.items()
+                          if d.get("disk_full"))
+            loss = train.get("loss")
+            return {"games": _finite(train.get("games")) or 0, "step": _finite(train.get("step")) or 0,
+                    "loss": loss if isinstance(loss, (int, float, str)) else None,
+                    "checkpoint": train.get("latest") if isinstance(train.get("latest"), (int, str)) else None,
+                    "moves_per_s": round(_finite(cluster.get("moves_per_s")) or moves, 1),
+                    "evals_per_s": _finite(cluster.get("evals_per_s")),
+                    "fill": _finite(cluster.get("fill")),
+                    "restarts": {str(k)[:100]: int(v) for k, v in list(restarts.items())[:64]
+                                 if isinstance(v, int)},
+                    "eval_cpu": _finite(evaluator.get("cpu_share")),
+                    "eval_budget": _finite(evaluator.get("cpu_budget")),
+                    "disk_warnings": disk[:16],
+                    "line": str(cluster.get("line", ""))[:1000]}
+        return self._cached("status", key, compute)
+
+    # -- losses --------------------------------------------------------------------------------
+
+    def losses(self) -> dict:
+        """{'step': [...], 'columns': {name: [...]}} of metrics.csv: every numeric column but the
+        step, at most MAX_LOSS_ROWS rows (evenly thinned, the last kept)."""
+        from fastgo.statefiles import read_csv
+
+        def compute():
+            header, rows = read_csv(self.run.metrics, max_bytes=4 << 20)
+            if "step" not in header:
+                return {"step": [], "columns": {}}
+            if len(rows) > MAX_LOSS_ROWS:
+                last = len(rows) - 1
+                rows = [rows[last * k // (MAX_LOSS_ROWS - 1)] for k in range(MAX_LOSS_ROWS)]
+            wanted = [c for c in header if c != "step" and ("loss" in c or c in ("accuracy",))]
+            steps, columns = [], {c: [] for c in wanted}
+            for row in rows:
+                step = _finite(row.get("step"))
+                if step is None:
+                    continue
+                steps.append(step)
+                for c in wanted:
+                    columns[c].append(_finite(row.get(c)))
+            return {"step": steps, "columns": columns}
+        return self._cached("losses", self._key(self.run.metrics), compute)
+
+    # -- strength ------------------------------------------------------------------------------
+
+    def strength(self) -> dict:
+        """The evaluated checkpoints in order, each with its Elo over random and on CGOS's scale
+        (fastgo.ratings.cgos_ratings) with 95% intervals, its gain interval over the point
+        before, wall time, games and its results against GNU Go levels; the anchors'
+        ratings. One fit (fastgo.ratings.GroupFit) gives them all."""
+        table = self.path("ratings.jsonl")
+        evaluations = self.path("evaluations.jsonl")
+
+        def compute():
+            from cluster.plots import read_evaluations
+            from fastgo.ratings import (CGOS_STAND_IN, GroupFit, TableError, cgos_ratings,
+                                        fit_ratings, read_table)
+
+            rows = read_table(table)
+            try:
+                # one fit with its covariance gives the Elo over random, the CGOS scale and
+                # every gain interval; players apart from random's group get their own fit
+                fit = GroupFit(rows, anchor="random")
+                elo = {name: fit.difference(name, fit.names[0]) for name in fit.names}
+                if len(elo) < len(set(r["a"] for r in rows) | set(r["b"] for r in rows)):
+                    elo = dict(fit_ratings(rows), **elo)
+                cgos = cgos_ratings(rows, fit=fit) if CGOS_STAND_IN in fit else cgos_ratings(rows)
+            except TableError as err:
+                return {"points": [], "anchors": {}, "error": str(err)}
+            points = [e for e in read_evaluations(evaluations) if e["player"] in elo]
+            gains = {}
+            for before, e in zip(points, points[1:]):
+                if e["player"] in fit and before["player"] in fit \
+                        and before["player"] != e["player"]:
+                    gains[e["player"]] = fit.difference(e["player"], before["player"])[1:]
+            gnugo = {}
+            for row in rows:
+                for me, other, won, lost in (("a", "b", "wins_a", "wins_b"),
+                                             ("b", "a", "wins_b", "wins_a")):
+                    if row[other].startswith("gnugo:") and not row[me].startswith("gnugo:"):
+                        w = gnugo.setdefault(row[me], {}).setdefault(row[other], [0, 0, 0])
+                        w[0] += row[won]
+                        w[1] += row[lost]
+                        w[2] += row["draws"]
+            out = []
+            for e in points:
+                name = e["player"]
+                out.append({"player": name, "step": e["step"], "wall_s": e["wall_s"],
+                            "games": e["games"], "elo": _rounded(elo[name]),
+                            "cgos": _rounded(cgos[name]) if name in cgos else None,
+                            "gain": _rounded(gains[name]) if name in gains else None,
+                            "gnugo": gnugo.get(name, {})})
+            anchors = {n: {"elo": _rounded(v), "cgos": _rounded(cgos[n]) if n in cgos else None}
+                       for n, v in elo.items() if not n.startswith("ckpt-")}
+            return {"points": out, "anchors": anchors, "stand_in": CGOS_STAND_IN,
+                    "skipped_lines": rows.skipped}
+        return self._cached("strength", self._key(table, evaluations), compute)
+
+    # -- checkpoints ---------------------------------------------------------------------------
+
+    def _checkpoint_dirs(self):
+        return (self.run.checkpoints, self.path("evaluated"))
+
+    def checkpoint_files(self) -> dict:
+        """{name: path} of the checkpoints in checkpoints/ and evaluated/ (the evaluator's
+        kept copies), names as CHECKPOINT_NAME takes them, regular files only."""
+        out = {}
+        for folder in self._checkpoint_dirs():
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                if CHECKPOINT_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                    out.setdefault(entry.name, entry.path)
+        return out
+
+    def checkpoint_path(self, name) -> str:
+        """The path of checkpoint `name`; NotFound for any name the listing does not hold."""
+        if not isinstance(name, str) or not CHECKPOINT_NAME.fullmatch(name):
+            raise NotFound(f"no checkpoint named {name!r:.80}")
+        path = self.checkpoint_files().get(name)
+        if path is None:
+            raise NotFound(f"no checkpoint named {name!r:.80}")
+        return path
+
+    def checkpoints(self) -> list:
+        """[{name, step, rating, cgos, games}] newest first: every checkpoint file, with the
+        evaluator's rating and the self-play games at its time where it was rated."""
+        files = self.checkpoint_files()
+        rated = {p["step"]: p for p in self.strength()["points"]}
+        out = []
+        for name in files:
+            digits = re.findall(r"\d+", name)
+            step = int(digits[-1]) if digits else -1
+            point = rated.get(step)
+            out.append({"name": name, "step": step,
+                        "elo": point["elo"] if point else None,
+                        "cgos": point["cgos"] if point else None,
+                        "games": point["games"] if point else None})
+        out.sort(key=lambda c: (-c["step"], c["name"]))
+        return out
+
+    # -- self-play games -----------------------------------------------------------------------
+
+    def _newest_shards(self):
+        from fastgo.shards import list_shards
+        names = list_shards(self.run.shards)
+        stamped = []
+        for name in names:
+            try:
+                stamped.append((os.stat(os.path.join(self.run.shards, name)).st_mtime_ns, name))
+            except OSError:
+                continue
+        stamped.sort(reverse=True)
+        return [name for _, name in stamped[:NEWEST_SHARDS]]
+
+    def _shard(self, name):
+        from fastgo.shards import ShardError, read_shard
+        path = os.path.join(self.run.shards, name)
+        key = self._key(path)
+
+        def compute():
+            try:
+                return read_shard(path).games
+            except (ShardError, OSError):
+                return []
+        return self._cached("shard:" + name, key, compute)
+
+    def games(self) -> list:
+        """The NEWEST_GAMES newest self-play games of the newest shards: [{id, shard, index,
+        moves, winner, score, end, version, time}], newest first."""
+        out = []
+        newest = self._newest_shards()
+        for key in [k for k in self._cache if k.startswith("shard:") and k[6:] not in newest]:
+            del self._cache[key]            # only the newest shards stay held
+        for name in newest:
+            games = self._shard(name)
+            for index in range(len(games) - 1, -1, -1):
+                g = games[index]
+                out.append({"id": f"{name}:{index}", "size": g.size, "moves": len(g.moves),
+                            "winner": "B" if g.winner > 0 else "W" if g.winner < 0 else "draw",
+                            "score": _finite(g.score), "end": g.end,
+                            "version": int(g.versions[-1]) if len(g.versions) else None,
+                            "time": _finite(g.t_end)})
+            if len(out) >= NEWEST_GAMES:
+                break
+        out.sort(key=lambda g: -(g["time"] or 0))
+        return out[:NEWEST_GAMES]
+
+    def game(self, game_id) -> dict:
+        """One self-play game to replay: size, komi, the board after every move (strings of
+        '.', 'B', 'W'), each move's point (pass: -1), root value (for the side to move), the
+        played move's visits and the search's total; NotFound for an id the newest shards
+        do not hold."""
+        from fastgo.game import Game
+
+        if not isinstance(game_id, str) or game_id.count(":") != 1:
+            raise NotFound("a game id is SHARD:INDEX")
+        name, index = game_id.split(":")
+        if not SHARD_NAME.fullmatch(name) or not index.isdigit() or len(index) > 6 \
+                or name not in self._newest_shards():
+            raise NotFound(f"no recent game {game_id!r:.120}")
+        games = self._shard(name)
+        if int(index) >= len(games):
+            raise NotFound(f"no recent game {game_id!r:.120}")
+        g = games[int(index)]
+        size = g.size
+        game = Game(size, g.komi)
+        boards, points, values, played, totals = [_board_text(game)], [], [], [], []
+        starts = [0]
+        for count in g.policy_count:
+            starts.append(starts[-1] + int(count))
+        for k, move in enumerate(g.moves):
+            move = int(move)
+            game.play(move)
+            boards.append(_board_text(game))
+            points.append(-1 if move == size * size else move)
+            values.append(round(float(g.root_value[k]), 3))
+            target = g.policy_visits[starts[k]:starts[k + 1]]
+            hit = target[g.policy_moves[starts[k]:starts[k + 1]] == move]
+            played.append(round(float(hit.sum()), 2) if len(target) else None)
+            totals.append(round(float(target.sum()), 2) if len(target) else None)
+        return {"id": game_id, "size": size, "komi": float(g.komi), "boards": boards,
+                "moves": points, "values": values, "visits": played, "total_visits": totals,
+                "winner": "B" if g.winner > 0 else "W" if g.winner < 0 else "draw",
+                "score": _finite(g.score), "end": g.end}
+
+    # -- everything ----------------------------------------------------------------------------
+
+    def snapshot(self) -> dict:
+        """Every part the page draws at once, and a digest of it ('version') that changes when
+        any part does."""
+        data = {"run": os.path.basename(self.root) or self.root, "status": self.status(),
+                "losses": self.losses(), "strength": self.strength(),
+                "checkpoints": self.checkpoints(), "games": self.games()}
+        text = json.dumps(data, sort_keys=True, default=str)
+        data["version"] = hashlib.sha1(text.encode()).hexdigest()[:16]
+        return data
+
+
+def _board_text(game) -> str:
+    """The board as one string of size * size characters, row 0 first: '.', 'B' or 'W'."""
+    return "".join(".BW"[int(v)] for v in game.board.stones().ravel())
