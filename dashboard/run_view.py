@@ -146,8 +146,8 @@ class RunView:
         (fastgo.ratings.cgos_ratings) with 95% intervals, its gain interval over the point
         before, wall time, games and its results against GNU Go levels; the anchors'
         ratings. One fit (fastgo.ratings.GroupFit) gives them all."""
-        table = self.path("ratings.jsonl")
-        evaluations = self.path("evaluations.jsonl")
+        table = self.run.ratings_table
+        evaluations = self.run.evaluations
 
         def compute():
             from cluster.plots import read_evaluations
@@ -197,7 +197,7 @@ class RunView:
     # -- checkpoints ---------------------------------------------------------------------------
 
     def _checkpoint_dirs(self):
-        return (self.run.checkpoints, self.path("evaluated"))
+        return (self.run.checkpoints, self.run.evaluated)
 
     def checkpoint_files(self) -> dict:
         """{name: path} of the checkpoints in checkpoints/ and evaluated/ (the evaluator's

@@ -33,9 +33,9 @@ def build(root, checkpoints, games, seed=0):
 
     run = open_run_dir(root)
     rng = np.random.default_rng(seed)
-    table = os.path.join(run.root, "ratings.jsonl")
+    table = run.ratings_table
     anchors = ["random", "mcts:100", "gnugo:1", "gnugo:5", "gnugo:10"]
-    with open(os.path.join(run.root, "evaluations.jsonl"), "w") as evaluations, \
+    with open(run.evaluations, "w") as evaluations, \
             open(run.metrics, "w") as metrics:
         metrics.write("step,loss,policy_loss,value_loss\n")
         for k in range(checkpoints):
@@ -78,10 +78,11 @@ def build(root, checkpoints, games, seed=0):
 
 def run(args):
     from dashboard.run_view import RunView
+    from fastgo.rundir import RunDir
 
     root = args.run_dir or tempfile.mkdtemp(prefix="fastgo-bench-dashboard-")
     started = time.perf_counter()
-    if not os.path.exists(os.path.join(root, "evaluations.jsonl")):
+    if not os.path.exists(RunDir(root).evaluations):
         build(root, args.checkpoints, args.games)
     built = time.perf_counter() - started
     import dashboard.server  # noqa: F401  (the server's imports are paid at its start)

@@ -67,9 +67,8 @@ def test_status_line_and_ratings_command(tmp_path, capsys):
     assert f"Elo 212 (ckpt-40)  {expected}" in status_line(5, {}, 0, 0, 0, ratings, {}, None, cgos)
     assert "CGOS" not in status_line(5, {}, 0, 0, 0, ratings, {})
 
-    class Run:
-        root, sgf, latest = str(tmp_path), "sgf", "latest"
-    assert f"(150..271), {expected}; last results" in summary_text(5, "", {}, {}, ratings, Run(),
+    assert f"(150..271), {expected}; last results" in summary_text(5, "", {}, {}, ratings,
+                                                                    RunDir(str(tmp_path)),
                                                                     cgos=cgos)
     out_json = tmp_path / "fit.json"
     assert main(["ratings", str(table), "--json", str(out_json)]) == 0
