@@ -1,0 +1,29 @@
+"""Fuzzing the GTP player-spec parser (play.gtp_side.parse_gtp_spec) with hypothesis, bounded
+(max_examples, no per-example deadline). Every text is either an engine command line whose program
+is named, or a one-line ValueError; the @example inputs are ones that were once accepted with an
+empty program name."""
+import shlex
+
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from play.gtp_side import parse_gtp_spec
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+PIECES = st.sampled_from(['"', "'", " ", "\t", "\\", "engine", "--gtp", "", "a b", "\n"])
+
+
+@FUZZ
+@given(st.lists(PIECES, max_size=8).map("".join) | st.text(max_size=40))
+@example('""')
+@example("''")
+@example('"" --mode gtp')
+@example('" "')
+def test_gtp_spec_names_a_program_or_is_one_line_error(command):
+    try:
+        argv = parse_gtp_spec("gtp:" + command)
+    except ValueError as exc:
+        assert "\n" not in str(exc), exc
+        return
+    assert argv == shlex.split(command)
+    assert argv and argv[0].strip(), argv
