@@ -34,7 +34,10 @@ def model_and_key(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("cache")
     path = root / "tiny.ckpt"
-    save_checkpoint(path, build_model(ModelConfig(blocks=1, channels=8, board_size=9), seed=0), step=1)
+    from inference_server.network import training_record
+    # a checkpoint as the trainer writes it (komi and rules recorded: no notice about them)
+    save_checkpoint(path, build_model(ModelConfig(blocks=1, channels=8, board_size=9), seed=0),
+                    step=1, extra=training_record(7.5))
     out = gtp(path, root / "first")
     assert out.returncode == 0, out.stderr
     keys = list(json.loads((root / "first" / "fastgo" / "backends.json").read_text()))
