@@ -12,21 +12,18 @@ from __future__ import annotations
 
 import json
 import math
-import re
-
-import numpy as np
 from dataclasses import dataclass, field
 
 from fastgo import coords
 from fastgo.board import BLACK, WHITE
 from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE
+from play.analysis_lines import MAX_NESTING, nesting
 from play.analysis_rules import RulesError, parse_rules, substitution_warning
 
 PERSPECTIVES = ("SIDETOMOVE", "BLACK", "WHITE")
 ACTIONS = ("query_version", "query_models", "clear_cache", "terminate", "terminate_all")
 MAX_PRIORITY = 0x3FFFFFFFFFFFFFFF
 MAX_ID_CHARS = 1000
-MAX_NESTING = 32         # arrays and objects inside each other; KataGo's queries need 4
 
 # Fields KataGo reads (analysis.cpp's expectedKeys); anything else draws KataGo's warning.
 SUPPORTED = {"id", "moves", "initialStones", "initialPlayer", "rules", "komi", "boardXSize",
@@ -93,67 +90,6 @@ def _no_constants(name):
 
 def _shown(text, limit=200):
     return text if len(text) <= limit else text[:limit] + "..."
-
-
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[{}\[\],:]', re.S)   # a string, or a structural mark
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"?', re.S)
-_BRACKETS = re.compile(r'[^\[\]{}]+')
-
-
-def _json_string(token):
-    try:
-        value = json.loads(token)
-    except ValueError:
-        return None
-    return value if isinstance(value, str) else None
-
-
-def deepest_nesting(text) -> int:
-    """The deepest nesting of arrays and objects in a JSON text (strings skipped), linear and
-    without recursion: the brackets' running sum, in numpy."""
-    marks = _BRACKETS.sub("", _STRINGS.sub("", text))
-    if not marks:
-        return 0
-    steps = np.frombuffer(marks.encode("ascii"), np.uint8)
-    return int(np.cumsum(np.where((steps == 91) | (steps == 123), 1, -1)).max())
-
-
-def nesting(text, limit=MAX_NESTING, *, scan_chars=1 << 16):
-    """(deepest nesting of arrays and objects in the JSON text, the top-level key whose value
-    first went deeper than `limit` or None, the top-level "id" string or None): a line nested
-    too deep is refused before json.loads, so no reader of it can run out of stack, and its
-    error still names the query. Linear; key and id are looked for in the first `scan_chars`
-    characters only, and only when the line is too deep."""
-    deepest = deepest_nesting(text)
-    if deepest <= limit:
-        return deepest, None, None
-    text = text[:scan_chars]
-    depth = 0
-    is_object = text.lstrip()[:1] == "{"
-    key = field = ident = value_of = None
-    key_next = False
-    for match in _TOKENS.finditer(text):
-        token = match.group()
-        if token[0] == '"':
-            if depth == 1 and is_object:
-                if key_next:
-                    key, key_next = _json_string(token), False
-                elif value_of == "id" and ident is None:
-                    ident = _json_string(token)
-            value_of = None
-        elif token in "{[":
-            depth += 1
-            if depth == limit + 1 and field is None:
-                field = key if is_object else None
-            key_next = depth == 1 and token == "{"
-            value_of = None
-        elif token in "}]":
-            depth -= 1
-        elif depth == 1 and token == ",":
-            key_next, value_of = True, None
-        elif depth == 1 and token == ":":
-            value_of = key
-    return deepest, field, ident
 
 
 def parse_query(raw, limits=Limits()):

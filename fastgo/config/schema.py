@@ -419,16 +419,18 @@ class Config:
         config is read, before any role starts: never a trainer crash-looping under the
         cluster)."""
         base = (self.model.blocks, self.model.channels)
-        name = f"b{base[0]}c{base[1]}"
         stages = self.trainer.grow_stages()
         if stages:
             step, blocks, channels = stages[0]
-            if blocks < base[0] or channels < base[1] or (blocks, channels) == base:
-                raise ConfigError(f"trainer.grow: the stage at step {step} (b{blocks}c{channels})"
-                                  f" is not larger than the model's {name}: a network only grows")
+            _check_grows("trainer.grow", f"the stage at step {step}", (blocks, channels), base)
         shapes = self.trainer.flat_shapes()
         if shapes:
-            blocks, channels = shapes[0]
-            if blocks < base[0] or channels < base[1] or (blocks, channels) == base:
-                raise ConfigError(f"trainer.grow_when_flat: b{blocks}c{channels} is not larger "
-                                  f"than the model's {name}")
+            _check_grows("trainer.grow_when_flat", "", shapes[0], base)
+
+
+def _check_grows(key, what, shape, base):
+    """ConfigError unless `shape` (blocks, channels) is larger than the model's `base`."""
+    if shape[0] < base[0] or shape[1] < base[1] or shape == base:
+        named = f"b{shape[0]}c{shape[1]}"
+        raise ConfigError(f"{key}: {what + ' (' + named + ')' if what else named} is not larger "
+                          f"than the model's b{base[0]}c{base[1]}: a network only grows")

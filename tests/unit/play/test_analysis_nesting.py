@@ -1,4 +1,4 @@
-"""The analysis query's nesting bound: deepest_nesting and nesting agree with the depth of the
+"""The analysis input's nesting bound: deepest_nesting and nesting agree with the depth of the
 parsed value on any JSON text (hypothesis), strings with brackets and escapes inside count for
 nothing, and the top-level id and the deep field are found without parsing."""
 import json
@@ -6,7 +6,7 @@ import json
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from play.analysis_query import deepest_nesting, nesting
+from play.analysis_lines import deepest_nesting, nesting
 
 
 def depth(value):
