@@ -47,7 +47,8 @@ function renderStrength(s) {
     .sort((a, b) => +a.slice(6) - +b.slice(6));
   const lines = points => {
     if (!points.length) return [];
-    const x0 = Math.min(...points.map(p => p.x)), x1 = Math.max(...points.map(p => p.x));
+    let x0 = Math.min(...points.map(p => p.x)), x1 = Math.max(...points.map(p => p.x));
+    if (x0 === x1) { const d = Math.max(0.5, Math.abs(x0) * 0.05); x0 -= d; x1 += d; }  // one point: still a line
     return anchors.map((n, i) => { const y = (useCgos ? str.anchors[n].cgos : str.anchors[n].elo)[0];
       return {name: n, colour: anchorColours[i % anchorColours.length], dash: "5,3", dots: false, cls: "anchor", points: [{x: x0, y}, {x: x1, y}]}; });
   };
