@@ -1,20 +1,26 @@
 """The evaluator role of a run (`fastgo evaluate`): rates the run's checkpoints as they come, so
 that curve.png keeps measuring for the whole run.
 
-The newest checkpoint (once cluster.evaluate_every new ones are there) plays the opponents that
-cluster.pairings chooses where its expected score is informative: earlier evaluated checkpoints
-spaced geometrically in steps, then the anchors of cluster.anchors (player specs, play.specs).
-Each pairing plays batches of cluster.eval_batch_games games at once through the batched search
-at cluster.eval_visits (network in this process) until its interval is narrow or its result
-one-sided. Before each batch the role idles while its CPU is over cluster.eval_cpu_share
-(cluster.eval_budget). Results are appended to RUN/ratings.jsonl and each evaluated checkpoint to
-RUN/evaluations.jsonl (never rewritten); the ratings of every player are refitted (random = 0),
-RUN/ratings.json holds them, and RUN/curve.png and RUN/loss.png are redrawn.
+Cheap points first, refined later. Every cluster.eval_interval_s (once cluster.evaluate_every
+new checkpoints are there) the newest checkpoint gets its first rating: one batch of
+cluster.eval_batch_games games against the previous rated checkpoint (the first one: against the
+weakest anchor), written at once to RUN/evaluations.jsonl, ratings.json and the curves. Between
+points the newest point is refined, one batch at a time and only while the CPU budget leaves
+room for the next point on time: the anchors of cluster.anchors (player specs, play.specs) whose
+expected score is informative (cluster.pairings), then the previous checkpoint until its
+interval is narrow or its result one-sided, then earlier evaluated checkpoints spaced
+geometrically in steps. A newer point supersedes the refinement in progress; the games it had
+played are kept. Games are played through the batched search at cluster.eval_visits (network in
+this process). Before each batch the role idles while its CPU is over cluster.eval_cpu_share
+(cluster.eval_budget). Results are appended to RUN/ratings.jsonl and each evaluated checkpoint
+to RUN/evaluations.jsonl (never rewritten); the ratings of every player are refitted (random =
+0), RUN/ratings.json holds them, and RUN/curve.png and RUN/loss.png are redrawn.
 """
 import json
 import os
 import time
 
+from cluster.evaluations import append_evaluation, read_evaluations
 from play.players import MatchSide
 
 IDLE_S = 0.5                  # the wait between looks for a new checkpoint or budget
@@ -29,8 +35,6 @@ def checkpoints(run_dir):
 def unrated_newest(run_dir):
     """(step, path) of the run's newest checkpoint when the evaluator has not rated it (nor
     anything newer), else None: what a final rating (`fastgo evaluate --once`) would play."""
-    from cluster.plots import read_evaluations
-
     steps = checkpoints(run_dir)
     if not steps:
         return None
@@ -59,6 +63,18 @@ class _Beating(MatchSide):
         return self.side.moves(indices, games)
 
 
+class _Job:
+    """A checkpoint being rated: its name, step and match side, the anchors it played with
+    their one-sided verdicts, its pairings' totals (MatchResult by opponent), the opponents
+    it played in order and their results as text."""
+
+    def __init__(self, name, step, ours):
+        self.name, self.step, self.ours = name, step, ours
+        self.anchors, self.totals, self.played, self.results = {}, {}, [], []
+        self.started = 0.0
+        self.seed = step * 1000           # of its opponents' sides (a resumed job: others)
+
+
 class Evaluator:
     """Rates the checkpoints of `run_dir` as they come (see the module); `log`: a logger,
     `status`: the role's StatusFile or None; `stopping()`: True once the role should stop;
@@ -68,15 +84,20 @@ class Evaluator:
     so the figures recorded stay the run's own."""
 
     def __init__(self, config, run_dir, log, status=None, *, stopping=None, budget=None,
-                 enforce_budget=True, outside_budget=False, sleep=time.sleep):
+                 enforce_budget=True, outside_budget=False, sleep=time.sleep,
+                 clock=time.monotonic):
         from cluster.eval_budget import CpuBudget
         from cluster.pairings import PairingRule
-        from cluster.plots import read_evaluations
 
         self.config, self.cc, self.run_dir, self.log = config, config.cluster, run_dir, log
         self.status = status
         self.stopping = stopping or (lambda: False)
-        self.sleep = sleep
+        self.sleep, self.clock = sleep, clock
+        self.interval = self.cc.eval_interval_s
+        self.last_point_at = None                     # clock() when the last point was made
+        self.refinement = None                        # the newest point's pairings still due
+        self.job = None                               # the checkpoint of the newest point
+        self.cost = {"point_wall_s": 0.0, "batch_cpu_s": 0.0}   # learnt as they are played
         self.enforce_budget = enforce_budget
         self.table = run_dir.ratings_table
         self.evaluations_path = run_dir.evaluations
@@ -204,10 +225,105 @@ class Evaluator:
 
         return ratings, rows, predict
 
+    # --- the schedule: a cheap point first, refined later ----------------------------------
+
+    def point_due(self):
+        """True when the newest checkpoint should get its first rating now: always without
+        cluster.eval_interval_s (0: each checkpoint is rated in full before the next one);
+        with it, once the last point is eval_interval_s old less what a first rating has
+        taken in wall time (so points land that far apart)."""
+        if self.interval <= 0:
+            return self.refinement is None
+        if self.last_point_at is None:
+            return True
+        lead = min(self.cost["point_wall_s"], self.interval / 2)   # refining keeps a share
+        return self.clock() - self.last_point_at >= self.interval - lead
+
+    def may_refine(self):
+        """True when one more refining batch leaves the budget clear by the time the next point
+        is due (its CPU cost estimated from the batches before), so refining never delays a
+        point; always without eval_interval_s."""
+        if self.interval <= 0 or self.last_point_at is None or not self.enforce_budget:
+            return True
+        lead = min(self.cost["point_wall_s"], self.interval / 2)
+        due_in = self.last_point_at + self.interval - lead - self.clock()
+        allowed = self.budget.share * (self.budget.wall_s() + max(0.0, due_in))
+        return self.budget.cpu_s() + self.cost["batch_cpu_s"] <= allowed
+
+    def work(self, once=False):
+        """One unit of the evaluator's work, the budget waited on first; False when there was
+        nothing to do. A first rating of the newest checkpoint when pending() has one and a
+        point is due (`once`: the newest not yet rated, whatever the schedule), else one
+        batch refining the newest rated checkpoint's rating when may_refine()."""
+        if self.job is None and self.evaluations:
+            self._resume()
+        job = self.pending(1 if once else None)
+        if job is not None and (once or self.point_due()):
+            self.stop_refining()
+            if self.wait_for_budget():
+                self.evaluate(*job)
+            return True
+        if self.refinement is not None and (once or self.may_refine()):
+            if self.wait_for_budget():
+                try:
+                    next(self.refinement)
+                except StopIteration:
+                    self.refinement = None
+                    self.figures.pop("refining", None)
+            return True
+        return False
+
+    def _resume(self):
+        """The refinement of the newest rated checkpoint, taken up again after a restart (or by
+        the final rating): its pairings so far from the ratings table, its network from its
+        kept copy; nothing when that copy cannot be loaded."""
+        from cluster.pairings import one_sided
+        from play.match import MatchResult
+
+        last = self.evaluations[-1]
+        name, step = last["player"], last["step"]
+        try:
+            games = sum(row["games"] for row in self._fit()[1] if row["a"] == name)
+            # other seeds than its first life's, so that no game of it is played again
+            side = self._load_network(last.get("path"), name, step + 7919 * (games + 1))[1]
+        except Exception as err:           # pruned or unreadable: its rating stays as it is
+            self.log.info("%s: not refined further: %s", name, " ".join(str(err).split())[:200])
+            self.job = _Job(name, step, None)
+            return
+        job = self.job = _Job(name, step, _Beating(side, self.beat))
+        job.started, job.seed = self.clock(), step * 1000 + 1_000_003 * (games + 1)
+        for row in self._fit()[1]:
+            if row["a"] != name:
+                continue
+            total = job.totals.setdefault(row["b"], MatchResult(name, row["b"]))
+            total.games += row["games"]
+            total.wins_a += row["wins_a"]
+            total.wins_b += row["wins_b"]
+            total.draws += row.get("draws", 0)
+            if row["b"] not in job.played:
+                job.played.append(row["b"])
+        for label, total in job.totals.items():
+            if label in self.anchors:
+                job.anchors[label] = one_sided(total.wins_a, total.wins_b, total.draws)
+        self.log.info("%s: refining its rating from %d games", name,
+                      sum(t.games for t in job.totals.values()))
+        self.refinement = self._refine(job)
+
+    def stop_refining(self):
+        """Ends the refinement in progress: the games it played are recorded, its engines
+        closed; what it had still to play is dropped (a newer checkpoint supersedes it)."""
+        if self.refinement is not None:
+            self.refinement.close()
+            self.refinement = None
+            self.figures.pop("refining", None)
+
     # --- one evaluation ------------------------------------------------------------------------
 
     def evaluate(self, step, path):
-        """Plays the checkpoint's pairings (see the module) and records them; returns the
+        """The first rating of a checkpoint (see the module): one batch against the previous
+        rated checkpoint (the first checkpoint: against the weakest anchor), recorded at once
+        as its curve point; the rest of its pairings become self.refinement, a generator that
+        plays one batch per next() (run to its end here without eval_interval_s). Returns the
         summary, or None when the checkpoint is unreadable or the role is stopping."""
         import torch
 
@@ -215,7 +331,7 @@ class Evaluator:
         from inference_server.checkpoint import MAX_CHECKPOINT_BYTES
         from inference_server.network import NetworkError
 
-        started = time.monotonic()
+        started, cpu0 = self.clock(), self.budget.cpu_s()
         torch.set_num_threads(1)
         name = f"ckpt-{step}"
         try:
@@ -230,35 +346,73 @@ class Evaluator:
             return None
         self.figures = {"evaluating": name, "done": []}
         ours = _Beating(side, self.beat)
-        results, played = [], []
-        finished = self._play_checkpoints(ours, name, step, results, played) and \
-            self._play_anchors(ours, name, step, results, played)
-        if not finished:
-            return None
+        job = _Job(name, step, ours)
+        first = self._first_pairing(job)
+        if first is not None:
+            from play.gtp_side import GtpEngineError
+
+            label, opponent = first
+            try:
+                result = self._play(job, opponent, label, batches=1)
+            except GtpEngineError as err:
+                self.unusable[label] = f"cannot start: {' '.join(str(err).split())[:200]}"
+                self.log.warning("anchor %s: %s", label, self.unusable[label])
+                result = True
+            finally:
+                if label in self.anchors:
+                    opponent.close()
+                    job.anchors.pop(label, None)     # refining plays it on or picks another
+            if result is None:
+                return None
         trainer_state = network.extra.get("trainer") or {}
         kept = self._keep(step, path, data)
         evaluation = {"player": name, "step": step, "path": kept, "time": stamp,
                       "games": int(trainer_state.get("games", 0)),
-                      "wall_s": max(0.0, stamp - self._run_start()), "opponents": played}
+                      "wall_s": max(0.0, stamp - self._run_start()),
+                      "opponents": list(job.played)}
         evaluation.update((k, v) for k, v in self.budget.figures().items()
                           if k in ("eval_cpu_s", "eval_wall_s"))
-        _append_line(self.evaluations_path, json.dumps(evaluation) + "\n")
+        append_evaluation(self.evaluations_path, evaluation)
         self.evaluations.append(evaluation)
         self.last_step = step
+        self.last_point_at = self.clock()
+        self._learn_cost("point_wall_s", self.last_point_at - started)
+        job.started = started
+        summary = self._publish(job)
+        self.log.info("%s: first rating %s; %.1f s, %.1f s of CPU", name,
+                      ", ".join(job.results) or "no opponent", self.last_point_at - started,
+                      self.budget.cpu_s() - cpu0)
+        self.job, self.refinement = job, self._refine(job)
+        if self.interval <= 0:               # the whole evaluation before the next checkpoint
+            while self.refinement is not None:
+                if not self.wait_for_budget():
+                    return None
+                try:
+                    next(self.refinement)
+                except StopIteration:
+                    self.refinement = None
+            summary = self.figures.get("latest", summary)
+        return summary
+
+    def _publish(self, job):
+        """Refits every rating, writes ratings.json with `job`'s summary as the latest, logs
+        it, redraws the curves; returns the summary."""
         ratings, _, _ = self._fit()
         self.latest_ratings = ratings
-        elo = ratings.get(name, (float("nan"),) * 3)
-        summary = {"player": name, "step": step, "elo": elo[0], "elo_low": elo[1],
+        elo = ratings.get(job.name, (float("nan"),) * 3)
+        summary = {"player": job.name, "step": job.step, "elo": elo[0], "elo_low": elo[1],
                    "elo_high": elo[2],
                    "anchors": {a: ratings[a][0] for a in self.anchors if a in ratings},
-                   "results": results, "seconds": round(time.monotonic() - started, 1),
+                   "results": list(job.results),
+                   "seconds": round(self.clock() - job.started, 1),
                    "cpu_share": round(self.budget.used_share(), 4)}
         _write_json(self.run_dir.ratings,
                     {"latest": summary, "ratings": {k: list(v) for k, v in ratings.items()}})
         self.log.info("%s: Elo %.0f (%.0f..%.0f); %s; %.1f s; evaluator CPU %.3f of a core "
-                      "(budget %g)", name, elo[0], elo[1], elo[2], ", ".join(results),
-                      summary["seconds"], self.budget.used_share(), self.budget.share)
-        self.figures = {"latest": summary}
+                      "(budget %g)", job.name, elo[0], elo[1], elo[2],
+                      ", ".join(job.results) or "no opponent", summary["seconds"],
+                      self.budget.used_share(), self.budget.share)
+        self.figures = {"latest": summary, "done": list(job.results)}
         self.beat(force=True)
         self.redraw(ratings)
         return summary
@@ -288,45 +442,186 @@ class Evaluator:
                     pass
         return kept
 
-    def _play_checkpoints(self, ours, name, step, results, played):
+    def _first_pairing(self, job):
+        """(label, side) of a checkpoint's first pairing: the previous rated checkpoint, or
+        without one (or where it cannot be loaded) the anchor next_anchor picks; None when
+        there is neither."""
+        if self.evaluations:
+            previous = self.evaluations[-1]
+            try:
+                side = self._load_network(previous.get("path"), previous["player"],
+                                          job.seed + 100)[1]
+                return previous["player"], side
+            except Exception as err:     # pruned, replaced, unreadable: an anchor instead
+                self.log.warning("%s: earlier checkpoint %s unusable (%s): %s", job.name,
+                                 previous["player"], previous.get("path"),
+                                 " ".join(str(err).split())[:200])
+        return next(self._anchor_sides(job, limit=1), None)
+
+    def _refine(self, job):
+        """The rest of a checkpoint's pairings, one batch per next(): anchors first (what puts
+        the curve on a fixed scale), then the previous checkpoint to its verdict, then the
+        earlier checkpoints at fractions of its step. Each pairing's games so far are recorded
+        when it ends, and also when the generator is closed (superseded by a newer point) or
+        the role stops; ratings.json and the curves are refreshed after each pairing."""
+        from play.gtp_side import GtpEngineError
+
+        for label, side in self._anchor_sides(job):
+            try:
+                result = yield from self._play_batches(job, side, label)
+            except GtpEngineError as err:
+                self.unusable[label] = f"cannot start: {' '.join(str(err).split())[:200]}"
+                self.log.warning("anchor %s: %s", label, self.unusable[label])
+                continue
+            finally:
+                side.close()                 # its CPU time is counted once it has ended
+            if result is None:
+                return
+            self._publish(job)
+            self._anchor_verdict(job, label, result)
+        for label, side in self._checkpoint_sides(job):
+            result = yield from self._play_batches(job, side, label)
+            if result is None:
+                return
+            self._publish(job)
+
+    def _play_batches(self, job, opponent, label):
+        """Plays `label` in batches, yielding after each, until the pairing rule stops it
+        (games already played against it in `job` count); records the games played here in
+        the table even when closed or stopped early. Returns the pairing's MatchResult, or
+        None when stopping."""
+        from cluster.pairings import pairing_verdict
+        from play.match import MatchResult
+
+        total = job.totals.setdefault(label, MatchResult(job.name, label))
+        if pairing_verdict(total.wins_a, total.wins_b, total.draws, self.rule) is not None:
+            return total
+        self.figures["refining"] = job.name
+        fresh = MatchResult(job.name, label)
+        try:
+            while True:
+                if self.stopping():
+                    return None
+                batch = self._batch(job, opponent, label, total)
+                if batch is None:
+                    return None
+                fresh.add(batch)
+                verdict = pairing_verdict(total.wins_a, total.wins_b, total.draws, self.rule)
+                if verdict is not None:
+                    self._record(job, label, fresh, total, verdict)
+                    fresh = None
+                    return total
+                yield
+        finally:
+            if fresh is not None and fresh.games:
+                self._record(job, label, fresh, total, "superseded" if not self.stopping()
+                             else "interrupted")
+
+    def _play(self, job, opponent, label, batches):
+        """At most `batches` batches of `label` (the first rating), recorded; the pairing's
+        MatchResult, or None when stopping."""
+        from cluster.pairings import pairing_verdict
+        from play.match import MatchResult
+
+        total = job.totals.setdefault(label, MatchResult(job.name, label))
+        fresh = MatchResult(job.name, label)
+        verdict = None
+        for _ in range(batches):
+            batch = self._batch(job, opponent, label, total)
+            if batch is None:
+                break
+            fresh.add(batch)
+            verdict = pairing_verdict(total.wins_a, total.wins_b, total.draws, self.rule)
+            if verdict is not None:
+                break
+        if fresh.games:
+            self._record(job, label, fresh, total, verdict or ("first rating" if not
+                                                               self.stopping() else
+                                                               "interrupted"))
+        return None if self.stopping() else total
+
+    def _batch(self, job, opponent, label, total):
+        """One batch of games of the pairing (added to `total`), its CPU cost learnt; None
+        when the role stops before or during it (nothing of it counted then)."""
+        from play.match import play_match
+
+        games = self.rule.next_batch(total.games)
+        if games <= 0 or self.stopping():
+            return None
+        size, komi = self.config.model.board_size, self.config.selfplay.komi
+        cpu0 = self.budget.cpu_s()
+        batch = play_match(job.ours, opponent, games, size=size, komi=komi,
+                           game_offset=total.games, stop=self.stopping)
+        self._learn_cost("batch_cpu_s", self.budget.cpu_s() - cpu0)
+        if self.stopping() and batch.games < games:
+            return None
+        total.add(batch)
+        self.figures["playing"] = f"{label} {total.wins_a}-{total.wins_b}"
+        self.beat(force=True)
+        return batch
+
+    def _record(self, job, label, fresh, total, why):
+        """Appends the games of `fresh` to the ratings table (one row), notes the pairing in
+        `job` (results as the log and summary show them: the pairing's totals)."""
+        from fastgo.ratings import append_result
+
+        pace = ({"move_seconds": self.cc.eval_move_seconds} if self.cc.eval_move_seconds > 0
+                else {"visits": self.cc.eval_visits})
+        append_result(self.table, job.name, label, fresh.wins_a, fresh.wins_b, fresh.draws,
+                      size=self.config.model.board_size, source="evaluator", stop=why, **pace)
+        text = f"{label} {total.wins_a}-{total.wins_b}" + (
+            f"-{total.draws}" if total.draws else "")
+        job.results = [r for r in job.results if not r.startswith(label + " ")]
+        job.results.append(f"{text} ({why})")
+        if label not in job.played:
+            job.played.append(label)
+        self.figures.pop("playing", None)
+        self.figures["done"] = list(job.results)
+
+    def _checkpoint_sides(self, job):
+        """(label, side) of the earlier checkpoints `job` plays (cluster.pairings), loaded one
+        at a time as they are reached; an unusable one is logged and skipped."""
         from cluster.pairings import checkpoint_opponents
 
         _, _, predict = self._fit()
         # the previous one always; the others among those whose copy is still there
-        there = [e for e in self.evaluations if e is self.evaluations[-1]
-                 or os.path.isfile(e.get("path", ""))]
-        names, skipped = checkpoint_opponents(step, there, predict)
+        earlier = [e for e in self.evaluations if e["step"] < job.step]
+        there = [e for e in earlier if e is earlier[-1] or os.path.isfile(e.get("path", ""))]
+        names, skipped = checkpoint_opponents(job.step, there, predict)
         for other, why in skipped.items():
-            self.log.info("%s: skips %s: %s", name, other, why)
+            self.log.info("%s: skips %s: %s", job.name, other, why)
         paths = {e["player"]: e.get("path") for e in self.evaluations}
         for k, other in enumerate(names):
-            path = paths.get(other)
             try:
-                side = self._load_network(path, other, step * 1000 + 100 + k)[1]
+                side = self._load_network(paths.get(other), other,
+                                          job.seed + 100 + k)[1]
             except Exception as err:         # pruned, replaced, unreadable: the others go on
-                self.log.warning("%s: earlier checkpoint %s unusable (%s): %s", name, other,
-                                 path, " ".join(str(err).split())[:200])
+                self.log.warning("%s: earlier checkpoint %s unusable (%s): %s", job.name,
+                                 other, paths.get(other), " ".join(str(err).split())[:200])
                 continue
-            if not self._pairing(ours, side, other, name, results, played):
-                return False
-        return True
+            yield other, side
 
-    def _play_anchors(self, ours, name, step, results, played):
-        from cluster.pairings import next_anchor, one_sided, retired_anchors
-        from play.gtp_side import GtpEngineError
+    def _anchor_sides(self, job, limit=None):
+        """(label, side) of the anchors `job` plays next (cluster.pairings.next_anchor), each
+        made when reached (the caller closes it); at most `limit` of them."""
+        from cluster.pairings import next_anchor, retired_anchors
         from play.specs import make_side
 
-        played_anchors, skipped = {}, {}
-        while True:
-            ratings, rows, predict = self._fit()
+        count = 0
+        while limit is None or count < limit:
+            _, rows, predict = self._fit()
             retired = {**retired_anchors(rows, list(self.anchors)), **self.unusable}
-            predicted = {a: p for a in self.anchors if (p := predict(name, a)) is not None}
+            predicted = {a: p for a in self.anchors if (p := predict(job.name, a)) is not None}
             anchor, skipped = next_anchor(list(self.anchors), retired=retired,
-                                          played=played_anchors, predicted=predicted,
+                                          played=job.anchors, predicted=predicted,
                                           max_informative=self.cc.eval_anchors)
             if anchor is None:
-                break
-            seed = step * 1000 + 500 + len(played_anchors)
+                if skipped:
+                    self.log.info("%s: anchors not played: %s", job.name,
+                                  "; ".join(f"{a} ({why})" for a, why in skipped.items()))
+                return
+            seed = job.seed + 500 + len(job.anchors)
+            job.anchors.setdefault(anchor, 0)
             try:
                 side = make_side(self.anchors[anchor], seed=seed,
                                  move_seconds=self.cc.eval_move_seconds or None,
@@ -336,60 +631,28 @@ class Evaluator:
             except Exception as err:
                 self.unusable[anchor] = f"unusable: {' '.join(str(err).split())[:200]}"
                 self.log.warning("anchor %s: %s", anchor, self.unusable[anchor])
+                del job.anchors[anchor]
                 continue
-            try:
-                result = self._pairing(ours, side, anchor, name, results, played)
-            except GtpEngineError as err:
-                self.unusable[anchor] = f"cannot start: {' '.join(str(err).split())[:200]}"
-                self.log.warning("anchor %s: %s", anchor, self.unusable[anchor])
-                continue
-            finally:
-                side.close()                 # its CPU time is counted once it has ended
-            if not result:
-                return False
-            verdict = played_anchors[anchor] = one_sided(result.wins_a, result.wins_b,
-                                                         result.draws)
-            if verdict > 0:
-                self.log.info("%s: won %s %d-%d, beyond the informative range: %s is retired "
-                              "for later checkpoints", name, anchor, result.wins_a,
-                              result.wins_b, anchor)
-            elif verdict < 0:
-                self.log.info("%s: lost to %s %d-%d, beyond the informative range: no "
-                              "stronger anchor this time", name, anchor, result.wins_a,
-                              result.wins_b)
-        if skipped:
-            self.log.info("%s: anchors not played: %s", name,
-                          "; ".join(f"{a} ({why})" for a, why in skipped.items()))
-        return True
+            count += 1
+            yield anchor, side
 
-    def _pairing(self, ours, opponent, label, name, results, played):
-        """Plays `ours` against `opponent` in batches until the rule stops it, appends the
-        result to the table; returns the MatchResult, or None when stopping."""
-        from cluster.pairings import pairing_verdict
-        from fastgo.ratings import append_result
-        from play.match import MatchResult, play_match
+    def _anchor_verdict(self, job, anchor, result):
+        from cluster.pairings import one_sided
 
-        size, komi = self.config.model.board_size, self.config.selfplay.komi
-        total, verdict = MatchResult(name, label), None
-        while verdict is None and self.wait_for_budget():
-            games = self.rule.next_batch(total.games)
-            total.add(play_match(ours, opponent, games, size=size, komi=komi,
-                                 game_offset=total.games, stop=self.stopping))
-            verdict = pairing_verdict(total.wins_a, total.wins_b, total.draws, self.rule)
-            self.figures["playing"] = f"{label} {total.wins_a}-{total.wins_b}"
-            self.beat(force=True)
-        if total.games:
-            pace = ({"move_seconds": self.cc.eval_move_seconds} if self.cc.eval_move_seconds > 0
-                    else {"visits": self.cc.eval_visits})
-            append_result(self.table, name, label, total.wins_a, total.wins_b, total.draws,
-                          size=size, source="evaluator", stop=verdict or "interrupted", **pace)
-            text = f"{label} {total.wins_a}-{total.wins_b}" + (
-                f"-{total.draws}" if total.draws else "")
-            results.append(f"{text} ({verdict or 'interrupted'})")
-            played.append(label)
-            self.figures["done"] = list(results)
-        self.figures.pop("playing", None)
-        return total if verdict is not None else None
+        verdict = job.anchors[anchor] = one_sided(result.wins_a, result.wins_b, result.draws)
+        if verdict > 0:
+            self.log.info("%s: won %s %d-%d, beyond the informative range: %s is retired "
+                          "for later checkpoints", job.name, anchor, result.wins_a,
+                          result.wins_b, anchor)
+        elif verdict < 0:
+            self.log.info("%s: lost to %s %d-%d, beyond the informative range: no "
+                          "stronger anchor this time", job.name, anchor, result.wins_a,
+                          result.wins_b)
+
+    def _learn_cost(self, key, value):
+        """A running estimate (the last values weighted 1/2, 1/4, ...) of a cost in seconds."""
+        old = self.cost.get(key)
+        self.cost[key] = value if not old else 0.5 * (old + value)
 
     def _run_start(self):
         if self.evaluations and "time" in self.evaluations[0]:
@@ -417,18 +680,6 @@ def _check_appendable(path):
 
     try:
         check_regular(path)
-    except OSError as err:
-        raise ConfigError(f"{path}: {err.strerror or err}") from None
-
-
-def _append_line(path, line):
-    """Appends one line, fsynced, on a fresh line after a torn one (a crash mid-append); a FIFO
-    or device there is refused (ConfigError), not waited on."""
-    from fastgo.config import ConfigError
-    from fastgo.files import append_bytes
-
-    try:
-        append_bytes(path, line.encode("utf-8"), sync=True, line=True)
     except OSError as err:
         raise ConfigError(f"{path}: {err.strerror or err}") from None
 
@@ -464,15 +715,11 @@ def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrid
         log.info("--once: the newest checkpoint not yet rated, outside the CPU budget")
     while not stopping():
         evaluator.beat()
-        if not evaluator.wait_for_budget():
-            break
-        job = evaluator.pending(1 if once else None)
-        if job is None:
+        if not evaluator.work(once):
             if once:
                 break
             time.sleep(IDLE_S)
-            continue
-        evaluator.evaluate(*job)
+    evaluator.stop_refining()           # the games of a pairing cut short are recorded
     evaluator.beat(force=True)
     budget = evaluator.budget
     log.info("evaluator CPU: %.1f s in %.1f s, %.3f of a core on average (budget %g)",

@@ -3,6 +3,7 @@ intervals and the anchors as labelled horizontal lines where they were measured)
 metrics.csv). Written atomically; matplotlib with the Agg backend (no display needed)."""
 from __future__ import annotations
 
+from cluster.evaluations import read_evaluations
 from fastgo.rundir import RunDir
 
 
@@ -11,12 +12,17 @@ def _save(fig, path):
     atomic_write(path, lambda handle: fig.savefig(handle, format="png", dpi=100), suffix=".png")
 
 
-def anchor_spans(evaluations, anchors, key):
-    """{anchor: (first x, last x)} over the evaluations whose 'opponents' name it (x = the
-    evaluation's `key`); an anchor no evaluation row names is left out."""
+def anchor_spans(evaluations, anchors, key, rows=()):
+    """{anchor: (first x, last x)} over the evaluations that played it (x = the evaluation's
+    `key`): those whose 'opponents' name it and those the ratings table's `rows` pair with it;
+    an anchor no evaluation played is left out."""
+    played = {}
+    for row in rows:
+        played.setdefault(row["a"], set()).add(row["b"])
+        played.setdefault(row["b"], set()).add(row["a"])
     spans = {}
     for e in evaluations:
-        for name in e.get("opponents") or ():
+        for name in set(e.get("opponents") or ()) | played.get(e["player"], set()):
             if name in anchors:
                 low, high = spans.get(name, (e[key], e[key]))
                 spans[name] = (min(low, e[key]), max(high, e[key]))
@@ -101,7 +107,7 @@ def draw_curve(path, evaluations, ratings, anchors, rows=None):
         if bars:
             ax.vlines([b[0] for b in bars], [b[1] for b in bars], [b[2] for b in bars], lw=5,
                       alpha=0.35, color="C0", label="gain over the point before (95%)")
-        spans = anchor_spans(points, measured, key)
+        spans = anchor_spans(points, measured, key, rows or ())
         lifts = label_lifts([ratings[name][0] for name in measured], limits)
         for i, name in enumerate(measured):
             colour = f"C{i + 1}"
@@ -183,7 +189,6 @@ def draw_losses(path, metrics_csv):
 # ----------------------------------------------------------------------------------------------
 # Several runs in one plot (`fastgo curve`)
 
-MAX_EVALUATIONS_BYTES = 64 << 20     # evaluations.jsonl larger than this is refused unread
 MAX_CURVE_POINTS = 1000              # points drawn per run; more are thinned evenly
 
 
@@ -197,50 +202,6 @@ def thin_points(points) -> list:
         return list(points)
     last = len(points) - 1
     return [points[last * k // (MAX_CURVE_POINTS - 1)] for k in range(MAX_CURVE_POINTS)]
-
-
-def evaluation_row(row):
-    """An evaluations.jsonl row ({'player': str, 'step', 'wall_s', 'games': finite and >= 0})
-    with its numbers checked, or None; of the other fields only a string 'path', a number
-    'time', the list of 'opponents' names and the evaluator's 'eval_cpu_s' and 'eval_wall_s'
-    are kept."""
-    import math
-
-    from fastgo.statefiles import MAX_COUNT, finite
-
-    if not isinstance(row.get("player"), str) or not 0 < len(row["player"]) <= 200:
-        return None
-    out = {"player": row["player"]}
-    for key in ("step", "wall_s", "games"):
-        finite(row.get(key), key, 0, MAX_COUNT)
-        out[key] = row[key]
-    # optional: where the checkpoint was, when it was written (unix seconds); dropped when odd
-    path = row.get("path")
-    if isinstance(path, str) and 0 < len(path) <= 4096 and "\0" not in path:
-        out["path"] = path
-    opponents = row.get("opponents")
-    if isinstance(opponents, list) and len(opponents) <= 64 and all(
-            isinstance(o, str) and 0 < len(o) <= 200 for o in opponents):
-        out["opponents"] = opponents
-    for key in ("eval_cpu_s", "eval_wall_s"):        # the evaluator's budget, carried over
-        value = row.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) \
-                and math.isfinite(value) and 0 <= value <= 1e12:
-            out[key] = value
-    stamp = row.get("time")
-    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) \
-            and math.isfinite(stamp) and 0 <= stamp <= 1e11:
-        out["time"] = stamp
-    return out
-
-
-def read_evaluations(path) -> list:
-    """The evaluator's rows of evaluations.jsonl in file order (fastgo.statefiles: a bad line is
-    skipped and counted, a FIFO or directory is not read, a huge file only in its tail).
-    Missing file: []."""
-    from fastgo.statefiles import read_jsonl
-
-    return list(read_jsonl(path, evaluation_row))
 
 
 def run_algorithm(run_root) -> str:

@@ -150,7 +150,7 @@ class RunView:
         evaluations = self.run.evaluations
 
         def compute():
-            from cluster.plots import read_evaluations
+            from cluster.evaluations import read_evaluations
             from fastgo.ratings import (CGOS_STAND_IN, GroupFit, TableError, cgos_ratings,
                                         fit_ratings, read_table)
 

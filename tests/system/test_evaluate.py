@@ -1,6 +1,8 @@
-"""The evaluator role (`fastgo evaluate --once`) on a tiny run: each new checkpoint plays the
-earlier evaluated ones spaced in steps (the previous one, the ones nearest to 1/2 and 1/4 of its
-step) and the anchors chosen where its score is informative, in batches until the stopping rule;
+"""The evaluator role (`fastgo evaluate --once`) on a tiny run: each new checkpoint's first rating
+is one batch against the previous rated checkpoint (the first: against the weakest anchor); its
+refinement then plays the anchors chosen where its score is informative and the earlier
+evaluated ones spaced in steps (the previous one, the ones nearest to 1/2 and 1/4 of its step),
+in batches until the stopping rule;
 results are appended to ratings.jsonl (earlier lines never rewritten), the checkpoint with its
 opponents and the evaluator's CPU to evaluations.jsonl, ratings refitted, curve.png drawn."""
 import json
@@ -23,6 +25,7 @@ eval_anchors = 2
 anchors = ["random", "mcts:20", "mcts:200"]
 """
 STOPS = {"one-sided", "interval", "max games"}
+FIRST = "first rating"                  # the stop of a first rating's one batch
 
 
 def evaluate(config, run):
@@ -59,15 +62,24 @@ def test_evaluator_chains_checkpoints_and_anchors_and_draws_the_curve(tmp_path, 
     assert sum(map(len, by_player.values())) == len(rows)
     for e in evaluations:
         played = by_player[e["player"]]
-        # the evaluation row names its opponents in the order the table has them
-        assert e["opponents"] == [r["b"] for r in played]
+        # the evaluation row names the first rating's opponent, the table's first row for it
+        assert e["opponents"] == [played[0]["b"]]
+        assert played[0]["games"] == 4 and played[0]["stop"] in STOPS | {FIRST}
         for r in played:
-            # batches of 4 games up to 8; each pairing says why it stopped
-            assert r["games"] in (4, 8) and r["stop"] in STOPS and r["source"] == "evaluator"
-            assert r["visits"] == 8 and r["size"] == 5
+            # batches of 4 games up to 8 a pairing; each row says why it stopped
+            assert r["games"] in (4, 8) and r["stop"] in STOPS | {FIRST}
+            assert r["source"] == "evaluator" and r["visits"] == 8 and r["size"] == 5
+        totals = {}
+        for r in played:
+            totals[r["b"]] = totals.get(r["b"], 0) + r["games"]
+        assert all(games <= 8 for games in totals.values())      # eval_max_games over its rows
+        # --once refines to the end: every pairing's last row gives its verdict
+        last = {r["b"]: r["stop"] for r in played}
+        assert set(last.values()) <= STOPS, last
     # earlier checkpoints first: the previous one, then those nearest to 1/2 and 1/4 of the
     # step (ckpt-20: 10 and 5; ckpt-10: 5, with 0 and 5 equally near to 2.5, the later kept)
-    networks = {e["player"]: [b for b in e["opponents"] if b.startswith("ckpt-")]
+    networks = {e["player"]: list(dict.fromkeys(r["b"] for r in by_player[e["player"]]
+                                                if r["b"].startswith("ckpt-")))
                 for e in evaluations}
     assert networks == {"ckpt-0": [], "ckpt-5": ["ckpt-0"], "ckpt-10": ["ckpt-5"],
                         "ckpt-20": ["ckpt-10", "ckpt-5"]}
@@ -76,10 +88,15 @@ def test_evaluator_chains_checkpoints_and_anchors_and_draws_the_curve(tmp_path, 
     assert by_player["ckpt-0"][0]["b"] == "random"
     retired = set()
     for e in evaluations:
-        anchors = [r for r in by_player[e["player"]] if not r["b"].startswith("ckpt-")]
-        assert not retired & {r["b"] for r in anchors}, (e["player"], retired)
-        assert len([r for r in anchors if not one_sided(r["wins_a"], r["wins_b"], r["draws"])]) <= 2
-        retired |= {r["b"] for r in anchors if one_sided(r["wins_a"], r["wins_b"], r["draws"]) > 0}
+        anchors = {}
+        for r in by_player[e["player"]]:
+            if not r["b"].startswith("ckpt-"):
+                sums = anchors.setdefault(r["b"], [0, 0, 0])
+                for k, key in enumerate(("wins_a", "wins_b", "draws")):
+                    sums[k] += r[key]
+        assert not retired & set(anchors), (e["player"], retired)
+        assert len([a for a, r in anchors.items() if not one_sided(*r)]) <= 2
+        retired |= {a for a, r in anchors.items() if one_sided(*r) > 0}
     # each evaluated checkpoint kept as a later opponent (the trainer prunes its own): steps
     # 0, 5, 10 and 20 are spaced by more than pairings.KEEP_RATIO (5 * 1.25 <= 10)
     assert [e["path"] for e in evaluations] == \

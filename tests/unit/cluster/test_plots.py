@@ -18,6 +18,19 @@ def test_anchor_lines_span_the_checkpoints_that_played_them():
     assert anchor_spans(evaluations, anchors, "games")["mcts:100"] == (900, 2000)
 
 
+def test_anchor_lines_also_span_what_the_ratings_table_says_was_played():
+    # a checkpoint's row names only its first opponent; anchors played later, while its
+    # rating was refined, are in the ratings table's rows (either order of a and b)
+    evaluations = [{"player": "ckpt-0", "wall_s": 60, "games": 10, "opponents": ["random"]},
+                   {"player": "ckpt-9", "wall_s": 600, "games": 900, "opponents": ["ckpt-0"]},
+                   {"player": "ckpt-20", "wall_s": 1200, "games": 2000,
+                    "opponents": ["ckpt-9"]}]
+    rows = [{"a": "ckpt-9", "b": "gnugo:1"}, {"a": "gnugo:1", "b": "ckpt-20"},
+            {"a": "ckpt-20", "b": "ckpt-9"}]
+    spans = anchor_spans(evaluations, ["random", "gnugo:1"], "wall_s", rows)
+    assert spans == {"random": (60, 60), "gnugo:1": (600, 1200)}
+
+
 def test_the_elo_axis_holds_the_ratings_not_one_sided_intervals():
     assert curve_limits([0.0, 350.0, 1200.0]) == (-150.0, 1350.0)
     assert curve_limits([float("nan")]) == (-150.0, 150.0)

@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-from cluster.plots import read_evaluations, run_algorithm
+from cluster.evaluations import read_evaluations
+from cluster.plots import run_algorithm
 from fastgo import statefiles
 from fastgo.ratings import fit_ratings, read_table
 from fastgo.statefiles import MAX_COUNT, read_csv, read_json, read_lines

@@ -1,13 +1,14 @@
-"""Fuzzing the evaluator's state file reader (cluster.plots.read_evaluations) with hypothesis,
-bounded, and replaying tests/corpus/state/: any bytes give a list of well-formed rows (possibly
-empty), never an exception, and the file is never rewritten."""
+"""evaluations.jsonl (cluster.evaluations): its reader fuzzed with hypothesis, bounded, and
+replaying tests/corpus/state/ (any bytes give a list of well-formed rows, possibly empty, never
+an exception, and the file is never rewritten); its writer after a torn line and with a row its
+reader would drop."""
 import pathlib
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cluster.plots import read_evaluations
+from cluster.evaluations import append_evaluation, read_evaluations
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 CORPUS = pathlib.Path(__file__).resolve().parents[2] / "corpus"
@@ -41,13 +42,23 @@ def test_a_row_appended_after_a_torn_line_is_read(tmp_path_factory, torn, rows):
     glued onto the torn line, and both were lost)."""
     import json
 
-    from cluster.evaluator import _append_line
-
     path = tmp_path_factory.mktemp("state") / "evaluations.jsonl"
     good = [{"player": f"ckpt-{k}", "step": k, "wall_s": k, "games": k} for k in range(rows)]
     path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in good) + torn)
     new = {"player": "ckpt-99", "step": 99, "wall_s": 9.0, "games": 5}
-    _append_line(str(path), json.dumps(new) + "\n")
+    append_evaluation(str(path), new)
     read = read_evaluations(path)
     assert read[:rows] == good and read[-1] == new
     assert path.read_bytes().endswith(json.dumps(new).encode() + b"\n")
+
+
+@pytest.mark.parametrize("row", [{"player": "ckpt-1", "step": -1, "wall_s": 0, "games": 0},
+                                 {"player": "", "step": 1, "wall_s": 0, "games": 0},
+                                 {"step": 1, "wall_s": 0, "games": 0},
+                                 {"player": "ckpt-1", "step": 1, "wall_s": float("nan"),
+                                  "games": 0}])
+def test_the_writer_refuses_a_row_its_reader_would_drop(tmp_path, row):
+    path = tmp_path / "evaluations.jsonl"
+    with pytest.raises(ValueError, match="not an evaluations.jsonl row"):
+        append_evaluation(str(path), row)
+    assert not path.exists()

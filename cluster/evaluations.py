@@ -1,0 +1,69 @@
+"""RUN/evaluations.jsonl, one row per rated checkpoint in the order rated, never rewritten: its
+one writer (`append_evaluation`, used by the evaluator), its row check and its one reader.
+A row: {'player': 'ckpt-STEP', 'step', 'wall_s' (when the checkpoint was written, from the run's
+start), 'games' (self-play games by then), 'time' (unix seconds), 'path' (the kept copy),
+'opponents' (names it played), 'eval_cpu_s', 'eval_wall_s' (the evaluator's budget so far)}."""
+from __future__ import annotations
+
+import json
+import math
+
+from fastgo.config import ConfigError
+from fastgo.files import append_bytes
+from fastgo.statefiles import MAX_COUNT, finite, read_jsonl
+
+
+def evaluation_row(row):
+    """An evaluations.jsonl row ({'player': str, 'step', 'wall_s', 'games': finite and >= 0})
+    with its numbers checked, or None; of the other fields only a string 'path', a number
+    'time', the list of 'opponents' names and the evaluator's 'eval_cpu_s' and 'eval_wall_s'
+    are kept."""
+    if not isinstance(row.get("player"), str) or not 0 < len(row["player"]) <= 200:
+        return None
+    out = {"player": row["player"]}
+    for key in ("step", "wall_s", "games"):
+        finite(row.get(key), key, 0, MAX_COUNT)
+        out[key] = row[key]
+    # optional: where the checkpoint was, when it was written (unix seconds); dropped when odd
+    path = row.get("path")
+    if isinstance(path, str) and 0 < len(path) <= 4096 and "\0" not in path:
+        out["path"] = path
+    opponents = row.get("opponents")
+    if isinstance(opponents, list) and len(opponents) <= 64 and all(
+            isinstance(o, str) and 0 < len(o) <= 200 for o in opponents):
+        out["opponents"] = opponents
+    for key in ("eval_cpu_s", "eval_wall_s"):        # the evaluator's budget, carried over
+        value = row.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and math.isfinite(value) and 0 <= value <= 1e12:
+            out[key] = value
+    stamp = row.get("time")
+    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) \
+            and math.isfinite(stamp) and 0 <= stamp <= 1e11:
+        out["time"] = stamp
+    return out
+
+
+def read_evaluations(path) -> list:
+    """The evaluator's rows of evaluations.jsonl in file order (fastgo.statefiles: a bad line is
+    skipped and counted, a FIFO or directory is not read, a huge file only in its tail).
+    Missing file: []."""
+    return list(read_jsonl(path, evaluation_row))
+
+
+def append_evaluation(path, row: dict):
+    """Appends `row` (checked by evaluation_row first: a row its reader would drop is a bug
+    here, ValueError) as one fsynced line, on a fresh line after a torn one (a crash
+    mid-append); a FIFO or device at `path` is refused (ConfigError), not waited on."""
+    try:
+        checked = evaluation_row(dict(row))
+    except (ValueError, TypeError) as err:
+        checked, why = None, f" ({err})"
+    else:
+        why = ""
+    if checked is None:
+        raise ValueError(f"not an evaluations.jsonl row{why}: {row!r}"[:300])
+    try:
+        append_bytes(path, (json.dumps(row) + "\n").encode("utf-8"), sync=True, line=True)
+    except OSError as err:
+        raise ConfigError(f"{path}: {err.strerror or err}") from None

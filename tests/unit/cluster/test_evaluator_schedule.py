@@ -1,0 +1,122 @@
+"""The evaluator's schedule (cluster.evaluator): a first rating of the newest checkpoint once a
+point is due, refining batches between points only where the CPU budget leaves room for the
+next point on time, and a refinement superseded by a newer point keeping the games it played."""
+import json
+import logging
+import shutil
+
+from cluster.eval_budget import CpuBudget
+from cluster.evaluator import Evaluator
+from fastgo.config import load_config, loads_config
+from fastgo.rundir import open_run_dir
+from trainer.factory import make_trainer
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def scheduled(tmp_path, cpu, clock, share=0.2, interval=200.0):
+    budget = CpuBudget(share, cpu_clock=lambda: cpu[0], wall_clock=clock)
+    return Evaluator(loads_config(f"[cluster]\neval_interval_s = {interval}\n"),
+                     open_run_dir(tmp_path / "run"), logging.getLogger("test"), budget=budget,
+                     clock=clock)
+
+
+def test_a_point_is_due_an_interval_after_the_last_less_what_a_point_takes(tmp_path):
+    clock, cpu = Clock(), [0.0]
+    evaluator = scheduled(tmp_path, cpu, clock)
+    assert evaluator.point_due()                        # no point yet
+    evaluator.last_point_at, evaluator.cost["point_wall_s"] = 100.0, 30.0
+    clock.now = 269.0
+    assert not evaluator.point_due()                    # 169 s on: due at 270 (300 - 30)
+    clock.now = 270.0
+    assert evaluator.point_due()
+    # a point slower than the interval still leaves half of it to refining
+    evaluator.cost["point_wall_s"] = 500.0
+    clock.now = 199.0
+    assert not evaluator.point_due()
+    clock.now = 200.0
+    assert evaluator.point_due()
+
+
+def test_refining_only_where_the_budget_is_clear_by_the_next_point(tmp_path):
+    clock, cpu = Clock(), [0.0]
+    evaluator = scheduled(tmp_path, cpu, clock)
+    evaluator.refinement = iter(())
+    evaluator.last_point_at, evaluator.cost["point_wall_s"] = 0.0, 20.0
+    evaluator.cost["batch_cpu_s"] = 10.0
+    # next point due at 180 s: 0.2 core * 180 s = 36 s of CPU allowed by then
+    cpu[0], clock.now = 25.0, 60.0
+    assert evaluator.may_refine()                       # 25 + 10 <= 36
+    cpu[0] = 27.0
+    assert not evaluator.may_refine()                   # 27 + 10 > 36: the point would wait
+    clock.now = 175.0                                   # later the same holds: 35 + 10 > 36
+    cpu[0] = 35.0
+    assert not evaluator.may_refine()
+    # without an interval (each checkpoint in full) refining is never held back
+    unscheduled = scheduled(tmp_path, cpu, clock, interval=0.0)
+    unscheduled.last_point_at, unscheduled.cost["batch_cpu_s"] = 0.0, 1e9
+    assert unscheduled.may_refine()
+
+
+def rows(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_newer_point_supersedes_a_refinement_and_its_games_are_kept(tmp_path,
+                                                                      write_tiny_config):
+    extra = ("[cluster]\neval_visits = 4\neval_batch_games = 2\neval_max_games = 8\n"
+             "eval_elo_width = 1.0\nanchors = [\"random\", \"mcts:8\"]\neval_interval_s = 200\n"
+             "eval_cpu_share = 1000.0\n")
+    config_path = write_tiny_config(tmp_path / "c.toml", checkpoint_every=5, extra=extra)
+    config = load_config(config_path)
+    run = open_run_dir(tmp_path / "run")
+    trainer = make_trainer(config, run)
+    trainer.save_checkpoint()                            # ckpt-0
+    clock = Clock()
+    evaluator = Evaluator(config, run, logging.getLogger("test"), clock=clock)
+    assert evaluator.work()                              # ckpt-0's first rating
+    table = tmp_path / "run" / "ratings.jsonl"
+    first = rows(table)
+    # 2 games can't be one-sided (Wilson) nor 1 Elo wide: the first rating's own stop
+    assert [(r["a"], r["b"], r["games"], r["stop"]) for r in first] == \
+        [("ckpt-0", "random", 2, "first rating")]
+    evaluations = rows(tmp_path / "run" / "evaluations.jsonl")
+    assert [(e["player"], e["opponents"]) for e in evaluations] == [("ckpt-0", ["random"])]
+    assert evaluator.refinement is not None
+    assert evaluator.work()                              # nothing newer: one batch refining
+    assert sum(total.games for total in evaluator.job.totals.values()) == 4
+    assert len(rows(table)) == 1                         # the pairing goes on: not yet recorded
+    shutil.copyfile(run.checkpoint(0), run.checkpoint(5))   # a newer checkpoint, not yet due
+    assert evaluator.pending() is not None and not evaluator.point_due()
+    played = sum(total.games for total in evaluator.job.totals.values())
+    clock.now = 200.0                                    # due: the refinement is superseded
+    assert evaluator.work()
+    after = rows(table)
+    ckpt0 = [r for r in after if r["a"] == "ckpt-0"]
+    assert sum(r["games"] for r in ckpt0) == played      # every game it played is recorded
+    assert ckpt0[-1]["stop"] == "superseded" and ckpt0[-1]["games"] == 2
+    ckpt5 = [r for r in after if r["a"] == "ckpt-5"]
+    assert [(r["b"], r["games"], r["stop"]) for r in ckpt5] == [("ckpt-0", 2, "first rating")]
+    assert evaluator.job.name == "ckpt-5" and evaluator.last_point_at == 200.0
+    assert json.loads((tmp_path / "run" / "ratings.json").read_text())["latest"]["player"] \
+        == "ckpt-5"
+    # a restart (here the final rating, --once) takes the newest point's refinement up again
+    # from the table and plays it to its end
+    evaluator.stop_refining()
+    again = Evaluator(config, run, logging.getLogger("test"), enforce_budget=False)
+    while again.work(once=True):
+        pass
+    ckpt5 = [r for r in rows(table) if r["a"] == "ckpt-5"]
+    totals = {}
+    for r in ckpt5:
+        totals[r["b"]] = totals.get(r["b"], 0) + r["games"]
+    assert totals["ckpt-0"] > 2 and all(games <= 8 for games in totals.values())
+    last = {r["b"]: r["stop"] for r in ckpt5}
+    assert set(last.values()) <= {"one-sided", "interval", "max games"}, last
+    assert len(rows(tmp_path / "run" / "evaluations.jsonl")) == 2
