@@ -1,7 +1,7 @@
 """Build the fastgo Cython kernels and install the `fastgo` command.
 
 Every `fastgo/*.pyx` is compiled as `fastgo.<name>`. The TOML files of the top-level configs/
-folder are installed as package data in fastgo/configs/, where `fastgo.config.resolve_config`
+folder are installed as package data in fastgo/configs/, where `fastgo.run.config.resolve_config`
 finds them by name. Compiler directives are set once here;
 `FASTGO_DEBUG=1` turns bounds checking, wraparound and initialised-memoryview checks back on
 for a debug test run.

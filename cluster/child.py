@@ -103,7 +103,7 @@ class RoleChild:
         started = self.started
         if self.heartbeat is None:
             return None, max(started, self.ping.last_ok), self.ping.last_ok > started
-        from fastgo.rundir import read_status
+        from fastgo.run.rundir import read_status
         data, mtime = read_status(self.run_dir, self.heartbeat)
         if mtime is None:
             return data, started, False

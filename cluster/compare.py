@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from cluster.compare_report import RUNS, draw, markdown_table
 from cluster.role_process import Children
-from fastgo.rundir import RunDir
+from fastgo.run.rundir import RunDir
 
 MAX_OPPONENTS = 16
 MAX_SEED = (1 << 62) - 1
@@ -91,7 +91,7 @@ def check_opponent(opponent: Opponent, size: int, komi: float) -> None:
     """Starts a GTP opponent (gnugo:LEVEL, gtp:COMMAND) once on a size x size board with `komi`
     and stops it again, so that a missing or unwilling engine is known before hours of runs;
     CompareError if it cannot."""
-    from play.gtp_side import GtpEngineError
+    from play.gtp.side import GtpEngineError
     from play.specs import gnugo_installed, make_side, parse_spec
 
     spec = parse_spec(opponent.spec)
@@ -161,7 +161,7 @@ def seed_overrides(seed: int) -> tuple:
 def load_run_plan(name, config, overrides, seed=None) -> RunPlan:
     """The RunPlan of config `config` (a shipped name or a path) with `overrides`, preceded by
     seed_overrides(seed) unless seed is None; CompareError naming the run for a bad config."""
-    from fastgo.config import ConfigError, load_config, resolve_config
+    from fastgo.run.config import ConfigError, load_config, resolve_config
 
     items = (seed_overrides(seed) if seed is not None else ()) + tuple(overrides)
     try:
@@ -225,7 +225,7 @@ def last_checkpoint(root):
     """(step, path) of the newest numbered checkpoint of a run directory, else (None,
     latest.ckpt) when only that exists, else None."""
     from cluster.evaluator import checkpoints
-    from fastgo.rundir import RunDir
+    from fastgo.run.rundir import RunDir
 
     run_dir = RunDir(os.path.abspath(root))
     try:
@@ -240,8 +240,8 @@ def last_checkpoint(root):
 def run_progress(root) -> dict:
     """{'games', 'steps'}: self-play games and training steps of a run, the larger of what the
     trainer's status file and the last row of metrics.csv say (0 without either)."""
-    from fastgo.rundir import RunDir, read_status
-    from fastgo.statefiles import count, read_csv
+    from fastgo.run.rundir import RunDir, read_status
+    from fastgo.run.statefiles import count, read_csv
 
     run_dir = RunDir(os.path.abspath(root))
     status, _ = read_status(run_dir, "train")
@@ -282,7 +282,7 @@ def run_curve(root):
 def match_entry(wins: int, losses: int, draws: int) -> dict:
     """One opponent's result for compare.json: the win rate (draws count half) and its 95%
     Wilson interval."""
-    from fastgo.ratings import wilson_interval
+    from fastgo.run.ratings import wilson_interval
 
     games = wins + losses + draws
     score = wins + 0.5 * draws
@@ -305,7 +305,7 @@ def read_match(path, checkpoint, games, visits, opponent_checkpoint=None, move_s
     (its player A) of `games` games at `visits` visits (or, given `move_seconds`, at that time a
     move), written after that file (and, given `opponent_checkpoint`, against that file as
     player B, written after it too); else None."""
-    from fastgo.statefiles import count, read_json
+    from fastgo.run.statefiles import count, read_json
 
     data = read_json(path)
     pace_ok = (data.get("move_seconds") == move_seconds if move_seconds is not None
@@ -371,7 +371,7 @@ def assemble(plan: Plan, exit_statuses=None) -> tuple:
 def head_to_head(plan: Plan):
     """match_entry of run a's last checkpoint against run b's, with the Elo difference a - b
     and its 95% interval (from the Wilson interval of the score); None before that match."""
-    from fastgo.ratings import elo_from_score
+    from fastgo.run.ratings import elo_from_score
 
     latest = [last_checkpoint(plan.root(run.name)) for run in plan.runs]
     if any(one is None for one in latest):

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import math
 
-from fastgo.config import ConfigError
+from fastgo.run.config import ConfigError
 from fastgo.files import append_bytes
-from fastgo.statefiles import MAX_COUNT, finite, read_jsonl
+from fastgo.run.statefiles import MAX_COUNT, finite, read_jsonl
 
 
 def evaluation_row(row):
@@ -45,7 +45,7 @@ def evaluation_row(row):
 
 
 def read_evaluations(path) -> list:
-    """The evaluator's rows of evaluations.jsonl in file order (fastgo.statefiles: a bad line is
+    """The evaluator's rows of evaluations.jsonl in file order (fastgo.run.statefiles: a bad line is
     skipped and counted, a FIFO or directory is not read, a huge file only in its tail).
     Missing file: []."""
     return list(read_jsonl(path, evaluation_row))

@@ -121,8 +121,8 @@ class Evaluator:
     # --- set-up --------------------------------------------------------------------------------
 
     def _usable_anchors(self):
-        from fastgo.config import ConfigError
-        from fastgo.ratings import table_name
+        from fastgo.run.config import ConfigError
+        from fastgo.run.ratings import table_name
         from play.specs import gnugo_installed, parse_spec
 
         out = {}
@@ -207,7 +207,7 @@ class Evaluator:
         score against b as (low, expected, high) over a's 95% interval, where both are rated
         in one connected group, else None)."""
         from cluster.pairings import expected_score
-        from fastgo.ratings import TableError, components, fit_ratings, read_table
+        from fastgo.run.ratings import TableError, components, fit_ratings, read_table
 
         rows = read_table(self.table)
         try:
@@ -349,7 +349,7 @@ class Evaluator:
         job = _Job(name, step, ours)
         first = self._first_pairing(job)
         if first is not None:
-            from play.gtp_side import GtpEngineError
+            from play.gtp.side import GtpEngineError
 
             label, opponent = first
             try:
@@ -464,7 +464,7 @@ class Evaluator:
         earlier checkpoints at fractions of its step. Each pairing's games so far are recorded
         when it ends, and also when the generator is closed (superseded by a newer point) or
         the role stops; ratings.json and the curves are refreshed after each pairing."""
-        from play.gtp_side import GtpEngineError
+        from play.gtp.side import GtpEngineError
 
         for label, side in self._anchor_sides(job):
             try:
@@ -563,7 +563,7 @@ class Evaluator:
     def _record(self, job, label, fresh, total, why):
         """Appends the games of `fresh` to the ratings table (one row), notes the pairing in
         `job` (results as the log and summary show them: the pairing's totals)."""
-        from fastgo.ratings import append_result
+        from fastgo.run.ratings import append_result
 
         pace = ({"move_seconds": self.cc.eval_move_seconds} if self.cc.eval_move_seconds > 0
                 else {"visits": self.cc.eval_visits})
@@ -663,7 +663,7 @@ class Evaluator:
 
     def redraw(self, ratings):
         from cluster.plots import draw_curve, draw_losses
-        from fastgo.ratings import read_table
+        from fastgo.run.ratings import read_table
         try:
             draw_curve(self.run_dir.curve, self.evaluations, ratings,
                        list(self.anchors), rows=read_table(self.table))
@@ -675,7 +675,7 @@ class Evaluator:
 def _check_appendable(path):
     """ConfigError (one line) when something other than a regular file is at `path`: a FIFO
     there would block the evaluator, a folder would stop it at its first result."""
-    from fastgo.config import ConfigError
+    from fastgo.run.config import ConfigError
     from fastgo.files import check_regular
 
     try:
@@ -697,9 +697,9 @@ def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrid
     `overrides`: --set items for the config. Returns 0; ConfigError for a bad config."""
     import logging
 
-    from fastgo.config import load_config
-    from fastgo.role_entry import on_disk_full, setup_logging, stop_on_signals
-    from fastgo.rundir import StatusFile, open_run_dir
+    from fastgo.run.config import load_config
+    from fastgo.run.role_entry import on_disk_full, setup_logging, stop_on_signals
+    from fastgo.run.rundir import StatusFile, open_run_dir
 
     config = load_config(config_path, overrides=overrides)
     run_dir = open_run_dir(run_dir_path)

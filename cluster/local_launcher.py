@@ -15,7 +15,7 @@ from cluster.role_process import SERVE_READY, RoleStartError
 from cluster.restarts import DISK_FULL, REFUSED, STARTUP_S, Backoff, RestartPolicy
 from cluster.roles import role_argv, role_specs
 from cluster.status import read_cgos, server_rates, status_line, summary_text, write_cluster_status
-from fastgo.statefiles import read_ratings
+from fastgo.run.statefiles import read_ratings
 
 FINAL_POLL_S = 0.5              # how often the final rating's deadline and signals are looked at
 
@@ -200,7 +200,7 @@ class LocalCluster:
     # -- the status line ------------------------------------------------------------------------
 
     def status(self):
-        from fastgo.rundir import read_status
+        from fastgo.run.rundir import read_status
         elapsed = time.monotonic() - self.started
         train, _ = read_status(self.run_dir, "train")
         moves = 0.0
@@ -224,7 +224,7 @@ class LocalCluster:
         return line
 
     def summary(self):
-        from fastgo.rundir import read_status
+        from fastgo.run.rundir import read_status
         train, _ = read_status(self.run_dir, "train")
         evaluator, _ = read_status(self.run_dir, "evaluate")
         return summary_text(time.monotonic() - self.started, self.stop_reason, train or {},

@@ -4,7 +4,7 @@ metrics.csv). Written atomically; matplotlib with the Agg backend (no display ne
 from __future__ import annotations
 
 from cluster.evaluations import read_evaluations
-from fastgo.rundir import RunDir
+from fastgo.run.rundir import RunDir
 
 
 def _save(fig, path):
@@ -68,10 +68,10 @@ def draw_curve(path, evaluations, ratings, anchors, rows=None):
     rising strength, each drawn as a labelled horizontal line at its Elo over the checkpoints
     that played it (over the whole plot when the rows do not say). rows: the ratings table's
     results; given, each point also gets a thick bar, the 95% interval of its gain over the
-    point before it (fastgo.ratings.gain_intervals), placed on that point's Elo: what the
+    point before it (fastgo.run.ratings.gain_intervals), placed on that point's Elo: what the
     games say about each step of the curve, which the intervals against `random` (a chain of
     one-sided results, often thousands of Elo wide) cannot show. With rows that rate the
-    stand-in of CGOS's anchor (fastgo.ratings.cgos_ratings), the right axis is CGOS's 9x9 scale
+    stand-in of CGOS's anchor (fastgo.run.ratings.cgos_ratings), the right axis is CGOS's 9x9 scale
     and the title gives the newest point on it with its interval."""
     import matplotlib
     matplotlib.use("Agg")
@@ -83,7 +83,7 @@ def draw_curve(path, evaluations, ratings, anchors, rows=None):
     measured = [a for a in anchors if a in ratings]
     gains, cgos = {}, {}
     if rows is not None:
-        from fastgo.ratings import cgos_ratings, gain_intervals
+        from fastgo.run.ratings import cgos_ratings, gain_intervals
         gains = gain_intervals(rows, [e["player"] for e in points])
         cgos = cgos_ratings(rows)
     shift = cgos_shift(cgos, ratings)
@@ -131,14 +131,14 @@ def draw_curve(path, evaluations, ratings, anchors, rows=None):
     axes[0].set_ylim(*limits)
     axes[0].set_ylabel("Elo (random = 0)")
     if shift is not None:           # the same axis on CGOS's 9x9 scale
-        from fastgo.ratings import CGOS_STAND_IN
+        from fastgo.run.ratings import CGOS_STAND_IN
         right = axes[1].secondary_yaxis("right", functions=(lambda y: y + shift,
                                                             lambda y: y - shift))
         right.set_ylabel(f"CGOS 9x9 scale ({CGOS_STAND_IN} = 1800)")
     axes[0].legend(loc="upper left", fontsize=8)
     title = "fastgo learning curve: checkpoints and the anchors they played"
     if points and points[-1]["player"] in cgos:
-        from fastgo.ratings import cgos_text
+        from fastgo.run.ratings import cgos_text
         title += f"; {escaped(points[-1]['player'])} {cgos_text(cgos[points[-1]['player']])}"
     fig.suptitle(title)
     fig.tight_layout()
@@ -153,7 +153,7 @@ def draw_losses(path, metrics_csv):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fastgo.statefiles import read_csv
+    from fastgo.run.statefiles import read_csv
 
     _, rows = read_csv(metrics_csv)
     if not rows:
@@ -209,7 +209,7 @@ def run_algorithm(run_root) -> str:
     pool size and the learner's win rate; "alphazero" otherwise; "" without metrics."""
     import os
 
-    from fastgo.statefiles import read_csv
+    from fastgo.run.statefiles import read_csv
 
     header, _ = read_csv(RunDir(run_root).metrics, max_bytes=1 << 20)
     if "pool" in header and "win_rate" in header:
@@ -223,7 +223,7 @@ def read_run(run_root) -> dict:
     fits them. RunCurveError when the directory has no ratings or no rated checkpoint."""
     import os
 
-    from fastgo.ratings import TableError, fit_ratings, read_table
+    from fastgo.run.ratings import TableError, fit_ratings, read_table
 
     if not os.path.isdir(run_root):
         raise RunCurveError(f"{run_root}: not a directory")

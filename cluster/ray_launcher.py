@@ -43,7 +43,7 @@ from cluster.restarts import DISK_FULL, REFUSED, Backoff, RestartPolicy
 from cluster.role_host import CONFIG_TOKEN, RoleHost
 from cluster.roles import RESOURCES_KEY, role_argv, role_specs
 from cluster.status import server_rates, status_line, summary_text
-from fastgo.rundir import RATINGS
+from fastgo.run.rundir import RATINGS
 
 READY = {"serve": SERVE_READY, "record": RECORDER_READY}   # the line a role prints once bound
 PLACEMENT_TIMEOUT_S = 60.0         # a role no node can take within this is an error

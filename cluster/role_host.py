@@ -22,7 +22,7 @@ class RoleHost:
 
     def __init__(self, role, run_root, heartbeat, config_text, cwd, files=()):
         from fastgo.files import atomic_write_text
-        from fastgo.rundir import open_run_dir
+        from fastgo.run.rundir import open_run_dir
 
         self.role = role
         self.files = tuple(files)            # JSON files of the run root returned with each poll

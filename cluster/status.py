@@ -24,9 +24,9 @@ _CGOS_CACHE = {}                   # run root -> ((mtime_ns, size) of ratings.js
 
 
 def read_cgos(run_dir):
-    """{name: (elo, low, high)} on CGOS's scale (fastgo.ratings.cgos_ratings) of a run
+    """{name: (elo, low, high)} on CGOS's scale (fastgo.run.ratings.cgos_ratings) of a run
     directory's ratings table, refitted only when the file changed; {} without the stand-in."""
-    from fastgo.ratings import TableError, cgos_ratings, read_table
+    from fastgo.run.ratings import TableError, cgos_ratings, read_table
 
     root, path = run_dir.root, run_dir.ratings_table
     try:
@@ -52,7 +52,7 @@ def write_cluster_status(run_dir, figures):
     and renamed; a failed write (a full disk) is skipped, the next status line writes again."""
     from fastgo.diskfull import no_wait
     from fastgo.files import atomic_write_text
-    from fastgo.rundir import status_path
+    from fastgo.run.rundir import status_path
 
     try:
         with no_wait():
@@ -99,7 +99,7 @@ def status_line(elapsed, train, moves, evals, fill, ratings, restarts, evaluator
     core on average over the run and its budget: 'eval cpu 0.18/0.2'), or None; cgos: the
     players' ratings on CGOS's scale (read_cgos), shown for the latest rated checkpoint as
     'CGOS 1650 (1580..1720)' after its Elo over random."""
-    from fastgo.ratings import cgos_text
+    from fastgo.run.ratings import cgos_text
 
     elo = "-"
     try:
@@ -124,7 +124,7 @@ def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evalua
     """The lines printed when the cluster has stopped; evaluator: its status (status_line);
     final: what became of the final rating (rated, skipped and why), or None; cgos: as
     status_line takes it."""
-    from fastgo.ratings import cgos_text
+    from fastgo.run.ratings import cgos_text
 
     lines = [f"fastgo cluster: stopped after {clock(elapsed)}"
              + (f" ({stop_reason})" if stop_reason else ""),

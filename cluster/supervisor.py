@@ -61,7 +61,7 @@ def supervise(cluster: Launcher, *, duration=None, status_every_s=10.0, tty=Fals
     the exit status: 0, or cluster.fail_code after a failure. Prints the status line every
     status_every_s (in place on a terminal) and the summary at the end; while it shuts down,
     further signals are ignored."""
-    from fastgo.role_entry import ignore_stop_signals, stop_on_signals
+    from fastgo.run.role_entry import ignore_stop_signals, stop_on_signals
 
     stopping = stop_on_signals()
     cluster.should_stop = lambda: stopping() is not None

@@ -12,7 +12,7 @@ import math
 import os
 import re
 
-from fastgo.rundir import RunDir
+from fastgo.run.rundir import RunDir
 
 CHECKPOINT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.ckpt")
 SHARD_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.shard")
@@ -75,7 +75,7 @@ class RunView:
         """The figures of the status line: the trainer's heartbeat (games, step, loss, the
         newest checkpoint), the workers' moves/s, the supervisor's evals/s, batch fill and
         restarts (logs/cluster.status.json), the evaluator's CPU share, every disk warning."""
-        from fastgo.statefiles import read_json
+        from fastgo.run.statefiles import read_json
 
         names = []
         try:
@@ -118,7 +118,7 @@ class RunView:
     def losses(self) -> dict:
         """{'step': [...], 'columns': {name: [...]}} of metrics.csv: every numeric column but the
         step, at most MAX_LOSS_ROWS rows (evenly thinned, the last kept)."""
-        from fastgo.statefiles import read_csv
+        from fastgo.run.statefiles import read_csv
 
         def compute():
             header, rows = read_csv(self.run.metrics, max_bytes=4 << 20)
@@ -143,15 +143,15 @@ class RunView:
 
     def strength(self) -> dict:
         """The evaluated checkpoints in order, each with its Elo over random and on CGOS's scale
-        (fastgo.ratings.cgos_ratings) with 95% intervals, its gain interval over the point
+        (fastgo.run.ratings.cgos_ratings) with 95% intervals, its gain interval over the point
         before, wall time, games and its results against GNU Go levels; the anchors'
-        ratings. One fit (fastgo.ratings.GroupFit) gives them all."""
+        ratings. One fit (fastgo.run.ratings.GroupFit) gives them all."""
         table = self.run.ratings_table
         evaluations = self.run.evaluations
 
         def compute():
             from cluster.evaluations import read_evaluations
-            from fastgo.ratings import (CGOS_STAND_IN, GroupFit, TableError, cgos_ratings,
+            from fastgo.run.ratings import (CGOS_STAND_IN, GroupFit, TableError, cgos_ratings,
                                         fit_ratings, read_table)
 
             rows = read_table(table)
@@ -242,7 +242,7 @@ class RunView:
     # -- self-play games -----------------------------------------------------------------------
 
     def _newest_shards(self):
-        from fastgo.shards import list_shards
+        from fastgo.run.shards import list_shards
         names = list_shards(self.run.shards)
         stamped = []
         for name in names:
@@ -254,7 +254,7 @@ class RunView:
         return [name for _, name in stamped[:NEWEST_SHARDS]]
 
     def _shard(self, name):
-        from fastgo.shards import ShardError, read_shard
+        from fastgo.run.shards import ShardError, read_shard
         path = os.path.join(self.run.shards, name)
         key = self._key(path)
 

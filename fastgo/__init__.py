@@ -1,2 +1,5 @@
 """fastgo kernels: the board and rules, feature planes, symmetries, the search tree and random
-playouts (Cython), plus pure-Python Go formats (coordinates, SGF, GTP). Imports numpy only."""
+playouts (Cython), pure-Python Go formats (coordinates, SGF, GTP) and the bounded reads and
+atomic writes every file goes through (files, diskfull). Imports numpy only. The run's
+infrastructure (config, run directory, shards, ratings) is the subpackage fastgo.run, which
+the kernel never imports."""

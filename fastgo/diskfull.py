@@ -3,14 +3,14 @@ never a crash and never a crash loop. Stdlib only.
 
 A role process calls configure(policy) once it has its config (cluster.on_disk_full): "wait"
 (the default) or "stop". From then on the project's writers (fastgo.files: atomic writes and
-appends; fastgo.shards) hand a disk-full error to handle(): with "wait" the writer's thread
+appends; fastgo.run.shards) hand a disk-full error to handle(): with "wait" the writer's thread
 waits, with back-off (FIRST_WAIT_S doubling to MAX_WAIT_S, sooner once the filesystem has more
 room), and then tries again, until the write goes through; with "stop" it raises DiskFullStop.
 Either way the process says so in one log line naming the condition and the path, and one more
 when space has returned. While it waits, condition() describes the wait (the role's status file
 shows it) and the status file's keep-alive (set_heartbeat) runs, so the supervisor neither
 takes it for stuck nor counts a crash. A role that meets a full disk where no writer waits exits
-with EXIT_STATUS (fastgo.role_entry), which the supervisor treats the same way.
+with EXIT_STATUS (fastgo.run.role_entry), which the supervisor treats the same way.
 
 A process that never called configure() (commands, tools, tests) gets the OSError as before.
 """

@@ -1,7 +1,7 @@
 """GTP v2 protocol text: command lines in, responses out, and response parsing for a client.
 
-No engine logic: play.gtp_engine maps commands to a game and a player, and
-play.gtp_client drives other engines with `format_command` / `parse_response`.
+No engine logic: play.gtp.engine maps commands to a game and a player, and
+play.gtp.client drives other engines with `format_command` / `parse_response`.
 Follows the GTP v2 specification (draft 2): control characters other than HT and LF are dropped,
 '#' starts a comment, HT is a space, empty lines are ignored, an optional numeric id leads a
 command, and a response is '=' or '?' then the id, one space, the text, then an empty line.

@@ -18,8 +18,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from fastgo.config import SEARCH_CHOICES as SEARCHES
 from fastgo.features import ENCODING_IDS as ENCODINGS
+
+SEARCHES = ("puct", "gumbel")           # the root searches of fastgo.mcts.BatchedSearch
 
 
 @dataclass(frozen=True)

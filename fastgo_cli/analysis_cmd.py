@@ -1,7 +1,7 @@
 """`fastgo analysis --model CKPT`: KataGo's JSON analysis engine on stdin/stdout (KaTrain's
 custom engine command, analysis scripts). Queries in, one JSON object per line; responses out,
 one per line, possibly out of order; logs on stderr only. The network runs in this process
-with every head (inference_server.heads_evaluator) behind an NN cache; play.analysis_engine
+with every head (inference_server.heads_evaluator) behind an NN cache; play.analysis.engine
 does the rest.
 """
 import logging
@@ -59,8 +59,8 @@ def build_engine(args):
     import torch
 
     from inference_server.network import NetworkError, load_network
-    from play.analysis_engine import AnalysisEngine, EngineSettings
-    from play.analysis_query import Limits
+    from play.analysis.engine import AnalysisEngine, EngineSettings
+    from play.analysis.query import Limits
     from play.heads_cache import HeadsCache
 
     if args.threads:
@@ -74,7 +74,7 @@ def build_engine(args):
     heads, config = network.evaluator, network.config
     model_komi = network.komi              # what the checkpoint records it learnt at ...
     if network.assumed and args.config:    # ... or, for an older one, what the config says
-        from fastgo.config import load_config
+        from fastgo.run.config import load_config
         model_komi = float(load_config(args.config, overrides=tuple(args.overrides)).selfplay.komi)
     limits = Limits(sizes=(config.board_size,), max_visits=args.max_visits,
                     default_visits=min(args.visits, args.max_visits),

@@ -1,6 +1,6 @@
 """`fastgo arena A B --games N`: a match between two players, its win rate and Elo difference
 with 95% intervals, optionally stopped early by a sequential probability ratio test (Leela
-Zero's gating), the result appended to the ratings table (fastgo.ratings).
+Zero's gating), the result appended to the ratings table (fastgo.run.ratings).
 
 A player is a checkpoint path (its network behind the batched PUCT search, in this process,
 torch on CPU with one thread), 'random', 'mcts:N' or 'gtp:COMMAND'. Called by fastgo_cli.main
@@ -17,12 +17,12 @@ import secrets
 import sys
 import time
 
-from fastgo.config import BACKEND_CHOICES, MATCH_VISITS, SEARCH_CHOICES
+from fastgo.run.config import BACKEND_CHOICES, MATCH_VISITS, SEARCH_CHOICES
 from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE, SIZE_RANGE
 from fastgo.move_choice import PASS_RULE_HELP
-from play.gtp_side import GtpSide
+from play.gtp.side import GtpSide
 from play.match import SearchSide
-from fastgo.rundir import RATINGS_TABLE
+from fastgo.run.rundir import RATINGS_TABLE
 
 DEFAULT_GAMES = 100
 DEFAULT_VISITS = MATCH_VISITS       # the evaluator plays at the same visits (cluster.eval_visits)
@@ -347,7 +347,7 @@ def _run(args):
             a.name = args.name_a
         if args.name_b:
             b.name = args.name_b
-        from fastgo.ratings import TableError, check_name, table_name
+        from fastgo.run.ratings import TableError, check_name, table_name
         for which, side, given in (("A", a, args.name_a), ("B", b, args.name_b)):
             if not given:                # e.g. a long GTP command line: shortened, escaped
                 side.name = table_name(side.name)
@@ -366,7 +366,7 @@ def _run(args):
             if args.move_seconds is not None and isinstance(side, SearchSide):
                 time_network_side(side, args.move_seconds, size, args.komi, which)
             if isinstance(side, GtpSide):    # a GTP engine: start it now, refuse it if it cannot
-                from play.gtp_side import GtpEngineError
+                from play.gtp.side import GtpEngineError
                 try:
                     side.prepare(min(args.games_at_once, args.games), size, args.komi)
                 except GtpEngineError as exc:
@@ -378,7 +378,7 @@ def _run(args):
 
 
 def _play(args, a, b, size, sprt_elos):
-    from fastgo.ratings import sprt_bounds, sprt_decision, sprt_llr
+    from fastgo.run.ratings import sprt_bounds, sprt_decision, sprt_llr
     from play.match import MatchResult, play_match
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -434,7 +434,7 @@ def _play(args, a, b, size, sprt_elos):
                     move_seconds=args.move_seconds, interrupted=interrupted)
         _write_atomic(args.json, json.dumps(data, indent=2) + "\n")
     if not args.no_table and total.games > 0:
-        from fastgo.ratings import append_result
+        from fastgo.run.ratings import append_result
 
         meta = {"size": size, "komi": args.komi, "source": "arena"}
         if args.move_seconds is not None:

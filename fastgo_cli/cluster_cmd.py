@@ -36,8 +36,8 @@ def add_arguments(parser):
 def run(args) -> int:
     from cluster.status import clock
     from cluster.supervisor import cluster_log, supervise
-    from fastgo.config import ConfigError, load_config
-    from fastgo.rundir import open_run_dir
+    from fastgo.run.config import ConfigError, load_config
+    from fastgo.run.rundir import open_run_dir
     from fastgo_cli.parser import check_setting_flag
 
     try:

@@ -15,6 +15,6 @@ def add_arguments(parser):
 
 def run(args) -> int:
     from cluster.evaluator import run_evaluator
-    from fastgo.role_entry import run_role
+    from fastgo.run.role_entry import run_role
     return run_role("evaluate", lambda: run_evaluator(args.config, args.run_dir, once=args.once,
                                                       quiet=args.quiet, overrides=args.overrides))

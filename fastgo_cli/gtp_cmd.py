@@ -6,7 +6,7 @@ through `add_arguments(parser)` and `run(args) -> int`.
 import logging
 import sys
 
-from fastgo.config import BACKEND_CHOICES, SEARCH_CHOICES
+from fastgo.run.config import BACKEND_CHOICES, SEARCH_CHOICES
 from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE, SIZE_RANGE
 from fastgo.move_choice import PASS_RULE_HELP
 
@@ -79,7 +79,7 @@ def run(args):
         return 2
 
     from play.equal_time import MAX_VISITS
-    from play.gtp_engine import GtpEngine
+    from play.gtp.engine import GtpEngine
 
     if args.move_seconds is not None and args.visits is None:
         args.visits = MAX_VISITS        # the seconds bound the search, not a visit count

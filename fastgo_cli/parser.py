@@ -5,7 +5,7 @@ share; hidden aliases for old spellings; `--config NAME|PATH` and `--set SECTION
 A command module may define `parents()` -> a tuple of the parent parsers below; fastgo_cli.main
 builds `Parser(parents=module.parents())`, calls `module.add_arguments(parser)`, parses, then
 `prepare(parser, args)` before `module.run(args)`. Imports only the standard library (and
-fastgo.config once a parsed command names a config, fastgo.move_choice once --pass-rule is
+fastgo.run.config once a parsed command names a config, fastgo.move_choice once --pass-rule is
 given).
 """
 from __future__ import annotations
@@ -99,12 +99,12 @@ def duration(text: str) -> float:
 
 
 def setting_bounds(key: str):
-    """(min, max) of config key 'SECTION.NAME' as fastgo.config's schema declares them (None
+    """(min, max) of config key 'SECTION.NAME' as fastgo.run.config's schema declares them (None
     where a side is open); KeyError for an unknown key."""
     import dataclasses
     import typing
 
-    from fastgo.config import Config
+    from fastgo.run.config import Config
 
     section, _, name = key.partition(".")
     cls = typing.get_type_hints(Config)[section]
@@ -115,7 +115,7 @@ def setting_bounds(key: str):
 def check_setting_flag(flag: str, value, key: str):
     """ConfigError `FLAG: must be in MIN..MAX, got V` when `value` (an option that overrides
     config key `key`) lies outside that key's bounds in the schema; None passes."""
-    from fastgo.config import ConfigError
+    from fastgo.run.config import ConfigError
 
     if value is None:
         return
@@ -239,7 +239,7 @@ def prepare(parser, args) -> bool:
             parser.error(f"--json {printable(args.json)}: {reason(err)}")
     if not isinstance(getattr(args, "config", None), str):
         return False
-    from fastgo.config import ConfigError, load_config, resolve_config
+    from fastgo.run.config import ConfigError, load_config, resolve_config
 
     try:
         args.config = str(resolve_config(args.config))
@@ -253,7 +253,7 @@ def prepare(parser, args) -> bool:
     except ConfigError as err:
         parser.error(str(err))
     if getattr(args, "print_config", False):
-        from fastgo.config import to_dict
+        from fastgo.run.config import to_dict
         try:
             print(json.dumps(to_dict(config), indent=2), flush=True)
         except BrokenPipeError:          # `| head`: the reader left; nothing more to say

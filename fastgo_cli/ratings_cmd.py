@@ -1,4 +1,4 @@
-"""`fastgo ratings [TABLE]`: every player's maximum-likelihood Elo (fastgo.ratings.fit_ratings)
+"""`fastgo ratings [TABLE]`: every player's maximum-likelihood Elo (fastgo.run.ratings.fit_ratings)
 with its 95% interval and game count, strongest first. Called by fastgo_cli.main through
 `add_arguments(parser)` and `run(args) -> int`."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import os
 import sys
 
 from fastgo.files import check_regular, printable
-from fastgo.rundir import RATINGS_TABLE
+from fastgo.run.rundir import RATINGS_TABLE
 
 PROG = "fastgo ratings"
 
@@ -24,7 +24,7 @@ def add_arguments(parser):
                         help="the ratings table, JSON lines")
     parser.add_argument("--anchor", default="random",
                         help="player fixed at 0 Elo (absent: the table's first player)")
-    from fastgo.ratings import PRIOR_GAMES
+    from fastgo.run.ratings import PRIOR_GAMES
     parser.add_argument("--prior", type=float, default=PRIOR_GAMES, metavar="GAMES",
                         help="virtual draws between each pair of players that met (BayesElo "
                              "uses 2; ours is weak because a strong prior pins a chain of "
@@ -37,7 +37,7 @@ def _fmt(value):
 
 def run(args):
     from fastgo.files import atomic_write_text
-    from fastgo.ratings import (CGOS_STAND_IN, TableError, cgos_ratings, cgos_text, components,
+    from fastgo.run.ratings import (CGOS_STAND_IN, TableError, cgos_ratings, cgos_text, components,
                                 fit_ratings, player_games, read_table)
 
     if os.path.isdir(args.table):

@@ -17,7 +17,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from fastgo.role_entry import run_role
+    from fastgo.run.role_entry import run_role
     return run_role("recorder", lambda: _run(args))
 
 
@@ -26,9 +26,9 @@ def _run(args) -> int:
     import logging
     import signal
 
-    from fastgo.config import ConfigError, RecorderConfig, load_config, parse_section, to_dict
-    from fastgo.rundir import StatusFile, open_run_dir
-    from fastgo.role_entry import on_disk_full, setup_logging
+    from fastgo.run.config import ConfigError, RecorderConfig, load_config, parse_section, to_dict
+    from fastgo.run.rundir import StatusFile, open_run_dir
+    from fastgo.run.role_entry import on_disk_full, setup_logging
     from selfplay_workers.recorder import Recorder
 
     config = load_config(args.config, overrides=args.overrides)

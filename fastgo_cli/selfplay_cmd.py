@@ -24,18 +24,18 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from fastgo.role_entry import run_role
+    from fastgo.run.role_entry import run_role
     return run_role("selfplay", lambda: _run(args))
 
 
 def _run(args) -> int:
-    from fastgo.config import ConfigError, load_config
-    from fastgo.rundir import open_run_dir
-    from fastgo.role_entry import on_disk_full, setup_logging
+    from fastgo.run.config import ConfigError, load_config
+    from fastgo.run.rundir import open_run_dir
+    from fastgo.run.role_entry import on_disk_full, setup_logging
     from inference_server import protocol
     from inference_server.client import (ClientStopped, InferenceClient, ServerError,
                                          ServerUnavailable)
-    from fastgo.shards import remove_stale_temporaries
+    from fastgo.run.shards import remove_stale_temporaries
     from fastgo_cli.parser import check_setting_flag
     from selfplay_workers.worker import SelfplayWorker
 
@@ -64,7 +64,7 @@ def _run(args) -> int:
                              timeout_s=config.selfplay.timeout_s, retries=5,
                              server_public_key=server_key, key_pair=key_pair)
     sink = _remote_sink(args, config, run_dir, key_pair)
-    from fastgo.rundir import StatusFile
+    from fastgo.run.rundir import StatusFile
     status = StatusFile(run_dir, f"selfplay-w{args.worker_id}")
     if config.trainer.algorithm in ("reinforce", "value"):
         # AlphaGo pipeline: moves sampled from the policy, no search
@@ -112,7 +112,7 @@ def _run(args) -> int:
 
 def _curve_client_keys(config):
     """(server public key or None, this worker's key pair or None) from [selfplay]."""
-    from fastgo.config import ConfigError
+    from fastgo.run.config import ConfigError
 
     sp = config.selfplay
     if not (sp.server_public_key or sp.curve_key_file):
@@ -130,7 +130,7 @@ def _remote_sink(args, config, run_dir, key_pair):
     (local shards). Unconfirmed games wait in RUN_DIR/outbox-wID."""
     import os
 
-    from fastgo.config import ConfigError, endpoint_problem
+    from fastgo.run.config import ConfigError, endpoint_problem
 
     sp = config.selfplay
     endpoint = args.recorder if args.recorder is not None else sp.recorder

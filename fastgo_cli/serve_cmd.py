@@ -39,7 +39,7 @@ def config_from_args(args):
     ConfigError naming the key."""
     import dataclasses
 
-    from fastgo.config import ConfigError, ServerConfig, load_config, parse_section, to_dict
+    from fastgo.run.config import ConfigError, ServerConfig, load_config, parse_section, to_dict
 
     config = load_config(args.config, overrides=getattr(args, "overrides", ()))
     overrides = {}
@@ -66,10 +66,10 @@ def config_from_args(args):
 
 def calibration_shards(args, config):
     """The shard folder int8 is calibrated on: --shards, else the `shards` folder of the run
-    directory holding a slot's checkpoint (fastgo.rundir layout), else None."""
+    directory holding a slot's checkpoint (fastgo.run.rundir layout), else None."""
     import os
 
-    from fastgo.rundir import RunDir
+    from fastgo.run.rundir import RunDir
 
     if getattr(args, "shards", None):
         return args.shards
@@ -86,9 +86,9 @@ def run(args) -> int:
     import signal
     import sys
 
-    from fastgo.config import ConfigError
+    from fastgo.run.config import ConfigError
     from fastgo.files import escaped, reason
-    from fastgo.role_entry import setup_logging
+    from fastgo.run.role_entry import setup_logging
     from inference_server.checkpoint import CheckpointError
     from inference_server.runner import set_calibration_shards
     from inference_server.server import StartupError, start_server

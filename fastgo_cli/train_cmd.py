@@ -39,16 +39,16 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from fastgo.role_entry import run_role
+    from fastgo.run.role_entry import run_role
     return run_role("train", lambda: _run(args))
 
 
 def _run(args) -> int:
     import logging
 
-    from fastgo.config import ConfigError, load_config
-    from fastgo.rundir import open_run_dir
-    from fastgo.role_entry import on_disk_full, setup_logging, stop_on_signals
+    from fastgo.run.config import ConfigError, load_config
+    from fastgo.run.rundir import open_run_dir
+    from fastgo.run.role_entry import on_disk_full, setup_logging, stop_on_signals
 
     config = load_config(args.config, overrides=args.overrides)
     if args.sgf is not None:
@@ -86,7 +86,7 @@ def _run(args) -> int:
             version = client.reload(slot, path, data=data, timeout_s=2.0 if stopping() else 30.0)
             log.info("published step %d to %s slot %s (server version %s)", step, endpoint, slot, version)
 
-    from fastgo.rundir import StatusFile
+    from fastgo.run.rundir import StatusFile
     from trainer.training_core import CheckpointsRefused, NonFiniteTraining, ResumeError
     from trainer.factory import make_trainer
     try:
@@ -112,7 +112,7 @@ def _run(args) -> int:
 
 
 def _check_steps(args):
-    from fastgo.config import ConfigError
+    from fastgo.run.config import ConfigError
     if args.steps is not None and not 0 <= args.steps <= MAX_STEPS:
         raise ConfigError(f"--steps: must be in 0..2**40, got {args.steps}")
 
@@ -120,9 +120,9 @@ def _check_steps(args):
 def _run_supervised(args, config) -> int:
     import logging
 
-    from fastgo.config import ConfigError
-    from fastgo.rundir import StatusFile, open_run_dir
-    from fastgo.role_entry import on_disk_full, setup_logging, stop_on_signals
+    from fastgo.run.config import ConfigError
+    from fastgo.run.rundir import StatusFile, open_run_dir
+    from fastgo.run.role_entry import on_disk_full, setup_logging, stop_on_signals
 
     if not 0.0 <= args.holdout < 1.0:
         raise ConfigError(f"--holdout: must be in [0, 1), got {args.holdout}")

@@ -113,14 +113,14 @@ def shard_positions(config, directory, *, calibration=CALIBRATION_POSITIONS,
                     held_out=HELD_OUT_POSITIONS, max_shards=MAX_SHARDS,
                     max_bytes=MAX_SHARD_BYTES, seconds=SHARD_READ_SECONDS, seed=0) -> ShardSample:
     """Positions from the games of the newest shards in `directory` (names sort by time), read
-    and verified with fastgo.shards and encoded as `config`'s network sees them (fastgo.replay).
+    and verified with fastgo.run.shards and encoded as `config`'s network sees them (fastgo.replay).
     The games are shuffled (seeded) and dealt alternately into two halves; `calibration`
     positions are drawn without replacement from the first half's positions, `held_out` from
     the second's. An unreadable shard, one over max_bytes or one of another board size is
     skipped with a warning. At most `max_shards` files are opened, none after `seconds`, and no
     further one once POOL_POSITIONS positions are read. Falsy (empty arrays) without two games."""
     from fastgo.replay import encode_samples
-    from fastgo.shards import ShardError, list_shards, read_shard
+    from fastgo.run.shards import ShardError, list_shards, read_shard
 
     directory = os.fspath(directory)
     try:

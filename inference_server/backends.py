@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from fastgo.config import INFERENCE_BACKENDS
+from fastgo.run.config import INFERENCE_BACKENDS
 
 TORCH_FP32 = "torch-fp32"
 ALL_BACKENDS = INFERENCE_BACKENDS

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from fastgo.config import ConfigError, ModelConfig, parse_section, to_dict
+from fastgo.run.config import ConfigError, ModelConfig, parse_section, to_dict
 from fastgo.files import atomic_write, escaped, read_bounded
 from inference_server.model import PolicyValueNet
 

@@ -21,7 +21,7 @@ from collections import deque
 import numpy as np
 import zmq
 
-from fastgo.config import Config
+from fastgo.run.config import Config
 from inference_server import protocol
 from inference_server.binding import StartupError, bind
 from inference_server.checkpoint import CheckpointError

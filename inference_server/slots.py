@@ -13,7 +13,7 @@ import queue
 import threading
 from dataclasses import dataclass, field
 
-from fastgo.config import ModelConfig, ServerConfig
+from fastgo.run.config import ModelConfig, ServerConfig
 from inference_server.checkpoint import CheckpointError, CheckpointUnreadable, load_checkpoint
 from inference_server.model import build_model
 from inference_server.runner import ModelRunner, check_canaries

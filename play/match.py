@@ -16,7 +16,7 @@ from fastgo.board import BLACK
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
 from fastgo.move_choice import check_pass_rule, choose_move
-from fastgo.ratings import elo_from_score, wilson_interval
+from fastgo.run.ratings import elo_from_score, wilson_interval
 from fastgo.search_settings import SearchSettings
 from play.players import MatchSide, Player
 

@@ -18,7 +18,7 @@ import shutil
 from dataclasses import dataclass
 
 from fastgo.coords import parse_int
-from play.gtp_side import GtpSide, parse_gtp_spec
+from play.gtp.side import GtpSide, parse_gtp_spec
 from play.players import MAX_PLAYOUTS, RandomPlayer, UctPlayer
 
 KINDS = ("random", "mcts", "gnugo", "gtp", "checkpoint")

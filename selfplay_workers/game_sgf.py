@@ -1,4 +1,4 @@
-"""SGF export of a self-play game record (fastgo.shards.GameRecord): the moves,
+"""SGF export of a self-play game record (fastgo.run.shards.GameRecord): the moves,
 the result, and on each move a comment: the kind of search, the played move's share of the
 policy target (full searches) and the root value, or for
 policy-only games (records with `players`) who sampled the move and the value head's output."""

@@ -8,7 +8,7 @@ from typing import Protocol
 
 import numpy as np
 
-from fastgo.shards import GameRecord
+from fastgo.run.shards import GameRecord
 
 
 class GameSink(Protocol):

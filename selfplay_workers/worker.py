@@ -27,7 +27,7 @@ from fastgo.mcts import BatchedSearch
 from fastgo.move_choice import choose_move, points_instead_of_pass
 from fastgo.search_settings import SearchSettings
 from fastgo.replay import check_game
-from fastgo.shards import GameRecord
+from fastgo.run.shards import GameRecord
 from selfplay_workers.worker_core import SEED_MASK, CoreField, WorkerCore
 
 log = logging.getLogger("fastgo.selfplay")
@@ -59,7 +59,7 @@ class SelfplayWorker:
     receive(ticket) -> (logits, values), model_version; the client in production). config: a
     fastgo Config (model for the board size and encoding, selfplay for the search and the
     shards). sink: a GameSink or None (local shards in shard_dir); status: a
-    fastgo.rundir.StatusFile or None (the heartbeat); clock: the core's monotonic clock
+    fastgo.run.rundir.StatusFile or None (the heartbeat); clock: the core's monotonic clock
     (selfplay_workers.worker_core.WorkerCore)."""
 
     stop_requested = CoreField(settable=True)    # True after a signal too: run() then returns

@@ -7,7 +7,7 @@ import logging
 import os
 import time
 
-from fastgo.role_entry import stop_on_signals
+from fastgo.run.role_entry import stop_on_signals
 from selfplay_workers.game_output import GameOutput
 
 log = logging.getLogger("fastgo.selfplay")
@@ -22,7 +22,7 @@ class WorkerCore:
 
     config: a fastgo Config (selfplay: games, seed, komi, shard_games, shard_seconds,
     sgf_every; model: board_size). sink: a selfplay_workers.interfaces.GameSink, or None for
-    local shards in `shard_dir`. status: a fastgo.rundir.StatusFile or None; it is beaten with
+    local shards in `shard_dir`. status: a fastgo.run.rundir.StatusFile or None; it is beaten with
     `stats` (a callable -> JSON-able dict) after every step and while paused. report(): logs
     the worker's figures, called every `report_every_s` seconds. clock: monotonic seconds (the
     deadline, the pause, the reports and `seconds`); a test passes its own.
@@ -110,7 +110,7 @@ class WorkerCore:
         return self._stats()
 
     def add_game(self, record):
-        """A finished game (fastgo.shards.GameRecord) to the sink or the local shards."""
+        """A finished game (fastgo.run.shards.GameRecord) to the sink or the local shards."""
         self.output.add(record)
         self.games_done += 1
 

@@ -53,7 +53,7 @@ def _game_record(size, komi, moves, learner, *, values=None, versions=(1, 0), se
     import numpy as np
 
     from fastgo.replay import check_game
-    from fastgo.shards import GameRecord
+    from fastgo.run.shards import GameRecord
 
     moves = np.asarray(moves, dtype=np.int16)
     bad, reason, over, score, ownership = check_game(size, komi, moves)
@@ -92,7 +92,7 @@ def _random_moves(size, komi, rng, *, length):
 
 def _write_shard(directory, records, name, *, size, komi):
     """The records as one complete shard `directory/name` (the folder is created); its path."""
-    from fastgo.shards import ShardWriter
+    from fastgo.run.shards import ShardWriter
 
     os.makedirs(directory, exist_ok=True)
     writer = ShardWriter(directory, prefix="test", size=size, komi=komi)
@@ -345,9 +345,9 @@ def _dashboard_checkpoint(root, step, *, rate=True):
     writes them: it beats random 10-0 and scores step // 100 of 10 against gnugo:10."""
     import json
 
-    from fastgo.config import ModelConfig
-    from fastgo.ratings import append_result
-    from fastgo.rundir import open_run_dir
+    from fastgo.run.config import ModelConfig
+    from fastgo.run.ratings import append_result
+    from fastgo.run.rundir import open_run_dir
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model
 
@@ -373,7 +373,7 @@ def _dashboard_run(root, *, steps=(100, 200, 300), games=6, seed=0):
 
     import numpy as np
 
-    from fastgo.rundir import open_run_dir, status_path
+    from fastgo.run.rundir import open_run_dir, status_path
 
     run = open_run_dir(root)
     for step in steps:

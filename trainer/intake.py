@@ -8,7 +8,7 @@ import logging
 import os
 
 from fastgo.files import printable
-from fastgo.shards import ShardError, list_shards, quarantine, read_shard
+from fastgo.run.shards import ShardError, list_shards, quarantine, read_shard
 
 log = logging.getLogger("fastgo.train")
 
@@ -24,7 +24,7 @@ class ShardIntake:
         self.quarantined = quarantined
 
     def names(self) -> list[str]:
-        """The complete shards of RUN/shards, by name (fastgo.shards.list_shards order)."""
+        """The complete shards of RUN/shards, by name (fastgo.run.shards.list_shards order)."""
         return list_shards(self.run_dir.shards)
 
     def path(self, name: str) -> str:

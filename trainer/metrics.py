@@ -11,7 +11,7 @@ import logging
 import os
 
 from fastgo.files import append_bytes, atomic_write, printable, read_bounded
-from fastgo.statefiles import open_regular
+from fastgo.run.statefiles import open_regular
 
 # Every column any trainer writes, and what it means. Loss terms are means over the steps
 # since the previous row; "the result" is the game's result from the side to move's view.

@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from fastgo.replay import encode_samples
-from fastgo.shards import ShardError, read_shard
+from fastgo.run.shards import ShardError, read_shard
 from trainer.training_core import CoreView, TrainingCore, autocast
 from trainer.metrics import SUPERVISED_FIELDS
 from trainer.sgf_import import SgfInputError, import_sgf

@@ -17,14 +17,14 @@ import time
 
 import torch
 
-from fastgo.config import ConfigError
+from fastgo.run.config import ConfigError
 from fastgo.files import escaped
 from inference_server.backends import cpu_has_bf16
 from inference_server.network import training_record
 from inference_server.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from inference_server.model import build_model
 from inference_server.protocol import RELOAD_FAILED
-from fastgo.statefiles import read_ratings
+from fastgo.run.statefiles import read_ratings
 from trainer.growth import grow_model, shape_at, stopped_gaining
 from trainer.metrics import append_metrics_row, tensorboard
 from trainer.weight_average import WeightAverage
@@ -101,7 +101,7 @@ class TrainingCore:
 
     algorithm is written into each checkpoint: resuming from a checkpoint another algorithm
     wrote keeps its weights and step but starts the optimizer afresh. publisher(path, data, step)
-    receives every checkpoint written (None: write only); status is a fastgo.rundir.StatusFile
+    receives every checkpoint written (None: write only); status is a fastgo.run.rundir.StatusFile
     or None; protected() returns checkpoint file names pruning must keep (besides the newest
     trainer.keep_checkpoints and the step-0 one); trainable(name) selects the parameters the
     optimizer trains (None: all of them).

@@ -14,7 +14,7 @@ import numpy as np
 from fastgo.replay import encode_samples
 
 # How a game ends when its recorded score is the final position's Tromp-Taylor margin
-# (fastgo.records: a resignation or an imported result is not).
+# (fastgo.run.records: a resignation or an imported result is not).
 SCORED_ENDS = ("passes", "move_cap")
 
 

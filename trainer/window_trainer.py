@@ -17,7 +17,7 @@ from typing import Callable, Protocol
 import numpy as np
 import torch
 
-from fastgo.shards import ShardError, read_shard
+from fastgo.run.shards import ShardError, read_shard
 from trainer.training_core import CoreView, TrainingCore
 from trainer.intake import ShardIntake
 from trainer.window import ReplayWindow, block_from_shard

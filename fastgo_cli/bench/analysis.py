@@ -2,7 +2,7 @@
 
 One query asks for every turn of one game (a seeded random legal game of the config's board
 size, two passes at the end) at `--visits` visits, as KaTrain's "analyse the whole game" does;
-the engine (play.analysis_engine, in this process, responses to a null stream) searches up to
+the engine (play.analysis.engine, in this process, responses to a null stream) searches up to
 `--positions` turns at once with `--leaves` leaves each per network call, through the NN
 cache. Figure: turns answered per second, and the network rows the search asked for per
 second. Ceiling in the same run: the raw batched forward of the same network with every head
@@ -61,12 +61,12 @@ def run(args):
     import numpy as np
     import torch
 
-    from fastgo.config import load_config
+    from fastgo.run.config import load_config
     from fastgo_cli.bench.harness import measure_raw, random_planes
     from inference_server.heads_evaluator import HeadsEvaluator
     from inference_server.model import build_model
-    from play.analysis_engine import AnalysisEngine, EngineSettings
-    from play.analysis_query import Limits
+    from play.analysis.engine import AnalysisEngine, EngineSettings
+    from play.analysis.query import Limits
     from play.heads_cache import HeadsCache
 
     if args.threads:

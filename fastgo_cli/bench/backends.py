@@ -89,7 +89,7 @@ def fp32_peak_gflops(seconds: float = 1.0) -> float:
 def run(args) -> int:
     import torch
 
-    from fastgo.config import Config, ConfigError, load_config, resolve_config
+    from fastgo.run.config import Config, ConfigError, load_config, resolve_config
     from inference_server.backend_choice import (check_positions, format_table, measure_backends,
                                                  pick, reference_positions)
     from inference_server.backends import available_backends
@@ -111,7 +111,7 @@ def run(args) -> int:
                   f"{escaped(err, 300, one_line=True)}", file=sys.stderr)
             return 2
     else:
-        from fastgo.config import MODEL_NAME, ModelConfig, parse_section, to_dict
+        from fastgo.run.config import MODEL_NAME, ModelConfig, parse_section, to_dict
 
         fields = to_dict(config.model)
         match = MODEL_NAME.fullmatch(args.net or "")

@@ -72,7 +72,7 @@ def run(args):
         if not args.no_python:
             from fastgo_cli.bench.python_board import playouts_per_second
             py_playouts, py_moves = playouts_per_second(size, args.python_seconds, args.seed)
-            figures["python_playouts_per_s"] = round(py_playouts, 1)
+            figures["python_playouts_per_s"] = round(py_playouts, 3)   # a few a second: 0.1 is 2%
             figures["python_moves_per_s"] = round(py_moves, 1)
             figures["ratio_vs_python"] = round(figures["playouts_per_s"] / py_playouts, 1)
             print(f"       pure-Python board: {py_playouts:>7,.1f} playouts/s  {py_moves:>10,.0f} moves/s"

@@ -25,11 +25,11 @@ def build(root, checkpoints, games, seed=0):
     import numpy as np
 
     from fastgo.game import Game
-    from fastgo.ratings import append_result
-    from fastgo.records import GameRecord
+    from fastgo.run.ratings import append_result
+    from fastgo.run.records import GameRecord
     from fastgo.replay import check_game
-    from fastgo.rundir import open_run_dir
-    from fastgo.shards import ShardWriter
+    from fastgo.run.rundir import open_run_dir
+    from fastgo.run.shards import ShardWriter
 
     run = open_run_dir(root)
     rng = np.random.default_rng(seed)
@@ -78,7 +78,7 @@ def build(root, checkpoints, games, seed=0):
 
 def run(args):
     from dashboard.run_view import RunView
-    from fastgo.rundir import RunDir
+    from fastgo.run.rundir import RunDir
 
     root = args.run_dir or tempfile.mkdtemp(prefix="fastgo-bench-dashboard-")
     started = time.perf_counter()

@@ -42,7 +42,7 @@ def parents():
 
 
 def add_arguments(parser):
-    from fastgo.config import BACKEND_CHOICES
+    from fastgo.run.config import BACKEND_CHOICES
     parser.add_argument("--size", type=int, default=19,
                         help="board size (Leela Zero: 19 only; other sizes measure fastgo alone)")
     parser.add_argument("--net", default="b6c64", help="network bBLOCKScCHANNELS for both engines")
@@ -200,7 +200,7 @@ class Engine:
     returns (seconds of the genmove alone, the move)."""
 
     def __init__(self, label, argv, *, size, setup=(), env=None, move_timeout):
-        from play.gtp_client import GtpClient
+        from play.gtp.client import GtpClient
 
         self.label, self.size, self.move_timeout = label, size, move_timeout
         self.stderr = _Capture()
@@ -264,7 +264,7 @@ def _leelaz_engine(args, program, weights):
 
 def _check(args):
     """The ModelConfig of --net/--size; ValueError with the message on a bad argument."""
-    from fastgo.config import MODEL_NAME, ConfigError, ModelConfig, parse_section
+    from fastgo.run.config import MODEL_NAME, ConfigError, ModelConfig, parse_section
 
     match = MODEL_NAME.fullmatch(args.net)
     if not match:

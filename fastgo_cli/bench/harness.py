@@ -53,7 +53,7 @@ def served_loop(config, prefix, trainer=None):
     ServerConfig), net, runner. The server is stopped on the way out."""
     import torch
 
-    from fastgo.config import to_dict
+    from fastgo.run.config import to_dict
     from inference_server.model import build_model
     from inference_server.slots import make_runner
 

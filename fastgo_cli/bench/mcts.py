@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from fastgo.config import ENCODING_PLANES
+from fastgo.run.config import ENCODING_PLANES
 from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE, SIZE_RANGE
 
 

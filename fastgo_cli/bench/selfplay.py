@@ -41,7 +41,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from fastgo.config import ConfigError, load_config
+    from fastgo.run.config import ConfigError, load_config
     from fastgo_cli.parser import check_setting_flag
 
     try:

@@ -8,13 +8,13 @@ import dataclasses
 import os
 import sys
 
-from fastgo.rundir import RunDir
+from fastgo.run.rundir import RunDir
 
 
 def _prepare_pool(run_dir, net):
     """A run directory whose pool.json names one checkpoint of `net`: the workers load it into
     their opponent slots, as in a REINFORCE run."""
-    from fastgo.pool import OpponentPool
+    from fastgo.run.pool import OpponentPool
     from inference_server.checkpoint import save_checkpoint
 
     checkpoint = RunDir(run_dir).checkpoint(0)

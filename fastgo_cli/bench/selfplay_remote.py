@@ -70,7 +70,7 @@ def _write_config(config, workdir, host, ports):
     """The bench's config with CURVE keys for the server, the recorder and the worker (allowed
     by both); returns (config path, server endpoint, recorder endpoint)."""
     from cluster.role_process import write_toml
-    from fastgo.config import to_dict
+    from fastgo.run.config import to_dict
     from inference_server.keys import write_key_pair
 
     keys = os.path.join(workdir, "keys")
@@ -101,7 +101,7 @@ def _round(args, mode, index, workdir, config_path, server_ep, recorder_ep, near
     to a recorder started for the round (mode "remote"): {"mode", "games" (in shards),
     "finished" (by the worker), "seconds" (the worker's), "recorder_cpu_s"}."""
     from cluster.role_process import RECORDER_READY, RoleProcess
-    from fastgo.shards import list_shards, read_shard
+    from fastgo.run.shards import list_shards, read_shard
     from fastgo_cli.bench.harness import SERVER_START_S, WORKER_GRACE_S, finish_worker, worker_argv
 
     run_dir = os.path.join(workdir, f"{mode}{index}")

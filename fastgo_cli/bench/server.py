@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from fastgo.config import BACKEND_CHOICES, ENCODING_PLANES
+from fastgo.run.config import BACKEND_CHOICES, ENCODING_PLANES
 
 
 def parents():
@@ -50,7 +50,7 @@ def add_arguments(parser):
 
 
 def _server_config(args):
-    from fastgo.config import Config, ModelConfig, ServerConfig, load_config
+    from fastgo.run.config import Config, ModelConfig, ServerConfig, load_config
     config = load_config(args.config) if args.config else Config(
         model=ModelConfig.from_name(args.net, board_size=args.size, encoding=args.encoding),
         server=ServerConfig(threads=1, device="cpu"))
@@ -59,7 +59,7 @@ def _server_config(args):
 
 def _check_arguments(args, config):
     """Refuses, as ConfigError, what would otherwise fail later with a traceback."""
-    from fastgo.config import ConfigError
+    from fastgo.run.config import ConfigError
     for batch in args.batch:
         if not 1 <= batch <= 65536:
             raise ConfigError(f"--batch: must be in 1..65536, got {batch}")
@@ -134,7 +134,7 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
     import numpy as np
 
     from cluster.role_process import write_toml
-    from fastgo.config import to_dict
+    from fastgo.run.config import to_dict
     from fastgo_cli.bench.harness import measure_raw, random_planes, start_server
     from inference_server.slots import make_runner
 
@@ -213,7 +213,7 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
 
 
 def run(args) -> int:
-    from fastgo.config import ConfigError
+    from fastgo.run.config import ConfigError
     from fastgo_cli.bench.harness import write_json
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model

@@ -64,10 +64,10 @@ def run(args) -> int:
     import numpy as np
     import torch
 
-    from fastgo.config import ConfigError, load_config
-    from fastgo.rundir import open_run_dir
+    from fastgo.run.config import ConfigError, load_config
+    from fastgo.run.rundir import open_run_dir
     from inference_server.batch_evaluator import UniformEvaluator
-    from fastgo.shards import list_shards, read_shard
+    from fastgo.run.shards import list_shards, read_shard
     from inference_server.backends import cpu_has_bf16
     from selfplay_workers.worker import SelfplayWorker
     from trainer.factory import make_trainer

@@ -10,9 +10,9 @@ import time
 
 import torch
 
-from fastgo.config import load_config
+from fastgo.run.config import load_config
 from inference_server.batch_evaluator import InProcessEvaluator
-from fastgo.shards import list_shards, read_shard
+from fastgo.run.shards import list_shards, read_shard
 from play.match import SearchSide, play_match
 from play.players import RandomPlayer
 

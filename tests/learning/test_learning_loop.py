@@ -12,16 +12,16 @@ import pytest
 import torch
 
 from fastgo.board import BLACK, WHITE
-from fastgo.config import load_config, loads_config
+from fastgo.run.config import load_config, loads_config
 from fastgo.game import Game
 from fastgo.mcts import BatchedSearch
 from fastgo.replay import check_game, encode_samples
-from fastgo.rundir import open_run_dir
+from fastgo.run.rundir import open_run_dir
 from fastgo.symmetry import transform_planes, transform_policy
 from inference_server.checkpoint import load_checkpoint, save_checkpoint
 from inference_server.client import InferenceClient
 from inference_server.batch_evaluator import UniformEvaluator
-from fastgo.shards import list_shards, read_shard
+from fastgo.run.shards import list_shards, read_shard
 from inference_server.model import build_model
 from selfplay_workers.worker import SelfplayWorker
 from trainer.window import ReplayWindow, block_from_shard

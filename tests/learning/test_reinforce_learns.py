@@ -13,11 +13,11 @@ import time
 import numpy as np
 import torch
 
-from fastgo.config import load_config
+from fastgo.run.config import load_config
 from fastgo.policy_play import distribution
 from inference_server.checkpoint import load_checkpoint
-from fastgo.shards import list_shards, read_shard
-from fastgo.ratings import wilson_interval
+from fastgo.run.shards import list_shards, read_shard
+from fastgo.run.ratings import wilson_interval
 from play.match import play_match
 from play.players import RandomPlayer
 from play.players import MatchSide

@@ -20,7 +20,7 @@ VISITS = 12
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
-    from fastgo.config import ModelConfig
+    from fastgo.run.config import ModelConfig
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model
 

@@ -16,7 +16,7 @@ GAME = [["B", "E5"], ["W", "C3"], ["B", "G3"], ["W", "C7"], ["B", "G7"], ["W", "
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
-    from fastgo.config import ModelConfig
+    from fastgo.run.config import ModelConfig
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model
 
@@ -138,7 +138,7 @@ def test_a_checkpoint_with_nan_weights_is_refused_at_start(tmp_path):
     accepted and the engine then died with SIGABRT on its first search)."""
     import torch
 
-    from fastgo.config import ModelConfig
+    from fastgo.run.config import ModelConfig
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model
 
@@ -200,7 +200,7 @@ def test_ownership_of_a_finished_game(checkpoint):
 
 @pytest.mark.parametrize("depth", [40, 985, 990, 995, 100_000])
 def test_deeply_nested_fields_get_an_error_object_with_the_id(depth):
-    from play.analysis_query import MAX_NESTING, parse_query
+    from play.analysis.query import MAX_NESTING, parse_query
 
     rules = '{"a":' * depth + "1" + "}" * depth
     line = ('{"id":"deep","moves":[],"rules":%s,"boardXSize":9,"boardYSize":9}' % rules)

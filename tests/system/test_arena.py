@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from fastgo.ratings import read_table
+from fastgo.run.ratings import read_table
 from fastgo.sgf import read_sgf_file
 from fastgo_cli.main import main
-from fastgo.ratings import (elo_from_score, sprt_bounds, sprt_decision, sprt_llr,
+from fastgo.run.ratings import (elo_from_score, sprt_bounds, sprt_decision, sprt_llr,
                             wilson_interval)
 from play.match import play_match
 from play.specs import make_player
@@ -123,7 +123,7 @@ def test_sprt_stops_early(tmp_path, capsys, a, b, accepted):
 
 
 def test_checkpoint_player(tmp_path, capsys):
-    from fastgo.config import ModelConfig
+    from fastgo.run.config import ModelConfig
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model
 
@@ -238,7 +238,7 @@ def test_equal_time_gives_engines_the_clock_and_networks_their_visits(tmp_path, 
     the default --visits) and the table says the seconds; a GTP engine gets time_settings and
     time_left with the seconds a move (the 'clock' engine loses every game by a non-move
     otherwise); the report gives each side's time and visits per move."""
-    from fastgo.config import ModelConfig
+    from fastgo.run.config import ModelConfig
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model
 

@@ -3,7 +3,7 @@ import json
 import subprocess
 import sys
 
-from fastgo.config import ModelConfig
+from fastgo.run.config import ModelConfig
 from inference_server.checkpoint import save_checkpoint
 from inference_server.model import build_model
 

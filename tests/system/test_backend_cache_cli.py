@@ -28,7 +28,7 @@ CASES = {
 def model_and_key(tmp_path_factory):
     """A small checkpoint, and the cache key `fastgo gtp --model` looks it up under (read from
     the cache a first run writes)."""
-    from fastgo.config import ModelConfig
+    from fastgo.run.config import ModelConfig
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model
 

@@ -6,7 +6,7 @@ import sys
 
 SCRIPT = r"""
 import gc, os, signal
-from fastgo.config import ModelConfig
+from fastgo.run.config import ModelConfig
 from inference_server.backend_choice import reference_positions
 from inference_server.backends import build_backend
 from inference_server.model import build_model, fuse_for_inference

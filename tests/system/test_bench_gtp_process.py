@@ -16,7 +16,7 @@ def test_leelaz_plays_from_a_b1c8_weights_file(tmp_path):
     from fastgo import coords
     from fastgo.game import Game
     from fastgo_cli.bench.gtp import leelaz_argv, write_leelaz_weights
-    from play.gtp_client import GtpClient
+    from play.gtp.client import GtpClient
 
     program = find_leelaz()
     if program is None:

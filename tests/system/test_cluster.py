@@ -9,7 +9,7 @@ import sys
 import time
 
 from inference_server.checkpoint import load_checkpoint
-from fastgo.shards import list_shards, read_shard
+from fastgo.run.shards import list_shards, read_shard
 
 CLUSTER = """
 [cluster]

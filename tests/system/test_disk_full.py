@@ -246,8 +246,8 @@ def test_the_final_rating_never_waits_for_space(small_disk, tmp_path, write_tiny
     (it used to wait for space for up to cluster.final_eval_s), and the supervisor's summary says
     the rating was skipped and why."""
     from cluster.local_launcher import LocalCluster
-    from fastgo.config import load_config
-    from fastgo.rundir import open_run_dir
+    from fastgo.run.config import load_config
+    from fastgo.run.rundir import open_run_dir
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model
 

@@ -10,8 +10,8 @@ import subprocess
 import sys
 
 from cluster.pairings import one_sided
-from fastgo.config import load_config
-from fastgo.rundir import open_run_dir
+from fastgo.run.config import load_config
+from fastgo.run.rundir import open_run_dir
 from inference_server.batch_evaluator import UniformEvaluator
 from selfplay_workers.worker import SelfplayWorker
 from trainer.factory import make_trainer as Trainer

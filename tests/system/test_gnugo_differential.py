@@ -22,8 +22,8 @@ import pytest
 from fastgo import coords
 from fastgo.board import BLACK, WHITE
 from fastgo.game import Game
-from play.gtp_client import GtpClient
-from play.gtp_engine import handicap_points
+from play.gtp.client import GtpClient
+from play.gtp.engine import handicap_points
 from play.players import RandomPlayer
 
 pytestmark = pytest.mark.gnugo

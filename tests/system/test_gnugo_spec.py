@@ -7,7 +7,7 @@ import pytest
 from fastgo import coords
 from fastgo.board import BLACK, WHITE
 from fastgo.game import Game
-from play.gtp_client import GtpClient
+from play.gtp.client import GtpClient
 from play.specs import make_side, parse_spec
 
 pytestmark = pytest.mark.gnugo

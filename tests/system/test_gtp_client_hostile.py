@@ -1,4 +1,4 @@
-"""External GTP engines that misbehave (play.gtp_client): a reply line without end,
+"""External GTP engines that misbehave (play.gtp.client): a reply line without end,
 an error-output flood, a shell wrapper whose children outlive the engine. Each is bounded in
 memory, disk and time, and close() leaves no process of the engine's group behind."""
 import os
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from play.gtp_client import (MAX_LINE_BYTES, MAX_STDERR_BYTES, GtpClient,
+from play.gtp.client import (MAX_LINE_BYTES, MAX_STDERR_BYTES, GtpClient,
                                          GtpConnectionError)
 
 PY = sys.executable

@@ -1,5 +1,5 @@
 """The GTP engine as users run it: `python -m fastgo_cli.main gtp` in a real subprocess, driven by
-scripted sessions and by play.gtp_client. Plus the protocol helpers in fastgo.gtp."""
+scripted sessions and by play.gtp.client. Plus the protocol helpers in fastgo.gtp."""
 import os
 import subprocess
 import sys
@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from fastgo import gtp, sgf
-from play.gtp_client import GtpClient, GtpConnectionError
+from play.gtp.client import GtpClient, GtpConnectionError
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 ENGINE = [sys.executable, "-m", "fastgo_cli.main", "gtp"]
@@ -140,7 +140,7 @@ def test_model_option_refusals_are_clear(tmp_path):
 
 def test_network_player_over_gtp(tmp_path):
     import torch  # noqa: F401  (a build without torch must fail here, not skip)
-    from fastgo.config import ModelConfig
+    from fastgo.run.config import ModelConfig
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model
 
@@ -178,7 +178,7 @@ def test_move_seconds_is_a_time_a_move_with_uncapped_visits(tmp_path):
     the visits were not capped); the arena's --move-seconds means the same."""
     import time
 
-    from fastgo.config import ModelConfig
+    from fastgo.run.config import ModelConfig
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model
 
@@ -456,7 +456,7 @@ class _Lines:
 def test_lz_analyze_streams_until_the_next_command(tmp_path):
     import torch  # noqa: F401  (a build without torch must fail here, not skip)
     from fastgo import coords
-    from fastgo.config import ModelConfig
+    from fastgo.run.config import ModelConfig
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model
 

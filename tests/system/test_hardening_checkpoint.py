@@ -10,7 +10,7 @@ import zipfile
 import pytest
 import torch
 
-from fastgo.config import ModelConfig
+from fastgo.run.config import ModelConfig
 from inference_server.checkpoint import (MAX_STEP, CheckpointError, CheckpointUnreadable,
                                          load_checkpoint, save_checkpoint, state_hash)
 from inference_server.model import build_model

@@ -8,8 +8,8 @@ import threading
 import pytest
 
 from fastgo import coords, gtp
-from play.gtp_analysis import LineReader, parse_analyze_args
-from play.gtp_engine import GtpEngine
+from play.gtp.analyze import LineReader, parse_analyze_args
+from play.gtp.engine import GtpEngine
 from play.specs import make_player
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -134,7 +134,7 @@ def test_gtp_cli_refuses_out_of_range_seed_and_komi():
 def test_gtp_model_with_nan_weights_is_refused_at_start(tmp_path):
     import torch
 
-    from fastgo.config import ModelConfig
+    from fastgo.run.config import ModelConfig
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model
 

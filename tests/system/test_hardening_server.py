@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import zmq
 
-from fastgo.config import ModelConfig, loads_config
+from fastgo.run.config import ModelConfig, loads_config
 from inference_server import protocol
 from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient, ServerError

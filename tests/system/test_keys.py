@@ -107,7 +107,7 @@ def test_server_serves_allowed_keys_only(tmp_path, key_dir):
 
 def test_recorder_takes_games_from_allowed_keys_only(tmp_path, key_dir, free_endpoint, recorder_config,
                                                     start_recorder, stop, shard_ids):
-    from fastgo.shards import GameRecord
+    from fastgo.run.shards import GameRecord
     from selfplay_workers.remote_sink import RemoteSink
 
     endpoint = free_endpoint()
@@ -151,7 +151,7 @@ def test_server_refuses_checkpoint_bytes_whose_hash_differs(tmp_path):
 
     import torch
 
-    from fastgo.config import ModelConfig
+    from fastgo.run.config import ModelConfig
     from inference_server import protocol
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import PolicyValueNet

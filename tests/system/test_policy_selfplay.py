@@ -16,8 +16,8 @@ from fastgo.game import Game
 from fastgo.policy_play import (PHASE_LEARNER, PHASE_OPPONENT, PolicyPlay, distribution,
                                 sample_moves)
 from fastgo.replay import check_game
-from fastgo.shards import GameRecord, ShardError, ShardWriter, read_shard
-from fastgo.pool import PoolError, draw_opponent, read_pool
+from fastgo.run.shards import GameRecord, ShardError, ShardWriter, read_shard
+from fastgo.run.pool import PoolError, draw_opponent, read_pool
 
 
 def _acceptable(game):
@@ -269,7 +269,7 @@ device = "cpu"
 
 
 def test_reinforce_selfplay_writes_shards_against_pool_opponents(tmp_path):
-    from fastgo.config import load_config
+    from fastgo.run.config import load_config
     from inference_server.checkpoint import save_checkpoint
     from inference_server.client import InferenceClient, ServerError
     from inference_server.model import build_model
@@ -366,8 +366,8 @@ class _FakeServer:
 
 
 def _worker(tmp_path, algorithm, server, **extra):
-    from fastgo.config import loads_config
-    from fastgo.rundir import open_run_dir
+    from fastgo.run.config import loads_config
+    from fastgo.run.rundir import open_run_dir
     from selfplay_workers.policy_worker import PolicyWorker
 
     config = loads_config(f"""

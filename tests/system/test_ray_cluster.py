@@ -82,8 +82,8 @@ def alive(pid):
 def test_local_launcher_does_not_import_ray(tmp_path, write_tiny_config):
     config = write_tiny_config(tmp_path / "c.toml")
     code = ("import sys\n"
-            "from fastgo.config import load_config\n"
-            "from fastgo.rundir import open_run_dir\n"
+            "from fastgo.run.config import load_config\n"
+            "from fastgo.run.rundir import open_run_dir\n"
             "from cluster.local_launcher import LocalCluster\n"
             "import fastgo_cli.cluster_cmd\n"
             f"config = load_config({config!r})\n"
@@ -131,7 +131,7 @@ def test_ray_cluster_places_restarts_and_stops(tmp_path, monkeypatch, wait_for, 
     from ray.cluster_utils import Cluster
 
     from inference_server.client import InferenceClient
-    from fastgo.shards import list_shards, read_shard
+    from fastgo.run.shards import list_shards, read_shard
 
     config = write_tiny_config(tmp_path / "c.toml", games=16, visits=8, shard_games=8,
                                shard_seconds=1.0, checkpoint_every=10, extra=CLUSTER)

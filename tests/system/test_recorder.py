@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from fastgo.shards import GameRecord
+from fastgo.run.shards import GameRecord
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """Peak RSS of a real process decoding a 16 MiB message built to amplify (millions of one-byte
 empty arrays: plain msgpack turns each into a 56-byte list plus an 8-byte slot, ~70x the bytes):
 through the recorder's path (inference_server.protocol.parse_game_message, then
-fastgo.records.unpack_record) and as a shard read by fastgo.shards.read_shard, the growth stays
+fastgo.run.records.unpack_record) and as a shard read by fastgo.run.shards.read_shard, the growth stays
 under 4x the message. tests/unit/fastgo/test_records.py bounds the same with tracemalloc on 1 MiB in-process; this
 measures the whole process at the recorder's byte limit (recorder.max_game_bytes = 16 MiB).
 
@@ -21,7 +21,7 @@ import textwrap
 import msgpack
 import pytest
 
-from fastgo import shards
+from fastgo.run import shards
 
 MESSAGE_BYTES = 16 << 20
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -32,8 +32,8 @@ pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/status"),
 CHILD = textwrap.dedent("""
     import json, sys
     import msgpack
-    from fastgo.records import unpack_record
-    from fastgo.shards import read_shard
+    from fastgo.run.records import unpack_record
+    from fastgo.run.shards import read_shard
     from inference_server import protocol
 
     def hwm():

@@ -7,7 +7,7 @@ import pytest
 import torch
 import zmq
 
-from fastgo.config import ModelConfig
+from fastgo.run.config import ModelConfig
 from inference_server import protocol
 from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from fastgo.config import ModelConfig
+from fastgo.run.config import ModelConfig
 from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient, ServerError
 from inference_server.model import build_model

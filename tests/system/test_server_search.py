@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 import fastgo.mcts as mcts     # every build has it: a broken one fails here, never skips
-from fastgo.config import ModelConfig
+from fastgo.run.config import ModelConfig
 from fastgo.search_settings import SearchSettings
 from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient

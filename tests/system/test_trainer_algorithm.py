@@ -3,8 +3,8 @@ the weights and the step but starts its optimizer afresh (another loss's Adam mo
 scale its first steps wrongly); the same algorithm resumes the optimizer state too."""
 import torch
 
-from fastgo.config import load_config
-from fastgo.rundir import open_run_dir
+from fastgo.run.config import load_config
+from fastgo.run.rundir import open_run_dir
 from inference_server.checkpoint import load_checkpoint
 from trainer.training_core import TrainingCore
 from trainer.factory import make_trainer

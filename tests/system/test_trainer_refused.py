@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from fastgo.config import loads_config
-from fastgo.rundir import open_run_dir
+from fastgo.run.config import loads_config
+from fastgo.run.rundir import open_run_dir
 from inference_server.checkpoint import load_checkpoint, save_checkpoint
 from inference_server.client import ServerError, ServerUnavailable
 from inference_server.protocol import RELOAD_FAILED

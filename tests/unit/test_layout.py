@@ -1,7 +1,8 @@
 """The import rules of the layout as contracts, read from the source (ast for .py, the import lines
 of .pyx/.pxd kernels; imports inside functions count, a script's `if __name__ == "__main__":`
 block does not, as importing the module never runs it): packages import down the layers only,
-fastgo, selfplay_workers and play never import torch, only cluster/ray_launcher.py imports ray, no
+fastgo, selfplay_workers and play never import torch, the Go kernel (fastgo) never imports the
+run's infrastructure (fastgo.run), only cluster/ray_launcher.py imports ray, no
 import cycle between the project's modules, and no test module imports another."""
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ RANK = {"fastgo": 0, "inference_server": 1, "selfplay_workers": 2, "play": 2, "t
         "cluster": 3, "dashboard": 4, "fastgo_cli": 5}
 NO_TORCH = ("fastgo", "selfplay_workers", "play")
 RAY_ONLY_IN = "cluster.ray_launcher"
+KERNEL_APART = "fastgo.run"             # the run's infrastructure: the kernel never imports it
 KERNEL_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+c?import\b|c?import\s+([\w.]+))", re.M)
 IMPORTERS = ("import_module", "__import__")
 
@@ -181,6 +183,18 @@ def test_layers_point_one_way(project):
 def test_fastgo_and_selfplay_workers_never_import_torch(project):
     _, raw = project
     assert forbidden_imports(raw, "torch", only_packages=NO_TORCH) == []
+
+
+def test_the_kernel_never_imports_the_runs_infrastructure(project):
+    """fastgo (board, features, search, SGF, GTP text, coordinates, files) stands on its own;
+    fastgo.run (config, run directory, state files, shards, ratings...) may import it."""
+    graph, _ = project
+    found = [f"{where(path, line)}: {module} imports {target}"
+             for module, edges in graph.items()
+             if module.split(".")[0] == "fastgo" and not module.startswith(KERNEL_APART)
+             for target, (path, line) in edges.items() if target.startswith(KERNEL_APART)]
+    assert found == []
+    assert any(m.startswith(KERNEL_APART) for m in graph) and "fastgo.board" in graph
 
 
 def test_only_the_ray_launcher_imports_ray(project):

@@ -7,8 +7,8 @@ import shutil
 
 from cluster.eval_budget import CpuBudget
 from cluster.evaluator import Evaluator
-from fastgo.config import load_config, loads_config
-from fastgo.rundir import open_run_dir
+from fastgo.run.config import load_config, loads_config
+from fastgo.run.rundir import open_run_dir
 from trainer.factory import make_trainer
 
 

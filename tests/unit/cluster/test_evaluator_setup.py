@@ -4,8 +4,8 @@ import json
 import logging
 
 from cluster.evaluator import Evaluator
-from fastgo.config import loads_config
-from fastgo.rundir import open_run_dir
+from fastgo.run.config import loads_config
+from fastgo.run.rundir import open_run_dir
 
 
 def make(tmp_path, text, rows=(), log=None):

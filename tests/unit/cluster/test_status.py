@@ -4,9 +4,9 @@ import json
 
 from cluster.roles import role_argv, role_specs
 from cluster.status import server_rates, status_line, summary_text
-from fastgo.statefiles import read_ratings
-from fastgo.config import Config
-from fastgo.rundir import open_run_dir
+from fastgo.run.statefiles import read_ratings
+from fastgo.run.config import Config
+from fastgo.run.rundir import open_run_dir
 
 RATINGS = {"latest": {"player": "ckpt-40", "elo": 212.4, "elo_low": 150.2, "elo_high": 270.9,
                       "results": ["random 9-1", "mcts:100 4-6"]},

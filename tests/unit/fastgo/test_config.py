@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from fastgo.config import (Config, ConfigError, ModelConfig, ServerConfig, load_config,
+from fastgo.run.config import (Config, ConfigError, ModelConfig, ServerConfig, load_config,
                            loads_config, parse_section, to_dict)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -113,7 +113,7 @@ def test_loads_config_names_source():
 
 
 def test_config_size_and_nesting_limits_just_under_and_over(tmp_path):
-    from fastgo.config import MAX_CONFIG_BYTES, MAX_TOML_DEPTH
+    from fastgo.run.config import MAX_CONFIG_BYTES, MAX_TOML_DEPTH
 
     def nested(depth):
         return "x = " + "[" * depth + "]" * depth + "\n"
@@ -239,7 +239,7 @@ def test_an_override_cannot_go_through_a_value_that_is_not_a_table():
 
 
 def test_deeply_nested_override_values_are_refused():
-    from fastgo.config import MAX_TOML_DEPTH
+    from fastgo.run.config import MAX_TOML_DEPTH
 
     deep = "[" * (MAX_TOML_DEPTH + 1) + "]" * (MAX_TOML_DEPTH + 1)
     with pytest.raises(ConfigError, match="--set server.graph_batches: arrays or tables nested deeper"):
@@ -252,7 +252,7 @@ SHIPPED = sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(ROOT, 
 
 
 def test_shipped_configs_are_found_by_name_from_any_folder(tmp_path, monkeypatch):
-    from fastgo.config import resolve_config, shipped_configs
+    from fastgo.run.config import resolve_config, shipped_configs
 
     monkeypatch.chdir(tmp_path)                  # no configs/ here
     assert sorted(shipped_configs()) == SHIPPED and "quickstart" in SHIPPED
@@ -264,7 +264,7 @@ def test_shipped_configs_are_found_by_name_from_any_folder(tmp_path, monkeypatch
 
 
 def test_a_path_that_exists_is_returned_as_given(tmp_path, monkeypatch):
-    from fastgo.config import resolve_config
+    from fastgo.run.config import resolve_config
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "quickstart.toml").write_text("[model]\nblocks = 1\n")   # a local file wins
@@ -277,7 +277,7 @@ def test_a_path_that_exists_is_returned_as_given(tmp_path, monkeypatch):
 
 
 def test_an_unknown_name_lists_the_shipped_configs(tmp_path, monkeypatch):
-    from fastgo.config import resolve_config
+    from fastgo.run.config import resolve_config
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError) as info:
@@ -288,7 +288,7 @@ def test_an_unknown_name_lists_the_shipped_configs(tmp_path, monkeypatch):
 
 
 def test_the_first_folder_holding_a_name_wins(tmp_path, monkeypatch):
-    from fastgo.config import loader
+    from fastgo.run.config import loader
 
     installed, source = tmp_path / "installed", tmp_path / "source"
     installed.mkdir()
@@ -305,7 +305,7 @@ def test_the_first_folder_holding_a_name_wins(tmp_path, monkeypatch):
 
 
 def test_evaluator_anchors_are_player_specs():
-    from fastgo.config import ConfigError, loads_config
+    from fastgo.run.config import ConfigError, loads_config
 
     config = loads_config('[cluster]\nanchors = ["random", "gnugo:10", "gtp:gnugo --mode gtp", '
                           '"runs/a/ckpt-000000100.ckpt", "MCTS:50"]\n')

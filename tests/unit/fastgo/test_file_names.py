@@ -1,4 +1,4 @@
-"""Shard file names a careless user or an attacker can make (fastgo.shards.quarantine,
+"""Shard file names a careless user or an attacker can make (fastgo.run.shards.quarantine,
 fastgo.files.printable): bytes that are not UTF-8 and names at the file-system limit are
 quarantined with their reason file, and logging them never fails."""
 import logging
@@ -7,7 +7,7 @@ import os
 import pytest
 
 from fastgo.files import printable
-from fastgo.shards import MAX_QUARANTINE_NAME, list_shards, quarantine
+from fastgo.run.shards import MAX_QUARANTINE_NAME, list_shards, quarantine
 
 
 @pytest.mark.parametrize("raw_name", [b"bad-\xff\xfe.shard", b"x" * 245 + b".shard",

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from fastgo.config import ConfigError, load_config, loads_config
+from fastgo.run.config import ConfigError, load_config, loads_config
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 LIMIT = sys.get_int_max_str_digits() or 4300

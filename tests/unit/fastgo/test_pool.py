@@ -1,5 +1,5 @@
-"""The opponent pool: growth and the oldest dropped (fastgo.pool), validation and seeded
-sampling in proportion to the weights (fastgo.pool, the workers' reader)."""
+"""The opponent pool: growth and the oldest dropped (fastgo.run.pool), validation and seeded
+sampling in proportion to the weights (fastgo.run.pool, the workers' reader)."""
 from __future__ import annotations
 
 import json
@@ -9,9 +9,9 @@ import os
 import numpy as np
 import pytest
 
-from fastgo.pool import (MAX_POOL_BYTES, PoolError, draw_opponent, read_pool, sample_opponent,
+from fastgo.run.pool import (MAX_POOL_BYTES, PoolError, draw_opponent, read_pool, sample_opponent,
                          check_entries)
-from fastgo.pool import OpponentPool
+from fastgo.run.pool import OpponentPool
 
 
 def ckpt(root, step):
@@ -179,7 +179,7 @@ HOSTILE_POOLS = {
 
 @pytest.mark.parametrize("kind", sorted(HOSTILE_POOLS))
 def test_a_bad_pool_file_is_moved_aside_and_a_new_pool_started(tmp_path, kind, caplog):
-    caplog.set_level("WARNING", logger="fastgo.pool")
+    caplog.set_level("WARNING", logger="fastgo.run.pool")
     root = tmp_path / "run"
     root.mkdir()
     path = root / "pool.json"
@@ -220,7 +220,7 @@ def test_a_pool_file_changed_on_disk_is_moved_aside_before_the_trainer_writes(tm
 
 
 def test_a_pool_file_that_cannot_be_moved_aside_is_left_alone(tmp_path, caplog):
-    caplog.set_level("WARNING", logger="fastgo.pool")
+    caplog.set_level("WARNING", logger="fastgo.run.pool")
     root = tmp_path
     (root / "quarantine").write_text("a file where the folder should be")
     (root / "pool.json").write_bytes(b"\xff not a pool")

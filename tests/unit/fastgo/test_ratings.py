@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from fastgo.ratings import (TableError, append_result, components, fit_ratings, player_games,
+from fastgo.run.ratings import (TableError, append_result, components, fit_ratings, player_games,
                             read_table)
 from fastgo_cli.main import main
 
@@ -223,7 +223,7 @@ def test_names_that_could_forge_output_are_refused_written_and_skipped_read(tmp_
 
 
 def test_table_name_takes_any_text_and_keeps_long_ones_apart(tmp_path):
-    from fastgo.ratings import MAX_NAME, table_name
+    from fastgo.run.ratings import MAX_NAME, table_name
 
     long_a, long_b = "gtp:" + "x" * 300 + " a", "gtp:" + "x" * 300 + " b"
     names = [table_name(t) for t in ("gnugo:1", "line\nbreak", long_a, long_b, "\t")]
@@ -236,7 +236,7 @@ def test_table_name_takes_any_text_and_keeps_long_ones_apart(tmp_path):
 
 
 def test_a_gain_interval_is_the_pairs_own_not_the_chain_to_the_anchor():
-    from fastgo.ratings import gain_intervals
+    from fastgo.run.ratings import gain_intervals
     rows = [{"a": "A", "b": "random", "wins_a": 8, "wins_b": 0},
             {"a": "B", "b": "A", "wins_a": 30, "wins_b": 10},
             {"a": "C", "b": "D", "wins_a": 5, "wins_b": 5}]

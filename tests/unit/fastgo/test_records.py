@@ -1,4 +1,4 @@
-"""Hostile game records (fastgo.records, fastgo.shards): a small message must not decode into a huge structure
+"""Hostile game records (fastgo.run.records, fastgo.run.shards): a small message must not decode into a huge structure
 (peak memory measured with tracemalloc against the message's size), and valid-looking records
 that would poison training are refused with the field named."""
 import tracemalloc
@@ -7,8 +7,8 @@ import msgpack
 import numpy as np
 import pytest
 
-from fastgo.records import (MAX_VISITS, GameRecord, ShardError, check_record, unpack_record)
-from fastgo.shards import ShardWriter, read_shard
+from fastgo.run.records import (MAX_VISITS, GameRecord, ShardError, check_record, unpack_record)
+from fastgo.run.shards import ShardWriter, read_shard
 
 NN = 25
 
@@ -79,7 +79,7 @@ def test_a_shard_of_nested_arrays_is_refused_with_bounded_memory(tmp_path):
     # Replace the game by a record carrying 1 MiB of empty arrays, then re-seal the shard.
     import hashlib
 
-    from fastgo import shards
+    from fastgo.run import shards
 
     unpacker = msgpack.Unpacker(raw=False)
     unpacker.feed(raw[:-shards.TRAILER.size])

@@ -1,12 +1,12 @@
-"""RunDir (fastgo/rundir.py) is the one place that spells a run directory's files and folders:
+"""RunDir (fastgo/run/rundir.py) is the one place that spells a run directory's files and folders:
 every entry has its property or method, the checkpoints are listed by it, and no other module
 of the packages spells one of those names as a string literal; each state file kind has one
-reader (ratings.json: fastgo.statefiles.read_ratings)."""
+reader (ratings.json: fastgo.run.statefiles.read_ratings)."""
 import ast
 import os
 from pathlib import Path
 
-from fastgo.rundir import RunDir, open_run_dir
+from fastgo.run.rundir import RunDir, open_run_dir
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "cluster",
@@ -41,7 +41,7 @@ def test_no_module_but_rundir_spells_a_run_directory_name():
     found = []
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
-            if path.name == "rundir.py" and path.parent.name == "fastgo":
+            if path.name == "rundir.py" and path.parent.name == "run":
                 continue
             tree = ast.parse(path.read_text(encoding="utf-8"))
             # a config key that happens to share a name ({"checkpoints": ...}, x["checkpoints"])
@@ -64,4 +64,4 @@ def test_one_reader_of_ratings_json():
             text = path.read_text(encoding="utf-8")
             if "def read_ratings" in text:
                 readers.append(str(path.relative_to(ROOT)))
-    assert readers == ["fastgo/statefiles.py"]
+    assert readers == ["fastgo/run/statefiles.py"]

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from fastgo.board import Board
-from fastgo.config import loads_config
+from fastgo.run.config import loads_config
 from fastgo.mcts import BatchedSearch
 from fastgo.search_settings import GumbelSettings, SearchSettings
 

@@ -7,9 +7,9 @@ import msgpack
 import numpy as np
 import pytest
 
-from fastgo import shards
-from fastgo.records import GameRecord, ShardError, check_record, unpack_record
-from fastgo.shards import MAX_SHARD_GAMES, RotatingShards, ShardWriter, read_shard
+from fastgo.run import shards
+from fastgo.run.records import GameRecord, ShardError, check_record, unpack_record
+from fastgo.run.shards import MAX_SHARD_GAMES, RotatingShards, ShardWriter, read_shard
 
 SIZE, KOMI = 2, 0.5
 

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fastgo.config import loads_config
-from fastgo.rundir import open_run_dir
+from fastgo.run.config import loads_config
+from fastgo.run.rundir import open_run_dir
 from inference_server.batch_evaluator import UniformEvaluator
-from fastgo.shards import (TRAILER, GameRecord, ShardError, ShardWriter,
+from fastgo.run.shards import (TRAILER, GameRecord, ShardError, ShardWriter,
                                          list_shards, read_shard)
 from selfplay_workers.worker import SelfplayWorker
 

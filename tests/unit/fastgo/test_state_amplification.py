@@ -9,8 +9,8 @@ import tracemalloc
 
 import pytest
 
-from fastgo.ratings import MAX_FIT_PLAYERS, TableError, fit_ratings, read_table
-from fastgo.statefiles import read_csv, read_jsonl
+from fastgo.run.ratings import MAX_FIT_PLAYERS, TableError, fit_ratings, read_table
+from fastgo.run.statefiles import read_csv, read_jsonl
 
 
 def row(a, b, **extra):

@@ -1,5 +1,5 @@
 """The run directory's state files as a careless user or an attacker leaves them
-(fastgo.statefiles and its readers: ratings.jsonl, evaluations.jsonl, metrics.csv, status files):
+(fastgo.run.statefiles and its readers: ratings.jsonl, evaluations.jsonl, metrics.csv, status files):
 a FIFO, a directory or a device where a file belongs is not waited on; a huge file is read only
 in its bounded tail; damaged rows are skipped and counted; the file is never rewritten."""
 import json
@@ -10,9 +10,9 @@ import pytest
 
 from cluster.evaluations import read_evaluations
 from cluster.plots import run_algorithm
-from fastgo import statefiles
-from fastgo.ratings import fit_ratings, read_table
-from fastgo.statefiles import MAX_COUNT, read_csv, read_json, read_lines
+from fastgo.run import statefiles
+from fastgo.run.ratings import fit_ratings, read_table
+from fastgo.run.statefiles import MAX_COUNT, read_csv, read_json, read_lines
 
 
 def within(seconds, fn):

@@ -24,7 +24,7 @@ from cluster.compare import (
     read_match,
     run_progress,
 )
-from fastgo.config import load_config
+from fastgo.run.config import load_config
 from cluster.compare_report import run_label
 from fastgo_cli.compare_cmd import make_plan
 from fastgo_cli.main import command_parser, main

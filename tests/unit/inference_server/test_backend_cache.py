@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from fastgo.config import ModelConfig
+from fastgo.run.config import ModelConfig
 from inference_server import backend_cache, backend_choice
 from inference_server.backends import TORCH_FP32, available_backends, build_backend
 from inference_server.model import build_model, fuse_for_inference

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from fastgo.config import ModelConfig
+from fastgo.run.config import ModelConfig
 from inference_server import backend_choice, backends
 from inference_server.backends import ALL_BACKENDS, TORCH_FP32, available_backends, build_backend
 from inference_server.model import fuse_for_inference

@@ -25,7 +25,7 @@ def corpus(kind):
 
 @pytest.fixture(scope="module")
 def checkpoint_bytes(tmp_path_factory):
-    from fastgo.config import ModelConfig
+    from fastgo.run.config import ModelConfig
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model
 

@@ -14,7 +14,7 @@ import threading
 import numpy as np
 import pytest
 
-from fastgo.config import ModelConfig, ServerConfig, loads_config
+from fastgo.run.config import ModelConfig, ServerConfig, loads_config
 from fastgo.replay import encode_samples
 from inference_server import backend_choice
 from inference_server import runner as runner_module
@@ -173,19 +173,19 @@ def test_a_single_game_is_too_few_to_hold_any_out(tmp_path, games, write_shard, 
 
 def test_reading_is_bounded_in_shards_bytes_positions_and_time(tmp_path, games, write_shard,
                                                                monkeypatch):
-    import fastgo.shards
+    import fastgo.run.shards
 
     names = [f"{i:012d}-w0-1-{i:05d}.shard" for i in range(20)]
     for i, name in enumerate(names):
         write_shard(tmp_path, games[i % 12:i % 12 + 1], name, size=SIZE, komi=KOMI)
     opened = []
-    real = fastgo.shards.read_shard
+    real = fastgo.run.shards.read_shard
 
     def spy(path, **kwargs):
         opened.append(os.path.basename(path))
         return real(path, **kwargs)
 
-    monkeypatch.setattr(fastgo.shards, "read_shard", spy)
+    monkeypatch.setattr(fastgo.run.shards, "read_shard", spy)
     sample = shard_positions(CONFIG, tmp_path, max_shards=4)
     assert opened == names[::-1][:4] and sample.shards == tuple(opened)
     opened.clear()
@@ -376,7 +376,7 @@ def test_int8_calibrated_on_shards_agrees_on_held_out_games(shard_dir, trained):
 # -- the commands ---------------------------------------------------------------------------------
 
 def test_serve_takes_shards_from_the_option_or_the_run_directory(tmp_path):
-    from fastgo.rundir import open_run_dir
+    from fastgo.run.rundir import open_run_dir
     from fastgo_cli.serve_cmd import calibration_shards
 
     run = open_run_dir(tmp_path / "run")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from fastgo.config import ModelConfig
+from fastgo.run.config import ModelConfig
 from inference_server.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from inference_server.model import TrainOutputs, build_model, fuse_for_inference
 from inference_server.runner import ModelRunner

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fastgo.config import ModelConfig
+from fastgo.run.config import ModelConfig
 from inference_server.checkpoint import save_checkpoint
 from inference_server.model import build_model
 from inference_server.network import (ASSUMED_KOMI, NetworkError, load_network, trained_at,
@@ -74,8 +74,8 @@ def test_nan_weights_and_bad_files_are_one_line_errors(tmp_path):
 
 
 def test_the_trainer_records_what_it_trains_at(tmp_path):
-    from fastgo.config import loads_config
-    from fastgo.rundir import open_run_dir
+    from fastgo.run.config import loads_config
+    from fastgo.run.rundir import open_run_dir
     from trainer.factory import make_trainer
 
     config = loads_config("[model]\nboard_size = 7\nblocks = 1\nchannels = 8\n"

@@ -5,7 +5,7 @@ are loaded in full."""
 import pytest
 import torch
 
-from fastgo.config import ModelConfig, ServerConfig
+from fastgo.run.config import ModelConfig, ServerConfig
 from inference_server import slots as slots_module
 from inference_server.checkpoint import save_checkpoint
 from inference_server.model import build_model

@@ -1,4 +1,4 @@
-"""The analysis engine in process (play.analysis_engine) over a fake network whose heads are
+"""The analysis engine in process (play.analysis.engine) over a fake network whose heads are
 read off the planes: ownership = the mover's stones +1, the opponent's -1; score = their sum
 less komi 7.5 for Black (the mover's margin at the komi it "learnt"); value = tanh(score / 10). Checks KataGo's perspective rules
 (SIDETOMOVE / BLACK / WHITE flip win rates, scores, lcb, utility and ownership), komi shifts,
@@ -8,9 +8,9 @@ import json
 
 import numpy as np
 
-from play.analysis_engine import AnalysisEngine, EngineSettings
-from play.analysis_query import Limits
-from play.analysis_rules import FASTGO_RULES
+from play.analysis.engine import AnalysisEngine, EngineSettings
+from play.analysis.query import Limits
+from play.analysis.rules import FASTGO_RULES
 from play.heads_cache import HeadsCache
 
 

@@ -6,7 +6,7 @@ import json
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from play.analysis_lines import deepest_nesting, nesting
+from play.analysis.lines import deepest_nesting, nesting
 
 
 def depth(value):

@@ -1,4 +1,4 @@
-"""The analysis query parser (play.analysis_query): KataGo's error and warning objects named by
+"""The analysis query parser (play.analysis.query): KataGo's error and warning objects named by
 field, the turns replayed, rules mapped onto ours; and a fuzz test: any bytes, and any JSON
 object over the protocol's fields, give a Parsed and never an exception."""
 import json
@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fastgo.board import BLACK, WHITE
-from play.analysis_query import Limits, parse_query
-from play.analysis_rules import FASTGO_RULES, parse_rules, rules_json, substitution_warning
+from play.analysis.query import Limits, parse_query
+from play.analysis.rules import FASTGO_RULES, parse_rules, rules_json, substitution_warning
 
 LIMITS = Limits(sizes=(9,), max_visits=1000, default_visits=50, model_komi=7.5)
 

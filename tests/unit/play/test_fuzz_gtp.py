@@ -1,4 +1,4 @@
-"""Fuzzing the GTP engine (play.gtp_engine) with hypothesis, bounded (max_examples, no
+"""Fuzzing the GTP engine (play.gtp.engine) with hypothesis, bounded (max_examples, no
 per-example deadline), and replaying tests/corpus/gtp/: inputs that once crashed or hung it. Every
 line gets a GTP answer ('=' or '?'); the engine keeps serving."""
 import pathlib
@@ -31,7 +31,7 @@ GTP_LINE = st.one_of(
 
 
 def fresh_engine():
-    from play.gtp_engine import GtpEngine
+    from play.gtp.engine import GtpEngine
     from play.specs import make_player
 
     return GtpEngine(make_player("random", seed=1), size=5)

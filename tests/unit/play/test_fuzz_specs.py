@@ -1,4 +1,4 @@
-"""Fuzzing the GTP player-spec parser (play.gtp_side.parse_gtp_spec) with hypothesis, bounded
+"""Fuzzing the GTP player-spec parser (play.gtp.side.parse_gtp_spec) with hypothesis, bounded
 (max_examples, no per-example deadline). Every text is either an engine command line whose program
 is named, or a one-line ValueError; the @example inputs are ones that were once accepted with an
 empty program name."""
@@ -7,7 +7,7 @@ import shlex
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from play.gtp_side import parse_gtp_spec
+from play.gtp.side import parse_gtp_spec
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 PIECES = st.sampled_from(['"', "'", " ", "\t", "\\", "engine", "--gtp", "", "a b", "\n"])

@@ -1,11 +1,11 @@
-"""KataGo's GTP extensions (play.gtp_kata) on the GTP engine: kata-analyze output read the way
+"""KataGo's GTP extensions (play.gtp.kata) on the GTP engine: kata-analyze output read the way
 Lizzie reads it (its Leelaz / MoveData parsing: the line split at 'info ', key-value pairs up to
 'pv', then the PV; 'ownership' and 'rootInfo' split off), kata-genmove_analyze's response
 shape, and the rules commands."""
 import numpy as np
 
-from play.gtp_engine import GtpEngine
-from play.gtp_kata import kata_line
+from play.gtp.engine import GtpEngine
+from play.gtp.kata import kata_line
 from play.heads_cache import HeadsCache
 from play.search_player import SearchPlayer
 from fastgo.search_settings import SearchSettings

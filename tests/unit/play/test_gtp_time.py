@@ -3,7 +3,7 @@ search that could otherwise run far longer; kgs-genmove_cleanup does not pass wh
 open. Time is a fake clock the player reads (STEP_S per reading), never the wall clock."""
 import pytest
 
-from play.gtp_engine import GtpEngine
+from play.gtp.engine import GtpEngine
 from play.search_player import SearchPlayer
 from play.players import Player
 
@@ -115,7 +115,7 @@ def test_cleanup_genmove_does_not_pass_while_points_are_open():
 ])
 def test_move_budget_arithmetic(settings, left, move_seconds, expected):
     from fastgo.gtp import BLACK
-    from play.gtp_time import GtpClock
+    from play.gtp.clock import GtpClock
 
     clock = GtpClock(move_seconds)
     clock.settings = settings

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from fastgo.config import ModelConfig
-from play.gtp_engine import GtpEngine
-from play.gtp_side import GtpSide
+from fastgo.run.config import ModelConfig
+from play.gtp.engine import GtpEngine
+from play.gtp.side import GtpSide
 from play.match import SearchSide, play_match
 from play.players import AnalysingPlayer, MatchSide, Player, RandomPlayer, UctPlayer
 from play.search_player import SearchPlayer

@@ -2,7 +2,7 @@
 built from it (GTP sides constructed, not started; a checkpoint through the caller's loader)."""
 import pytest
 
-from play.gtp_side import GtpSide
+from play.gtp.side import GtpSide
 from play.players import RandomPlayer, UctPlayer
 from play.specs import GNUGO_OPTIONS, gnugo_argv, make_player, make_side, parse_spec
 

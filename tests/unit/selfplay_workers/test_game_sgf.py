@@ -2,7 +2,7 @@
 import numpy as np
 
 from fastgo.sgf import parse_sgf
-from fastgo.shards import GameRecord
+from fastgo.run.shards import GameRecord
 from selfplay_workers.game_sgf import game_sgf_text
 
 

@@ -3,10 +3,10 @@ own eyes is left, and the pass is then no policy target; with earliest_pass none
 import numpy as np
 import pytest
 
-from fastgo.config import loads_config
+from fastgo.run.config import loads_config
 from fastgo.game import Game
 from inference_server.batch_evaluator import UniformEvaluator
-from fastgo.shards import list_shards, read_shard
+from fastgo.run.shards import list_shards, read_shard
 from selfplay_workers.worker import SelfplayWorker
 
 BASE = """

@@ -10,8 +10,8 @@ import signal
 import numpy as np
 import pytest
 
-from fastgo.config import loads_config
-from fastgo.rundir import open_run_dir
+from fastgo.run.config import loads_config
+from fastgo.run.rundir import open_run_dir
 from inference_server.batch_evaluator import UniformEvaluator
 from selfplay_workers.worker_core import SINK_POLL_S
 

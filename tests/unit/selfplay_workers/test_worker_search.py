@@ -3,9 +3,9 @@ and visits_schedule grows the search with the model's training step."""
 import numpy as np
 import pytest
 
-from fastgo.config import loads_config
+from fastgo.run.config import loads_config
 from fastgo.game import Game
-from fastgo.shards import list_shards, read_shard
+from fastgo.run.shards import list_shards, read_shard
 from inference_server.batch_evaluator import RandomEvaluator
 from selfplay_workers.worker import SelfplayWorker
 

@@ -13,8 +13,8 @@ import torch.nn.functional as F
 
 from fastgo import symmetry
 from fastgo.board import BLACK, WHITE, Board
-from fastgo.config import ModelConfig, load_config, loads_config
-from fastgo.rundir import open_run_dir
+from fastgo.run.config import ModelConfig, load_config, loads_config
+from fastgo.run.rundir import open_run_dir
 from inference_server.model import build_model
 from trainer.alphazero import AlphaZeroObjective
 from trainer.training_core import make_optimizer

@@ -10,7 +10,7 @@ import logging
 import pytest
 import torch
 
-from fastgo.config import ModelConfig
+from fastgo.run.config import ModelConfig
 from inference_server.model import build_model
 from trainer.compiled import TrainView, compile_training
 
@@ -99,7 +99,7 @@ def test_the_view_is_the_network_for_everything_else():
 
 @pytest.mark.parametrize("compile_on", [False, True])
 def test_the_trainer_config_key(compile_on):
-    from fastgo.config import loads_config
+    from fastgo.run.config import loads_config
 
     config = loads_config(f"[trainer]\ncompile = {str(compile_on).lower()}\n")
     assert config.trainer.compile is compile_on

@@ -9,8 +9,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fastgo.config import loads_config
-from fastgo.rundir import open_run_dir
+from fastgo.run.config import loads_config
+from fastgo.run.rundir import open_run_dir
 from inference_server.checkpoint import load_checkpoint
 from trainer import metrics
 from trainer.alphazero import AlphaZeroObjective

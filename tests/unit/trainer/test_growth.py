@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 import torch
 
-from fastgo.config import ModelConfig
+from fastgo.run.config import ModelConfig
 from inference_server.model import build_model
-from fastgo.config import ConfigError, loads_config
+from fastgo.run.config import ConfigError, loads_config
 from trainer.growth import grow_model, shape_at
 
 
@@ -112,7 +112,7 @@ def test_a_shape_stopped_gaining_when_its_recent_best_is_within_flat_elo_of_its_
 
 
 def test_unreadable_ratings_read_as_none(tmp_path):
-    from fastgo.statefiles import RATINGS_MAX_BYTES, read_ratings
+    from fastgo.run.statefiles import RATINGS_MAX_BYTES, read_ratings
     path = tmp_path / "ratings.json"
     assert read_ratings(path)["ratings"] == {}
     for text in ("", "[1, 2]", '{"ratings": [1]}', "{" * 100_000, '{"ratings": {"ckpt-2": [1'):
@@ -126,7 +126,7 @@ def test_unreadable_ratings_read_as_none(tmp_path):
 
 def test_fuzz_ratings_files_never_raise(tmp_path):
     from hypothesis import given, settings, strategies as st
-    from fastgo.statefiles import read_ratings
+    from fastgo.run.statefiles import read_ratings
     from trainer.growth import stopped_gaining
     import json as _json
     leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12)

@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fastgo.config import ConfigError, ModelConfig, loads_config
+from fastgo.run.config import ConfigError, ModelConfig, loads_config
 from inference_server import backends
 from inference_server.model import build_model
 from trainer import training_core as core

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from fastgo.board import Board
-from fastgo.config import ModelConfig
+from fastgo.run.config import ModelConfig
 from inference_server.model import build_model
 from trainer.reinforce import learner_batch, reinforce_step
 from trainer.window import block_from_games

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from fastgo.board import Board
-from fastgo.config import ModelConfig
+from fastgo.run.config import ModelConfig
 from fastgo.game import Game
 from fastgo.policy_play import acceptable_masks, distribution
 from inference_server.model import build_model

@@ -1,4 +1,4 @@
-"""Setting up a position for the GTP engine (play.gtp_engine): fixed and free
+"""Setting up a position for the GTP engine (play.gtp.engine): fixed and free
 handicap placements, a position read from an SGF file (loadsgf), and the current game written
 as SGF (printsgf). Points are move indices (row * size + col, row 0 the top)."""
 from __future__ import annotations

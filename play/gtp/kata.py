@@ -12,7 +12,7 @@ every interval (centiseconds) until the next command, all from the side to move'
 other true/false keys (accepted; fields fastgo has no figure for, such as ownershipStdev, are
 left out). Scores and ownership come from the network's heads over the searched tree
 (play.tree_stats); a player without them prints win rates alone. The rules commands speak
-play.analysis_rules: fastgo plays one rule set and refuses to set another.
+play.analysis.rules: fastgo plays one rule set and refuses to set another.
 """
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ import time
 
 from fastgo import coords
 from fastgo.gtp import GtpError, color_name, int_arg
-from play.gtp_analysis import MAX_INTERVAL_CS, leading_color_and_interval
-from play.analysis_rules import RulesError, differences, parse_rules, rules_json, FASTGO_RULES
+from play.gtp.analyze import MAX_INTERVAL_CS, leading_color_and_interval
+from play.analysis.rules import RulesError, differences, parse_rules, rules_json, FASTGO_RULES
 from play.tree_stats import tree_stats
 
 FLAGS = ("ownership", "ownershipStdev", "movesOwnership", "movesOwnershipStdev", "rootInfo",
@@ -98,7 +98,7 @@ def kata_line(player, game, flags):
 
 
 def reporter(flags):
-    """The `report(player, game)` of play.gtp_analysis.stream for kata-analyze."""
+    """The `report(player, game)` of play.gtp.analyze.stream for kata-analyze."""
     return lambda player, game: kata_line(player, game, flags)
 
 

@@ -1,6 +1,6 @@
 """Experience shards: the one schema for finished games on disk, written by the self-play
 workers and the recorder, read by the trainer and `fastgo bench train`. A record's checks and
-its decoding bounds are fastgo.records.
+its decoding bounds are fastgo.run.records.
 
 A shard is one file: a msgpack header map, then one msgpack map per game, then a fixed 48-byte
 trailer (TRAILER_MAGIC, the record count as uint64, the sha256 of every byte before the
@@ -43,7 +43,7 @@ import msgpack
 from fastgo import diskfull
 from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE
 from fastgo.files import fsync_dir, printable, read_bounded, reason
-from fastgo.records import (ENDS, MAX_CONTAINERS, MAX_MAP_KEYS, ContainerBudget, GameRecord,  # noqa: F401
+from fastgo.run.records import (ENDS, MAX_CONTAINERS, MAX_MAP_KEYS, ContainerBudget, GameRecord,  # noqa: F401
                             ShardError, _check_record, _field, check_record, unpack_record)
 
 MAGIC = "fastgo-shard"

@@ -5,8 +5,8 @@
 never a traceback on stdout: an unexpected exception is logged to stderr and answered as
 '? internal error'. The engine keeps the setup stones and moves of the current game itself, so
 komi changes, undo and printsgf work whatever the Game keeps. Time control is
-play.gtp_time's, handicap and SGF setup play.gtp_setup's, live analysis
-play.gtp_analysis's.
+play.gtp.clock's, handicap and SGF setup play.gtp.position's, live analysis
+play.gtp.analyze's.
 """
 import logging
 import sys
@@ -15,13 +15,13 @@ from fastgo import coords
 from fastgo.gtp import (BLACK, WHITE, GtpError, color_name, float_arg, format_response, int_arg,
                         parse_color, parse_line)
 from fastgo.move_choice import point_instead_of_pass
-from play.gtp_setup import (free_handicap_points, handicap_points, loadsgf_stop,
+from play.gtp.position import (free_handicap_points, handicap_points, loadsgf_stop,
                                         read_sgf, set_free_handicap_points, sgf_position,
                                         sgf_text, write_text)
 from fastgo.constants import MAX_BOARD_SIZE as MAX_SIZE, MIN_BOARD_SIZE as MIN_SIZE
-from play.gtp_time import GtpClock
+from play.gtp.clock import GtpClock
 from play.players import AnalysingPlayer, Player
-from play import gtp_kata as kata
+from play.gtp import kata as kata
 
 log = logging.getLogger("fastgo.gtp")
 
@@ -91,7 +91,7 @@ class GtpEngine:
         self.handlers["kata-get-rules"] = kata.get_rules
         self.handlers["kata-set-rules"] = kata.set_rules
         self.analysis_interval = None  # set by lz-analyze: serve() streams until the next command
-        self.analysis_report = None    # kata-analyze's line maker (play.gtp_kata), else lz-analyze's
+        self.analysis_report = None    # kata-analyze's line maker (play.gtp.kata), else lz-analyze's
         self.command_id = None         # the id of the command being answered
         self.live_output = None        # serve()'s stdout: kata-genmove_analyze writes as it searches
         self.max_analysis_visits = 100_000
@@ -164,7 +164,7 @@ class GtpEngine:
 
     def serve(self, stdin=None, stdout=None):
         """Answers lines from stdin until quit or end of input; flushes after each response."""
-        from play.gtp_analysis import LineReader, stream
+        from play.gtp.analyze import LineReader, stream
 
         reader = LineReader(sys.stdin if stdin is None else stdin)
         stdout = sys.stdout if stdout is None else stdout
@@ -352,7 +352,7 @@ class GtpEngine:
         return point_instead_of_pass(self.game, [row["move"] for row in rows])
 
     def cmd_lz_analyze(self, args):
-        from play.gtp_analysis import parse_analyze_args
+        from play.gtp.analyze import parse_analyze_args
 
         color, interval = parse_analyze_args(args)
         if color is not None:

@@ -1,7 +1,7 @@
 """A finished game as it travels and is stored: GameRecord, its msgpack map, and the checks a
 record from disk or from a peer must pass before anything uses it (decoding bounded in what it
 allocates, every field typed and range-checked, unknown fields refused, the moves replayed and
-the result compared with the final position). The field list is in fastgo.shards.
+the result compared with the final position). The field list is in fastgo.run.shards.
 """
 from __future__ import annotations
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastgo.files import atomic_write, escaped, printable, read_bounded, reason
-from fastgo.rundir import RunDir
+from fastgo.run.rundir import RunDir
 
-log = logging.getLogger("fastgo.pool")
+log = logging.getLogger("fastgo.run.pool")
 log.addHandler(logging.NullHandler())
 
 POOL_VERSION = 1
@@ -136,7 +136,7 @@ def draw_opponent(pool: list[PoolEntry], seed: int, worker_id: int, batch: int) 
 # pool.json is the trainer's, but it never writes over a file it did not write: a pool.json that
 # cannot be used when the trainer starts (not a regular file, too large, not JSON, bad rows), or
 # one changed on disk since the trainer wrote it, is moved to RUN/quarantine with its reason
-# (fastgo.shards.quarantine) before the trainer's pool is written; the trainer goes on with the
+# (fastgo.run.shards.quarantine) before the trainer's pool is written; the trainer goes on with the
 # pool it holds (a bad file at start: a new pool). When the file cannot be moved aside, the pool
 # is kept in memory only and the write is tried again at the next change.
 
@@ -217,7 +217,7 @@ class OpponentPool:
     def _move_aside(self, why: str) -> bool:
         """Moves pool.json (whatever it is) to the quarantine folder with `why`; True when there
         is nothing there any more."""
-        from fastgo.shards import quarantine
+        from fastgo.run.shards import quarantine
 
         try:
             target = quarantine(self.path, self.quarantine_dir, why)

@@ -9,18 +9,19 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from fastgo.config.endpoints import check_bind
 from fastgo.constants import ENCODING_PLANES, MAX_BOARD_SIZE, MIN_BOARD_SIZE
-from fastgo.config.fields import ConfigError, mapping_setting, parse_section, setting
-from fastgo.config.loop import ClusterConfig, RecorderConfig
 from fastgo.move_choice import PASS_RULES
+from fastgo.run.config.endpoints import check_bind
+from fastgo.run.config.fields import ConfigError, mapping_setting, parse_section, setting
+from fastgo.run.config.loop import ClusterConfig, RecorderConfig
+from fastgo.search_settings import SEARCHES
 
 MODEL_NAME = re.compile(r"b(\d+)c(\d+)")
 # CPU inference backends (inference_server.backends); "torch" and "onnx" name their fp32 ones
 INFERENCE_BACKENDS = ("torch-fp32", "torch-bf16", "onnx-fp32", "onnx-int8",
                       "openvino-f32", "openvino-bf16", "openvino-int8")
 BACKEND_CHOICES = ("auto", "torch", "onnx") + INFERENCE_BACKENDS
-SEARCH_CHOICES = ("puct", "gumbel")     # the root searches of fastgo.mcts.BatchedSearch
+SEARCH_CHOICES = SEARCHES               # the root searches of fastgo.mcts.BatchedSearch
 MAX_GRAPH_BATCHES = 16                  # server.graph_batches: each size is compiled ahead
 
 

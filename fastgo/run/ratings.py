@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from fastgo.files import ends_torn, escaped, open_append
-from fastgo.statefiles import count, read_jsonl
+from fastgo.run.statefiles import count, read_jsonl
 
 try:
     import fcntl
@@ -176,7 +176,7 @@ def read_table(path) -> RatingsTable:
     """Every readable row of the table, in file order; a missing file is an empty table. A line
     that is not a JSON object with string names a, b and integer counts wins_a, wins_b, draws in
     0..MAX_COUNT (a truncated write, garbage) is skipped and counted, never fatal; the file is
-    read as fastgo.statefiles reads every state file (regular, bounded, never blocking)."""
+    read as fastgo.run.statefiles reads every state file (regular, bounded, never blocking)."""
     rows = read_jsonl(path, _valid, max_line=MAX_LINE)
     table = RatingsTable(rows, rows.skipped_lines)
     table.note = rows.note

@@ -27,7 +27,7 @@ from fastgo.board import BLACK
 from fastgo.files import escaped
 from fastgo.game import RESIGN, IllegalMoveError
 from fastgo.gtp import GtpError
-from play.gtp_client import GtpClient, GtpConnectionError
+from play.gtp.client import GtpClient, GtpConnectionError
 from play.match import Forfeit
 from play.players import MatchSide
 

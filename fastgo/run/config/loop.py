@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from fastgo.config.endpoints import check_bind
-from fastgo.config.fields import ConfigError, mapping_setting, setting
+from fastgo.run.config.endpoints import check_bind
+from fastgo.run.config.fields import ConfigError, mapping_setting, setting
 
 MATCH_VISITS = 200                      # a checkpoint's visits per move in the arena and evaluator
 # cluster.anchors: the forms of play.specs, checked in full when the evaluator starts

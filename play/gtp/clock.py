@@ -1,4 +1,4 @@
-"""GTP time control for the engine (play.gtp_engine): the clock that time_settings,
+"""GTP time control for the engine (play.gtp.engine): the clock that time_settings,
 kgs-time_settings and time_left set, and the seconds one genmove may spend by it or by a fixed
 limit per move."""
 from __future__ import annotations

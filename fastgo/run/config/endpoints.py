@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from fastgo.config.fields import ConfigError
+from fastgo.run.config.fields import ConfigError
 
 
 def endpoint_problem(endpoint: str) -> str:

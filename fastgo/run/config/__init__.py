@@ -7,20 +7,20 @@ to_dict), endpoints (bind addresses and their CURVE policy), loop (the cluster a
 sections), schema (the other sections and Config), loader (files, --set overrides, shipped
 configs by name). Stdlib only.
 """
-from fastgo.config.endpoints import (
+from fastgo.run.config.endpoints import (
                                   check_bind,
                                   endpoint_problem,
                                   is_loopback,
                                   remote_curve_problem,
 )
-from fastgo.config.fields import (
+from fastgo.run.config.fields import (
                                   ConfigError,
                                   mapping_setting,
                                   parse_section,
                                   setting,
                                   to_dict,
 )
-from fastgo.config.loader import (
+from fastgo.run.config.loader import (
                                   MAX_CONFIG_BYTES,
                                   MAX_TOML_DEPTH,
                                   apply_overrides,
@@ -29,8 +29,8 @@ from fastgo.config.loader import (
                                   resolve_config,
                                   shipped_configs,
 )
-from fastgo.config.loop import MATCH_VISITS, ClusterConfig, RecorderConfig
-from fastgo.config.schema import (
+from fastgo.run.config.loop import MATCH_VISITS, ClusterConfig, RecorderConfig
+from fastgo.run.config.schema import (
                                   BACKEND_CHOICES,
                                   ENCODING_PLANES,
                                   INFERENCE_BACKENDS,

@@ -1,7 +1,7 @@
 """`fastgo analysis`: KataGo's JSON analysis engine over one batched search.
 
-`AnalysisEngine(cache, board_size, encoding)` answers query lines (play.analysis_query) with
-response lines (play.analysis_report), one JSON object per line, possibly out of order. Every
+`AnalysisEngine(cache, board_size, encoding)` answers query lines (play.analysis.query) with
+response lines (play.analysis.report), one JSON object per line, possibly out of order. Every
 analysed turn of every open query waits in one priority queue (higher `priority` first, then
 arrival); up to `positions` of them are searched at once as the games of one BatchedSearch, so
 each network call carries a leaf of every position being searched (a whole game's turns share
@@ -11,7 +11,7 @@ through it under the identity symmetry, so scores and ownership are then found b
 A turn's search ends at maxVisits root visits, at maxTime seconds, or on `terminate`; while it
 runs, `reportDuringSearchEvery` prints partial responses (isDuringSearch true); it ends with
 exactly one final response (or `noResults` when terminated before any visit). Lines are read
-on a thread (play.analysis_lines) with a size cap; a refused line is answered with an error
+on a thread (play.analysis.lines) with a size cap; a refused line is answered with an error
 object and nothing else changes. At the end of input the queued turns are finished, then
 `serve` returns.
 """
@@ -29,9 +29,9 @@ import numpy as np
 from fastgo.features import encode_into
 from fastgo.mcts import BatchedSearch
 from fastgo.search_settings import SearchSettings
-from play.analysis_lines import EMPTY, LineFeed, Overlong
-from play.analysis_query import Limits, parse_query
-from play.analysis_report import (analysis_response, area_ownership, finished_response,
+from play.analysis.lines import EMPTY, LineFeed, Overlong
+from play.analysis.query import Limits, parse_query
+from play.analysis.report import (analysis_response, area_ownership, finished_response,
                                   no_results)
 from play.tree_stats import tree_stats
 

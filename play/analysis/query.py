@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from fastgo import coords
 from fastgo.board import BLACK, WHITE
 from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE
-from play.analysis_lines import MAX_NESTING, nesting
-from play.analysis_rules import RulesError, parse_rules, substitution_warning
+from play.analysis.lines import MAX_NESTING, nesting
+from play.analysis.rules import RulesError, parse_rules, substitution_warning
 
 PERSPECTIVES = ("SIDETOMOVE", "BLACK", "WHITE")
 ACTIONS = ("query_version", "query_models", "clear_cache", "terminate", "terminate_all")

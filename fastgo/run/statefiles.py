@@ -16,7 +16,7 @@ import stat
 
 from fastgo.files import NotRegularFile
 
-log = logging.getLogger("fastgo.statefiles")
+log = logging.getLogger("fastgo.run.statefiles")
 log.addHandler(logging.NullHandler())    # a role's log gets the warnings; a command's stderr not
 
 MAX_STATE_BYTES = 16 << 20      # a row held costs several times its line: this bounds memory

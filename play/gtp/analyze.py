@@ -8,7 +8,7 @@ position and prints one line every interval:
 
 (winrate and prior in 1/10000, winrate for the side to move), until the next command arrives; an
 empty line then ends the response and that command is answered as usual. The engine
-(play.gtp_engine) offers it when its player can `ponder(game, visits, max_visits)` and report
+(play.gtp.engine) offers it when its player can `ponder(game, visits, max_visits)` and report
 `analysis()` (the network player, play.search_player).
 """
 from __future__ import annotations
@@ -149,7 +149,7 @@ def stream(player, game, reader, stdout, interval_s, max_visits, report=None):
     """Search `game` with `player` and print info lines every `interval_s` until a line (or the
     end of input) is waiting in `reader`; then end the response with an empty line.
     report(player, game) -> the line to print ('' for none; default lz-analyze's info_line;
-    kata-analyze's is play.gtp_kata.reporter)."""
+    kata-analyze's is play.gtp.kata.reporter)."""
     size = game.board.size
     searching = not game.is_over()
     last_print = time.monotonic() if interval_s > 0 else None

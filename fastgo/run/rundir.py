@@ -10,10 +10,10 @@ it so); everyone else asks it. Stdlib only.
     logs/              ROLE.log, ROLE.out and ROLE.status.json (the heartbeat) of every role
     sgf/               exported self-play games
     sgf_shards/        shards imported from SGF files (the supervised trainer)
-    pool.json          the REINFORCE opponent pool (fastgo.pool)
+    pool.json          the REINFORCE opponent pool (fastgo.run.pool)
     outbox-wID/        games a remote worker has not yet had confirmed by the recorder
     evaluated/         copies of the checkpoints the evaluator rated (its later opponents)
-    ratings.jsonl      every match result of the evaluator, appended (fastgo.ratings)
+    ratings.jsonl      every match result of the evaluator, appended (fastgo.run.ratings)
     evaluations.jsonl  one row per rated checkpoint, appended (cluster.evaluator)
     ratings.json       the evaluator's latest fit: {"latest", "ratings"}
     curve.png          the strength curve; loss.png: the training losses (cluster.plots)
@@ -209,7 +209,7 @@ class StatusFile:
 
 def read_status(run_dir: RunDir, role: str):
     """(content dict or None, mtime or None) of a role's status file."""
-    from fastgo.statefiles import read_json
+    from fastgo.run.statefiles import read_json
 
     path = status_path(run_dir, role)
     try:

@@ -50,7 +50,7 @@ def run_role(name: str, body) -> int:
     a write that does not wait): one line, diskfull.EXIT_STATUS; any other exception: logged
     with its traceback, 1."""
     from fastgo import diskfull
-    from fastgo.config import ConfigError
+    from fastgo.run.config import ConfigError
     from fastgo.files import NotRegularFile, printable, reason
 
     try:

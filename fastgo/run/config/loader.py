@@ -8,8 +8,10 @@ import re
 import sys
 import tomllib
 
-from fastgo.config.fields import ConfigError, parse_section
-from fastgo.config.schema import Config
+import fastgo
+
+from fastgo.run.config.fields import ConfigError, parse_section
+from fastgo.run.config.schema import Config
 from fastgo.files import read_bounded, reason
 
 MAX_CONFIG_BYTES = 1 << 20     # a config file larger than this is refused unread
@@ -22,7 +24,7 @@ _OVERRIDE_KEY = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+")
 def shipped_config_dirs() -> list[str]:
     """Folders that may hold the shipped configs, in search order: the installed package data
     (fastgo/configs/), then the source tree's configs/ beside the fastgo package."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package = os.path.dirname(os.path.abspath(fastgo.__file__))
     return [os.path.join(package, "configs"), os.path.join(os.path.dirname(package), "configs")]
 
 
