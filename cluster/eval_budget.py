@@ -1,16 +1,41 @@
 """The evaluator's bounded share of the machine (cluster.eval_cpu_share): the CPU time it has used
 against the wall time it has run, carried over its restarts within a run. Its CPU time counts its
-own threads and its children once they have ended (a GTP engine such as GNU Go is closed after
-each pairing, so its time is counted then)."""
+own threads, its children that have ended and, where /proc tells, its children still running (a
+GTP engine such as GNU Go while it plays, so that a long pairing is seen as it goes)."""
 from __future__ import annotations
 
+import glob
+import os
 import resource
 import time
 
+TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def live_children_cpu_s() -> float:
+    """CPU seconds of this process's running (or not yet waited-for) children and of their own
+    waited-for children, from /proc (0 where there is none). A child's time moves to
+    RUSAGE_CHILDREN once waited for, when it leaves this list: counted once either way."""
+    total = 0.0
+    for listing in glob.glob("/proc/self/task/*/children"):
+        try:
+            with open(listing) as handle:
+                pids = handle.read().split()
+        except OSError:
+            continue
+        for pid in pids[:256]:
+            try:
+                with open(f"/proc/{int(pid)}/stat") as handle:
+                    fields = handle.read().rpartition(")")[2].split()
+                total += sum(int(v) for v in fields[11:15]) / TICKS   # utime stime cutime cstime
+            except (OSError, ValueError):
+                continue
+    return total
+
 
 def process_cpu_s() -> float:
-    """User + system CPU seconds of this process and of its ended, waited-for children."""
-    total = 0.0
+    """User + system CPU seconds of this process and of its children, ended or running."""
+    total = live_children_cpu_s()
     for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
         usage = resource.getrusage(who)
         total += usage.ru_utime + usage.ru_stime

@@ -63,6 +63,11 @@ class _Beating(MatchSide):
         return self.side.moves(indices, games)
 
 
+def _kind(label):
+    """What a game's cost is learnt by: any checkpoint alike, each anchor on its own."""
+    return "checkpoint" if label.startswith("ckpt-") else label
+
+
 class _Job:
     """A checkpoint being rated: its name, step and match side, the anchors it played with
     their one-sided verdicts, its pairings' totals (MatchResult by opponent), the opponents
@@ -73,6 +78,7 @@ class _Job:
         self.anchors, self.totals, self.played, self.results = {}, {}, [], []
         self.started = 0.0
         self.seed = step * 1000           # of its opponents' sides (a resumed job: others)
+        self.next_label = None            # the opponent of the pairing going on
 
 
 class Evaluator:
@@ -97,7 +103,8 @@ class Evaluator:
         self.last_point_at = None                     # clock() when the last point was made
         self.refinement = None                        # the newest point's pairings still due
         self.job = None                               # the checkpoint of the newest point
-        self.cost = {"point_wall_s": 0.0, "batch_cpu_s": 0.0}   # learnt as they are played
+        self.game_cost = {}                           # CPU s a game, by kind of opponent
+        self.cost = {"point_wall_s": 0.0, "point_cpu_s": 0.0}  # learnt as they are played
         self.enforce_budget = enforce_budget
         self.table = run_dir.ratings_table
         self.evaluations_path = run_dir.evaluations
@@ -179,10 +186,11 @@ class Evaluator:
         if self.status is not None:
             self.status.beat(lambda: {**self.figures, **self.budget.figures()}, force=force)
 
-    def wait_for_budget(self):
-        """Idles (beating) while the CPU used is over the budget; False once stopping."""
+    def wait_for_budget(self, credit_s=0.0):
+        """Idles (beating) while the CPU used, less `credit_s` seconds, is over the budget;
+        False once stopping."""
         while self.enforce_budget and not self.stopping():
-            wait = self.budget.wait_s()
+            wait = self.budget.wait_s() - credit_s / self.budget.share
             if wait <= 0:
                 break
             self.figures["waiting_s"] = round(wait, 1)
@@ -248,7 +256,7 @@ class Evaluator:
         lead = min(self.cost["point_wall_s"], self.interval / 2)
         due_in = self.last_point_at + self.interval - lead - self.clock()
         allowed = self.budget.share * (self.budget.wall_s() + max(0.0, due_in))
-        return self.budget.cpu_s() + self.cost["batch_cpu_s"] <= allowed
+        return self.budget.cpu_s() + self._next_batch_cpu_s(self.job) <= allowed
 
     def work(self, once=False):
         """One unit of the evaluator's work, the budget waited on first; False when there was
@@ -260,7 +268,9 @@ class Evaluator:
         job = self.pending(1 if once else None)
         if job is not None and (once or self.point_due()):
             self.stop_refining()
-            if self.wait_for_budget():
+            # a point may overdraw the budget by what one point costs: refining, which waits
+            # for a clear budget, pays it back, so points keep their time and the average holds
+            if self.wait_for_budget(credit_s=self.cost["point_cpu_s"]):
                 self.evaluate(*job)
             return True
         if self.refinement is not None and (once or self.may_refine()):
@@ -377,6 +387,7 @@ class Evaluator:
         self.last_step = step
         self.last_point_at = self.clock()
         self._learn_cost("point_wall_s", self.last_point_at - started)
+        self._learn_cost("point_cpu_s", self.budget.cpu_s() - cpu0)
         job.started = started
         summary = self._publish(job)
         self.log.info("%s: first rating %s; %.1f s, %.1f s of CPU", name,
@@ -541,24 +552,49 @@ class Evaluator:
         return None if self.stopping() else total
 
     def _batch(self, job, opponent, label, total):
-        """One batch of games of the pairing (added to `total`), its CPU cost learnt; None
-        when the role stops before or during it (nothing of it counted then)."""
+        """One batch of games of the pairing (added to `total`), its CPU cost a game learnt;
+        None when the role stops before or during it (nothing of it counted then)."""
         from play.match import play_match
 
-        games = self.rule.next_batch(total.games)
+        games = self._batch_games(label, total.games)
         if games <= 0 or self.stopping():
             return None
         size, komi = self.config.model.board_size, self.config.selfplay.komi
         cpu0 = self.budget.cpu_s()
         batch = play_match(job.ours, opponent, games, size=size, komi=komi,
                            game_offset=total.games, stop=self.stopping)
-        self._learn_cost("batch_cpu_s", self.budget.cpu_s() - cpu0)
+        cost = self.budget.cpu_s() - cpu0
+        if batch.games:
+            self._learn_cost(_kind(label), cost / batch.games, self.game_cost)
         if self.stopping() and batch.games < games:
             return None
         total.add(batch)
+        job.next_label = label
         self.figures["playing"] = f"{label} {total.wins_a}-{total.wins_b}"
         self.beat(force=True)
         return batch
+
+    def _batch_games(self, label, played):
+        """Games of the pairing's next batch: the rule's (cluster.eval_batch_games), fewer
+        against an opponent whose games are dear (GNU Go at a high level), so that one batch
+        costs at most half of what the budget earns between two points (at least 2 games)."""
+        games = self.rule.next_batch(played)
+        per_game = self.game_cost.get(_kind(label))
+        if per_game and self.interval > 0 and self.enforce_budget:
+            affordable = int(self.budget.share * self.interval / 2 / per_game)
+            games = min(games, max(2, affordable))
+        return games
+
+    def _next_batch_cpu_s(self, job):
+        """The CPU the refinement's next batch is expected to cost: of the opponent it plays on,
+        else (a new pairing) the dearest kind of game known at 2 games; 0 when nothing is
+        known yet."""
+        label = getattr(job, "next_label", None) if job is not None else None
+        if label is not None and _kind(label) in self.game_cost:
+            total = job.totals.get(label)
+            played = total.games if total is not None else 0
+            return self.game_cost[_kind(label)] * self._batch_games(label, played)
+        return 2 * max(self.game_cost.values(), default=0.0)
 
     def _record(self, job, label, fresh, total, why):
         """Appends the games of `fresh` to the ratings table (one row), notes the pairing in
@@ -649,10 +685,11 @@ class Evaluator:
                           "stronger anchor this time", job.name, anchor, result.wins_a,
                           result.wins_b)
 
-    def _learn_cost(self, key, value):
+    def _learn_cost(self, key, value, table=None):
         """A running estimate (the last values weighted 1/2, 1/4, ...) of a cost in seconds."""
-        old = self.cost.get(key)
-        self.cost[key] = value if not old else 0.5 * (old + value)
+        table = self.cost if table is None else table
+        old = table.get(key)
+        table[key] = value if not old else 0.5 * (old + value)
 
     def _run_start(self):
         if self.evaluations and "time" in self.evaluations[0]:

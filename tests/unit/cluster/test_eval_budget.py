@@ -59,3 +59,29 @@ def test_process_cpu_counts_this_process():
     while process_cpu_s() - before < 0.05:       # busy work shows as CPU time
         total += sum(range(1000))
     assert process_cpu_s() > before
+
+
+def test_a_running_child_is_counted_as_it_goes_and_once_after():
+    """A GTP engine's CPU counts while it plays (from /proc), not only once closed, and a
+    child waited for is not counted twice."""
+    import subprocess
+    import sys
+
+    from cluster.eval_budget import live_children_cpu_s, process_cpu_s
+
+    before = process_cpu_s()
+    child = subprocess.Popen([sys.executable, "-c",
+                              "import sys, time\nt = time.process_time()\n"
+                              "while time.process_time() - t < 0.6: pass\n"
+                              "print('burnt', flush=True)\nsys.stdin.read()"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "burnt\n"      # the child has burnt its 0.6 s
+        assert live_children_cpu_s() >= 0.55
+        running = process_cpu_s() - before
+        assert running >= 0.55
+    finally:
+        child.stdin.close()
+        child.wait(timeout=30)
+    after = process_cpu_s() - before
+    assert running - 0.05 <= after <= running + 0.5     # moved to RUSAGE_CHILDREN, not doubled

@@ -49,7 +49,7 @@ def test_refining_only_where_the_budget_is_clear_by_the_next_point(tmp_path):
     evaluator = scheduled(tmp_path, cpu, clock)
     evaluator.refinement = iter(())
     evaluator.last_point_at, evaluator.cost["point_wall_s"] = 0.0, 20.0
-    evaluator.cost["batch_cpu_s"] = 10.0
+    evaluator.game_cost["checkpoint"] = 5.0             # a new pairing: 2 games, 10 s
     # next point due at 180 s: 0.2 core * 180 s = 36 s of CPU allowed by then
     cpu[0], clock.now = 25.0, 60.0
     assert evaluator.may_refine()                       # 25 + 10 <= 36
@@ -60,8 +60,28 @@ def test_refining_only_where_the_budget_is_clear_by_the_next_point(tmp_path):
     assert not evaluator.may_refine()
     # without an interval (each checkpoint in full) refining is never held back
     unscheduled = scheduled(tmp_path, cpu, clock, interval=0.0)
-    unscheduled.last_point_at, unscheduled.cost["batch_cpu_s"] = 0.0, 1e9
+    unscheduled.last_point_at, unscheduled.game_cost["checkpoint"] = 0.0, 1e9
     assert unscheduled.may_refine()
+
+
+def test_a_dear_opponent_is_played_in_smaller_batches(tmp_path):
+    clock, cpu = Clock(), [0.0]
+    evaluator = scheduled(tmp_path, cpu, clock)          # 0.2 core, a point every 200 s
+    assert evaluator._batch_games("gnugo:10", 0) == 8    # nothing known yet: the rule's batch
+    # half of what 200 s earn at 0.2 core: 20 s of CPU a batch
+    evaluator.game_cost.update({"gnugo:10": 8.0, "gnugo:1": 1.0, "checkpoint": 4.0})
+    assert evaluator._batch_games("gnugo:10", 0) == 2    # 20 / 8 -> 2
+    assert evaluator._batch_games("gnugo:1", 0) == 8     # 20 / 1 -> the rule's 8
+    assert evaluator._batch_games("ckpt-5", 0) == 5      # any checkpoint: 20 / 4
+    assert evaluator._batch_games("ckpt-5", 30) == 2     # the rule's last 2 of 32
+    # the refinement's next batch, for may_refine: the pairing going on, else the dearest
+    # kind at 2 games
+    evaluator.job = type("Job", (), {"next_label": "gnugo:10", "totals": {}})()
+    assert evaluator._next_batch_cpu_s(evaluator.job) == 16.0
+    evaluator.job.next_label = None
+    assert evaluator._next_batch_cpu_s(evaluator.job) == 16.0
+    evaluator.game_cost["gnugo:10"] = 40.0               # dearer than the slice: still 2 games
+    assert evaluator._batch_games("gnugo:10", 0) == 2
 
 
 def rows(path):
