@@ -134,7 +134,7 @@ def steps(python=sys.executable) -> list:
     out = [Step("build kernels", [python, "setup.py", "build_ext", "--inplace", "--parallel",
                                   str(os.cpu_count() or 1)], 90),
            Step("CUDA tests", [python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                               "tests/system/test_cuda.py"], 90)]
+                               "tests/system/serve/test_cuda.py"], 90)]
     for config in ("9x9_gpu", "19x19_gpu"):
         out.append(Step(f"bench server {config}",
                         fastgo + ["bench", "server", "--config", config, "--device", "cuda",

@@ -1,5 +1,5 @@
 """The run directory: one folder per run, the same layout for every role. RunDir is the one
-place that spells its files and folders (a scan in tests/unit/fastgo/test_rundir_names.py keeps
+place that spells its files and folders (a scan in tests/unit/fastgo/run/test_rundir.py keeps
 it so); everyone else asks it. Stdlib only.
 
     shards/            complete experience shards (temporary files start with '.'); workers

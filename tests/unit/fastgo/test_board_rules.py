@@ -477,7 +477,7 @@ def test_bench_board_command_writes_json(tmp_path, capsys):
         row = figures[size]
         # Against an independent count of the same work: 20 random playouts from the empty
         # board played here through Board.playout. The rates are compared in
-        # tests/system/test_bench_board_rates.py.
+        # tests/system/bench/test_bench_board_rates.py.
         rng = Random(7)
         lengths = [Board(int(size)).playout(rng) for _ in range(20)]
         assert row["moves_per_playout"] == pytest.approx(sum(lengths) / len(lengths), rel=0.2)

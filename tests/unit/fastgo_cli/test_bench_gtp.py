@@ -1,7 +1,7 @@
 """`fastgo bench gtp`, in this process: the Leela Zero weights file has the layout Leela Zero 0.17
 reads (line count and values per line from its loader's rules, written out here independently
 of the writer), and bad arguments are one-line errors. Leela Zero playing from one and the whole
-bench run end to end are in tests/system/test_bench_gtp_process.py."""
+bench run end to end are in tests/system/bench/test_bench_gtp_process.py."""
 import math
 
 import pytest

@@ -1,7 +1,7 @@
 """Run-directory state files that are small on disk but costly to hold or to fit: a ratings
 table whose players form one long chain (the fit's Hessian is n x n), rows whose metadata is a
 bomb of small values, a tail read line by line, a byte order mark. An append to a FIFO or a
-folder standing where the table belongs is tests/system/test_state_append_fifo.py."""
+folder standing where the table belongs is tests/system/state/test_state_append_fifo.py."""
 from __future__ import annotations
 
 import json

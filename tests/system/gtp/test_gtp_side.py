@@ -14,7 +14,7 @@ from play.gtp.side import GtpEngineError, GtpSide, parse_gtp_spec
 from play.match import play_match
 from play.specs import make_player
 
-FAKE = str(Path(__file__).resolve().parents[1] / "fake_engines" / "fake_gtp.py")
+FAKE = str(Path(__file__).resolve().parents[2] / "fake_engines" / "fake_gtp.py")
 GAMES = 4
 
 

@@ -27,7 +27,7 @@ from fastgo.run.shards import ShardWriter, list_shards, read_shard
 from trainer.sgf_import import (SgfInputError, Skip, find_sgf_files, game_record,
                                 import_sgf, parse_result)
 
-DATA = os.path.join(os.path.dirname(__file__), "..", "data", "sgf")
+DATA = os.path.join(os.path.dirname(__file__), "..", "..", "data", "sgf")
 GAMES = os.path.join(DATA, "games")
 BAD = os.path.join(DATA, "bad")
 

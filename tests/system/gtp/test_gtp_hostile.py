@@ -12,7 +12,7 @@ from play.gtp.analyze import LineReader, parse_analyze_args
 from play.gtp.engine import GtpEngine
 from play.specs import make_player
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 HOSTILE_WORDS = ["9" * 5000, "\u00b2", "\u0663", "1_0", "nan", "inf", "-inf", "1e999", "0x10",
                  "+", "\U0001d7ff", "\u0663.5"]
 HOSTILE_NUMBERS = HOSTILE_WORDS + [" 7", "7 ", ""]

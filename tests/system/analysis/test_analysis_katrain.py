@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("katrain", reason="KaTrain is a test extra: pip install -e .[test]")
 
-CLIENT = Path(__file__).resolve().parents[1] / "clients" / "katrain_analysis.py"
+CLIENT = Path(__file__).resolve().parents[2] / "clients" / "katrain_analysis.py"
 GAME = "(;GM[1]FF[4]SZ[9]KM[7]RU[Japanese];B[ee];W[cc];B[gc];W[cg];B[gg];W[ge];B[he];W[fd];B[gd])"
 VISITS = 12
 

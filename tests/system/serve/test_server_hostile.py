@@ -21,7 +21,7 @@ from inference_server.server import InferenceServer
 from inference_server.slots import NAMED_PATH_UNREADABLE, Reloader
 from cluster.role_process import ServerProcess, write_config
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 MODEL = {"blocks": 1, "channels": 8}
 CONFIG = ModelConfig(**MODEL)
 

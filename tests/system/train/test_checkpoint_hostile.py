@@ -15,7 +15,7 @@ from inference_server.checkpoint import (MAX_STEP, CheckpointError, CheckpointUn
                                          load_checkpoint, save_checkpoint, state_hash)
 from inference_server.model import build_model
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 CONFIG = ModelConfig(blocks=1, channels=8)
 
 

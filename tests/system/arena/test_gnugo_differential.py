@@ -156,7 +156,7 @@ def test_superko_agrees_with_gnugo_positional_superko(gnugo_engines, size, games
 
 def test_fastgo_engine_plays_a_game_against_gnugo(gnugo_path):
     """Both engines over GTP, as the arena will drive them: moves cross over, boards agree."""
-    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
     ours = GtpClient([sys.executable, "-m", "fastgo_cli.main", "gtp", "--seed", "5"], timeout=60,
                      cwd=root, stderr=subprocess.DEVNULL)
     theirs = GtpClient([gnugo_path, "--mode", "gtp", "--level", "0"], timeout=60)

@@ -2,7 +2,7 @@
 empty arrays: plain msgpack turns each into a 56-byte list plus an 8-byte slot, ~70x the bytes):
 through the recorder's path (inference_server.protocol.parse_game_message, then
 fastgo.run.records.unpack_record) and as a shard read by fastgo.run.shards.read_shard, the growth stays
-under 4x the message. tests/unit/fastgo/test_records.py bounds the same with tracemalloc on 1 MiB in-process; this
+under 4x the message. tests/unit/fastgo/run/test_records.py bounds the same with tracemalloc on 1 MiB in-process; this
 measures the whole process at the recorder's byte limit (recorder.max_game_bytes = 16 MiB).
 
 Each case runs in a subprocess that reports VmHWM (Linux's peak RSS of the process image) before
@@ -24,7 +24,7 @@ import pytest
 from fastgo.run import shards
 
 MESSAGE_BYTES = 16 << 20
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/status"),
                                 reason="VmHWM is read from /proc/self/status (Linux)")

@@ -8,7 +8,7 @@ import pytest
 from fastgo.run.config import (Config, ConfigError, ModelConfig, ServerConfig, load_config,
                            loads_config, parse_section, to_dict)
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 
 
 def write(tmp_path, text):

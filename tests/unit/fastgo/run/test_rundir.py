@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fastgo.run.rundir import RunDir, open_run_dir
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "cluster",
             "fastgo_cli", "dashboard")
 NAMES = {"evaluated", "evaluations.jsonl", "ratings.json", "ratings.jsonl", "pool.json", "tb",

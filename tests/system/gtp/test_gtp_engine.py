@@ -9,7 +9,7 @@ import pytest
 from fastgo import gtp, sgf
 from play.gtp.client import GtpClient, GtpConnectionError
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 ENGINE = [sys.executable, "-m", "fastgo_cli.main", "gtp"]
 TIMEOUT = 60
 

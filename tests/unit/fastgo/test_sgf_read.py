@@ -1,6 +1,6 @@
 """SGF bombs just under and just over each bound of fastgo.sgf.parse_sgf: setup rectangles,
 node count, nesting, size, numbers Python refuses to convert; a FIFO given to read_sgf_file.
-That comment-heavy files parse in linear time is timed in tests/system/test_sgf_parse_time.py."""
+That comment-heavy files parse in linear time is timed in tests/system/state/test_sgf_parse_time.py."""
 import os
 import threading
 import tracemalloc

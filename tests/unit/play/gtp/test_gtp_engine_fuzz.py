@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
-CORPUS = pathlib.Path(__file__).resolve().parents[2] / "corpus"
+CORPUS = pathlib.Path(__file__).resolve().parents[3] / "corpus"
 
 
 def corpus(kind):

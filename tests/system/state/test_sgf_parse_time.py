@@ -1,5 +1,5 @@
 """fastgo.sgf.parse_sgf in linear time on comment-heavy files, timed (the bounds themselves are
-tests/unit/fastgo/test_hardening_sgf.py)."""
+tests/unit/fastgo/test_sgf_read.py)."""
 import time
 
 from fastgo import sgf

@@ -20,8 +20,8 @@ from fastgo.run.ratings import (elo_from_score, sprt_bounds, sprt_decision, sprt
 from play.match import play_match
 from play.specs import make_player
 
-FAKE = str(Path(__file__).resolve().parents[1] / "fake_engines" / "fake_gtp.py")
-ROOT = Path(__file__).resolve().parents[2]
+FAKE = str(Path(__file__).resolve().parents[2] / "fake_engines" / "fake_gtp.py")
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def arena(capsys, *argv):
