@@ -1,7 +1,8 @@
 """RUN/evaluations.jsonl, one row per rated checkpoint in the order rated, never rewritten: its
 one writer (`append_evaluation`, used by the evaluator), its row check and its one reader.
 A row: {'player': 'ckpt-STEP', 'step', 'wall_s' (when the checkpoint was written, from the run's
-start), 'games' (self-play games by then), 'time' (unix seconds), 'path' (the kept copy),
+start), 'games' (self-play games by then), 'time' (unix seconds the checkpoint was written),
+'rated' (unix seconds its first rating was written), 'path' (the kept copy),
 'opponents' (names it played), 'eval_cpu_s', 'eval_wall_s' (the evaluator's budget so far)}."""
 from __future__ import annotations
 
@@ -37,10 +38,11 @@ def evaluation_row(row):
         if isinstance(value, (int, float)) and not isinstance(value, bool) \
                 and math.isfinite(value) and 0 <= value <= 1e12:
             out[key] = value
-    stamp = row.get("time")
-    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) \
-            and math.isfinite(stamp) and 0 <= stamp <= 1e11:
-        out["time"] = stamp
+    for key in ("time", "rated"):                    # unix seconds: written, and rated
+        stamp = row.get(key)
+        if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) \
+                and math.isfinite(stamp) and 0 <= stamp <= 1e11:
+            out[key] = stamp
     return out
 
 

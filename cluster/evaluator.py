@@ -379,7 +379,7 @@ class Evaluator:
         evaluation = {"player": name, "step": step, "path": kept, "time": stamp,
                       "games": int(trainer_state.get("games", 0)),
                       "wall_s": max(0.0, stamp - self._run_start()),
-                      "opponents": list(job.played)}
+                      "opponents": list(job.played), "rated": time.time()}
         evaluation.update((k, v) for k, v in self.budget.figures().items()
                           if k in ("eval_cpu_s", "eval_wall_s"))
         append_evaluation(self.evaluations_path, evaluation)
