@@ -69,3 +69,36 @@ def append_evaluation(path, row: dict):
         append_bytes(path, (json.dumps(row) + "\n").encode("utf-8"), sync=True, line=True)
     except OSError as err:
         raise ConfigError(f"{path}: {err.strerror or err}") from None
+
+
+def cadence(rows, checkpoint_times, start, end) -> dict:
+    """How closely the curve followed the run between unix times `start` and `end`: rows are
+    evaluations.jsonl's (those with 'rated'), checkpoint_times the unix times the run's
+    checkpoints were written (metrics.csv). Returns {'points': first ratings written in the
+    window, 'max_gap_s': the longest time without a new point (the window's edges included),
+    'max_lag_s': the most the newest point's checkpoint was behind the newest checkpoint (just
+    before each point and at the end), 'cpu_share': the evaluator's cores over the window (from
+    its carried CPU and wall seconds; None without two rows)}."""
+    rated = sorted((r for r in rows if "rated" in r and "time" in r), key=lambda r: r["rated"])
+    inside = [r for r in rated if start <= r["rated"] <= end]
+    times = sorted(checkpoint_times)
+
+    def newest_checkpoint(at):
+        return max((t for t in times if t <= at), default=None)
+
+    moments = [r["rated"] for r in inside] + [end]
+    edges = [start] + moments
+    gaps = [b - a for a, b in zip(edges, edges[1:])]
+    lags = []
+    for moment in moments:
+        shown = [r for r in rated if r["rated"] < moment]
+        newest = newest_checkpoint(moment)
+        if shown and newest is not None:
+            lags.append(max(0.0, newest - shown[-1]["time"]))
+    budget = [r for r in inside if "eval_cpu_s" in r and "eval_wall_s" in r]
+    share = None
+    if len(budget) >= 2 and budget[-1]["eval_wall_s"] > budget[0]["eval_wall_s"]:
+        share = (budget[-1]["eval_cpu_s"] - budget[0]["eval_cpu_s"]) / \
+            (budget[-1]["eval_wall_s"] - budget[0]["eval_wall_s"])
+    return {"points": len(inside), "max_gap_s": max(gaps), "max_lag_s": max(lags, default=None),
+            "cpu_share": share}

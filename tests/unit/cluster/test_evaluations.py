@@ -62,3 +62,27 @@ def test_the_writer_refuses_a_row_its_reader_would_drop(tmp_path, row):
     with pytest.raises(ValueError, match="not an evaluations.jsonl row"):
         append_evaluation(str(path), row)
     assert not path.exists()
+
+
+def test_cadence_counts_points_gaps_lag_and_share():
+    from cluster.evaluations import cadence
+
+    # checkpoints written every 10 s from t=0; points rated at 100, 300 and 450 s rating the
+    # checkpoints written at 90, 280 and 440 s
+    written = [10.0 * k for k in range(0, 61)]
+    rows = [{"player": "ckpt-9", "time": 90.0, "rated": 100.0, "eval_cpu_s": 10.0,
+             "eval_wall_s": 100.0},
+            {"player": "ckpt-28", "time": 280.0, "rated": 300.0, "eval_cpu_s": 50.0,
+             "eval_wall_s": 300.0},
+            {"player": "ckpt-44", "time": 440.0, "rated": 450.0, "eval_cpu_s": 80.0,
+             "eval_wall_s": 450.0},
+            {"player": "ckpt-5", "time": 50.0, "wall_s": 50.0}]          # an older row
+    figures = cadence(rows, written, 0.0, 600.0)
+    assert figures["points"] == 3
+    assert figures["max_gap_s"] == 200.0                 # 100 -> 300
+    # just before 300 s the newest checkpoint is 300 s old... written at 300: 300 - 90 = 210;
+    # before 450: 450 - 280 = 170; at the end: 600 - 440 = 160
+    assert figures["max_lag_s"] == 210.0
+    assert figures["cpu_share"] == (80.0 - 10.0) / (450.0 - 100.0)
+    late = cadence(rows, written, 200.0, 600.0)
+    assert late["points"] == 2 and late["max_gap_s"] == 150.0 and late["max_lag_s"] == 210.0
