@@ -9,6 +9,7 @@ import os
 import time
 
 from cluster.role_process import RoleProcess, last_line
+from fastgo.run.rundir import read_status
 
 
 class ServerPing:
@@ -103,7 +104,6 @@ class RoleChild:
         started = self.started
         if self.heartbeat is None:
             return None, max(started, self.ping.last_ok), self.ping.last_ok > started
-        from fastgo.run.rundir import read_status
         data, mtime = read_status(self.run_dir, self.heartbeat)
         if mtime is None:
             return data, started, False

@@ -20,8 +20,17 @@ import re
 from dataclasses import dataclass
 
 from cluster.compare_report import RUNS, draw, markdown_table
-from cluster.role_process import Children
-from fastgo.run.rundir import RunDir
+from cluster.evaluator import checkpoints
+from cluster.plots import RunCurveError, read_run
+from cluster.role_process import Children, last_line
+from cluster.status import clock
+from fastgo.files import atomic_write_text
+from fastgo.run.config import ConfigError, load_config, resolve_config
+from fastgo.run.ratings import elo_from_score, wilson_interval
+from fastgo.run.rundir import RunDir, read_status
+from fastgo.run.statefiles import count, read_csv, read_json
+from play.gtp.side import GtpEngineError
+from play.specs import gnugo_installed, make_side, parse_spec
 
 MAX_OPPONENTS = 16
 MAX_SEED = (1 << 62) - 1
@@ -50,8 +59,6 @@ def parse_opponents(text) -> list:
     """'mcts:1000,gnugo:1,random,gtp:"CMD"' -> [Opponent]: player specs (play.specs; a
     checkpoint given by its absolute path). CompareError for an empty list, a duplicate or a
     malformed spec."""
-    from play.specs import parse_spec
-
     labels = [part.strip() for part in _split(text)]
     if not labels or not all(labels):
         raise CompareError(f"--opponents {str(text)[:80]!r}: expected a comma-separated list "
@@ -91,9 +98,6 @@ def check_opponent(opponent: Opponent, size: int, komi: float) -> None:
     """Starts a GTP opponent (gnugo:LEVEL, gtp:COMMAND) once on a size x size board with `komi`
     and stops it again, so that a missing or unwilling engine is known before hours of runs;
     CompareError if it cannot."""
-    from play.gtp.side import GtpEngineError
-    from play.specs import gnugo_installed, make_side, parse_spec
-
     spec = parse_spec(opponent.spec)
     if spec.kind not in ("gnugo", "gtp"):
         return
@@ -161,8 +165,6 @@ def seed_overrides(seed: int) -> tuple:
 def load_run_plan(name, config, overrides, seed=None) -> RunPlan:
     """The RunPlan of config `config` (a shipped name or a path) with `overrides`, preceded by
     seed_overrides(seed) unless seed is None; CompareError naming the run for a bad config."""
-    from fastgo.run.config import ConfigError, load_config, resolve_config
-
     items = (seed_overrides(seed) if seed is not None else ()) + tuple(overrides)
     try:
         path = os.path.abspath(resolve_config(config))
@@ -224,9 +226,6 @@ def head_to_head_paths(out):
 def last_checkpoint(root):
     """(step, path) of the newest numbered checkpoint of a run directory, else (None,
     latest.ckpt) when only that exists, else None."""
-    from cluster.evaluator import checkpoints
-    from fastgo.run.rundir import RunDir
-
     run_dir = RunDir(os.path.abspath(root))
     try:
         numbered = checkpoints(run_dir)
@@ -240,9 +239,6 @@ def last_checkpoint(root):
 def run_progress(root) -> dict:
     """{'games', 'steps'}: self-play games and training steps of a run, the larger of what the
     trainer's status file and the last row of metrics.csv say (0 without either)."""
-    from fastgo.run.rundir import RunDir, read_status
-    from fastgo.run.statefiles import count, read_csv
-
     run_dir = RunDir(os.path.abspath(root))
     status, _ = read_status(run_dir, "train")
     _, rows = read_csv(run_dir.metrics)
@@ -263,8 +259,6 @@ def run_curve(root):
     """(points, run) of a run's evaluator: points [{'player', 'step', 'wall_s', 'games', 'elo',
     'elo_low', 'elo_high'}] in order, run the cluster.plots.read_run dict for the figure;
     ([], an empty run) when the run has no rated checkpoint."""
-    from cluster.plots import RunCurveError, read_run
-
     try:
         run = read_run(os.path.abspath(root))
     except RunCurveError:
@@ -282,8 +276,6 @@ def run_curve(root):
 def match_entry(wins: int, losses: int, draws: int) -> dict:
     """One opponent's result for compare.json: the win rate (draws count half) and its 95%
     Wilson interval."""
-    from fastgo.run.ratings import wilson_interval
-
     games = wins + losses + draws
     score = wins + 0.5 * draws
     low, high = wilson_interval(score, games)
@@ -305,8 +297,6 @@ def read_match(path, checkpoint, games, visits, opponent_checkpoint=None, move_s
     (its player A) of `games` games at `visits` visits (or, given `move_seconds`, at that time a
     move), written after that file (and, given `opponent_checkpoint`, against that file as
     player B, written after it too); else None."""
-    from fastgo.run.statefiles import count, read_json
-
     data = read_json(path)
     pace_ok = (data.get("move_seconds") == move_seconds if move_seconds is not None
                else data.get("visits") == visits and data.get("move_seconds") is None) \
@@ -371,8 +361,6 @@ def assemble(plan: Plan, exit_statuses=None) -> tuple:
 def head_to_head(plan: Plan):
     """match_entry of run a's last checkpoint against run b's, with the Elo difference a - b
     and its 95% interval (from the Wilson interval of the score); None before that match."""
-    from fastgo.run.ratings import elo_from_score
-
     latest = [last_checkpoint(plan.root(run.name)) for run in plan.runs]
     if any(one is None for one in latest):
         return None
@@ -400,16 +388,12 @@ def _play_head_to_head(plan: Plan, children, out) -> None:
                       plan.seed + len(plan.opponents), json_path, backend_b=run_b.backend)
     code = children.run(argv, log_path, "[a vs b] ", stop_s=STOP_S, die_with_parent=True)
     if code != 0 and not children.stopped:
-        from cluster.role_process import last_line
         raise CompareError(f"run a against run b: fastgo arena exited with status {code}: "
                            f"{last_line(log_path)} (see {log_path})", code=1)
 
 def compare(plan: Plan, out=print) -> int:
     """Runs the plan (see the module); returns the exit status. CompareError for a failure that
     is one line (a run without a checkpoint, a match that could not be played)."""
-    from cluster.status import clock
-    from fastgo.files import atomic_write_text
-
     os.makedirs(plan.out, exist_ok=True)
     statuses = {}
     with Children(out) as children:
@@ -446,7 +430,6 @@ def compare(plan: Plan, out=print) -> int:
                         return _stopped(out, children.stopped,
                                         f"run {run.name} against {opponent.label}")
                     if code != 0:
-                        from cluster.role_process import last_line
                         raise CompareError(f"run {run.name} against {opponent.label}: fastgo "
                                            f"arena exited with status {code}: "
                                            f"{last_line(log_path)} (see {log_path})", code=1)

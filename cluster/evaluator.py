@@ -20,8 +20,23 @@ import json
 import os
 import time
 
+from cluster.eval_budget import CpuBudget
 from cluster.evaluations import append_evaluation, read_evaluations
+from cluster.pairings import (PairingRule, checkpoint_opponents, expected_score, kept_steps,
+                              next_anchor, one_sided, pairing_verdict, retired_anchors)
+from cluster.plots import draw_curve, draw_losses
+from fastgo.files import atomic_write, atomic_write_text, check_regular, read_bounded
+from fastgo.run.config import ConfigError, load_config
+from fastgo.run.ratings import (TableError, append_result, components, fit_ratings, read_table,
+                                table_name)
+from fastgo.run.role_entry import on_disk_full, setup_logging, stop_on_signals
+from fastgo.run.rundir import StatusFile, open_run_dir
+from play.equal_time import one_thread_rate, visits_for
+from play.gtp.side import GtpEngineError
+from play.match import MatchResult, play_match
+from play.network_player import network_side
 from play.players import MatchSide
+from play.specs import gnugo_installed, make_side, parse_spec
 
 IDLE_S = 0.5                  # the wait between looks for a new checkpoint or budget
 OPENING_MOVES = 2             # a network's first moves sampled by visits, as in the arena
@@ -92,9 +107,6 @@ class Evaluator:
     def __init__(self, config, run_dir, log, status=None, *, stopping=None, budget=None,
                  enforce_budget=True, outside_budget=False, sleep=time.sleep,
                  clock=time.monotonic):
-        from cluster.eval_budget import CpuBudget
-        from cluster.pairings import PairingRule
-
         self.config, self.cc, self.run_dir, self.log = config, config.cluster, run_dir, log
         self.status = status
         self.stopping = stopping or (lambda: False)
@@ -128,10 +140,6 @@ class Evaluator:
     # --- set-up --------------------------------------------------------------------------------
 
     def _usable_anchors(self):
-        from fastgo.run.config import ConfigError
-        from fastgo.run.ratings import table_name
-        from play.specs import gnugo_installed, parse_spec
-
         out = {}
         for text in self.cc.anchors:
             try:
@@ -153,7 +161,6 @@ class Evaluator:
         cluster.eval_visits: inference_server.network.load_network (canaries checked) and
         play.network_player, as every command plays a checkpoint. NetworkError when unusable."""
         from inference_server.network import load_network
-        from play.network_player import network_side
 
         network = load_network(path, data=data, expect=self.config.model,
                                backend=self.config.server.backend, threads=1,
@@ -167,8 +174,6 @@ class Evaluator:
     def _timed_visits(self, network, side):
         """cluster.eval_move_seconds in visits for this network: its one-game, one-thread
         speed (play.equal_time), measured once per network shape in this process."""
-        from play.equal_time import one_thread_rate, visits_for
-
         shape = network.config.name
         if shape not in self.rates:
             self.rates[shape] = one_thread_rate(network.evaluator, side.settings,
@@ -214,9 +219,6 @@ class Evaluator:
         """(ratings {name: (elo, low, high)}, rows of the table, predict(a, b) -> a's expected
         score against b as (low, expected, high) over a's 95% interval, where both are rated
         in one connected group, else None)."""
-        from cluster.pairings import expected_score
-        from fastgo.run.ratings import TableError, components, fit_ratings, read_table
-
         rows = read_table(self.table)
         try:
             ratings = fit_ratings(rows, anchor="random")
@@ -287,9 +289,6 @@ class Evaluator:
         """The refinement of the newest rated checkpoint, taken up again after a restart (or by
         the final rating): its pairings so far from the ratings table, its network from its
         kept copy; nothing when that copy cannot be loaded."""
-        from cluster.pairings import one_sided
-        from play.match import MatchResult
-
         last = self.evaluations[-1]
         name, step = last["player"], last["step"]
         try:
@@ -337,7 +336,6 @@ class Evaluator:
         summary, or None when the checkpoint is unreadable or the role is stopping."""
         import torch
 
-        from fastgo.files import read_bounded
         from inference_server.checkpoint import MAX_CHECKPOINT_BYTES
         from inference_server.network import NetworkError
 
@@ -359,8 +357,6 @@ class Evaluator:
         job = _Job(name, step, ours)
         first = self._first_pairing(job)
         if first is not None:
-            from play.gtp.side import GtpEngineError
-
             label, opponent = first
             try:
                 result = self._play(job, opponent, label, batches=1)
@@ -432,9 +428,6 @@ class Evaluator:
         """RUN/evaluated/NAME: a copy of the checkpoint as a later opponent (the trainer prunes
         its own); copies of earlier ones are thinned to pairings.kept_steps. Returns the copy's
         path, or `path` when it cannot be written."""
-        from cluster.pairings import kept_steps
-        from fastgo.files import atomic_write
-
         folder = self.run_dir.evaluated
         kept = os.path.join(folder, os.path.basename(path))
         try:
@@ -475,8 +468,6 @@ class Evaluator:
         earlier checkpoints at fractions of its step. Each pairing's games so far are recorded
         when it ends, and also when the generator is closed (superseded by a newer point) or
         the role stops; ratings.json and the curves are refreshed after each pairing."""
-        from play.gtp.side import GtpEngineError
-
         for label, side in self._anchor_sides(job):
             try:
                 result = yield from self._play_batches(job, side, label)
@@ -501,9 +492,6 @@ class Evaluator:
         (games already played against it in `job` count); records the games played here in
         the table even when closed or stopped early. Returns the pairing's MatchResult, or
         None when stopping."""
-        from cluster.pairings import pairing_verdict
-        from play.match import MatchResult
-
         total = job.totals.setdefault(label, MatchResult(job.name, label))
         if pairing_verdict(total.wins_a, total.wins_b, total.draws, self.rule) is not None:
             return total
@@ -531,9 +519,6 @@ class Evaluator:
     def _play(self, job, opponent, label, batches):
         """At most `batches` batches of `label` (the first rating), recorded; the pairing's
         MatchResult, or None when stopping."""
-        from cluster.pairings import pairing_verdict
-        from play.match import MatchResult
-
         total = job.totals.setdefault(label, MatchResult(job.name, label))
         fresh = MatchResult(job.name, label)
         verdict = None
@@ -554,8 +539,6 @@ class Evaluator:
     def _batch(self, job, opponent, label, total):
         """One batch of games of the pairing (added to `total`), its CPU cost a game learnt;
         None when the role stops before or during it (nothing of it counted then)."""
-        from play.match import play_match
-
         games = self._batch_games(label, total.games)
         if games <= 0 or self.stopping():
             return None
@@ -599,8 +582,6 @@ class Evaluator:
     def _record(self, job, label, fresh, total, why):
         """Appends the games of `fresh` to the ratings table (one row), notes the pairing in
         `job` (results as the log and summary show them: the pairing's totals)."""
-        from fastgo.run.ratings import append_result
-
         pace = ({"move_seconds": self.cc.eval_move_seconds} if self.cc.eval_move_seconds > 0
                 else {"visits": self.cc.eval_visits})
         append_result(self.table, job.name, label, fresh.wins_a, fresh.wins_b, fresh.draws,
@@ -617,8 +598,6 @@ class Evaluator:
     def _checkpoint_sides(self, job):
         """(label, side) of the earlier checkpoints `job` plays (cluster.pairings), loaded one
         at a time as they are reached; an unusable one is logged and skipped."""
-        from cluster.pairings import checkpoint_opponents
-
         _, _, predict = self._fit()
         # the previous one always; the others among those whose copy is still there
         earlier = [e for e in self.evaluations if e["step"] < job.step]
@@ -640,9 +619,6 @@ class Evaluator:
     def _anchor_sides(self, job, limit=None):
         """(label, side) of the anchors `job` plays next (cluster.pairings.next_anchor), each
         made when reached (the caller closes it); at most `limit` of them."""
-        from cluster.pairings import next_anchor, retired_anchors
-        from play.specs import make_side
-
         count = 0
         while limit is None or count < limit:
             _, rows, predict = self._fit()
@@ -673,8 +649,6 @@ class Evaluator:
             yield anchor, side
 
     def _anchor_verdict(self, job, anchor, result):
-        from cluster.pairings import one_sided
-
         verdict = job.anchors[anchor] = one_sided(result.wins_a, result.wins_b, result.draws)
         if verdict > 0:
             self.log.info("%s: won %s %d-%d, beyond the informative range: %s is retired "
@@ -699,8 +673,6 @@ class Evaluator:
         return os.path.getmtime(steps[0][1]) if steps else time.time()
 
     def redraw(self, ratings):
-        from cluster.plots import draw_curve, draw_losses
-        from fastgo.run.ratings import read_table
         try:
             draw_curve(self.run_dir.curve, self.evaluations, ratings,
                        list(self.anchors), rows=read_table(self.table))
@@ -712,9 +684,6 @@ class Evaluator:
 def _check_appendable(path):
     """ConfigError (one line) when something other than a regular file is at `path`: a FIFO
     there would block the evaluator, a folder would stop it at its first result."""
-    from fastgo.run.config import ConfigError
-    from fastgo.files import check_regular
-
     try:
         check_regular(path)
     except OSError as err:
@@ -722,7 +691,6 @@ def _check_appendable(path):
 
 
 def _write_json(path, data):
-    from fastgo.files import atomic_write_text
     atomic_write_text(path, json.dumps(data, indent=1))
 
 
@@ -734,9 +702,6 @@ def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrid
     `overrides`: --set items for the config. Returns 0; ConfigError for a bad config."""
     import logging
 
-    from fastgo.run.config import load_config
-    from fastgo.run.role_entry import on_disk_full, setup_logging, stop_on_signals
-    from fastgo.run.rundir import StatusFile, open_run_dir
 
     config = load_config(config_path, overrides=overrides)
     run_dir = open_run_dir(run_dir_path)

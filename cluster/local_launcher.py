@@ -10,11 +10,13 @@ import signal
 import time
 
 from cluster.child import RoleChild
-from fastgo.diskfull import EXIT_STATUS as DISK_FULL_STATUS
-from cluster.role_process import SERVE_READY, RoleStartError
+from cluster.evaluator import unrated_newest
 from cluster.restarts import DISK_FULL, REFUSED, STARTUP_S, Backoff, RestartPolicy
+from cluster.role_process import SERVE_READY, RoleStartError
 from cluster.roles import role_argv, role_specs
 from cluster.status import read_cgos, server_rates, status_line, summary_text, write_cluster_status
+from fastgo.diskfull import EXIT_STATUS as DISK_FULL_STATUS
+from fastgo.run.rundir import read_status
 from fastgo.run.statefiles import read_ratings
 
 FINAL_POLL_S = 0.5              # how often the final rating's deadline and signals are looked at
@@ -153,8 +155,6 @@ class LocalCluster:
         free, outside its CPU budget) within cluster.final_eval_s; `stopping()`: true once a
         signal asks the cluster to stop (then SIGTERM, as at the deadline). Returns the rated
         checkpoint's name, or None (nothing to rate, no evaluator, or not finished)."""
-        from cluster.evaluator import unrated_newest
-
         if self.evaluator is None or self.cc.final_eval_s <= 0:
             return None
         job = unrated_newest(self.run_dir)
@@ -200,7 +200,6 @@ class LocalCluster:
     # -- the status line ------------------------------------------------------------------------
 
     def status(self):
-        from fastgo.run.rundir import read_status
         elapsed = time.monotonic() - self.started
         train, _ = read_status(self.run_dir, "train")
         moves = 0.0
@@ -224,7 +223,6 @@ class LocalCluster:
         return line
 
     def summary(self):
-        from fastgo.run.rundir import read_status
         train, _ = read_status(self.run_dir, "train")
         evaluator, _ = read_status(self.run_dir, "evaluate")
         return summary_text(time.monotonic() - self.started, self.stop_reason, train or {},

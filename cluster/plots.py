@@ -3,12 +3,17 @@ intervals and the anchors as labelled horizontal lines where they were measured)
 metrics.csv). Written atomically; matplotlib with the Agg backend (no display needed)."""
 from __future__ import annotations
 
+import os
+
 from cluster.evaluations import read_evaluations
+from fastgo.files import atomic_write, escaped
+from fastgo.run.ratings import (CGOS_STAND_IN, TableError, cgos_ratings, cgos_text, fit_ratings,
+                                gain_intervals, read_table)
 from fastgo.run.rundir import RunDir
+from fastgo.run.statefiles import read_csv
 
 
 def _save(fig, path):
-    from fastgo.files import atomic_write
     atomic_write(path, lambda handle: fig.savefig(handle, format="png", dpi=100), suffix=".png")
 
 
@@ -77,13 +82,11 @@ def draw_curve(path, evaluations, ratings, anchors, rows=None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fastgo.files import escaped
 
     points = thin_points([e for e in evaluations if e["player"] in ratings])
     measured = [a for a in anchors if a in ratings]
     gains, cgos = {}, {}
     if rows is not None:
-        from fastgo.run.ratings import cgos_ratings, gain_intervals
         gains = gain_intervals(rows, [e["player"] for e in points])
         cgos = cgos_ratings(rows)
     shift = cgos_shift(cgos, ratings)
@@ -131,14 +134,12 @@ def draw_curve(path, evaluations, ratings, anchors, rows=None):
     axes[0].set_ylim(*limits)
     axes[0].set_ylabel("Elo (random = 0)")
     if shift is not None:           # the same axis on CGOS's 9x9 scale
-        from fastgo.run.ratings import CGOS_STAND_IN
         right = axes[1].secondary_yaxis("right", functions=(lambda y: y + shift,
                                                             lambda y: y - shift))
         right.set_ylabel(f"CGOS 9x9 scale ({CGOS_STAND_IN} = 1800)")
     axes[0].legend(loc="upper left", fontsize=8)
     title = "fastgo learning curve: checkpoints and the anchors they played"
     if points and points[-1]["player"] in cgos:
-        from fastgo.run.ratings import cgos_text
         title += f"; {escaped(points[-1]['player'])} {cgos_text(cgos[points[-1]['player']])}"
     fig.suptitle(title)
     fig.tight_layout()
@@ -153,7 +154,6 @@ def draw_losses(path, metrics_csv):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fastgo.run.statefiles import read_csv
 
     _, rows = read_csv(metrics_csv)
     if not rows:
@@ -207,10 +207,6 @@ def thin_points(points) -> list:
 def run_algorithm(run_root) -> str:
     """The trainer's algorithm as its metrics.csv says: a REINFORCE trainer's rows carry the
     pool size and the learner's win rate; "alphazero" otherwise; "" without metrics."""
-    import os
-
-    from fastgo.run.statefiles import read_csv
-
     header, _ = read_csv(RunDir(run_root).metrics, max_bytes=1 << 20)
     if "pool" in header and "win_rate" in header:
         return "reinforce"
@@ -221,10 +217,6 @@ def read_run(run_root) -> dict:
     """{'evaluations', 'ratings', 'algorithm'} of a run directory: the evaluator's evaluations
     and every player's Elo refitted from its ratings table (anchor random = 0), as the evaluator
     fits them. RunCurveError when the directory has no ratings or no rated checkpoint."""
-    import os
-
-    from fastgo.run.ratings import TableError, fit_ratings, read_table
-
     if not os.path.isdir(run_root):
         raise RunCurveError(f"{run_root}: not a directory")
     table = RunDir(run_root).ratings_table

@@ -5,6 +5,7 @@ stdout and stderr in a log file, its ready line awaited with a deadline, and a b
 """
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -245,7 +246,6 @@ def _read_from(path, offset, max_bytes) -> str:
 
 def _die_with_parent():
     """preexec_fn: SIGKILL when the thread that started the child ends (PR_SET_PDEATHSIG)."""
-    import ctypes
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)

@@ -7,12 +7,16 @@ import json
 import os
 import time
 
+from fastgo.diskfull import no_wait
+from fastgo.files import atomic_write_text, read_bounded
+from fastgo.run.ratings import TableError, cgos_ratings, cgos_text, read_table
+from fastgo.run.rundir import status_path
+
 MAX_JSON_BYTES = 1 << 20           # a status or ratings file read for the status line
 
 
 def read_json(path):
     """The dict in a JSON file of at most MAX_JSON_BYTES, or None."""
-    from fastgo.files import read_bounded
     try:
         value = json.loads(read_bounded(path, MAX_JSON_BYTES))
         return value if isinstance(value, dict) else None
@@ -26,8 +30,6 @@ _CGOS_CACHE = {}                   # run root -> ((mtime_ns, size) of ratings.js
 def read_cgos(run_dir):
     """{name: (elo, low, high)} on CGOS's scale (fastgo.run.ratings.cgos_ratings) of a run
     directory's ratings table, refitted only when the file changed; {} without the stand-in."""
-    from fastgo.run.ratings import TableError, cgos_ratings, read_table
-
     root, path = run_dir.root, run_dir.ratings_table
     try:
         st = os.stat(path)
@@ -50,10 +52,6 @@ def write_cluster_status(run_dir, figures):
     batch fill, the workers' moves/s, restarts, the status line), which no role's status file
     holds, for readers of the run directory (fastgo dashboard). Written to a temporary name
     and renamed; a failed write (a full disk) is skipped, the next status line writes again."""
-    from fastgo.diskfull import no_wait
-    from fastgo.files import atomic_write_text
-    from fastgo.run.rundir import status_path
-
     try:
         with no_wait():
             atomic_write_text(status_path(run_dir, "cluster"), json.dumps(figures))
@@ -99,8 +97,6 @@ def status_line(elapsed, train, moves, evals, fill, ratings, restarts, evaluator
     core on average over the run and its budget: 'eval cpu 0.18/0.2'), or None; cgos: the
     players' ratings on CGOS's scale (read_cgos), shown for the latest rated checkpoint as
     'CGOS 1650 (1580..1720)' after its Elo over random."""
-    from fastgo.run.ratings import cgos_text
-
     elo = "-"
     try:
         latest = ratings["latest"]
@@ -124,8 +120,6 @@ def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evalua
     """The lines printed when the cluster has stopped; evaluator: its status (status_line);
     final: what became of the final rating (rated, skipped and why), or None; cgos: as
     status_line takes it."""
-    from fastgo.run.ratings import cgos_text
-
     lines = [f"fastgo cluster: stopped after {clock(elapsed)}"
              + (f" ({stop_reason})" if stop_reason else ""),
              f"  self-play games {train.get('games', 0)}, training steps {train.get('step', 0)}, "

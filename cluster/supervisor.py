@@ -10,6 +10,8 @@ import sys
 import time
 from typing import Callable, Protocol
 
+from fastgo.run.role_entry import ignore_stop_signals, stop_on_signals
+
 TICK_S = 0.2                      # supervision period
 
 
@@ -61,8 +63,6 @@ def supervise(cluster: Launcher, *, duration=None, status_every_s=10.0, tty=Fals
     the exit status: 0, or cluster.fail_code after a failure. Prints the status line every
     status_every_s (in place on a terminal) and the summary at the end; while it shuts down,
     further signals are ignored."""
-    from fastgo.run.role_entry import ignore_stop_signals, stop_on_signals
-
     stopping = stop_on_signals()
     cluster.should_stop = lambda: stopping() is not None
     next_status = time.monotonic() + status_every_s

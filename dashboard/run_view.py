@@ -12,7 +12,13 @@ import math
 import os
 import re
 
+from cluster.evaluations import read_evaluations
+from fastgo.game import Game
+from fastgo.run.ratings import (CGOS_STAND_IN, GroupFit, TableError, cgos_ratings, fit_ratings,
+                                read_table)
 from fastgo.run.rundir import RunDir
+from fastgo.run.shards import ShardError, list_shards, read_shard
+from fastgo.run.statefiles import read_csv, read_json
 
 CHECKPOINT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.ckpt")
 SHARD_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.shard")
@@ -75,8 +81,6 @@ class RunView:
         """The figures of the status line: the trainer's heartbeat (games, step, loss, the
         newest checkpoint), the workers' moves/s, the supervisor's evals/s, batch fill and
         restarts (logs/cluster.status.json), the evaluator's CPU share, every disk warning."""
-        from fastgo.run.statefiles import read_json
-
         names = []
         try:
             names = sorted(n for n in os.listdir(self.run.logs) if n.endswith(".status.json"))
@@ -118,8 +122,6 @@ class RunView:
     def losses(self) -> dict:
         """{'step': [...], 'columns': {name: [...]}} of metrics.csv: every numeric column but the
         step, at most MAX_LOSS_ROWS rows (evenly thinned, the last kept)."""
-        from fastgo.run.statefiles import read_csv
-
         def compute():
             header, rows = read_csv(self.run.metrics, max_bytes=4 << 20)
             if "step" not in header:
@@ -150,10 +152,6 @@ class RunView:
         evaluations = self.run.evaluations
 
         def compute():
-            from cluster.evaluations import read_evaluations
-            from fastgo.run.ratings import (CGOS_STAND_IN, GroupFit, TableError, cgos_ratings,
-                                        fit_ratings, read_table)
-
             rows = read_table(table)
             try:
                 # one fit with its covariance gives the Elo over random, the CGOS scale and
@@ -242,7 +240,6 @@ class RunView:
     # -- self-play games -----------------------------------------------------------------------
 
     def _newest_shards(self):
-        from fastgo.run.shards import list_shards
         names = list_shards(self.run.shards)
         stamped = []
         for name in names:
@@ -254,7 +251,6 @@ class RunView:
         return [name for _, name in stamped[:NEWEST_SHARDS]]
 
     def _shard(self, name):
-        from fastgo.run.shards import ShardError, read_shard
         path = os.path.join(self.run.shards, name)
         key = self._key(path)
 
@@ -291,8 +287,6 @@ class RunView:
         '.', 'B', 'W'), each move's point (pass: -1), root value (for the side to move), the
         played move's visits and the search's total; NotFound for an id the newest shards
         do not hold."""
-        from fastgo.game import Game
-
         if not isinstance(game_id, str) or game_id.count(":") != 1:
             raise NotFound("a game id is SHARD:INDEX")
         name, index = game_id.split(":")

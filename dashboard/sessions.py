@@ -18,6 +18,7 @@ import time
 from fastgo.board import BLACK, WHITE, IllegalMoveError
 from fastgo.coords import from_gtp, to_gtp
 from fastgo.game import Game
+from fastgo.sgf import SgfGame, write_sgf
 
 IDLE_S = 600.0                # a session without a request this long is closed
 START_TIMEOUT_S = 120.0       # an engine's first answer (it loads the network)
@@ -244,7 +245,6 @@ class Session:
 
     def sgf(self) -> str:
         """The game so far as SGF."""
-        from fastgo.sgf import SgfGame, write_sgf
         net = f"fastgo {self.checkpoint}"
         black, white = ("you", net) if self.human == BLACK else (net, "you")
         result = self.game.result_string() if self.game.is_over() else ""
