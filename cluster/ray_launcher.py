@@ -42,7 +42,8 @@ from cluster.role_process import RECORDER_READY, SERVE_READY
 from cluster.restarts import DISK_FULL, REFUSED, Backoff, RestartPolicy
 from cluster.role_host import CONFIG_TOKEN, RoleHost
 from cluster.roles import RESOURCES_KEY, role_argv, role_specs
-from cluster.status import server_rates, status_line, summary_text
+from cluster.status import (read_cgos, server_rates, status_line, summary_text,
+                            write_cluster_status)
 from fastgo.run.rundir import RATINGS
 
 READY = {"serve": SERVE_READY, "record": RECORDER_READY}   # the line a role prints once bound
@@ -442,9 +443,19 @@ class RayCluster:
         if stats:
             self._last_stats = (stats, time.monotonic())
         statuses = {child.role: child.last.get("status") for child in self.children}
-        return status_line(elapsed, self._train_status(), moves, evals, fill, self._ratings(),
-                           self.restarts(), self._evaluator_status()) + \
+        # the run directory is the driver's own where the trainer's node is this one: the
+        # CGOS estimate from its table, and logs/cluster.status.json for `fastgo dashboard`
+        local = os.path.isdir(self.run_dir.logs)
+        line = status_line(elapsed, self._train_status(), moves, evals, fill, self._ratings(),
+                           self.restarts(), self._evaluator_status(),
+                           read_cgos(self.run_dir) if local else None) + \
             self.policy.disk_note(self.children, statuses)
+        if local:
+            write_cluster_status(self.run_dir, {"evals_per_s": round(evals, 1),
+                                                "fill": round(fill, 4),
+                                                "moves_per_s": round(moves, 1),
+                                                "restarts": self.restarts(), "line": line})
+        return line
 
     def shutdown(self):
         """Workers (their shards close, their games reach the recorder), recorder, evaluator,

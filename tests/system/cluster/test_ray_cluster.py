@@ -5,6 +5,7 @@ against the process tree of each node's raylet), games are recorded, the trainer
 checkpoint the server serves, a worker's actor killed with SIGKILL is restarted by Ray and counted
 in the status line, and SIGTERM stops everything within the bound. The local launcher never
 imports ray."""
+import json
 import os
 import re
 import signal
@@ -246,3 +247,8 @@ def test_ray_cluster_places_restarts_and_stops(tmp_path, monkeypatch, wait_for, 
         assert not alive(pid), f"pid {pid} outlived the cluster"
     for name in list_shards(os.path.join(run, "shards")):      # no partial shard
         read_shard(os.path.join(run, "shards", name))
+    # the driver shares this machine's run directory: the dashboard's status file is there,
+    # with the restarts counted by its last status line (the first one at least)
+    status = json.loads(open(os.path.join(run, "logs", "cluster.status.json")).read())
+    assert status["restarts"] and set(status["restarts"]) <= {"selfplay-w0", "selfplay-w1"}
+    assert status["line"].startswith("0:") and "games" in status["line"]
