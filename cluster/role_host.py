@@ -9,7 +9,8 @@ import time
 
 from cluster.child import RoleChild
 from cluster.role_process import RoleStartError
-from cluster.status import read_json
+from fastgo.run.rundir import RATINGS
+from fastgo.run.statefiles import read_json, read_ratings
 
 CONFIG_TOKEN = "@config"          # in an argv: the config's path on the actor's node
 
@@ -74,7 +75,8 @@ class RoleHost:
             reply["stats"] = self.child.server_stats(self.endpoint, timeout_s=0.5)
             reply["age"] = time.monotonic() - self.child.ping.last_ok
         for name in self.files:
-            reply["files"][name] = read_json(os.path.join(self.run_dir.root, name))
+            path = os.path.join(self.run_dir.root, name)     # through each kind's one reader
+            reply["files"][name] = read_ratings(path) if name == RATINGS else read_json(path)
         return reply
 
     def signal(self, sig):

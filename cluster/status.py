@@ -8,21 +8,9 @@ import os
 import time
 
 from fastgo.diskfull import no_wait
-from fastgo.files import atomic_write_text, read_bounded
+from fastgo.files import atomic_write_text
 from fastgo.run.ratings import TableError, cgos_ratings, cgos_text, read_table
 from fastgo.run.rundir import status_path
-
-MAX_JSON_BYTES = 1 << 20           # a status or ratings file read for the status line
-
-
-def read_json(path):
-    """The dict in a JSON file of at most MAX_JSON_BYTES, or None."""
-    try:
-        value = json.loads(read_bounded(path, MAX_JSON_BYTES))
-        return value if isinstance(value, dict) else None
-    except (OSError, ValueError):
-        return None
-
 
 _CGOS_CACHE = {}                   # run root -> ((mtime_ns, size) of ratings.jsonl, cgos ratings)
 
