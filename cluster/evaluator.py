@@ -2,7 +2,7 @@
 that curve.png keeps measuring for the whole run.
 
 Cheap points first, refined later. Every cluster.eval_interval_s (once cluster.evaluate_every
-new checkpoints are there) the newest checkpoint gets its first rating: one batch of
+new checkpoints are there) the newest checkpoint gets its first rating: one batch of half
 cluster.eval_batch_games games against the previous rated checkpoint (the first one: against the
 weakest anchor), written at once to RUN/evaluations.jsonl, ratings.json and the curves. Between
 points the newest point is refined, one batch at a time and only while the CPU budget leaves
@@ -359,7 +359,7 @@ class Evaluator:
         if first is not None:
             label, opponent = first
             try:
-                result = self._play(job, opponent, label, batches=1)
+                result = self._play(job, opponent, label)
             except GtpEngineError as err:
                 self.unusable[label] = f"cannot start: {' '.join(str(err).split())[:200]}"
                 self.log.warning("anchor %s: %s", label, self.unusable[label])
@@ -516,30 +516,32 @@ class Evaluator:
                 self._record(job, label, fresh, total, "superseded" if not self.stopping()
                              else "interrupted")
 
-    def _play(self, job, opponent, label, batches):
-        """At most `batches` batches of `label` (the first rating), recorded; the pairing's
-        MatchResult, or None when stopping."""
+    def _play(self, job, opponent, label):
+        """The first rating's one batch against `label`, recorded: half of
+        cluster.eval_batch_games (at least 2) with eval_interval_s, so that a point leaves most
+        of the budget to refining; a whole batch without (or outside the budget: --once). The
+        pairing's MatchResult, or None
+        when stopping."""
         total = job.totals.setdefault(label, MatchResult(job.name, label))
+        games = max(2, self.rule.batch // 2) if self.interval > 0 and self.enforce_budget \
+            else None
         fresh = MatchResult(job.name, label)
-        verdict = None
-        for _ in range(batches):
-            batch = self._batch(job, opponent, label, total)
-            if batch is None:
-                break
+        batch = self._batch(job, opponent, label, total, games=games)
+        if batch is not None:
             fresh.add(batch)
-            verdict = pairing_verdict(total.wins_a, total.wins_b, total.draws, self.rule)
-            if verdict is not None:
-                break
         if fresh.games:
-            self._record(job, label, fresh, total, verdict or ("first rating" if not
-                                                               self.stopping() else
-                                                               "interrupted"))
+            verdict = pairing_verdict(total.wins_a, total.wins_b, total.draws, self.rule)
+            self._record(job, label, fresh, total, verdict or (
+                "first rating" if not self.stopping() else "interrupted"))
         return None if self.stopping() else total
 
-    def _batch(self, job, opponent, label, total):
-        """One batch of games of the pairing (added to `total`), its CPU cost a game learnt;
-        None when the role stops before or during it (nothing of it counted then)."""
-        games = self._batch_games(label, total.games)
+    def _batch(self, job, opponent, label, total, games=None):
+        """One batch of games of the pairing (added to `total`; `games` of them, default
+        _batch_games), its CPU cost a game learnt; None when the role stops before or during
+        it (nothing of it counted then)."""
+        if games is None:
+            games = self._batch_games(label, total.games)
+        games = min(games, self.rule.next_batch(total.games))
         if games <= 0 or self.stopping():
             return None
         size, komi = self.config.model.board_size, self.config.selfplay.komi
