@@ -109,6 +109,8 @@ def test_evaluator_chains_checkpoints_and_anchors_and_draws_the_curve(tmp_path, 
         [(root / "evaluated" / f"ckpt-{s:09d}.ckpt").stat().st_mtime for s in (0, 5, 10, 20)] or \
         [e["time"] for e in evaluations] == \
         [(root / "checkpoints" / f"ckpt-{s:09d}.ckpt").stat().st_mtime for s in (0, 5, 10, 20)]
+    # and when each was rated: after it was written
+    assert all(e["rated"] >= e["time"] for e in evaluations)
     # --once is outside the CPU budget: it counts none of its time, so the figures the run's
     # budget carries stay as they were (none here: no budgeted evaluator ran)
     assert [(e["eval_cpu_s"], e["eval_wall_s"]) for e in evaluations] == [(0.0, 0.0)] * 4
