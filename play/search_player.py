@@ -10,8 +10,9 @@ each move (sequential halving counts the visits of this search alone).
 import time
 
 from fastgo.mcts import BatchedSearch
-from fastgo.search_settings import SearchSettings
 from fastgo.move_choice import check_pass_rule, choose_move, point_instead_of_pass
+from fastgo.search_settings import SearchSettings
+from play.equal_time import one_thread_rate
 from play.players import AnalysingPlayer
 
 
@@ -130,8 +131,6 @@ class SearchPlayer(AnalysingPlayer):
         """Times this player's one-game search (play.equal_time.one_thread_rate) so that a
         Gumbel search under a clock gets its visits from its speed from the first move on;
         returns the visits a second."""
-        from play.equal_time import one_thread_rate
-
         self._rate = one_thread_rate(self.evaluator, self.settings, size, komi)
         return self._rate
 

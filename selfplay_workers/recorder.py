@@ -20,9 +20,9 @@ from collections import OrderedDict
 import zmq
 
 from fastgo.run.config import ConfigError
+from fastgo.run.shards import (RotatingShards, ShardError, check_record, list_shards, read_shard,
+                               remove_stale_temporaries, unpack_record)
 from inference_server import protocol
-from fastgo.run.shards import (RotatingShards, ShardError, list_shards,
-                                         read_shard, remove_stale_temporaries)
 
 log = logging.getLogger("fastgo.recorder")
 
@@ -178,8 +178,6 @@ class Recorder:
 
     def _check(self, record, game_id):
         """The GameRecord in `record` (msgpack bytes) after the shard reader's checks."""
-        from fastgo.run.shards import check_record, unpack_record
-
         def bad(text):
             return protocol.ProtocolError(protocol.BAD_RECORD, f"game {game_id}: {text}")
 

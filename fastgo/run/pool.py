@@ -21,6 +21,7 @@ import numpy as np
 
 from fastgo.files import atomic_write, escaped, printable, read_bounded, reason
 from fastgo.run.rundir import RunDir
+from fastgo.run.shards import quarantine
 
 log = logging.getLogger("fastgo.run.pool")
 log.addHandler(logging.NullHandler())
@@ -217,8 +218,6 @@ class OpponentPool:
     def _move_aside(self, why: str) -> bool:
         """Moves pool.json (whatever it is) to the quarantine folder with `why`; True when there
         is nothing there any more."""
-        from fastgo.run.shards import quarantine
-
         try:
             target = quarantine(self.path, self.quarantine_dir, why)
         except FileNotFoundError:

@@ -5,8 +5,14 @@ error is one line and exit status 2; a full disk is one line and fastgo.diskfull
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
+
+from fastgo import diskfull
+from fastgo.diskfull import disk_full
+from fastgo.files import NotRegularFile, printable, reason
+from fastgo.run.config import ConfigError
 
 
 def setup_logging(log_path: str | None, *, quiet: bool = False):
@@ -26,7 +32,6 @@ class _LogFile(logging.FileHandler):
     on stderr (which is on the same disk under a supervisor)."""
 
     def handleError(self, record):
-        from fastgo.diskfull import disk_full
         if disk_full(sys.exc_info()[1]) is None:
             super().handleError(record)
 
@@ -36,7 +41,6 @@ def on_disk_full(config, should_stop=None, *, policy=None):
     cluster.on_disk_full of `config` says (or `policy`: "stop" for an optional step that must
     never wait for space); a wait ends on `should_stop()` (default: the signals
     stop_on_signals() has seen)."""
-    from fastgo import diskfull
     diskfull.configure(policy or config.cluster.on_disk_full,
                        should_stop=should_stop or _stop_requested.get("callable"))
 
@@ -49,10 +53,6 @@ def run_role(name: str, body) -> int:
     where the role reads or writes one): one line, 2; a full disk (fastgo.diskfull: a stop, or
     a write that does not wait): one line, diskfull.EXIT_STATUS; any other exception: logged
     with its traceback, 1."""
-    from fastgo import diskfull
-    from fastgo.run.config import ConfigError
-    from fastgo.files import NotRegularFile, printable, reason
-
     try:
         return int(body() or 0)
     except ConfigError as err:
@@ -84,7 +84,6 @@ def _say_on_full_disk(line):
         print(line, file=sys.stderr, flush=True)
         sys.stdout.flush()
     except OSError:
-        import os
         null = open(os.devnull, "w")
         sys.stdout, sys.stderr = null, null
 

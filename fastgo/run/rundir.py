@@ -20,11 +20,15 @@ it so); everyone else asks it. Stdlib only.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
+import time
 from dataclasses import dataclass
 
+from fastgo import diskfull
 from fastgo.files import atomic_write_text
+from fastgo.run.statefiles import read_json
 
 SUBDIRS = ("shards", "quarantine", "checkpoints", "logs", "sgf")
 RATINGS_TABLE = "ratings.jsonl"    # the ratings table's name (also the arena's default, in the
@@ -157,9 +161,6 @@ class StatusFile:
     fresh with the last figures and "disk_full": the wait's condition."""
 
     def __init__(self, run_dir: RunDir, role: str, interval_s: float = 1.0):
-        import time
-
-        from fastgo import diskfull
         self._time = time.monotonic
         self.path = status_path(run_dir, role)
         self.interval_s = interval_s
@@ -181,9 +182,6 @@ class StatusFile:
         self._write(self._last)
 
     def _write(self, fields):
-        import json
-
-        from fastgo import diskfull
         condition = diskfull.condition()
         text = json.dumps(dict(fields, disk_full=condition) if condition else fields)
         try:
@@ -209,8 +207,6 @@ class StatusFile:
 
 def read_status(run_dir: RunDir, role: str):
     """(content dict or None, mtime or None) of a role's status file."""
-    from fastgo.run.statefiles import read_json
-
     path = status_path(run_dir, role)
     try:
         mtime = os.path.getmtime(path)

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import logging
+import math
 import os
 import stat
 
@@ -211,8 +212,6 @@ def count(value, what="count") -> int:
 
 def finite(value, what="number", low=None, high=None) -> float:
     """A finite int or float within [low, high] (bool refused); ValueError else."""
-    import math
-
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{what} must be a number")
     number = float(value)

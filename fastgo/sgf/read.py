@@ -7,11 +7,14 @@ recurse deeply or balloon. Every malformed input is an `SgfError` naming what is
 (offset and line:col). Pure Python (numbers from fastgo.constants); fastgo.game is imported
 only by `to_game`.
 """
+import errno
 from array import array
 
 from fastgo import coords
+from fastgo.board import IllegalMoveError
 from fastgo.constants import MAX_BOARD_POINTS
-from fastgo.files import escaped
+from fastgo.files import escaped, read_bounded
+from fastgo.game import Game
 from fastgo.sgf.record import BLACK, COLOR_LETTERS, WHITE, SgfError, SgfGame
 
 MAX_CHARS = 8_000_000    # default cap on the input text
@@ -359,10 +362,6 @@ def read_sgf_file(path, *, max_chars=MAX_CHARS):
     """parse_sgf on a file's contents. The path must name a regular file of at most max_chars
     bytes (a FIFO or device is refused without blocking: fastgo.files.read_bounded).
     Raises OSError when it cannot be read, SgfError when it is too large or not an SGF game."""
-    import errno
-
-    from fastgo.files import read_bounded
-
     try:
         data = read_bounded(path, max_chars)
     except OSError as err:
@@ -380,9 +379,6 @@ def to_game(record, *, komi=None, superko=True, moves=None):
     else White after handicap stones (HA), else Black; a move whose color is not the side to
     move is played for that color (as SGF editors do). Raises SgfError for an illegal move or
     setup."""
-    from fastgo.board import IllegalMoveError
-    from fastgo.game import Game
-
     if komi is None:
         komi = record.komi
     game = Game(size=record.size, superko=superko) if komi is None else \

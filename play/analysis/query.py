@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from fastgo import coords
 from fastgo.board import BLACK, WHITE
 from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE
+from fastgo.game import Game, IllegalMoveError
 from play.analysis.lines import MAX_NESTING, nesting
 from play.analysis.rules import RulesError, parse_rules, substitution_warning
 
@@ -411,8 +412,6 @@ def _moves_filter(value, query, size, warn):
 def _replay(size, komi, stones, moves, initial, turns_asked):
     """[(turn, Game)] for the asked turns, replaying `moves` after `stones`. A move by the
     colour not to move is played as given (KataGo's rule: the history continues)."""
-    from fastgo.game import Game, IllegalMoveError
-
     game = Game(size=size, komi=komi, superko=True)
     if stones:
         black = [m for c, m in stones if c == BLACK]

@@ -10,18 +10,21 @@ play.gtp.analyze's.
 """
 import logging
 import sys
+from importlib.metadata import version
 
 from fastgo import coords
+from fastgo.constants import MAX_BOARD_SIZE as MAX_SIZE
+from fastgo.constants import MIN_BOARD_SIZE as MIN_SIZE
+from fastgo.game import RESIGN, Game
 from fastgo.gtp import (BLACK, WHITE, GtpError, color_name, float_arg, format_response, int_arg,
                         parse_color, parse_line)
 from fastgo.move_choice import point_instead_of_pass
-from play.gtp.position import (free_handicap_points, handicap_points, loadsgf_stop,
-                                        read_sgf, set_free_handicap_points, sgf_position,
-                                        sgf_text, write_text)
-from fastgo.constants import MAX_BOARD_SIZE as MAX_SIZE, MIN_BOARD_SIZE as MIN_SIZE
+from play.gtp import kata
+from play.gtp.analyze import LineReader, parse_analyze_args, stream
 from play.gtp.clock import GtpClock
+from play.gtp.position import (free_handicap_points, handicap_points, loadsgf_stop, read_sgf,
+                               set_free_handicap_points, sgf_position, sgf_text, write_text)
 from play.players import AnalysingPlayer, Player
-from play.gtp import kata as kata
 
 log = logging.getLogger("fastgo.gtp")
 
@@ -30,8 +33,6 @@ ENGINE_NAME = "fastgo"
 
 def _engine_version():
     try:
-        from importlib.metadata import version
-
         return version("fastgo")
     except Exception:   # not installed as a distribution (source checkout)
         return "0.1.0"
@@ -100,8 +101,6 @@ class GtpEngine:
     # --- the game ------------------------------------------------------------------------------
 
     def _new_game(self, setup_black=(), setup_white=(), to_move=BLACK):
-        from fastgo.game import Game
-
         self.game = Game(size=self.size, komi=self.komi, superko=self.superko)
         self.setup_black = list(setup_black)
         self.setup_white = list(setup_white)
@@ -164,8 +163,6 @@ class GtpEngine:
 
     def serve(self, stdin=None, stdout=None):
         """Answers lines from stdin until quit or end of input; flushes after each response."""
-        from play.gtp.analyze import LineReader, stream
-
         reader = LineReader(sys.stdin if stdin is None else stdin)
         stdout = sys.stdout if stdout is None else stdout
         self.live_output = stdout
@@ -310,8 +307,6 @@ class GtpEngine:
         return self.cmd_genmove(args, cleanup=True)
 
     def cmd_genmove(self, args, cleanup=False):
-        from fastgo.game import RESIGN
-
         self._arity(args, 1)
         color = parse_color(args[0])
         if self.game.is_over():
@@ -352,8 +347,6 @@ class GtpEngine:
         return point_instead_of_pass(self.game, [row["move"] for row in rows])
 
     def cmd_lz_analyze(self, args):
-        from play.gtp.analyze import parse_analyze_args
-
         color, interval = parse_analyze_args(args)
         if color is not None:
             self._set_to_move(color)

@@ -27,6 +27,7 @@ from fastgo.board import BLACK
 from fastgo.files import escaped
 from fastgo.game import RESIGN, IllegalMoveError
 from fastgo.gtp import GtpError
+from play.equal_time import overrun_margin
 from play.gtp.client import GtpClient, GtpConnectionError
 from play.match import Forfeit
 from play.players import MatchSide
@@ -94,7 +95,6 @@ class GtpSide(MatchSide):
         self.argv[0] = _resolve(self.argv[0])
         self.move_seconds = None if move_seconds is None else float(move_seconds)
         if self.move_seconds is not None:
-            from play.equal_time import overrun_margin
             if not 0 < self.move_seconds <= 86_400:
                 raise ValueError(f"move_seconds must be in (0, 86400], got {move_seconds!r}")
             move_timeout = self.move_seconds + overrun_margin(self.move_seconds)
