@@ -6,10 +6,11 @@ new checkpoints are there) the newest checkpoint gets its first rating: one batc
 cluster.eval_batch_games games against the previous rated checkpoint (the first one: against the
 weakest anchor), written at once to RUN/evaluations.jsonl, ratings.json and the curves. Between
 points the newest point is refined, one batch at a time and only while the CPU budget leaves
-room for the next point on time: the anchors of cluster.anchors (player specs, play.specs) whose
-expected score is informative (cluster.pairings), then the previous checkpoint until its
-interval is narrow or its result one-sided, then earlier evaluated checkpoints spaced
-geometrically in steps. A newer point supersedes the refinement in progress; the games it had
+room for the next point on time: the first anchor of cluster.anchors (player specs, play.specs)
+whose expected score is informative (cluster.pairings), then earlier evaluated checkpoints
+spaced geometrically in steps (1/2 and 1/4 of its step: the gain over a long span measured
+directly, so that a chain of short links cannot drift), then the previous checkpoint until its
+interval is narrow or its result one-sided, then the other informative anchors. A newer point supersedes the refinement in progress; the games it had
 played are kept. Games are played through the batched search at cluster.eval_visits (network in
 this process). Before each batch the role idles while its CPU is over cluster.eval_cpu_share
 (cluster.eval_budget). Results are appended to RUN/ratings.jsonl and each evaluated checkpoint
@@ -463,29 +464,42 @@ class Evaluator:
         return next(self._anchor_sides(job, limit=1), None)
 
     def _refine(self, job):
-        """The rest of a checkpoint's pairings, one batch per next(): anchors first (what puts
-        the curve on a fixed scale), then the previous checkpoint to its verdict, then the
-        earlier checkpoints at fractions of its step. Each pairing's games so far are recorded
-        when it ends, and also when the generator is closed (superseded by a newer point) or
-        the role stops; ratings.json and the curves are refreshed after each pairing."""
-        for label, side in self._anchor_sides(job):
-            try:
-                result = yield from self._play_batches(job, side, label)
-            except GtpEngineError as err:
-                self.unusable[label] = f"cannot start: {' '.join(str(err).split())[:200]}"
-                self.log.warning("anchor %s: %s", label, self.unusable[label])
-                continue
-            finally:
-                side.close()                 # its CPU time is counted once it has ended
-            if result is None:
+        """The rest of a checkpoint's pairings, one batch per next(): the first informative
+        anchor (what puts the curve on a fixed scale), then the earlier checkpoints at fractions
+        of its step (what keeps a chain of short links from drifting: the gain over a long span
+        measured directly), then the previous checkpoint to its verdict, then the other anchors.
+        Each pairing's games so far are recorded when it ends, and also when the generator is
+        closed (superseded by a newer point) or the role stops; ratings.json and the curves are
+        refreshed after each pairing."""
+        anchors = self._anchor_sides(job)
+        for label, side in anchors:
+            if not (yield from self._play_anchor(job, label, side)):
                 return
-            self._publish(job)
-            self._anchor_verdict(job, label, result)
-        for label, side in self._checkpoint_sides(job):
+            break
+        for label, side in self._checkpoint_sides(job, far_first=True):
             result = yield from self._play_batches(job, side, label)
             if result is None:
                 return
             self._publish(job)
+        for label, side in anchors:
+            if not (yield from self._play_anchor(job, label, side)):
+                return
+
+    def _play_anchor(self, job, label, side):
+        """One anchor's pairing (see _refine), its engine closed after; False when stopping."""
+        try:
+            result = yield from self._play_batches(job, side, label)
+        except GtpEngineError as err:
+            self.unusable[label] = f"cannot start: {' '.join(str(err).split())[:200]}"
+            self.log.warning("anchor %s: %s", label, self.unusable[label])
+            return True
+        finally:
+            side.close()                 # its CPU time is counted once it has ended
+        if result is None:
+            return False
+        self._publish(job)
+        self._anchor_verdict(job, label, result)
+        return True
 
     def _play_batches(self, job, opponent, label):
         """Plays `label` in batches, yielding after each, until the pairing rule stops it
@@ -597,14 +611,18 @@ class Evaluator:
         self.figures.pop("playing", None)
         self.figures["done"] = list(job.results)
 
-    def _checkpoint_sides(self, job):
-        """(label, side) of the earlier checkpoints `job` plays (cluster.pairings), loaded one
-        at a time as they are reached; an unusable one is logged and skipped."""
+    def _checkpoint_sides(self, job, far_first=False):
+        """(label, side) of the earlier checkpoints `job` plays (cluster.pairings: the previous
+        one, then those at fractions of its step; `far_first`: those first, the previous one
+        last), loaded one at a time as they are reached; an unusable one is logged and
+        skipped."""
         _, _, predict = self._fit()
         # the previous one always; the others among those whose copy is still there
         earlier = [e for e in self.evaluations if e["step"] < job.step]
         there = [e for e in earlier if e is earlier[-1] or os.path.isfile(e.get("path", ""))]
         names, skipped = checkpoint_opponents(job.step, there, predict)
+        if far_first:
+            names = names[1:] + names[:1]
         for other, why in skipped.items():
             self.log.info("%s: skips %s: %s", job.name, other, why)
         paths = {e["player"]: e.get("path") for e in self.evaluations}

@@ -83,6 +83,9 @@ def test_evaluator_chains_checkpoints_and_anchors_and_draws_the_curve(tmp_path, 
                 for e in evaluations}
     assert networks == {"ckpt-0": [], "ckpt-5": ["ckpt-0"], "ckpt-10": ["ckpt-5"],
                         "ckpt-20": ["ckpt-10", "ckpt-5"]}
+    # refining plays the far one (ckpt-5) before going on against the previous one (ckpt-10)
+    order = [r["b"] for r in by_player["ckpt-20"] if r["b"].startswith("ckpt-")]
+    assert order[0] == "ckpt-10" and order[1] == "ckpt-5", order
     # ckpt-0 meets the weakest anchor first; an anchor won beyond the informative range is
     # not played by later checkpoints
     assert by_player["ckpt-0"][0]["b"] == "random"
