@@ -10,10 +10,11 @@ room for the next point on time: the first anchor of cluster.anchors (player spe
 whose expected score is informative (cluster.pairings), then earlier evaluated checkpoints
 spaced geometrically in steps (1/2 and 1/4 of its step: the gain over a long span measured
 directly, so that a chain of short links cannot drift), then the previous checkpoint until its
-interval is narrow or its result one-sided, then the other informative anchors. A newer point supersedes the refinement in progress; the games it had
-played are kept. Games are played through the batched search at cluster.eval_visits (network in
-this process). Before each batch the role idles while its CPU is over cluster.eval_cpu_share
-(cluster.eval_budget). Results are appended to RUN/ratings.jsonl and each evaluated checkpoint
+interval is narrow or its result one-sided, then the other informative anchors. A newer point
+supersedes the refinement in progress; the games it had played are kept. When points are due
+and how much refining fits is cluster.eval_schedule's. Games are played through the batched
+search at cluster.eval_visits (network in this process). Before each batch the role idles while
+its CPU is over cluster.eval_cpu_share (cluster.eval_budget). Results are appended to RUN/ratings.jsonl and each evaluated checkpoint
 to RUN/evaluations.jsonl (never rewritten); the ratings of every player are refitted (random =
 0), RUN/ratings.json holds them, and RUN/curve.png and RUN/loss.png are redrawn.
 """
@@ -22,6 +23,7 @@ import os
 import time
 
 from cluster.eval_budget import CpuBudget
+from cluster.eval_schedule import Schedule
 from cluster.evaluations import append_evaluation, read_evaluations
 from cluster.pairings import (PairingRule, checkpoint_opponents, expected_score, kept_steps,
                               next_anchor, one_sided, pairing_verdict, retired_anchors)
@@ -79,11 +81,6 @@ class _Beating(MatchSide):
         return self.side.moves(indices, games)
 
 
-def _kind(label):
-    """What a game's cost is learnt by: any checkpoint alike, each anchor on its own."""
-    return "checkpoint" if label.startswith("ckpt-") else label
-
-
 class _Job:
     """A checkpoint being rated: its name, step and match side, the anchors it played with
     their one-sided verdicts, its pairings' totals (MatchResult by opponent), the opponents
@@ -113,11 +110,8 @@ class Evaluator:
         self.stopping = stopping or (lambda: False)
         self.sleep, self.clock = sleep, clock
         self.interval = self.cc.eval_interval_s
-        self.last_point_at = None                     # clock() when the last point was made
         self.refinement = None                        # the newest point's pairings still due
         self.job = None                               # the checkpoint of the newest point
-        self.game_cost = {}                           # CPU s a game, by kind of opponent
-        self.cost = {"point_wall_s": 0.0, "point_cpu_s": 0.0}  # learnt as they are played
         self.enforce_budget = enforce_budget
         self.table = run_dir.ratings_table
         self.evaluations_path = run_dir.evaluations
@@ -132,6 +126,7 @@ class Evaluator:
                                           carried_wall_s=last.get("eval_wall_s", 0.0), **clocks)
         self.rule = PairingRule(batch=self.cc.eval_batch_games, max_games=self.cc.eval_max_games,
                                 elo_width=self.cc.eval_elo_width)
+        self.schedule = Schedule(self.interval, self.budget, clock, enforce_budget, self.rule)
         self.anchors = self._usable_anchors()         # {name: Spec}, in rising strength
         self.unusable = {}                            # anchor name -> why, for this process
         self.figures = {}                             # what the status file shows besides CPU
@@ -238,29 +233,6 @@ class Evaluator:
 
     # --- the schedule: a cheap point first, refined later ----------------------------------
 
-    def point_due(self):
-        """True when the newest checkpoint should get its first rating now: always without
-        cluster.eval_interval_s (0: each checkpoint is rated in full before the next one);
-        with it, once the last point is eval_interval_s old less what a first rating has
-        taken in wall time (so points land that far apart)."""
-        if self.interval <= 0:
-            return self.refinement is None
-        if self.last_point_at is None:
-            return True
-        lead = min(self.cost["point_wall_s"], self.interval / 2)   # refining keeps a share
-        return self.clock() - self.last_point_at >= self.interval - lead
-
-    def may_refine(self):
-        """True when one more refining batch leaves the budget clear by the time the next point
-        is due (its CPU cost estimated from the batches before), so refining never delays a
-        point; always without eval_interval_s."""
-        if self.interval <= 0 or self.last_point_at is None or not self.enforce_budget:
-            return True
-        lead = min(self.cost["point_wall_s"], self.interval / 2)
-        due_in = self.last_point_at + self.interval - lead - self.clock()
-        allowed = self.budget.share * (self.budget.wall_s() + max(0.0, due_in))
-        return self.budget.cpu_s() + self._next_batch_cpu_s(self.job) <= allowed
-
     def work(self, once=False):
         """One unit of the evaluator's work, the budget waited on first; False when there was
         nothing to do. A first rating of the newest checkpoint when pending() has one and a
@@ -269,14 +241,14 @@ class Evaluator:
         if self.job is None and self.evaluations:
             self._resume()
         job = self.pending(1 if once else None)
-        if job is not None and (once or self.point_due()):
+        if job is not None and (once or self.schedule.point_due(self.refinement is not None)):
             self.stop_refining()
             # a point may overdraw the budget by what one point costs: refining, which waits
             # for a clear budget, pays it back, so points keep their time and the average holds
-            if self.wait_for_budget(credit_s=self.cost["point_cpu_s"]):
+            if self.wait_for_budget(credit_s=self.schedule.point_credit_s()):
                 self.evaluate(*job)
             return True
-        if self.refinement is not None and (once or self.may_refine()):
+        if self.refinement is not None and (once or self._may_refine()):
             if self.wait_for_budget():
                 try:
                     next(self.refinement)
@@ -382,13 +354,11 @@ class Evaluator:
         append_evaluation(self.evaluations_path, evaluation)
         self.evaluations.append(evaluation)
         self.last_step = step
-        self.last_point_at = self.clock()
-        self._learn_cost("point_wall_s", self.last_point_at - started)
-        self._learn_cost("point_cpu_s", self.budget.cpu_s() - cpu0)
+        self.schedule.point_made(started, self.budget.cpu_s() - cpu0)
         job.started = started
         summary = self._publish(job)
         self.log.info("%s: first rating %s; %.1f s, %.1f s of CPU", name,
-                      ", ".join(job.results) or "no opponent", self.last_point_at - started,
+                      ", ".join(job.results) or "no opponent", self.clock() - started,
                       self.budget.cpu_s() - cpu0)
         self.job, self.refinement = job, self._refine(job)
         if self.interval <= 0:               # the whole evaluation before the next checkpoint
@@ -531,14 +501,10 @@ class Evaluator:
                              else "interrupted")
 
     def _play(self, job, opponent, label):
-        """The first rating's one batch against `label`, recorded: half of
-        cluster.eval_batch_games (at least 2) with eval_interval_s, so that a point leaves most
-        of the budget to refining; a whole batch without (or outside the budget: --once). The
-        pairing's MatchResult, or None
-        when stopping."""
+        """The first rating's one batch against `label` (Schedule.first_rating_games),
+        recorded; the pairing's MatchResult, or None when stopping."""
         total = job.totals.setdefault(label, MatchResult(job.name, label))
-        games = max(2, self.rule.batch // 2) if self.interval > 0 and self.enforce_budget \
-            else None
+        games = self.schedule.first_rating_games()
         fresh = MatchResult(job.name, label)
         batch = self._batch(job, opponent, label, total, games=games)
         if batch is not None:
@@ -551,10 +517,10 @@ class Evaluator:
 
     def _batch(self, job, opponent, label, total, games=None):
         """One batch of games of the pairing (added to `total`; `games` of them, default
-        _batch_games), its CPU cost a game learnt; None when the role stops before or during
-        it (nothing of it counted then)."""
+        Schedule.batch_games), its CPU cost a game learnt; None when the role stops before or
+        during it (nothing of it counted then)."""
         if games is None:
-            games = self._batch_games(label, total.games)
+            games = self.schedule.batch_games(label, total.games)
         games = min(games, self.rule.next_batch(total.games))
         if games <= 0 or self.stopping():
             return None
@@ -563,8 +529,7 @@ class Evaluator:
         batch = play_match(job.ours, opponent, games, size=size, komi=komi,
                            game_offset=total.games, stop=self.stopping)
         cost = self.budget.cpu_s() - cpu0
-        if batch.games:
-            self._learn_cost(_kind(label), cost / batch.games, self.game_cost)
+        self.schedule.batch_played(label, batch.games, cost)
         if self.stopping() and batch.games < games:
             return None
         total.add(batch)
@@ -573,27 +538,12 @@ class Evaluator:
         self.beat(force=True)
         return batch
 
-    def _batch_games(self, label, played):
-        """Games of the pairing's next batch: the rule's (cluster.eval_batch_games), fewer
-        against an opponent whose games are dear (GNU Go at a high level), so that one batch
-        costs at most half of what the budget earns between two points (at least 2 games)."""
-        games = self.rule.next_batch(played)
-        per_game = self.game_cost.get(_kind(label))
-        if per_game and self.interval > 0 and self.enforce_budget:
-            affordable = int(self.budget.share * self.interval / 2 / per_game)
-            games = min(games, max(2, affordable))
-        return games
-
-    def _next_batch_cpu_s(self, job):
-        """The CPU the refinement's next batch is expected to cost: of the opponent it plays on,
-        else (a new pairing) the dearest kind of game known at 2 games; 0 when nothing is
-        known yet."""
-        label = getattr(job, "next_label", None) if job is not None else None
-        if label is not None and _kind(label) in self.game_cost:
-            total = job.totals.get(label)
-            played = total.games if total is not None else 0
-            return self.game_cost[_kind(label)] * self._batch_games(label, played)
-        return 2 * max(self.game_cost.values(), default=0.0)
+    def _may_refine(self):
+        """Schedule.may_refine for the refinement's next batch (the pairing going on)."""
+        job = self.job
+        label = job.next_label if job is not None else None
+        total = job.totals.get(label) if label is not None else None
+        return self.schedule.may_refine(label, total.games if total is not None else 0)
 
     def _record(self, job, label, fresh, total, why):
         """Appends the games of `fresh` to the ratings table (one row), notes the pairing in
@@ -679,11 +629,6 @@ class Evaluator:
                           "stronger anchor this time", job.name, anchor, result.wins_a,
                           result.wins_b)
 
-    def _learn_cost(self, key, value, table=None):
-        """A running estimate (the last values weighted 1/2, 1/4, ...) of a cost in seconds."""
-        table = self.cost if table is None else table
-        old = table.get(key)
-        table[key] = value if not old else 0.5 * (old + value)
 
     def _run_start(self):
         if self.evaluations and "time" in self.evaluations[0]:

@@ -1,4 +1,4 @@
-"""The evaluator's schedule (cluster.evaluator): a first rating of the newest checkpoint once a
+"""The evaluator's schedule (cluster.eval_schedule, as cluster.evaluator uses it): a first rating of the newest checkpoint once a
 point is due, refining batches between points only where the CPU budget leaves room for the
 next point on time, and a refinement superseded by a newer point keeping the games it played."""
 import json
@@ -30,58 +30,56 @@ def scheduled(tmp_path, cpu, clock, share=0.2, interval=200.0):
 def test_a_point_is_due_an_interval_after_the_last_less_what_a_point_takes(tmp_path):
     clock, cpu = Clock(), [0.0]
     evaluator = scheduled(tmp_path, cpu, clock)
-    assert evaluator.point_due()                        # no point yet
-    evaluator.last_point_at, evaluator.cost["point_wall_s"] = 100.0, 30.0
+    assert evaluator.schedule.point_due()                        # no point yet
+    evaluator.schedule.last_point_at, evaluator.schedule.cost["point_wall_s"] = 100.0, 30.0
     clock.now = 269.0
-    assert not evaluator.point_due()                    # 169 s on: due at 270 (300 - 30)
+    assert not evaluator.schedule.point_due()                    # 169 s on: due at 270 (300 - 30)
     clock.now = 270.0
-    assert evaluator.point_due()
+    assert evaluator.schedule.point_due()
     # a point slower than the interval still leaves half of it to refining
-    evaluator.cost["point_wall_s"] = 500.0
+    evaluator.schedule.cost["point_wall_s"] = 500.0
     clock.now = 199.0
-    assert not evaluator.point_due()
+    assert not evaluator.schedule.point_due()
     clock.now = 200.0
-    assert evaluator.point_due()
+    assert evaluator.schedule.point_due()
 
 
 def test_refining_only_where_the_budget_is_clear_by_the_next_point(tmp_path):
     clock, cpu = Clock(), [0.0]
     evaluator = scheduled(tmp_path, cpu, clock)
     evaluator.refinement = iter(())
-    evaluator.last_point_at, evaluator.cost["point_wall_s"] = 0.0, 20.0
-    evaluator.game_cost["checkpoint"] = 5.0             # a new pairing: 2 games, 10 s
+    evaluator.schedule.last_point_at, evaluator.schedule.cost["point_wall_s"] = 0.0, 20.0
+    evaluator.schedule.game_cost["checkpoint"] = 5.0             # a new pairing: 2 games, 10 s
     # next point due at 180 s: 0.2 core * 180 s = 36 s of CPU allowed by then
     cpu[0], clock.now = 25.0, 60.0
-    assert evaluator.may_refine()                       # 25 + 10 <= 36
+    assert evaluator.schedule.may_refine()                       # 25 + 10 <= 36
     cpu[0] = 27.0
-    assert not evaluator.may_refine()                   # 27 + 10 > 36: the point would wait
+    assert not evaluator.schedule.may_refine()                   # 27 + 10 > 36: the point would wait
     clock.now = 175.0                                   # later the same holds: 35 + 10 > 36
     cpu[0] = 35.0
-    assert not evaluator.may_refine()
+    assert not evaluator.schedule.may_refine()
     # without an interval (each checkpoint in full) refining is never held back
     unscheduled = scheduled(tmp_path, cpu, clock, interval=0.0)
-    unscheduled.last_point_at, unscheduled.game_cost["checkpoint"] = 0.0, 1e9
-    assert unscheduled.may_refine()
+    unscheduled.schedule.last_point_at, unscheduled.schedule.game_cost["checkpoint"] = 0.0, 1e9
+    assert unscheduled.schedule.may_refine()
 
 
 def test_a_dear_opponent_is_played_in_smaller_batches(tmp_path):
     clock, cpu = Clock(), [0.0]
     evaluator = scheduled(tmp_path, cpu, clock)          # 0.2 core, a point every 200 s
-    assert evaluator._batch_games("gnugo:10", 0) == 8    # nothing known yet: the rule's batch
+    assert evaluator.schedule.batch_games("gnugo:10", 0) == 8    # nothing known yet: the rule's batch
     # half of what 200 s earn at 0.2 core: 20 s of CPU a batch
-    evaluator.game_cost.update({"gnugo:10": 8.0, "gnugo:1": 1.0, "checkpoint": 4.0})
-    assert evaluator._batch_games("gnugo:10", 0) == 2    # 20 / 8 -> 2
-    assert evaluator._batch_games("gnugo:1", 0) == 8     # 20 / 1 -> the rule's 8
-    assert evaluator._batch_games("ckpt-5", 0) == 5      # any checkpoint: 20 / 4
-    assert evaluator._batch_games("ckpt-5", 30) == 2     # the rule's last 2 of 32
+    evaluator.schedule.game_cost.update({"gnugo:10": 8.0, "gnugo:1": 1.0, "checkpoint": 4.0})
+    assert evaluator.schedule.batch_games("gnugo:10", 0) == 2    # 20 / 8 -> 2
+    assert evaluator.schedule.batch_games("gnugo:1", 0) == 8     # 20 / 1 -> the rule's 8
+    assert evaluator.schedule.batch_games("ckpt-5", 0) == 5      # any checkpoint: 20 / 4
+    assert evaluator.schedule.batch_games("ckpt-5", 30) == 2     # the rule's last 2 of 32
     # the refinement's next batch, for may_refine: the pairing going on, else the dearest
     # kind at 2 games
-    evaluator.job = type("Job", (), {"next_label": "gnugo:10", "totals": {}})()
-    assert evaluator._next_batch_cpu_s(evaluator.job) == 16.0
-    evaluator.job.next_label = None
-    assert evaluator._next_batch_cpu_s(evaluator.job) == 16.0
-    evaluator.game_cost["gnugo:10"] = 40.0               # dearer than the slice: still 2 games
-    assert evaluator._batch_games("gnugo:10", 0) == 2
+    assert evaluator.schedule.next_batch_cpu_s("gnugo:10", 0) == 16.0
+    assert evaluator.schedule.next_batch_cpu_s(None) == 16.0
+    evaluator.schedule.game_cost["gnugo:10"] = 40.0               # dearer than the slice: still 2 games
+    assert evaluator.schedule.batch_games("gnugo:10", 0) == 2
 
 
 def rows(path):
@@ -113,7 +111,7 @@ def test_a_newer_point_supersedes_a_refinement_and_its_games_are_kept(tmp_path,
     assert sum(total.games for total in evaluator.job.totals.values()) == 4
     assert len(rows(table)) == 1                         # the pairing goes on: not yet recorded
     shutil.copyfile(run.checkpoint(0), run.checkpoint(5))   # a newer checkpoint, not yet due
-    assert evaluator.pending() is not None and not evaluator.point_due()
+    assert evaluator.pending() is not None and not evaluator.schedule.point_due()
     played = sum(total.games for total in evaluator.job.totals.values())
     clock.now = 200.0                                    # due: the refinement is superseded
     assert evaluator.work()
@@ -123,7 +121,7 @@ def test_a_newer_point_supersedes_a_refinement_and_its_games_are_kept(tmp_path,
     assert ckpt0[-1]["stop"] == "superseded" and ckpt0[-1]["games"] == 2
     ckpt5 = [r for r in after if r["a"] == "ckpt-5"]
     assert [(r["b"], r["games"], r["stop"]) for r in ckpt5] == [("ckpt-0", 2, "first rating")]
-    assert evaluator.job.name == "ckpt-5" and evaluator.last_point_at == 200.0
+    assert evaluator.job.name == "ckpt-5" and evaluator.schedule.last_point_at == 200.0
     assert json.loads((tmp_path / "run" / "ratings.json").read_text())["latest"]["player"] \
         == "ckpt-5"
     # a restart (here the final rating, --once) takes the newest point's refinement up again

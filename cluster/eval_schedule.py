@@ -1,0 +1,98 @@
+"""When the evaluator makes a curve point and when it refines one (cluster.evaluator): a first
+rating of the newest checkpoint every cluster.eval_interval_s, refining batches between points
+only where the CPU budget (cluster.eval_budget) stays clear for the next point, and batches of
+dear opponents kept small. Costs are learnt as games are played; the clocks are injected, so
+the rules are tested without playing."""
+from __future__ import annotations
+
+import math
+
+
+def kind(label):
+    """What a game's cost is learnt by: any checkpoint alike, each anchor on its own."""
+    return "checkpoint" if label.startswith("ckpt-") else label
+
+
+class Schedule:
+    """interval: cluster.eval_interval_s (0: each checkpoint in full before the next); budget: a
+    CpuBudget; clock: monotonic seconds; enforce: the budget is waited on (not for --once);
+    rule: the PairingRule (batch, max_games)."""
+
+    def __init__(self, interval, budget, clock, enforce, rule):
+        self.interval, self.budget, self.clock, self.enforce = interval, budget, clock, enforce
+        self.rule = rule
+        self.last_point_at = None                    # clock() when the last point was made
+        self.cost = {"point_wall_s": 0.0, "point_cpu_s": 0.0}
+        self.game_cost = {}                          # CPU s a game, by kind of opponent
+
+    def _lead(self):
+        """How early a point starts so that it lands an interval after the last: what a point
+        takes, at most half the interval (refining keeps a share)."""
+        return min(self.cost["point_wall_s"], self.interval / 2)
+
+    def point_due(self, refining=False):
+        """True when the newest checkpoint should get its first rating now: without an
+        interval, once nothing is `refining`; with one, once the last point is the interval
+        old less the lead."""
+        if self.interval <= 0:
+            return not refining
+        if self.last_point_at is None:
+            return True
+        return self.clock() - self.last_point_at >= self.interval - self._lead()
+
+    def may_refine(self, next_label=None, played=0):
+        """True when one more refining batch (against `next_label`, `played` games into its
+        pairing; None: a new pairing) leaves the budget clear by the time the next point is
+        due; always without an interval or outside the budget."""
+        if self.interval <= 0 or self.last_point_at is None or not self.enforce:
+            return True
+        due_in = self.last_point_at + self.interval - self._lead() - self.clock()
+        allowed = self.budget.share * (self.budget.wall_s() + max(0.0, due_in))
+        return self.budget.cpu_s() + self.next_batch_cpu_s(next_label, played) <= allowed
+
+    def point_credit_s(self):
+        """CPU seconds a point may overdraw the budget by (one point's cost): refining, which
+        waits for a clear budget, pays it back, so points keep their time."""
+        return self.cost["point_cpu_s"]
+
+    def first_rating_games(self):
+        """Games of a first rating: half a batch (at least 2) with an interval and a budget, so
+        that a point leaves most of the budget to refining; None (a whole batch) else."""
+        if self.interval > 0 and self.enforce:
+            return max(2, self.rule.batch // 2)
+        return None
+
+    def batch_games(self, label, played):
+        """Games of a pairing's next batch: the rule's, fewer against an opponent whose games
+        are dear (GNU Go at a high level), so that one batch costs at most half of what the
+        budget earns between two points (at least 2 games)."""
+        games = self.rule.next_batch(played)
+        per_game = self.game_cost.get(kind(label))
+        if per_game and self.interval > 0 and self.enforce:
+            affordable = int(self.budget.share * self.interval / 2 / per_game)
+            games = min(games, max(2, affordable))
+        return games
+
+    def next_batch_cpu_s(self, label=None, played=0):
+        """The CPU a refining batch is expected to cost: of `label`'s kind where known, else
+        (a new pairing) the dearest kind known at 2 games; 0 when nothing is known yet."""
+        if label is not None and kind(label) in self.game_cost:
+            return self.game_cost[kind(label)] * self.batch_games(label, played)
+        return 2 * max(self.game_cost.values(), default=0.0)
+
+    def point_made(self, started, cpu_s):
+        """A point was written now, started at clock() `started` and costing `cpu_s`."""
+        self.last_point_at = self.clock()
+        self._learn(self.cost, "point_wall_s", self.last_point_at - started)
+        self._learn(self.cost, "point_cpu_s", cpu_s)
+
+    def batch_played(self, label, games, cpu_s):
+        """A batch of `games` against `label` cost `cpu_s`."""
+        if games:
+            self._learn(self.game_cost, kind(label), cpu_s / games)
+
+    @staticmethod
+    def _learn(table, key, value):
+        """A running estimate (the last values weighted 1/2, 1/4, ...) of a cost."""
+        old = table.get(key)
+        table[key] = value if not old or not math.isfinite(old) else 0.5 * (old + value)
