@@ -109,7 +109,6 @@ class Evaluator:
         self.status = status
         self.stopping = stopping or (lambda: False)
         self.sleep, self.clock = sleep, clock
-        self.interval = self.cc.eval_interval_s
         self.refinement = None                        # the newest point's pairings still due
         self.job = None                               # the checkpoint of the newest point
         self.enforce_budget = enforce_budget
@@ -126,7 +125,7 @@ class Evaluator:
                                           carried_wall_s=last.get("eval_wall_s", 0.0), **clocks)
         self.rule = PairingRule(batch=self.cc.eval_batch_games, max_games=self.cc.eval_max_games,
                                 elo_width=self.cc.eval_elo_width)
-        self.schedule = Schedule(self.interval, self.budget, clock, enforce_budget, self.rule)
+        self.schedule = Schedule(self.cc.eval_interval_s, self.budget, clock, enforce_budget, self.rule)
         self.anchors = self._usable_anchors()         # {name: Spec}, in rising strength
         self.unusable = {}                            # anchor name -> why, for this process
         self.figures = {}                             # what the status file shows besides CPU
@@ -361,7 +360,7 @@ class Evaluator:
                       ", ".join(job.results) or "no opponent", self.clock() - started,
                       self.budget.cpu_s() - cpu0)
         self.job, self.refinement = job, self._refine(job)
-        if self.interval <= 0:               # the whole evaluation before the next checkpoint
+        if self.schedule.interval <= 0:      # the whole evaluation before the next checkpoint
             while self.refinement is not None:
                 if not self.wait_for_budget():
                     return None
