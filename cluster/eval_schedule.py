@@ -24,6 +24,7 @@ class Schedule:
         self.last_point_at = None                    # clock() when the last point was made
         self.cost = {"point_wall_s": 0.0, "point_cpu_s": 0.0}
         self.game_cost = {}                          # CPU s a game, by kind of opponent
+        self.game_wall = {}                          # wall s a game, by kind of opponent
 
     def _lead(self):
         """How early a point starts so that it lands an interval after the last: what a point
@@ -42,11 +43,14 @@ class Schedule:
 
     def may_refine(self, next_label=None, played=0):
         """True when one more refining batch (against `next_label`, `played` games into its
-        pairing; None: a new pairing) leaves the budget clear by the time the next point is
-        due; always without an interval or outside the budget."""
+        pairing; None: a new pairing) ends before the next point is due and leaves the budget
+        clear by then; always without an interval or outside the budget. A batch is not cut
+        short, so one begun too late would hold the point back by what is left of it."""
         if self.interval <= 0 or self.last_point_at is None or not self.enforce:
             return True
         due_in = self.last_point_at + self.interval - self._lead() - self.clock()
+        if self.next_batch_wall_s(next_label, played) > due_in:
+            return False
         allowed = self.budget.share * (self.budget.wall_s() + max(0.0, due_in))
         return self.budget.cpu_s() + self.next_batch_cpu_s(next_label, played) <= allowed
 
@@ -76,9 +80,17 @@ class Schedule:
     def next_batch_cpu_s(self, label=None, played=0):
         """The CPU a refining batch is expected to cost: of `label`'s kind where known, else
         (a new pairing) the dearest kind known at 2 games; 0 when nothing is known yet."""
-        if label is not None and kind(label) in self.game_cost:
-            return self.game_cost[kind(label)] * self.batch_games(label, played)
-        return 2 * max(self.game_cost.values(), default=0.0)
+        return self._expected(self.game_cost, label, played)
+
+    def next_batch_wall_s(self, label=None, played=0):
+        """The wall time a refining batch is expected to take, as next_batch_cpu_s: on a
+        machine the other roles keep busy it is longer than the CPU it costs."""
+        return self._expected(self.game_wall, label, played)
+
+    def _expected(self, per_game, label, played):
+        if label is not None and kind(label) in per_game:
+            return per_game[kind(label)] * self.batch_games(label, played)
+        return 2 * max(per_game.values(), default=0.0)
 
     def point_made(self, started, cpu_s):
         """A point was written now, started at clock() `started` and costing `cpu_s`."""
@@ -86,10 +98,11 @@ class Schedule:
         self._learn(self.cost, "point_wall_s", self.last_point_at - started)
         self._learn(self.cost, "point_cpu_s", cpu_s)
 
-    def batch_played(self, label, games, cpu_s):
-        """A batch of `games` against `label` cost `cpu_s`."""
+    def batch_played(self, label, games, cpu_s, wall_s):
+        """A batch of `games` against `label` cost `cpu_s` and took `wall_s`."""
         if games:
             self._learn(self.game_cost, kind(label), cpu_s / games)
+            self._learn(self.game_wall, kind(label), wall_s / games)
 
     @staticmethod
     def _learn(table, key, value):

@@ -248,7 +248,8 @@ class Evaluator:
                 self.evaluate(*job)
             return True
         if self.refinement is not None and (once or self._may_refine()):
-            if self.wait_for_budget():
+            # waiting for the budget may have brought the next point too near for this batch
+            if self.wait_for_budget() and (once or self._may_refine()):
                 try:
                     next(self.refinement)
                 except StopIteration:
@@ -524,11 +525,11 @@ class Evaluator:
         if games <= 0 or self.stopping():
             return None
         size, komi = self.config.model.board_size, self.config.selfplay.komi
-        cpu0 = self.budget.cpu_s()
+        cpu0, wall0 = self.budget.cpu_s(), self.clock()
         batch = play_match(job.ours, opponent, games, size=size, komi=komi,
                            game_offset=total.games, stop=self.stopping)
         cost = self.budget.cpu_s() - cpu0
-        self.schedule.batch_played(label, batch.games, cost)
+        self.schedule.batch_played(label, batch.games, cost, self.clock() - wall0)
         if self.stopping() and batch.games < games:
             return None
         total.add(batch)

@@ -174,21 +174,29 @@ class LocalCluster:
         code = None
         while code is None and time.monotonic() < deadline and not stopping():
             code = child.wait(min(FINAL_POLL_S, max(0.0, deadline - time.monotonic())))
+        cut = None
         if code is None:
-            why = "a signal" if stopping() else f"its {self.cc.final_eval_s:g} s"
+            cut = "a signal" if stopping() else f"its {self.cc.final_eval_s:g} s"
             child.stop(self.cc.shutdown_s)
-            return self._final(None, f"final rating of {name} stopped at {why}; the curve ends "
-                                     f"before it")
-        child.poll()
+        else:
+            child.poll()
         if code == DISK_FULL_STATUS:     # --once never waits for space: an optional step
             return self._final(None, f"final rating of {name} skipped: the disk is full "
                                      f"({self.evaluator.log_path}); the curve ends before it")
+        # a rating cut short may still have made its point (the first rating is written before
+        # any refining): the curve ends before the checkpoint only where it did not
         latest = read_ratings(self.run_dir.ratings)["latest"]
         if latest.get("player") != name:
+            if cut is not None:
+                return self._final(None, f"final rating of {name} stopped at {cut}; the curve "
+                                         f"ends before it")
             return self._final(None, f"final rating of {name} did not finish (evaluator exit "
                                      f"status {code}; {self.evaluator.log_path})")
-        return self._final(name, f"final rating: {name} Elo {latest['elo']:.0f} "
-                                 f"({latest['elo_low']:.0f}..{latest['elo_high']:.0f}) in "
+        rating = (f"{name} Elo {latest['elo']:.0f} ({latest['elo_low']:.0f}.."
+                  f"{latest['elo_high']:.0f})")
+        if cut is not None:
+            return self._final(name, f"final rating: {rating}, its refining stopped at {cut}")
+        return self._final(name, f"final rating: {rating} in "
                                  f"{time.monotonic() - started:.0f} s")
 
     def _final(self, name, note):

@@ -64,6 +64,23 @@ def test_refining_only_where_the_budget_is_clear_by_the_next_point(tmp_path):
     assert unscheduled.schedule.may_refine()
 
 
+def test_a_refining_batch_must_end_before_the_next_point_is_due(tmp_path):
+    clock, cpu = Clock(), [0.0]
+    evaluator = scheduled(tmp_path, cpu, clock)
+    schedule = evaluator.schedule
+    schedule.last_point_at, schedule.cost["point_wall_s"] = 0.0, 20.0   # next point due at 180 s
+    schedule.batch_played("ckpt-7", 4, cpu_s=4.0, wall_s=120.0)        # 1 s CPU, 30 s wall a game
+    assert schedule.next_batch_cpu_s() == 2.0 and schedule.next_batch_wall_s() == 60.0
+    clock.now = 119.0
+    assert schedule.may_refine()                                 # ends at 179 s, the budget clear
+    clock.now = 121.0
+    assert not schedule.may_refine()                             # would end at 181 s: the point waits
+    # learnt as a running estimate: the last batch weighs a half
+    schedule.batch_played("ckpt-8", 2, cpu_s=2.0, wall_s=20.0)
+    assert schedule.next_batch_wall_s() == 2 * (30.0 + 10.0) / 2
+    assert schedule.may_refine()                                 # 40 s now: ends at 161 s
+
+
 def test_a_dear_opponent_is_played_in_smaller_batches(tmp_path):
     clock, cpu = Clock(), [0.0]
     evaluator = scheduled(tmp_path, cpu, clock)          # 0.2 core, a point every 200 s
