@@ -12,7 +12,7 @@ spaced geometrically in steps (1/2 and 1/4 of its step: the gain over a long spa
 directly, so that a chain of short links cannot drift), then the previous checkpoint until its
 interval is narrow or its result one-sided, then the other informative anchors. A newer point
 supersedes the refinement in progress; the games it had played are kept. When points are due
-and how much refining fits is cluster.eval_schedule's. Games are played through the batched
+and how much refining fits is cluster.eval_schedule's; who is played, cluster.eval_opponents'. Games are played through the batched
 search at cluster.eval_visits (network in this process). Before each batch the role idles while
 its CPU is over cluster.eval_cpu_share (cluster.eval_budget). Results are appended to RUN/ratings.jsonl and each evaluated checkpoint
 to RUN/evaluations.jsonl (never rewritten); the ratings of every player are refitted (random =
@@ -25,24 +25,19 @@ import time
 from cluster.eval_budget import CpuBudget
 from cluster.eval_schedule import Schedule
 from cluster.evaluations import append_evaluation, read_evaluations
-from cluster.pairings import (PairingRule, checkpoint_opponents, expected_score, kept_steps,
-                              next_anchor, one_sided, pairing_verdict, retired_anchors)
+from cluster.eval_opponents import Opponents, one_line
+from cluster.pairings import PairingRule, expected_score, kept_steps, one_sided, pairing_verdict
 from cluster.plots import draw_curve, draw_losses
 from fastgo.files import atomic_write, atomic_write_text, check_regular, read_bounded
 from fastgo.run.config import ConfigError, load_config
-from fastgo.run.ratings import (TableError, append_result, components, fit_ratings, read_table,
-                                table_name)
+from fastgo.run.ratings import TableError, append_result, components, fit_ratings, read_table
 from fastgo.run.role_entry import on_disk_full, setup_logging, stop_on_signals
 from fastgo.run.rundir import StatusFile, open_run_dir
-from play.equal_time import one_thread_rate, visits_for
 from play.gtp.side import GtpEngineError
 from play.match import MatchResult, play_match
-from play.network_player import network_side
 from play.players import MatchSide
-from play.specs import gnugo_installed, make_side, parse_spec
 
 IDLE_S = 0.5                  # the wait between looks for a new checkpoint or budget
-OPENING_MOVES = 2             # a network's first moves sampled by visits, as in the arena
 
 
 def checkpoints(run_dir):
@@ -126,59 +121,12 @@ class Evaluator:
         self.rule = PairingRule(batch=self.cc.eval_batch_games, max_games=self.cc.eval_max_games,
                                 elo_width=self.cc.eval_elo_width)
         self.schedule = Schedule(self.cc.eval_interval_s, self.budget, clock, enforce_budget, self.rule)
-        self.anchors = self._usable_anchors()         # {name: Spec}, in rising strength
-        self.unusable = {}                            # anchor name -> why, for this process
+        self.opponents = Opponents(config, log)      # anchors and earlier checkpoints
+        self.anchors = self.opponents.anchors         # {name: Spec}, in rising strength
         self.figures = {}                             # what the status file shows besides CPU
-        self.rates = {}                               # network shape -> visits/s, one thread
         self.latest_ratings = {}
 
     # --- set-up --------------------------------------------------------------------------------
-
-    def _usable_anchors(self):
-        out = {}
-        for text in self.cc.anchors:
-            try:
-                spec = parse_spec(text)
-            except ValueError as err:
-                raise ConfigError(f"cluster.anchors: {err}") from None
-            if spec.kind == "gnugo" and gnugo_installed(spec.argv[0]) is None:
-                self.log.info("anchor %s skipped: GNU Go is not installed (on PATH or in "
-                              "/usr/games; e.g. apt-get install gnugo)", spec.name)
-                continue
-            if spec.kind == "checkpoint" and not os.path.isfile(spec.path):
-                self.log.warning("anchor %s skipped: no such checkpoint file", spec.path)
-                continue
-            out[table_name(spec.name)] = spec
-        return out
-
-    def _load_network(self, path, name, seed, data=None):
-        """A SearchSide of the checkpoint at `path` (its bytes `data` when already read) at
-        cluster.eval_visits: inference_server.network.load_network (canaries checked) and
-        play.network_player, as every command plays a checkpoint. NetworkError when unusable."""
-        from inference_server.network import load_network
-
-        network = load_network(path, data=data, expect=self.config.model,
-                               backend=self.config.server.backend, threads=1,
-                               capacity=max(64, self.cc.eval_batch_games))
-        side = network_side(network, visits=self.cc.eval_visits, name=name, seed=seed,
-                            opening_moves=OPENING_MOVES)
-        if self.cc.eval_move_seconds > 0:    # equal time: the visits its own speed fits
-            side.visits = self._timed_visits(network, side)
-        return network, side
-
-    def _timed_visits(self, network, side):
-        """cluster.eval_move_seconds in visits for this network: its one-game, one-thread
-        speed (play.equal_time), measured once per network shape in this process."""
-        shape = network.config.name
-        if shape not in self.rates:
-            self.rates[shape] = one_thread_rate(network.evaluator, side.settings,
-                                                network.config.board_size,
-                                                self.config.selfplay.komi)
-            self.log.info("%s searches %.0f visits/s on one thread: %d visits a move in %g s",
-                          shape, self.rates[shape],
-                          visits_for(self.cc.eval_move_seconds, self.rates[shape]),
-                          self.cc.eval_move_seconds)
-        return visits_for(self.cc.eval_move_seconds, self.rates[shape])
 
     # --- budget and heartbeat ------------------------------------------------------------------
 
@@ -267,9 +215,10 @@ class Evaluator:
         try:
             games = sum(row["games"] for row in self._fit()[1] if row["a"] == name)
             # other seeds than its first life's, so that no game of it is played again
-            side = self._load_network(last.get("path"), name, step + 7919 * (games + 1))[1]
+            side = self.opponents.load_network(last.get("path"), name,
+                                               step + 7919 * (games + 1))[1]
         except Exception as err:           # pruned or unreadable: its rating stays as it is
-            self.log.info("%s: not refined further: %s", name, " ".join(str(err).split())[:200])
+            self.log.info("%s: not refined further: %s", name, one_line(err))
             self.job = _Job(name, step, None)
             return
         job = self.job = _Job(name, step, _Beating(side, self.beat))
@@ -320,7 +269,7 @@ class Evaluator:
             # while its matches are played
             stamp = os.path.getmtime(path)
             data = read_bounded(path, MAX_CHECKPOINT_BYTES)
-            network, side = self._load_network(path, name, step, data=data)
+            network, side = self.opponents.load_network(path, name, step, data=data)
         except (NetworkError, OSError) as err:   # pruned, replaced meanwhile, or NaN weights
             self.log.warning("skipping %s: %s", path, err)
             self.last_step = step
@@ -334,8 +283,7 @@ class Evaluator:
             try:
                 result = self._play(job, opponent, label)
             except GtpEngineError as err:
-                self.unusable[label] = f"cannot start: {' '.join(str(err).split())[:200]}"
-                self.log.warning("anchor %s: %s", label, self.unusable[label])
+                self.opponents.failed(label, err)
                 result = True
             finally:
                 if label in self.anchors:
@@ -423,15 +371,10 @@ class Evaluator:
         there is neither."""
         if self.evaluations:
             previous = self.evaluations[-1]
-            try:
-                side = self._load_network(previous.get("path"), previous["player"],
-                                          job.seed + 100)[1]
+            side = self.opponents.earlier(job, previous, 100)
+            if side is not None:         # else pruned, replaced, unreadable: an anchor instead
                 return previous["player"], side
-            except Exception as err:     # pruned, replaced, unreadable: an anchor instead
-                self.log.warning("%s: earlier checkpoint %s unusable (%s): %s", job.name,
-                                 previous["player"], previous.get("path"),
-                                 " ".join(str(err).split())[:200])
-        return next(self._anchor_sides(job, limit=1), None)
+        return next(self.opponents.anchor_sides(job, self._fit, limit=1), None)
 
     def _refine(self, job):
         """The rest of a checkpoint's pairings, one batch per next(): the first informative
@@ -441,12 +384,13 @@ class Evaluator:
         Each pairing's games so far are recorded when it ends, and also when the generator is
         closed (superseded by a newer point) or the role stops; ratings.json and the curves are
         refreshed after each pairing."""
-        anchors = self._anchor_sides(job)
+        anchors = self.opponents.anchor_sides(job, self._fit)
         for label, side in anchors:
             if not (yield from self._play_anchor(job, label, side)):
                 return
             break
-        for label, side in self._checkpoint_sides(job, far_first=True):
+        for label, side in self.opponents.checkpoint_sides(job, self.evaluations,
+                                                           self._fit()[2], far_first=True):
             result = yield from self._play_batches(job, side, label)
             if result is None:
                 return
@@ -460,15 +404,14 @@ class Evaluator:
         try:
             result = yield from self._play_batches(job, side, label)
         except GtpEngineError as err:
-            self.unusable[label] = f"cannot start: {' '.join(str(err).split())[:200]}"
-            self.log.warning("anchor %s: %s", label, self.unusable[label])
+            self.opponents.failed(label, err)
             return True
         finally:
             side.close()                 # its CPU time is counted once it has ended
         if result is None:
             return False
         self._publish(job)
-        self._anchor_verdict(job, label, result)
+        self.opponents.verdict(job, label, result)
         return True
 
     def _play_batches(self, job, opponent, label):
@@ -560,75 +503,6 @@ class Evaluator:
             job.played.append(label)
         self.figures.pop("playing", None)
         self.figures["done"] = list(job.results)
-
-    def _checkpoint_sides(self, job, far_first=False):
-        """(label, side) of the earlier checkpoints `job` plays (cluster.pairings: the previous
-        one, then those at fractions of its step; `far_first`: those first, the previous one
-        last), loaded one at a time as they are reached; an unusable one is logged and
-        skipped."""
-        _, _, predict = self._fit()
-        # the previous one always; the others among those whose copy is still there
-        earlier = [e for e in self.evaluations if e["step"] < job.step]
-        there = [e for e in earlier if e is earlier[-1] or os.path.isfile(e.get("path", ""))]
-        names, skipped = checkpoint_opponents(job.step, there, predict)
-        if far_first:
-            names = names[1:] + names[:1]
-        for other, why in skipped.items():
-            self.log.info("%s: skips %s: %s", job.name, other, why)
-        paths = {e["player"]: e.get("path") for e in self.evaluations}
-        for k, other in enumerate(names):
-            try:
-                side = self._load_network(paths.get(other), other,
-                                          job.seed + 100 + k)[1]
-            except Exception as err:         # pruned, replaced, unreadable: the others go on
-                self.log.warning("%s: earlier checkpoint %s unusable (%s): %s", job.name,
-                                 other, paths.get(other), " ".join(str(err).split())[:200])
-                continue
-            yield other, side
-
-    def _anchor_sides(self, job, limit=None):
-        """(label, side) of the anchors `job` plays next (cluster.pairings.next_anchor), each
-        made when reached (the caller closes it); at most `limit` of them."""
-        count = 0
-        while limit is None or count < limit:
-            _, rows, predict = self._fit()
-            retired = {**retired_anchors(rows, list(self.anchors)), **self.unusable}
-            predicted = {a: p for a in self.anchors if (p := predict(job.name, a)) is not None}
-            anchor, skipped = next_anchor(list(self.anchors), retired=retired,
-                                          played=job.anchors, predicted=predicted,
-                                          max_informative=self.cc.eval_anchors)
-            if anchor is None:
-                if skipped:
-                    self.log.info("%s: anchors not played: %s", job.name,
-                                  "; ".join(f"{a} ({why})" for a, why in skipped.items()))
-                return
-            seed = job.seed + 500 + len(job.anchors)
-            job.anchors.setdefault(anchor, 0)
-            try:
-                side = make_side(self.anchors[anchor], seed=seed,
-                                 move_seconds=self.cc.eval_move_seconds or None,
-                                 load_network=lambda path, seed: self._load_network(
-                                     path, anchor, seed)[1])
-                side.name = anchor
-            except Exception as err:
-                self.unusable[anchor] = f"unusable: {' '.join(str(err).split())[:200]}"
-                self.log.warning("anchor %s: %s", anchor, self.unusable[anchor])
-                del job.anchors[anchor]
-                continue
-            count += 1
-            yield anchor, side
-
-    def _anchor_verdict(self, job, anchor, result):
-        verdict = job.anchors[anchor] = one_sided(result.wins_a, result.wins_b, result.draws)
-        if verdict > 0:
-            self.log.info("%s: won %s %d-%d, beyond the informative range: %s is retired "
-                          "for later checkpoints", job.name, anchor, result.wins_a,
-                          result.wins_b, anchor)
-        elif verdict < 0:
-            self.log.info("%s: lost to %s %d-%d, beyond the informative range: no "
-                          "stronger anchor this time", job.name, anchor, result.wins_a,
-                          result.wins_b)
-
 
     def _run_start(self):
         if self.evaluations and "time" in self.evaluations[0]:
