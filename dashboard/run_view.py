@@ -21,6 +21,7 @@ from fastgo.run.shards import ShardError, list_shards, read_shard
 from fastgo.run.statefiles import read_csv, read_json
 
 CHECKPOINT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.ckpt")
+RATED_NAME = re.compile(r"ckpt-(0|[1-9]\d{0,8})")  # as the ratings name a checkpoint
 SHARD_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.shard")
 MAX_LOSS_ROWS = 2000          # rows of metrics.csv sent (evenly thinned, the last kept)
 NEWEST_GAMES = 20             # self-play games listed
@@ -212,7 +213,10 @@ class RunView:
         return out
 
     def checkpoint_path(self, name) -> str:
-        """The path of checkpoint `name`; NotFound for any name the listing does not hold."""
+        """The path of checkpoint `name`: a file name of the listing (ckpt-000000300.ckpt,
+        latest.ckpt) or the name the ratings give it (ckpt-300); NotFound for any other."""
+        if isinstance(name, str) and (rated := RATED_NAME.fullmatch(name)):
+            name = os.path.basename(self.run.checkpoint(int(rated.group(1))))
         if not isinstance(name, str) or not CHECKPOINT_NAME.fullmatch(name):
             raise NotFound(f"no checkpoint named {name!r:.80}")
         path = self.checkpoint_files().get(name)
