@@ -66,20 +66,29 @@ class Schedule:
             return max(2, self.rule.batch // 2)
         return None
 
+    @staticmethod
+    def _per_game(table, label):
+        """A game's learnt cost in `table` against `label`: its kind's, else (a kind not played
+        yet, or no label) the dearest kind's; None while nothing is known."""
+        if label is not None and kind(label) in table:
+            return table[kind(label)]
+        return max(table.values(), default=None)
+
     def batch_games(self, label, played):
         """Games of a pairing's next batch: the rule's, fewer against an opponent whose games
         are dear (GNU Go at a high level), so that one batch costs at most half of what the
-        budget earns between two points (at least 2 games)."""
+        budget earns between two points (at least 2 games). An opponent not played yet is
+        taken to be as dear as the dearest played."""
         games = self.rule.next_batch(played)
-        per_game = self.game_cost.get(kind(label))
+        per_game = self._per_game(self.game_cost, label)
         if per_game and self.interval > 0 and self.enforce:
             affordable = int(self.budget.share * self.interval / 2 / per_game)
             games = min(games, max(2, affordable))
         return games
 
     def next_batch_cpu_s(self, label=None, played=0):
-        """The CPU a refining batch is expected to cost: of `label`'s kind where known, else
-        (a new pairing) the dearest kind known at 2 games; 0 when nothing is known yet."""
+        """The CPU a refining batch (against `label`, `played` games into its pairing) is
+        expected to cost: a game's (_per_game) times batch_games; 0 while nothing is known."""
         return self._expected(self.game_cost, label, played)
 
     def next_batch_wall_s(self, label=None, played=0):
@@ -87,10 +96,9 @@ class Schedule:
         machine the other roles keep busy it is longer than the CPU it costs."""
         return self._expected(self.game_wall, label, played)
 
-    def _expected(self, per_game, label, played):
-        if label is not None and kind(label) in per_game:
-            return per_game[kind(label)] * self.batch_games(label, played)
-        return 2 * max(per_game.values(), default=0.0)
+    def _expected(self, table, label, played):
+        per_game = self._per_game(table, label)
+        return per_game * self.batch_games(label, played) if per_game else 0.0
 
     def point_made(self, started, cpu_s):
         """A point was written now, started at clock() `started` and costing `cpu_s`."""

@@ -86,7 +86,7 @@ class _Job:
         self.anchors, self.totals, self.played, self.results = {}, {}, [], []
         self.started = 0.0
         self.seed = step * 1000           # of its opponents' sides (a resumed job: others)
-        self.next_label = None            # the opponent of the pairing going on
+        self.next_label = None            # the opponent of the batch the refinement plays next
 
 
 class Evaluator:
@@ -198,13 +198,24 @@ class Evaluator:
         if self.refinement is not None and (once or self._may_refine()):
             # waiting for the budget may have brought the next point too near for this batch
             if self.wait_for_budget() and (once or self._may_refine()):
-                try:
-                    next(self.refinement)
-                except StopIteration:
-                    self.refinement = None
-                    self.figures.pop("refining", None)
+                self._advance()
             return True
         return False
+
+    def _start_refining(self, job):
+        """`job`'s refinement (_refine), run up to its first batch, which it names (in
+        job.next_label) before playing it, so that may_refine weighs the batch to come."""
+        self.job, self.refinement = job, self._refine(job)
+        self._advance()
+
+    def _advance(self):
+        """Plays the refinement's announced batch and runs it up to the next one (at the
+        start: up to the first); the refinement is None once it has nothing more to play."""
+        try:
+            next(self.refinement)
+        except StopIteration:
+            self.refinement = None
+            self.figures.pop("refining", None)
 
     def _resume(self):
         """The refinement of the newest rated checkpoint, taken up again after a restart (or by
@@ -238,7 +249,7 @@ class Evaluator:
                 job.anchors[label] = one_sided(total.wins_a, total.wins_b, total.draws)
         self.log.info("%s: refining its rating from %d games", name,
                       sum(t.games for t in job.totals.values()))
-        self.refinement = self._refine(job)
+        self._start_refining(job)
 
     def stop_refining(self):
         """Ends the refinement in progress: the games it played are recorded, its engines
@@ -308,15 +319,12 @@ class Evaluator:
         self.log.info("%s: first rating %s; %.1f s, %.1f s of CPU", name,
                       ", ".join(job.results) or "no opponent", self.clock() - started,
                       self.budget.cpu_s() - cpu0)
-        self.job, self.refinement = job, self._refine(job)
+        self._start_refining(job)
         if self.schedule.interval <= 0:      # the whole evaluation before the next checkpoint
             while self.refinement is not None:
                 if not self.wait_for_budget():
                     return None
-                try:
-                    next(self.refinement)
-                except StopIteration:
-                    self.refinement = None
+                self._advance()
             summary = self.figures.get("latest", summary)
         return summary
 
@@ -415,10 +423,10 @@ class Evaluator:
         return True
 
     def _play_batches(self, job, opponent, label):
-        """Plays `label` in batches, yielding after each, until the pairing rule stops it
-        (games already played against it in `job` count); records the games played here in
-        the table even when closed or stopped early. Returns the pairing's MatchResult, or
-        None when stopping."""
+        """Plays `label` in batches until the pairing rule stops it (games already played
+        against it in `job` count), yielding before each once it is named in job.next_label;
+        records the games played here in the table even when closed or stopped early. Returns
+        the pairing's MatchResult, or None when stopping."""
         total = job.totals.setdefault(label, MatchResult(job.name, label))
         if pairing_verdict(total.wins_a, total.wins_b, total.draws, self.rule) is not None:
             return total
@@ -428,6 +436,8 @@ class Evaluator:
             while True:
                 if self.stopping():
                     return None
+                job.next_label = label
+                yield                        # work() plays the batch once may_refine agrees
                 batch = self._batch(job, opponent, label, total)
                 if batch is None:
                     return None
@@ -437,7 +447,6 @@ class Evaluator:
                     self._record(job, label, fresh, total, verdict)
                     fresh = None
                     return total
-                yield
         finally:
             if fresh is not None and fresh.games:
                 self._record(job, label, fresh, total, "superseded" if not self.stopping()
@@ -476,13 +485,12 @@ class Evaluator:
         if self.stopping() and batch.games < games:
             return None
         total.add(batch)
-        job.next_label = label
         self.figures["playing"] = f"{label} {total.wins_a}-{total.wins_b}"
         self.beat(force=True)
         return batch
 
     def _may_refine(self):
-        """Schedule.may_refine for the refinement's next batch (the pairing going on)."""
+        """Schedule.may_refine for the batch the refinement has named as its next."""
         job = self.job
         label = job.next_label if job is not None else None
         total = job.totals.get(label) if label is not None else None

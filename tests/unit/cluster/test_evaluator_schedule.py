@@ -49,13 +49,16 @@ def test_refining_only_where_the_budget_is_clear_by_the_next_point(tmp_path):
     evaluator = scheduled(tmp_path, cpu, clock)
     evaluator.refinement = iter(())
     evaluator.schedule.last_point_at, evaluator.schedule.cost["point_wall_s"] = 0.0, 20.0
-    evaluator.schedule.game_cost["checkpoint"] = 5.0             # a new pairing: 2 games, 10 s
+    # 5 s a game: a batch of int(0.2 * 200 / 2 / 5) = 4 games, 20 s, against any opponent (one
+    # not played yet is taken to be as dear as the dearest played)
+    evaluator.schedule.game_cost["checkpoint"] = 5.0
+    assert evaluator.schedule.next_batch_cpu_s("gnugo:5", 0) == 20.0
     # next point due at 180 s: 0.2 core * 180 s = 36 s of CPU allowed by then
-    cpu[0], clock.now = 25.0, 60.0
-    assert evaluator.schedule.may_refine()                       # 25 + 10 <= 36
-    cpu[0] = 27.0
-    assert not evaluator.schedule.may_refine()                   # 27 + 10 > 36: the point would wait
-    clock.now = 175.0                                   # later the same holds: 35 + 10 > 36
+    cpu[0], clock.now = 15.0, 60.0
+    assert evaluator.schedule.may_refine()                       # 15 + 20 <= 36
+    cpu[0] = 17.0
+    assert not evaluator.schedule.may_refine()                   # 17 + 20 > 36: the point would wait
+    clock.now = 175.0                                   # later the same holds: 35 + 20 > 36
     cpu[0] = 35.0
     assert not evaluator.schedule.may_refine()
     # without an interval (each checkpoint in full) refining is never held back
@@ -69,15 +72,16 @@ def test_a_refining_batch_must_end_before_the_next_point_is_due(tmp_path):
     evaluator = scheduled(tmp_path, cpu, clock)
     schedule = evaluator.schedule
     schedule.last_point_at, schedule.cost["point_wall_s"] = 0.0, 20.0   # next point due at 180 s
-    schedule.batch_played("ckpt-7", 4, cpu_s=4.0, wall_s=120.0)        # 1 s CPU, 30 s wall a game
-    assert schedule.next_batch_cpu_s() == 2.0 and schedule.next_batch_wall_s() == 60.0
-    clock.now = 119.0
+    schedule.batch_played("ckpt-7", 4, cpu_s=20.0, wall_s=60.0)        # 5 s CPU, 15 s wall a game
+    # a batch: int(0.2 * 200 / 2 / 5) = 4 games, 20 s of CPU, 60 s of wall time
+    assert schedule.next_batch_cpu_s() == 20.0 and schedule.next_batch_wall_s() == 60.0
+    cpu[0], clock.now = 0.0, 119.0
     assert schedule.may_refine()                                 # ends at 179 s, the budget clear
     clock.now = 121.0
     assert not schedule.may_refine()                             # would end at 181 s: the point waits
     # learnt as a running estimate: the last batch weighs a half
-    schedule.batch_played("ckpt-8", 2, cpu_s=2.0, wall_s=20.0)
-    assert schedule.next_batch_wall_s() == 2 * (30.0 + 10.0) / 2
+    schedule.batch_played("ckpt-8", 2, cpu_s=10.0, wall_s=10.0)
+    assert schedule.next_batch_wall_s() == 4 * (15.0 + 5.0) / 2
     assert schedule.may_refine()                                 # 40 s now: ends at 161 s
 
 
@@ -91,8 +95,8 @@ def test_a_dear_opponent_is_played_in_smaller_batches(tmp_path):
     assert evaluator.schedule.batch_games("gnugo:1", 0) == 8     # 20 / 1 -> the rule's 8
     assert evaluator.schedule.batch_games("ckpt-5", 0) == 5      # any checkpoint: 20 / 4
     assert evaluator.schedule.batch_games("ckpt-5", 30) == 2     # the rule's last 2 of 32
-    # the refinement's next batch, for may_refine: the pairing going on, else the dearest
-    # kind at 2 games
+    # the refinement's next batch, for may_refine: a game against its kind, else (not played
+    # yet) against the dearest kind, times its batch
     assert evaluator.schedule.next_batch_cpu_s("gnugo:10", 0) == 16.0
     assert evaluator.schedule.next_batch_cpu_s(None) == 16.0
     evaluator.schedule.game_cost["gnugo:10"] = 40.0               # dearer than the slice: still 2 games
@@ -124,8 +128,13 @@ def test_a_newer_point_supersedes_a_refinement_and_its_games_are_kept(tmp_path,
     evaluations = rows(tmp_path / "run" / "evaluations.jsonl")
     assert [(e["player"], e["opponents"]) for e in evaluations] == [("ckpt-0", ["random"])]
     assert evaluator.refinement is not None
+    # the refinement names its next batch's opponent before playing it, for may_refine
+    announced = evaluator.job.next_label
+    assert announced in ("random", "mcts:8")
+    assert sum(total.games for total in evaluator.job.totals.values()) == 2
     assert evaluator.work()                              # nothing newer: one batch refining
     assert sum(total.games for total in evaluator.job.totals.values()) == 4
+    assert evaluator.job.totals[announced].games == (4 if announced == "random" else 2)
     assert len(rows(table)) == 1                         # the pairing goes on: not yet recorded
     shutil.copyfile(run.checkpoint(0), run.checkpoint(5))   # a newer checkpoint, not yet due
     assert evaluator.pending() is not None and not evaluator.schedule.point_due()
