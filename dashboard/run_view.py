@@ -16,6 +16,7 @@ from cluster.evaluations import read_evaluations
 from fastgo.game import Game
 from fastgo.run.ratings import (CGOS_STAND_IN, GroupFit, TableError, cgos_ratings, fit_ratings,
                                 read_table)
+from fastgo.run.rundir import CHECKPOINT_NAME as RUN_CHECKPOINT_NAME
 from fastgo.run.rundir import RunDir
 from fastgo.run.shards import ShardError, list_shards, read_shard
 from fastgo.run.statefiles import read_csv, read_json
@@ -225,16 +226,18 @@ class RunView:
         return path
 
     def checkpoints(self) -> list:
-        """[{name, step, rating, cgos, games}] newest first: every checkpoint file, with the
+        """[{name, file, step, rating, cgos, games}] newest first: every checkpoint file, named
+        as the ratings name it (ckpt-300; any other file by its file name), with the
         evaluator's rating and the self-play games at its time where it was rated."""
         files = self.checkpoint_files()
         rated = {p["step"]: p for p in self.strength()["points"]}
         out = []
         for name in files:
+            numbered = RUN_CHECKPOINT_NAME.fullmatch(name)
             digits = re.findall(r"\d+", name)
             step = int(digits[-1]) if digits else -1
             point = rated.get(step)
-            out.append({"name": name, "step": step,
+            out.append({"name": f"ckpt-{step}" if numbered else name, "file": name, "step": step,
                         "elo": point["elo"] if point else None,
                         "cgos": point["cgos"] if point else None,
                         "games": point["games"] if point else None})

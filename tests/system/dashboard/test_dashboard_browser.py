@@ -97,5 +97,5 @@ def test_the_page_in_a_browser(server, browser, dashboard_checkpoint, tmp_path):
     browser.get(url)
     wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#curve-time circle[data-player]")) == 3)
     dashboard_checkpoint(run.root, 400)
-    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '#checkpoints tr[data-name="ckpt-000000400.ckpt"]'))
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '#checkpoints tr[data-name="ckpt-400"]'))
     wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, '#curve-time circle[data-player="ckpt-400"]'))

@@ -56,8 +56,9 @@ def test_snapshot_reads_what_the_files_hold(run):
     assert cgos == sorted(cgos) and cgos[-1] < 1800 and points[0]["gnugo"] == {"gnugo:10": [1, 9, 0]}
     assert snap["strength"]["anchors"]["gnugo:10"]["cgos"] == [1800.0] * 3
     assert points[1]["gain"] is not None and points[0]["gain"] is None
-    assert [c["name"] for c in snap["checkpoints"]] == [
-        "ckpt-000000300.ckpt", "ckpt-000000200.ckpt", "ckpt-000000100.ckpt"]
+    assert [(c["name"], c["file"]) for c in snap["checkpoints"]] == [
+        ("ckpt-300", "ckpt-000000300.ckpt"), ("ckpt-200", "ckpt-000000200.ckpt"),
+        ("ckpt-100", "ckpt-000000100.ckpt")]
     assert len(snap["games"]) == 6 and snap["losses"]["columns"]["loss"][0] == 3.0
 
 
