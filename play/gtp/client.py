@@ -101,6 +101,15 @@ class GtpClient:
         except (OSError, ValueError):
             pass
 
+    def stderr_settled(self, timeout_s=0.5):
+        """Waits (at most `timeout_s`) until what the engine wrote to stderr has reached the
+        sink: once the process has exited, its reader ends at the end of the pipe. True when it
+        has (or nothing is captured)."""
+        if self._stderr_reader is None:
+            return True
+        self._stderr_reader.join(timeout=timeout_s)
+        return not self._stderr_reader.is_alive()
+
     def _next_line(self, deadline):
         remaining = deadline - time.monotonic()
         if remaining <= 0:

@@ -326,6 +326,7 @@ class GtpSide(MatchSide):
         if "out of protocol" in text or "answered id" in text:
             return escaped(text, 120, one_line=True)
         if code is not None:
+            client.stderr_settled()      # its last words may still be on their way to the file
             said = self._stderr_tail()
             return f"engine crashed (exit code {code})" + (f": {said}" if said else "")
         return f"engine connection failed: {escaped(text, 100, one_line=True)}"

@@ -59,7 +59,11 @@ def test_two_tiny_configs_compared(tmp_path, write_tiny_config, free_endpoint):
         steps = sorted(int(p.name[5:14]) for p in (out / name / "checkpoints").glob("ckpt-*.ckpt"))
         rated = [json.loads(line)["step"] for line in
                  (out / name / "evaluations.jsonl").read_text().splitlines()]
-        assert steps[-1] > 0 and len(rated) == 2 and rated[-1] == steps[-1], (steps, rated)
+        # the checkpoint the evaluator found first where it rated one within the 20 s (a loaded
+        # machine may take them all to start it; evaluate_every keeps it to one), and the run's
+        # last checkpoint through the final rating
+        assert steps[-1] > 0 and rated[-1] == steps[-1], (steps, rated)
+        assert len(rated) <= 2 and rated == sorted(set(rated)), (steps, rated)
         text = (out / name / "logs" / "cluster.out").read_text()
         assert f"final rating: ckpt-{steps[-1]} Elo " in text, text[-2000:]
         assert json.loads((out / name / "ratings.json").read_text())["latest"]["player"] == \
