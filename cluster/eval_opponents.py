@@ -6,6 +6,7 @@ engine missing meanwhile costs that one pairing only."""
 import os
 
 from cluster.pairings import checkpoint_opponents, next_anchor, one_sided, retired_anchors
+from fastgo.files import escaped
 from fastgo.run.config import ConfigError
 from fastgo.run.ratings import table_name
 from play.equal_time import one_thread_rate, visits_for
@@ -13,11 +14,6 @@ from play.network_player import network_side
 from play.specs import gnugo_installed, make_side, parse_spec
 
 OPENING_MOVES = 2             # a network's first moves sampled by visits, as in the arena
-
-
-def one_line(err, limit=200):
-    """An error as one line of at most `limit` characters, for a log line or a status."""
-    return " ".join(str(err).split())[:limit]
 
 
 class Opponents:
@@ -50,7 +46,7 @@ class Opponents:
 
     def failed(self, anchor, err, what="cannot start"):
         """`anchor` failed (`err`): logged, and not offered again in this process."""
-        self.unusable[anchor] = f"{what}: {one_line(err)}"
+        self.unusable[anchor] = f"{what}: {escaped(err, 200, one_line=True)}"
         self.log.warning("anchor %s: %s", anchor, self.unusable[anchor])
 
     def load_network(self, path, name, seed, data=None):
@@ -92,7 +88,8 @@ class Opponents:
                                      job.seed + offset)[1]
         except Exception as err:
             self.log.warning("%s: earlier checkpoint %s unusable (%s): %s", job.name,
-                             evaluation["player"], evaluation.get("path"), one_line(err))
+                             evaluation["player"], evaluation.get("path"),
+                             escaped(err, 200, one_line=True))
             return None
 
     def checkpoint_sides(self, job, evaluations, predict, far_first=False):

@@ -12,9 +12,10 @@ spaced geometrically in steps (1/2 and 1/4 of its step: the gain over a long spa
 directly, so that a chain of short links cannot drift), then the previous checkpoint until its
 interval is narrow or its result one-sided, then the other informative anchors. A newer point
 supersedes the refinement in progress; the games it had played are kept. When points are due
-and how much refining fits is cluster.eval_schedule's; who is played, cluster.eval_opponents'. Games are played through the batched
-search at cluster.eval_visits (network in this process). Before each batch the role idles while
-its CPU is over cluster.eval_cpu_share (cluster.eval_budget). Results are appended to RUN/ratings.jsonl and each evaluated checkpoint
+and how much refining fits is cluster.eval_schedule's; who is played, cluster.eval_opponents'.
+Games are played through the batched search at cluster.eval_visits (network in this process).
+Before each batch the role idles while its CPU is over cluster.eval_cpu_share
+(cluster.eval_budget). Results are appended to RUN/ratings.jsonl and each evaluated checkpoint
 to RUN/evaluations.jsonl (never rewritten); the ratings of every player are refitted (random =
 0), RUN/ratings.json holds them, and RUN/curve.png and RUN/loss.png are redrawn.
 """
@@ -25,10 +26,10 @@ import time
 from cluster.eval_budget import CpuBudget
 from cluster.eval_schedule import Schedule
 from cluster.evaluations import append_evaluation, read_evaluations
-from cluster.eval_opponents import Opponents, one_line
+from cluster.eval_opponents import Opponents
 from cluster.pairings import PairingRule, expected_score, kept_steps, one_sided, pairing_verdict
 from cluster.plots import draw_curve, draw_losses
-from fastgo.files import atomic_write, atomic_write_text, check_regular, read_bounded
+from fastgo.files import atomic_write, atomic_write_text, check_regular, escaped, read_bounded
 from fastgo.run.config import ConfigError, load_config
 from fastgo.run.ratings import TableError, append_result, components, fit_ratings, read_table
 from fastgo.run.role_entry import on_disk_full, setup_logging, stop_on_signals
@@ -120,11 +121,16 @@ class Evaluator:
                                           carried_wall_s=last.get("eval_wall_s", 0.0), **clocks)
         self.rule = PairingRule(batch=self.cc.eval_batch_games, max_games=self.cc.eval_max_games,
                                 elo_width=self.cc.eval_elo_width)
-        self.schedule = Schedule(self.cc.eval_interval_s, self.budget, clock, enforce_budget, self.rule)
+        self.schedule = Schedule(self.cc.eval_interval_s, self.budget, clock, enforce_budget,
+                                 self.rule)
         self.opponents = Opponents(config, log)      # anchors and earlier checkpoints
-        self.anchors = self.opponents.anchors         # {name: Spec}, in rising strength
         self.figures = {}                             # what the status file shows besides CPU
         self.latest_ratings = {}
+
+    @property
+    def anchors(self):
+        """{name: Spec} of the usable anchors, in rising strength (Opponents.anchors)."""
+        return self.opponents.anchors
 
     # --- set-up --------------------------------------------------------------------------------
 
@@ -229,7 +235,7 @@ class Evaluator:
             side = self.opponents.load_network(last.get("path"), name,
                                                step + 7919 * (games + 1))[1]
         except Exception as err:           # pruned or unreadable: its rating stays as it is
-            self.log.info("%s: not refined further: %s", name, one_line(err))
+            self.log.info("%s: not refined further: %s", name, escaped(err, 200, one_line=True))
             self.job = _Job(name, step, None)
             return
         job = self.job = _Job(name, step, _Beating(side, self.beat))

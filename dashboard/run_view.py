@@ -234,7 +234,7 @@ class RunView:
         out = []
         for name in files:
             numbered = RUN_CHECKPOINT_NAME.fullmatch(name)
-            digits = re.findall(r"\d+", name)
+            digits = [numbered.group(1)] if numbered else re.findall(r"\d+", name)
             step = int(digits[-1]) if digits else -1
             point = rated.get(step)
             out.append({"name": f"ckpt-{step}" if numbered else name, "file": name, "step": step,
