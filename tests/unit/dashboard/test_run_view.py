@@ -1,9 +1,11 @@
 """How the dashboard names a run's checkpoints (dashboard.run_view.RunView.checkpoint_path): a
 file of checkpoints/ or evaluated/ by its file name or by the name the ratings and the curve
-give it; anything else, or a name that leaves those folders, is NotFound."""
+give it; anything else, or a name that leaves those folders, is NotFound (also for names
+hypothesis draws)."""
 import os
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from dashboard.run_view import NotFound, RunView
 from fastgo.run.rundir import open_run_dir
@@ -25,3 +27,21 @@ def test_a_checkpoint_by_its_file_name_or_its_rated_name(tmp_path):
                  "ckpt-300/../../x.ckpt", "ckpt-300.ckpt", 300, None, ["ckpt-300"]):
         with pytest.raises(NotFound):
             view.checkpoint_path(name)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.one_of(st.text(max_size=40),
+                      st.from_regex(r"ckpt-[0-9]{1,12}(\.ckpt)?", fullmatch=True),
+                      st.integers(), st.none()))
+def test_any_name_is_a_file_of_the_two_folders_or_not_found(tmp_path_factory, name):
+    root = tmp_path_factory.mktemp("fuzz") / "run"
+    run = open_run_dir(root)
+    with open(run.checkpoint(300), "wb") as handle:
+        handle.write(b"x")
+    view = RunView(run.root)
+    try:
+        path = view.checkpoint_path(name)
+    except NotFound:
+        return
+    assert os.path.dirname(path) in (run.checkpoints, run.evaluated) and os.path.isfile(path)
+    assert name in ("ckpt-300", "ckpt-000000300.ckpt")
