@@ -38,7 +38,8 @@ class ArgumentError(ValueError):
 
 
 def parents():
-    from fastgo_cli.parser import json_options, move_seconds_options, seed_options, size_options
+    from fastgo_cli.parser import (game_seconds_options, json_options, move_seconds_options,
+                                   seed_options, size_options)
     return (size_options(help=f"board size, {SIZE_RANGE} (default: the networks' size, else 9)"),
             seed_options(help="random seed for the players (default: a fresh one)"),
             json_options("the result"),
@@ -47,7 +48,17 @@ def parents():
                                       "one-game speed, measured first, fits in S (instead of "
                                       "--visits); a GTP engine is given the time control and "
                                       "loses a game when a move overruns S by more than "
-                                      "max(1 s, S/4). Without it a GTP engine may take 60 s"))
+                                      "max(1 s, S/4). Without it a GTP engine may take 60 s"),
+            game_seconds_options(help="equal time by a game clock, as CGOS plays: each side "
+                                      "has T seconds for all of its moves of a game on one "
+                                      "thread and loses the game on time past T + 1 s + 2%% of "
+                                      "T; a checkpoint spreads its time over the moves likely "
+                                      "left and plays the visits its measured one-game speed "
+                                      "fits in each share; a GTP engine is told `time_settings "
+                                      "T 0 0` and its time left before each move (instead of "
+                                      "--visits and --move-seconds)"))
+
+
 
 
 def add_arguments(parser):
@@ -121,13 +132,16 @@ def parse_sprt(text):
 
 
 def _check_args(args):
-    if args.move_seconds is not None:
-        given = [flag for flag, value in (("--visits", args.visits), ("--visits-b", args.visits_b))
+    if args.game_seconds is not None and args.move_seconds is not None:
+        raise ArgumentError("--game-seconds and --move-seconds: give one time control, not both")
+    if args.game_seconds is not None or args.move_seconds is not None:
+        flag = "--move-seconds" if args.move_seconds is not None else "--game-seconds"
+        given = [f for f, value in (("--visits", args.visits), ("--visits-b", args.visits_b))
                  if value is not None]
         if given:
-            raise ArgumentError(f"{given[0]} and --move-seconds: give visits or seconds a move, "
-                                "not both")
-    elif args.visits is None:
+            what = "seconds a move" if args.move_seconds is not None else "a game clock"
+            raise ArgumentError(f"{given[0]} and {flag}: give visits or {what}, not both")
+    if args.visits is None and args.move_seconds is None and args.game_seconds is None:
         args.visits = DEFAULT_VISITS
     if not 1 <= args.games <= MAX_GAMES:
         raise ArgumentError(f"--games must be in 1..{MAX_GAMES}, got {args.games}")
@@ -184,7 +198,7 @@ def load_network_side(path, args, seed, which):
     visits = args.visits_b if which == "B" and args.visits_b is not None else args.visits
     visits = 1 if visits is None else visits          # equal time: set by time_network_side
     leaves = args.leaves_b if which == "B" else args.leaves_a
-    pace = f"v{visits}" if args.move_seconds is None else f"{args.move_seconds:g}s"
+    pace = _pace(args, visits)
     name = f"{os.path.normpath(path)}#{network.step}@{pace}" + (
         f"x{leaves}" if leaves > 1 else "")
     search = args.search_b if which == "B" and args.search_b is not None else args.search_a
@@ -192,6 +206,13 @@ def load_network_side(path, args, seed, which):
         name += f"-{search}"
     return network_side(network, visits=visits, search=search, leaves=leaves, seed=seed,
                         opening_moves=args.opening_moves, pass_rule=args.pass_rule, name=name)
+
+
+def _pace(args, visits):
+    """A network player's pace in its name: v64 (visits), 1s (a move), 60s-game (a clock)."""
+    if args.game_seconds is not None:
+        return f"{args.game_seconds:g}s-game"
+    return f"v{visits}" if args.move_seconds is None else f"{args.move_seconds:g}s"
 
 
 def make_side(spec, args, seed, which):
@@ -209,12 +230,18 @@ def make_side(spec, args, seed, which):
 
 
 def time_network_side(side, seconds, size, komi, which, out=None):
-    """Equal time: the side's visits a move become what its one-game, one-thread speed fits in
-    `seconds` (play.equal_time), and its name says the seconds instead of the visits."""
+    """Equal time: the side's one-game, one-thread speed is measured (play.equal_time) and kept
+    as its `rate`; its visits a move become what that speed fits in `seconds` (None: a game
+    clock, where each move's visits follow the clock)."""
     from play.equal_time import one_thread_rate, visits_for
 
     out = sys.stdout if out is None else out
     rate = one_thread_rate(side.evaluator, side.settings, size, komi)
+    side.set_speed(rate)
+    if seconds is None:            # a game clock: the visits of each move follow its clock
+        print(f"{PROG}: {which} searches {rate:,.0f} visits/s on one thread", file=out,
+              flush=True)
+        return
     side.visits = visits_for(seconds, rate)
     print(f"{PROG}: {which} searches {rate:,.0f} visits/s on one thread: {side.visits:,} visits "
           f"a move in {seconds:g} s", file=out, flush=True)
@@ -247,6 +274,8 @@ def summary(result, sprt=None):
         seconds, visits = result.per_move(which)
         out[f"seconds_per_move_{which}"] = None if seconds is None else round(seconds, 4)
         out[f"visits_per_move_{which}"] = None if visits is None else round(visits, 1)
+        charged = result.clock_per_move(which)
+        out[f"clock_per_move_{which}"] = None if charged is None else round(charged, 4)
     if sprt is not None:
         out["sprt"] = sprt
     return out
@@ -271,8 +300,11 @@ def print_report(result, sprt, out=None):
     for which, name in (("a", result.name_a), ("b", result.name_b)):
         seconds, visits = result.per_move(which)
         if seconds is not None:
+            charged = result.clock_per_move(which)
             print(f"time per move {which.upper()}: {seconds:.3f} s"
-                  + (f", {visits:,.0f} visits" if visits is not None else ""), file=out)
+                  + (f", {visits:,.0f} visits" if visits is not None else "")
+                  + (f", {charged:.3f} s on its game clock" if charged is not None else ""),
+                  file=out)
     if result.forfeits:
         by_player = {}
         for f in result.forfeits:
@@ -363,7 +395,8 @@ def _run(args):
             net_size = side.board_size
             if net_size is not None and net_size != size:
                 raise ArgumentError(f"--size {size}: {which} plays {net_size}x{net_size} only")
-            if args.move_seconds is not None and isinstance(side, SearchSide):
+            timed = args.move_seconds is not None or args.game_seconds is not None
+            if timed and isinstance(side, SearchSide):
                 time_network_side(side, args.move_seconds, size, args.komi, which)
             if isinstance(side, GtpSide):    # a GTP engine: start it now, refuse it if it cannot
                 from play.gtp.side import GtpEngineError
@@ -390,7 +423,8 @@ def _play(args, a, b, size, sprt_elos):
         sprt = {"elo0": sprt_elos[0], "elo1": sprt_elos[1], "alpha": SPRT_ALPHA,
                 "beta": SPRT_BETA, "lower": lower, "upper": upper, "llr": 0.0,
                 "accepted": None}
-    pace = (f", {args.move_seconds:g} s a move" if args.move_seconds is not None else "")
+    pace = (f", {args.move_seconds:g} s a move" if args.move_seconds is not None else
+            f", {args.game_seconds:g} s a game each" if args.game_seconds is not None else "")
     print(f"{PROG}: A {a.name} vs B {b.name}, {size}x{size} komi {args.komi:g}{pace}, "
           f"{'at most ' if sprt else ''}{args.games} games, {min(args.games_at_once, args.games)} at once",
           flush=True)
@@ -401,7 +435,8 @@ def _play(args, a, b, size, sprt_elos):
         while total.games < args.games:
             n = min(args.games_at_once, args.games - total.games)
             chunk = play_match(a, b, n, size=size, komi=args.komi,
-                               keep_records=args.sgf_dir is not None, game_offset=total.games)
+                               keep_records=args.sgf_dir is not None, game_offset=total.games,
+                               game_seconds=args.game_seconds)
             if args.sgf_dir is not None:
                 write_sgfs(chunk, total.games, args.sgf_dir, stamp)
                 chunk.records = []
@@ -431,7 +466,8 @@ def _play(args, a, b, size, sprt_elos):
     if args.json is not None:
         data = summary(total, sprt)
         data.update(size=size, komi=args.komi, visits=args.visits,
-                    move_seconds=args.move_seconds, interrupted=interrupted)
+                    move_seconds=args.move_seconds, game_seconds=args.game_seconds,
+                    interrupted=interrupted)
         _write_atomic(args.json, json.dumps(data, indent=2) + "\n")
     if not args.no_table and total.games > 0:
         from fastgo.run.ratings import append_result
@@ -439,6 +475,8 @@ def _play(args, a, b, size, sprt_elos):
         meta = {"size": size, "komi": args.komi, "source": "arena"}
         if args.move_seconds is not None:
             meta["move_seconds"] = args.move_seconds
+        elif args.game_seconds is not None:
+            meta["game_seconds"] = args.game_seconds
         elif any(isinstance(side, SearchSide) for side in (a, b)):
             meta["visits"] = args.visits
         if total.forfeits:

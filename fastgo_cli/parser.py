@@ -136,6 +136,15 @@ def move_seconds(text: str) -> float:
     return seconds
 
 
+def game_seconds(text: str) -> float:
+    """A game clock: seconds for all of one side's moves of a game (play.equal_time)."""
+    from play.equal_time import check_game_seconds
+    try:
+        return check_game_seconds(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: expected seconds in (0, 86400]") from None
+
+
 # --- parent parsers ---------------------------------------------------------------------------
 
 def _parent():
@@ -195,6 +204,13 @@ def move_seconds_options(*, default=None, help):
     parent = _parent()
     parent.add_argument("--move-seconds", type=move_seconds, default=default, metavar="S",
                         help=help)
+    return parent
+
+
+def game_seconds_options(*, help):
+    """--game-seconds T: a game clock, T seconds for all of a side's moves of a game."""
+    parent = _parent()
+    parent.add_argument("--game-seconds", type=game_seconds, metavar="T", help=help)
     return parent
 
 

@@ -5,15 +5,29 @@ one game at a time (one search, one thread: how `fastgo gtp` plays a game), so a
 network gets fewer visits in the same seconds. A GTP engine is told the time control
 (`time_settings 0 S 1`: S seconds of byo-yomi for every move, then `time_left` before each
 genmove) and loses the game when one move overruns S by more than overrun_margin(S).
+
+A game clock (GameClock, `fastgo arena --game-seconds T`), as CGOS plays: each side has T
+seconds for all of its moves of a game (sudden death) and loses the game on time once it has
+used more than T + game_margin(T). Each side spreads its time by main_time_budget, the rule the
+GTP engine (play.gtp.clock) follows too; a GTP engine is told `time_settings T 0 0` and its
+`time_left` before each genmove, and is charged the wall time of each genmove; a network side is
+charged the seconds its visits take at its own measured one-thread speed (its games are searched
+in batches, so wall time would undercharge it).
 """
 from __future__ import annotations
 
 import statistics
 import time
 
+import numpy as np
+
 from fastgo.game import Game
 from fastgo.mcts import BatchedSearch
 
+MIN_BUDGET_S = 0.05        # the least a move is given by a clock
+SAFETY_SHARE = 0.8         # share of a move's slice of the clock it may spend ...
+SAFETY_S = 0.2             # ... less this margin for the answer to reach the other side
+MAX_GAME_SECONDS = 86_400.0
 MIN_SAMPLE_S = 0.05        # a timed search shorter than this says little: it is doubled
 MAX_VISITS = 1 << 20       # the most visits one move gets (BatchedSearch's tree capacity)
 OPENING_PLIES = (0, 6, 12, 20)   # the positions timed: after this many deterministic moves
@@ -23,6 +37,59 @@ def overrun_margin(seconds: float) -> float:
     """Seconds a GTP engine may run past its `seconds` a move before it loses the game: at least
     one second (a process answering through pipes), a quarter of the time on long moves."""
     return max(1.0, 0.25 * float(seconds))
+
+
+def game_margin(seconds: float) -> float:
+    """Seconds past its game clock a side may run before it loses on time: one second (an
+    answer through pipes) and 2% of the clock."""
+    return 1.0 + 0.02 * float(seconds)
+
+
+def moves_left(empties: int) -> int:
+    """The moves a side likely has left with `empties` points of the board empty: a third of
+    them, at least 10."""
+    return max(10, int(empties) // 3)
+
+
+def safe_budget(slice_s: float) -> float:
+    """What a move may spend of its slice of the clock: SAFETY_SHARE of it less SAFETY_S, at
+    least MIN_BUDGET_S."""
+    return max(MIN_BUDGET_S, SAFETY_SHARE * float(slice_s) - SAFETY_S)
+
+
+def main_time_budget(seconds_left: float, empties: int) -> float:
+    """Seconds a move may use of `seconds_left` main time with `empties` points of the board
+    empty: safe_budget of the time over moves_left."""
+    return safe_budget(max(0.0, float(seconds_left)) / moves_left(empties))
+
+
+def check_game_seconds(seconds) -> float:
+    """A game clock as float seconds in (0, MAX_GAME_SECONDS]; ValueError otherwise (nan too)."""
+    value = float(seconds)
+    if not 0 < value <= MAX_GAME_SECONDS:
+        raise ValueError(f"game seconds must be in (0, {MAX_GAME_SECONDS:g}], got {seconds!r}")
+    return value
+
+
+class GameClock:
+    """Sudden death for `games` games: each side (color) of each game has `seconds` for all of
+    its moves. charge() adds a move's seconds; flagged() says the side has run past its time by
+    more than game_margin. Colors are fastgo.board's BLACK and WHITE (1 and 2)."""
+
+    def __init__(self, seconds, games):
+        self.seconds = check_game_seconds(seconds)
+        self.margin = game_margin(self.seconds)
+        self.used = np.zeros((int(games), 3), dtype=np.float64)    # [game, color]
+
+    def left(self, game, color) -> float:
+        """Seconds `color` has left in `game` (negative once past its time)."""
+        return self.seconds - float(self.used[game, color])
+
+    def charge(self, game, color, seconds):
+        self.used[game, color] += max(0.0, float(seconds))
+
+    def flagged(self, game, color) -> bool:
+        return self.used[game, color] > self.seconds + self.margin
 
 
 def _positions(size, komi):
@@ -72,6 +139,17 @@ def one_thread_rate(evaluator, settings, size, komi, *, budget_s=1.5, clock=time
     if not rates:
         raise ValueError(f"the search made no visits in {spent:.1f} s: cannot time it")
     return statistics.median(rates)
+
+
+def visits_grid(visits: int) -> int:
+    """`visits` rounded down to a grid of eight steps an octave (every count to 15, then 16,
+    18, .., 30, 32, 36, ..), less than an eighth fewer: moves of nearly equal visits get equal
+    ones, so a batched search plays them together."""
+    visits = max(1, int(visits))
+    if visits <= 8:
+        return visits
+    step = 1 << (visits.bit_length() - 4)        # an eighth of the octave's base
+    return visits - visits % step
 
 
 def visits_for(seconds: float, rate: float) -> int:

@@ -18,6 +18,7 @@ from fastgo.mcts import BatchedSearch
 from fastgo.move_choice import check_pass_rule, choose_move
 from fastgo.run.ratings import elo_from_score, wilson_interval
 from fastgo.search_settings import SearchSettings
+from play.equal_time import GameClock, main_time_budget, visits_for, visits_grid
 from play.players import MatchSide, Player
 
 
@@ -39,13 +40,19 @@ class SearchSide(MatchSide):
     picks; the opening moves get the Gumbel noise (gumbel_scale), later moves none. pass_rule
     (fastgo.move_choice, with the winning pass): 'fill' (default) no pass while a legal point
     outside the own eyes is left, except one that ends a won game; 'free' the search's own
-    choice."""
+    choice.
+
+    rate: its root visits a second on one thread (play.equal_time.one_thread_rate), which a
+    game clock needs: each move then gets the visits its main_time_budget buys at that rate
+    (rounded down to a grid of eight steps an octave, so games of equal visits search together),
+    and its clock is charged their seconds at that rate."""
 
     def __init__(self, evaluator, visits, settings=None, *, name="net", opening_moves=0, seed=0,
-                 pass_rule="fill", board_size=None):
+                 pass_rule="fill", board_size=None, rate=None):
         self.pass_rule = check_pass_rule(pass_rule)
         self.evaluator = evaluator
         self.visits = int(visits)
+        self.rate = rate
         self.name = name
         self.opening_moves = int(opening_moves)
         self.seed = seed
@@ -54,27 +61,52 @@ class SearchSide(MatchSide):
         self.search = None
         self.prepared = 0              # chunks prepared: each gets its own random stream
 
+    def set_speed(self, rate):
+        """Its root visits a second on one thread (play.equal_time.one_thread_rate): what a
+        game clock turns into visits."""
+        if not 0 < float(rate) < float("inf"):
+            raise ValueError(f"{self.name}: visits a second must be > 0, got {rate!r}")
+        self.rate = float(rate)
+
     def prepare(self, games, size, komi):
         # A fresh stream per chunk: the same seed again would replay the same openings, so a
         # match of many chunks between two networks would repeat its first chunk's games.
+        if self.game_clock is not None and not (self.rate is not None and self.rate > 0):
+            raise ValueError(f"{self.name}: a game clock needs the side's visits a second "
+                             "(rate, play.equal_time.one_thread_rate)")
         seed = (int(self.seed) + self.prepared * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
         self.prepared += 1
         self.search = BatchedSearch(games=games, size=size, komi=komi, settings=self.settings,
                                     seed=seed)
 
+    def _clock_visits(self, g, game):
+        """Root visits for the move of game `g` by the game clock: what its main_time_budget
+        buys at `rate`, rounded down to visits_grid."""
+        empties = int((game.board.stones() == 0).sum())
+        seconds = main_time_budget(self.game_clock.left(g, game.to_move), empties)
+        return visits_grid(visits_for(seconds, self.rate))
+
     def moves(self, indices, games):
         search = self.search
         for g in indices:
             search.set_position(g, games[g])
-        if search.search == "gumbel":
+        gumbel = search.search == "gumbel"
+        visits, groups = [], {}
+        for g in indices:
+            game = games[g]
+            v = self.visits if self.game_clock is None else self._clock_visits(g, game)
+            visits.append(v)
             # Gumbel noise is the variety of the opening moves; later moves have none.
-            opening = [g for g in indices if len(games[g].moves) < self.opening_moves]
-            rest = [g for g in indices if len(games[g].moves) >= self.opening_moves]
-            for group, scale in ((opening, search.gumbel_scale), (rest, 0.0)):
-                if group:
-                    search.run(self.evaluator, self.visits, games=group, gumbel_scale=scale)
-        else:
-            search.run(self.evaluator, self.visits, games=list(indices))
+            opening = gumbel and len(game.moves) < self.opening_moves
+            groups.setdefault((not opening, v), []).append(g)
+        for (later, v), group in sorted(groups.items()):
+            if gumbel:
+                search.run(self.evaluator, v, games=group,
+                           gumbel_scale=0.0 if later else search.gumbel_scale)
+            else:
+                search.run(self.evaluator, v, games=group)
+        self.last_visits = visits
+        self.last_seconds = None if self.game_clock is None else [v / self.rate for v in visits]
         out = []
         for g in indices:
             temperature = 1.0 if len(games[g].moves) < self.opening_moves else 0.0
@@ -110,12 +142,15 @@ class MatchResult:
     moves_b: int = 0
     seconds_b: float = 0.0
     visits_b: int = 0
+    # under a game clock: the seconds charged to each side's clocks in all
+    clock_a: float = 0.0
+    clock_b: float = 0.0
 
     def add(self, other: "MatchResult") -> "MatchResult":
         """Adds the games of `other` (a later chunk of the same pairing) to this result."""
         for name in ("games", "wins_a", "wins_b", "draws", "wins_a_black", "wins_a_white",
                      "games_a_black", "wins_b_black", "wins_b_white", "moves_a", "seconds_a",
-                     "visits_a", "moves_b", "seconds_b", "visits_b"):
+                     "visits_a", "moves_b", "seconds_b", "visits_b", "clock_a", "clock_b"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.records.extend(other.records)
         self.forfeits.extend(other.forfeits)
@@ -145,23 +180,34 @@ class MatchResult:
             return None, None
         return seconds / moves, (visits / moves if visits else None)
 
+    def clock_per_move(self, which: str):
+        """Mean seconds a move of side 'a' or 'b' was charged to its game clock; None without
+        a game clock or before it has moved."""
+        moves, charged = getattr(self, f"moves_{which}"), getattr(self, f"clock_{which}")
+        return charged / moves if moves > 0 and charged > 0 else None
+
 
 def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset=0,
-               stop=None, clock=time.monotonic) -> MatchResult:
+               stop=None, clock=time.monotonic, game_seconds=None) -> MatchResult:
     """Plays `games` games between sides a and b all at once; A is Black in the games whose
     number game_offset + g is even (so chunks of one match keep alternating colors).
     `stop`: a callable asked before each round of moves; once it returns True the match ends
     there and only the games already over are counted (a stopping role's bound on shutdown
     is one round of moves, not a whole batch of games). `clock`: seconds, monotonic, what each
-    side's time per move is measured with (MatchResult.per_move)."""
+    side's time per move is measured with (MatchResult.per_move). `game_seconds`: a game clock
+    (play.equal_time.GameClock, sudden death): each side's moves of a game are charged to it
+    (what the side says it spent, else its wall time) and a side past its time by more than
+    the clock's margin loses that game on time (a forfeit)."""
     for side in (a, b):
         if not isinstance(side, (MatchSide, Player)):
             raise TypeError(f"a match side is a play.players.MatchSide or Player, not "
                             f"{type(side).__name__}")
     result = MatchResult(a.name, b.name)
     boards = [Game(size, komi) for _ in range(games)]
+    game_clock = None if game_seconds is None else GameClock(game_seconds, games)
     for side in (a, b):
         if isinstance(side, MatchSide):
+            side.use_clock(game_clock)
             side.prepare(games, size, komi)
         else:
             side.reset()
@@ -176,18 +222,38 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
             if not turn:
                 continue
             began = clock()
+            spent = visits = None
             if isinstance(side, MatchSide):
                 chosen = side.moves(turn, boards)
+                spent, visits = side.last_seconds, side.last_visits
             else:
-                chosen = []
+                chosen, spent = [], []
                 for g in turn:
                     if not boards[g].moves:
                         side.reset()
+                    move_began = clock()
                     chosen.append(side.genmove(boards[g]))
+                    spent.append(clock() - move_began)
+            wall = clock() - began
             key = "a" if is_a else "b"
-            _count(result, key, len(turn), clock() - began, side.visits)
+            budget = side.visits
+            if visits is None and isinstance(budget, int) and not isinstance(budget, bool):
+                visits = [budget] * len(turn)
+            _count(result, key, len(turn), wall, None if visits is None else sum(visits))
+            if game_clock is not None:
+                if spent is None or len(spent) != len(turn):
+                    spent = [wall / len(turn)] * len(turn)
+                for g, seconds in zip(turn, spent):
+                    game_clock.charge(g, boards[g].to_move, seconds)
+                setattr(result, f"clock_{key}", getattr(result, f"clock_{key}")
+                        + sum(max(0.0, float(x)) for x in spent))
             for g, move in zip(turn, chosen):
                 game = boards[g]
+                if game_clock is not None and game_clock.flagged(g, game.to_move) \
+                        and not isinstance(move, Forfeit):
+                    used = game_clock.seconds - game_clock.left(g, game.to_move)
+                    move = Forfeit(f"lost on time: {used:.1f} s used of a {game_clock.seconds:g} s "
+                                   f"game clock (+{game_clock.margin:g} s margin)")
                 if isinstance(move, Forfeit):
                     result.forfeits.append({
                         "game": game_offset + g, "player": side.name,
@@ -228,9 +294,9 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
 
 
 def _count(result, key, moves, seconds, visits):
-    """Adds `moves` moves of side `key` that took `seconds` in all, each of `visits` root visits
-    (None: a side without a visit budget) to the result's per-move figures."""
+    """Adds `moves` moves of side `key` that took `seconds` in all, of `visits` root visits in
+    all (None: a side without a visit budget) to the result's per-move figures."""
     setattr(result, f"moves_{key}", getattr(result, f"moves_{key}") + moves)
     setattr(result, f"seconds_{key}", getattr(result, f"seconds_{key}") + max(0.0, seconds))
-    if isinstance(visits, int) and not isinstance(visits, bool):
-        setattr(result, f"visits_{key}", getattr(result, f"visits_{key}") + visits * moves)
+    if visits is not None:
+        setattr(result, f"visits_{key}", getattr(result, f"visits_{key}") + int(visits))

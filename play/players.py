@@ -58,10 +58,24 @@ class AnalysingPlayer(Player):
 
 
 class MatchSide:
-    """Many games at once (see the module). Subclasses set `name` and implement `moves`."""
+    """Many games at once (see the module). Subclasses set `name` and implement `moves`.
+
+    play_match calls use_clock() before prepare(): with its game clock (a
+    play.equal_time.GameClock, kept as `game_clock`) or None. A side that plays by it reads its
+    time left there and, after each moves() call, sets `last_seconds` (per game of the call: the
+    seconds to charge to that game's clock; None: the call's wall time, shared evenly) and
+    `last_visits` (per game: the root visits of that move; None: `visits` each)."""
     name = "side"
     board_size = None
     visits = None
+    game_clock = None
+    last_seconds = None
+    last_visits = None
+
+    def use_clock(self, game_clock):
+        """The match's game clock, or None (no clock): kept as `game_clock`."""
+        self.game_clock = game_clock
+        self.last_seconds = self.last_visits = None
 
     def prepare(self, games, size, komi):
         """Called by play_match before its games; nothing to do by default."""

@@ -4,11 +4,9 @@ limit per move."""
 from __future__ import annotations
 
 from fastgo.gtp import GtpError, int_arg, parse_color
+from play.equal_time import moves_left, safe_budget
 
 MAX_TIME = 10 ** 9          # seconds or stones in time commands (about 31 years)
-MIN_BUDGET_S = 0.05         # the least a move is given
-SAFETY_SHARE = 0.8          # share of a move's slice it may spend ...
-SAFETY_S = 0.2              # ... less this margin for the answer to reach the controller
 BYO_SHARE = 0.8             # share of a byo-yomi period's slice added to a main-time move
 KGS_ARGS = {"none": 1, "absolute": 2, "byoyomi": 4, "canadian": 4}
 
@@ -59,9 +57,9 @@ class GtpClock:
 
     def move_budget(self, color, empties):
         """Seconds `color`'s next move may take, `empties` points of the board being empty:
-        a share of the clock (main time over the moves likely left, at least 10, plus a share of
-        byo-yomi; in byo-yomi the period over its stones), SAFETY_SHARE of it less SAFETY_S and
-        at least MIN_BUDGET_S; capped by move_seconds. None: no clock and no fixed limit."""
+        a share of the clock (main time over play.equal_time.moves_left, plus a share of
+        byo-yomi; in byo-yomi the period over its stones), play.equal_time.safe_budget of it;
+        capped by move_seconds. None: no clock and no fixed limit."""
         budget = None
         if color in self.left or self.settings is not None:
             main, byo, stones = self.settings or (0, 0, 0)
@@ -70,13 +68,13 @@ class GtpClock:
             if left_stones > 0:                  # in byo-yomi: this period over its stones
                 budget = seconds / left_stones
             elif seconds > 0:                    # main time: spread over the moves likely left
-                budget = seconds / max(10, empties // 3)
+                budget = seconds / moves_left(empties)
                 if byo and stones:
                     budget += BYO_SHARE * byo / stones
             elif byo and stones:
                 budget = byo / stones
             if budget is not None:
-                budget = max(MIN_BUDGET_S, SAFETY_SHARE * budget - SAFETY_S)
+                budget = safe_budget(budget)
         if self.move_seconds is not None:
             budget = self.move_seconds if budget is None else min(budget, self.move_seconds)
         return budget

@@ -78,7 +78,12 @@ class GtpSide(MatchSide):
     move_seconds: a time per move (play.equal_time): the engine is told it (`time_settings 0
     S 1`, whole seconds rounded up, and `time_left` before each genmove) and loses a game when
     a move takes more than move_seconds + play.equal_time.overrun_margin; then move_timeout is
-    that bound too. None: no time control, a move may take move_timeout."""
+    that bound too. None: no time control, a move may take move_timeout.
+
+    A match's game clock (MatchSide.game_clock, play.equal_time.GameClock) takes the place of both:
+    the engine is told `time_settings T 0 0` and `time_left COLOR SECONDS 0` before each genmove,
+    each genmove's wall time is charged to the game's clock, and the wait for an answer ends
+    where the game would be lost on time."""
 
     def __init__(self, command, *, name=None, move_timeout=DEFAULT_MOVE_TIMEOUT,
                  start_timeout=START_TIMEOUT, stderr=None, cleanup=True, move_seconds=None):
@@ -111,6 +116,7 @@ class GtpSide(MatchSide):
         self._client = None
         self._game = None       # index of the game the engine's board holds, or None
         self._played = []       # [(color, move)] the engine has on its board for that game
+        self._spent = None      # seconds the last genmove's exchange took (None: not timed)
 
     @property
     def restarts(self) -> int:
@@ -232,14 +238,19 @@ class GtpSide(MatchSide):
                 self._drop()
 
     def moves(self, indices, games):
-        """A move (or RESIGN, or Forfeit) for each game index in `indices`."""
-        out = []
+        """A move (or RESIGN, or Forfeit) for each game index in `indices`. Under a game clock
+        each genmove's wall time goes to last_seconds."""
+        out, spent = [], []
         for g in indices:
+            self._spent = None
+            began = time.monotonic()
             try:
                 out.append(self._genmove(g, games[g]))
             except _Lost as lost:
                 self.failures.append(lost.reason)
                 out.append(Forfeit(lost.reason))
+            spent.append(time.monotonic() - began if self._spent is None else self._spent)
+        self.last_seconds = spent if self.game_clock is not None else None
         return out
 
     def _genmove(self, g, game):
@@ -260,7 +271,13 @@ class GtpSide(MatchSide):
             commands.append(f"play {'b' if color == BLACK else 'w'} "
                             f"{coords.to_gtp(move, self.size)}")
         color = "b" if game.to_move == BLACK else "w"
-        if self.move_seconds is not None:
+        client.timeout = self.move_timeout
+        if self.game_clock is not None:
+            left = self.game_clock.left(g, game.to_move)
+            commands.append(f"time_left {color} {max(0, math.floor(left))} 0")
+            # the wait for this answer ends where the game would be lost on time
+            client.timeout = max(0.05, left + self.game_clock.margin)
+        elif self.move_seconds is not None:
             commands.append(f"time_left {color} {self._whole_seconds()} 1")
         commands.append(f"{self.genmove_command} {color}")
         self._game, self._played = None, []       # out of step until the answer is checked
@@ -274,8 +291,8 @@ class GtpSide(MatchSide):
         except ValueError as exc:            # a response line that is not GTP
             self._drop()
             raise _Lost(f"engine answered out of protocol: {escaped(exc, 100, one_line=True)}") from None
-        spent = time.monotonic() - began
-        if self.move_seconds is not None and spent > self.move_timeout:
+        spent = self._spent = time.monotonic() - began
+        if self.game_clock is None and self.move_seconds is not None and spent > self.move_timeout:
             self._drop()
             raise _Lost(f"engine overran its time: {spent:.2f} s for a move, "
                         f"{self.move_seconds:g} s allowed (+{self.move_timeout - self.move_seconds:g} s margin)")
@@ -307,7 +324,10 @@ class GtpSide(MatchSide):
         return max(1, math.ceil(self.move_seconds))
 
     def _clock_commands(self):
-        """The time control a game starts with: byo-yomi of move_seconds for every move."""
+        """The time control a game starts with: the game clock's main time and no byo-yomi
+        (whole seconds, rounded down), or byo-yomi of move_seconds for every move."""
+        if self.game_clock is not None:
+            return [f"time_settings {max(1, math.floor(self.game_clock.seconds))} 0 0"]
         if self.move_seconds is None:
             return []
         return [f"time_settings 0 {self._whole_seconds()} 1"]
@@ -319,6 +339,10 @@ class GtpSide(MatchSide):
         except subprocess.TimeoutExpired:
             code = None
         if "no answer" in text:
+            clock = self.game_clock
+            if clock is not None:
+                return (f"lost on time: no answer within {client.timeout:.1f} s, what was left "
+                        f"of its {clock.seconds:g} s game clock (+{clock.margin:g} s margin)")
             if self.move_seconds is not None:
                 return (f"engine overran its time: no answer within {self.move_timeout:g} s, "
                         f"{self.move_seconds:g} s allowed a move")

@@ -13,6 +13,9 @@ MODE says:
   clock    answer pass when the game's time control came as `fake_gtp.py clock S` expects:
            `time_settings 0 S 1` after clear_board and `time_left COLOR S 1` before this
            genmove; otherwise 'banana' (so a side that does not send it loses the game)
+  gameclock  the same for a game clock (`fake_gtp.py gameclock T`): `time_settings T 0 0`
+           after clear_board and before each genmove `time_left COLOR L 0`, L in 0..T and
+           never more than the color's last L in this game
   dead     (at start) exit at once, before reading anything
 """
 import sys
@@ -30,6 +33,7 @@ def main():
     board = []          # vertices played since clear_board, 'pass' included
     expected = sys.argv[2] if len(sys.argv) > 2 else None
     settings = left = None      # the time control since clear_board, the last time_left
+    lowest = {}                 # gameclock: color -> the least time_left seen in this game
     out = sys.stdout
     for line in sys.stdin:
         words = line.split()
@@ -49,8 +53,8 @@ def main():
         elif command in ("boardsize", "komi"):
             pass
         elif command == "clear_board":
-            board, settings, left = [], None, None
-        elif command in ("time_settings", "time_left") and mode == "clock":
+            board, settings, left, lowest = [], None, None, {}
+        elif command in ("time_settings", "time_left") and mode in ("clock", "gameclock"):
             if command == "time_settings":
                 settings = args
             else:
@@ -58,7 +62,11 @@ def main():
         elif command == "play":
             board.append(args[1].upper() if len(args) > 1 else "PASS")
         elif command == "genmove":
-            if mode == "clock":
+            if mode == "gameclock":
+                answer = "pass" if _clock_kept(settings, left, args, expected, lowest) \
+                    else "banana"
+                left = None
+            elif mode == "clock":
                 wanted = (["0", expected, "1"], [args[0] if args else "", expected, "1"])
                 answer = "pass" if (settings, left) == wanted else "banana"
                 left = None
@@ -92,6 +100,20 @@ def main():
             continue
         out.write(f"={ident} {answer}\n\n")
         out.flush()
+
+
+def _clock_kept(settings, left, args, expected, lowest):
+    """gameclock: the game clock came as expected; records the color's time left."""
+    if settings != [expected, "0", "0"] or left is None or len(left) != 3 or not args:
+        return False
+    color, seconds, stones = left
+    if color.lower()[:1] != args[0].lower()[:1] or stones != "0" or not seconds.isdigit():
+        return False
+    seconds = int(seconds)
+    if seconds > int(expected) or seconds > lowest.get(color.lower()[:1], seconds):
+        return False
+    lowest[color.lower()[:1]] = seconds
+    return True
 
 
 if __name__ == "__main__":

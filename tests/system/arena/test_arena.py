@@ -279,3 +279,57 @@ def test_visits_and_seconds_are_one_or_the_other(tmp_path, capsys):
     code, out, err = arena(capsys, "random", "mcts:10", "--visits", "8", "--move-seconds", "1",
                            "--no-table")
     assert code == 2 and "give visits or seconds a move, not both" in err
+
+
+def test_game_clock_tells_engines_their_time_left_and_spreads_the_networks_time(tmp_path, capsys):
+    """--game-seconds: a GTP engine is told `time_settings T 0 0` and, before each genmove, a
+    time left that never grows ('gameclock' answers a non-move otherwise and loses); the
+    checkpoint's moves are charged to its clock, within T a game; the table says the clock."""
+    from fastgo.run.config import ModelConfig
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
+
+    path = tmp_path / "net.ckpt"
+    save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=1),
+                    step=3)
+    out_json = tmp_path / "r.json"
+    code, out, err = arena(capsys, str(path), f"gtp:{sys.executable} {FAKE} gameclock 3",
+                           "--games", "2", "--game-seconds", "3", "--json", str(out_json),
+                           "--table", str(tmp_path / "t.jsonl"), "--seed", "2")
+    assert code == 0, err
+    data = json.loads(out_json.read_text())
+    assert data["forfeits"] == [] and data["wins_a"] == 2     # the engine only passes
+    assert data["game_seconds"] == 3 and data["a"].endswith("#3@3s-game")
+    assert re.search(r"A searches [\d,]+ visits/s on one thread$", out, re.M)
+    # each of A's moves is charged what its visits take at its speed, all within 3 s a game
+    charged = data["clock_per_move_a"]
+    assert charged is not None and 0 < charged < 3
+    assert data["visits_per_move_a"] >= 1
+    assert data["clock_per_move_b"] is not None       # the engine's wall time, charged too
+    assert re.search(r"^time per move A: [\d.]+ s, [\d,]+ visits, [\d.]+ s on its game clock$",
+                     out, re.M)
+    row = read_table(tmp_path / "t.jsonl")[0]
+    assert row["game_seconds"] == 3 and "visits" not in row and "move_seconds" not in row
+
+
+def test_an_engine_past_its_game_clock_loses_on_time(tmp_path, capsys):
+    # 'slow' takes 1.6 s a move from its fifth: past 0.5 s + its margin of 1.01 s
+    out_json = tmp_path / "r.json"
+    code, out, err = arena(capsys, f"gtp:{sys.executable} {FAKE} slow", "random", "--games", "1",
+                           "--game-seconds", "0.5", "--json", str(out_json), "--no-table")
+    assert code == 0, err
+    data = json.loads(out_json.read_text())
+    assert data["wins_b"] == 1 and len(data["forfeits"]) == 1
+    assert data["forfeits"][0]["reason"].startswith("lost on time")
+    assert "0.5 s game clock" in data["forfeits"][0]["reason"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("--game-seconds", "10", "--move-seconds", "1"), "give one time control, not both"),
+    (("--game-seconds", "10", "--visits", "8"), "give visits or a game clock, not both"),
+    (("--game-seconds", "0"), "expected seconds in (0, 86400]"),
+    (("--game-seconds", "nan"), "expected seconds in (0, 86400]"),
+])
+def test_game_clock_arguments(capsys, argv, message):
+    code, out, err = arena(capsys, "random", "mcts:10", *argv, "--no-table")
+    assert code == 2 and message in err, err
