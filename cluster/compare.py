@@ -144,15 +144,18 @@ class Plan:
     skip_matches: bool = False
     seeds_from_configs: bool = False
     move_seconds: float | None = None     # equal time a move in the matches, instead of visits
+    game_seconds: float | None = None     # or a game clock (arena --game-seconds)
 
     def root(self, name):
         return os.path.join(self.out, name)
 
     @property
     def pace(self) -> str:
-        """What the matches are played at: '64 visits' or '1 s a move'."""
+        """What the matches are played at: '64 visits', '1 s a move' or '60 s a game'."""
         if self.move_seconds is not None:
             return f"{self.move_seconds:g} s a move"
+        if self.game_seconds is not None:
+            return f"{self.game_seconds:g} s a game"
         return f"{self.visits} visits"
 
 
@@ -209,8 +212,9 @@ def cluster_argv(run: RunPlan, root: str, seconds: float) -> list:
 
 def arena_argv(run: RunPlan, checkpoint: str, opponent: Opponent, plan: Plan, seed: int,
                json_path: str, backend_b: str | None = None) -> list:
-    pace = (["--visits", str(plan.visits)] if plan.move_seconds is None
-            else ["--move-seconds", f"{plan.move_seconds:g}"])
+    pace = (["--move-seconds", f"{plan.move_seconds:g}"] if plan.move_seconds is not None
+            else ["--game-seconds", f"{plan.game_seconds:g}"] if plan.game_seconds is not None
+            else ["--visits", str(plan.visits)])
     argv = ["arena", checkpoint, opponent.spec, "--games", str(plan.games), *pace,
             "--komi", f"{run.komi:g}", "--size", str(run.size),
             "--backend-a", run.backend, "--seed", str(seed), "--json", json_path, "--no-table"]
@@ -292,15 +296,17 @@ def match_paths(out, run_name, opponent: Opponent):
     return base + ".json", base + ".out"
 
 
-def read_match(path, checkpoint, games, visits, opponent_checkpoint=None, move_seconds=None):
+def read_match(path, checkpoint, games, visits, opponent_checkpoint=None, move_seconds=None,
+               game_seconds=None):
     """match_entry of the arena's JSON at `path` when it is a finished match of `checkpoint`
-    (its player A) of `games` games at `visits` visits (or, given `move_seconds`, at that time a
-    move), written after that file (and, given `opponent_checkpoint`, against that file as
-    player B, written after it too); else None."""
+    (its player A) of `games` games at `visits` visits (or, given `move_seconds` or
+    `game_seconds`, at that time a move or a game), written after that file (and, given
+    `opponent_checkpoint`, against that file as player B, written after it too); else None."""
     data = read_json(path)
-    pace_ok = (data.get("move_seconds") == move_seconds if move_seconds is not None
-               else data.get("visits") == visits and data.get("move_seconds") is None) \
-        if data is not None else False
+    pace_ok = data is not None and data.get("move_seconds") == move_seconds \
+        and data.get("game_seconds") == game_seconds \
+        and (move_seconds is not None or game_seconds is not None
+             or data.get("visits") == visits)
     if data is None or data.get("interrupted") or not pace_ok or data.get("games") != games:
         return None
     players = [(data.get("a"), checkpoint)]
@@ -328,7 +334,8 @@ def run_summary(plan: Plan, run: RunPlan, *, exit_status=None) -> tuple:
     if latest is not None:
         for opponent in plan.opponents:
             entry = read_match(match_paths(plan.out, run.name, opponent)[0], latest[1],
-                               plan.games, plan.visits, move_seconds=plan.move_seconds)
+                               plan.games, plan.visits, move_seconds=plan.move_seconds,
+                               game_seconds=plan.game_seconds)
             if entry is not None:
                 matches[opponent.label] = entry
     entry = {"config": run.config_name, "config_path": run.config_path,
@@ -347,7 +354,7 @@ def assemble(plan: Plan, exit_statuses=None) -> tuple:
     """(compare.json dict, [read_run dicts of a and b])."""
     exit_statuses = exit_statuses or {}
     data = {"duration_s": plan.seconds, "games": plan.games, "visits": plan.visits,
-            "move_seconds": plan.move_seconds,
+            "move_seconds": plan.move_seconds, "game_seconds": plan.game_seconds,
             "seed": None if plan.seeds_from_configs else plan.seed,
             "opponents": [o.label for o in plan.opponents]}
     curves = []
@@ -365,7 +372,7 @@ def head_to_head(plan: Plan):
     if any(one is None for one in latest):
         return None
     entry = read_match(head_to_head_paths(plan.out)[0], latest[0][1], plan.games, plan.visits,
-                       move_seconds=plan.move_seconds,
+                       move_seconds=plan.move_seconds, game_seconds=plan.game_seconds,
                        opponent_checkpoint=latest[1][1])
     if entry is not None:
         entry["elo"] = [round(elo_from_score(x), 1)

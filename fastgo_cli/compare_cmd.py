@@ -16,11 +16,14 @@ MAX_GAMES = 100_000
 
 
 def parents():
-    from fastgo_cli.parser import (duration_options, move_seconds_options, out_options,
-                                   seed_options)
+    from fastgo_cli.parser import (duration_options, game_seconds_options,
+                                   move_seconds_options, out_options, seed_options)
     return (move_seconds_options(help="play the matches at equal time, at most S seconds a move "
                                       "for each side on one thread (fastgo arena "
                                       "--move-seconds), instead of --visits"),
+            game_seconds_options(help="play the matches by a game clock, T seconds for all of "
+                                      "a side's moves of a game on one thread (fastgo arena "
+                                      "--game-seconds), instead of --visits"),
             out_options(metavar="DIR", help="output directory: a/ and b/ (run directories), "
                                             "matches/, compare.json, compare.png (default: "
                                             "runs/compare-A-vs-B)"),
@@ -83,6 +86,10 @@ def make_plan(args):
         raise CompareError(f"--games must be in 1..{MAX_GAMES}, got {args.games}")
     if args.move_seconds is not None and args.visits is not None:
         raise CompareError("--visits and --move-seconds: give visits or seconds a move, not both")
+    if args.game_seconds is not None and args.visits is not None:
+        raise CompareError("--visits and --game-seconds: give visits or a game clock, not both")
+    if args.game_seconds is not None and args.move_seconds is not None:
+        raise CompareError("--game-seconds and --move-seconds: give one time control, not both")
     if args.visits is None:
         args.visits = DEFAULT_VISITS
     if not 1 <= args.visits <= 1_000_000:
@@ -98,7 +105,7 @@ def make_plan(args):
                 runs=runs, seconds=args.seconds, games=args.games, visits=args.visits,
                 opponents=opponents, seed=args.seed, skip_runs=args.skip_runs,
                 skip_matches=args.skip_matches, seeds_from_configs=args.config_seeds,
-                move_seconds=args.move_seconds)
+                move_seconds=args.move_seconds, game_seconds=args.game_seconds)
     check_out_dirs(plan)
     if not plan.skip_matches:
         for opponent in opponents:

@@ -131,6 +131,11 @@ def test_command_lines(tmp_path):
     argv = arena_argv(run, "A.ckpt", timed.opponents[0], timed, 3, "m.json")
     assert argv[argv.index("--move-seconds") + 1] == "0.5" and "--visits" not in argv
     assert timed.pace == "0.5 s a move" and plan.pace == "8 visits"
+    clocked = make_plan(parse("quickstart", "quickstart", "--duration", "90s", "--out",
+                              tmp_path / "c", "--opponents", "random", "--game-seconds", "40"))
+    argv = arena_argv(run, "A.ckpt", clocked.opponents[0], clocked, 3, "m.json")
+    assert argv[argv.index("--game-seconds") + 1] == "40" and "--visits" not in argv
+    assert "--move-seconds" not in argv and clocked.pace == "40 s a game"
 
 
 def test_bad_input_is_one_line(capsys, tmp_path):
@@ -150,7 +155,11 @@ def test_bad_input_is_one_line(capsys, tmp_path):
             (["quickstart", "quickstart", "--duration", "5m", "--opponents", "random",
               "--out", busy], 2, "exists and is not empty"),
             (["quickstart", "quickstart", "--skip-runs", "--opponents", "random",
-              "--out", tmp_path / "nothing"], 2, "no run directory")):
+              "--out", tmp_path / "nothing"], 2, "no run directory"),
+            (["quickstart", "quickstart", "--duration", "5m", "--game-seconds", "40",
+              "--visits", "8"], 2, "give visits or a game clock, not both"),
+            (["quickstart", "quickstart", "--duration", "5m", "--game-seconds", "40",
+              "--move-seconds", "1"], 2, "give one time control, not both")):
         got, out, err = run_main(capsys, "compare", *argv)
         assert got == code, (argv, err)
         assert err.startswith("fastgo compare: ") and err.count("\n") == 1, err
@@ -257,6 +266,13 @@ def test_read_match_only_takes_this_checkpoints_finished_match(tmp_path):
     assert read_match(path, ckpt, 4, 2) is None
     write_match(out, "a", "random", ckpt, 3, 1)
     assert read_match(path, ckpt, 4, 2, move_seconds=0.5) is None
+    # a game clock's match counts for that clock only
+    write_match(out, "a", "random", ckpt, 3, 1, visits=None, game_seconds=40.0)
+    assert read_match(path, ckpt, 4, None, game_seconds=40.0)["wins"] == 3
+    assert read_match(path, ckpt, 4, None, game_seconds=20.0) is None
+    assert read_match(path, ckpt, 4, None, move_seconds=0.5) is None
+    assert read_match(path, ckpt, 4, 2) is None
+    assert read_match(path, ckpt, 4, 2, game_seconds=40.0) is not None   # visits: not asked
 
 
 def test_json_and_table_from_fabricated_runs(tmp_path):
