@@ -54,7 +54,10 @@ setup(
     package_dir={"fastgo.configs": "configs"},
     package_data={"fastgo": ["*.pxd", "*.pyx"], "fastgo.configs": ["*.toml"],
                   "dashboard": ["static/*.html", "static/*.js", "static/*.css"]},
-    ext_modules=cythonize(extensions, compiler_directives=directives, annotate=False),
+    # both steps on every core: Cython's translation and the C compiler (build_ext --parallel)
+    ext_modules=cythonize(extensions, compiler_directives=directives, annotate=False,
+                          nthreads=os.cpu_count() or 1),
+    options={"build_ext": {"parallel": os.cpu_count() or 1}},
     python_requires=">=3.10",
     install_requires=[
         "numpy>=1.24",

@@ -98,6 +98,8 @@ cdef float board_score(const BoardState* b) noexcept nogil
 # Tromp-Taylor ownership of every point: +1 Black (stone or region reaching Black only),
 # -1 White, 0 dame. out: [N*N] by move index.
 cdef void board_ownership(const BoardState* b, int8_t* out) noexcept nogil
+# Every empty region reaches one colour only (each point's owner is decided; not the empty board).
+cdef bint board_settled(const BoardState* b) noexcept nogil
 # Colour at a move index (EMPTY / BLACK / WHITE); liberties of the group there (0 if empty).
 cdef int board_color_at(const BoardState* b, int move) noexcept nogil
 cdef int board_libs_at(const BoardState* b, int move) noexcept nogil

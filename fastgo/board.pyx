@@ -591,6 +591,25 @@ cdef void board_ownership(const BoardState* b, int8_t* out) noexcept nogil:
                     out[(q // st - 1) * n + q % st - 1] = owner
 
 
+cdef bint board_settled(const BoardState* b) noexcept nogil:
+    # Every empty region's border touches one colour only (no dame, no region reaching both or
+    # neither): the Tromp-Taylor area is decided point by point. The empty board is not settled.
+    cdef uint8_t visited[PADDED]
+    cdef int16_t stack[PADDED]
+    cdef int st = b.stride, n = b.size, r, c, p, count, reach
+    cdef int off[4]
+    _offsets(b, off)
+    memset(visited, 0, PADDED)
+    for r in range(n):
+        for c in range(n):
+            p = (r + 1) * st + c + 1
+            if b.color[p] == EMPTY and not visited[p]:
+                reach = _empty_region(b, off, p, visited, stack, NULL, &count)
+                if reach != BLACK and reach != WHITE:
+                    return 0
+    return 1
+
+
 cdef int board_color_at(const BoardState* b, int move) noexcept nogil:
     if move < 0 or move >= b.size * b.size:
         return EMPTY
@@ -990,6 +1009,12 @@ cdef class Board:
 
     def is_over(self):
         return bool(board_is_over(&self.state))
+
+    def settled(self):
+        """True when every empty region borders one colour only (no dame, no region reaching
+        both colours or none): each point's Tromp-Taylor owner is decided. The empty board is
+        not settled."""
+        return bool(board_settled(&self.state))
 
     # --- views ---------------------------------------------------------------------------
 

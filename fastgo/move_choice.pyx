@@ -94,20 +94,27 @@ cdef list root_analysis(const Tree* t, int max_pv):
 #   "fill": no pass while a legal point outside the player's own eyes is left (the game is played
 #           out: dead stones are captured and the dame filled before a pass, as Tromp-Taylor
 #           scoring and CGOS's --capture-all-dead expect).
-# winning_pass (a parameter of choose_move, not a rule value): under "fill", a pass that ends a
+#   "settled": as "fill", but the pass is also allowed once the board is settled
+#           (Board.settled: every empty region borders one colour only, so no dame is open and
+#           no stone stands in the other side's area): the game need not be filled out to
+#           single-point eyes once its area is decided. Policy-only play takes it as "fill".
+# winning_pass (a parameter of choose_move, not a rule value): under "fill" and "settled", a
+#   pass that ends a
 #   won game (the opponent has just passed and the position as it stands is won, Game.pass_wins)
 #   is played whatever the search chose. Matches and the GTP engine take it (True); self-play
 #   does not (False), so that every self-play game is played out and a pass is never a policy
 #   target before the board is filled. The network never saw such a pass in self-play, so its
 #   search's opinion of one is a guess; the rules know the answer.
 # earliest_pass: before this move number, no pass while the search visited a board point; 0 = off.
-PASS_RULES = ("free", "fill")
+PASS_RULES = ("free", "fill", "settled")
 # spellings the project no longer takes -> the one that replaced each
 OLD_PASS_RULES = {"filled": "fill", "search": "free"}
 PASS_RULE_HELP = ("fill = no pass while a legal point outside the own eyes is left (as self-play "
                   "with selfplay.pass_rule = \"fill\"), except the winning pass: a pass that ends "
                   "a won game (the opponent passed and the position as it stands is won) is "
-                  "played; free = the pass is a move like any other (the search's own choice)")
+                  "played; settled = as fill, and the pass is also allowed once every empty "
+                  "region borders one colour only; free = the pass is a move like any other "
+                  "(the search's own choice)")
 _NO_POINTS = np.zeros(0, dtype=np.int64)
 
 
@@ -128,11 +135,15 @@ def points_instead_of_pass(game, visits, *, pass_rule, bint winning_pass, int ea
     visits: the root's visits (int [N*N + 1], pass last). pass_rule "fill": the legal points
     outside the own eyes (Game.unfilled_points), tested where the pass is a choice (it has
     visits, or every_move_weighed: a Gumbel target weighs every legal move); with winning_pass,
-    none where the pass ends a won game. earliest_pass: before this move number, the visited
-    board points (0 = off). "free" with earliest_pass 0 never refuses the pass."""
+    none where the pass ends a won game. "settled": the same, and none once the board is
+    settled (Board.settled). earliest_pass: before this move number, the visited board points
+    (0 = off). "free" with earliest_pass 0 never refuses the pass."""
     nn = len(visits) - 1
-    if check_pass_rule(pass_rule) == "fill" and (visits[nn] > 0 or every_move_weighed):
+    rule = check_pass_rule(pass_rule)
+    if rule != "free" and (visits[nn] > 0 or every_move_weighed):
         if winning_pass and game.pass_wins():
+            return _NO_POINTS
+        if rule == "settled" and game.board.settled():
             return _NO_POINTS
         return np.asarray(game.unfilled_points(), dtype=np.int64)
     if len(game.moves) < earliest_pass and visits[:nn].any():
@@ -150,12 +161,12 @@ def choose_move(search, int g, game, *, pass_rule, bint winning_pass, int earlie
     A pass the rule refuses (points_instead_of_pass, same parameters, every move weighed)
     becomes the point among those by the search's visits: sampled in proportion with `rng` (a
     numpy Generator), the most visited without; by prior where none was visited. Under "fill"
-    with winning_pass, a pass that ends a won game is returned whatever the search chose
-    (unless it resigned). refused: points_instead_of_pass's answer where the caller already has
+    or "settled" with winning_pass, a pass that ends a won game is returned whatever the
+    search chose (unless it resigned). refused: points_instead_of_pass's answer where the caller already has
     it (self-play, for the policy target); an empty one keeps the search's move. The root is
     read only where the pass is overruled."""
     move = search.choose_move(g, temperature, resign)
-    fill = check_pass_rule(pass_rule) == "fill"
+    fill = check_pass_rule(pass_rule) != "free"       # "fill" or "settled"
     if (not fill and earliest_pass <= 0) or move < 0:
         return move
     if refused is not None and not len(refused):
@@ -195,6 +206,7 @@ def point_instead_of_pass(game, ranked=()):
 
 def policy_may_pass(pass_rule):
     """Policy-only play's pass rule (fastgo.policy_play's allow_pass, no search): True under
-    "free" (the pass is a move the policy may choose), False under "fill" (the pass only when
-    no legal point outside the own eyes is left)."""
+    "free" (the pass is a move the policy may choose), False under "fill" and "settled" (the
+    pass only when no legal point outside the own eyes is left; policy play has no settled
+    test)."""
     return check_pass_rule(pass_rule, "policy_pass_rule") == "free"

@@ -90,7 +90,7 @@ def add_arguments(parser):
                              "(Gumbel sequential halving, noise in the opening moves only)")
     parser.add_argument("--search-b", default=None, choices=SEARCH_CHOICES,
                         help="root search of a checkpoint B (default: --search-a)")
-    parser.add_argument("--pass-rule", default="fill", type=pass_rule, metavar="fill|free",
+    parser.add_argument("--pass-rule", default="fill", type=pass_rule, metavar="fill|settled|free",
                         help="checkpoint players: " + PASS_RULE_HELP)
     parser.add_argument("--komi", type=float, default=7.5, help="komi")
     parser.add_argument("--sgf-dir", default=None, metavar="D",

@@ -280,7 +280,7 @@ def prepare(parser, args) -> bool:
 
 
 def pass_rule(text: str) -> str:
-    """A pass rule of fastgo.move_choice ('fill' or 'free') as an argparse type; an old spelling
+    """A pass rule of fastgo.move_choice ('fill', 'settled' or 'free') as an argparse type; an old spelling
     is refused with the new one named."""
     from fastgo.move_choice import check_pass_rule
 

@@ -163,8 +163,9 @@ class SelfplayConfig:
     pass_rule: Literal[PASS_RULES] = setting(
         "free", doc="fastgo.move_choice's pass rule of search self-play (never the winning pass): "
                     "fill = no pass while a legal point outside the player's own eyes is left "
-                    "(games are played out; the pass is then never a policy target); free = the "
-                    "pass is a move like any other")
+                    "(games are played out; the pass is then never a policy target); settled = "
+                    "as fill, and the pass also allowed once every empty region borders one "
+                    "colour only; free = the pass is a move like any other")
     earliest_pass: int = setting(0, min=0, max=100_000,
                                  doc="no pass before this move number while another move was "
                                      "searched (and none in the policy target); 0 = off")

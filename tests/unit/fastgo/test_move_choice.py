@@ -150,16 +150,86 @@ def test_the_cleanup_point_is_outside_the_own_eyes():
 
 
 def test_one_vocabulary_and_old_spellings_name_the_new_ones():
-    assert PASS_RULES == ("free", "fill")
+    assert PASS_RULES == ("free", "fill", "settled")
     for old, new in OLD_PASS_RULES.items():
         with pytest.raises(ValueError, match=f"'{old}' is now spelt '{new}'"):
             check_pass_rule(old)
         with pytest.raises(ValueError, match=f"'{old}' is now spelt '{new}'"):
             choose_move(FixedRoot([0] * 10, [0] * 10, 9), 0, Game(3, 0.5), pass_rule=old,
                         winning_pass=True)
-    with pytest.raises(ValueError, match=r"pass_rule must be one of \['free', 'fill'\], got 'never'"):
+    with pytest.raises(ValueError, match=r"pass_rule must be one of \['free', 'fill', "
+                                         r"'settled'\], got 'never'"):
         check_pass_rule("never")
     assert policy_may_pass("free") is True and policy_may_pass("fill") is False
+    assert policy_may_pass("settled") is False
+
+
+def settled_game():
+    """5x5, Black's wall on column C, White's on column D: every empty region borders one
+    colour (A-B Black's, E White's). White to move."""
+    game = Game(5, 0.5)
+    for black, white in zip((2, 7, 12, 17, 22), (3, 8, 13, 18, 23)):
+        game.play(black)
+        game.play(white)
+    game.play(game.pass_move)          # Black passes: White to move
+    return game
+
+
+def test_settled_allows_the_pass_once_every_region_has_one_owner():
+    game = settled_game()
+    assert game.board.settled() and len(game.unfilled_points()) > 0
+    visits = np.zeros(26, np.int32)
+    visits[[4, 25]] = (2, 6)
+    priors = np.full(26, 0.04, np.float32)
+    pass_move = game.pass_move
+    # self-play (no winning pass): "fill" plays on into the own area, "settled" passes
+    assert chosen(game, pass_move, visits, priors, pass_rule="fill", winning_pass=False) == 4
+    assert chosen(game, pass_move, visits, priors, pass_rule="settled",
+                  winning_pass=False) == pass_move
+    assert len(points_instead_of_pass(game, visits, pass_rule="settled",
+                                      winning_pass=False)) == 0
+    # a White stone in Black's area: the region around it reaches both colours, so "settled"
+    # plays on like "fill" (the stone must be captured or the area given up)
+    game.play(0)                       # White A5... into Black's area
+    game.play(game.pass_move)          # Black passes; White to move again
+    assert not game.board.settled()
+    refused = points_instead_of_pass(game, visits, pass_rule="settled", winning_pass=False)
+    assert sorted(refused.tolist()) == sorted(game.unfilled_points().tolist())
+    assert chosen(game, pass_move, visits, priors, pass_rule="settled",
+                  winning_pass=False) == 4
+
+
+@pytest.mark.parametrize("black, white, settled", [
+    ((), (), False),                                   # the empty board: no owner anywhere
+    ((12,), (), True),                                 # one stone: the whole board is Black's
+    ((2, 7, 12, 17, 22), (4, 9, 14, 19, 24), False),   # column D is dame
+    ((2, 7, 12, 17, 22), (3, 8, 13, 18, 23), True),
+    ((2, 7, 12, 17, 22, 24), (3, 8, 13, 18, 23), False),   # a Black stone in White's area
+])
+def test_board_settled_by_regions(black, white, settled):
+    from fastgo.board import Board
+    board = Board(5)
+    board.setup(black=black, white=white)
+    assert board.settled() is settled
+    # the independent count: every empty point's 4-connected region touches one colour
+    grid = board.stones()
+    seen, ok = set(), True
+    for start in zip(*np.nonzero(grid == 0)):
+        if start in seen:
+            continue
+        stack, colours = [start], set()
+        seen.add(start)
+        while stack:
+            r, c = stack.pop()
+            for rr, cc in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)):
+                if 0 <= rr < 5 and 0 <= cc < 5:
+                    if grid[rr, cc] == 0 and (rr, cc) not in seen:
+                        seen.add((rr, cc))
+                        stack.append((rr, cc))
+                    elif grid[rr, cc]:
+                        colours.add(int(grid[rr, cc]))
+        ok = ok and len(colours) == 1
+    assert ok is settled
 
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -169,7 +239,8 @@ OWNER = "fastgo/move_choice.pyx"
 # What only the owner does: asks the search for its root choice, asks a game where it may go
 # instead of a pass or whether its pass wins, and compares a value with a pass rule's name.
 DECISIONS = re.compile(r"\.choose_move\(|\.unfilled_points\(|\.pass_wins\(|"
-                       r"[=!]=\s*[\"'](fill|free)[\"']|[\"'](fill|free)[\"']\s*[=!]=")
+                       r"[=!]=\s*[\"'](fill|free|settled)[\"']|"
+                       r"[\"'](fill|free|settled)[\"']\s*[=!]=")
 # The old vocabulary: only the refusals that name the new words may spell it.
 OLD_WORDS = re.compile(r"\b(pass_when_filled|no_pass_before|policy_pass|settle_pass|"
                        r"pass_considered)\b|[\"']filled[\"']|fastgo\.pass_rule\b")
