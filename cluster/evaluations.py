@@ -1,7 +1,7 @@
 """RUN/evaluations.jsonl, one row per rated checkpoint in the order rated, never rewritten: its
 one writer (`append_evaluation`, used by the evaluator), its row check and its one reader.
-A row: {'player': 'ckpt-STEP', 'step', 'wall_s' (when the checkpoint was written, from the run's
-start), 'games' (self-play games by then), 'time' (unix seconds the checkpoint was written),
+A row: {'player': 'ckpt-STEP', 'step', 'wall_s' (when the checkpoint was written, in seconds
+the run has been running: a resumed run's pauses do not count, RunClock), 'games' (self-play games by then), 'time' (unix seconds the checkpoint was written),
 'rated' (unix seconds its first rating was written), 'path' (the kept copy),
 'opponents' (names it played), 'eval_cpu_s', 'eval_wall_s' (the evaluator's budget so far)}."""
 from __future__ import annotations
@@ -69,6 +69,40 @@ def append_evaluation(path, row: dict):
         append_bytes(path, (json.dumps(row) + "\n").encode("utf-8"), sync=True, line=True)
     except OSError as err:
         raise ConfigError(f"{path}: {err.strerror or err}") from None
+
+
+PAUSE_S = 300.0     # no file of the run written this long before the evaluator starts: stopped
+
+
+class RunClock:
+    """The run's wall time of a checkpoint (a row's 'wall_s'): seconds since the run's start
+    while it was running. A run stopped and resumed from its directory (a piece at a time)
+    does not count the pause: when the newest of the run's own writes (the last row's 'time'
+    and 'rated', `written`: metrics.csv's row times) is more than PAUSE_S before `now` (the
+    evaluator's start), checkpoints written after that pause are reckoned without it.
+
+    RunClock(rows, written, now, fallback_start): `fallback_start` (the first checkpoint's
+    time) where no row says when the run started."""
+
+    def __init__(self, rows, written, now, fallback_start):
+        rows = [r for r in rows if "time" in r and "wall_s" in r]
+        self.pause_s, self.paused_at = 0.0, None
+        if not rows:
+            self.start = float(fallback_start)
+            return
+        last = rows[-1]
+        self.start = float(last["time"]) - float(last["wall_s"])   # the last piece's reckoning
+        latest = max([float(last["time"]), float(last.get("rated", 0.0))]
+                     + [float(t) for t in written if t <= now])
+        if now - latest > PAUSE_S:
+            self.pause_s, self.paused_at = now - latest, latest
+
+    def wall_s(self, stamp) -> float:
+        """Seconds the run had been running when `stamp` (unix seconds) came."""
+        seconds = float(stamp) - self.start
+        if self.paused_at is not None and stamp > self.paused_at:
+            seconds -= self.pause_s
+        return max(0.0, seconds)
 
 
 def cadence(rows, checkpoint_times, start, end) -> dict:

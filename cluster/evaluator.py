@@ -25,7 +25,7 @@ import time
 
 from cluster.eval_budget import CpuBudget
 from cluster.eval_schedule import Schedule
-from cluster.evaluations import append_evaluation, read_evaluations
+from cluster.evaluations import RunClock, append_evaluation, read_evaluations
 from cluster.eval_opponents import Opponents
 from cluster.pairings import PairingRule, expected_score, kept_steps, one_sided, pairing_verdict
 from cluster.plots import draw_curve, draw_losses
@@ -34,6 +34,7 @@ from fastgo.run.config import ConfigError, load_config
 from fastgo.run.ratings import TableError, append_result, components, fit_ratings, read_table
 from fastgo.run.role_entry import on_disk_full, setup_logging, stop_on_signals
 from fastgo.run.rundir import StatusFile, open_run_dir
+from fastgo.run.statefiles import read_csv
 from play.gtp.side import GtpEngineError
 from play.match import MatchResult, play_match
 from play.players import MatchSide
@@ -126,6 +127,7 @@ class Evaluator:
         self.opponents = Opponents(config, log)      # anchors and earlier checkpoints
         self.figures = {}                             # what the status file shows besides CPU
         self.latest_ratings = {}
+        self.run_clock = self._run_clock()            # a checkpoint's wall_s, pauses left out
 
     @property
     def anchors(self):
@@ -312,7 +314,7 @@ class Evaluator:
         kept = self._keep(step, path, data)
         evaluation = {"player": name, "step": step, "path": kept, "time": stamp,
                       "games": int(trainer_state.get("games", 0)),
-                      "wall_s": max(0.0, stamp - self._run_start()),
+                      "wall_s": self.run_clock.wall_s(stamp),
                       "opponents": list(job.played), "rated": time.time()}
         evaluation.update((k, v) for k, v in self.budget.figures().items()
                           if k in ("eval_cpu_s", "eval_wall_s"))
@@ -518,12 +520,22 @@ class Evaluator:
         self.figures.pop("playing", None)
         self.figures["done"] = list(job.results)
 
-    def _run_start(self):
-        if self.evaluations and "time" in self.evaluations[0]:
-            first = self.evaluations[0]
-            return first["time"] - first["wall_s"]
+    def _run_clock(self):
+        """The RunClock of this evaluator's rows: the run's start, less a pause before it."""
+        _, metrics = read_csv(self.run_dir.metrics)
+        written = []
+        for row in metrics:
+            try:
+                written.append(float(row["time"]))
+            except (KeyError, TypeError, ValueError):
+                continue
         steps = checkpoints(self.run_dir)
-        return os.path.getmtime(steps[0][1]) if steps else time.time()
+        first = os.path.getmtime(steps[0][1]) if steps else time.time()
+        clock = RunClock(self.evaluations, written, time.time(), first)
+        if clock.paused_at is not None:
+            self.log.info("the run was stopped for %.0f min: its wall time goes on from where it "
+                          "stopped", clock.pause_s / 60)
+        return clock
 
     def redraw(self, ratings):
         try:

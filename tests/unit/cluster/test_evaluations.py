@@ -86,3 +86,39 @@ def test_cadence_counts_points_gaps_lag_and_share():
     assert figures["cpu_share"] == (80.0 - 10.0) / (450.0 - 100.0)
     late = cadence(rows, written, 200.0, 600.0)
     assert late["points"] == 2 and late["max_gap_s"] == 150.0 and late["max_lag_s"] == 210.0
+
+
+# --- the run's wall time across pauses ---------------------------------------------------------
+
+def test_run_clock_leaves_a_pause_out_and_keeps_earlier_checkpoints_as_they_were():
+    from cluster.evaluations import PAUSE_S, RunClock
+    # a run started at t=1000; its last row: a checkpoint written at 7000 (wall 6000), rated at
+    # 7100; the trainer's last metrics row at 7050; the evaluator starts again at 17000
+    rows = [{"player": "ckpt-1", "step": 1, "wall_s": 100.0, "games": 1, "time": 1100.0},
+            {"player": "ckpt-9", "step": 9, "wall_s": 6000.0, "games": 9, "time": 7000.0,
+             "rated": 7100.0}]
+    clock = RunClock(rows, written=[6950.0, 7150.0, 99999.0], now=17000.0, fallback_start=0)
+    # the newest write before now is 7150: 9850 s stopped
+    assert clock.pause_s == 9850.0 and clock.paused_at == 7150.0
+    assert clock.wall_s(17100.0) == 17100.0 - 1000.0 - 9850.0       # 6250: on from 6150
+    assert clock.wall_s(7000.0) == 6000.0                           # before the pause: as was
+    # a restart within the run (the trainer wrote a minute ago): no pause
+    busy = RunClock(rows, written=[16940.0], now=17000.0, fallback_start=0)
+    assert busy.paused_at is None and busy.wall_s(17100.0) == 16100.0
+    # just under the threshold is no pause either
+    short = RunClock(rows, written=[], now=7100.0 + PAUSE_S, fallback_start=0)
+    assert short.paused_at is None
+    # no row yet: from the first checkpoint's time, never below 0
+    fresh = RunClock([], written=[5.0], now=50.0, fallback_start=10.0)
+    assert fresh.wall_s(40.0) == 30.0 and fresh.wall_s(3.0) == 0.0
+
+
+def test_a_second_pause_adds_to_the_first():
+    from cluster.evaluations import RunClock
+    first = RunClock([{"player": "ckpt-1", "step": 1, "wall_s": 50.0, "games": 1,
+                       "time": 1050.0}], written=[], now=5000.0, fallback_start=0)
+    wall = first.wall_s(5100.0)                  # 50 + 100: the pause of 3950 s left out
+    assert wall == 150.0
+    row = {"player": "ckpt-2", "step": 2, "wall_s": wall, "games": 2, "time": 5100.0}
+    second = RunClock([row], written=[], now=9100.0, fallback_start=0)
+    assert second.wall_s(9200.0) == 250.0        # both pauses left out
