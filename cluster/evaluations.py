@@ -105,6 +105,15 @@ class RunClock:
         return max(0.0, seconds)
 
 
+def running_seconds(a, b, pauses) -> float:
+    """Seconds from unix time `a` to `b` (0 when b <= a) less their overlap with `pauses`
+    [(from, to)]."""
+    if b <= a:
+        return 0.0
+    paused = sum(max(0.0, min(b, to) - max(a, since)) for since, to in pauses)
+    return max(0.0, b - a - paused)
+
+
 def cadence(rows, checkpoint_times, start, end) -> dict:
     """How closely the curve followed the run between unix times `start` and `end`: rows are
     evaluations.jsonl's (those with 'rated'), checkpoint_times the unix times the run's
@@ -112,23 +121,29 @@ def cadence(rows, checkpoint_times, start, end) -> dict:
     window, 'max_gap_s': the longest time without a new point (the window's edges included),
     'max_lag_s': the most the newest point's checkpoint was behind the newest checkpoint (just
     before each point and at the end), 'cpu_share': the evaluator's cores over the window (from
-    its carried CPU and wall seconds; None without two rows)}."""
+    its carried CPU and wall seconds; None without two rows)}. Gaps and lags count running time
+    only: a stretch of more than PAUSE_S without a checkpoint written is a pause of a run
+    resumed from its directory, left out (running_seconds)."""
     rated = sorted((r for r in rows if "rated" in r and "time" in r), key=lambda r: r["rated"])
     inside = [r for r in rated if start <= r["rated"] <= end]
     times = sorted(checkpoint_times)
+    pauses = [(a, b) for a, b in zip(times, times[1:]) if b - a > PAUSE_S]
+
+    def running(a, b):
+        return running_seconds(a, b, pauses)
 
     def newest_checkpoint(at):
         return max((t for t in times if t <= at), default=None)
 
     moments = [r["rated"] for r in inside] + [end]
     edges = [start] + moments
-    gaps = [b - a for a, b in zip(edges, edges[1:])]
+    gaps = [running(a, b) for a, b in zip(edges, edges[1:])]
     lags = []
     for moment in moments:
         shown = [r for r in rated if r["rated"] < moment]
         newest = newest_checkpoint(moment)
         if shown and newest is not None:
-            lags.append(max(0.0, newest - shown[-1]["time"]))
+            lags.append(running(shown[-1]["time"], newest))
     budget = [r for r in inside if "eval_cpu_s" in r and "eval_wall_s" in r]
     share = None
     if len(budget) >= 2 and budget[-1]["eval_wall_s"] > budget[0]["eval_wall_s"]:

@@ -88,6 +88,26 @@ def test_cadence_counts_points_gaps_lag_and_share():
     assert late["points"] == 2 and late["max_gap_s"] == 150.0 and late["max_lag_s"] == 210.0
 
 
+def test_cadence_leaves_the_pause_of_a_resumed_run_out():
+    from cluster.evaluations import cadence, running_seconds
+
+    assert running_seconds(0, 100, [(20, 50)]) == 70.0
+    assert running_seconds(30, 40, [(20, 50)]) == 0.0 and running_seconds(9, 3, []) == 0.0
+    # checkpoints every 10 s for 300 s, a stop of 10,000 s, then every 10 s again for 300 s;
+    # points rated 10 s after checkpoints 280 (first piece) and 10,310 and 10,500 (second)
+    written = [10.0 * k for k in range(31)] + [10_300.0 + 10.0 * k for k in range(31)]
+    rows = [{"player": "a", "time": 280.0, "rated": 290.0},
+            {"player": "b", "time": 10_310.0, "rated": 10_320.0},
+            {"player": "c", "time": 10_500.0, "rated": 10_510.0}]
+    figures = cadence(rows, written, 200.0, 10_600.0)
+    assert figures["points"] == 3
+    # 290 -> 10,320 is 30 s of running time (300 -> 10,300 stopped); 10,320 -> 10,510: 190 s
+    assert figures["max_gap_s"] == 190.0
+    # before b: the newest checkpoint (10,310) is 30 s of running after a's (280);
+    # before c: 10,510 - 10,310 = 200 s; at the end: 10,600 - 10,500 = 100 s
+    assert figures["max_lag_s"] == 200.0
+
+
 # --- the run's wall time across pauses ---------------------------------------------------------
 
 def test_run_clock_leaves_a_pause_out_and_keeps_earlier_checkpoints_as_they_were():
