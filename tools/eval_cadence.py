@@ -1,6 +1,8 @@
 """How closely a run's curve followed it: points, the longest gap between them, the newest
 point's lag behind the newest checkpoint and the evaluator's share of a core, over a window of
-the run (minutes from its start):
+the run (minutes from its first start; a run resumed from its directory counts the minutes it
+was stopped too, so a later piece's window starts at the minute it was resumed, while gaps and
+lags count running time only):
 
     python3 tools/eval_cadence.py RUN_DIR [--from-minute M] [--to-minute N] [--json]
 
