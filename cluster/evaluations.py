@@ -11,7 +11,7 @@ import math
 
 from fastgo.run.config import ConfigError
 from fastgo.files import append_bytes
-from fastgo.run.statefiles import MAX_COUNT, finite, read_jsonl
+from fastgo.run.statefiles import MAX_COUNT, finite, read_csv, read_jsonl
 
 
 def evaluation_row(row):
@@ -69,6 +69,19 @@ def append_evaluation(path, row: dict):
         append_bytes(path, (json.dumps(row) + "\n").encode("utf-8"), sync=True, line=True)
     except OSError as err:
         raise ConfigError(f"{path}: {err.strerror or err}") from None
+
+
+def written_times(run_dir) -> list:
+    """The unix times of metrics.csv's rows (the trainer writes one with each checkpoint), in
+    file order; rows without a number there are skipped."""
+    _, metrics = read_csv(run_dir.metrics)
+    out = []
+    for row in metrics:
+        try:
+            out.append(float(row["time"]))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return out
 
 
 PAUSE_S = 300.0     # no file of the run written this long before the evaluator starts: stopped

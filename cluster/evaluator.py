@@ -25,7 +25,7 @@ import time
 
 from cluster.eval_budget import CpuBudget
 from cluster.eval_schedule import Schedule
-from cluster.evaluations import RunClock, append_evaluation, read_evaluations
+from cluster.evaluations import RunClock, append_evaluation, read_evaluations, written_times
 from cluster.eval_opponents import Opponents
 from cluster.pairings import PairingRule, expected_score, kept_steps, one_sided, pairing_verdict
 from cluster.plots import draw_curve, draw_losses
@@ -34,7 +34,6 @@ from fastgo.run.config import ConfigError, load_config
 from fastgo.run.ratings import TableError, append_result, components, fit_ratings, read_table
 from fastgo.run.role_entry import on_disk_full, setup_logging, stop_on_signals
 from fastgo.run.rundir import StatusFile, open_run_dir
-from fastgo.run.statefiles import read_csv
 from play.gtp.side import GtpEngineError
 from play.match import MatchResult, play_match
 from play.players import MatchSide
@@ -522,13 +521,7 @@ class Evaluator:
 
     def _run_clock(self):
         """The RunClock of this evaluator's rows: the run's start, less a pause before it."""
-        _, metrics = read_csv(self.run_dir.metrics)
-        written = []
-        for row in metrics:
-            try:
-                written.append(float(row["time"]))
-            except (KeyError, TypeError, ValueError):
-                continue
+        written = written_times(self.run_dir)
         steps = checkpoints(self.run_dir)
         first = os.path.getmtime(steps[0][1]) if steps else time.time()
         clock = RunClock(self.evaluations, written, time.time(), first)

@@ -15,9 +15,8 @@ import argparse
 import json
 import sys
 
-from cluster.evaluations import cadence, read_evaluations
+from cluster.evaluations import cadence, read_evaluations, written_times
 from fastgo.run.rundir import RunDir
-from fastgo.run.statefiles import read_csv
 
 
 def main(argv=None) -> int:
@@ -29,13 +28,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     run = RunDir(args.run_dir)
     rows = read_evaluations(run.evaluations)
-    _, metrics = read_csv(run.metrics)
-    written = []
-    for row in metrics:
-        try:
-            written.append(float(row["time"]))
-        except (KeyError, TypeError, ValueError):
-            continue
+    written = written_times(run)
     if not written or not rows:
         print(f"{args.run_dir}: no checkpoints in metrics.csv or no rated checkpoint")
         return 2
