@@ -8,6 +8,9 @@ from __future__ import annotations
 import math
 
 
+PROBE_GAMES = 2     # the first batch against an opponent whose cost is not known yet
+
+
 def kind(label):
     """What a game's cost is learnt by: any checkpoint alike, each anchor on its own."""
     return "checkpoint" if label.startswith("ckpt-") else label
@@ -77,13 +80,17 @@ class Schedule:
     def batch_games(self, label, played):
         """Games of a pairing's next batch: the rule's, fewer against an opponent whose games
         are dear (GNU Go at a high level), so that one batch costs at most half of what the
-        budget earns between two points (at least 2 games). An opponent not played yet is
-        taken to be as dear as the dearest played."""
+        budget earns between two points (at least PROBE_GAMES). An opponent not played yet,
+        once others have been, gets a probe of PROBE_GAMES that learns its cost: it may be
+        dearer than any played (GNU Go level 10 after level 5), and a whole batch of it would
+        hold the next point back."""
         games = self.rule.next_batch(played)
         per_game = self._per_game(self.game_cost, label)
         if per_game and self.interval > 0 and self.enforce:
             affordable = int(self.budget.share * self.interval / 2 / per_game)
-            games = min(games, max(2, affordable))
+            games = min(games, max(PROBE_GAMES, affordable))
+            if label is None or kind(label) not in self.game_cost:
+                games = min(games, PROBE_GAMES)
         return games
 
     def next_batch_cpu_s(self, label=None, played=0):

@@ -49,18 +49,19 @@ def test_refining_only_where_the_budget_is_clear_by_the_next_point(tmp_path):
     evaluator = scheduled(tmp_path, cpu, clock)
     evaluator.refinement = iter(())
     evaluator.schedule.last_point_at, evaluator.schedule.cost["point_wall_s"] = 0.0, 20.0
-    # 5 s a game: a batch of int(0.2 * 200 / 2 / 5) = 4 games, 20 s, against any opponent (one
-    # not played yet is taken to be as dear as the dearest played)
+    # 5 s a game: a batch of int(0.2 * 200 / 2 / 5) = 4 games, 20 s, against a checkpoint (an
+    # opponent not played yet gets a probe of 2 games at the dearest cost played: 10 s)
     evaluator.schedule.game_cost["checkpoint"] = 5.0
-    assert evaluator.schedule.next_batch_cpu_s("gnugo:5", 0) == 20.0
+    assert evaluator.schedule.next_batch_cpu_s("ckpt-9", 0) == 20.0
+    assert evaluator.schedule.next_batch_cpu_s("gnugo:5", 0) == 10.0
     # next point due at 180 s: 0.2 core * 180 s = 36 s of CPU allowed by then
     cpu[0], clock.now = 15.0, 60.0
-    assert evaluator.schedule.may_refine()                       # 15 + 20 <= 36
+    assert evaluator.schedule.may_refine("ckpt-9")               # 15 + 20 <= 36
     cpu[0] = 17.0
-    assert not evaluator.schedule.may_refine()                   # 17 + 20 > 36: the point would wait
+    assert not evaluator.schedule.may_refine("ckpt-9")           # 17 + 20 > 36: the point waits
     clock.now = 175.0                                   # later the same holds: 35 + 20 > 36
     cpu[0] = 35.0
-    assert not evaluator.schedule.may_refine()
+    assert not evaluator.schedule.may_refine("ckpt-9")
     # without an interval (each checkpoint in full) refining is never held back
     unscheduled = scheduled(tmp_path, cpu, clock, interval=0.0)
     unscheduled.schedule.last_point_at, unscheduled.schedule.game_cost["checkpoint"] = 0.0, 1e9
@@ -74,15 +75,15 @@ def test_a_refining_batch_must_end_before_the_next_point_is_due(tmp_path):
     schedule.last_point_at, schedule.cost["point_wall_s"] = 0.0, 20.0   # next point due at 180 s
     schedule.batch_played("ckpt-7", 4, cpu_s=20.0, wall_s=60.0)        # 5 s CPU, 15 s wall a game
     # a batch: int(0.2 * 200 / 2 / 5) = 4 games, 20 s of CPU, 60 s of wall time
-    assert schedule.next_batch_cpu_s() == 20.0 and schedule.next_batch_wall_s() == 60.0
+    assert schedule.next_batch_cpu_s("ckpt-9") == 20.0 and schedule.next_batch_wall_s("ckpt-9") == 60.0
     cpu[0], clock.now = 0.0, 119.0
-    assert schedule.may_refine()                                 # ends at 179 s, the budget clear
+    assert schedule.may_refine("ckpt-9")                # ends at 179 s, the budget clear
     clock.now = 121.0
-    assert not schedule.may_refine()                             # would end at 181 s: the point waits
+    assert not schedule.may_refine("ckpt-9")            # would end at 181 s: the point waits
     # learnt as a running estimate: the last batch weighs a half
     schedule.batch_played("ckpt-8", 2, cpu_s=10.0, wall_s=10.0)
-    assert schedule.next_batch_wall_s() == 4 * (15.0 + 5.0) / 2
-    assert schedule.may_refine()                                 # 40 s now: ends at 161 s
+    assert schedule.next_batch_wall_s("ckpt-9") == 4 * (15.0 + 5.0) / 2
+    assert schedule.may_refine("ckpt-9")                # 40 s now: ends at 161 s
 
 
 def test_a_dear_opponent_is_played_in_smaller_batches(tmp_path):
@@ -101,6 +102,22 @@ def test_a_dear_opponent_is_played_in_smaller_batches(tmp_path):
     assert evaluator.schedule.next_batch_cpu_s(None) == 16.0
     evaluator.schedule.game_cost["gnugo:10"] = 40.0               # dearer than the slice: still 2 games
     assert evaluator.schedule.batch_games("gnugo:10", 0) == 2
+
+
+def test_an_opponent_not_played_yet_gets_a_probe_of_two_games(tmp_path):
+    # level 5 is known and cheap (1 s a game: a whole batch of 8 fits the 20 s slice); level 10
+    # is not played yet: 2 games learn its cost before a batch is sized by it
+    clock, cpu = Clock(), [0.0]
+    evaluator = scheduled(tmp_path, cpu, clock)
+    schedule = evaluator.schedule
+    schedule.game_cost.update({"gnugo:5": 1.0})
+    schedule.game_wall.update({"gnugo:5": 5.0})
+    assert schedule.batch_games("gnugo:5", 0) == 8
+    assert schedule.batch_games("gnugo:10", 0) == 2
+    assert schedule.next_batch_wall_s("gnugo:10", 0) == 10.0       # 2 games at the dearest wall
+    schedule.batch_played("gnugo:10", 2, cpu_s=4.0, wall_s=30.0)   # now it is known: 2 s a game
+    assert schedule.batch_games("gnugo:10", 0) == 8
+    assert schedule.next_batch_wall_s("gnugo:10", 0) == 8 * 15.0
 
 
 def rows(path):
