@@ -12,6 +12,7 @@ import os
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, find_packages, setup
+from setuptools.command.build_ext import build_ext
 
 DEBUG = os.environ.get("FASTGO_DEBUG", "") not in ("", "0")
 
@@ -37,6 +38,18 @@ extensions = [
     )
     for path in sorted(glob.glob(os.path.join("fastgo", "*.pyx")))
 ]
+
+
+class ParallelBuildExt(build_ext):
+    """build_ext compiling the extensions on every core unless told otherwise (-j N): pip's
+    editable and wheel builds pass no -j."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = os.cpu_count() or 1
+
+
 # FASTGO_EXTENSIONS=board,features builds only those (handy while one kernel is mid-edit).
 _only = [name for name in os.environ.get("FASTGO_EXTENSIONS", "").split(",") if name]
 if _only:
@@ -54,10 +67,10 @@ setup(
     package_dir={"fastgo.configs": "configs"},
     package_data={"fastgo": ["*.pxd", "*.pyx"], "fastgo.configs": ["*.toml"],
                   "dashboard": ["static/*.html", "static/*.js", "static/*.css"]},
-    # both steps on every core: Cython's translation and the C compiler (build_ext --parallel)
+    # both steps on every core: Cython's translation and the C compiler (ParallelBuildExt)
     ext_modules=cythonize(extensions, compiler_directives=directives, annotate=False,
                           nthreads=os.cpu_count() or 1),
-    options={"build_ext": {"parallel": os.cpu_count() or 1}},
+    cmdclass={"build_ext": ParallelBuildExt},
     python_requires=">=3.10",
     install_requires=[
         "numpy>=1.24",
