@@ -123,13 +123,7 @@ def test_sprt_stops_early(tmp_path, capsys, a, b, accepted):
 
 
 def test_checkpoint_player(tmp_path, capsys):
-    from fastgo.run.config import ModelConfig
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.model import build_model
-
-    path = tmp_path / "net.ckpt"
-    save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=1),
-                    step=3)
+    path = tiny_checkpoint(tmp_path)
     out_json = tmp_path / "r.json"
     code, out, err = arena(capsys, str(path), "random", "--games", "4", "--visits", "8",
                            "--json", str(out_json), "--table", str(tmp_path / "t.jsonl"),
@@ -233,11 +227,8 @@ def test_interrupt_records_finished_chunks(tmp_path):
     assert row["interrupted"] is True and row["games"] >= 2 and row["games"] % 2 == 0
 
 
-def test_equal_time_gives_engines_the_clock_and_networks_their_visits(tmp_path, capsys):
-    """--move-seconds: the checkpoint's visits come from its own measured speed (so they are not
-    the default --visits) and the table says the seconds; a GTP engine gets time_settings and
-    time_left with the seconds a move (the 'clock' engine loses every game by a non-move
-    otherwise); the report gives each side's time and visits per move."""
+def tiny_checkpoint(tmp_path):
+    """A 7x7 b1c8 network at step 3, as a checkpoint file."""
     from fastgo.run.config import ModelConfig
     from inference_server.checkpoint import save_checkpoint
     from inference_server.model import build_model
@@ -245,6 +236,15 @@ def test_equal_time_gives_engines_the_clock_and_networks_their_visits(tmp_path, 
     path = tmp_path / "net.ckpt"
     save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=1),
                     step=3)
+    return path
+
+
+def test_equal_time_gives_engines_the_clock_and_networks_their_visits(tmp_path, capsys):
+    """--move-seconds: the checkpoint's visits come from its own measured speed (so they are not
+    the default --visits) and the table says the seconds; a GTP engine gets time_settings and
+    time_left with the seconds a move (the 'clock' engine loses every game by a non-move
+    otherwise); the report gives each side's time and visits per move."""
+    path = tiny_checkpoint(tmp_path)
     out_json = tmp_path / "r.json"
     code, out, err = arena(capsys, str(path), f"gtp:{sys.executable} {FAKE} clock 1",
                            "--games", "2", "--move-seconds", "0.05", "--json", str(out_json),
@@ -285,13 +285,7 @@ def test_game_clock_tells_engines_their_time_left_and_spreads_the_networks_time(
     """--game-seconds: a GTP engine is told `time_settings T 0 0` and, before each genmove, a
     time left that never grows ('gameclock' answers a non-move otherwise and loses); the
     checkpoint's moves are charged to its clock, within T a game; the table says the clock."""
-    from fastgo.run.config import ModelConfig
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.model import build_model
-
-    path = tmp_path / "net.ckpt"
-    save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=1),
-                    step=3)
+    path = tiny_checkpoint(tmp_path)
     out_json = tmp_path / "r.json"
     code, out, err = arena(capsys, str(path), f"gtp:{sys.executable} {FAKE} gameclock 3",
                            "--games", "2", "--game-seconds", "3", "--json", str(out_json),

@@ -27,6 +27,13 @@ def games_of(tmp_path, extra, count=16):
     return [g for n in list_shards(tmp_path) for g in read_shard(tmp_path / n).games]
 
 
+def points_outside_eyes(game):
+    """The legal board points that do not fill the side to move's own eye (computed here, not
+    by the code under test)."""
+    return [m for m in np.flatnonzero(game.legal_moves()[:-1])
+            if not game.board.is_eye(int(m), game.to_move)]
+
+
 def test_pass_only_when_the_board_is_filled(tmp_path):
     games = games_of(tmp_path, 'pass_rule = "fill"\n')
     passes = 0
@@ -34,8 +41,7 @@ def test_pass_only_when_the_board_is_filled(tmp_path):
         starts = np.concatenate([[0], np.cumsum(record.policy_count, dtype=np.int64)])
         game = Game(5, 0.5)
         for k, move in enumerate(record.moves):
-            open_points = [m for m in np.flatnonzero(game.legal_moves()[:-1])
-                           if not game.board.is_eye(int(m), game.to_move)]
+            open_points = points_outside_eyes(game)
             if move == 25:
                 passes += 1
                 assert not open_points, f"passed at move {k} with {open_points} open"
@@ -52,8 +58,7 @@ def test_settled_passes_only_on_a_filled_or_settled_board(tmp_path):
         starts = np.concatenate([[0], np.cumsum(record.policy_count, dtype=np.int64)])
         game = Game(5, 0.5)
         for k, move in enumerate(record.moves):
-            open_points = [m for m in np.flatnonzero(game.legal_moves()[:-1])
-                           if not game.board.is_eye(int(m), game.to_move)]
+            open_points = points_outside_eyes(game)
             settled = game.board.settled()
             if move == 25:
                 passes += 1
