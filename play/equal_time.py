@@ -57,6 +57,11 @@ def safe_budget(slice_s: float) -> float:
     return max(MIN_BUDGET_S, SAFETY_SHARE * float(slice_s) - SAFETY_S)
 
 
+def empty_points(board) -> int:
+    """How many points of `board` (a fastgo.board.Board) are empty: what moves_left reads."""
+    return int((board.stones() == 0).sum())
+
+
 def main_time_budget(seconds_left: float, empties: int) -> float:
     """Seconds a move may use of `seconds_left` main time with `empties` points of the board
     empty: safe_budget of the time over moves_left."""

@@ -18,7 +18,7 @@ from fastgo.mcts import BatchedSearch
 from fastgo.move_choice import check_pass_rule, choose_move
 from fastgo.run.ratings import elo_from_score, wilson_interval
 from fastgo.search_settings import SearchSettings
-from play.equal_time import GameClock, main_time_budget, visits_for, visits_grid
+from play.equal_time import GameClock, empty_points, main_time_budget, visits_for, visits_grid
 from play.players import MatchSide, Player
 
 
@@ -52,7 +52,9 @@ class SearchSide(MatchSide):
         self.pass_rule = check_pass_rule(pass_rule)
         self.evaluator = evaluator
         self.visits = int(visits)
-        self.rate = rate
+        self.rate = None
+        if rate is not None:
+            self.set_speed(rate)
         self.name = name
         self.opening_moves = int(opening_moves)
         self.seed = seed
@@ -71,7 +73,7 @@ class SearchSide(MatchSide):
     def prepare(self, games, size, komi):
         # A fresh stream per chunk: the same seed again would replay the same openings, so a
         # match of many chunks between two networks would repeat its first chunk's games.
-        if self.game_clock is not None and not (self.rate is not None and self.rate > 0):
+        if self.game_clock is not None and self.rate is None:
             raise ValueError(f"{self.name}: a game clock needs the side's visits a second "
                              "(rate, play.equal_time.one_thread_rate)")
         seed = (int(self.seed) + self.prepared * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
@@ -82,8 +84,8 @@ class SearchSide(MatchSide):
     def _clock_visits(self, g, game):
         """Root visits for the move of game `g` by the game clock: what its main_time_budget
         buys at `rate`, rounded down to visits_grid."""
-        empties = int((game.board.stones() == 0).sum())
-        seconds = main_time_budget(self.game_clock.left(g, game.to_move), empties)
+        seconds = main_time_budget(self.game_clock.left(g, game.to_move),
+                                   empty_points(game.board))
         return visits_grid(visits_for(seconds, self.rate))
 
     def moves(self, indices, games):

@@ -19,6 +19,7 @@ from fastgo.game import RESIGN, Game
 from fastgo.gtp import (BLACK, WHITE, GtpError, color_name, float_arg, format_response, int_arg,
                         parse_color, parse_line)
 from fastgo.move_choice import point_instead_of_pass
+from play.equal_time import empty_points
 from play.gtp import kata
 from play.gtp.analyze import LineReader, parse_analyze_args, stream
 from play.gtp.clock import GtpClock
@@ -314,8 +315,7 @@ class GtpEngine:
         self._set_to_move(color)     # like GNU Go: genmove plays for the color asked
         options = {}
         if self.player.accepts_limits:
-            empties = int((self.game.board.stones() == 0).sum())
-            options["seconds"] = self.clock.move_budget(color, empties)
+            options["seconds"] = self.clock.move_budget(color, empty_points(self.game.board))
             options["no_pass"] = cleanup
         try:
             move = int(self.player.genmove(self.game, **options))

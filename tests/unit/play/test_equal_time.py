@@ -184,3 +184,12 @@ def test_a_network_side_under_a_game_clock_spends_its_time_by_the_budget():
     side_without_rate = SearchSide(net, visits=1, name="net")
     with pytest.raises(ValueError, match="game clock needs"):
         play_match(side_without_rate, other, 1, size=7, game_seconds=30)
+
+
+def test_a_rate_given_at_construction_is_checked_as_set_speed_checks_it():
+    from play.match import SearchSide
+    net = CostlyEvaluator(0.0)
+    for bad in (0, -5.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="visits a second must be > 0"):
+            SearchSide(net, visits=1, rate=bad)
+    assert SearchSide(net, visits=1, rate=250).rate == 250.0
