@@ -4,10 +4,13 @@ and stay out of --help, --config takes a shipped name from any folder, and --set
 effective config or is refused in one line."""
 import argparse
 import json
+import math
 import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastgo_cli.main import COMMANDS, command_parser, main
 from fastgo_cli.parser import duration
@@ -268,3 +271,17 @@ def test_the_cluster_gives_its_set_to_every_role(tmp_path):
         args = parse(argv[0], *argv[1:])
         assert args.overrides == list(items), spec.name
         assert args.config == "quickstart"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=30), st.floats(allow_nan=True).map(repr),
+                 st.integers(-10 ** 12, 10 ** 12).map(str)))
+def test_fuzz_game_seconds_is_a_number_in_range_or_one_refusal(text):
+    """--game-seconds: any text gives a float in (0, 86400] or an ArgumentTypeError naming it."""
+    from fastgo_cli.parser import game_seconds
+    try:
+        value = game_seconds(text)
+    except argparse.ArgumentTypeError as err:
+        assert "expected seconds in (0, 86400]" in str(err)
+        return
+    assert math.isfinite(value) and 0 < value <= 86_400 and value == float(text)
