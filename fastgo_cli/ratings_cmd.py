@@ -24,11 +24,14 @@ def add_arguments(parser):
                         help="the ratings table, JSON lines")
     parser.add_argument("--anchor", default="random",
                         help="player fixed at 0 Elo (absent: the table's first player)")
-    from fastgo.run.ratings import PRIOR_GAMES
+    from fastgo.run.ratings import PRIOR_GAMES, SEQUENCE_GAMES
     parser.add_argument("--prior", type=float, default=PRIOR_GAMES, metavar="GAMES",
                         help="virtual draws between each pair of players that met (BayesElo "
                              "uses 2; ours is weak because a strong prior pins a chain of "
                              "one-sided results)")
+    parser.add_argument("--sequence-prior", type=float, default=SEQUENCE_GAMES, metavar="GAMES",
+                        help="virtual draws between a run's consecutive checkpoints (players "
+                             "named ckpt-STEP), as KataGo's elo.py has them; 0: none")
 
 
 def _fmt(value):
@@ -54,9 +57,10 @@ def run(args):
         if problem:
             print(f"{PROG}: --json {printable(args.json)}: {problem}", file=sys.stderr)
             return 2
-    if not 0 <= args.prior <= 1e6:
-        print(f"{PROG}: --prior must be in 0..1000000, got {args.prior}", file=sys.stderr)
-        return 2
+    for flag, value in (("--prior", args.prior), ("--sequence-prior", args.sequence_prior)):
+        if not 0 <= value <= 1e6:
+            print(f"{PROG}: {flag} must be in 0..1000000, got {value}", file=sys.stderr)
+            return 2
     try:
         table = read_table(args.table)
     except OSError as exc:
@@ -73,8 +77,9 @@ def run(args):
     if table.note:
         print(f"{PROG}: {args.table}: {table.note}", file=sys.stderr)
     try:
-        ratings = fit_ratings(table, anchor=args.anchor, prior_games=args.prior)
-        cgos = cgos_ratings(table, prior_games=args.prior)
+        ratings = fit_ratings(table, anchor=args.anchor, prior_games=args.prior,
+                              sequence_games=args.sequence_prior)
+        cgos = cgos_ratings(table, prior_games=args.prior, sequence_games=args.sequence_prior)
     except TableError as err:
         print(f"{PROG}: {args.table}: {err}", file=sys.stderr)
         return 2
@@ -82,7 +87,8 @@ def run(args):
     groups = components(table, args.anchor)
     total = sum(row["wins_a"] + row["wins_b"] + row["draws"] for row in table)
     print(f"{args.table}: {len(table)} results, {total} games, {len(ratings)} players; "
-          f"{groups[0][0]} = 0, prior of {args.prior:g} virtual draws per pair")
+          f"{groups[0][0]} = 0, prior of {args.prior:g} virtual draws per pair and "
+          f"{args.sequence_prior:g} between consecutive checkpoints")
     width = max(len(name) for name in ratings)
     if cgos:
         print(f"CGOS 9x9 scale: {CGOS_STAND_IN} (GNU Go at its default level, CGOS's options) "

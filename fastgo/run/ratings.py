@@ -12,7 +12,18 @@ every pair of players that met, so a perfect record still gives a finite rating.
 virtual draws pull the two players together with a force that does not fade with their gap, and
 along a chain of checkpoints that each win their references 20-0 the pulls add up, pinning every
 checkpoint near the level one 20-0 score gives (two virtual draws held a chain of twelve
-checkpoints 150 Elo apart to half its span; docs/learning.md). The anchor (default "random") is fixed at 0; players
+checkpoints 150 Elo apart to half its span; docs/learning.md).
+
+A run's own checkpoints (players named `ckpt-STEP`, as the evaluator names them) also get a
+sequential prior, as KataGo's python/elo.py has one (make_sequential_prior): `sequence_games`
+virtual draws between each checkpoint and the next one by step in the same group, whether they
+met or not. It says that five minutes of training rarely move a player far. Without it, the
+evaluator's short first ratings decide the curve: a 4-0 against the previous checkpoint, which
+the pairing rule stops as one-sided, weighs +763 Elo under the tenth of a game above, and one
+such link put a run's third hour at +823 over its second where a 40-game match gave +241
+(+109..+372). With two virtual draws the same table gives +341, and its first and second hours
+stay within the direct matches' intervals (docs/learning.md, "The curve against direct
+matches"). The anchor (default "random") is fixed at 0; players
 not connected to it by games are rated in their own group, whose first player (by first
 appearance in the table) is fixed at 0 (see `components`). The 95% intervals are
 r +- 1.96 sqrt(diag(H^-1)), H the Hessian of the negative log-posterior over the free ratings
@@ -24,6 +35,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import time
 
 import numpy as np
@@ -37,7 +49,7 @@ except ImportError:        # not on Windows: appends are then unlocked
     fcntl = None
 
 __all__ = ["append_result", "read_table", "RatingsTable", "fit_ratings", "PRIOR_GAMES", "components",
-           "player_games", "pair_totals", "TableError", "cgos_ratings", "cgos_text", "GroupFit", "CGOS_STAND_IN",
+           "player_games", "pair_totals", "TableError", "cgos_ratings", "cgos_text", "GroupFit", "CGOS_STAND_IN", "SEQUENCE_GAMES",
            "CGOS_ANCHOR_ELO"]
 
 REQUIRED = ("a", "b", "wins_a", "wins_b", "draws")
@@ -47,6 +59,8 @@ _S = math.log(10.0) / 400.0   # logistic slope per Elo point
 
 
 PRIOR_GAMES = 0.1             # virtual draws per pair of players that met (see the module)
+SEQUENCE_GAMES = 2.0          # virtual draws between a run's consecutive checkpoints (the module)
+_RUN_CHECKPOINT = re.compile(r"ckpt-([0-9]{1,15})")   # how the evaluator names a checkpoint
 MAX_FIT_PLAYERS = 2000        # players in one connected group: the fit's Hessian is n x n, its
                               # solve O(n**3) (2,000: 32 MB and about a second)
 
@@ -248,17 +262,29 @@ def components(results, anchor="random"):
     return out
 
 
-def _fit_group(names, index, totals, prior_games, max_iter=100, covariance=False):
+def _sequence(names):
+    """The local indices of `names`' run checkpoints (ckpt-STEP) in order of step."""
+    steps = sorted((int(m.group(1)), k) for k, name in enumerate(names)
+                   if (m := _RUN_CHECKPOINT.fullmatch(name)))
+    return [k for _, k in steps]
+
+
+def _fit_group(names, index, totals, prior_games, max_iter=100, covariance=False,
+               sequence_games=SEQUENCE_GAMES):
     """Newton's method on the log-posterior of one connected group; names[0] fixed at 0.
     Returns ratings [n] and standard errors [n] (Elo), and with `covariance` the covariance
     [n, n] of the ratings (row and column 0, the fixed player's, zero; inf where singular)."""
     n = len(names)
     local = {index[name]: k for k, name in enumerate(names)}
-    pairs = []     # (k_i, k_j, score_i, score_j) with the prior's virtual draws added
+    pairs = []     # (k_i, k_j, score_i, score_j) with the priors' virtual draws added
     for (i, j), (si, sj) in totals.items():
         if i in local and j in local:
             half = 0.5 * prior_games
             pairs.append((local[i], local[j], si + half, sj + half))
+    if sequence_games > 0:
+        chain = _sequence(names)
+        half = 0.5 * sequence_games
+        pairs.extend((k, m, half, half) for k, m in zip(chain, chain[1:]))
     r = np.zeros(n)
     if n == 1:
         return (r, np.zeros(1), np.zeros((1, 1))) if covariance else (r, np.zeros(1))
@@ -325,7 +351,8 @@ class GroupFit:
     covariance of their ratings: any difference between two of them gets its own 95% interval
     (the same, up to rounding, as a fit anchored at one of the two) without another fit."""
 
-    def __init__(self, results, anchor="random", prior_games=PRIOR_GAMES):
+    def __init__(self, results, anchor="random", prior_games=PRIOR_GAMES,
+                 sequence_games=SEQUENCE_GAMES):
         players, totals = pair_totals(results)
         self.names = components(results, anchor)[0] if players else []
         if len(self.names) > MAX_FIT_PLAYERS:
@@ -335,7 +362,8 @@ class GroupFit:
         self.index = {name: k for k, name in enumerate(self.names)}
         if self.names:
             self.r, _, self.cov = _fit_group(self.names, index, totals, float(prior_games),
-                                             covariance=True)
+                                             covariance=True,
+                                             sequence_games=_prior(sequence_games, "sequence_games"))
 
     def __contains__(self, name):
         return name in self.index
@@ -349,19 +377,28 @@ class GroupFit:
         return d, d - half, d + half
 
 
-def fit_ratings(results, anchor="random", prior_games=PRIOR_GAMES) -> dict:
+def _prior(value, what):
+    """A prior's count of virtual games as a float; ValueError unless finite and >= 0."""
+    value = float(value)
+    if not value >= 0.0 or math.isinf(value):
+        raise ValueError(f"{what} must be a finite number >= 0, got {value!r}")
+    return value
+
+
+def fit_ratings(results, anchor="random", prior_games=PRIOR_GAMES,
+                sequence_games=SEQUENCE_GAMES) -> dict:
     """{name: (elo, low95, high95)} for every player in `results` (rows as read_table gives;
     a row needs a, b, wins_a, wins_b and may leave out draws).
 
     Maximum a posteriori Elo under the logistic model with `prior_games` virtual draws between
     each pair of players that met (BayesElo's form of prior, weak by default; 0 gives the plain
-    MLE, infinite for a perfect record). The anchor is fixed at (0, 0, 0); when it is absent from the table the
+    MLE, infinite for a perfect record), and `sequence_games` between a run's consecutive
+    checkpoints (the module; 0: none). The anchor is fixed at (0, 0, 0); when it is absent from the table the
     first player is. Groups not connected to the anchor by games are fixed at their own first
     player (see `components`). Intervals: +-1.96 standard errors from the inverse Hessian.
     TableError when a group holds more than MAX_FIT_PLAYERS players."""
-    prior_games = float(prior_games)
-    if not prior_games >= 0.0 or math.isinf(prior_games):
-        raise ValueError(f"prior_games must be a finite number >= 0, got {prior_games!r}")
+    prior_games = _prior(prior_games, "prior_games")
+    sequence_games = _prior(sequence_games, "sequence_games")
     players, totals = pair_totals(results)
     index = {name: k for k, name in enumerate(players)}
     groups = components(results, anchor)
@@ -371,14 +408,15 @@ def fit_ratings(results, anchor="random", prior_games=PRIOR_GAMES) -> dict:
                          f"one fit takes")
     out = {}
     for names in groups:
-        r, se = _fit_group(names, index, totals, prior_games)
+        r, se = _fit_group(names, index, totals, prior_games, sequence_games=sequence_games)
         for name, rating, error in zip(names, r, se):
             rating = float(rating)
             out[name] = (rating, rating - Z95 * float(error), rating + Z95 * float(error))
     return out
 
 
-def gain_intervals(results, players, prior_games=PRIOR_GAMES) -> dict:
+def gain_intervals(results, players, prior_games=PRIOR_GAMES,
+                   sequence_games=SEQUENCE_GAMES) -> dict:
     """{player: (low, high)}: for each of `players` after the first, the 95% interval of its
     Elo minus the Elo of the player before it in the list, from a fit anchored at that one
     (the pair's covariance included: far narrower than the two players' intervals against a
@@ -389,7 +427,8 @@ def gain_intervals(results, players, prior_games=PRIOR_GAMES) -> dict:
     for before, player in zip(players, players[1:]):
         if before == player or before not in group_of or group_of.get(player) != group_of[before]:
             continue
-        fit = fit_ratings(results, anchor=before, prior_games=prior_games)
+        fit = fit_ratings(results, anchor=before, prior_games=prior_games,
+                          sequence_games=sequence_games)
         if player in fit:
             out[player] = (fit[player][1], fit[player][2])
     return out
@@ -402,7 +441,8 @@ CGOS_STAND_IN = "gnugo:10"    # GNU Go 3.8 at its default level with CGOS's opti
                               # for it here (docs/guide.md#strength-on-cgoss-scale)
 
 
-def cgos_ratings(results, stand_in=CGOS_STAND_IN, prior_games=PRIOR_GAMES, fit=None) -> dict:
+def cgos_ratings(results, stand_in=CGOS_STAND_IN, prior_games=PRIOR_GAMES, fit=None,
+                 sequence_games=SEQUENCE_GAMES) -> dict:
     """{name: (elo, low95, high95)} on CGOS's 9x9 scale for every player connected by games to
     `stand_in`: each player's difference to the stand-in with its own interval (not the chain
     to `random`), plus CGOS_ANCHOR_ELO. `fit`: a GroupFit of these results already made (any
@@ -413,7 +453,8 @@ def cgos_ratings(results, stand_in=CGOS_STAND_IN, prior_games=PRIOR_GAMES, fit=N
         players, _ = pair_totals(results)
         if stand_in not in players:
             return {}
-        fit = GroupFit(results, anchor=stand_in, prior_games=prior_games)
+        fit = GroupFit(results, anchor=stand_in, prior_games=prior_games,
+                       sequence_games=sequence_games)
     if stand_in not in fit:
         return {}
     return {name: tuple(CGOS_ANCHOR_ELO + v for v in fit.difference(name, stand_in))

@@ -216,7 +216,7 @@ def fabricated(tmp_path):
     make_run(out / "a", checkpoints=(0, 10, 20),
              status={"step": 18, "games": 300, "latest": 10},
              metrics=[{"step": 10, "games": 150}, {"step": 20, "games": 310}],
-             results=[("ckpt-0", "random", 5, 15), ("ckpt-10", "random", 10, 10)],
+             results=[("ckpt-0", "random", 6, 6), ("ckpt-10", "random", 10, 10)],
              evaluations=[("ckpt-0", 0, 0.0, 0), ("ckpt-10", 10, 60.0, 150)])
     make_run(out / "b", checkpoints=(4,), metrics=[{"step": 4, "games": 40}])
     ckpt_a = str(out / "a" / "checkpoints" / "ckpt-000000020.ckpt")
@@ -286,7 +286,8 @@ def test_json_and_table_from_fabricated_runs(tmp_path):
     assert (a["checkpoint"], a["checkpoint_step"]) == ("ckpt-000000020.ckpt", 20)
     assert a["matches"]["random"] == match_entry(3, 1, 0)
     assert a["matches"]["mcts:10"]["wins"] == 0 and a["matches"]["mcts:10"]["games"] == 4
-    # 10-10 against the anchor: Elo 0 exactly (the prior's virtual draws are symmetric)
+    # 10-10 against the anchor, and ckpt-0 level too: Elo 0 exactly (the priors' virtual
+    # draws, per pair and between consecutive checkpoints, are symmetric)
     assert [p["player"] for p in a["curve"]] == ["ckpt-0", "ckpt-10"]
     assert a["curve"][-1]["elo"] == 0.0 and a["last_elo"] == 0.0
     assert a["curve"][1]["wall_s"] == 60.0 and a["curve"][1]["games"] == 150
