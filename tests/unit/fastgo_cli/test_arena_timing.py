@@ -1,0 +1,77 @@
+"""fastgo_cli.arena_cmd.time_network_sides: equal time turns each network side's measured
+one-thread speed into its pace; sides of one network shape, backend and search share one rate
+(the fastest of all their measurements), sides that differ keep their own."""
+from types import SimpleNamespace
+
+import pytest
+
+import play.equal_time
+from fastgo.search_settings import SearchSettings
+from fastgo_cli.arena_cmd import TIMING_ROUNDS, speed_key, time_network_sides
+from inference_server.batch_evaluator import UniformEvaluator
+from play.match import SearchSide
+
+
+class ShapedEvaluator(UniformEvaluator):
+    """A uniform evaluator that says which network shape and backend it stands for."""
+
+    def __init__(self, shape, backend="torch-fp32", size=9):
+        super().__init__(size)
+        self.config = SimpleNamespace(name=shape, board_size=size, encoding="alphazero")
+        self.runner = SimpleNamespace(backend=backend)
+
+
+def side(shape, backend="torch-fp32", settings=None, name="net"):
+    return SearchSide(ShapedEvaluator(shape, backend), 1, settings or SearchSettings.for_play(),
+                      name=name)
+
+
+@pytest.fixture
+def measured(monkeypatch):
+    """one_thread_rate replaced by a list of figures handed out in the order asked for."""
+    figures = []
+
+    def fake(evaluator, settings, size, komi):
+        return figures.pop(0)
+
+    monkeypatch.setattr(play.equal_time, "one_thread_rate", fake)
+    return figures
+
+
+def test_two_checkpoints_of_one_network_share_the_fastest_figure(measured, capsys):
+    a, b = side("b4c32", name="A"), side("b4c32", name="B")
+    assert speed_key(a) == speed_key(b)
+    # the order of measuring: A, B, A, B; B's 2,000 is the fastest of the four
+    measured.extend([1500.0, 2000.0, 1400.0, 1600.0])
+    time_network_sides([("A", a), ("B", b)], None, 9, 7.5)
+    assert not measured and TIMING_ROUNDS == 2
+    assert a.rate == b.rate == 2000.0
+    out = capsys.readouterr().out
+    assert out.count("searches 2,000 visits/s on one thread") == 2
+    # at a time a move, both get the visits 2,000 a second fit in it
+    c, d = side("b4c32"), side("b4c32")
+    measured.extend([900.0, 1000.0, 950.0, 800.0])
+    time_network_sides([("A", c), ("B", d)], 0.5, 9, 7.5)
+    assert c.visits == d.visits == play.equal_time.visits_for(0.5, 1000.0)
+
+
+@pytest.mark.parametrize("other", [
+    dict(shape="b6c64"),                                            # another network shape
+    dict(shape="b4c32", backend="openvino-int8"),                  # the same one, another backend
+    dict(shape="b4c32", settings=SearchSettings.for_play(leaves_per_game=4)),  # another search
+])
+def test_sides_that_search_at_different_speeds_keep_their_own(measured, other):
+    a, b = side("b4c32"), side(**other)
+    assert speed_key(a) != speed_key(b)
+    measured.extend([1500.0, 700.0, 1400.0, 750.0])
+    time_network_sides([("A", a), ("B", b)], None, 9, 7.5)
+    assert (a.rate, b.rate) == (1500.0, 750.0)
+
+
+def test_an_evaluator_without_a_network_config_is_its_own_key(measured):
+    a = SearchSide(UniformEvaluator(9), 1, SearchSettings.for_play())
+    b = SearchSide(UniformEvaluator(9), 1, SearchSettings.for_play())
+    assert speed_key(a) is a and speed_key(b) is b
+    measured.extend([100.0, 200.0, 300.0, 150.0])
+    time_network_sides([("A", a), ("B", b)], None, 9, 7.5)
+    assert (a.rate, b.rate) == (300.0, 200.0)
