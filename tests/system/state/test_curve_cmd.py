@@ -31,7 +31,7 @@ def fastgo(*args):
 
 
 def test_two_runs_in_one_plot(tmp_path):
-    az = make_run(tmp_path / "az", [("ckpt-0", "random", 5, 15), ("ckpt-10", "random", 10, 10)],
+    az = make_run(tmp_path / "az", [("ckpt-0", "random", 6, 6), ("ckpt-10", "random", 10, 10)],
                   [("ckpt-0", 0, 0.0), ("ckpt-10", 10, 600.0)],
                   "step,time,positions,games,window,samples,samples_per_s,loss,policy_loss")
     rf = make_run(tmp_path / "rf", [("ckpt-0", "random", 10, 10), ("ckpt-4", "random", 16, 4),
@@ -48,6 +48,7 @@ def test_two_runs_in_one_plot(tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     lines = proc.stdout.splitlines()
     # 10-10 against the anchor: Elo 0 exactly (the prior's virtual draws are symmetric).
+    # ckpt-0 and ckpt-10 both level with random: Elo 0 exactly, whatever the priors' virtual draws
     assert lines[0].startswith("AZ (alphazero): 2 rated checkpoints over 10.0 min; last ckpt-10 Elo +0 ")
     assert lines[1].startswith("RF (reinforce): 2 rated checkpoints over 5.0 min; last ckpt-4 Elo +")
     assert lines[2] == f"wrote {out}"
