@@ -17,13 +17,11 @@ checkpoints 150 Elo apart to half its span; docs/learning.md).
 A run's own checkpoints (players named `ckpt-STEP`, as the evaluator names them) also get a
 sequential prior, as KataGo's python/elo.py has one (make_sequential_prior): `sequence_games`
 virtual draws between each checkpoint and the next one by step in the same group, whether they
-met or not. It says that five minutes of training rarely move a player far. Without it, the
+met or not. It says that a few minutes of training rarely move a player far. Without it, the
 evaluator's short first ratings decide the curve: a 4-0 against the previous checkpoint, which
-the pairing rule stops as one-sided, weighs +763 Elo under the tenth of a game above, and one
-such link put a run's third hour at +823 over its second where a 40-game match gave +241
-(+109..+372). With two virtual draws the same table gives +341, and its first and second hours
-stay within the direct matches' intervals (docs/learning.md, "The curve against direct
-matches"). The anchor (default "random") is fixed at 0; players
+the pairing rule stops as one-sided, weighs +763 Elo under the tenth of a game above (+273 with
+two virtual draws); docs/learning.md, "The curve against direct matches", sets a run's curve
+beside its direct matches with and without it. The anchor (default "random") is fixed at 0; players
 not connected to it by games are rated in their own group, whose first player (by first
 appearance in the table) is fixed at 0 (see `components`). The 95% intervals are
 r +- 1.96 sqrt(diag(H^-1)), H the Hessian of the negative log-posterior over the free ratings
@@ -49,8 +47,8 @@ except ImportError:        # not on Windows: appends are then unlocked
     fcntl = None
 
 __all__ = ["append_result", "read_table", "RatingsTable", "fit_ratings", "PRIOR_GAMES", "components",
-           "player_games", "pair_totals", "TableError", "cgos_ratings", "cgos_text", "GroupFit", "CGOS_STAND_IN", "SEQUENCE_GAMES",
-           "CGOS_ANCHOR_ELO"]
+           "player_games", "pair_totals", "TableError", "cgos_ratings", "cgos_text", "GroupFit", "CGOS_STAND_IN",
+           "CGOS_ANCHOR_ELO", "SEQUENCE_GAMES"]
 
 REQUIRED = ("a", "b", "wins_a", "wins_b", "draws")
 MAX_LINE = 1 << 20            # bytes; a longer line is counted as damaged
@@ -269,8 +267,8 @@ def _sequence(names):
     return [k for _, k in steps]
 
 
-def _fit_group(names, index, totals, prior_games, max_iter=100, covariance=False,
-               sequence_games=SEQUENCE_GAMES):
+def _fit_group(names, index, totals, prior_games, sequence_games, max_iter=100,
+               covariance=False):
     """Newton's method on the log-posterior of one connected group; names[0] fixed at 0.
     Returns ratings [n] and standard errors [n] (Elo), and with `covariance` the covariance
     [n, n] of the ratings (row and column 0, the fixed player's, zero; inf where singular)."""
@@ -361,8 +359,8 @@ class GroupFit:
         index = {name: k for k, name in enumerate(players)}
         self.index = {name: k for k, name in enumerate(self.names)}
         if self.names:
-            self.r, _, self.cov = _fit_group(self.names, index, totals, float(prior_games),
-                                             covariance=True,
+            self.r, _, self.cov = _fit_group(self.names, index, totals,
+                                             _prior(prior_games, "prior_games"), covariance=True,
                                              sequence_games=_prior(sequence_games, "sequence_games"))
 
     def __contains__(self, name):
@@ -408,7 +406,7 @@ def fit_ratings(results, anchor="random", prior_games=PRIOR_GAMES,
                          f"one fit takes")
     out = {}
     for names in groups:
-        r, se = _fit_group(names, index, totals, prior_games, sequence_games=sequence_games)
+        r, se = _fit_group(names, index, totals, prior_games, sequence_games)
         for name, rating, error in zip(names, r, se):
             rating = float(rating)
             out[name] = (rating, rating - Z95 * float(error), rating + Z95 * float(error))

@@ -1,12 +1,16 @@
 """The ratings table (append-only JSON lines, damaged lines skipped) and the BayesElo-style fit:
 known strengths recovered within their intervals, closed forms for two players, the prior, the
 anchor, groups not connected by games, and `fastgo ratings`."""
+import contextlib
+import io
 import itertools
 import json
 import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastgo.run.ratings import (TableError, append_result, components, fit_ratings, player_games,
                             read_table)
@@ -313,3 +317,24 @@ def test_a_gain_interval_is_the_pairs_own_not_the_chain_to_the_anchor():
     absolute = fit_ratings(rows, anchor="random", prior_games=0.1)["B"]
     narrow = gain_intervals(rows, ["A", "B"])["B"]
     assert narrow[1] - narrow[0] < (absolute[2] - absolute[1]) / 3
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                 st.floats(min_value=0.0, max_value=1e6)))
+def test_fuzz_sequence_prior_is_fitted_or_refused_in_one_line(tmp_path_factory, value):
+    """`fastgo ratings --sequence-prior X`: a number in 0..1e6 is fitted (the players listed),
+    anything else (negative, huge, inf, nan) exits 2 with one line naming the flag."""
+    path = tmp_path_factory.mktemp("seq") / "ratings.jsonl"
+    append_result(path, "ckpt-200", "ckpt-100", 4, 0)
+    append_result(path, "ckpt-100", "random", 10, 10)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["ratings", str(path), f"--sequence-prior={value!r}"])
+    if 0 <= value <= 1e6:
+        assert code == 0, err.getvalue()
+        assert {line.split()[0] for line in out.getvalue().splitlines()[2:]} >= \
+            {"ckpt-200", "ckpt-100", "random"}
+    else:
+        assert code == 2 and out.getvalue() == ""
+        assert err.getvalue().count("\n") == 1 and "--sequence-prior" in err.getvalue()
