@@ -1,4 +1,4 @@
-"""fastgo_cli.arena_cmd.time_network_sides: equal time turns each network side's measured
+"""fastgo_cli.arena_timing.time_network_sides: equal time turns each network side's measured
 one-thread speed into its pace; sides of one network shape, backend and search share one rate
 (the fastest of all their measurements), sides that differ keep their own."""
 from types import SimpleNamespace
@@ -7,7 +7,7 @@ import pytest
 
 import play.equal_time
 from fastgo.search_settings import SearchSettings
-from fastgo_cli.arena_cmd import TIMING_ROUNDS, speed_key, time_network_sides
+from fastgo_cli.arena_timing import TIMING_ROUNDS, speed_key, time_network_sides
 from inference_server.batch_evaluator import UniformEvaluator
 from play.match import SearchSide
 
