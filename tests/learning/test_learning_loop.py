@@ -30,18 +30,35 @@ from trainer.window import ReplayWindow, block_from_shard
 # ----------------------------------------------------------------------------------------------
 # kill -9 a worker
 
-def test_kill9_worker_never_leaves_a_partial_shard(tmp_path, write_tiny_config, start_server, fastgo):
+KILLS = 12
+
+def test_kill9_worker_never_leaves_a_partial_shard(tmp_path, write_tiny_config, start_server, fastgo,
+                                                   wait_for):
+    """Each of KILLS workers is killed a random 0..0.6 s after it logged its first shard: the
+    kill lands at any point of a shard's writing (a shard closes every 0.3 s), on a loaded
+    machine as on a quiet one."""
     config_path = write_tiny_config(tmp_path / "c.toml", games=8, visits=8, shard_games=2,
                                     shard_seconds=0.3)
     run = open_run_dir(tmp_path / "run")
     rng = random.Random(1234)
     kills = 0
+
+    def closed():
+        try:
+            with open(run.log("selfplay-w0")) as handle:
+                return handle.read().count("shard closed: ")
+        except FileNotFoundError:
+            return 0
+
     with start_server(config_path, tmp_path / "serve.log") as server:
-        for _ in range(30):
+        for _ in range(KILLS):
+            before = closed()
             worker = fastgo("selfplay", "--config", config_path, "--run-dir", run.root,
                             "--server", server.endpoint, "--quiet")
+            wait_for(lambda: closed() > before or worker.poll() is not None, 120,
+                     what="the worker's first shard")
             try:
-                worker.wait(rng.uniform(0.3, 1.5))
+                worker.wait(rng.uniform(0.0, 0.6))
             except Exception:
                 pass
             assert worker.poll() is None, worker.stdout.read().decode()[-2000:]
