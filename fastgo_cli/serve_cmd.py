@@ -89,9 +89,6 @@ def run(args) -> int:
     from fastgo.run.config import ConfigError
     from fastgo.files import escaped, reason
     from fastgo.run.role_entry import setup_logging
-    from inference_server.checkpoint import CheckpointError
-    from inference_server.runner import set_calibration_shards
-    from inference_server.server import StartupError, start_server
 
     log = logging.getLogger("fastgo.serve")
     if getattr(args, "make_curve_key", None):
@@ -112,6 +109,12 @@ def run(args) -> int:
         print(f"fastgo serve: {args.config}: server.log_file: cannot open "
               f"{config.server.log_file}: {reason(err)}", file=sys.stderr)
         return 2
+    # torch (3 CPU seconds to import) only once the config is known good: a usage error is
+    # answered at once
+    from inference_server.checkpoint import CheckpointError
+    from inference_server.runner import set_calibration_shards
+    from inference_server.server import StartupError, start_server
+
     shards = calibration_shards(args, config)
     if shards:
         log.info("int8 calibration and fp32 checks on the games of %s", shards)

@@ -22,6 +22,18 @@ def test_serve_refuses_a_bad_config_naming_key_and_file(tmp_path):
     assert result.returncode == 2 and "server.max_wiat_us" in result.stderr
 
 
+def test_a_bad_config_is_refused_before_torch_is_imported(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text("[server]\nmax_wiat_us = 3\n")
+    code = ("import sys; from fastgo_cli.main import main; "
+            f"status = main(['serve', '--config', {str(path)!r}]); "
+            "print('torch imported:', 'torch' in sys.modules, 'status:', status, file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    lines = out.stderr.strip().splitlines()
+    assert "server.max_wiat_us" in lines[0], out.stderr
+    assert lines[-1] == "torch imported: False status: 2", out.stderr
+
+
 def test_serve_refuses_a_corrupt_start_checkpoint(tmp_path):
     (tmp_path / "bad.ckpt").write_bytes(b"not a checkpoint")
     config = write_config(tmp_path / "s.toml", {"blocks": 1, "channels": 8}, {
