@@ -26,7 +26,7 @@ from cluster.role_process import Children, last_line
 from cluster.status import clock
 from fastgo.files import atomic_write_text
 from fastgo.run.config import ConfigError, load_config, resolve_config
-from fastgo.run.ratings import elo_from_score, wilson_interval
+from fastgo.run.match_stats import elo_from_score, wilson_interval
 from fastgo.run.rundir import RunDir, read_status
 from fastgo.run.statefiles import count, read_csv, read_json
 from play.gtp.side import GtpEngineError

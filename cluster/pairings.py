@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fastgo.run.ratings import elo_from_score, wilson_interval
+from fastgo.run.match_stats import elo_from_score, wilson_interval
 
 INFORMATIVE = (0.15, 0.85)        # expected scores at which a pairing is worth its games
 FRACTIONS = (0.5, 0.25)           # earlier checkpoints nearest to these fractions of the step

@@ -395,7 +395,7 @@ def _run(args):
 
 
 def _play(args, a, b, size, sprt_elos):
-    from fastgo.run.ratings import sprt_bounds, sprt_decision, sprt_llr
+    from fastgo.run.match_stats import sprt_bounds, sprt_decision, sprt_llr
     from play.match import MatchResult, play_match
 
     stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -16,7 +16,7 @@ from fastgo.board import BLACK
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
 from fastgo.move_choice import check_pass_rule, choose_move
-from fastgo.run.ratings import elo_from_score, wilson_interval
+from fastgo.run.match_stats import elo_from_score, wilson_interval
 from fastgo.search_settings import SearchSettings
 from play.equal_time import GameClock, empty_points, main_time_budget, visits_for, visits_grid
 from play.players import MatchSide, Player

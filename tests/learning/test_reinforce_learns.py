@@ -17,7 +17,7 @@ from fastgo.run.config import load_config
 from fastgo.policy_play import distribution
 from inference_server.checkpoint import load_checkpoint
 from fastgo.run.shards import list_shards, read_shard
-from fastgo.run.ratings import wilson_interval
+from fastgo.run.match_stats import wilson_interval
 from play.match import play_match
 from play.players import RandomPlayer
 from play.players import MatchSide
