@@ -20,7 +20,6 @@ import re
 from dataclasses import dataclass
 
 from cluster.compare_report import RUNS, draw, markdown_table
-from cluster.evaluator import checkpoints
 from cluster.plots import RunCurveError, read_run
 from cluster.role_process import Children, last_line
 from cluster.status import clock
@@ -232,7 +231,7 @@ def last_checkpoint(root):
     latest.ckpt) when only that exists, else None."""
     run_dir = RunDir(os.path.abspath(root))
     try:
-        numbered = checkpoints(run_dir)
+        numbered = run_dir.checkpoint_list()
     except OSError:
         numbered = []
     if numbered:

@@ -164,3 +164,19 @@ def cadence(rows, checkpoint_times, start, end) -> dict:
             (budget[-1]["eval_wall_s"] - budget[0]["eval_wall_s"])
     return {"points": len(inside), "max_gap_s": max(gaps), "max_lag_s": max(lags, default=None),
             "cpu_share": share}
+
+
+def last_rated_step(evaluations):
+    """The step of the newest checkpoint in the rows of evaluations.jsonl, -1 without any."""
+    return max((e["step"] for e in evaluations), default=-1)
+
+
+def unrated_newest(run_dir):
+    """(step, path) of the run's newest checkpoint (RunDir.checkpoint_list) when the evaluator
+    has not rated it (nor anything newer), else None: what a final rating (`fastgo evaluate
+    --once`) would play."""
+    steps = run_dir.checkpoint_list()
+    if not steps:
+        return None
+    rated = last_rated_step(read_evaluations(run_dir.evaluations))
+    return steps[-1] if steps[-1][0] > rated else None

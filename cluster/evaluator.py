@@ -25,7 +25,8 @@ import time
 
 from cluster.eval_budget import CpuBudget
 from cluster.eval_schedule import Schedule
-from cluster.evaluations import RunClock, append_evaluation, read_evaluations, written_times
+from cluster.evaluations import (RunClock, append_evaluation, last_rated_step, read_evaluations,
+                                 written_times)
 from cluster.eval_opponents import Opponents
 from cluster.pairings import PairingRule, expected_score, kept_steps, one_sided, pairing_verdict
 from cluster.plots import draw_curve, draw_losses
@@ -39,26 +40,6 @@ from play.match import MatchResult, play_match
 from play.players import MatchSide
 
 IDLE_S = 0.5                  # the wait between looks for a new checkpoint or budget
-
-
-def checkpoints(run_dir):
-    """[(step, path)] of the numbered checkpoints, by step (RunDir.checkpoint_list)."""
-    return run_dir.checkpoint_list()
-
-
-def unrated_newest(run_dir):
-    """(step, path) of the run's newest checkpoint when the evaluator has not rated it (nor
-    anything newer), else None: what a final rating (`fastgo evaluate --once`) would play."""
-    steps = checkpoints(run_dir)
-    if not steps:
-        return None
-    rated = last_rated_step(read_evaluations(run_dir.evaluations))
-    return steps[-1] if steps[-1][0] > rated else None
-
-
-def last_rated_step(evaluations):
-    """The step of the newest checkpoint in the rows of evaluations.jsonl, -1 without any."""
-    return max((e["step"] for e in evaluations), default=-1)
 
 
 class _Beating(MatchSide):
@@ -159,7 +140,7 @@ class Evaluator:
     def pending(self, every=None):
         """The checkpoint to evaluate now (step, path) or None: the newest, once `every`
         (default cluster.evaluate_every) checkpoints newer than the last evaluated are there."""
-        new = [(s, p) for s, p in checkpoints(self.run_dir) if s > self.last_step]
+        new = [(s, p) for s, p in self.run_dir.checkpoint_list() if s > self.last_step]
         every = self.cc.evaluate_every if every is None else every
         if not new or (self.last_step >= 0 and len(new) < every):
             return None
@@ -522,7 +503,7 @@ class Evaluator:
     def _run_clock(self):
         """The RunClock of this evaluator's rows: the run's start, less a pause before it."""
         written = written_times(self.run_dir)
-        steps = checkpoints(self.run_dir)
+        steps = self.run_dir.checkpoint_list()
         first = os.path.getmtime(steps[0][1]) if steps else time.time()
         clock = RunClock(self.evaluations, written, time.time(), first)
         if clock.paused_at is not None:

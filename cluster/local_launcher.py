@@ -10,7 +10,7 @@ import signal
 import time
 
 from cluster.child import RoleChild
-from cluster.evaluator import unrated_newest
+from cluster.evaluations import unrated_newest
 from cluster.restarts import DISK_FULL, REFUSED, STARTUP_S, Backoff, RestartPolicy
 from cluster.role_process import SERVE_READY, RoleStartError
 from cluster.roles import role_argv, role_specs

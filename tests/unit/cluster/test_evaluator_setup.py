@@ -79,7 +79,7 @@ def test_a_final_rating_is_outside_the_budget(tmp_path):
 
 
 def test_the_newest_unrated_checkpoint(tmp_path):
-    from cluster.evaluator import unrated_newest
+    from cluster.evaluations import unrated_newest
 
     run_dir = open_run_dir(tmp_path / "run")
     folder = tmp_path / "run" / "checkpoints"
