@@ -9,7 +9,7 @@ from cluster.pairings import checkpoint_opponents, next_anchor, one_sided, retir
 from fastgo.files import escaped
 from fastgo.run.config import ConfigError
 from fastgo.run.ratings import table_name
-from play.equal_time import one_thread_rate, visits_for
+from play.equal_time import one_thread_rate, speed_key, visits_for
 from play.network_player import network_side
 from play.specs import gnugo_installed, make_side, parse_spec
 
@@ -19,7 +19,7 @@ OPENING_MOVES = 2             # a network's first moves sampled by visits, as in
 class Opponents:
     """The sides a rated checkpoint meets. `anchors`: {table name: Spec} of cluster.anchors that
     can run here, in rising strength; `unusable`: {anchor: why} for those that failed in this
-    process (not offered again); `rates`: {network shape: visits/s on one thread}."""
+    process (not offered again); `rates`: {speed_key: visits/s on one thread}."""
 
     def __init__(self, config, log):
         self.config, self.cc, self.log = config, config.cluster, log
@@ -67,17 +67,18 @@ class Opponents:
 
     def _timed_visits(self, network, side):
         """cluster.eval_move_seconds in visits for this network: its one-game, one-thread
-        speed (play.equal_time), measured once per network shape in this process."""
-        shape = network.config.name
-        if shape not in self.rates:
-            self.rates[shape] = one_thread_rate(network.evaluator, side.settings,
-                                                network.config.board_size,
-                                                self.config.selfplay.komi)
+        speed (play.equal_time), measured once per speed_key (network shape, backend,
+        search) in this process."""
+        key = speed_key(side)
+        if key not in self.rates:
+            self.rates[key] = one_thread_rate(network.evaluator, side.settings,
+                                              network.config.board_size,
+                                              self.config.selfplay.komi)
             self.log.info("%s searches %.0f visits/s on one thread: %d visits a move in %g s",
-                          shape, self.rates[shape],
-                          visits_for(self.cc.eval_move_seconds, self.rates[shape]),
+                          network.config.name, self.rates[key],
+                          visits_for(self.cc.eval_move_seconds, self.rates[key]),
                           self.cc.eval_move_seconds)
-        return visits_for(self.cc.eval_move_seconds, self.rates[shape])
+        return visits_for(self.cc.eval_move_seconds, self.rates[key])
 
     def earlier(self, job, evaluation, offset):
         """The SearchSide of the earlier rated checkpoint `evaluation` (a row of

@@ -10,17 +10,6 @@ PROG = "fastgo arena"
 TIMING_ROUNDS = 2      # each network side's speed is measured this many times, in turn
 
 
-def speed_key(side):
-    """What a network side's one-thread speed depends on: its network's shape (config.name,
-    board size and encoding, as the evaluator keys its rates), the backend that runs it and its
-    search settings. The side itself where its evaluator does not say (no network config)."""
-    config = getattr(side.evaluator, "config", None)
-    if config is None:
-        return side
-    backend = getattr(getattr(side.evaluator, "runner", None), "backend", None)
-    return (config.name, config.board_size, config.encoding, backend, side.settings)
-
-
 def time_network_sides(sides, seconds, size, komi, out=None):
     """Equal time: each network side's one-game, one-thread speed is measured (play.equal_time)
     TIMING_ROUNDS times, the sides in turn (A, B, A, B), and the fastest measurement kept as
@@ -32,7 +21,7 @@ def time_network_sides(sides, seconds, size, komi, out=None):
     2-core VM, and two of one run once got 1,908 and 1,414, which would have given one side 35%
     more visits). Its visits a move become what that speed fits in `seconds` (None: a game
     clock, where each move's visits follow the clock). sides: [(which, SearchSide)]."""
-    from play.equal_time import one_thread_rate
+    from play.equal_time import one_thread_rate, speed_key
 
     best = {}
     for _ in range(TIMING_ROUNDS):

@@ -112,6 +112,18 @@ def _positions(size, komi):
     return out
 
 
+def speed_key(side):
+    """What a network side's one-thread speed depends on, the key of the speeds `fastgo arena`
+    and the evaluator measure: its network's shape (config.name, board size and encoding), the
+    backend that runs it and its search settings. The side itself where its evaluator does not
+    say (no network config)."""
+    config = getattr(side.evaluator, "config", None)
+    if config is None:
+        return side
+    backend = getattr(getattr(side.evaluator, "runner", None), "backend", None)
+    return (config.name, config.board_size, config.encoding, backend, side.settings)
+
+
 def one_thread_rate(evaluator, settings, size, komi, *, budget_s=1.5, clock=time.monotonic):
     """Root visits per second of a one-game search with `evaluator` (the side's own, as it
     runs: one thread) under `settings`, the median over timed searches of about `budget_s`

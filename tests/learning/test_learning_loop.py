@@ -32,6 +32,7 @@ from trainer.window import ReplayWindow, block_from_shard
 
 KILLS = 12
 
+
 def test_kill9_worker_never_leaves_a_partial_shard(tmp_path, write_tiny_config, start_server, fastgo,
                                                    wait_for):
     """Each of KILLS workers is killed a random 0..0.6 s after it logged its first shard: the

@@ -47,7 +47,6 @@ def test_two_runs_in_one_plot(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     lines = proc.stdout.splitlines()
-    # 10-10 against the anchor: Elo 0 exactly (the prior's virtual draws are symmetric).
     # ckpt-0 and ckpt-10 both level with random: Elo 0 exactly, whatever the priors' virtual draws
     assert lines[0].startswith("AZ (alphazero): 2 rated checkpoints over 10.0 min; last ckpt-10 Elo +0 ")
     assert lines[1].startswith("RF (reinforce): 2 rated checkpoints over 5.0 min; last ckpt-4 Elo +")
