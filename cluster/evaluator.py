@@ -40,6 +40,11 @@ from play.match import MatchResult, play_match
 from play.players import MatchSide
 
 IDLE_S = 0.5                  # the wait between looks for a new checkpoint or budget
+# curve.png and loss.png are redrawn at most once in REDRAW_S (the first point at once; one
+# pending is drawn when its checkpoint's refinement ends and when the role stops): a redraw
+# costs about 2 CPU-s, a sixth of what a budget of 0.2 of a core allows in a minute, and the
+# dashboard and the status line read the results, not the pictures
+REDRAW_S = 60.0
 
 
 class _Beating(MatchSide):
@@ -81,7 +86,7 @@ class Evaluator:
 
     def __init__(self, config, run_dir, log, status=None, *, stopping=None, budget=None,
                  enforce_budget=True, outside_budget=False, sleep=time.sleep,
-                 clock=time.monotonic):
+                 clock=time.monotonic, redraw_s=REDRAW_S):
         self.config, self.cc, self.run_dir, self.log = config, config.cluster, run_dir, log
         self.status = status
         self.stopping = stopping or (lambda: False)
@@ -107,6 +112,9 @@ class Evaluator:
         self.opponents = Opponents(config, log)      # anchors and earlier checkpoints
         self.figures = {}                             # what the status file shows besides CPU
         self.latest_ratings = {}
+        self.redraw_s = redraw_s                      # None: the curves drawn at the end only
+        self._drawn_at = None                         # when the curves were last drawn
+        self._undrawn = None                          # ratings newer than the curves
         self.run_clock = self._run_clock()            # a checkpoint's wall_s, pauses left out
 
     @property
@@ -204,6 +212,7 @@ class Evaluator:
         except StopIteration:
             self.refinement = None
             self.figures.pop("refining", None)
+            self.draw_pending()
 
     def _resume(self):
         """The refinement of the newest rated checkpoint, taken up again after a restart (or by
@@ -512,6 +521,21 @@ class Evaluator:
         return clock
 
     def redraw(self, ratings):
+        """curve.png and loss.png for `ratings` now, or when REDRAW_S has passed since the last
+        drawing (draw_pending draws what is left)."""
+        self._undrawn = ratings
+        self.draw_pending(when_due=True)
+
+    def draw_pending(self, when_due=False):
+        """Draws the curves of the newest ratings not drawn yet, if any (`when_due`: only once
+        self.redraw_s has passed since the last drawing, or before the first; never when
+        self.redraw_s is None)."""
+        if self._undrawn is None or (when_due and (
+                self.redraw_s is None or (self._drawn_at is not None
+                                          and self.clock() - self._drawn_at < self.redraw_s))):
+            return
+        ratings, self._undrawn = self._undrawn, None
+        self._drawn_at = self.clock()
         try:
             draw_curve(self.run_dir.curve, self.evaluations, ratings,
                        list(self.anchors), rows=read_table(self.table))
@@ -550,17 +574,20 @@ def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrid
     # the final rating is optional: on a full disk it stops at once (exit status 75), never waits
     on_disk_full(config, policy="stop" if once else None)
     status = StatusFile(run_dir, "evaluate")
+    # --once draws the curves once, at its end
     evaluator = Evaluator(config, run_dir, log, status, stopping=stopping, enforce_budget=not once,
-                          outside_budget=once)
+                          outside_budget=once, redraw_s=None if once else REDRAW_S)
     if once:
         log.info("--once: the newest checkpoint not yet rated, outside the CPU budget")
     while not stopping():
         evaluator.beat()
+        evaluator.draw_pending(when_due=True)
         if not evaluator.work(once):
             if once:
                 break
             time.sleep(IDLE_S)
     evaluator.stop_refining()           # the games of a pairing cut short are recorded
+    evaluator.draw_pending()
     evaluator.beat(force=True)
     budget = evaluator.budget
     log.info("evaluator CPU: %.1f s in %.1f s, %.3f of a core on average (budget %g)",

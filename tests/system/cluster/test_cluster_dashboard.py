@@ -1,8 +1,9 @@
 """`fastgo cluster --dashboard`: the dashboard starts beside the run as a child, its address is
 printed, it serves the run's figures (the supervisor's logs/cluster.status.json among them), and
-it is gone when the run stops."""
+it is gone when the run stops (SIGTERM, once the figures were seen)."""
 import json
 import re
+import signal
 import subprocess
 import sys
 import urllib.error
@@ -27,7 +28,7 @@ def test_cluster_starts_and_stops_its_dashboard(tmp_path, free_endpoint, wait_fo
     log = tmp_path / "cluster.log"
     with open(log, "ab") as out:
         proc = subprocess.Popen([sys.executable, "-m", "fastgo_cli.main", "cluster", "--config",
-                                 config, "--run-dir", str(tmp_path / "run"), "--duration", "25s",
+                                 config, "--run-dir", str(tmp_path / "run"), "--duration", "120s",
                                  "--dashboard", "--dashboard-port", "0"],
                                 stdout=out, stderr=subprocess.STDOUT)
     try:
@@ -41,7 +42,8 @@ def test_cluster_starts_and_stops_its_dashboard(tmp_path, free_endpoint, wait_fo
             return status if status["evals_per_s"] is not None else None
         status = wait_for(figures, 60, interval_s=0.5, what="the supervisor's figures")
         assert status["evals_per_s"] >= 0 and status["line"].startswith("0:")
-        assert proc.wait(90) == 0
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0
     finally:
         if proc.poll() is None:
             proc.kill()

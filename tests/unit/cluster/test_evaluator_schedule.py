@@ -181,3 +181,41 @@ def test_a_newer_point_supersedes_a_refinement_and_its_games_are_kept(tmp_path,
     last = {r["b"]: r["stop"] for r in ckpt5}
     assert set(last.values()) <= {"one-sided", "interval", "max games"}, last
     assert len(rows(tmp_path / "run" / "evaluations.jsonl")) == 2
+
+
+def test_the_curves_are_drawn_at_once_then_at_most_once_a_redraw_interval(tmp_path, monkeypatch):
+    """The first ratings are drawn at once; newer ones within REDRAW_S wait (the newest only),
+    drawn once the interval has passed or when drawing what is pending (the refinement's end,
+    the role's stop); nothing pending, nothing drawn."""
+    from cluster import evaluator as module
+
+    drawn = []
+    monkeypatch.setattr(module, "draw_curve", lambda path, ev, ratings, *a, **k: drawn.append(ratings))
+    monkeypatch.setattr(module, "draw_losses", lambda *a, **k: None)
+    clock, cpu = Clock(), [0.0]
+    evaluator = scheduled(tmp_path, cpu, clock)
+    evaluator.redraw({"ckpt-1": 1})
+    assert drawn == [{"ckpt-1": 1}]
+    clock.now = module.REDRAW_S / 2
+    evaluator.redraw({"ckpt-2": 2})
+    evaluator.redraw({"ckpt-3": 3})
+    evaluator.draw_pending(when_due=True)
+    assert drawn == [{"ckpt-1": 1}]                              # within the interval: waiting
+    clock.now = module.REDRAW_S + 1.0
+    evaluator.draw_pending(when_due=True)
+    assert drawn == [{"ckpt-1": 1}, {"ckpt-3": 3}]               # the newest, once due
+    evaluator.draw_pending()
+    assert len(drawn) == 2                                       # nothing pending
+    clock.now += 1.0
+    evaluator.redraw({"ckpt-4": 4})
+    assert len(drawn) == 2
+    evaluator.draw_pending()                                     # the refinement ended
+    assert drawn[-1] == {"ckpt-4": 4}
+    # --once (redraw_s None): drawn at its end only
+    evaluator.redraw_s, evaluator._drawn_at = None, None
+    evaluator.redraw({"ckpt-5": 5})
+    clock.now += 10 * module.REDRAW_S
+    evaluator.draw_pending(when_due=True)
+    assert drawn[-1] == {"ckpt-4": 4}
+    evaluator.draw_pending()
+    assert drawn[-1] == {"ckpt-5": 5}
