@@ -17,7 +17,8 @@ Games are played through the batched search at cluster.eval_visits (network in t
 Before each batch the role idles while its CPU is over cluster.eval_cpu_share
 (cluster.eval_budget). Results are appended to RUN/ratings.jsonl and each evaluated checkpoint
 to RUN/evaluations.jsonl (never rewritten); the ratings of every player are refitted (random =
-0), RUN/ratings.json holds them, and RUN/curve.png and RUN/loss.png are redrawn.
+0), RUN/ratings.json holds them, and RUN/curve.png and RUN/loss.png are redrawn
+(cluster.eval_curves: at most once a minute).
 """
 import json
 import os
@@ -29,7 +30,7 @@ from cluster.evaluations import (RunClock, append_evaluation, last_rated_step, r
                                  written_times)
 from cluster.eval_opponents import Opponents
 from cluster.pairings import PairingRule, expected_score, kept_steps, one_sided, pairing_verdict
-from cluster.plots import draw_curve, draw_losses
+from cluster.eval_curves import REDRAW_S, Curves
 from fastgo.files import atomic_write, atomic_write_text, check_regular, escaped, read_bounded
 from fastgo.run.config import ConfigError, load_config
 from fastgo.run.ratings import TableError, append_result, components, fit_ratings, read_table
@@ -40,11 +41,6 @@ from play.match import MatchResult, play_match
 from play.players import MatchSide
 
 IDLE_S = 0.5                  # the wait between looks for a new checkpoint or budget
-# curve.png and loss.png are redrawn at most once in REDRAW_S (the first point at once; one
-# pending is drawn when its checkpoint's refinement ends and when the role stops): a redraw
-# costs about 2 CPU-s, a sixth of what a budget of 0.2 of a core allows in a minute, and the
-# dashboard and the status line read the results, not the pictures
-REDRAW_S = 60.0
 
 
 class _Beating(MatchSide):
@@ -112,9 +108,9 @@ class Evaluator:
         self.opponents = Opponents(config, log)      # anchors and earlier checkpoints
         self.figures = {}                             # what the status file shows besides CPU
         self.latest_ratings = {}
-        self.redraw_s = redraw_s                      # None: the curves drawn at the end only
-        self._drawn_at = None                         # when the curves were last drawn
-        self._undrawn = None                          # ratings newer than the curves
+        # curve.png and loss.png (redraw_s None: drawn at the end only)
+        self.curves = Curves(run_dir, self.evaluations, lambda: self.anchors, log,
+                             redraw_s=redraw_s, clock=clock)
         self.run_clock = self._run_clock()            # a checkpoint's wall_s, pauses left out
 
     @property
@@ -212,7 +208,7 @@ class Evaluator:
         except StopIteration:
             self.refinement = None
             self.figures.pop("refining", None)
-            self.draw_pending()
+            self.curves.draw_pending()
 
     def _resume(self):
         """The refinement of the newest rated checkpoint, taken up again after a restart (or by
@@ -345,7 +341,7 @@ class Evaluator:
                       self.budget.used_share(), self.budget.share)
         self.figures = {"latest": summary, "done": list(job.results)}
         self.beat(force=True)
-        self.redraw(ratings)
+        self.curves.redraw(ratings)
         return summary
 
     def _keep(self, step, path, data):
@@ -520,29 +516,6 @@ class Evaluator:
                           "stopped", clock.pause_s / 60)
         return clock
 
-    def redraw(self, ratings):
-        """curve.png and loss.png for `ratings` now, or when REDRAW_S has passed since the last
-        drawing (draw_pending draws what is left)."""
-        self._undrawn = ratings
-        self.draw_pending(when_due=True)
-
-    def draw_pending(self, when_due=False):
-        """Draws the curves of the newest ratings not drawn yet, if any (`when_due`: only once
-        self.redraw_s has passed since the last drawing, or before the first; never when
-        self.redraw_s is None)."""
-        if self._undrawn is None or (when_due and (
-                self.redraw_s is None or (self._drawn_at is not None
-                                          and self.clock() - self._drawn_at < self.redraw_s))):
-            return
-        ratings, self._undrawn = self._undrawn, None
-        self._drawn_at = self.clock()
-        try:
-            draw_curve(self.run_dir.curve, self.evaluations, ratings,
-                       list(self.anchors), rows=read_table(self.table))
-            draw_losses(self.run_dir.losses, self.run_dir.metrics)
-        except Exception as err:        # a plot must never stop the evaluator
-            self.log.warning("could not draw the curves: %s", err)
-
 
 def _check_appendable(path):
     """ConfigError (one line) when something other than a regular file is at `path`: a FIFO
@@ -581,13 +554,13 @@ def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrid
         log.info("--once: the newest checkpoint not yet rated, outside the CPU budget")
     while not stopping():
         evaluator.beat()
-        evaluator.draw_pending(when_due=True)
+        evaluator.curves.draw_pending(when_due=True)
         if not evaluator.work(once):
             if once:
                 break
             time.sleep(IDLE_S)
     evaluator.stop_refining()           # the games of a pairing cut short are recorded
-    evaluator.draw_pending()
+    evaluator.curves.draw_pending()
     evaluator.beat(force=True)
     budget = evaluator.budget
     log.info("evaluator CPU: %.1f s in %.1f s, %.3f of a core on average (budget %g)",

@@ -187,35 +187,35 @@ def test_the_curves_are_drawn_at_once_then_at_most_once_a_redraw_interval(tmp_pa
     """The first ratings are drawn at once; newer ones within REDRAW_S wait (the newest only),
     drawn once the interval has passed or when drawing what is pending (the refinement's end,
     the role's stop); nothing pending, nothing drawn."""
-    from cluster import evaluator as module
+    from cluster import eval_curves as module
 
     drawn = []
     monkeypatch.setattr(module, "draw_curve", lambda path, ev, ratings, *a, **k: drawn.append(ratings))
     monkeypatch.setattr(module, "draw_losses", lambda *a, **k: None)
     clock, cpu = Clock(), [0.0]
     evaluator = scheduled(tmp_path, cpu, clock)
-    evaluator.redraw({"ckpt-1": 1})
+    evaluator.curves.redraw({"ckpt-1": 1})
     assert drawn == [{"ckpt-1": 1}]
     clock.now = module.REDRAW_S / 2
-    evaluator.redraw({"ckpt-2": 2})
-    evaluator.redraw({"ckpt-3": 3})
-    evaluator.draw_pending(when_due=True)
+    evaluator.curves.redraw({"ckpt-2": 2})
+    evaluator.curves.redraw({"ckpt-3": 3})
+    evaluator.curves.draw_pending(when_due=True)
     assert drawn == [{"ckpt-1": 1}]                              # within the interval: waiting
     clock.now = module.REDRAW_S + 1.0
-    evaluator.draw_pending(when_due=True)
+    evaluator.curves.draw_pending(when_due=True)
     assert drawn == [{"ckpt-1": 1}, {"ckpt-3": 3}]               # the newest, once due
-    evaluator.draw_pending()
+    evaluator.curves.draw_pending()
     assert len(drawn) == 2                                       # nothing pending
     clock.now += 1.0
-    evaluator.redraw({"ckpt-4": 4})
+    evaluator.curves.redraw({"ckpt-4": 4})
     assert len(drawn) == 2
-    evaluator.draw_pending()                                     # the refinement ended
+    evaluator.curves.draw_pending()                                     # the refinement ended
     assert drawn[-1] == {"ckpt-4": 4}
     # --once (redraw_s None): drawn at its end only
-    evaluator.redraw_s, evaluator._drawn_at = None, None
-    evaluator.redraw({"ckpt-5": 5})
+    evaluator.curves.redraw_s, evaluator.curves.drawn_at = None, None
+    evaluator.curves.redraw({"ckpt-5": 5})
     clock.now += 10 * module.REDRAW_S
-    evaluator.draw_pending(when_due=True)
+    evaluator.curves.draw_pending(when_due=True)
     assert drawn[-1] == {"ckpt-4": 4}
-    evaluator.draw_pending()
+    evaluator.curves.draw_pending()
     assert drawn[-1] == {"ckpt-5": 5}
