@@ -18,6 +18,28 @@ TESTS = Path(__file__).resolve().parent
 SLOW_FOLDERS = frozenset({"system", "learning"})
 
 
+# The suite's own backend cache ($XDG_CACHE_HOME/fastgo/backends.json): a test never reads or
+# writes the user's, and every run starts from an empty one, as a fresh machine does. Made by
+# the controlling process before xdist starts its workers, which inherit it with the rest of
+# the environment (as do the processes the tests start); removed at its end.
+_CACHE_ENV = "FASTGO_TEST_CACHE_HOME"
+
+
+def pytest_configure(config):
+    if os.environ.get(_CACHE_ENV):
+        return                                  # a worker: the controller's cache
+    import tempfile
+    home = tempfile.mkdtemp(prefix="fastgo-test-cache-")
+    os.environ[_CACHE_ENV] = os.environ["XDG_CACHE_HOME"] = home
+    config._fastgo_cache_home = home
+
+
+def pytest_unconfigure(config):
+    home = getattr(config, "_fastgo_cache_home", None)
+    if home:
+        shutil.rmtree(home, ignore_errors=True)
+
+
 # The files that take longest (about 30 to 130 s each on two cores), longest first. With
 # `--dist loadfile --no-loadscope-reorder` (pyproject.toml) xdist hands files to its workers in
 # collection order, so these start first and the short files fill in at the end instead of one
