@@ -215,8 +215,6 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
 def run(args) -> int:
     from fastgo.run.config import ConfigError
     from fastgo_cli.bench.harness import write_json
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.model import build_model
 
     try:
         config = _server_config(args)
@@ -224,6 +222,9 @@ def run(args) -> int:
     except ConfigError as err:
         print(f"fastgo bench server: {err}", file=sys.stderr)
         return 2
+    # torch only once the arguments are good: a refusal costs no torch import (3 CPU-s)
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
     results = []
     estimate = len(args.batch) * args.rounds * (2 * args.seconds + 3) + 5
     print(f"fastgo bench server: about {estimate:.0f} s ({len(args.batch)} batch size(s) x "

@@ -62,16 +62,8 @@ def run(args) -> int:
     import dataclasses
 
     import numpy as np
-    import torch
 
     from fastgo.run.config import ConfigError, load_config
-    from fastgo.run.rundir import open_run_dir
-    from inference_server.batch_evaluator import UniformEvaluator
-    from fastgo.run.shards import list_shards, read_shard
-    from inference_server.backends import cpu_has_bf16
-    from selfplay_workers.worker import SelfplayWorker
-    from trainer.factory import make_trainer
-    from trainer.window import ReplayWindow, block_from_shard
 
     try:
         config = load_config(args.config)
@@ -82,6 +74,16 @@ def run(args) -> int:
     except ConfigError as err:
         print(f"fastgo bench train: {err}", file=sys.stderr)
         return 2
+    # torch only once the arguments are good: a refusal costs no torch import (3 CPU-s)
+    import torch
+
+    from fastgo.run.rundir import open_run_dir
+    from inference_server.batch_evaluator import UniformEvaluator
+    from fastgo.run.shards import list_shards, read_shard
+    from inference_server.backends import cpu_has_bf16
+    from selfplay_workers.worker import SelfplayWorker
+    from trainer.factory import make_trainer
+    from trainer.window import ReplayWindow, block_from_shard
     print(f"fastgo bench train: about {6 * args.repeats * args.seconds + args.games / 20 + 5:.0f} s "
           f"({args.games} games of self-play to read, then up to 6 x {args.repeats} runs of "
           f"{args.seconds:g} s)", file=sys.stderr, flush=True)

@@ -44,6 +44,20 @@ def test_one_line_and_status_2(args, needle):
     assert len(lines) == 1 and needle in lines[0], lines
 
 
+@pytest.mark.parametrize("args", [["bench", "server", "--batch", "0"],
+                                  ["bench", "server", "--clients", "0"],
+                                  ["bench", "train", "--games", "0"]], ids=" ".join)
+def test_a_bench_refusal_imports_no_torch(args):
+    """The arguments are checked before torch is imported: a refusal is quick."""
+    code = ("import sys; from fastgo_cli.main import main; "
+            f"status = main({args!r}); "
+            "print('torch imported:', 'torch' in sys.modules, 'status:', status, file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 2 and args[2] in lines[0], out.stderr
+    assert lines[-1] == "torch imported: False status: 2", out.stderr
+
+
 def test_version_and_bench_help():
     out = fastgo("--version")
     assert out.returncode == 0 and out.stdout.startswith("fastgo ")
