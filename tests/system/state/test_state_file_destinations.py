@@ -16,10 +16,18 @@ def fastgo(*args, timeout=300):
 
 
 def test_evaluate_refuses_a_folder_for_ratings_json_before_any_game(tmp_path):
+    from fastgo.run.config import load_config, resolve_config
+    from fastgo.run.rundir import open_run_dir
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
+    from inference_server.network import training_record
+
     run = tmp_path / "run"
-    out = fastgo("train", "--config", "quickstart", "--run-dir", run, "--steps", "0",
-                 "--no-publish", "--quiet")
-    assert out.returncode == 0, out.stderr
+    # the quickstart's step-0 checkpoint as its trainer writes it (made here: a `fastgo train`
+    # process only for it costs 5 CPU-s)
+    config = load_config(resolve_config("quickstart"))
+    save_checkpoint(open_run_dir(run).checkpoint(0), build_model(config.model, seed=0), step=0,
+                    extra=training_record(config.selfplay.komi))
     assert (run / "checkpoints" / "ckpt-000000000.ckpt").is_file()
     (run / "ratings.json").mkdir()
     out = fastgo("evaluate", "--config", "quickstart", "--run-dir", run, "--once", "--quiet")
