@@ -108,7 +108,7 @@ class Evaluator:
         self.opponents = Opponents(config, log)      # anchors and earlier checkpoints
         self.figures = {}                             # what the status file shows besides CPU
         self.latest_ratings = {}
-        # curve.png and loss.png (redraw_s None: drawn at the end only)
+        # curve.png and loss.png (redraw_s None: drawn when a refinement ends or the role stops)
         self.curves = Curves(run_dir, self.evaluations, lambda: self.anchors, log,
                              redraw_s=redraw_s, clock=clock)
         self.run_clock = self._run_clock()            # a checkpoint's wall_s, pauses left out

@@ -40,48 +40,16 @@ def pytest_unconfigure(config):
         shutil.rmtree(home, ignore_errors=True)
 
 
-# The files that take longest (about 30 to 130 s each on two cores), longest first. With
-# `--dist loadfile --no-loadscope-reorder` (pyproject.toml) xdist hands files to its workers in
-# collection order, so these start first and the short files fill in at the end instead of one
-# long file running alone while the other worker idles. Only the order depends on this list.
-LONGEST_FIRST = (
-    "learning/test_learning_heartbeat.py",
-    "system/cluster/test_compare_runs.py",
-    "learning/test_reinforce_learns.py",
-    "system/cluster/test_ray_cluster.py",
-    "system/evaluate/test_evaluate.py",
-    "system/cluster/test_cluster.py",
-    "learning/test_learning_loop.py",
-    "system/cluster/test_disk_full.py",
-    "system/gtp/test_gtp_engine.py",
-    "system/cluster/test_cluster_dashboard.py",
-    "system/cluster/test_netns.py",
-)
-
-
-def _schedule_rank(relative: Path) -> tuple:
-    """Longest files first, then the rest of learning/ and system/ (processes), then unit/."""
-    name = relative.as_posix()
-    if name in LONGEST_FIRST:
-        return (0, LONGEST_FIRST.index(name))
-    return (1 if relative.parts[0] in SLOW_FOLDERS else 2, 0)
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """`slow` on every test collected from a folder in SLOW_FOLDERS, before `-m` selects; the
-    items in scheduling order (_schedule_rank, stable within a file)."""
-    ranks = {}
+    """`slow` on every test collected from a folder in SLOW_FOLDERS, before `-m` selects."""
     for item in items:
         try:
-            relative = Path(str(item.path)).resolve().relative_to(TESTS)
+            folder = Path(str(item.path)).resolve().relative_to(TESTS).parts[0]
         except ValueError:
-            ranks[item.nodeid] = (3, 0)
             continue
-        ranks[item.nodeid] = _schedule_rank(relative)
-        if relative.parts[0] in SLOW_FOLDERS:
+        if folder in SLOW_FOLDERS:
             item.add_marker(pytest.mark.slow)
-    items.sort(key=lambda item: ranks[item.nodeid])
 
 
 # --- GNU Go --------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The suite's own set-up (tests/conftest.py, read as pytest loaded it): a backend cache of its
-own, and a scheduling order whose list names files that exist."""
+own."""
 import os
 from pathlib import Path
 
@@ -26,11 +26,3 @@ def test_the_suite_uses_a_backend_cache_of_its_own(root):
     user = os.path.join(os.path.expanduser("~"), ".cache")
     assert not os.path.realpath(home).startswith(os.path.realpath(user) + os.sep)
     assert cache_path() == os.path.join(home, "fastgo", "backends.json")
-
-
-def test_the_longest_files_first_are_files_of_the_suite(root):
-    for name in root.LONGEST_FIRST:
-        assert (root.TESTS / name).is_file(), name
-    assert root._schedule_rank(Path(root.LONGEST_FIRST[0])) < \
-        root._schedule_rank(Path("system/serve/test_server.py")) < \
-        root._schedule_rank(Path("unit/test_layout.py"))
