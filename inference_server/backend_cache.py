@@ -27,7 +27,7 @@ import re
 
 from fastgo import diskfull
 from fastgo.files import atomic_write_text, printable, read_bounded, reason
-from inference_server.backends import ALL_BACKENDS, available_backends, cpu_flags, cpu_name, versions
+from inference_server.backends import ALL_BACKENDS, backend_available, cpu_flags, cpu_name, versions
 
 log = logging.getLogger("fastgo.backends")
 
@@ -176,12 +176,14 @@ def parse_cache(data: bytes) -> dict:
         raise CacheInvalid("not a JSON object")
     if len(doc) > MAX_CACHE_ENTRIES:
         raise CacheInvalid(f"more than {MAX_CACHE_ENTRIES} entries")
-    here = set(available_backends())
-    out = {}
+    out, here = {}, {}
     for key, entry in doc.items():
         _text(key, "a key", MAX_KEY_CHARS)
         checked = _entry(key, entry)
-        if checked["choice"] in here:
+        choice = checked["choice"]
+        if choice not in here:             # only the runtimes the entries choose are loaded
+            here[choice] = backend_available(choice)
+        if here[choice]:
             out[key] = checked
     return out
 

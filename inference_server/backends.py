@@ -97,35 +97,57 @@ def _openvino_capabilities() -> frozenset:
         return frozenset()
 
 
+def backend_available(name: str) -> bool:
+    """Whether this machine and install can run backend `name`. Imports only the runtimes `name`
+    needs: a cached choice of torch-fp32 is checked without loading ONNX Runtime or OpenVINO (a
+    second each at every start of `fastgo gtp`, `analysis` or `arena`)."""
+    if name == TORCH_FP32:
+        return True
+    if name == "torch-bf16":
+        return cpu_has_bf16() and torch.backends.mkldnn.is_available()
+    if name not in ALL_BACKENDS or _module("onnx") is None:
+        return False
+    if name.startswith("onnx-"):
+        return _module("onnxruntime") is not None and (name == "onnx-fp32" or cpu_has_vnni())
+    caps = _openvino_capabilities()
+    # OpenVINO's capability list comes from the hardware itself; cpu_flags (the one reading of
+    # the CPU's instructions, which tests stand in for) decides, as for torch-bf16.
+    if name == "openvino-f32":
+        return bool(caps)
+    if name == "openvino-bf16":
+        return "BF16" in caps and cpu_has_bf16()
+    return "INT8" in caps and cpu_has_vnni() and _module("onnxruntime") is not None
+
+
 def available_backends() -> list[str]:
     """The CPU backends this machine and install can run, torch-fp32 first."""
-    names = [TORCH_FP32]
-    if cpu_has_bf16() and torch.backends.mkldnn.is_available():
-        names.append("torch-bf16")
-    onnx_ok = _module("onnx") is not None
-    if onnx_ok and _module("onnxruntime") is not None:
-        names.append("onnx-fp32")
-        if cpu_has_vnni():
-            names.append("onnx-int8")
-    caps = _openvino_capabilities() if onnx_ok else frozenset()
-    if caps:
-        names.append("openvino-f32")
-        # OpenVINO's capability list comes from the hardware itself; cpu_flags (the one reading of
-        # the CPU's instructions, which tests stand in for) decides, as for torch-bf16.
-        if "BF16" in caps and cpu_has_bf16():
-            names.append("openvino-bf16")
-        if "INT8" in caps and cpu_has_vnni() and _module("onnxruntime") is not None:
-            names.append("openvino-int8")
-    return names
+    return [name for name in ALL_BACKENDS if backend_available(name)]
+
+
+# the distributions a runtime's module may come from, for its version without importing it
+_DISTRIBUTIONS = {"onnxruntime": ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino",
+                                  "onnxruntime-directml"),
+                  "openvino": ("openvino", "openvino-nightly")}
 
 
 def versions() -> dict:
-    """Versions of the runtimes, for the cache key of an automatic choice."""
+    """Versions of the runtimes, for the cache key of an automatic choice: read from the installed
+    distributions' metadata (no import), or from the module where no distribution names it."""
+    from importlib import metadata
+    from importlib.util import find_spec
+
     out = {"torch": torch.__version__}
-    for name in ("onnxruntime", "openvino"):
-        module = _module(name)
-        if module is not None:
-            out[name] = getattr(module, "__version__", "?")
+    for name, dists in _DISTRIBUTIONS.items():
+        for dist in dists:
+            try:
+                out[name] = metadata.version(dist)
+                break
+            except (metadata.PackageNotFoundError, ValueError):
+                continue
+        else:
+            module = _module(name) if find_spec(name) is not None else None
+            if module is not None:
+                out[name] = getattr(module, "__version__", "?")
     return out
 
 

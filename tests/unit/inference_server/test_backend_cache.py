@@ -151,3 +151,35 @@ def test_a_lying_entry_is_checked_again_and_refused(fresh, monkeypatch, trained_
 
 def test_onnx_runtime_telemetry_is_off_unless_asked_for():
     assert os.environ.get("ORT_DISABLE_TELEMETRY") is not None
+
+
+def test_a_cached_torch_choice_loads_no_other_runtime(tmp_path):
+    """Looking up a cached torch-fp32 choice (the key, the cache's entries) imports neither ONNX
+    Runtime nor OpenVINO: each costs `fastgo gtp` a second at every start. A fresh process, as
+    this one has loaded both."""
+    import subprocess
+    import sys
+
+    code = ("import json, os, sys\n"
+            "from fastgo.run.config import ModelConfig\n"
+            "from inference_server import backend_cache\n"
+            "from inference_server.backend_choice import choose_backend\n"
+            "from inference_server.model import build_model, fuse_for_inference\n"
+            "net = fuse_for_inference(build_model(ModelConfig(board_size=5, blocks=1, channels=8)))\n"
+            "key = backend_cache.cache_key(net.config, batch=4, threads=1)\n"
+            "path = backend_cache.cache_path()\n"
+            "os.makedirs(os.path.dirname(path))\n"
+            "json.dump({key: {'choice': 'torch-fp32', 'time': 1.0, 'table': {}}}, open(path, 'w'))\n"
+            "choice, _ = choose_backend(net, batch=4, threads=1)\n"
+            "print(choice, key, sorted(m for m in ('onnxruntime', 'openvino', 'onnx') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg")))
+    assert out.returncode == 0, out.stderr
+    choice, key, loaded = out.stdout.split(" ", 2)
+    assert choice == TORCH_FP32 and loaded.strip() == "[]", out.stdout
+    # the key still names each installed runtime's version, as the runtime itself reports it
+    from inference_server.backends import _module
+    for name in ("onnxruntime", "openvino"):
+        module = _module(name)
+        if module is not None:
+            assert f"{name}={module.__version__.split('-')[0]}" in key, key
