@@ -27,6 +27,7 @@ from inference_server.protocol import RELOAD_FAILED
 from fastgo.run.statefiles import read_ratings
 from trainer.growth import grow_model, shape_at, stopped_gaining
 from trainer.metrics import append_metrics_row, tensorboard
+from trainer.sgd import PlainSGD
 from trainer.weight_average import WeightAverage
 
 log = logging.getLogger("fastgo.train")
@@ -79,8 +80,12 @@ def make_optimizer(model, tc, trainable=None):
         params = model.parameters()
     if tc.optimizer == "adamw":
         return torch.optim.AdamW(params, lr=tc.lr, weight_decay=tc.weight_decay)
-    return torch.optim.SGD(params, lr=tc.lr, momentum=tc.momentum,
-                           weight_decay=tc.weight_decay, nesterov=tc.momentum > 0)
+    params = list(params)
+    # on the CPU trainer.sgd.PlainSGD: torch.optim.SGD's arithmetic and state dict, without the
+    # 2.7 CPU-s torch.optim's first call spends importing torch._dynamo
+    sgd = PlainSGD if all(p.device.type == "cpu" for p in params) else torch.optim.SGD
+    return sgd(params, lr=tc.lr, momentum=tc.momentum, weight_decay=tc.weight_decay,
+               nesterov=tc.momentum > 0)
 
 
 def autocast(device: torch.device, precision: str = "auto"):
