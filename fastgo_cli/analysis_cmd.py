@@ -56,21 +56,19 @@ def build_engine(args):
     """(AnalysisEngine, HeadsEvaluator) for parsed arguments; ValueError with a message for a
     bad flag, checkpoint or device."""
     _check(args)
-    import torch
-
     from inference_server.network import NetworkError, load_network
     from play.analysis.engine import AnalysisEngine, EngineSettings
     from play.analysis.query import Limits
     from play.heads_cache import HeadsCache
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    if args.device == "cuda" and not torch.cuda.is_available():
-        raise ValueError("--device cuda: this machine has no usable CUDA device")
-    try:
+    try:        # the checkpoint's file is checked before torch is imported; then the device
         network = load_network(args.model, device=args.device, heads=True, what="--model")
     except NetworkError as exc:
         raise ValueError(str(exc)) from None
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     heads, config = network.evaluator, network.config
     model_komi = network.komi              # what the checkpoint records it learnt at ...
     if network.assumed and args.config:    # ... or, for an older one, what the config says

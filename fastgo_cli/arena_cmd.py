@@ -185,17 +185,17 @@ def load_network_side(path, args, seed, which):
                             "random, mcts:N, gnugo:LEVEL, gtp:\"COMMAND\" or a checkpoint path)")
     if not os.path.isfile(path):
         raise ArgumentError(f"{which} {path!r}: not a checkpoint file")
-    import torch
-
     from inference_server.network import NetworkError, load_network
     from play.network_player import network_side
 
-    torch.set_num_threads(1)
     backend = args.backend_b if which == "B" else args.backend_a
-    try:
+    try:        # the checkpoint's file is checked before torch is imported
         network = load_network(path, device="cpu", threads=1, backend=backend)
     except NetworkError as exc:
         raise ArgumentError(f"{which} {path!r}: {_line(exc)}") from None
+    import torch
+
+    torch.set_num_threads(1)
     visits = args.visits_b if which == "B" and args.visits_b is not None else args.visits
     visits = 1 if visits is None else visits          # equal time: set by time_network_side
     leaves = args.leaves_b if which == "B" else args.leaves_a

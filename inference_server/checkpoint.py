@@ -1,7 +1,8 @@
 """Checkpoint files: a network's state_dict plus its model config, training step and a content
 hash, written atomically (temporary name, fsync, rename) and read with `weights_only=True`.
 
-A file whose hash, config or tensor shapes disagree is refused with `CheckpointError`.
+A file whose hash, config or tensor shapes disagree is refused with `CheckpointError`. The file's
+bytes and zip archive are read and checked by inference_server.checkpoint_file, without torch.
 """
 from __future__ import annotations
 
@@ -9,31 +10,20 @@ import hashlib
 import io
 import operator
 import os
-import zipfile
 from dataclasses import dataclass
 
 import torch
 
 from fastgo.run.config import ConfigError, ModelConfig, parse_section, to_dict
-from fastgo.files import atomic_write, escaped, read_bounded
+from fastgo.files import atomic_write, escaped
+from inference_server.checkpoint_file import (MAX_CHECKPOINT_BYTES, SHOWN_CHARS,  # noqa: F401
+                                              CheckpointError, CheckpointUnreadable,
+                                              check_archive, read_checkpoint_bytes)
 from inference_server.model import PolicyValueNet
 
 FORMAT = "fastgo-checkpoint"
 FORMAT_VERSION = 1
-MAX_CHECKPOINT_BYTES = 1 << 32   # default limit on a checkpoint file (4 GiB)
 MAX_STEP = (1 << 63) - 1         # steps are reported as model versions: int64 on the wire
-SHOWN_CHARS = 80                # of a value an error names (its repr)
-MAX_ENTRIES = 10_000             # zip entries (a checkpoint has one per tensor, plus four)
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be used; the message names the file and the reason."""
-
-
-class CheckpointUnreadable(CheckpointError):
-    """Nothing readable as a fastgo checkpoint is there: the path is missing, not a regular
-    file, not permitted or too large, or its bytes are not a fastgo checkpoint archive. A
-    server answering a client that named the path says no more than that."""
 
 
 @dataclass
@@ -93,14 +83,11 @@ def load_checkpoint(path, *, expect: ModelConfig | None = None, data: bytes | No
     about three times the file size; time is linear in it."""
     path = os.fspath(path)
     if data is None:
-        try:
-            data = read_bounded(path, max_bytes)
-        except OSError as err:
-            raise CheckpointUnreadable(f"{path}: cannot read checkpoint: "
-                                       f"{err.strerror or type(err).__name__}") from None
+        data = read_checkpoint_bytes(path, max_bytes)
     elif len(data) > max_bytes:
         raise CheckpointError(f"{path}: {len(data)} bytes, the limit is {max_bytes}")
-    _check_archive(path, data)
+    else:
+        check_archive(path, data)
     try:
         payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as err:  # corrupt zip, truncated file, forbidden pickle global, ...
@@ -149,27 +136,6 @@ def load_checkpoint(path, *, expect: ModelConfig | None = None, data: bytes | No
     extra = payload.get("extra")
     return Checkpoint(model=model, config=config, step=step, content_hash=actual,
                       extra=extra if isinstance(extra, dict) else {})
-
-
-def _check_archive(path, data):
-    """The zip's entries are stored (not compressed) and their sizes add up to no more than
-    the bytes held: nothing in the archive can expand beyond the input."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            entries = archive.infolist()
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as err:
-        raise CheckpointUnreadable(f"{path}: not a fastgo checkpoint (not a zip archive: {err})") from None
-    if len(entries) > MAX_ENTRIES:
-        raise CheckpointError(f"{path}: {len(entries)} archive entries, the limit is {MAX_ENTRIES}")
-    declared = 0
-    for entry in entries:
-        if entry.compress_type != zipfile.ZIP_STORED or entry.compress_size != entry.file_size:
-            raise CheckpointError(f"{path}: compressed archive entry "
-                                  f"{escaped(repr(entry.filename), SHOWN_CHARS)}")
-        declared += entry.file_size
-    if declared > len(data):
-        raise CheckpointError(f"{path}: archive entries declare {declared} bytes in a "
-                              f"{len(data)}-byte file")
 
 
 def _check_tensors(path, config, expected, state, held):

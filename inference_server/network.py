@@ -93,12 +93,16 @@ def load_network(source, *, device="cpu", backend=DEFAULT_BACKEND, capacity=DEFA
     the search's policy and value through the server's runner. `threads`: the runner's CPU
     threads (None: its default). `what`: how the caller's user named the checkpoint (a flag
     such as '--model'), the start of every message (default: its path)."""
-    from inference_server.checkpoint import CheckpointError, load_checkpoint
-    from inference_server.runner import canary_planes, check_canary_outputs
+    from inference_server.checkpoint_file import CheckpointError, read_checkpoint_bytes
 
     path = str(source)
     label = what or path
     try:
+        # the file and its archive first: a wrong path is refused before torch is imported
+        data = read_checkpoint_bytes(source) if data is None else data
+        from inference_server.checkpoint import load_checkpoint
+        from inference_server.runner import canary_planes, check_canary_outputs
+
         checkpoint = load_checkpoint(source, expect=expect, data=data)
     except CheckpointError as err:       # its text names the file and what is wrong
         raise NetworkError(f"cannot load {label}: {' '.join(str(err).split())[:300]}") from None
