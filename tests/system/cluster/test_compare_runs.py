@@ -1,4 +1,4 @@
-"""`fastgo compare` for real on two tiny 5x5 configs: two `fastgo cluster` runs of 15 s one after
+"""`fastgo compare` for real on two tiny 5x5 configs: two `fastgo cluster` runs of 12 s one after
 the other, then 2 games of each run's last checkpoint against random; compare.json holds both
 runs' progress and match counts, and the Markdown table is printed."""
 import json
@@ -34,7 +34,7 @@ def test_two_tiny_configs_compared(tmp_path, write_tiny_config, free_endpoint):
     config_b = tiny(tmp_path / "tiny_b.toml", write_tiny_config, free_endpoint())
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "compare", config_a, config_b,
-                           "--duration", "15s", "--games", "2", "--visits", "2",
+                           "--duration", "12s", "--games", "2", "--visits", "2",
                            "--opponents", "random", "--set-b", "trainer.lr=0.01", "--out", out,
                            # the evaluator rates only its first checkpoint within a run: the last
                            # checkpoint reaches the curve through the final rating alone
@@ -43,7 +43,7 @@ def test_two_tiny_configs_compared(tmp_path, write_tiny_config, free_endpoint):
                           env=dict(os.environ, OMP_NUM_THREADS="1"))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     data = json.loads((out / "compare.json").read_text())
-    assert data["opponents"] == ["random"] and data["games"] == 2 and data["duration_s"] == 15.0
+    assert data["opponents"] == ["random"] and data["games"] == 2 and data["duration_s"] == 12.0
     for name, config in (("a", "tiny_a"), ("b", "tiny_b")):
         run = data[name]
         assert run["config"] == config
@@ -59,7 +59,7 @@ def test_two_tiny_configs_compared(tmp_path, write_tiny_config, free_endpoint):
         steps = sorted(int(p.name[5:14]) for p in (out / name / "checkpoints").glob("ckpt-*.ckpt"))
         rated = [json.loads(line)["step"] for line in
                  (out / name / "evaluations.jsonl").read_text().splitlines()]
-        # the checkpoint the evaluator found first where it rated one within the 15 s (a loaded
+        # the checkpoint the evaluator found first where it rated one within the 12 s (a loaded
         # machine may take them all to start it; evaluate_every keeps it to one), and the run's
         # last checkpoint through the final rating
         assert steps[-1] > 0 and rated[-1] == steps[-1], (steps, rated)
