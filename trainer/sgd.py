@@ -85,8 +85,8 @@ class PlainSGD:
 
     def load_state_dict(self, state_dict) -> None:
         """Loads a state dict of this class or of torch.optim.SGD (one group, the same number of
-        parameters, buffers shaped like their parameters, cast to their dtype and device);
-        ValueError naming what does not fit, with this optimizer unchanged."""
+        parameters, each id once, finite buffers shaped like their parameters, cast to their
+        dtype and device); ValueError naming what does not fit, with this optimizer unchanged."""
         if not isinstance(state_dict, dict) or not isinstance(state_dict.get("param_groups"), list) \
                 or not isinstance(state_dict.get("state"), dict):
             raise ValueError("optimizer state is not a dict with 'state' and 'param_groups'")
@@ -105,6 +105,8 @@ class PlainSGD:
             if isinstance(key, bool) or not isinstance(key, int):
                 raise ValueError(f"optimizer state: parameter id {key!r} is not an integer")
             position[key] = i
+        if len(position) != len(params):
+            raise ValueError("optimizer state: a parameter id appears twice")
         new_state = {}
         for key, entry in state_dict["state"].items():
             if key not in position or not isinstance(entry, dict):
@@ -116,6 +118,8 @@ class PlainSGD:
             if not isinstance(buf, torch.Tensor) or buf.shape != param.shape:
                 raise ValueError(f"optimizer state: the momentum of parameter {key} is not a "
                                  f"tensor shaped {tuple(param.shape)}")
+            if not bool(torch.isfinite(buf).all()):      # it would carry NaN into the weights
+                raise ValueError(f"optimizer state: the momentum of parameter {key} is not finite")
             new_state[param] = {"momentum_buffer": buf.detach().to(dtype=param.dtype,
                                                                    device=param.device).clone()}
         group = self.param_groups[0]

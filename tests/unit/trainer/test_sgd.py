@@ -4,6 +4,7 @@ steps, zero_grad), state dicts that load into each other either way, a trainer p
 never imports torch._dynamo, and hostile optimizer states refused with ValueError, the optimizer
 unchanged."""
 import copy
+import re
 import subprocess
 import sys
 
@@ -96,29 +97,35 @@ def state(key, buffer):
     return lambda sd: {**sd, "state": {**sd["state"], key: {"momentum_buffer": buffer}}}
 
 
-HOSTILE = {
-    "not a dict": lambda sd: ["state"],
-    "no groups": lambda sd: {**sd, "param_groups": None},
-    "two groups": lambda sd: {**sd, "param_groups": sd["param_groups"] * 2},
-    "fewer params": group(params=[0]),
-    "a string id": lambda sd: group(params=["0"] + sd["param_groups"][0]["params"][1:])(sd),
-    "an unknown id": state(10 ** 9, torch.zeros(1)),
-    "a misshapen buffer": state(0, torch.zeros(7)),
-    "a buffer that is a list": state(0, [0.0]),
-    "a negative lr": group(lr=-1.0),
-    "lr NaN": group(lr=float("nan")),
-    "lr a string": group(lr="0.1"),
-    "nesterov a string": group(nesterov="yes"),
+HOSTILE = {      # the change, and what the refusal says
+    "not a dict": (lambda sd: ["state"], "not a dict"),
+    "no groups": (lambda sd: {**sd, "param_groups": None}, "not a dict"),
+    "two groups": (lambda sd: {**sd, "param_groups": sd["param_groups"] * 2}, "does not fit"),
+    "fewer params": (group(params=[0]), "does not fit"),
+    "a string id": (lambda sd: group(params=["0"] + sd["param_groups"][0]["params"][1:])(sd),
+                    "is not an integer"),
+    "an id twice": (lambda sd: group(params=[0, 0] + sd["param_groups"][0]["params"][2:])(sd),
+                    "appears twice"),
+    "an unknown id": (state(10 ** 9, torch.zeros(1)), "unknown parameter"),
+    "a misshapen buffer": (state(0, torch.zeros(7)), "is not a tensor shaped"),
+    "a buffer that is a list": (state(0, [0.0]), "is not a tensor shaped"),
+    "a NaN buffer": (lambda sd: state(0, torch.full_like(sd["state"][0]["momentum_buffer"],
+                                                         float("nan")))(sd), "not finite"),
+    "a negative lr": (group(lr=-1.0), "lr -1.0"),
+    "lr NaN": (group(lr=float("nan")), "lr nan"),
+    "lr a string": (group(lr="0.1"), "lr '0.1'"),
+    "nesterov a string": (group(nesterov="yes"), "nesterov 'yes'"),
 }
 
 
 @pytest.mark.parametrize("case", HOSTILE, ids=HOSTILE)
 def test_a_hostile_state_is_refused_and_changes_nothing(case):
     model, opt, good = state_of_a_step()
-    assert HOSTILE[case](good) is not good
+    change, says = HOSTILE[case]
+    assert change(good) is not good
     before = {p: s["momentum_buffer"].clone() for p, s in opt.state.items()}
-    with pytest.raises(ValueError):
-        opt.load_state_dict(HOSTILE[case](good))
+    with pytest.raises(ValueError, match=re.escape(says)):
+        opt.load_state_dict(change(good))
     assert opt.param_groups[0]["lr"] == 0.1 and opt.param_groups[0]["nesterov"] is True
     assert set(opt.state) == set(before)
     assert all(torch.equal(opt.state[p]["momentum_buffer"], b) for p, b in before.items())
