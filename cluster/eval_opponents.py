@@ -2,7 +2,8 @@
 this machine can run, the run's earlier checkpoints as networks at cluster.eval_visits (or the
 visits cluster.eval_move_seconds buys at this network's own speed), and which of them comes
 next (cluster.pairings). Each side is made when reached, so that a checkpoint pruned or an
-engine missing meanwhile costs that one pairing only."""
+engine missing meanwhile costs that one pairing only. Beating wraps a side so that the role's
+heartbeat beats at each of its turns."""
 import os
 
 from cluster.pairings import checkpoint_opponents, next_anchor, one_sided, retired_anchors
@@ -11,9 +12,26 @@ from fastgo.run.config import ConfigError
 from fastgo.run.ratings import table_name
 from play.equal_time import one_thread_rate, speed_key, visits_for
 from play.network_player import network_side
+from play.players import MatchSide
 from play.specs import gnugo_installed, make_side, parse_spec
 
 OPENING_MOVES = 2             # a network's first moves sampled by visits, as in the arena
+
+
+class Beating(MatchSide):
+    """A match side that beats the role's heartbeat at each of its turns: a long pairing (GNU
+    Go at level 10) is progress, not a stall for the supervisor."""
+
+    def __init__(self, side, beat):
+        self.side, self.beat, self.name = side, beat, side.name
+        self.board_size, self.visits = side.board_size, side.visits
+
+    def prepare(self, games, size, komi):
+        self.side.prepare(games, size, komi)
+
+    def moves(self, indices, games):
+        self.beat()
+        return self.side.moves(indices, games)
 
 
 class Opponents:

@@ -1,5 +1,6 @@
 """RUN/evaluations.jsonl, one row per rated checkpoint in the order rated, never rewritten: its
-one writer (`append_evaluation`, used by the evaluator), its row check and its one reader.
+one writer (`append_evaluation`, used by the evaluator), its row check and its one reader;
+and the copies of rated checkpoints its rows name in RUN/evaluated/ (`keep_copy`).
 A row: {'player': 'ckpt-STEP', 'step', 'wall_s' (when the checkpoint was written, in seconds
 the run has been running: a resumed run's pauses do not count, RunClock), 'games' (self-play games by then), 'time' (unix seconds the checkpoint was written),
 'rated' (unix seconds its first rating was written), 'path' (the kept copy),
@@ -8,9 +9,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
+from cluster.pairings import kept_steps
 from fastgo.run.config import ConfigError
-from fastgo.files import append_bytes
+from fastgo.files import append_bytes, atomic_write
 from fastgo.run.statefiles import MAX_COUNT, finite, read_csv, read_jsonl
 
 
@@ -180,3 +183,26 @@ def unrated_newest(run_dir):
         return None
     rated = last_rated_step(read_evaluations(run_dir.evaluations))
     return steps[-1] if steps[-1][0] > rated else None
+
+
+def keep_copy(folder, evaluations, step, path, data, log) -> str:
+    """FOLDER/NAME (RUN/evaluated/): a copy of checkpoint `path`, its bytes `data`, kept as a
+    later opponent (the trainer prunes its own); the copies that earlier `evaluations` rows name
+    there are thinned to pairings.kept_steps. Returns the copy's path, or `path` when it cannot
+    be written (one warning to `log`)."""
+    kept = os.path.join(folder, os.path.basename(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+        atomic_write(kept, lambda handle: handle.write(data))
+    except OSError as err:
+        log.warning("cannot keep a copy of %s: %s", path, err.strerror or err)
+        return path
+    keep = kept_steps([e["step"] for e in evaluations] + [step])
+    for e in evaluations:
+        copy = e.get("path", "")
+        if e["step"] not in keep and os.path.dirname(copy) == folder and os.path.exists(copy):
+            try:
+                os.remove(copy)
+            except OSError:
+                pass
+    return kept

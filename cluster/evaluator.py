@@ -26,37 +26,18 @@ import time
 
 from cluster.eval_budget import CpuBudget
 from cluster.eval_schedule import Schedule
-from cluster.evaluations import (RunClock, append_evaluation, last_rated_step, read_evaluations,
-                                 written_times)
-from cluster.eval_opponents import Opponents
-from cluster.pairings import PairingRule, expected_score, kept_steps, one_sided, pairing_verdict
+from cluster.evaluations import (RunClock, append_evaluation, keep_copy, last_rated_step,
+                                 read_evaluations, written_times)
+from cluster.eval_opponents import Beating, Opponents
+from cluster.pairings import PairingRule, expected_score, one_sided, pairing_verdict
 from cluster.eval_curves import REDRAW_S, Curves
-from fastgo.files import atomic_write, atomic_write_text, check_regular, escaped, read_bounded
-from fastgo.run.config import ConfigError, load_config
+from fastgo.files import atomic_write_text, check_regular, escaped, read_bounded
+from fastgo.run.config import ConfigError
 from fastgo.run.ratings import TableError, append_result, components, fit_ratings, read_table
-from fastgo.run.role_entry import on_disk_full, setup_logging, stop_on_signals
-from fastgo.run.rundir import StatusFile, open_run_dir
 from play.gtp.side import GtpEngineError
 from play.match import MatchResult, play_match
-from play.players import MatchSide
 
 IDLE_S = 0.5                  # the wait between looks for a new checkpoint or budget
-
-
-class _Beating(MatchSide):
-    """A match side that beats the role's heartbeat at each of its turns: a long pairing (GNU
-    Go at level 10) is progress, not a stall for the supervisor."""
-
-    def __init__(self, side, beat):
-        self.side, self.beat, self.name = side, beat, side.name
-        self.board_size, self.visits = side.board_size, side.visits
-
-    def prepare(self, games, size, komi):
-        self.side.prepare(games, size, komi)
-
-    def moves(self, indices, games):
-        self.beat()
-        return self.side.moves(indices, games)
 
 
 class _Job:
@@ -225,7 +206,7 @@ class Evaluator:
             self.log.info("%s: not refined further: %s", name, escaped(err, 200, one_line=True))
             self.job = _Job(name, step, None)
             return
-        job = self.job = _Job(name, step, _Beating(side, self.beat))
+        job = self.job = _Job(name, step, Beating(side, self.beat))
         job.started, job.seed = self.clock(), step * 1000 + 1_000_003 * (games + 1)
         for row in self._fit()[1]:
             if row["a"] != name:
@@ -279,7 +260,7 @@ class Evaluator:
             self.last_step = step
             return None
         self.figures = {"evaluating": name, "done": []}
-        ours = _Beating(side, self.beat)
+        ours = Beating(side, self.beat)
         job = _Job(name, step, ours)
         first = self._first_pairing(job)
         if first is not None:
@@ -296,7 +277,8 @@ class Evaluator:
             if result is None:
                 return None
         trainer_state = network.extra.get("trainer") or {}
-        kept = self._keep(step, path, data)
+        kept = keep_copy(self.run_dir.evaluated, self.evaluations, step, path, data,
+                         self.log)
         evaluation = {"player": name, "step": step, "path": kept, "time": stamp,
                       "games": int(trainer_state.get("games", 0)),
                       "wall_s": self.run_clock.wall_s(stamp),
@@ -343,28 +325,6 @@ class Evaluator:
         self.beat(force=True)
         self.curves.redraw(ratings)
         return summary
-
-    def _keep(self, step, path, data):
-        """RUN/evaluated/NAME: a copy of the checkpoint as a later opponent (the trainer prunes
-        its own); copies of earlier ones are thinned to pairings.kept_steps. Returns the copy's
-        path, or `path` when it cannot be written."""
-        folder = self.run_dir.evaluated
-        kept = os.path.join(folder, os.path.basename(path))
-        try:
-            os.makedirs(folder, exist_ok=True)
-            atomic_write(kept, lambda handle: handle.write(data))
-        except OSError as err:
-            self.log.warning("cannot keep a copy of %s: %s", path, err.strerror or err)
-            return path
-        keep = kept_steps([e["step"] for e in self.evaluations] + [step])
-        for e in self.evaluations:
-            copy = e.get("path", "")
-            if e["step"] not in keep and os.path.dirname(copy) == folder and os.path.exists(copy):
-                try:
-                    os.remove(copy)
-                except OSError:
-                    pass
-        return kept
 
     def _first_pairing(self, job):
         """(label, side) of a checkpoint's first pairing: the previous rated checkpoint, or
@@ -528,41 +488,3 @@ def _check_appendable(path):
 
 def _write_json(path, data):
     atomic_write_text(path, json.dumps(data, indent=1))
-
-
-def run_evaluator(config_path, run_dir_path, *, once=False, quiet=False, overrides=()) -> int:
-    """The role's main loop: logs to RUN/logs/evaluate.log (and stderr unless quiet), beats
-    RUN/logs/evaluate.status.json (with the CPU share), evaluates what pending() names until
-    SIGTERM or SIGINT (with `once`: the newest checkpoint not yet evaluated, whatever
-    cluster.evaluate_every, outside the CPU budget: neither waiting on it nor counted in it);
-    `overrides`: --set items for the config. Returns 0; ConfigError for a bad config."""
-    import logging
-
-
-    config = load_config(config_path, overrides=overrides)
-    run_dir = open_run_dir(run_dir_path)
-    setup_logging(run_dir.log("evaluate"), quiet=quiet)
-    log = logging.getLogger("fastgo.evaluate")
-    stopping = stop_on_signals()
-    # the final rating is optional: on a full disk it stops at once (exit status 75), never waits
-    on_disk_full(config, policy="stop" if once else None)
-    status = StatusFile(run_dir, "evaluate")
-    # --once draws the curves once, at its end
-    evaluator = Evaluator(config, run_dir, log, status, stopping=stopping, enforce_budget=not once,
-                          outside_budget=once, redraw_s=None if once else REDRAW_S)
-    if once:
-        log.info("--once: the newest checkpoint not yet rated, outside the CPU budget")
-    while not stopping():
-        evaluator.beat()
-        evaluator.curves.draw_pending(when_due=True)
-        if not evaluator.work(once):
-            if once:
-                break
-            time.sleep(IDLE_S)
-    evaluator.stop_refining()           # the games of a pairing cut short are recorded
-    evaluator.curves.draw_pending()
-    evaluator.beat(force=True)
-    budget = evaluator.budget
-    log.info("evaluator CPU: %.1f s in %.1f s, %.3f of a core on average (budget %g)",
-             budget.cpu_s(), budget.wall_s(), budget.used_share(), budget.share)
-    return 0

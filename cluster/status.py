@@ -128,7 +128,6 @@ def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evalua
     cpu = _cpu_share(evaluator)
     if cpu:
         lines.append(f"  evaluator CPU: {cpu[0]:.3f} of a core on average (budget {cpu[1]:g})")
-    root = run_dir.root
     lines.append(f"  curve {run_dir.curve}, SGFs {run_dir.sgf}, "
                  f"checkpoint {run_dir.latest}")
     return "\n".join(lines)
