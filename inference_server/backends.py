@@ -99,8 +99,8 @@ def _openvino_capabilities() -> frozenset:
 
 def backend_available(name: str) -> bool:
     """Whether this machine and install can run backend `name`. Imports only the runtimes `name`
-    needs: a cached choice of torch-fp32 is checked without loading ONNX Runtime or OpenVINO (a
-    second each at every start of `fastgo gtp`, `analysis` or `arena`)."""
+    needs: a cached choice of torch-fp32 is checked without loading ONNX Runtime or OpenVINO
+    (about a second together, at every start of `fastgo gtp`, `analysis` or `arena`)."""
     if name == TORCH_FP32:
         return True
     if name == "torch-bf16":
