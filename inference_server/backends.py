@@ -134,7 +134,6 @@ def versions() -> dict:
     """Versions of the runtimes, for the cache key of an automatic choice: read from the installed
     distributions' metadata (no import), or from the module where no distribution names it."""
     from importlib import metadata
-    from importlib.util import find_spec
 
     out = {"torch": torch.__version__}
     for name, dists in _DISTRIBUTIONS.items():
@@ -142,10 +141,10 @@ def versions() -> dict:
             try:
                 out[name] = metadata.version(dist)
                 break
-            except (metadata.PackageNotFoundError, ValueError):
+            except metadata.PackageNotFoundError:
                 continue
         else:
-            module = _module(name) if find_spec(name) is not None else None
+            module = _module(name)          # None (at once) where it is not installed either
             if module is not None:
                 out[name] = getattr(module, "__version__", "?")
     return out

@@ -16,7 +16,7 @@ import torch
 
 from fastgo.run.config import ConfigError, ModelConfig, parse_section, to_dict
 from fastgo.files import atomic_write, escaped
-from inference_server.checkpoint_file import (MAX_CHECKPOINT_BYTES, SHOWN_CHARS,  # noqa: F401
+from inference_server.checkpoint_file import (MAX_CHECKPOINT_BYTES, SHOWN_CHARS,
                                               CheckpointError, CheckpointUnreadable,
                                               check_archive, read_checkpoint_bytes)
 from inference_server.model import PolicyValueNet

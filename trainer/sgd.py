@@ -13,6 +13,8 @@ matter there and whose import cost does not.
 """
 from __future__ import annotations
 
+import math
+
 import torch
 
 # torch.optim.SGD's group keys and defaults, as its state dict spells them
@@ -127,8 +129,10 @@ class PlainSGD:
         for name, default in GROUP_DEFAULTS.items():
             value = saved.get(name, default)
             if name in ("lr", "momentum", "dampening", "weight_decay"):
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-                    raise ValueError(f"optimizer state: {name} {value!r} is not a number >= 0")
+                if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                        or not 0 <= value < math.inf:
+                    raise ValueError(f"optimizer state: {name} {value!r} is not a finite "
+                                     f"number >= 0")
                 value = float(value)
             elif name in ("nesterov", "maximize", "differentiable") and not isinstance(value, bool):
                 raise ValueError(f"optimizer state: {name} {value!r} is not true or false")

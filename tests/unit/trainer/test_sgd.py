@@ -4,16 +4,19 @@ steps, zero_grad), state dicts that load into each other either way, a trainer p
 never imports torch._dynamo, and hostile optimizer states refused with ValueError, the optimizer
 unchanged."""
 import copy
+import functools
 import re
 import subprocess
 import sys
 
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fastgo.run.config import ModelConfig
 from inference_server.model import build_model
-from trainer.sgd import PlainSGD
+from trainer.sgd import GROUP_DEFAULTS, PlainSGD
 
 
 def net(seed=0):
@@ -113,6 +116,7 @@ HOSTILE = {      # the change, and what the refusal says
                                                          float("nan")))(sd), "not finite"),
     "a negative lr": (group(lr=-1.0), "lr -1.0"),
     "lr NaN": (group(lr=float("nan")), "lr nan"),
+    "lr infinite": (group(lr=float("inf")), "lr inf"),
     "lr a string": (group(lr="0.1"), "lr '0.1'"),
     "nesterov a string": (group(nesterov="yes"), "nesterov 'yes'"),
 }
@@ -151,3 +155,37 @@ def test_a_cpu_trainer_never_imports_torch_dynamo(tmp_path, write_tiny_config):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["PlainSGD", "False"], out.stdout
+
+
+@functools.lru_cache(maxsize=1)
+def _a_state():
+    """(model, the state dict of one step) made once for the fuzz test's examples."""
+    model, _, good = state_of_a_step()
+    return model, good
+
+
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 10 ** 20), st.text(max_size=5),
+                   st.floats(allow_nan=True, allow_infinity=True), st.lists(st.integers(0, 3), max_size=3),
+                   st.just(torch.zeros(1)), st.just(torch.full((2,), float("nan"))))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(where=st.sampled_from(["group", "state", "entry", "top"]), key=st.one_of(
+    st.sampled_from(list(GROUP_DEFAULTS) + ["params", "momentum_buffer", "state", "param_groups"]),
+    st.integers(-2, 5), st.text(max_size=3)), value=VALUES)
+def test_fuzz_one_value_of_a_state_is_loaded_or_refused_with_value_error(where, key, value):
+    """One value of a valid state replaced anywhere: loads, or ValueError with the optimizer
+    unchanged; never another exception."""
+    model, good = _a_state()
+    opt = PlainSGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True)
+    opt.load_state_dict(good)
+    bad = copy.deepcopy(good)
+    target = {"group": bad["param_groups"][0], "state": bad["state"],
+              "entry": bad["state"][0], "top": bad}[where]
+    target[key] = value
+    before = {p: s["momentum_buffer"].clone() for p, s in opt.state.items()}
+    try:
+        opt.load_state_dict(bad)
+    except ValueError:
+        assert opt.param_groups[0]["lr"] == 0.1
+        assert all(torch.equal(opt.state[p]["momentum_buffer"], b) for p, b in before.items())
