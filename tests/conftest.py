@@ -25,6 +25,14 @@ SLOW_FOLDERS = frozenset({"system", "learning"})
 _CACHE_ENV = "FASTGO_TEST_CACHE_HOME"
 
 
+# A shell without job control starts a background job with SIGINT ignored, and a process that
+# starts with SIGINT ignored keeps it ignored (Python installs its KeyboardInterrupt handler
+# only over the default). The tests that interrupt a command (arena, workers, cluster) would then
+# wait on a process that never hears them: the suite restores the default for what it starts.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_configure(config):
     if os.environ.get(_CACHE_ENV):
         return                                  # a worker: the controller's cache
