@@ -100,8 +100,8 @@ setup(
         "ray": ["ray>=2.9"],
         # katrain: its own analysis client drives `fastgo analysis` in a system test.
         # selenium: the dashboard's tests in Debian's chromium (apt: chromium chromium-driver).
-        # pytest-xdist: the suite runs on every core (pyproject.toml's addopts).
-        "test": ["pytest>=7", "pytest-xdist>=3", "hypothesis>=6", "ray>=2.9", "katrain>=1.20",
+        # pytest-xdist (3.8: --no-loadscope-reorder): the suite runs on every core (pyproject.toml's addopts).
+        "test": ["pytest>=7", "pytest-xdist>=3.8", "hypothesis>=6", "ray>=2.9", "katrain>=1.20",
                  "selenium>=4.10"],
     },
     entry_points={"console_scripts": ["fastgo = fastgo_cli.main:main"]},

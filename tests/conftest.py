@@ -48,16 +48,32 @@ def pytest_unconfigure(config):
         shutil.rmtree(home, ignore_errors=True)
 
 
+# The order test files are handed to xdist's workers (pyproject.toml: --dist loadfile
+# --no-loadscope-reorder): the long learning runs first, then the system tests, the many short
+# unit files last, where they even out the two workers' ends. xdist's own reorder (files with
+# the most tests first) put the one-test learning and cluster files last, and the suite waited
+# up to a minute on one worker at its end.
+FOLDER_ORDER = ("learning", "system", "unit")
+
+
+def _folder(item) -> str | None:
+    try:
+        return Path(str(item.path)).resolve().relative_to(TESTS).parts[0]
+    except ValueError:
+        return None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """`slow` on every test collected from a folder in SLOW_FOLDERS, before `-m` selects."""
+    """`slow` on every test collected from a folder in SLOW_FOLDERS, before `-m` selects; the
+    items in FOLDER_ORDER (a stable sort: a file's tests keep their order)."""
+    folders = {}
     for item in items:
-        try:
-            folder = Path(str(item.path)).resolve().relative_to(TESTS).parts[0]
-        except ValueError:
-            continue
+        folder = folders[item] = _folder(item)
         if folder in SLOW_FOLDERS:
             item.add_marker(pytest.mark.slow)
+    rank = {folder: k for k, folder in enumerate(FOLDER_ORDER)}
+    items.sort(key=lambda item: rank.get(folders[item], len(rank)))
 
 
 # --- GNU Go --------------------------------------------------------------------------------------

@@ -20,9 +20,11 @@ from play.players import RandomPlayer
 # 2000 steps at 8 samples a position (32,000 self-play positions) ended 99, 100, 99 and 100 of
 # 100 against random and 97-3, 99-1, 99-1, 99-1 against the untrained network, at half the CPU
 # of 3000 steps at 4 (96,000 positions: 100/100, 100-0). The step-1200 checkpoints of three of
-# those runs: 100/100 against random each, 100-0, 97-3 and 97-3 against the untrained network,
-# so the test stops there (19,200 positions), well above its bounds
-TRAIN_STEPS = 1200
+# those runs: 100/100 against random each, 100-0, 97-3 and 97-3 against the untrained network.
+# One more run, every 100 steps from 700 to 1100: 100, 99, 99, 99 and 100 of 100 against random,
+# 100-0, 96-4, 99-1, 97-3 and 98-2 against the untrained network (its last, 1200: 100/100 and
+# 99-1). So the test stops at 900 (14,400 positions), still far above its bounds
+TRAIN_STEPS = 900
 SAMPLES_PER_POSITION = 8.0
 TIMEOUT_S = 600
 VISITS = 24
