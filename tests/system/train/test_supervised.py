@@ -362,7 +362,7 @@ _MOVE = st.one_of(st.integers(0, 80), st.just(81))
 _RESULT = st.sampled_from(["B+R", "W+R", "B+T", "W+0.5", "B+7.5", "0", "?", "", "B+x", "W+81.5"])
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(moves=st.lists(st.tuples(st.sampled_from("BW"), _MOVE), max_size=40),
        alternate=st.booleans(), result=_RESULT, komi=st.sampled_from([None, "0.5", "7.5", "-3"]),
        size=st.sampled_from([9, 9, 9, 7]))

@@ -191,7 +191,7 @@ def test_dashboard_command_refuses_another_host_without_a_token(tmp_path, capsys
     assert "not a directory" in capsys.readouterr().err
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.one_of(st.binary(max_size=200),
                  st.dictionaries(st.text(max_size=12),
                                  st.one_of(st.none(), st.booleans(), st.integers(), st.floats(),

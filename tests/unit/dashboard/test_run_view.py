@@ -29,7 +29,7 @@ def test_a_checkpoint_by_its_file_name_or_its_rated_name(tmp_path):
             view.checkpoint_path(name)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(name=st.one_of(st.text(max_size=40),
                       st.from_regex(r"ckpt-[0-9]{1,12}(\.ckpt)?", fullmatch=True),
                       st.integers(), st.none()))

@@ -100,13 +100,13 @@ def test_schedule_by_hand():
 
 
 @given(st.integers(1, 40), st.integers(0, 400))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 def test_schedule_matches_reference(m, n):
     assert gumbel.schedule(m, n).tolist() == ref_schedule(m, n)
 
 
 @given(children())
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 def test_mixed_value_matches_reference(c):
     prior, visits, q, raw = c
     assert gumbel.mixed(prior, visits, q, raw) == pytest.approx(
@@ -125,7 +125,7 @@ def test_mixed_value_by_hand():
 @example((np.array([0.5, 0.5], np.float32), np.array([0, 1], np.int32),
           np.array([0.0, 0.23055495], np.float32), float(np.float32(0.23055495569195705))),
          0.0, 1.0, True)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 def test_sigma_and_policy_match_reference(c, c_visit, c_scale, rescale):
     prior, visits, q, raw = c
     kw = dict(c_visit=c_visit, c_scale=c_scale, rescale=rescale)
@@ -159,7 +159,7 @@ def test_illegal_children_take_no_part():
 
 @given(st.lists(st.tuples(st.floats(-5, 5), st.floats(0, 60), st.integers(0, 3)), min_size=1,
                 max_size=20), st.integers(0, 3))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 def test_select_matches_reference(rows, want):
     base, sigma, count = zip(*rows)
     got = gumbel.select(base, sigma, count, want)

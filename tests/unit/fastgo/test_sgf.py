@@ -205,7 +205,7 @@ def test_huge_and_deep_inputs_are_refused_or_parsed_without_recursion():
         sgf.parse_sgf("(;" + "C[a]" * 200_000)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.text(alphabet="();[]\\:BWCSZKMABaedt19 \n", max_size=60))
 def test_arbitrary_text_parses_or_raises_sgf_error(text):
     try:

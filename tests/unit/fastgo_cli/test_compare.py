@@ -415,7 +415,7 @@ def test_fuzz_match_files_never_raise_and_only_whole_matches_count(tmp_path):
         "wins_a": st.one_of(small, scalars), "wins_b": st.one_of(small, scalars)},
         optional={"draws": st.one_of(st.integers(0, 3), scalars), "interrupted": scalars})
 
-    @settings(max_examples=400, deadline=None)
+    @settings(max_examples=200, deadline=None)
     @given(fields, st.binary(max_size=40), st.integers(0, 3))
     def check(data, junk, kind):
         raw = kind == 0

@@ -12,7 +12,7 @@ from inference_server.backend_cache import CacheInvalid, parse_cache
 from inference_server.backend_choice import pick, ranked
 from inference_server.backends import ALL_BACKENDS, TORCH_FP32, available_backends
 
-FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 
 ROW = {"evals_per_s": 10.0, "ok": True, "top1": 1.0, "value_mae": 0.0, "policy_kl": 0.0,
        "max_logit_err": 0.0, "checks": {"reference": {"top1": 1.0, "value_mae": 0.0}}}

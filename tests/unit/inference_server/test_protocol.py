@@ -97,7 +97,7 @@ def test_malformed_requests(frames, code, request_id):
     assert info.value.request_id == request_id
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.binary(max_size=300), max_size=4))
 def test_random_bytes_only_raise_protocol_errors(frames):
     try:
@@ -106,7 +106,7 @@ def test_random_bytes_only_raise_protocol_errors(frames):
         pass
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.dictionaries(st.sampled_from(["m", "v", "k", "id", "slot", "n", "size", "planes", "dtype", "x"]),
                        st.one_of(st.integers(-2 ** 63, 2 ** 64 - 1), st.text(max_size=10), st.none(),
                                  st.booleans(), st.floats(), st.lists(st.integers(-2 ** 63, 2 ** 63 - 1), max_size=3)),

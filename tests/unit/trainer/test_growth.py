@@ -135,7 +135,7 @@ def test_fuzz_ratings_files_never_raise(tmp_path):
     names = st.from_regex(r"ckpt-[0-9]{1,5}", fullmatch=True) | st.text(max_size=10)
     path = tmp_path / "ratings.json"
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=150, deadline=None)
     @given(st.dictionaries(names, values, max_size=8), st.integers(0, 10**6),
            st.integers(1, 10**6), st.floats(0, 1e4))
     def check(ratings, since, steps, elo):

@@ -172,7 +172,7 @@ def test_trainer_quarantines_bad_shards_and_trains_on(tmp_path, good_shard):
     assert list_shards(run.shards) == good
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_fuzz_reader_raises_only_shard_error(tmp_path_factory, good_shard, data):
     """Random damage anywhere (bytes flipped, cut, inserted, with the checksum recomputed so the

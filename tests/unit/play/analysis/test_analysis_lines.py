@@ -23,7 +23,7 @@ VALUES = st.recursive(st.none() | st.booleans() | st.integers() | TEXT,
                       | st.dictionaries(TEXT, inner, max_size=3), max_leaves=20)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(VALUES)
 @example({"a": "[[[[", "b": ["]]]\\"]})
 @example(["\"[{", {"\\": []}])
@@ -33,7 +33,7 @@ def test_depth_of_any_json_text(value):
     assert nesting(text, 100)[0] == depth(value)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.integers(1, 60), TEXT, st.booleans())
 def test_deep_field_and_id_are_named(levels, ident, id_first):
     deep = "[" * levels + "]" * levels

@@ -165,7 +165,7 @@ def check(parsed):
         assert 1 <= parsed.query.max_visits <= LIMITS.max_visits
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.sampled_from(FIELDS), VALUES, max_size=10), MOVES, st.booleans())
 def test_fuzz_objects(extra, moves, base):
     obj = json.loads(line(moves=moves)) if base else {}
@@ -173,7 +173,7 @@ def test_fuzz_objects(extra, moves, base):
     check(parse_query(json.dumps(obj).encode(), LIMITS))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.binary(max_size=300))
 def test_fuzz_bytes(raw):
     check(parse_query(raw, LIMITS))
