@@ -43,7 +43,10 @@ extensions = [
         extra_compile_args=compile_args,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
-    for path in sorted(glob.glob(os.path.join("fastgo", "*.pyx")))
+    # the largest first: the parallel build hands them out in this order, and a large kernel
+    # left to the end keeps one core compiling alone
+    for path in sorted(glob.glob(os.path.join("fastgo", "*.pyx")), key=os.path.getsize,
+                       reverse=True)
 ]
 
 
@@ -61,8 +64,9 @@ class ParallelBuildExt(build_ext):
 _only = [name for name in os.environ.get("FASTGO_EXTENSIONS", "").split(",") if name]
 if _only:
     extensions = [ext for ext in extensions if ext.name.split(".")[-1] in _only]
-extensions.append(Extension(SHARED_UTILITY, [SHARED_UTILITY.replace(".", os.sep) + ".c"],
-                            extra_compile_args=compile_args))
+# first too: its C (memoryviews and the rest of Cython's utility code) is among the largest
+extensions.insert(0, Extension(SHARED_UTILITY, [SHARED_UTILITY.replace(".", os.sep) + ".c"],
+                               extra_compile_args=compile_args))
 
 setup(
     name="fastgo",
