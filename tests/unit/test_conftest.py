@@ -26,3 +26,26 @@ def test_the_suite_uses_a_backend_cache_of_its_own(root):
     user = os.path.join(os.path.expanduser("~"), ".cache")
     assert not os.path.realpath(home).startswith(os.path.realpath(user) + os.sep)
     assert cache_path() == os.path.join(home, "fastgo", "backends.json")
+
+
+def test_files_are_handed_out_learning_then_system_then_unit(root, request):
+    """The collection hook sorts by folder (stable: a file's tests keep their order) and marks
+    the slow folders; xdist keeps that order (`--no-loadscope-reorder` in pyproject.toml)."""
+    class Item:
+        def __init__(self, relative):
+            self.path = root.TESTS / relative
+            self.marks = []
+
+        def add_marker(self, mark):
+            self.marks.append(mark.name)
+
+    names = ["unit/a/test_x.py", "system/b/test_y.py", "unit/test_z.py",
+             "learning/test_w.py", "system/test_v.py", "unit/a/test_x.py"]
+    items = [Item(name) for name in names]
+    root.pytest_collection_modifyitems(request.config, items)
+    assert [str(i.path.relative_to(root.TESTS)) for i in items] == [
+        "learning/test_w.py", "system/b/test_y.py", "system/test_v.py",
+        "unit/a/test_x.py", "unit/test_z.py", "unit/a/test_x.py"]
+    assert [bool(i.marks) for i in items] == [True, True, True, False, False, False]
+    addopts = (root.TESTS.parent / "pyproject.toml").read_text()
+    assert "--dist loadfile --no-loadscope-reorder" in addopts
