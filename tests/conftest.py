@@ -52,7 +52,9 @@ def pytest_unconfigure(config):
 # --no-loadscope-reorder): the long learning runs first, then the system tests, the many short
 # unit files last, where they even out the two workers' ends. xdist's own reorder (files with
 # the most tests first) put the one-test learning and cluster files last, and the suite waited
-# up to a minute on one worker at its end.
+# up to a minute on one worker at its end. A file of the other folders with a test marked `slow`
+# in its own code (torch.compile's first warm-up: 40 s on a cold cache) goes right after the
+# learning files, not among the short files at the end.
 FOLDER_ORDER = ("learning", "system", "unit")
 
 
@@ -66,14 +68,21 @@ def _folder(item) -> str | None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """`slow` on every test collected from a folder in SLOW_FOLDERS, before `-m` selects; the
-    items in FOLDER_ORDER (a stable sort: a file's tests keep their order)."""
-    folders = {}
+    files in FOLDER_ORDER, a file with a test of its own marked slow right after the first
+    folder (a stable sort: the files of one rank, and a file's tests, keep their order)."""
+    rank = {folder: float(k) for k, folder in enumerate(FOLDER_ORDER)}
+    files = {}
     for item in items:
-        folder = folders[item] = _folder(item)
+        folder = _folder(item)
         if folder in SLOW_FOLDERS:
             item.add_marker(pytest.mark.slow)
-    rank = {folder: k for k, folder in enumerate(FOLDER_ORDER)}
-    items.sort(key=lambda item: rank.get(folders[item], len(rank)))
+            own = rank.get(folder, len(rank))
+        elif item.get_closest_marker("slow") is not None:
+            own = 0.5
+        else:
+            own = rank.get(folder, len(rank))
+        files[item.path] = min(files.get(item.path, own), own)
+    items.sort(key=lambda item: files[item.path])
 
 
 # --- GNU Go --------------------------------------------------------------------------------------

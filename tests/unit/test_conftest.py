@@ -32,20 +32,26 @@ def test_files_are_handed_out_learning_then_system_then_unit(root, request):
     """The collection hook sorts by folder (stable: a file's tests keep their order) and marks
     the slow folders; xdist keeps that order (`--no-loadscope-reorder` in pyproject.toml)."""
     class Item:
-        def __init__(self, relative):
+        def __init__(self, relative, marks=()):
             self.path = root.TESTS / relative
-            self.marks = []
+            self.marks = list(marks)
 
         def add_marker(self, mark):
             self.marks.append(mark.name)
 
+        def get_closest_marker(self, name):
+            return name if name in self.marks else None
+
     names = ["unit/a/test_x.py", "system/b/test_y.py", "unit/test_z.py",
-             "learning/test_w.py", "system/test_v.py", "unit/a/test_x.py"]
+             "learning/test_w.py", "system/test_v.py", "unit/a/test_x.py",
+             "unit/test_c.py", "unit/test_c.py"]
     items = [Item(name) for name in names]
+    items[-1].marks.append("slow")       # one test of unit/test_c.py marked slow in its file
     root.pytest_collection_modifyitems(request.config, items)
     assert [str(i.path.relative_to(root.TESTS)) for i in items] == [
-        "learning/test_w.py", "system/b/test_y.py", "system/test_v.py",
+        "learning/test_w.py", "unit/test_c.py", "unit/test_c.py",
+        "system/b/test_y.py", "system/test_v.py",
         "unit/a/test_x.py", "unit/test_z.py", "unit/a/test_x.py"]
-    assert [bool(i.marks) for i in items] == [True, True, True, False, False, False]
+    assert [bool(i.marks) for i in items] == [True, False, True, True, True, False, False, False]
     addopts = (root.TESTS.parent / "pyproject.toml").read_text()
     assert "--dist loadfile --no-loadscope-reorder" in addopts

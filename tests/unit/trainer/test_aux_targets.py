@@ -199,8 +199,13 @@ def test_quickstart_config_trains_one_step_with_every_head(tmp_path, random_move
     mc = config.model
     assert (mc.encoding, mc.planes, mc.score_head, mc.opponent_policy_head,
             mc.global_pool_every) == ("katago", 16, True, True, 2)
+    # eager: the loss below runs the model itself, so the quickstart's compiled step (its
+    # warm-up is 40 s of torch.compile on a cold cache) would go unused; test_compiled.py
+    # checks that step against the eager one
+    assert config.trainer.compile
     config = dataclasses.replace(config, trainer=dataclasses.replace(
-        config.trainer, device="cpu", batch_size=16, min_positions=1, publish=False))
+        config.trainer, device="cpu", batch_size=16, min_positions=1, publish=False,
+        compile=False))
     komi = config.selfplay.komi
     rng = np.random.default_rng(7)
     records = [game_record(9, komi, random_moves(9, komi, rng, length=30), 0, seed=i)

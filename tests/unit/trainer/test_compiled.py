@@ -37,6 +37,7 @@ def _grads(model):
     return [p.grad.detach().clone() for p in model.parameters()]
 
 
+@pytest.mark.slow     # torch.compile's warm-up: about 40 s where its cache is cold
 def test_the_compiled_step_computes_what_the_eager_one_does():
     config, model = _network()
     x = _batch(config)
