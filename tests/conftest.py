@@ -74,13 +74,11 @@ def pytest_collection_modifyitems(config, items):
     files = {}
     for item in items:
         folder = _folder(item)
+        own = rank.get(folder, len(rank))
         if folder in SLOW_FOLDERS:
             item.add_marker(pytest.mark.slow)
-            own = rank.get(folder, len(rank))
         elif item.get_closest_marker("slow") is not None:
-            own = 0.5
-        else:
-            own = rank.get(folder, len(rank))
+            own = 0.5                    # between the first folder and the second
         files[item.path] = min(files.get(item.path, own), own)
     items.sort(key=lambda item: files[item.path])
 

@@ -29,8 +29,9 @@ def test_the_suite_uses_a_backend_cache_of_its_own(root):
 
 
 def test_files_are_handed_out_learning_then_system_then_unit(root, request):
-    """The collection hook sorts by folder (stable: a file's tests keep their order) and marks
-    the slow folders; xdist keeps that order (`--no-loadscope-reorder` in pyproject.toml)."""
+    """The collection hook sorts by folder (stable: a file's tests keep their order), a file with
+    a test marked slow in its own code right after the learning files, and marks the slow
+    folders; xdist keeps that order (`--no-loadscope-reorder` in pyproject.toml)."""
     class Item:
         def __init__(self, relative, marks=()):
             self.path = root.TESTS / relative
@@ -45,8 +46,8 @@ def test_files_are_handed_out_learning_then_system_then_unit(root, request):
     names = ["unit/a/test_x.py", "system/b/test_y.py", "unit/test_z.py",
              "learning/test_w.py", "system/test_v.py", "unit/a/test_x.py",
              "unit/test_c.py", "unit/test_c.py"]
-    items = [Item(name) for name in names]
-    items[-1].marks.append("slow")       # one test of unit/test_c.py marked slow in its file
+    items = [Item(name) for name in names[:-1]]
+    items.append(Item(names[-1], marks=["slow"]))  # one test of unit/test_c.py marked in its file
     root.pytest_collection_modifyitems(request.config, items)
     assert [str(i.path.relative_to(root.TESTS)) for i in items] == [
         "learning/test_w.py", "unit/test_c.py", "unit/test_c.py",
