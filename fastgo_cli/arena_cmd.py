@@ -23,6 +23,8 @@ from fastgo.move_choice import PASS_RULE_HELP
 from play.gtp.side import GtpSide
 from play.match import SearchSide
 from fastgo_cli.arena_timing import time_network_sides
+from fastgo_cli.arena_players import (PUCT_FLAGS, PLAYER_SEARCH, ArgumentError, make_side,
+                                      one_line, puct_flag)
 from fastgo.run.rundir import RATINGS_TABLE
 
 DEFAULT_GAMES = 100
@@ -32,10 +34,6 @@ DEFAULT_TABLE = RATINGS_TABLE      # in the current folder
 MAX_GAMES = 1_000_000
 SPRT_ALPHA = SPRT_BETA = 0.05
 PROG = "fastgo arena"
-
-
-class ArgumentError(ValueError):
-    """A bad argument: one line for stderr, exit status 2."""
 
 
 def parents():
@@ -91,6 +89,12 @@ def add_arguments(parser):
                              "(Gumbel sequential halving, noise in the opening moves only)")
     parser.add_argument("--search-b", default=None, choices=SEARCH_CHOICES,
                         help="root search of a checkpoint B (default: --search-a)")
+    for flag, (field, what, low, high) in PUCT_FLAGS.items():
+        parser.add_argument(flag + "-a", type=float, default=None, metavar="X",
+                            help=f"{what} of a checkpoint A, {low:g}..{high:g} (default: "
+                                 f"{getattr(PLAYER_SEARCH, field):g}, as every player)")
+        parser.add_argument(flag + "-b", type=float, default=None, metavar="X",
+                            help=f"the same of a checkpoint B (default: {flag}-a)")
     parser.add_argument("--pass-rule", default="fill", type=pass_rule, metavar="fill|settled|free",
                         help="checkpoint players: " + PASS_RULE_HELP)
     parser.add_argument("--komi", type=float, default=7.5, help="komi")
@@ -153,6 +157,11 @@ def _check_args(args):
     for flag, value in (("--leaves-a", args.leaves_a), ("--leaves-b", args.leaves_b)):
         if not 1 <= value <= 256:
             raise ArgumentError(f"{flag} must be in 1..256, got {value}")
+    for flag, (_, _, low, high) in PUCT_FLAGS.items():
+        for side in "ab":
+            value = puct_flag(args, flag, side)
+            if value is not None and not low <= value <= high:      # also refuses nan
+                raise ArgumentError(f"{flag}-{side} must be in {low:g}..{high:g}, got {value}")
     if args.size is not None and not MIN_BOARD_SIZE <= args.size <= MAX_BOARD_SIZE:
         raise ArgumentError(f"--size {args.size} is outside {SIZE_RANGE}")
     if not -10_000 <= args.komi <= 10_000:           # also refuses nan
@@ -174,66 +183,6 @@ def _check_args(args):
     if args.sgf_dir is not None and os.path.exists(args.sgf_dir) and not os.path.isdir(args.sgf_dir):
         raise ArgumentError(f"--sgf-dir {args.sgf_dir}: exists and is not a directory")
     return parse_sprt(args.sprt) if args.sprt is not None else None
-
-
-# --- players ---------------------------------------------------------------------------------
-
-def load_network_side(path, args, seed, which):
-    """A SearchSide over the checkpoint's network; ArgumentError when it is not a checkpoint."""
-    if not os.path.exists(path):
-        raise ArgumentError(f"{which} {path!r}: no such checkpoint file (players are "
-                            "random, mcts:N, gnugo:LEVEL, gtp:\"COMMAND\" or a checkpoint path)")
-    if not os.path.isfile(path):
-        raise ArgumentError(f"{which} {path!r}: not a checkpoint file")
-    from inference_server.network import NetworkError, load_network
-    from play.network_player import network_side
-
-    backend = args.backend_b if which == "B" else args.backend_a
-    try:        # the checkpoint's file is checked before torch is imported
-        network = load_network(path, device="cpu", threads=1, backend=backend)
-    except NetworkError as exc:
-        raise ArgumentError(f"{which} {path!r}: {_line(exc)}") from None
-    import torch
-
-    torch.set_num_threads(1)
-    visits = args.visits_b if which == "B" and args.visits_b is not None else args.visits
-    visits = 1 if visits is None else visits          # equal time: set by time_network_side
-    leaves = args.leaves_b if which == "B" else args.leaves_a
-    pace = _pace(args, visits)
-    name = f"{os.path.normpath(path)}#{network.step}@{pace}" + (
-        f"x{leaves}" if leaves > 1 else "")
-    search = args.search_b if which == "B" and args.search_b is not None else args.search_a
-    if search != "puct":
-        name += f"-{search}"
-    return network_side(network, visits=visits, search=search, leaves=leaves, seed=seed,
-                        opening_moves=args.opening_moves, pass_rule=args.pass_rule, name=name)
-
-
-def _pace(args, visits):
-    """A network player's pace in its name: v64 (visits), 1s (a move), 60s-game (a clock)."""
-    if args.game_seconds is not None:
-        return f"{args.game_seconds:g}s-game"
-    return f"v{visits}" if args.move_seconds is None else f"{args.move_seconds:g}s"
-
-
-def make_side(spec, args, seed, which):
-    """A match side from a player spec (play.specs); ArgumentError naming what is wrong."""
-    from play.specs import make_side as side_from_spec
-
-    try:
-        return side_from_spec(spec, seed=seed, move_seconds=args.move_seconds,
-                              load_network=lambda path, seed: load_network_side(
-                                  path, args, seed, which))
-    except ValueError as exc:            # ArgumentError from the loader passes as it is
-        if isinstance(exc, ArgumentError):
-            raise
-        raise ArgumentError(f"{which}: {_line(exc)}") from None
-
-
-def _line(exc):
-    """An error's text on one line, shortened (fastgo.files.escaped)."""
-    from fastgo.files import escaped
-    return escaped(exc, 300, one_line=True)
 
 
 # --- output ----------------------------------------------------------------------------------
@@ -383,7 +332,7 @@ def _run(args):
                 try:
                     side.prepare(min(args.games_at_once, args.games), size, args.komi)
                 except GtpEngineError as exc:
-                    raise ArgumentError(f"{which}: {_line(exc)}") from None
+                    raise ArgumentError(f"{which}: {one_line(exc)}") from None
         if args.move_seconds is not None or args.game_seconds is not None:
             timed = [(which, side) for which, side in (("A", a), ("B", b))
                      if isinstance(side, SearchSide)]
@@ -474,7 +423,7 @@ def _play(args, a, b, size, sprt_elos):
                           total.draws, **meta)
             print(f"appended to the ratings table {args.table}")
         except (OSError, ValueError) as exc:       # ValueError: ratings.TableError
-            print(f"{PROG}: cannot append to the ratings table {args.table}: {_line(exc)}",
+            print(f"{PROG}: cannot append to the ratings table {args.table}: {one_line(exc)}",
                   file=sys.stderr)
             status = status or 1
     return status

@@ -128,8 +128,6 @@ def _curve_client_keys(config):
 def _remote_sink(args, config, run_dir, key_pair):
     """The sink to the recorder when --recorder or selfplay.recorder names one, else None
     (local shards). Unconfirmed games wait in RUN_DIR/outbox-wID."""
-    import os
-
     from fastgo.run.config import ConfigError, endpoint_problem
 
     sp = config.selfplay

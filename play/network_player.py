@@ -10,9 +10,10 @@ from play.match import SearchSide
 from play.search_player import SearchPlayer
 
 
-def _settings(network, search, leaves, resign=None):
+def _settings(network, search, leaves, resign=None, changes=None):
     return SearchSettings.for_play(network.config.encoding, search=search,
-                                   leaves_per_game=int(leaves), resign_threshold=resign)
+                                   leaves_per_game=int(leaves), resign_threshold=resign,
+                                   **(changes or {}))
 
 
 def network_player(network, *, visits, search="puct", leaves=1, resign=None, seed=None,
@@ -28,9 +29,11 @@ def network_player(network, *, visits, search="puct", leaves=1, resign=None, see
 
 
 def network_side(network, *, visits, search="puct", leaves=1, seed=0, opening_moves=0,
-                 pass_rule="fill", name=None) -> SearchSide:
+                 pass_rule="fill", name=None, changes=None) -> SearchSide:
     """A SearchSide of `visits` root visits a move over the network, for many games at once
-    (play.match.play_match); it plays the network's board size only."""
-    return SearchSide(network.evaluator, visits, _settings(network, search, leaves),
+    (play.match.play_match); it plays the network's board size only. `changes`: SearchSettings
+    fields other than the defaults of a player (c_puct, fpu_reduction)."""
+    return SearchSide(network.evaluator, visits, _settings(network, search, leaves,
+                                                           changes=changes),
                       name=name or network.name, opening_moves=opening_moves, seed=seed,
                       pass_rule=pass_rule, board_size=network.config.board_size)

@@ -1,0 +1,100 @@
+"""The players of `fastgo arena`: a checkpoint's SearchSide built from the command's per-side
+flags (visits, leaves, backend, root search, PUCT's constants), any other player spec through
+play.specs. Bad arguments raise ArgumentError (one line, exit status 2)."""
+from __future__ import annotations
+
+import os
+
+from fastgo.search_settings import SearchSettings
+
+PLAYER_SEARCH = SearchSettings.for_play()     # every player's search unless a flag changes it
+# per-side flags (FLAG-a, FLAG-b) of the players' PUCT constants: the SearchSettings field,
+# what it is, its range (as selfplay.c_puct's and selfplay.fpu_reduction's in the config)
+PUCT_FLAGS = {
+    "--c-puct": ("c_puct", "PUCT's exploration constant", 0.0, 100.0),
+    "--fpu": ("fpu_reduction", "first-play urgency reduction (an unvisited move's value: its "
+              "parent's minus X x sqrt(the visited moves' prior))", 0.0, 10.0),
+}
+SUFFIXES = {"c_puct": "cpuct", "fpu_reduction": "fpu"}      # in a player's name: -cpuct0.5
+
+
+class ArgumentError(ValueError):
+    """A bad argument: one line for stderr, exit status 2."""
+
+
+def load_network_side(path, args, seed, which):
+    """A SearchSide over the checkpoint's network; ArgumentError when it is not a checkpoint."""
+    if not os.path.exists(path):
+        raise ArgumentError(f"{which} {path!r}: no such checkpoint file (players are "
+                            "random, mcts:N, gnugo:LEVEL, gtp:\"COMMAND\" or a checkpoint path)")
+    if not os.path.isfile(path):
+        raise ArgumentError(f"{which} {path!r}: not a checkpoint file")
+    from inference_server.network import NetworkError, load_network
+    from play.network_player import network_side
+
+    backend = args.backend_b if which == "B" else args.backend_a
+    try:        # the checkpoint's file is checked before torch is imported
+        network = load_network(path, device="cpu", threads=1, backend=backend)
+    except NetworkError as exc:
+        raise ArgumentError(f"{which} {path!r}: {one_line(exc)}") from None
+    import torch
+
+    torch.set_num_threads(1)
+    visits = args.visits_b if which == "B" and args.visits_b is not None else args.visits
+    visits = 1 if visits is None else visits          # equal time: set by time_network_side
+    leaves = args.leaves_b if which == "B" else args.leaves_a
+    pace = _pace(args, visits)
+    name = f"{os.path.normpath(path)}#{network.step}@{pace}" + (
+        f"x{leaves}" if leaves > 1 else "")
+    search = args.search_b if which == "B" and args.search_b is not None else args.search_a
+    if search != "puct":
+        name += f"-{search}"
+    changes = search_changes(args, which)
+    name += "".join(f"-{SUFFIXES[field]}{value:g}" for field, value in changes.items())
+    return network_side(network, visits=visits, search=search, leaves=leaves, seed=seed,
+                        opening_moves=args.opening_moves, pass_rule=args.pass_rule, name=name,
+                        changes=changes)
+
+
+def search_changes(args, which):
+    """The player's search fields that side `which` changes from every player's defaults
+    (B takes A's where it gives none), as SearchSettings fields."""
+    changes = {}
+    for flag, (field, *_) in PUCT_FLAGS.items():
+        a, b = puct_flag(args, flag, "a"), puct_flag(args, flag, "b")
+        value = b if which == "B" and b is not None else a
+        if value is not None and value != getattr(PLAYER_SEARCH, field):
+            changes[field] = float(value)
+    return changes
+
+
+def puct_flag(args, flag, side):
+    """The value of FLAG-a or FLAG-b (side 'a' or 'b') of a PUCT_FLAGS flag; None: not given."""
+    return getattr(args, f"{flag[2:].replace('-', '_')}_{side}")
+
+
+def _pace(args, visits):
+    """A network player's pace in its name: v64 (visits), 1s (a move), 60s-game (a clock)."""
+    if args.game_seconds is not None:
+        return f"{args.game_seconds:g}s-game"
+    return f"v{visits}" if args.move_seconds is None else f"{args.move_seconds:g}s"
+
+
+def make_side(spec, args, seed, which):
+    """A match side from a player spec (play.specs); ArgumentError naming what is wrong."""
+    from play.specs import make_side as side_from_spec
+
+    try:
+        return side_from_spec(spec, seed=seed, move_seconds=args.move_seconds,
+                              load_network=lambda path, seed: load_network_side(
+                                  path, args, seed, which))
+    except ValueError as exc:            # ArgumentError from the loader passes as it is
+        if isinstance(exc, ArgumentError):
+            raise
+        raise ArgumentError(f"{which}: {one_line(exc)}") from None
+
+
+def one_line(exc):
+    """An error's text on one line, shortened (fastgo.files.escaped)."""
+    from fastgo.files import escaped
+    return escaped(exc, 300, one_line=True)
