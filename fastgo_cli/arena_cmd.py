@@ -89,7 +89,7 @@ def add_arguments(parser):
                              "(Gumbel sequential halving, noise in the opening moves only)")
     parser.add_argument("--search-b", default=None, choices=SEARCH_CHOICES,
                         help="root search of a checkpoint B (default: --search-a)")
-    for flag, (field, what, low, high) in PUCT_FLAGS.items():
+    for flag, (field, _, what, low, high) in PUCT_FLAGS.items():
         parser.add_argument(flag + "-a", type=float, default=None, metavar="X",
                             help=f"{what} of a checkpoint A, {low:g}..{high:g} (default: "
                                  f"{getattr(PLAYER_SEARCH, field):g}, as every player)")
@@ -157,7 +157,7 @@ def _check_args(args):
     for flag, value in (("--leaves-a", args.leaves_a), ("--leaves-b", args.leaves_b)):
         if not 1 <= value <= 256:
             raise ArgumentError(f"{flag} must be in 1..256, got {value}")
-    for flag, (_, _, low, high) in PUCT_FLAGS.items():
+    for flag, (*_, low, high) in PUCT_FLAGS.items():
         for side in "ab":
             value = puct_flag(args, flag, side)
             if value is not None and not low <= value <= high:      # also refuses nan

@@ -3,19 +3,28 @@ flags (visits, leaves, backend, root search, PUCT's constants), any other player
 play.specs. Bad arguments raise ArgumentError (one line, exit status 2)."""
 from __future__ import annotations
 
+import dataclasses
 import os
 
+from fastgo.run.config import SelfplayConfig
 from fastgo.search_settings import SearchSettings
 
 PLAYER_SEARCH = SearchSettings.for_play()     # every player's search unless a flag changes it
-# per-side flags (FLAG-a, FLAG-b) of the players' PUCT constants: the SearchSettings field,
-# what it is, its range (as selfplay.c_puct's and selfplay.fpu_reduction's in the config)
+
+
+def _puct_flag(field, suffix, what):
+    """(field, suffix in a player's name, what it is, low, high): the range is the config's
+    selfplay.FIELD's, the one place these constants are bounded."""
+    meta = {f.name: f for f in dataclasses.fields(SelfplayConfig)}[field].metadata
+    return field, suffix, what, meta["min"], meta["max"]
+
+
+# per-side flags (FLAG-a, FLAG-b) of the players' PUCT constants, by their SearchSettings field
 PUCT_FLAGS = {
-    "--c-puct": ("c_puct", "PUCT's exploration constant", 0.0, 100.0),
-    "--fpu": ("fpu_reduction", "first-play urgency reduction (an unvisited move's value: its "
-              "parent's minus X x sqrt(the visited moves' prior))", 0.0, 10.0),
+    "--c-puct": _puct_flag("c_puct", "cpuct", "PUCT's exploration constant"),
+    "--fpu": _puct_flag("fpu_reduction", "fpu", "first-play urgency reduction (an unvisited "
+                        "move's value: its parent's minus X x sqrt(the visited moves' prior))"),
 }
-SUFFIXES = {"c_puct": "cpuct", "fpu_reduction": "fpu"}      # in a player's name: -cpuct0.5
 
 
 class ArgumentError(ValueError):
@@ -50,7 +59,8 @@ def load_network_side(path, args, seed, which):
     if search != "puct":
         name += f"-{search}"
     changes = search_changes(args, which)
-    name += "".join(f"-{SUFFIXES[field]}{value:g}" for field, value in changes.items())
+    suffixes = {field: suffix for field, suffix, *_ in PUCT_FLAGS.values()}
+    name += "".join(f"-{suffixes[field]}{value:g}" for field, value in changes.items())
     return network_side(network, visits=visits, search=search, leaves=leaves, seed=seed,
                         opening_moves=args.opening_moves, pass_rule=args.pass_rule, name=name,
                         changes=changes)

@@ -285,3 +285,28 @@ def test_fuzz_game_seconds_is_a_number_in_range_or_one_refusal(text):
         assert "expected seconds in (0, 86400]" in str(err)
         return
     assert math.isfinite(value) and 0 < value <= 86_400 and value == float(text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["--c-puct-a", "--c-puct-b", "--fpu-a", "--fpu-b"]),
+       st.one_of(st.text(max_size=30), st.floats(allow_nan=True).map(repr),
+                 st.integers(-10 ** 12, 10 ** 12).map(str)))
+def test_fuzz_puct_flags_are_a_number_in_range_or_one_refusal(flag, text):
+    """The arena's PUCT flags: any text is refused by the parser (not a number), refused by the
+    check naming the flag and the config's range, or a finite number in that range."""
+    from fastgo_cli.arena_cmd import ArgumentError, _check_args
+    limits = {"--c-puct": (0.0, 100.0), "--fpu": (0.0, 10.0)}[flag[:-2]]
+    try:
+        args = parse("arena", "random", "random", flag, text)
+    except SystemExit as exc:
+        assert exc.code == 2
+        return
+    try:
+        _check_args(args)
+    except ArgumentError as err:
+        assert str(err).startswith(f"{flag} must be in {limits[0]:g}..{limits[1]:g}, got ")
+        value = float(text)
+        assert not limits[0] <= value <= limits[1]
+        return
+    value = getattr(args, flag[2:].replace("-", "_"))
+    assert math.isfinite(value) and limits[0] <= value <= limits[1] and value == float(text)
