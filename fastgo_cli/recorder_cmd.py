@@ -24,11 +24,10 @@ def run(args) -> int:
 def _run(args) -> int:
     import dataclasses
     import logging
-    import signal
 
     from fastgo.run.config import ConfigError, RecorderConfig, load_config, parse_section, to_dict
     from fastgo.run.rundir import StatusFile, open_run_dir
-    from fastgo.run.role_entry import on_disk_full, setup_logging
+    from fastgo.run.role_entry import on_disk_full, on_stop_signals, setup_logging
     from selfplay_workers.recorder import Recorder
 
     config = load_config(args.config, overrides=args.overrides)
@@ -44,8 +43,7 @@ def _run(args) -> int:
     setup_logging(run_dir.log("recorder"), quiet=args.quiet)
     log = logging.getLogger("fastgo.recorder")
     recorder = Recorder(config, run_dir, status=StatusFile(run_dir, "recorder"))
-    signal.signal(signal.SIGTERM, recorder.stop)
-    signal.signal(signal.SIGINT, recorder.stop)
+    on_stop_signals(recorder.stop)
     on_disk_full(config, should_stop=lambda: recorder.stop_requested)
     log.info("recording %dx%d komi %g games on %s into %s (shards of %d games or %gs)",
              recorder.size, recorder.size, recorder.komi, recorder.endpoint, run_dir.shards,

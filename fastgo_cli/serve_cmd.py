@@ -83,12 +83,11 @@ def calibration_shards(args, config):
 
 def run(args) -> int:
     import logging
-    import signal
     import sys
 
     from fastgo.run.config import ConfigError
     from fastgo.files import escaped, reason
-    from fastgo.run.role_entry import setup_logging
+    from fastgo.run.role_entry import on_stop_signals, setup_logging
 
     log = logging.getLogger("fastgo.serve")
     if getattr(args, "make_curve_key", None):
@@ -128,8 +127,7 @@ def run(args) -> int:
         log.exception("fastgo serve failed to start")
         return 1
     try:
-        signal.signal(signal.SIGTERM, server.stop)
-        signal.signal(signal.SIGINT, server.stop)
+        on_stop_signals(server.stop)
         log.info("serving %s on %s: %s", list(server.slots), server.endpoint,
                  next(iter(server.slots.values())).runner.describe())
         print(f"fastgo serve: ready on {server.endpoint}", flush=True)

@@ -14,7 +14,6 @@ stream that is already >= 0 (ReLU), and its gamma's gradient is nonzero wherever
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import re
 

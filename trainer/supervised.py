@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import os
 import time
 
 import numpy as np

@@ -17,7 +17,6 @@ import time
 
 import torch
 
-from fastgo.run.config import ConfigError
 from fastgo.files import escaped
 from inference_server.backends import cpu_has_bf16
 from inference_server.network import training_record

@@ -4,6 +4,7 @@ error is one line and exit status 2; a full disk is one line and fastgo.diskfull
 (the supervisor waits for space or stops the run, cluster.on_disk_full, and counts no crash)."""
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import signal
@@ -88,6 +89,18 @@ def _say_on_full_disk(line):
         sys.stdout, sys.stderr = null, null
 
 
+def on_stop_signals(handler):
+    """SIGTERM and SIGINT call `handler(signum, frame)` instead of killing the process, and are
+    ignored once the interpreter ends: Python puts the default handlers back then, so a second
+    SIGTERM (a supervisor's, say) would turn a clean stop under way into a death by signal."""
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    if not _stop_requested.get("atexit"):
+        # atexit hooks run before the interpreter resets the handlers
+        atexit.register(ignore_stop_signals)
+        _stop_requested["atexit"] = True
+
+
 def stop_on_signals():
     """SIGTERM and SIGINT ask the role to stop (finish its step, write what it holds) instead of
     killing it; returns the callable that says whether one has arrived: None until then, then
@@ -96,8 +109,7 @@ def stop_on_signals():
 
     def handler(signum, frame):
         stopped[0] = signal.Signals(signum).name
-    signal.signal(signal.SIGTERM, handler)
-    signal.signal(signal.SIGINT, handler)
+    on_stop_signals(handler)
     _stop_requested["callable"] = lambda: stopped[0]
     return _stop_requested["callable"]
 

@@ -3,7 +3,6 @@ steps (one that passes with a figure and its ceiling, one that fails, one that r
 time, one whose JSON lacks the figure), the real steps' limits within the 8 minutes, and the
 refusal without a CUDA device (one line, exit 2, before anything long)."""
 import importlib.util
-import json
 import subprocess
 import sys
 from pathlib import Path

@@ -53,7 +53,7 @@ def test_hot_reload_under_load(tmp_path, overlap, forward):
     expected = {version: forward(model, x) for version, model in models.items()}
 
     stop = threading.Event()
-    seen, failures, completed = [], [], [0]
+    seen, failures = [], []
     served = {version: threading.Event() for version in (1, 2, 4)}   # a client got that version
 
     def load(index):

@@ -1,7 +1,6 @@
 """Checkpoint bytes travel in upload chunks, so the server's message size limit is that of the
 largest eval, however large checkpoints are: an oversized message of any kind is dropped before
 it is buffered, and the server goes on serving."""
-import os
 
 import numpy as np
 import pytest
@@ -10,7 +9,7 @@ import zmq
 from fastgo.run.config import ModelConfig
 from inference_server import protocol
 from inference_server.checkpoint import save_checkpoint
-from inference_server.client import InferenceClient, ServerError
+from inference_server.client import InferenceClient
 from inference_server.model import build_model
 from cluster.role_process import ServerProcess, write_config
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fastgo import features, symmetry
-from fastgo.board import BLACK, WHITE, Board
+from fastgo.board import BLACK, Board
 from fastgo.replay import encode_samples
 from fastgo.search_settings import SearchSettings
 

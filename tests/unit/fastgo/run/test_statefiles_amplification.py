@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import tracemalloc
 
-import pytest
 
 from fastgo.run.ratings import MAX_FIT_PLAYERS, TableError, fit_ratings, read_table
 from fastgo.run.statefiles import read_csv, read_jsonl
