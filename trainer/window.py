@@ -33,6 +33,9 @@ class Block:
     policy_moves: np.ndarray     # int16 [E]
     policy_visits: np.ndarray    # float32 [E]
     full: np.ndarray             # uint8 [M]
+    root_value: np.ndarray       # float32 [M]: the search's root value, side to move's view
+    searched: np.ndarray         # uint8 [G]: 1 where root_value is a search's (self-play), 0
+                                 # where the game was imported (its root values are 0)
     ids: tuple                   # game ids, for duplicate detection across shards
 
     @property
@@ -70,6 +73,8 @@ def block_from_games(games, size: int, name: str) -> Block:
         policy_moves=cat([g.policy_moves for g in games], np.int16),
         policy_visits=cat([g.policy_visits for g in games], np.float32),
         full=cat([g.full for g in games], np.uint8),
+        root_value=cat([g.root_value for g in games], np.float32),
+        searched=np.array([len(g.versions) > 0 for g in games], dtype=np.uint8),
         ids=tuple(g.id for g in games))
 
 
@@ -104,7 +109,12 @@ def batch_buffers(size: int, batch: int, planes: int) -> dict:
 
 class ReplayWindow:
     def __init__(self, size: int, komi: float, encoding: str, *, window="power",
-                 window_size=100_000, alpha=0.75, beta=0.4):
+                 window_size=100_000, alpha=0.75, beta=0.4, q_weight=0.0):
+        """`q_weight`: the value target's share of the search's root value (trainer.value_q_weight):
+        (1 - q_weight) x the outcome + q_weight x the root value, in self-play games."""
+        if not 0.0 <= q_weight <= 1.0:
+            raise ValueError(f"q_weight must be in 0..1, got {q_weight}")
+        self.q_weight = float(q_weight)
         self.size = size
         self.komi = komi
         self.encoding = encoding
@@ -172,7 +182,11 @@ class ReplayWindow:
             policy_visits=np.ascontiguousarray(np.concatenate([b.policy_visits for b in blocks])
                                                if blocks else np.zeros(0, np.float32), dtype=np.float32),
             full=np.ascontiguousarray(np.concatenate([b.full for b in blocks]) if blocks
-                                      else np.zeros(0, np.uint8), dtype=np.uint8))
+                                      else np.zeros(0, np.uint8), dtype=np.uint8),
+            root_value=(np.concatenate([b.root_value for b in blocks]) if blocks
+                        else np.zeros(0, np.float32)).astype(np.float32, copy=False),
+            searched=(np.concatenate([b.searched for b in blocks]) if blocks
+                      else np.zeros(0, np.uint8)).astype(np.uint8, copy=False))
         return self._flat
 
     def batch_buffers(self, batch: int, planes: int) -> dict:
@@ -194,7 +208,8 @@ class ReplayWindow:
 
     def flat(self) -> dict:
         """The window's games as flat arrays (see encode_samples): moves, game_start, winner,
-        score, score_known, ownership, policy_start, policy_moves, policy_visits, full."""
+        score, score_known, ownership, policy_start, policy_moves, policy_visits, full,
+        root_value, searched."""
         return self._flat or self._flatten()
 
     def encode(self, game, move, symmetry, out: dict) -> dict:
@@ -218,4 +233,10 @@ class ReplayWindow:
                        out_reply_weight=out["reply_weight"] if with_reply else None)
         if with_score:
             out["score_weight"][:len(game)] = flat["score_known"][game]
+        if self.q_weight > 0.0:
+            rows = len(game)
+            position = flat["game_start"][game] + np.asarray(move, dtype=np.int64)
+            mixed = ((1.0 - self.q_weight) * out["value"][:rows]
+                     + self.q_weight * flat["root_value"][position])
+            out["value"][:rows] = np.where(flat["searched"][game] != 0, mixed, out["value"][:rows])
         return out

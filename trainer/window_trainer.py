@@ -64,7 +64,8 @@ class WindowTrainer(CoreView):
                                  trainable=objective.trainable)
         self.window = ReplayWindow(mc.board_size, config.selfplay.komi, mc.encoding,
                                    window=tc.window, window_size=tc.window_size,
-                                   alpha=tc.window_alpha, beta=tc.window_beta)
+                                   alpha=tc.window_alpha, beta=tc.window_beta,
+                                   q_weight=tc.value_q_weight)
         self.intake = ShardIntake(run_dir, mc.board_size, config.selfplay.komi)
         self.samples = 0
         self.used_shards: set[str] = set()

@@ -294,6 +294,11 @@ class TrainerConfig:
                                                 doc="power: grows with the data (KataGo); fixed")
     window_size: int = setting(100_000, min=1, max=1 << 31,
                                doc="fixed: positions kept; power: the scale c")
+    value_q_weight: float = setting(0.0, min=0.0, max=1.0,
+                                    doc="the value target's share of the search's root value: "
+                                        "(1 - w) x the game's outcome + w x the root value the "
+                                        "search saw there (self-play games; an imported game "
+                                        "keeps its outcome); 0 = the outcome alone")
     window_alpha: float = setting(0.75, min=0.0, max=1.0)
     window_beta: float = setting(0.4, min=0.0, max=10.0)
     min_positions: int = setting(2_000, min=1, max=1 << 31,

@@ -205,7 +205,7 @@ def test_quickstart_config_trains_one_step_with_every_head(tmp_path, random_move
     assert config.trainer.compile
     config = dataclasses.replace(config, trainer=dataclasses.replace(
         config.trainer, device="cpu", batch_size=16, min_positions=1, publish=False,
-        compile=False))
+        compile=False, value_q_weight=0.4))
     komi = config.selfplay.komi
     rng = np.random.default_rng(7)
     records = [game_record(9, komi, random_moves(9, komi, rng, length=30), 0, seed=i)
@@ -213,6 +213,7 @@ def test_quickstart_config_trains_one_step_with_every_head(tmp_path, random_move
     run = open_run_dir(tmp_path / "run")
     write_shard(run.shards, records, "w0-000001.shard", size=9, komi=komi)
     trainer = make_trainer(config, run)
+    assert trainer.window.q_weight == 0.4          # trainer.value_q_weight reaches the window
     trainer.ingest()
     rows, loss, terms = trainer.objective.loss(trainer.model, trainer.window, trainer.rng,
                                                trainer.buffers, trainer.device)
@@ -221,3 +222,38 @@ def test_quickstart_config_trains_one_step_with_every_head(tmp_path, random_move
     loss.backward()
     assert trainer.model.score_fc2.weight.grad is not None
     assert trainer.model.opponent_policy_fc.weight.grad is not None
+
+
+@pytest.mark.parametrize("q_weight", [0.0, 0.3, 1.0])
+def test_value_target_mixes_the_search_root_value_of_self_play_games_only(game_record,
+                                                                          random_moves, q_weight):
+    """trainer.value_q_weight: (1 - w) x the outcome + w x the root value recorded at that
+    position, both from the side to move's view; an imported game (no versions) keeps its
+    outcome. Checked against the records' own arrays, position by position."""
+    rng = np.random.default_rng(5)
+    records = []
+    for i, n in enumerate((9, 14, 11)):
+        moves = random_moves(SIZE, KOMI, rng, length=n)
+        values = rng.uniform(-1, 1, len(moves)).astype(np.float32)
+        records.append(game_record(SIZE, KOMI, moves, 0, values=values, seed=i,
+                                   versions=() if i == 1 else (1, 0)))
+    window = ReplayWindow(SIZE, KOMI, "katago", window="fixed", window_size=10_000,
+                          q_weight=q_weight)
+    window.add(block_from_games(records, SIZE, "hand"))
+    game = np.array([g for g, r in enumerate(records) for _ in range(len(r.moves))], np.int32)
+    move = np.array([m for r in records for m in range(len(r.moves))], np.int32)
+    out = window.batch_buffers(len(game), 16)
+    window.encode(game, move, rng.integers(0, 8, len(game)).astype(np.uint8), out)
+    for i, (g, m) in enumerate(zip(game, move)):
+        record = records[g]
+        outcome = record.winner * (1 if m % 2 == 0 else -1)      # Black moves at even m
+        w = q_weight if record.versions else 0.0
+        assert out["value"][i] == pytest.approx((1 - w) * outcome + w * record.root_value[m],
+                                                abs=1e-6), (g, m)
+
+
+def test_value_q_weight_is_range_checked():
+    with pytest.raises(ValueError, match="q_weight"):
+        ReplayWindow(SIZE, KOMI, "katago", q_weight=1.5)
+    with pytest.raises(Exception, match="value_q_weight"):
+        loads_config("[trainer]\nvalue_q_weight = -0.1\n")
