@@ -95,10 +95,10 @@ def on_stop_signals(handler):
     SIGTERM (a supervisor's, say) would turn a clean stop under way into a death by signal."""
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGINT, handler)
-    if not _stop_requested.get("atexit"):
-        # atexit hooks run before the interpreter resets the handlers
-        atexit.register(ignore_stop_signals)
-        _stop_requested["atexit"] = True
+    # atexit hooks run before the interpreter resets the handlers; registered once however
+    # often this is called
+    atexit.unregister(ignore_stop_signals)
+    atexit.register(ignore_stop_signals)
 
 
 def stop_on_signals():

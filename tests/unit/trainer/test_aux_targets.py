@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from fastgo import symmetry
 from fastgo.board import BLACK, WHITE, Board
-from fastgo.run.config import ModelConfig, load_config, loads_config
+from fastgo.run.config import ConfigError, ModelConfig, load_config, loads_config
 from fastgo.run.rundir import open_run_dir
 from inference_server.model import build_model
 from trainer.alphazero import AlphaZeroObjective
@@ -255,5 +255,5 @@ def test_value_target_mixes_the_search_root_value_of_self_play_games_only(game_r
 def test_value_q_weight_is_range_checked():
     with pytest.raises(ValueError, match="q_weight"):
         ReplayWindow(SIZE, KOMI, "katago", q_weight=1.5)
-    with pytest.raises(Exception, match="value_q_weight"):
+    with pytest.raises(ConfigError, match="value_q_weight"):
         loads_config("[trainer]\nvalue_q_weight = -0.1\n")
