@@ -19,7 +19,8 @@ DIGITS = "9" * (LIMIT + 700)                    # past Python's int-string limit
 # (section.key, what a file or --set may set it to): floats, ints, tables of floats, arrays
 NUMERIC_KEYS = ["selfplay.komi", "trainer.batch_size", "trainer.lr", "server.init_seed",
                 "model.global_pool_every", "server.canary_max_abs_logit",
-                "cluster.server_resources.CPU", "server.graph_batches", "selfplay.seed"]
+                "cluster.server_resources.CPU", "server.graph_batches", "selfplay.seed",
+                "trainer.value_q_weight"]
 
 
 def one_line_naming(err, key):
@@ -35,6 +36,7 @@ def one_line_naming(err, key):
     ("server.init_seed", HUGE), ("server.init_seed", "-" + DIGITS),
     ("model.global_pool_every", "0x" + "f" * 4000),
     ("server.canary_max_abs_logit", "inf"), ("server.graph_batches", f"[8, {DIGITS}]"),
+    ("trainer.value_q_weight", "1.5"), ("trainer.value_q_weight", "nan"),
 ], ids=lambda v: v if len(v) < 30 else f"{v[:8]}..({len(v)})")
 @pytest.mark.parametrize("path", ["file", "--set"])
 def test_a_number_out_of_range_is_one_line_naming_its_key(tmp_path, key, value, path):
