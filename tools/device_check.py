@@ -37,6 +37,7 @@ class Step:
     argv: list
     limit_s: float
     read: object = None
+    detail_from: str = ""      # the row's detail: the last output line holding this (else the last)
 
 
 @dataclass
@@ -86,6 +87,10 @@ def run_step(step: Step, *, cwd=ROOT, env=None, clock=time.monotonic) -> Row:
             return row
         if step.read is None:
             row.detail = _tail(done.stdout)
+            picked = [line.strip() for line in done.stdout.splitlines()
+                      if step.detail_from and step.detail_from in line]
+            if picked:
+                row.detail = picked[-1][:160]
             return row
         try:
             with open(out_json) as handle:
@@ -133,8 +138,9 @@ def steps(python=sys.executable) -> list:
     fastgo = [python, "-m", "fastgo_cli.main"]
     out = [Step("build kernels", [python, "setup.py", "build_ext", "--inplace", "--parallel",
                                   str(os.cpu_count() or 1)], 90),
+           # the project's addopts name pytest-xdist options a GPU image's plugins may lack
            Step("CUDA tests", [python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                               "tests/system/serve/test_cuda.py"], 90)]
+                               "-o", "addopts=-ra", "tests/system/serve/test_cuda.py"], 90)]
     for config in ("9x9_gpu", "19x19_gpu"):
         out.append(Step(f"bench server {config}",
                         fastgo + ["bench", "server", "--config", config, "--device", "cuda",
@@ -150,7 +156,10 @@ def steps(python=sys.executable) -> list:
                               "--json", "{json}"], 45, _train))
     out.append(Step("learning run 9x9_gpu",
                     fastgo + ["cluster", "--config", "9x9_gpu", "--duration", f"{CLUSTER_S}s",
-                              "--run-dir", "{tmp}/run"], CLUSTER_S + 40))
+                              "--run-dir", "{tmp}/run",
+                              # the final rating would outlast the step's limit
+                              "--set", "cluster.final_eval_s=0"], CLUSTER_S + 40,
+                    detail_from="self-play games"))
     return out
 
 
