@@ -58,7 +58,7 @@ def test_updates_metrics_pool_and_resume(tmp_path, reinforce_config, reinforce_g
     assert not os.path.exists(run.checkpoint(1))       # pruned: not in the pool, not the newest
     weights = {k: v.clone() for k, v in trainer.model.state_dict().items()}
     momentum = trainer.optimizer.state_dict()["state"]
-    del trainer
+    trainer = None                   # the first trainer gone before the second reads its state
 
     # Restart: the same weights and optimizer, b[0:2] not used again, b[2:] + c[0] make update 3.
     c = reinforce_games(rng, 1, 300)
