@@ -86,11 +86,9 @@ def run_step(step: Step, *, cwd=ROOT, env=None, clock=time.monotonic) -> Row:
             row.detail = f"exit {done.returncode}: {_tail(done.stderr) or _tail(done.stdout)}"
             return row
         if step.read is None:
-            row.detail = _tail(done.stdout)
-            picked = [line.strip() for line in done.stdout.splitlines()
+            picked = [line for line in done.stdout.splitlines()
                       if step.detail_from and step.detail_from in line]
-            if picked:
-                row.detail = picked[-1][:160]
+            row.detail = _tail(picked[-1] if picked else done.stdout)
             return row
         try:
             with open(out_json) as handle:

@@ -158,35 +158,33 @@ class ReplayWindow:
 
     def _flatten(self):
         blocks = self.blocks
-        moves = np.concatenate([b.moves for b in blocks]) if blocks else np.zeros(0, np.int16)
-        game_len = np.concatenate([b.game_len for b in blocks]) if blocks else np.zeros(0, np.int64)
+
+        def joined(field, dtype, row=()):
+            """The blocks' `field` end to end, contiguous, as dtype (rows of shape `row`)."""
+            if not blocks:
+                return np.zeros((0, *row), dtype)
+            return np.ascontiguousarray(np.concatenate([getattr(b, field) for b in blocks]),
+                                        dtype=dtype)
+
+        game_len = joined("game_len", np.int64)
         game_start = np.zeros(len(game_len) + 1, dtype=np.int64)
         np.cumsum(game_len, out=game_start[1:])
-        policy_count = np.concatenate([b.policy_count for b in blocks]) if blocks else np.zeros(0, np.int64)
+        policy_count = joined("policy_count", np.int64)
         policy_start = np.zeros(len(policy_count) + 1, dtype=np.int64)
         np.cumsum(policy_count, out=policy_start[1:])
         self._flat = dict(
-            moves=np.ascontiguousarray(moves, dtype=np.int16),
+            moves=joined("moves", np.int16),
             game_start=game_start,
-            winner=np.ascontiguousarray(np.concatenate([b.winner for b in blocks]) if blocks
-                                        else np.zeros(0, np.int8), dtype=np.int8),
-            score=np.ascontiguousarray(np.concatenate([b.score for b in blocks]) if blocks
-                                       else np.zeros(0, np.float32), dtype=np.float32),
-            score_known=np.ascontiguousarray(np.concatenate([b.score_known for b in blocks])
-                                             if blocks else np.zeros(0, np.uint8), dtype=np.uint8),
-            ownership=np.ascontiguousarray(np.concatenate([b.ownership for b in blocks]) if blocks
-                                           else np.zeros((0, self.nn), np.int8), dtype=np.int8),
+            winner=joined("winner", np.int8),
+            score=joined("score", np.float32),
+            score_known=joined("score_known", np.uint8),
+            ownership=joined("ownership", np.int8, (self.nn,)),
             policy_start=policy_start,
-            policy_moves=np.ascontiguousarray(np.concatenate([b.policy_moves for b in blocks])
-                                              if blocks else np.zeros(0, np.int16), dtype=np.int16),
-            policy_visits=np.ascontiguousarray(np.concatenate([b.policy_visits for b in blocks])
-                                               if blocks else np.zeros(0, np.float32), dtype=np.float32),
-            full=np.ascontiguousarray(np.concatenate([b.full for b in blocks]) if blocks
-                                      else np.zeros(0, np.uint8), dtype=np.uint8),
-            root_value=(np.concatenate([b.root_value for b in blocks]) if blocks
-                        else np.zeros(0, np.float32)).astype(np.float32, copy=False),
-            searched=(np.concatenate([b.searched for b in blocks]) if blocks
-                      else np.zeros(0, np.uint8)).astype(np.uint8, copy=False))
+            policy_moves=joined("policy_moves", np.int16),
+            policy_visits=joined("policy_visits", np.float32),
+            full=joined("full", np.uint8),
+            root_value=joined("root_value", np.float32),
+            searched=joined("searched", np.uint8))
         return self._flat
 
     def batch_buffers(self, batch: int, planes: int) -> dict:
