@@ -27,6 +27,9 @@ def add_arguments(parser):
     parser.add_argument("--batch", type=int, help="batch size (default: trainer.batch_size)")
     parser.add_argument("--seconds", type=float, default=3.0, help="seconds of each timed run")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per figure (median)")
+    parser.add_argument("--threads", type=int,
+                        help="torch threads of the training steps (default: trainer.threads, "
+                             "else 1); the trainer's thread scaling, one run per count")
     parser.add_argument("--no-compile", action="store_true",
                         help="leave out the torch.compile'd trainer (compiling takes tens of "
                              "seconds)")
@@ -71,6 +74,8 @@ def run(args) -> int:
             raise ConfigError("--games 1..1e6, --repeats 1..100 and --seconds (0, 600] please")
         if args.batch is not None and not 1 <= args.batch <= 65536:
             raise ConfigError(f"--batch: must be in 1..65536, got {args.batch}")
+        if args.threads is not None and not 1 <= args.threads <= 1024:
+            raise ConfigError(f"--threads: must be in 1..1024, got {args.threads}")
     except ConfigError as err:
         print(f"fastgo bench train: {err}", file=sys.stderr)
         return 2
@@ -87,7 +92,8 @@ def run(args) -> int:
     print(f"fastgo bench train: about {6 * args.repeats * args.seconds + args.games / 20 + 5:.0f} s "
           f"({args.games} games of self-play to read, then up to 6 x {args.repeats} runs of "
           f"{args.seconds:g} s)", file=sys.stderr, flush=True)
-    torch.set_num_threads(config.trainer.threads or 1)
+    threads = args.threads or config.trainer.threads or 1
+    torch.set_num_threads(threads)
     batch = args.batch or config.trainer.batch_size
     mc = config.model
     with tempfile.TemporaryDirectory(prefix="fastgo-bench-train-") as workdir:
@@ -125,7 +131,7 @@ def run(args) -> int:
         tc = dataclasses.replace(config.trainer, batch_size=batch, publish=False, device="cpu"
                                  if not torch.cuda.is_available() else config.trainer.device,
                                  min_positions=1, samples_per_position=1e9,
-                                 algorithm="alphazero")
+                                 algorithm="alphazero", threads=threads)
         # the config's trainer beside its other memory layout and each precision this CPU runs
         # (bf16 autocast only where the CPU has bf16 instructions), rounds alternated, same data
         variants = training_variants(tc, cpu_has_bf16(), compiled=not args.no_compile)

@@ -30,11 +30,14 @@ def test_bench_train_json_counts_the_games_it_made(tmp_path, write_tiny_config):
     config = write_tiny_config(tmp_path / "c.toml")
     out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "bench", "train", "--config", config,
                           "--games", "30", "--seconds", "0.2", "--repeats", "1", "--json",
-                          tmp_path / "b.json", "--no-compile"], capture_output=True, text=True,
+                          tmp_path / "b.json", "--no-compile", "--threads", "2"],
+                         capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
     result = json.loads((tmp_path / "b.json").read_text())
     assert result["games"] == 30 and result["batch"] == 128 and result["board_size"] == 5
+    # --threads over the config's trainer.threads (the tiny config's 1), for every variant timed
+    assert result["threads"] == 2 and "(2 thread(s))" in out.stdout
     # 30 games of 5x5 last between 2 and 50 moves each (two passes .. the move cap)
     assert 30 * 2 <= result["positions"] <= 30 * 50
     assert result["data_positions_per_s"] > 0 and result["train_samples_per_s"] > 0

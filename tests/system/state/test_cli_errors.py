@@ -24,6 +24,7 @@ CASES = [
     (["bench", "mcts", "--board", "30"], "--size"),
     (["bench", "selfplay", "--workers", "0"], "--workers"),
     (["bench", "train", "--games", "0"], "--games"),
+    (["bench", "train", "--threads", "0"], "--threads"),
     (["cluster", "--duration", "forever"], "--duration"),
     (["cluster", "--config", "no/such/file.toml"], "no/such/file.toml"),
     (["arena", "random", "mcts:2", "--pass-rule", "never"], "--pass-rule"),
