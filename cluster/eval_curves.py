@@ -7,7 +7,7 @@ results, not the pictures."""
 import time
 
 from cluster.plots import draw_curve, draw_losses
-from fastgo.run.ratings import read_table
+from fastgo.run.strength import read_strength
 
 REDRAW_S = 60.0
 
@@ -40,7 +40,7 @@ class Curves:
         self.drawn_at = self.clock()
         try:
             draw_curve(self.run_dir.curve, self.evaluations, ratings, list(self.anchors()),
-                       rows=read_table(self.run_dir.ratings_table))
+                       strength=read_strength(self.run_dir.ratings_table))
             draw_losses(self.run_dir.losses, self.run_dir.metrics)
         except Exception as err:        # a plot must never stop the evaluator
             self.log.warning("could not draw the curves: %s", err)

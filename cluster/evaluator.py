@@ -33,7 +33,9 @@ from cluster.pairings import PairingRule, expected_score, one_sided, pairing_ver
 from cluster.eval_curves import REDRAW_S, Curves
 from fastgo.files import atomic_write_text, check_regular, escaped, read_bounded
 from fastgo.run.config import ConfigError
-from fastgo.run.ratings import TableError, append_result, components, fit_ratings, read_table
+from fastgo.run.ratings import append_result
+from fastgo.run.rundir import checkpoint_player
+from fastgo.run.strength import read_strength
 from play.gtp.side import GtpEngineError
 from play.match import MatchResult, play_match
 
@@ -135,21 +137,18 @@ class Evaluator:
         """(ratings {name: (elo, low, high)}, rows of the table, predict(a, b) -> a's expected
         score against b as (low, expected, high) over a's 95% interval, where both are rated
         in one connected group, else None)."""
-        rows = read_table(self.table)
-        try:
-            ratings = fit_ratings(rows, anchor="random")
-        except TableError as err:
-            self.log.warning("%s: no ratings fitted: %s", self.table, err)
-            ratings = {}
-        group = {name: k for k, names in enumerate(components(rows, "random")) for name in names}
+        strength = read_strength(self.table)
+        if strength.error:
+            self.log.warning("%s: no ratings fitted: %s", self.table, strength.error)
+        ratings = strength.elo
 
         def predict(a, b):
-            if a in ratings and b in ratings and group.get(a) == group.get(b):
+            if strength.connected(a, b):
                 return tuple(expected_score(elo, ratings[b][0]) for elo in
                              (ratings[a][1], ratings[a][0], ratings[a][2]))
             return None
 
-        return ratings, rows, predict
+        return ratings, strength.rows, predict
 
     # --- the schedule: a cheap point first, refined later ----------------------------------
 
@@ -248,7 +247,7 @@ class Evaluator:
 
         started, cpu0 = self.clock(), self.budget.cpu_s()
         torch.set_num_threads(1)
-        name = f"ckpt-{step}"
+        name = checkpoint_player(step)
         try:
             # when the checkpoint was written: taken now, as the trainer may prune the file
             # while its matches are played

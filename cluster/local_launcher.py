@@ -14,9 +14,10 @@ from cluster.evaluations import unrated_newest
 from cluster.restarts import DISK_FULL, REFUSED, STARTUP_S, Backoff, RestartPolicy
 from cluster.role_process import SERVE_READY, RoleStartError
 from cluster.roles import role_argv, role_specs
-from cluster.status import read_cgos, server_rates, status_line, summary_text, write_cluster_status
+from cluster.status import (current_ratings, read_cgos, server_rates, status_line, summary_text,
+                            write_cluster_status)
 from fastgo.diskfull import EXIT_STATUS as DISK_FULL_STATUS
-from fastgo.run.rundir import read_status
+from fastgo.run.rundir import checkpoint_player, read_status
 from fastgo.run.statefiles import read_ratings
 
 FINAL_POLL_S = 0.5              # how often the final rating's deadline and signals are looked at
@@ -160,7 +161,7 @@ class LocalCluster:
         job = unrated_newest(self.run_dir)
         if job is None:
             return None
-        name = f"ckpt-{job[0]}"
+        name = checkpoint_player(job[0])
         self.log(f"final rating of {name}, the run's last checkpoint, with the whole machine "
                  f"(at most {self.cc.final_eval_s:g} s: cluster.final_eval_s)")
         child = self.evaluator.child
@@ -222,7 +223,8 @@ class LocalCluster:
         evaluator, _ = read_status(self.run_dir, "evaluate")
         statuses = {role.role: read_status(self.run_dir, role.spec.heartbeat)[0]
                     for role in self.children if role.spec.heartbeat}
-        line = status_line(elapsed, train or {}, moves, evals, fill, read_ratings(self.run_dir.ratings),
+        ratings = current_ratings(read_ratings(self.run_dir.ratings), self.run_dir)
+        line = status_line(elapsed, train or {}, moves, evals, fill, ratings,
                            self.restarts(), evaluator, read_cgos(self.run_dir)) \
             + self.policy.disk_note(self.children, statuses)
         write_cluster_status(self.run_dir, {"evals_per_s": round(evals, 1), "fill": round(fill, 4),
@@ -234,8 +236,10 @@ class LocalCluster:
         train, _ = read_status(self.run_dir, "train")
         evaluator, _ = read_status(self.run_dir, "evaluate")
         return summary_text(time.monotonic() - self.started, self.stop_reason, train or {},
-                            self.restarts(), read_ratings(self.run_dir.ratings), self.run_dir,
-                            evaluator, final=self.final_note, cgos=read_cgos(self.run_dir))
+                            self.restarts(),
+                            current_ratings(read_ratings(self.run_dir.ratings), self.run_dir),
+                            self.run_dir, evaluator, final=self.final_note,
+                            cgos=read_cgos(self.run_dir))
 
     def close(self):
         """Nothing is held once the roles are stopped."""

@@ -7,10 +7,10 @@ import os
 
 from cluster.evaluations import read_evaluations
 from fastgo.files import atomic_write, escaped
-from fastgo.run.ratings import (CGOS_STAND_IN, TableError, cgos_ratings, cgos_text, fit_ratings,
-                                gain_intervals, read_table)
+from fastgo.run.ratings import CGOS_STAND_IN, cgos_text, read_table
 from fastgo.run.rundir import RunDir
 from fastgo.run.statefiles import read_csv
+from fastgo.run.strength import strength_of
 
 
 def _save(fig, path):
@@ -66,7 +66,7 @@ def cgos_shift(cgos, ratings):
     return None
 
 
-def draw_curve(path, evaluations, ratings, anchors, rows=None):
+def draw_curve(path, evaluations, ratings, anchors, rows=None, strength=None):
     """curve.png: each evaluated checkpoint's Elo (random = 0) with its 95% interval, against
     wall time and against self-play games. evaluations: [{'player', 'wall_s', 'games',
     'opponents'?}] in order; ratings: name -> (elo, low, high); anchors: fixed opponents in
@@ -75,9 +75,10 @@ def draw_curve(path, evaluations, ratings, anchors, rows=None):
     results; given, each point also gets a thick bar, the 95% interval of its gain over the
     point before it (fastgo.run.ratings.gain_intervals), placed on that point's Elo: what the
     games say about each step of the curve, which the intervals against `random` (a chain of
-    one-sided results, often thousands of Elo wide) cannot show. With rows that rate the
-    stand-in of CGOS's anchor (fastgo.run.ratings.cgos_ratings), the right axis is CGOS's 9x9 scale
-    and the title gives the newest point on it with its interval."""
+    one-sided results, often thousands of Elo wide) cannot show. strength: the
+    fastgo.run.strength.Strength of those rows, when the caller has it. With rows that rate the
+    stand-in of CGOS's anchor, the right axis is CGOS's 9x9 scale and the title gives the newest
+    point on it with its interval."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -86,9 +87,12 @@ def draw_curve(path, evaluations, ratings, anchors, rows=None):
     points = thin_points([e for e in evaluations if e["player"] in ratings])
     measured = [a for a in anchors if a in ratings]
     gains, cgos = {}, {}
-    if rows is not None:
-        gains = gain_intervals(rows, [e["player"] for e in points])
-        cgos = cgos_ratings(rows)
+    if strength is None and rows is not None:
+        strength = strength_of(rows)
+    if strength is not None:
+        rows, cgos = strength.rows, strength.cgos
+        gains = {e["player"]: gain for before, e in zip(points, points[1:])
+                 if (gain := strength.gain(e["player"], before["player"])) is not None}
     shift = cgos_shift(cgos, ratings)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.6), sharey=True)
     limits = curve_limits([ratings[e["player"]][0] for e in points] +
@@ -215,19 +219,21 @@ def run_algorithm(run_root) -> str:
 
 def read_run(run_root) -> dict:
     """{'evaluations', 'ratings', 'algorithm'} of a run directory: the evaluator's evaluations
-    and every player's Elo refitted from its ratings table (anchor random = 0), as the evaluator
-    fits them. RunCurveError when the directory has no ratings or no rated checkpoint."""
+    and every player's Elo from its ratings table (fastgo.run.strength, anchor random = 0), as
+    the evaluator has them. RunCurveError when the directory has no ratings or no rated
+    checkpoint."""
     if not os.path.isdir(run_root):
         raise RunCurveError(f"{run_root}: not a directory")
     table = RunDir(run_root).ratings_table
     if not os.path.isfile(table):
         raise RunCurveError(f"{run_root}: no ratings (ratings.jsonl): run the evaluator on it first")
     try:
-        ratings = fit_ratings(read_table(table), anchor="random")
+        strength = strength_of(read_table(table))
     except OSError as err:
         raise RunCurveError(f"{table}: cannot read: {err.strerror or err}") from None
-    except TableError as err:
-        raise RunCurveError(f"{table}: {err}") from None
+    if strength.error:
+        raise RunCurveError(f"{table}: {strength.error}")
+    ratings = strength.elo
     evaluations = [e for e in read_evaluations(RunDir(run_root).evaluations)
                    if e["player"] in ratings]
     if not evaluations:

@@ -42,7 +42,7 @@ from cluster.role_process import RECORDER_READY, SERVE_READY
 from cluster.restarts import DISK_FULL, REFUSED, Backoff, RestartPolicy
 from cluster.role_host import CONFIG_TOKEN, RoleHost
 from cluster.roles import RESOURCES_KEY, role_argv, role_specs
-from cluster.status import (read_cgos, server_rates, status_line, summary_text,
+from cluster.status import (current_ratings, read_cgos, server_rates, status_line, summary_text,
                             write_cluster_status)
 from fastgo.run.rundir import RATINGS
 
@@ -446,7 +446,8 @@ class RayCluster:
         # the run directory is the driver's own where the trainer's node is this one: the
         # CGOS estimate from its table, and logs/cluster.status.json for `fastgo dashboard`
         local = os.path.isdir(self.run_dir.logs)
-        line = status_line(elapsed, self._train_status(), moves, evals, fill, self._ratings(),
+        ratings = current_ratings(self._ratings(), self.run_dir) if local else self._ratings()
+        line = status_line(elapsed, self._train_status(), moves, evals, fill, ratings,
                            self.restarts(), self._evaluator_status(),
                            read_cgos(self.run_dir) if local else None) + \
             self.policy.disk_note(self.children, statuses)

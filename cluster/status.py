@@ -4,35 +4,40 @@ ratings.json."""
 from __future__ import annotations
 
 import json
-import os
 import time
 
 from fastgo.diskfull import no_wait
 from fastgo.files import atomic_write_text
-from fastgo.run.ratings import TableError, cgos_ratings, cgos_text, read_table
-from fastgo.run.rundir import status_path
-
-_CGOS_CACHE = {}                   # run root -> ((mtime_ns, size) of ratings.jsonl, cgos ratings)
+from fastgo.run.ratings import cgos_text
+from fastgo.run.rundir import player_step, status_path
+from fastgo.run.strength import read_strength
 
 
 def read_cgos(run_dir):
-    """{name: (elo, low, high)} on CGOS's scale (fastgo.run.ratings.cgos_ratings) of a run
-    directory's ratings table, refitted only when the file changed; {} without the stand-in."""
-    root, path = run_dir.root, run_dir.ratings_table
-    try:
-        st = os.stat(path)
-    except OSError:
-        return {}
-    key = (st.st_mtime_ns, st.st_size)
-    cached = _CGOS_CACHE.get(root)
-    if cached and cached[0] == key:
-        return cached[1]
-    try:
-        value = cgos_ratings(read_table(path))
-    except (OSError, TableError, ValueError):
-        value = {}
-    _CGOS_CACHE[root] = (key, value)
-    return value
+    """{name: (elo, low, high)} on CGOS's scale of a run directory's ratings table (its
+    fastgo.run.strength.Strength, refitted only when the file changed); {} without the
+    stand-in."""
+    return read_strength(run_dir.ratings_table).cgos
+
+
+def current_ratings(ratings, run_dir):
+    """ratings.json's content (`ratings`: {"latest", "ratings"}, or None) with every rating, the
+    latest player's included, as the run's ratings table gives them now (read_strength): the
+    evaluator writes ratings.json once per point, the table grows while it refines, and the
+    status line, curve.png and the dashboard show the same number for the same table. A
+    player the table does not rate keeps ratings.json's figures."""
+    elo = read_strength(run_dir.ratings_table).elo
+    if not isinstance(ratings, dict) or not elo:
+        return ratings
+    out = dict(ratings)
+    latest = out.get("latest")
+    if isinstance(latest, dict) and latest.get("player") in elo:
+        value = elo[latest["player"]]
+        out["latest"] = dict(latest, elo=value[0], elo_low=value[1], elo_high=value[2])
+    if isinstance(out.get("ratings"), dict):
+        out["ratings"] = {name: list(elo[name]) if name in elo else value
+                          for name, value in out["ratings"].items()}
+    return out
 
 
 def write_cluster_status(run_dir, figures):
@@ -119,7 +124,7 @@ def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evalua
                      + (f", {cgos_text(cgos[latest['player']])}" if cgos and latest["player"] in cgos
                         else "") + "; last results: " + ", ".join(latest["results"]))
         for name, value in sorted(ratings["ratings"].items(), key=lambda kv: -kv[1][0]):
-            if not name.startswith("ckpt-"):
+            if player_step(name) is None:
                 lines.append(f"  anchor {name}: Elo {value[0]:.0f}")
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):
         lines.append("  no evaluation yet")

@@ -14,15 +14,15 @@ import re
 
 from cluster.evaluations import read_evaluations
 from fastgo.game import Game
-from fastgo.run.ratings import (CGOS_STAND_IN, GroupFit, TableError, cgos_ratings, fit_ratings,
-                                read_table)
+from fastgo.run.ratings import CGOS_STAND_IN, read_table
 from fastgo.run.rundir import CHECKPOINT_NAME as RUN_CHECKPOINT_NAME
-from fastgo.run.rundir import RunDir
+from fastgo.run.rundir import RunDir, checkpoint_player, player_step
 from fastgo.run.shards import ShardError, list_shards, read_shard
 from fastgo.run.statefiles import read_csv, read_json
+from fastgo.run.strength import strength_of
 
 CHECKPOINT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.ckpt")
-RATED_NAME = re.compile(r"ckpt-(0|[1-9]\d{0,8})")  # as the ratings name a checkpoint
+MAX_RATED_STEP = 999_999_999  # the largest step of a checkpoint's file name (9 digits)
 SHARD_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.shard")
 MAX_LOSS_ROWS = 2000          # rows of metrics.csv sent (evenly thinned, the last kept)
 NEWEST_GAMES = 20             # self-play games listed
@@ -147,30 +147,22 @@ class RunView:
 
     def strength(self) -> dict:
         """The evaluated checkpoints in order, each with its Elo over random and on CGOS's scale
-        (fastgo.run.ratings.cgos_ratings) with 95% intervals, its gain interval over the point
-        before, wall time, games and its results against GNU Go levels; the anchors'
-        ratings. One fit (fastgo.run.ratings.GroupFit) gives them all."""
+        with 95% intervals, its gain interval over the point before, wall time, games and its
+        results against GNU Go levels; the anchors' ratings. All from the table's
+        fastgo.run.strength.Strength, as the status line and curve.png have them."""
         table = self.run.ratings_table
         evaluations = self.run.evaluations
 
         def compute():
-            rows = read_table(table)
-            try:
-                # one fit with its covariance gives the Elo over random, the CGOS scale and
-                # every gain interval; players apart from random's group get their own fit
-                fit = GroupFit(rows, anchor="random")
-                elo = {name: fit.difference(name, fit.names[0]) for name in fit.names}
-                if len(elo) < len(set(r["a"] for r in rows) | set(r["b"] for r in rows)):
-                    elo = dict(fit_ratings(rows), **elo)
-                cgos = cgos_ratings(rows, fit=fit) if CGOS_STAND_IN in fit else cgos_ratings(rows)
-            except TableError as err:
-                return {"points": [], "anchors": {}, "error": str(err)}
+            view = strength_of(read_table(table))
+            if view.error:
+                return {"points": [], "anchors": {}, "error": view.error}
+            rows, elo, cgos = view.rows, view.elo, view.cgos
             points = [e for e in read_evaluations(evaluations) if e["player"] in elo]
             gains = {}
             for before, e in zip(points, points[1:]):
-                if e["player"] in fit and before["player"] in fit \
-                        and before["player"] != e["player"]:
-                    gains[e["player"]] = fit.difference(e["player"], before["player"])[1:]
+                if (gain := view.gain(e["player"], before["player"])) is not None:
+                    gains[e["player"]] = gain
             gnugo = {}
             for row in rows:
                 for me, other, won, lost in (("a", "b", "wins_a", "wins_b"),
@@ -189,7 +181,7 @@ class RunView:
                             "gain": _rounded(gains[name]) if name in gains else None,
                             "gnugo": gnugo.get(name, {})})
             anchors = {n: {"elo": _rounded(v), "cgos": _rounded(cgos[n]) if n in cgos else None}
-                       for n, v in elo.items() if not n.startswith("ckpt-")}
+                       for n, v in elo.items() if player_step(n) is None}
             return {"points": out, "anchors": anchors, "stand_in": CGOS_STAND_IN,
                     "skipped_lines": rows.skipped}
         return self._cached("strength", self._key(table, evaluations), compute)
@@ -216,8 +208,9 @@ class RunView:
     def checkpoint_path(self, name) -> str:
         """The path of checkpoint `name`: a file name of the listing (ckpt-000000300.ckpt,
         latest.ckpt) or the name the ratings give it (ckpt-300); NotFound for any other."""
-        if isinstance(name, str) and (rated := RATED_NAME.fullmatch(name)):
-            name = os.path.basename(self.run.checkpoint(int(rated.group(1))))
+        step = player_step(name)
+        if step is not None and step <= MAX_RATED_STEP and name == checkpoint_player(step):
+            name = os.path.basename(self.run.checkpoint(step))
         if not isinstance(name, str) or not CHECKPOINT_NAME.fullmatch(name):
             raise NotFound(f"no checkpoint named {name!r:.80}")
         path = self.checkpoint_files().get(name)
@@ -226,9 +219,10 @@ class RunView:
         return path
 
     def checkpoints(self) -> list:
-        """[{name, file, step, rating, cgos, games}] newest first: every checkpoint file, named
-        as the ratings name it (ckpt-300; any other file by its file name), with the
-        evaluator's rating and the self-play games at its time where it was rated."""
+        """[{name, file, step, player, elo, cgos, games}] newest first: every checkpoint file,
+        named as the ratings name it (ckpt-300; any other file by its file name), with the
+        evaluator's rating, the player it was rated as and the self-play games at its time
+        where it was rated."""
         files = self.checkpoint_files()
         rated = {p["step"]: p for p in self.strength()["points"]}
         out = []
@@ -237,7 +231,9 @@ class RunView:
             digits = [numbered.group(1)] if numbered else re.findall(r"\d+", name)
             step = int(digits[-1]) if digits else -1
             point = rated.get(step)
-            out.append({"name": f"ckpt-{step}" if numbered else name, "file": name, "step": step,
+            out.append({"name": checkpoint_player(step) if numbered else name, "file": name,
+                        "step": step,
+                        "player": point["player"] if point else None,
                         "elo": point["elo"] if point else None,
                         "cgos": point["cgos"] if point else None,
                         "games": point["games"] if point else None})

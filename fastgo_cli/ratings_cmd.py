@@ -1,6 +1,6 @@
-"""`fastgo ratings [TABLE]`: every player's maximum-likelihood Elo (fastgo.run.ratings.fit_ratings)
-with its 95% interval and game count, strongest first. Called by fastgo_cli.main through
-`add_arguments(parser)` and `run(args) -> int`."""
+"""`fastgo ratings [TABLE]`: every player's maximum-likelihood Elo and CGOS estimate
+(fastgo.run.strength) with its 95% interval and game count, strongest first. Called by
+fastgo_cli.main through `add_arguments(parser)` and `run(args) -> int`."""
 from __future__ import annotations
 
 import json
@@ -40,8 +40,8 @@ def _fmt(value):
 
 def run(args):
     from fastgo.files import atomic_write_text
-    from fastgo.run.ratings import (CGOS_STAND_IN, TableError, cgos_ratings, cgos_text, components,
-                                fit_ratings, player_games, read_table)
+    from fastgo.run.ratings import CGOS_STAND_IN, cgos_text, player_games, read_table
+    from fastgo.run.strength import strength_of
 
     if os.path.isdir(args.table):
         print(f"{PROG}: {args.table}: is a directory", file=sys.stderr)
@@ -76,15 +76,13 @@ def run(args):
         return 0
     if table.note:
         print(f"{PROG}: {args.table}: {table.note}", file=sys.stderr)
-    try:
-        ratings = fit_ratings(table, anchor=args.anchor, prior_games=args.prior,
-                              sequence_games=args.sequence_prior)
-        cgos = cgos_ratings(table, prior_games=args.prior, sequence_games=args.sequence_prior)
-    except TableError as err:
-        print(f"{PROG}: {args.table}: {err}", file=sys.stderr)
+    strength = strength_of(table, anchor=args.anchor, prior_games=args.prior,
+                           sequence_games=args.sequence_prior)
+    if strength.error:
+        print(f"{PROG}: {args.table}: {strength.error}", file=sys.stderr)
         return 2
+    ratings, cgos, groups = strength.elo, strength.cgos, strength.groups
     games = player_games(table)
-    groups = components(table, args.anchor)
     total = sum(row["wins_a"] + row["wins_b"] + row["draws"] for row in table)
     print(f"{args.table}: {len(table)} results, {total} games, {len(ratings)} players; "
           f"{groups[0][0]} = 0, prior of {args.prior:g} virtual draws per pair and "

@@ -72,7 +72,7 @@ function renderCheckpoints(s) {
   for (const p of s.strength.points) gnugo[p.player] = p.gnugo;
   for (const c of s.checkpoints) {
     const tr = document.createElement("tr"); tr.dataset.name = c.name;
-    const g = gnugo["ckpt-" + c.step] || {};
+    const g = (c.player && gnugo[c.player]) || {};
     const gtext = Object.keys(g).sort().map(k => `${k} ${g[k][0]}-${g[k][1]}`).join(", ");
     for (const v of [c.name, c.step < 0 ? "-" : c.step, interval(c.cgos), interval(c.elo), c.games == null ? "-" : c.games, gtext || "-"]) {
       const td = document.createElement("td"); td.textContent = v; tr.appendChild(td);

@@ -14,7 +14,7 @@ along a chain of checkpoints that each win their references 20-0 the pulls add u
 checkpoint near the level one 20-0 score gives (two virtual draws held a chain of twelve
 checkpoints 150 Elo apart to half its span; docs/learning.md).
 
-A run's own checkpoints (players named `ckpt-STEP`, as the evaluator names them) also get a
+A run's own checkpoints (players named as fastgo.run.rundir.checkpoint_player names them) also get a
 sequential prior, as KataGo's python/elo.py has one (make_sequential_prior): `sequence_games`
 virtual draws between each checkpoint and the next one by step in the same group, whether they
 met or not. It says that a few minutes of training rarely move a player far. Without it, the
@@ -33,12 +33,12 @@ import hashlib
 import json
 import math
 import os
-import re
 import time
 
 import numpy as np
 
 from fastgo.files import ends_torn, escaped, open_append
+from fastgo.run.rundir import player_step
 from fastgo.run.statefiles import count, read_jsonl
 
 try:
@@ -58,7 +58,6 @@ _S = math.log(10.0) / 400.0   # logistic slope per Elo point
 
 PRIOR_GAMES = 0.1             # virtual draws per pair of players that met (see the module)
 SEQUENCE_GAMES = 2.0          # virtual draws between a run's consecutive checkpoints (the module)
-_RUN_CHECKPOINT = re.compile(r"ckpt-([0-9]{1,15})")   # how the evaluator names a checkpoint
 MAX_FIT_PLAYERS = 2000        # players in one connected group: the fit's Hessian is n x n, its
                               # solve O(n**3) (2,000: 32 MB and about a second)
 
@@ -261,9 +260,10 @@ def components(results, anchor="random"):
 
 
 def _sequence(names):
-    """The local indices of `names`' run checkpoints (ckpt-STEP) in order of step."""
-    steps = sorted((int(m.group(1)), k) for k, name in enumerate(names)
-                   if (m := _RUN_CHECKPOINT.fullmatch(name)))
+    """The local indices of `names`' run checkpoints (fastgo.run.rundir.player_step) in order
+    of step."""
+    steps = sorted((step, k) for k, name in enumerate(names)
+                   if (step := player_step(name)) is not None)
     return [k for _, k in steps]
 
 

@@ -34,6 +34,20 @@ SUBDIRS = ("shards", "quarantine", "checkpoints", "logs", "sgf")
 RATINGS_TABLE = "ratings.jsonl"    # the ratings table's name (also the arena's default, in the
 RATINGS = "ratings.json"           # current folder), and the evaluator's fit
 CHECKPOINT_NAME = re.compile(r"ckpt-(\d{9})\.ckpt")
+PLAYER_NAME = re.compile(r"ckpt-([0-9]{1,15})")     # a run checkpoint's player name (below)
+
+
+def checkpoint_player(step: int) -> str:
+    """'ckpt-STEP' (no padding): the name the run's checkpoint at `step` plays and is rated
+    under, in the ratings table, evaluations.jsonl, the opponent pool and the dashboard."""
+    return f"ckpt-{int(step)}"
+
+
+def player_step(name):
+    """The step of a run checkpoint's player name (checkpoint_player's inverse; up to 15
+    digits), or None for any other player (an anchor, an engine, a file name)."""
+    match = PLAYER_NAME.fullmatch(name) if isinstance(name, str) else None
+    return int(match.group(1)) if match else None
 
 
 @dataclass(frozen=True)
