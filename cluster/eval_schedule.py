@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import math
 
+from fastgo.run.rundir import player_step
 
 PROBE_GAMES = 2     # the first batch against an opponent whose cost is not known yet
 
 
 def kind(label):
     """What a game's cost is learnt by: any checkpoint alike, each anchor on its own."""
-    return "checkpoint" if label.startswith("ckpt-") else label
+    return "checkpoint" if player_step(label) is not None else label
 
 
 class Schedule:

@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass
 
 from fastgo.run.match_stats import elo_from_score, wilson_interval
+from fastgo.run.rundir import player_step
 
 INFORMATIVE = (0.15, 0.85)        # expected scores at which a pairing is worth its games
 FRACTIONS = (0.5, 0.25)           # earlier checkpoints nearest to these fractions of the step
@@ -144,7 +145,7 @@ def retired_anchors(rows, anchors, informative=INFORMATIVE) -> dict:
     anchors = set(anchors)
     for row in rows:
         a, b = row["a"], row["b"]
-        if b not in anchors or not a.startswith("ckpt-"):
+        if b not in anchors or player_step(a) is None:
             continue
         pair = totals.setdefault((a, b), [0, 0, 0])
         pair[0] += row["wins_a"]

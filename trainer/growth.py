@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 
 import torch
 from torch import nn
 
+from fastgo.run.rundir import checkpoint_player, player_step
 from inference_server.model import PolicyValueNet, build_model
 
 def shape_at(config, stages, step: int):
@@ -74,27 +74,23 @@ def grow_model(model: PolicyValueNet, blocks: int, channels: int, *, seed: int =
 
 # -- growing when the curve flattens (trainer.grow_when_flat) ------------------------------------
 
-_CHECKPOINT = re.compile(r"ckpt-([0-9]{1,12})")
-
-
 def stopped_gaining(ratings, since_step: int, flat_steps: int, flat_elo: float,
                     min_recent: int = 2) -> str | None:
     """Why the evaluator's ratings say the shape trained since `since_step` stopped gaining, or
     None while they do not (yet) say so.
 
-    ratings: {player: elo or [elo, low, high]} as in RUN/ratings.json; checkpoints are named
-    ckpt-STEP. Among the checkpoints rated from `since_step` on, the recent ones are those of
-    the last `flat_steps` steps up to the newest; the shape stopped gaining when at least
-    `min_recent` are recent, at least one is older, and the best recent rating is less than
-    `flat_elo` above the best older one. Best against best: one unlucky evaluation neither
-    triggers nor hides a flat stretch."""
+    ratings: {player: elo or [elo, low, high]} as in RUN/ratings.json; checkpoints are named as
+    fastgo.run.rundir.checkpoint_player names them. Among the checkpoints rated from
+    `since_step` on, the recent ones are those of the last `flat_steps` steps up to the
+    newest; the shape stopped gaining when at least `min_recent` are recent, at least one is
+    older, and the best recent rating is less than `flat_elo` above the best older one. Best
+    against best: one unlucky evaluation neither triggers nor hides a flat stretch."""
     rows = []
     for name, value in ratings.items():
-        match = _CHECKPOINT.fullmatch(str(name))
+        step = player_step(name)
         elo = value[0] if isinstance(value, (list, tuple)) and value else value
-        if match is None or isinstance(elo, bool) or not isinstance(elo, (int, float)):
+        if step is None or isinstance(elo, bool) or not isinstance(elo, (int, float)):
             continue
-        step = int(match.group(1))
         if step >= since_step and math.isfinite(elo):
             rows.append((step, float(elo)))
     if not rows:
@@ -108,6 +104,7 @@ def stopped_gaining(ratings, since_step: int, flat_steps: int, flat_elo: float,
     gain = best_recent - best_older
     if gain >= flat_elo:
         return None
-    return (f"the best checkpoint of the last {flat_steps} steps (ckpt-{at_recent}, Elo "
-            f"{best_recent:.0f}) is {gain:+.0f} Elo from the best before them (ckpt-{at_older}, "
-            f"Elo {best_older:.0f}), less than {flat_elo:g}")
+    return (f"the best checkpoint of the last {flat_steps} steps "
+            f"({checkpoint_player(at_recent)}, Elo {best_recent:.0f}) is {gain:+.0f} Elo from "
+            f"the best before them ({checkpoint_player(at_older)}, Elo {best_older:.0f}), less "
+            f"than {flat_elo:g}")

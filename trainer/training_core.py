@@ -31,7 +31,7 @@ from trainer.weight_average import WeightAverage
 
 log = logging.getLogger("fastgo.train")
 
-UNTRAINED = "ckpt-000000000.ckpt"        # the step-0 network: never pruned, the baseline to beat
+UNTRAINED_STEP = 0          # the step-0 network: never pruned, the baseline to beat
 
 
 class CheckpointsRefused(RuntimeError):
@@ -338,7 +338,7 @@ class TrainingCore:
             extra["raw_weights"] = {k: v.detach().to("cpu") for k, v in self.model.state_dict().items()}
             extra["average_updates"] = self.average.updates
         save_checkpoint(path, self.served_model(), step=self.step, extra=extra)
-        tmp = os.path.join(self.run_dir.checkpoints, f".tmp-latest-{os.getpid()}.ckpt")
+        tmp = self.run_dir.latest_temporary()
         if os.path.exists(tmp):
             os.unlink(tmp)
         os.link(path, tmp)
@@ -378,14 +378,13 @@ class TrainingCore:
         """Deletes numbered checkpoints beyond the newest trainer.keep_checkpoints, except the
         step-0 one and those protected() names."""
         keep_always = set(self.protected())
-        names = sorted(n for n in os.listdir(self.run_dir.checkpoints)
-                       if n.startswith("ckpt-") and n.endswith(".ckpt"))
+        listed = self.run_dir.checkpoint_list()
         keep = self.tc.keep_checkpoints
-        for name in names[:-keep] if len(names) > keep else []:
-            if name == UNTRAINED or name in keep_always:
+        for step, path in listed[:-keep] if len(listed) > keep else []:
+            if step == UNTRAINED_STEP or os.path.basename(path) in keep_always:
                 continue
             try:
-                os.unlink(os.path.join(self.run_dir.checkpoints, name))
+                os.unlink(path)
             except FileNotFoundError:
                 pass
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastgo.files import atomic_write, escaped, printable, read_bounded, reason
-from fastgo.run.rundir import RunDir
+from fastgo.run.rundir import RunDir, checkpoint_player
 from fastgo.run.shards import quarantine
 
 log = logging.getLogger("fastgo.run.pool")
@@ -181,7 +181,7 @@ class OpponentPool:
         entries beyond pool_max; writes pool.json (see write). Returns whether the pool changed."""
         if any(e.step == step for e in self.entries):
             return False
-        entry = PoolEntry(name=f"ckpt-{int(step)}", path=self.relative(checkpoint_path),
+        entry = PoolEntry(name=checkpoint_player(step), path=self.relative(checkpoint_path),
                           step=int(step), weight=1.0)
         entries = self.entries + [entry]
         if self.pool_max and len(entries) > self.pool_max:

@@ -70,6 +70,11 @@ class RunDir:
     def latest(self):
         return os.path.join(self.root, "checkpoints", "latest.ckpt")
 
+    def latest_temporary(self) -> str:
+        """checkpoints/.tmp-latest-PID.ckpt: where this process links a new latest.ckpt before
+        renaming it over the old one (a temporary name: checkpoint_list leaves it out)."""
+        return os.path.join(self.checkpoints, f".tmp-latest-{os.getpid()}.ckpt")
+
     @property
     def logs(self):
         return os.path.join(self.root, "logs")

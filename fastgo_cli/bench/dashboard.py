@@ -28,7 +28,7 @@ def build(root, checkpoints, games, seed=0):
     from fastgo.run.ratings import append_result
     from fastgo.run.records import GameRecord
     from fastgo.replay import check_game
-    from fastgo.run.rundir import open_run_dir
+    from fastgo.run.rundir import checkpoint_player, open_run_dir
     from fastgo.run.shards import ShardWriter
 
     run = open_run_dir(root)
@@ -40,9 +40,9 @@ def build(root, checkpoints, games, seed=0):
         metrics.write("step,loss,policy_loss,value_loss\n")
         for k in range(checkpoints):
             step = 200 * (k + 1)
-            name = f"ckpt-{step}"
+            name = checkpoint_player(step)
             strength = 10 * k
-            for other, level in [(f"ckpt-{200 * (k - d)}", 10 * (k - d)) for d in (1, 4, 16)
+            for other, level in [(checkpoint_player(200 * (k - d)), 10 * (k - d)) for d in (1, 4, 16)
                                  if k - d >= 0] + list(zip(anchors, (0, 400, 1000, 1800, 2500))):
                 p = 1 / (1 + 10 ** ((level - strength) / 400))
                 wins = int(rng.binomial(20, p))

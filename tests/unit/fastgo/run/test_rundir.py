@@ -65,3 +65,37 @@ def test_one_reader_of_ratings_json():
             if "def read_ratings" in text:
                 readers.append(str(path.relative_to(ROOT)))
     assert readers == ["fastgo/run/statefiles.py"]
+
+
+def test_no_module_but_rundir_spells_a_checkpoint_player_name():
+    # 'ckpt-STEP' is built by checkpoint_player and parsed by player_step only: a string that
+    # starts with it (a name, a prefix test, a pattern) or an f-string that builds one elsewhere
+    # is a second spelling; docstrings and help text may mention it
+    found = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if path.name == "rundir.py" and path.parent.name == "run":
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                          if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                               ast.AsyncFunctionDef))
+                          and node.body and isinstance(node.body[0], ast.Expr)}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                        and id(node) not in docstrings and node.value.startswith("ckpt-"):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+                elif isinstance(node, ast.JoinedStr) and any(
+                        isinstance(v, ast.Constant) and str(v.value).endswith("ckpt-")
+                        for v in node.values):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: f'...ckpt-{{}}'")
+    assert found == []
+
+
+def test_a_checkpoint_player_name_and_its_step():
+    from fastgo.run.rundir import checkpoint_player, player_step
+
+    assert checkpoint_player(300) == "ckpt-300" and player_step("ckpt-300") == 300
+    assert player_step(checkpoint_player(0)) == 0
+    for other in ("random", "gnugo:10", "ckpt-", "ckpt-x", "ckpt-000000300.ckpt", None, 3):
+        assert player_step(other) is None
