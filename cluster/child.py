@@ -5,7 +5,6 @@ answers to stats requests. The local launcher holds one per role; a Ray actor ho
 """
 from __future__ import annotations
 
-import os
 import time
 
 from cluster.role_process import RoleProcess, last_line
@@ -57,7 +56,7 @@ class RoleChild:
         self.heartbeat = heartbeat
         self.cwd = cwd
         self.die_with_parent = die_with_parent
-        self.out_path = os.path.join(run_dir.logs, f"{role}.out")
+        self.out_path = run_dir.output(role)
         self.log_path = run_dir.log(role)
         self.process = None
         self.ping = ServerPing()

@@ -30,7 +30,8 @@ progress is restarted the same way with back-off. Calls are never retried by Ray
 (max_task_retries = 0): the driver polls again on its next tick, so no call runs twice. A node
 that leaves takes with it only what was on it (games in progress, a worker's unconfirmed games);
 Ray places its actors again wherever their resources allow. A role that no node takes within
-PLACEMENT_TIMEOUT_S at start is an error (exit status 2).
+PLACEMENT_TIMEOUT_S at start is an error (exit status 2); what the nodes must offer the roles is
+cluster.ray_placement's.
 """
 from __future__ import annotations
 
@@ -39,9 +40,11 @@ import signal
 import time
 
 from cluster.role_process import RECORDER_READY, SERVE_READY
+from cluster.ray_placement import (RayUnavailable, actor_options, check_feasible,
+                                   check_reachable, local_instance_options)
 from cluster.restarts import DISK_FULL, REFUSED, Backoff, RestartPolicy
 from cluster.role_host import CONFIG_TOKEN, RoleHost
-from cluster.roles import RESOURCES_KEY, role_argv, role_specs
+from cluster.roles import role_argv, role_specs
 from cluster.status import (current_ratings, read_cgos, server_rates, status_line, summary_text,
                             write_cluster_status)
 from fastgo.run.rundir import RATINGS
@@ -51,10 +54,6 @@ PLACEMENT_TIMEOUT_S = 60.0         # a role no node can take within this is an e
 POLL_EVERY_S = 1.0
 
 
-class RayUnavailable(RuntimeError):
-    """Ray is not installed, cannot be reached, or cannot place a role: one line for the user."""
-
-
 def import_ray():
     try:
         import ray
@@ -62,30 +61,6 @@ def import_ray():
         raise RayUnavailable("--launcher ray needs the optional package ray: "
                              "pip install \"fastgo[ray]\" (or pip install \"ray>=2.9\")") from None
     return ray
-
-
-def actor_options(resources):
-    """Ray actor options for a resource table {CPU: n, GPU: n, custom: n}."""
-    table = dict(resources)
-    return {"num_cpus": float(table.pop("CPU", 0.0)), "num_gpus": float(table.pop("GPU", 0.0)),
-            "resources": {name: float(amount) for name, amount in table.items()}}
-
-
-def _check_reachable(address, timeout_s=5.0):
-    """RayUnavailable unless HOST:PORT accepts a TCP connection (ray.init would retry an
-    unreachable address for minutes); auto and ray:// addresses are left to Ray."""
-    import socket
-    if address == "auto" or "://" in address:
-        return
-    host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise RayUnavailable(f"--address {address[:80]!r}: expected HOST:PORT (the head's GCS port, "
-                             f"6379 by default) or auto")
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
-    except OSError as err:
-        raise RayUnavailable(f"--address {address}: no Ray cluster there ({err.strerror or err}); "
-                             f"start one with `ray start --head`") from None
 
 
 class RayRoleHost(RoleHost):
@@ -109,7 +84,7 @@ class RayRole:
         self.resources = dict(spec.resources)
         self.backoff = Backoff()
         self.log_path = run_dir.log(self.role)
-        self.out_path = os.path.join(run_dir.logs, f"{self.role}.out")
+        self.out_path = run_dir.output(self.role)
         self.actor = None
         self.actor_pid = None               # the incarnation the driver knows
         self.node = self.ip = None
@@ -154,14 +129,14 @@ class RayCluster:
         self._next_poll = 0.0
         self._actors_by_kind = {}
         if address:
-            _check_reachable(address)
+            check_reachable(address)
         try:
             if address:
                 ray.init(address=address, include_dashboard=False, log_to_driver=False,
                          logging_level="WARNING", configure_logging=True)
                 self.where = f"Ray cluster at {address}"
             else:
-                ray.init(**self._local_instance_options())
+                ray.init(**local_instance_options(c.resources for c in self.children))
                 self.where = "a Ray instance on this machine"
         except Exception as err:             # ConnectionError, RuntimeError, ValueError ...
             raise RayUnavailable(f"--address {address}: cannot join the Ray cluster: "
@@ -170,37 +145,13 @@ class RayCluster:
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         self.where += f", {len(nodes)} node(s)"
         try:
-            self._check_feasible(nodes)
+            check_feasible(self.children, nodes)
         except RayUnavailable:
             ray.shutdown()
             raise
         # Every node on this machine: loopback endpoints, no CURVE needed.
         here = ray.util.get_node_ip_address()
         self.loopback = all(n.get("NodeManagerAddress") == here for n in nodes)
-
-    def _local_instance_options(self):
-        """A Ray instance for this machine only: room for every role (the roles oversubscribe
-        the CPUs as the local launcher's processes do), custom resources the config names."""
-        demand = {}
-        for child in self.children:
-            for name, amount in child.resources.items():
-                demand[name] = demand.get(name, 0.0) + amount
-        custom = {name: amount for name, amount in demand.items() if name not in ("CPU", "GPU")}
-        return {"num_cpus": max(os.cpu_count() or 1, int(demand.get("CPU", 0.0) + 0.999)),
-                "resources": custom, "include_dashboard": False, "log_to_driver": False,
-                "logging_level": "WARNING", "object_store_memory": 100 << 20}
-
-    def _check_feasible(self, nodes):
-        for child in self.children:
-            if not any(all(node.get("Resources", {}).get(name, 0.0) >= amount
-                           for name, amount in child.resources.items() if amount > 0)
-                       for node in nodes):
-                key = RESOURCES_KEY[child.kind]
-                offers = "; ".join(", ".join(f"{k} {v:g}" for k, v in sorted(n.get("Resources", {}).items())
-                                             if not k.startswith(("node:", "memory", "object_store")))
-                                   for n in nodes)
-                raise RayUnavailable(f"cluster.{key} = {child.resources}: no node of the Ray cluster "
-                                     f"has that ({offers or 'no nodes'})")
 
     # -- actors ---------------------------------------------------------------------------------
 
