@@ -3,14 +3,15 @@ a JSON object of known fields with the right types and ranges; a refused request
 BadRequest whose message names what was wrong (the server answers it as a JSON error)."""
 from __future__ import annotations
 
-import json
 import math
 import re
 
+from fastgo import bounded_json
 from fastgo.board import BLACK, WHITE
 from fastgo.coords import from_gtp
 
 MAX_BODY_BYTES = 16 * 1024    # a request body, at most
+MAX_BODY_DEPTH = 8            # its arrays and objects inside each other (the requests are flat)
 MAX_VISITS = 10_000
 MAX_SECONDS = 60.0
 SESSION_ID = re.compile(r"[0-9a-f]{24}")
@@ -35,12 +36,8 @@ def json_body(raw: bytes) -> dict:
     if not raw.strip():
         return {}
     try:
-        text = bytes(raw).decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise BadRequest(f"the body is not UTF-8 (byte {err.start})") from None
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError) as err:
+        value = bounded_json.loads(raw, max_depth=MAX_BODY_DEPTH, max_size=MAX_BODY_BYTES)
+    except ValueError as err:
         raise BadRequest(f"the body is not JSON: {str(err)[:100]}") from None
     if not isinstance(value, dict):
         raise BadRequest(f"the body must be a JSON object, not {type(value).__name__}")

@@ -15,6 +15,7 @@ import secrets
 import sys
 import time
 
+from fastgo import bounded_json
 from fastgo.board import BLACK, WHITE, IllegalMoveError
 from fastgo.coords import from_gtp, to_gtp
 from fastgo.game import Game
@@ -89,7 +90,12 @@ class Engine:
         self.proc.stdin.write(json.dumps(query).encode() + b"\n")
         await self.proc.stdin.drain()
         while True:
-            answer = json.loads(await self._line(timeout))
+            try:
+                answer = bounded_json.loads(await self._line(timeout), max_size=MAX_ENGINE_LINE)
+            except bounded_json.JSONRefused as err:
+                raise SessionError(f"analysis: an answer that is not JSON ({err})") from None
+            if not isinstance(answer, dict):
+                raise SessionError("analysis: an answer that is not a JSON object")
             if "error" in answer and answer.get("id") in (None, query["id"]):
                 raise SessionError(f"analysis: {answer['error']}")
             if answer.get("id") == query["id"] and "turnNumber" in answer \

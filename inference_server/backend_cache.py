@@ -23,9 +23,8 @@ import json
 import logging
 import math
 import os
-import re
 
-from fastgo import diskfull
+from fastgo import bounded_json, diskfull
 from fastgo.files import atomic_write_text, printable, read_bounded, reason
 from inference_server.backends import ALL_BACKENDS, backend_available, cpu_flags, cpu_name, versions
 
@@ -38,8 +37,6 @@ MAX_KEY_CHARS = 1024
 MAX_TEXT_CHARS = 1024            # an error text or a label
 MAX_CHECKS = 16                  # position sets of one row
 FIGURES = ("top1", "value_mae", "policy_kl", "max_logit_err")
-_JSON_SPECIAL = re.compile(r'["\[\]{}]')
-_STRING_END = re.compile(r'(?:[^"\\]|\\.)*"', re.DOTALL)
 
 _state = {"warned": False, "docs": {}}     # one warning per process; path -> entries read
 
@@ -66,28 +63,6 @@ def _warn(text: str) -> None:
     if not _state["warned"]:
         _state["warned"] = True
         log.warning("%s", printable(text))
-
-
-def json_depth_ok(text: str, limit: int) -> bool:
-    """False when arrays and objects outside strings nest deeper than `limit` (json recurses
-    once per level). Linear, no recursion."""
-    depth, i = 0, 0
-    while True:
-        found = _JSON_SPECIAL.search(text, i)
-        if found is None:
-            return True
-        ch, i = found.group(), found.end()
-        if ch == '"':
-            end = _STRING_END.match(text, i)
-            if end is None:
-                return True              # an unclosed string: json reports it
-            i = end.end()
-        elif ch in "[{":
-            depth += 1
-            if depth > limit:
-                return False
-        else:
-            depth -= 1
 
 
 def _number(value, what, *, low=None, finite=True):
@@ -163,14 +138,8 @@ def parse_cache(data: bytes) -> dict:
     """{key: entry} of a cache file's bytes, checked against the schema; entries whose backend
     this install cannot run are left out. CacheInvalid (a ValueError) for anything else."""
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise CacheInvalid(f"not UTF-8 (byte {err.start})") from None
-    if not json_depth_ok(text, MAX_CACHE_DEPTH):
-        raise CacheInvalid(f"nested deeper than {MAX_CACHE_DEPTH}")
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as err:      # ValueError: also a number of 4300+ digits
+        doc = bounded_json.loads(data, max_depth=MAX_CACHE_DEPTH, max_size=MAX_CACHE_BYTES)
+    except ValueError as err:          # also a number of 4300+ digits
         raise CacheInvalid(f"not JSON ({str(err)[:80]})") from None
     if not isinstance(doc, dict):
         raise CacheInvalid("not a JSON object")

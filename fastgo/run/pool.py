@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fastgo import bounded_json
 from fastgo.files import atomic_write, escaped, printable, read_bounded, reason
 from fastgo.run.rundir import RunDir, checkpoint_player
 from fastgo.run.shards import quarantine
@@ -102,8 +103,8 @@ def read_pool(path, *, run_root=None) -> list[PoolEntry] | None:
     except OSError as err:
         raise PoolError(f"{path}: {reason(err)}") from None
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as err:
+        doc = bounded_json.loads(data, max_size=MAX_POOL_BYTES)
+    except ValueError as err:
         raise PoolError(f"{path}: not JSON: {escaped(err, 200, one_line=True)}") from None
     if not isinstance(doc, dict) or doc.get("version") != POOL_VERSION:
         raise PoolError(f"{path}: not a version {POOL_VERSION} pool (a map with \"version\": 1)")

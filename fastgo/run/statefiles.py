@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import logging
 import math
 import os
 import stat
 
+from fastgo import bounded_json
 from fastgo.files import NotRegularFile
 
 log = logging.getLogger("fastgo.run.statefiles")
@@ -133,9 +133,9 @@ def read_jsonl(path, validate, **bounds) -> StateRows:
             continue
         value = None
         try:
-            value = json.loads(raw.decode("utf-8"))
+            value = bounded_json.loads(raw, max_size=lines.max_line)
             row = validate(value) if isinstance(value, dict) else None
-        except (ValueError, TypeError, KeyError, OverflowError, RecursionError):
+        except (ValueError, TypeError, KeyError, OverflowError):
             row = None
         del value
         if row is None:
@@ -183,8 +183,8 @@ def read_json(path, max_bytes=1 << 20):
     if note or not lines:
         return None
     try:
-        value = json.loads(b"\n".join(raw for _, raw in lines).decode("utf-8"))
-    except (ValueError, RecursionError):
+        value = bounded_json.loads(b"\n".join(raw for _, raw in lines), max_size=max_bytes)
+    except ValueError:
         return None
     return value if isinstance(value, dict) else None
 

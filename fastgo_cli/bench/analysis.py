@@ -61,6 +61,7 @@ def run(args):
     import numpy as np
     import torch
 
+    from fastgo import bounded_json
     from fastgo.run.config import load_config
     from fastgo_cli.bench.harness import measure_raw, random_planes
     from inference_server.heads_evaluator import HeadsEvaluator
@@ -92,7 +93,7 @@ def run(args):
     while engine.step():
         pass
     elapsed = time.perf_counter() - start
-    answers = [json.loads(x) for x in engine.out.getvalue().splitlines()]
+    answers = [bounded_json.loads(x) for x in engine.out.getvalue().splitlines()]
     turns = sum(1 for a in answers if "turnNumber" in a)
     batch = args.positions * args.leaves
     raw_rows, raw_s = measure_raw(type("Raw", (), {"forward": staticmethod(heads)})(),

@@ -12,6 +12,7 @@ import time
 from types import SimpleNamespace
 
 from cluster.role_process import RoleProcess, ServerProcess, write_toml
+from fastgo import bounded_json
 from fastgo_cli.parser import MIN_DURATION_S
 
 SERVER_START_S = 120.0            # a bench's server may take this long to its ready line
@@ -99,7 +100,10 @@ def finish_worker(process, timeout_s):
     lines = [x for x in out.splitlines() if x.startswith(STATS_PREFIX)]
     if not lines:
         raise RuntimeError(f"worker printed no stats line: {out[-2000:]}")
-    return json.loads(lines[-1][len(STATS_PREFIX):])
+    try:
+        return bounded_json.loads(lines[-1][len(STATS_PREFIX):])
+    except ValueError as err:
+        raise RuntimeError(f"worker's stats line is not JSON: {err}") from None
 
 
 def selfplay_round(args, config_path, endpoint, workdir, round_index):

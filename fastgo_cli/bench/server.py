@@ -9,13 +9,13 @@ and its forward time come from its stats counters.
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
 
+from fastgo import bounded_json
 from fastgo.run.config import BACKEND_CHOICES, ENCODING_PLANES
 
 
@@ -107,7 +107,10 @@ def _measure_server(endpoint, model, args, request_size, seconds):
                 out, _ = proc.communicate(timeout=seconds + 120)
                 if proc.returncode != 0:
                     raise RuntimeError(f"load client exited with {proc.returncode}")
-                results.append(json.loads(out))
+                try:
+                    results.append(bounded_json.loads(out))
+                except ValueError as err:
+                    raise RuntimeError(f"load client printed no JSON result: {err}") from None
         finally:
             for proc in procs:
                 if proc.poll() is None:

@@ -4,20 +4,22 @@
 puts each line's bytes (without its newline) on a bounded queue, a line longer than
 `max_line_bytes` as an `Overlong(length)` (its bytes are dropped as they arrive: a 100 MB line
 never sits in memory), and None at the end of input. `get(timeout)` takes the next item
-(`EMPTY` when none came in time). `nesting(text)` bounds a line's nesting before anything parses
-it (a line nested deeper than MAX_NESTING is refused, naming its query where it can).
+(`EMPTY` when none came in time). `nesting(text)` measures a line's nesting before anything parses
+it (fastgo.bounded_json's scan), and for a line nested deeper than MAX_NESTING finds the query
+and field its error names.
 """
 from __future__ import annotations
 
-import json
 import queue
 import re
 import threading
 
-import numpy as np
+from fastgo import bounded_json
+from fastgo.bounded_json import nesting_depth
 
 CHUNK = 1 << 16
 MAX_NESTING = 32         # arrays and objects inside each other; KataGo's queries need 4
+MAX_LINE_BYTES = 1 << 30  # the longest line an engine may be set to read (--max-line-bytes)
 EMPTY = object()
 
 
@@ -85,26 +87,14 @@ class LineFeed:
 
 
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[{}\[\],:]', re.S)   # a string, or a structural mark
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"?', re.S)
-_BRACKETS = re.compile(r'[^\[\]{}]+')
 
 
 def _json_string(token):
     try:
-        value = json.loads(token)
+        value = bounded_json.loads(token, max_size=MAX_LINE_BYTES)
     except ValueError:
         return None
     return value if isinstance(value, str) else None
-
-
-def deepest_nesting(text) -> int:
-    """The deepest nesting of arrays and objects in a JSON text (strings skipped), linear and
-    without recursion: the brackets' running sum, in numpy."""
-    marks = _BRACKETS.sub("", _STRINGS.sub("", text))
-    if not marks:
-        return 0
-    steps = np.frombuffer(marks.encode("ascii"), np.uint8)
-    return int(np.cumsum(np.where((steps == 91) | (steps == 123), 1, -1)).max())
 
 
 def nesting(text, limit=MAX_NESTING, *, scan_chars=1 << 16):
@@ -113,7 +103,7 @@ def nesting(text, limit=MAX_NESTING, *, scan_chars=1 << 16):
     too deep is refused before json.loads, so no reader of it can run out of stack, and its
     error still names the query. Linear; key and id are looked for in the first `scan_chars`
     characters only, and only when the line is too deep."""
-    deepest = deepest_nesting(text)
+    deepest = nesting_depth(text)
     if deepest <= limit:
         return deepest, None, None
     text = text[:scan_chars]

@@ -14,11 +14,11 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from fastgo import coords
+from fastgo import bounded_json, coords
 from fastgo.board import BLACK, WHITE
 from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE
 from fastgo.game import Game, IllegalMoveError
-from play.analysis.lines import MAX_NESTING, nesting
+from play.analysis.lines import MAX_LINE_BYTES, MAX_NESTING, nesting
 from play.analysis.rules import RulesError, parse_rules, substitution_warning
 
 PERSPECTIVES = ("SIDETOMOVE", "BLACK", "WHITE")
@@ -115,10 +115,10 @@ def parse_query(raw, limits=Limits()):
                                           f"request: {_shown(text)}"})
         return out
     try:
-        value = json.loads(text, parse_constant=_no_constants)
-    except (ValueError, RecursionError) as exc:
-        message = str(exc) if not isinstance(exc, RecursionError) else "nesting too deep"
-        out.messages.append({"error": f"{_shown(message)} - could not parse input line as json "
+        value = bounded_json.loads(text, max_depth=MAX_NESTING, max_size=MAX_LINE_BYTES,
+                                   parse_constant=_no_constants)
+    except ValueError as exc:
+        out.messages.append({"error": f"{_shown(str(exc))} - could not parse input line as json "
                                       f"request: {_shown(text)}"})
         return out
     if not isinstance(value, dict):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 
+from fastgo import bounded_json
+
 # The fields of a KataGo rules object and the values each may take.
 FIELDS = {
     "ko": ("SIMPLE", "POSITIONAL", "SITUATIONAL"),
@@ -66,9 +68,9 @@ def parse_rules(value):
             raise RulesError("rules text is too long")
         if text.startswith("{"):
             try:
-                value = json.loads(text)
-            except ValueError:
-                raise RulesError(f"Could not parse rules: {text[:200]}") from None
+                value = bounded_json.loads(text, max_size=MAX_RULES_CHARS)
+            except ValueError as err:
+                raise RulesError(f"Could not parse rules ({err}): {text[:200]}") from None
         else:
             key = ALIASES.get(text, text).lower().replace("_", "-")
             key = ALIASES.get(key, key)

@@ -215,3 +215,29 @@ def test_deeply_nested_fields_get_an_error_object_with_the_id(depth):
     else:
         assert "id" not in parsed.messages[0]
         assert parsed.messages[0]["error"].startswith(f"nested deeper than {MAX_NESTING}")
+
+
+def test_a_rules_text_nested_990_deep_is_one_error_and_the_engine_serves_on(checkpoint):
+    """The rules value is a JSON text inside a string, parsed where the line's nesting check
+    cannot see it: 990 levels (json's RecursionError from the engine's stack, a traceback on
+    stderr) and 65 are one error object each; 64 levels are parsed (and refused as rules); the
+    next query is answered and stderr holds no traceback."""
+    engine = Engine(checkpoint)
+    try:
+        # 990 levels fit the 1000 characters of a rules text only unclosed, as the report had it
+        engine.send(query("deep-990", rules='{"":' + "[" * 989))
+        for ident, levels in (("deep-65", 65), ("at-64", 64)):
+            engine.send(query(ident, rules='{"":' + "[" * (levels - 1) + "]" * (levels - 1) + "}"))
+        engine.send(query("after", maxVisits=4))
+        lines = engine.wait(lambda ls: finals(ls, "after"))
+    finally:
+        assert engine.close() == 0
+    stderr = engine.proc.stderr.read().decode("utf-8", "replace")
+    assert "Traceback" not in stderr and "RecursionError" not in stderr, stderr[-2000:]
+    by_id = {x["id"]: x for x in lines if "error" in x and "id" in x}
+    for ident in ("deep-990", "deep-65"):
+        assert by_id[ident]["field"] == "rules"
+        assert by_id[ident]["error"].startswith(
+            "Could not parse rules (nested deeper than 64 arrays and objects)")
+    assert by_id["at-64"]["field"] == "rules" and "nested" not in by_id["at-64"]["error"]
+    assert finals(lines, "after")[0]["rootInfo"]["visits"] == 4

@@ -89,6 +89,7 @@ HOSTILE = [
     ("GET", "/static/server.py", None, 404),
     ("POST", "/api/play", b"\xff\xfe{", 400),
     ("POST", "/api/play", b"[1, 2]", 400),
+    ("POST", "/api/play", b'{"checkpoint": ' + b"[" * 990 + b"]" * 990 + b"}", 400),
     ("POST", "/api/play", b'{"checkpoint": "../../etc/passwd"}', 404),
     ("POST", "/api/play", b'{"checkpoint": "ckpt-000000300.ckpt", "visits": "many"}', 400),
     ("POST", "/api/play", b'{"checkpoint": "ckpt-000000300.ckpt", "visits": 5, "seconds": 1}', 400),
@@ -189,6 +190,16 @@ def test_dashboard_command_refuses_another_host_without_a_token(tmp_path, capsys
     assert err.count("\n") == 0 and "--token" in err
     assert main(["dashboard", str(tmp_path / "absent")]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+def test_a_body_nested_at_the_bound_is_parsed_and_past_it_refused():
+    def body(levels):
+        return b'{"move": ' + b"[" * (levels - 1) + b"]" * (levels - 1) + b"}"
+    assert checks.json_body(body(checks.MAX_BODY_DEPTH)) == {"move": json.loads(
+        b"[" * (checks.MAX_BODY_DEPTH - 1) + b"]" * (checks.MAX_BODY_DEPTH - 1))}
+    for levels in (checks.MAX_BODY_DEPTH + 1, 990):
+        with pytest.raises(checks.BadRequest, match=f"nested deeper than {checks.MAX_BODY_DEPTH} "):
+            checks.json_body(body(levels))
 
 
 @settings(max_examples=150, deadline=None)

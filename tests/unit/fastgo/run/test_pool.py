@@ -100,6 +100,11 @@ def entry(**kw):
     ({"version": 1, "entries": [entry(colour="red")]}, None, "unknown key"),
     ({"version": 1, "entries": [entry()], "extra": 1}, None, "unknown key"),
     (None, "{not json", "not JSON"),
+    # 64 levels parse (then fail the schema), 65 are refused unparsed
+    (None, '{"version": 1, "entries": ' + "[" * 63 + "]" * 63 + "}", "entry 0: not a map"),
+    (None, '{"version": 1, "entries": ' + "[" * 64 + "]" * 64 + "}",
+     "not JSON: nested deeper than 64"),
+    (None, '{"version": 1, "entries": ' + "[" * 990 + "]" * 990 + "}", "nested deeper than 64"),
     (None, "[1, 2]", "version 1 pool"),
 ])
 def test_bad_pool_files_are_refused_in_one_line(tmp_path, doc, raw, message):

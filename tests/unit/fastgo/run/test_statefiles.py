@@ -106,6 +106,23 @@ def test_metrics_csv_with_bad_bytes_and_long_rows(tmp_path):
     assert run_algorithm(tmp_path) == "reinforce"
 
 
+def test_nesting_at_the_bound_is_read_and_past_it_skipped(tmp_path):
+    """64 levels of arrays and objects (fastgo.bounded_json.MAX_DEPTH) are a row; 65, and the
+    990 that once raised RecursionError from deep in a caller's stack, are a skipped line."""
+    def nested(levels):
+        return '{"games": 1, "x": ' + "[" * (levels - 1) + "]" * (levels - 1) + "}"
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(nested(n) for n in (64, 65, 990)) + "\n")
+    rows = statefiles.read_jsonl(path, lambda row: row["games"])
+    assert list(rows) == [1] and rows.skipped_lines == [2, 3]
+    status = tmp_path / "status.json"
+    status.write_text(nested(64))
+    assert read_json(status)["games"] == 1
+    for levels in (65, 990):
+        status.write_text(nested(levels))
+        assert read_json(status) is None
+
+
 def test_status_files_that_are_not_objects_read_as_none(tmp_path):
     path = tmp_path / "status.json"
     for content in (b"[1]", b"{", b"\xff", b"{}" * 10, b""):

@@ -1,4 +1,4 @@
-"""The analysis input's nesting bound: deepest_nesting and nesting agree with the depth of the
+"""The analysis input's nesting bound: fastgo.bounded_json.nesting_depth and nesting agree with the depth of the
 parsed value on any JSON text (hypothesis), strings with brackets and escapes inside count for
 nothing, and the top-level id and the deep field are found without parsing."""
 import json
@@ -6,7 +6,8 @@ import json
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from play.analysis.lines import deepest_nesting, nesting
+from fastgo.bounded_json import nesting_depth
+from play.analysis.lines import nesting
 
 
 def depth(value):
@@ -29,7 +30,7 @@ VALUES = st.recursive(st.none() | st.booleans() | st.integers() | TEXT,
 @example(["\"[{", {"\\": []}])
 def test_depth_of_any_json_text(value):
     text = json.dumps(value, ensure_ascii=False)
-    assert deepest_nesting(text) == depth(value)
+    assert nesting_depth(text) == depth(value)
     assert nesting(text, 100)[0] == depth(value)
 
 

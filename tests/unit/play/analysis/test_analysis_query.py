@@ -134,6 +134,33 @@ def test_rules():
     assert rules_json(FASTGO_RULES).startswith('{"friendlyPassOk":false,')
 
 
+
+def test_rules_text_nested_at_the_bound_is_parsed_and_past_it_refused():
+    """A rules JSON text inside the query's string (the line's own nesting check cannot see
+    it): 64 levels are parsed (and refused as rules), 65 and the 990 that once raised
+    RecursionError out of the engine are refused in one line without parsing."""
+    at_bound = '{"ko": ' + "[" * 63 + "]" * 63 + "}"
+    message = refused("rules", rules=at_bound)
+    assert "nested deeper" not in message and message.startswith("Could not parse rules")
+    for text in ('{"ko": ' + "[" * 64 + "]" * 64 + "}", '{"":' + "[" * 990,
+                 '{"a":' * 199 + "{}"):
+        message = refused("rules", rules=text)
+        assert message.startswith("Could not parse rules (nested deeper than 64 arrays and "
+                                  "objects)") and "\n" not in message, message
+
+
+def test_a_line_nested_at_the_bound_is_parsed_and_past_it_refused():
+    from play.analysis.lines import MAX_NESTING
+    deep = "[" * (MAX_NESTING - 1) + "]" * (MAX_NESTING - 1)         # inside the query's object
+    text = line(moves=[]).decode().replace('"moves": []', '"moves": ' + deep)
+    message = errors(parse_query(text.encode(), LIMITS))[0]
+    assert message["field"] == "moves" and "nested" not in message["error"]
+    past = "[" * MAX_NESTING + "]" * MAX_NESTING
+    text = line(moves=[]).decode().replace('"moves": []', '"moves": ' + past)
+    assert errors(parse_query(text.encode(), LIMITS)) == [
+        {"id": "q", "field": "moves", "error": f"nested deeper than {MAX_NESTING} arrays and objects"}]
+
+
 FIELDS = ["id", "moves", "initialStones", "initialPlayer", "rules", "komi", "boardXSize",
           "boardYSize", "analyzeTurns", "maxVisits", "includeOwnership", "includePolicy",
           "includeMovesOwnership", "priority", "priorities", "overrideSettings", "avoidMoves",
