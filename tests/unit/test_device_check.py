@@ -56,3 +56,43 @@ def test_without_cuda_it_refuses_in_one_line():
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip() == ("device_check: no CUDA device (torch.cuda.is_available() is "
                                    "false): nothing to check here")
+
+
+def test_cython_is_asked_for_only_where_the_kernels_must_be_built(monkeypatch, capsys):
+    """Cython builds the kernels; it is no runtime module. Without it and without CUDA the one
+    line is still 'no CUDA device' (a fresh virtual environment has no Cython); with a device
+    and built kernels the build step is left out; with a device and no built kernels the line
+    names Cython."""
+    real = device_check.importlib.util.find_spec
+    monkeypatch.setattr(device_check.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "Cython" else real(name, *a))
+    assert "Cython" not in device_check.MODULES and device_check.missing_modules() == []
+    monkeypatch.setattr(device_check, "cuda_device", lambda: None)
+    assert device_check.main([]) == 2
+    assert capsys.readouterr().err.startswith("device_check: no CUDA device")
+
+    monkeypatch.setattr(device_check, "cuda_device", lambda: "Test GPU")
+    monkeypatch.setattr(device_check, "kernels_built", lambda: False)
+    assert device_check.main([]) == 2
+    assert capsys.readouterr().err.strip() == ("device_check: missing Python module: Cython (the "
+                                               "kernels are not built, and building them needs it)")
+
+    ran = []
+    monkeypatch.setattr(device_check, "kernels_built", lambda: True)
+    monkeypatch.setattr(device_check, "steps", lambda: [
+        device_check.Step("build kernels", script("raise SystemExit(1)"), 20),
+        device_check.Step("tests", script("print('1 passed')"), 20)])
+    monkeypatch.setattr(device_check, "run_step",
+                        lambda step: ran.append(step.name) or device_check.Row(step.name))
+    assert device_check.main([]) == 0 and ran == ["tests"]
+    assert "already built; no Cython to rebuild" in capsys.readouterr().out
+
+
+def test_the_kernels_count_as_built_only_when_each_has_its_compiled_module(tmp_path):
+    (tmp_path / "fastgo").mkdir()
+    assert not device_check.kernels_built(tmp_path)
+    (tmp_path / "fastgo" / "board.pyx").write_text("")
+    assert not device_check.kernels_built(tmp_path)
+    suffix = device_check.importlib.machinery.EXTENSION_SUFFIXES[0]
+    (tmp_path / "fastgo" / f"board{suffix}").write_bytes(b"")
+    assert device_check.kernels_built(tmp_path)
