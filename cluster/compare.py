@@ -27,9 +27,10 @@ from fastgo.files import atomic_write_text
 from fastgo.run.config import ConfigError, load_config, resolve_config
 from fastgo.run.match_stats import elo_from_score, wilson_interval
 from fastgo.run.rundir import RunDir, read_status
-from fastgo.run.statefiles import count, read_csv, read_json
+from fastgo.run.statefiles import count, read_json
 from play.gtp.side import GtpEngineError
 from play.specs import gnugo_installed, make_side, parse_spec
+from trainer.metrics import read_metrics
 
 MAX_OPPONENTS = 16
 MAX_SEED = (1 << 62) - 1
@@ -244,7 +245,7 @@ def run_progress(root) -> dict:
     trainer's status file and the last row of metrics.csv say (0 without either)."""
     run_dir = RunDir(os.path.abspath(root))
     status, _ = read_status(run_dir, "train")
-    _, rows = read_csv(run_dir.metrics)
+    _, rows = read_metrics(run_dir.metrics)
     found = {"games": 0, "steps": 0}
     sources = [(status or {}, "step"), (rows[-1] if rows else {}, "step")]
     for source, step_key in sources:

@@ -14,7 +14,8 @@ import os
 from cluster.pairings import kept_steps
 from fastgo.run.config import ConfigError
 from fastgo.files import append_bytes, atomic_write
-from fastgo.run.statefiles import MAX_COUNT, finite, read_csv, read_jsonl
+from fastgo.run.statefiles import MAX_COUNT, finite, read_jsonl
+from trainer.metrics import read_metrics
 
 
 def evaluation_row(row):
@@ -77,7 +78,7 @@ def append_evaluation(path, row: dict):
 def written_times(run_dir) -> list:
     """The unix times of metrics.csv's rows (the trainer writes one with each checkpoint), in
     file order; rows without a number there are skipped."""
-    _, metrics = read_csv(run_dir.metrics)
+    _, metrics = read_metrics(run_dir.metrics)
     out = []
     for row in metrics:
         try:

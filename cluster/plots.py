@@ -9,8 +9,8 @@ from cluster.evaluations import read_evaluations
 from fastgo.files import atomic_write, escaped
 from fastgo.run.ratings import CGOS_STAND_IN, cgos_text, read_table
 from fastgo.run.rundir import RunDir
-from fastgo.run.statefiles import read_csv
 from fastgo.run.strength import strength_of
+from trainer.metrics import read_metrics
 
 
 def _save(fig, path):
@@ -159,7 +159,7 @@ def draw_losses(path, metrics_csv):
     import matplotlib.pyplot as plt
 
 
-    _, rows = read_csv(metrics_csv)
+    _, rows = read_metrics(metrics_csv)
     if not rows:
         return False
     rows = thin_points(rows)
@@ -211,7 +211,7 @@ def thin_points(points) -> list:
 def run_algorithm(run_root) -> str:
     """The trainer's algorithm as its metrics.csv says: a REINFORCE trainer's rows carry the
     pool size and the learner's win rate; "alphazero" otherwise; "" without metrics."""
-    header, _ = read_csv(RunDir(run_root).metrics, max_bytes=1 << 20)
+    header, _ = read_metrics(RunDir(run_root).metrics)
     if "pool" in header and "win_rate" in header:
         return "reinforce"
     return "alphazero" if header else ""

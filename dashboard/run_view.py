@@ -18,8 +18,9 @@ from fastgo.run.ratings import CGOS_STAND_IN, read_table
 from fastgo.run.rundir import CHECKPOINT_NAME as RUN_CHECKPOINT_NAME
 from fastgo.run.rundir import RunDir, checkpoint_player, player_step
 from fastgo.run.shards import ShardError, list_shards, read_shard
-from fastgo.run.statefiles import read_csv, read_json
+from fastgo.run.statefiles import read_json
 from fastgo.run.strength import strength_of
+from trainer.metrics import read_metrics
 
 CHECKPOINT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.ckpt")
 MAX_RATED_STEP = 999_999_999  # the largest step of a checkpoint's file name (9 digits)
@@ -32,6 +33,20 @@ MAX_STATUS_FILES = 64         # role status files read
 
 class NotFound(LookupError):
     """A name the run directory does not hold (or that tries to leave it)."""
+
+
+def _endings(data):
+    """The trainer's recent self-play endings (fastgo.run.endings) with every field checked:
+    {games, passes, move_cap, resign, median_margin}, or None where absent or malformed."""
+    if not isinstance(data, dict):
+        return None
+    games = _finite(data.get("games"))
+    shares = {k: _finite(data.get(k)) for k in ("passes", "move_cap", "resign")}
+    if games is None or games < 0 or any(v is None or not 0.0 <= v <= 1.0 for v in shares.values()):
+        return None
+    margin = _finite(data.get("median_margin"))
+    return {"games": int(games), **shares,
+            "median_margin": margin if margin is not None and 0.0 <= margin <= 1e4 else None}
 
 
 def _finite(value):
@@ -116,6 +131,7 @@ class RunView:
                     "eval_cpu": _finite(evaluator.get("cpu_share")),
                     "eval_budget": _finite(evaluator.get("cpu_budget")),
                     "disk_warnings": disk[:16],
+                    "endings": _endings(train.get("endings")),
                     "line": str(cluster.get("line", ""))[:1000]}
         return self._cached("status", key, compute)
 
@@ -125,7 +141,7 @@ class RunView:
         """{'step': [...], 'columns': {name: [...]}} of metrics.csv: every numeric column but the
         step, at most MAX_LOSS_ROWS rows (evenly thinned, the last kept)."""
         def compute():
-            header, rows = read_csv(self.run.metrics, max_bytes=4 << 20)
+            header, rows = read_metrics(self.run.metrics)
             if "step" not in header:
                 return {"step": [], "columns": {}}
             if len(rows) > MAX_LOSS_ROWS:

@@ -1,6 +1,7 @@
-"""metrics.csv: the columns every trainer writes, one meaning per column name, and the one way
-rows are appended (a file begun by another trainer gains the missing columns at the end of its
-header, so every row keeps its values under their names). TensorBoard scalars beside it.
+"""metrics.csv: the columns every trainer writes, one meaning per column name, the one way
+rows are appended (each row checked first; a file begun by another trainer gains the missing
+columns at the end of its header, so every row keeps its values under their names) and the one
+way they are read (read_metrics, one bound). TensorBoard scalars beside it.
 """
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import csv
 import errno
 import io
 import logging
+import numbers
 import os
 
 from fastgo.files import append_bytes, atomic_write, printable, read_bounded
-from fastgo.run.statefiles import open_regular
+from fastgo.run.statefiles import MAX_COLUMNS, StateRows, open_regular, read_lines
 
 # Every column any trainer writes, and what it means. Loss terms are means over the steps
 # since the previous row; "the result" is the game's result from the side to move's view.
@@ -73,6 +75,8 @@ REINFORCE_FIELDS = ("step", "time", "games", "positions", "loss", "policy_loss",
 
 
 MAX_HEADER_BYTES = 1 << 16         # metrics.csv's header line at most
+MAX_METRICS_BYTES = 16 << 20       # of metrics.csv's rows only the last this many bytes are read
+MAX_CELL = 200                     # characters of a text cell of a row
 MAX_REWRITE_BYTES = 64 << 20       # a file larger than this is not rewritten to add columns
 
 log = logging.getLogger("fastgo.train")
@@ -85,6 +89,27 @@ def _say_once(path, what, level, text, *args):
         log.log(level, "%s: " + text, printable(path), *args)
 
 
+def metrics_row(fields, row) -> dict:
+    """`row`'s cells of the columns `fields` (other keys are left out), each checked: a number
+    (not a bool), a text of at most MAX_CELL characters without a line break, or None (an empty
+    cell); ValueError naming the column otherwise (a row the readers would misread is a bug of
+    its trainer)."""
+    out = {}
+    for key in fields:
+        if key not in row:
+            continue
+        value = row[key]
+        if value is None:
+            value = ""
+        elif isinstance(value, bool) or not isinstance(value, (numbers.Real, str)):
+            raise ValueError(f"metrics.csv column {key!r}: not a number or text: {value!r:.80}")
+        elif isinstance(value, str) and (len(value) > MAX_CELL or "\n" in value or "\r" in value):
+            raise ValueError(f"metrics.csv column {key!r}: a text over {MAX_CELL} characters or "
+                             f"with a line break: {value!r:.80}")
+        out[key] = value
+    return out
+
+
 def append_metrics_row(path, fields, row) -> bool:
     """Appends `row` (keys among `fields`) to the CSV file at `path` under its header; a new or
     empty file gets `fields` as its header. The file is the user's: its bytes are kept. A last
@@ -94,7 +119,9 @@ def append_metrics_row(path, fields, row) -> bool:
     columns; a file that cannot be widened so (too large, not UTF-8, a line that is not a row of
     its header) is left as it is and the row's cells of the columns it lacks are left out, which
     a line says once. A file that cannot take the row (not a regular file, an unreadable header)
-    is left as it is, the row not written, a warning logged: False."""
+    is left as it is, the row not written, a warning logged: False. ValueError for a row
+    metrics_row refuses, before anything is written."""
+    row = metrics_row(fields, row)
     try:
         header, ended = _read_header(path)
     except (OSError, ValueError) as err:
@@ -122,6 +149,49 @@ def append_metrics_row(path, fields, row) -> bool:
                     printable(err.strerror or err))
         return False
     return True
+
+
+def read_metrics(path) -> tuple[list, StateRows]:
+    """(header, rows as dicts of str): metrics.csv as every reader takes it. The header is the
+    file's first line; the rows are those of its last MAX_METRICS_BYTES (the newest; a row cut
+    at the start of that tail is dropped), a row shorter than the header padded with empty
+    cells. A line that is not a row of the header (not UTF-8 CSV, more cells, over the line
+    bound) is skipped and counted in rows.skipped_lines (numbered within what was read); a
+    file that is absent, not a regular file or whose header cannot be read gives ([], rows
+    with a note saying why, empty when absent)."""
+    try:
+        header, _ = _read_header(path)
+        size = os.stat(path).st_size if header is not None else 0
+    except (OSError, ValueError) as err:
+        why = err.strerror if isinstance(err, OSError) and err.strerror else err
+        return [], StateRows(note=f"not read: {why}")
+    if header is None:
+        return [], StateRows()
+    if len(header) > MAX_COLUMNS:
+        return [], StateRows(note=f"a header of {len(header)} columns, over {MAX_COLUMNS}: "
+                                  f"no row read")
+    lines, too_long, note = read_lines(path, max_bytes=MAX_METRICS_BYTES)
+    tail = size > MAX_METRICS_BYTES           # the first line read is a row, not the header
+    rows, skipped = [], list(too_long)
+    for number, raw in lines:
+        if number == 1 and not tail:
+            continue
+        try:
+            cells = next(csv.reader([raw.decode("utf-8")]), [])
+        except (UnicodeDecodeError, csv.Error):
+            skipped.append(number)
+            continue
+        if len(cells) > len(header):
+            skipped.append(number)
+            continue
+        if cells:
+            rows.append(dict(zip(header, cells + [""] * (len(header) - len(cells)))))
+    out = StateRows(rows, sorted(skipped), note)
+    if out.skipped or note:
+        _say_once(path, "read", logging.WARNING, "%s", "; ".join(
+            x for x in (f"{out.skipped} line(s) skipped as not rows of its header"
+                        if out.skipped else "", note) if x))
+    return header, out
 
 
 def _read_header(path):
