@@ -104,8 +104,23 @@ def status_line(elapsed, train, moves, evals, fill, ratings, restarts, evaluator
     return (f"{clock(elapsed)}  games {train.get('games', 0)}  moves/s {moves:.0f}  "
             f"evals/s {evals:.0f}  fill {fill:.2f}  step {train.get('step', 0)}  "
             f"loss {loss if loss is not None else '-'}  ckpt {'-' if latest is None else latest}  "
-            f"Elo {elo}" + (f"  eval cpu {cpu[0]:.2f}/{cpu[1]:g}" if cpu else "")
+            + endings_text(train.get("endings")) + f"Elo {elo}"
+            + (f"  eval cpu {cpu[0]:.2f}/{cpu[1]:g}" if cpu else "")
             + (f"  restarts {_restart_text(restarts)}" if restarts else ""))
+
+
+def endings_text(endings) -> str:
+    """'ends 88/4/8% margin 9.5  ': the shares of the trainer's recent self-play games that
+    ended by passes / at the move cap / by resignation and their median final margin
+    (fastgo.run.endings); '' before any game or for a status without them."""
+    try:
+        if not endings["games"]:
+            return ""
+        shares = "/".join(f"{100 * float(endings[k]):.0f}" for k in ("passes", "move_cap", "resign"))
+        margin = endings.get("median_margin")
+        return f"ends {shares}% margin {'-' if margin is None else f'{float(margin):g}'}  "
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return ""
 
 
 def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evaluator=None,

@@ -35,6 +35,20 @@ class NotFound(LookupError):
     """A name the run directory does not hold (or that tries to leave it)."""
 
 
+def _endings(data):
+    """The trainer's recent self-play endings (fastgo.run.endings) with every field checked:
+    {games, passes, move_cap, resign, median_margin}, or None where absent or malformed."""
+    if not isinstance(data, dict):
+        return None
+    games = _finite(data.get("games"))
+    shares = {k: _finite(data.get(k)) for k in ("passes", "move_cap", "resign")}
+    if games is None or games < 0 or any(v is None or not 0.0 <= v <= 1.0 for v in shares.values()):
+        return None
+    margin = _finite(data.get("median_margin"))
+    return {"games": int(games), **shares,
+            "median_margin": margin if margin is not None and 0.0 <= margin <= 1e4 else None}
+
+
 def _finite(value):
     try:
         value = float(value)
@@ -117,6 +131,7 @@ class RunView:
                     "eval_cpu": _finite(evaluator.get("cpu_share")),
                     "eval_budget": _finite(evaluator.get("cpu_budget")),
                     "disk_warnings": disk[:16],
+                    "endings": _endings(train.get("endings")),
                     "line": str(cluster.get("line", ""))[:1000]}
         return self._cached("status", key, compute)
 

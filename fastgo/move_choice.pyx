@@ -6,6 +6,7 @@ from libc.stdint cimport int32_t
 from fastgo.rng cimport rng_uniform
 from fastgo.tree cimport Tree, NO_NODE, UNEXPANDED, FLAG_PENDING
 from fastgo.gumbel cimport gumbel_final_child
+from fastgo.ending import decided
 
 import numpy as np
 
@@ -98,6 +99,11 @@ cdef list root_analysis(const Tree* t, int max_pv):
 #           (Board.settled: every empty region borders one colour only, so no dame is open and
 #           no stone stands in the other side's area): the game need not be filled out to
 #           single-point eyes once its area is decided. Policy-only play takes it as "fill".
+#   "decided": as "fill", but the pass is also allowed once the position is decided in the Go
+#           sense (fastgo.ending: settled, seki dame aside, and every group with two eyes or in
+#           seki), so a game ends by passes when it is over and its Tromp-Taylor count is the
+#           score a Go player would give; an untrained network's early pass stays refused (one
+#           stone, one eye). Policy-only play takes it as "fill".
 # winning_pass (a parameter of choose_move, not a rule value): under "fill" and "settled", a
 #   pass that ends a
 #   won game (the opponent has just passed and the position as it stands is won, Game.pass_wins)
@@ -106,14 +112,16 @@ cdef list root_analysis(const Tree* t, int max_pv):
 #   target before the board is filled. The network never saw such a pass in self-play, so its
 #   search's opinion of one is a guess; the rules know the answer.
 # earliest_pass: before this move number, no pass while the search visited a board point; 0 = off.
-PASS_RULES = ("free", "fill", "settled")
+PASS_RULES = ("free", "fill", "settled", "decided")
 # spellings the project no longer takes -> the one that replaced each
 OLD_PASS_RULES = {"filled": "fill", "search": "free"}
 PASS_RULE_HELP = ("fill = no pass while a legal point outside the own eyes is left (as self-play "
                   "with selfplay.pass_rule = \"fill\"), except the winning pass: a pass that ends "
                   "a won game (the opponent passed and the position as it stands is won) is "
                   "played; settled = as fill, and the pass is also allowed once every empty "
-                  "region borders one colour only; free = the pass is a move like any other "
+                  "region borders one colour only; decided = as fill, and the pass is also allowed "
+                  "once the position is decided (every region one colour's or seki, every group "
+                  "two eyes or in seki); free = the pass is a move like any other "
                   "(the search's own choice)")
 _NO_POINTS = np.zeros(0, dtype=np.int64)
 
@@ -136,7 +144,7 @@ def points_instead_of_pass(game, visits, *, pass_rule, bint winning_pass, int ea
     outside the own eyes (Game.unfilled_points), tested where the pass is a choice (it has
     visits, or every_move_weighed: a Gumbel target weighs every legal move); with winning_pass,
     none where the pass ends a won game. "settled": the same, and none once the board is
-    settled (Board.settled). earliest_pass: before this move number, the visited board points
+    settled (Board.settled); "decided": none once the position is decided (fastgo.ending). earliest_pass: before this move number, the visited board points
     (0 = off). "free" with earliest_pass 0 never refuses the pass."""
     nn = len(visits) - 1
     rule = check_pass_rule(pass_rule)
@@ -144,6 +152,8 @@ def points_instead_of_pass(game, visits, *, pass_rule, bint winning_pass, int ea
         if winning_pass and game.pass_wins():
             return _NO_POINTS
         if rule == "settled" and game.board.settled():
+            return _NO_POINTS
+        if rule == "decided" and decided(game.board):
             return _NO_POINTS
         return np.asarray(game.unfilled_points(), dtype=np.int64)
     if len(game.moves) < earliest_pass and visits[:nn].any():
@@ -166,7 +176,7 @@ def choose_move(search, int g, game, *, pass_rule, bint winning_pass, int earlie
     it (self-play, for the policy target); an empty one keeps the search's move. The root is
     read only where the pass is overruled."""
     move = search.choose_move(g, temperature, resign)
-    fill = check_pass_rule(pass_rule) != "free"       # "fill" or "settled"
+    fill = check_pass_rule(pass_rule) != "free"       # "fill", "settled" or "decided"
     if (not fill and earliest_pass <= 0) or move < 0:
         return move
     if refused is not None and not len(refused):
@@ -206,7 +216,8 @@ def point_instead_of_pass(game, ranked=()):
 
 def policy_may_pass(pass_rule):
     """Policy-only play's pass rule (fastgo.policy_play's allow_pass, no search): True under
-    "free" (the pass is a move the policy may choose), False under "fill" and "settled" (the
+    "free" (the pass is a move the policy may choose), False under "fill", "settled" and
+    "decided" (the
     pass only when no legal point outside the own eyes is left; policy play has no settled
     test)."""
     return check_pass_rule(pass_rule, "policy_pass_rule") == "free"

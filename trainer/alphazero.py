@@ -32,6 +32,14 @@ def score_terms(score, target, weight, area):
     return (err * err * weight).sum() / weight.sum().clamp_min(1.0)
 
 
+def ownership_terms(ownership, target, weight):
+    """ownership_loss = sum_i k_i mean_x (o_ix - u_ix)^2 / max(1, sum_i k_i): the MSE of
+    predicted ownership o [B, N*N] to the final board's u [B, N*N] over the rows with weight
+    k [B] = 1 (games that ended by passes, whose final board is the game's settled area)."""
+    err = ((ownership - target) ** 2).mean(1)
+    return (err * weight).sum() / weight.sum().clamp_min(1.0)
+
+
 def reply_terms(logits, reply, weight):
     """opponent_policy_loss = -sum_i r_i log q_i(a_i) / max(1, sum_i r_i): the cross-entropy of
     reply logits [B, N*N+1] to the opponent's next move a [B] (int64), over the rows with weight
@@ -46,14 +54,16 @@ class AlphaZeroObjective:
         loss = policy_loss + value_weight * value_loss + ownership_weight * ownership_loss
                + score_weight * score_loss + opponent_policy_weight * opponent_policy_loss
         policy_loss = -sum_i w_i sum_a pi_i(a) log p_i(a) / max(1, sum_i w_i)
-        value_loss = mean_i (v_i - z_i)^2            ownership_loss = mean_{i,x} (o_ix - u_ix)^2
+        value_loss = mean_i (v_i - z_i)^2
+        ownership_loss = sum_i k_i mean_x (o_ix - u_ix)^2 / max(1, sum_i k_i)
         score_loss = sum_i k_i ((s_i - t_i) / N^2)^2 / max(1, sum_i k_i)
         opponent_policy_loss = -sum_i r_i log q_i(a_i) / max(1, sum_i r_i)
 
     pi: the visit distribution, w: 1 for positions whose visits are a policy target (full
     searches), z: the result from the mover's view, u: the final ownership (+1 the mover's),
     s / t: the predicted / final Tromp-Taylor margin in points from the mover's view, k: 1 for
-    games that ended on the board (not by resignation), q: the reply head's distribution, a: the
+    games that ended by two passes (trainer.window.SCORED_ENDS: not by resignation, not at the
+    move cap, where the board is a scramble and not the game's area), q: the reply head's distribution, a: the
     move the opponent played next, r: 0 at a game's last position. Each auxiliary term is there
     when the network has its head and its weight is > 0 (else it reports 0). Default weights:
     opponent_policy_weight 0.15, KataGo's; score_weight 1.0, a fifth of KataGo's score-mean
@@ -93,7 +103,8 @@ class AlphaZeroObjective:
         loss = policy_loss + self.tc.value_weight * value_loss
         ownership_loss = torch.zeros((), device=device)
         if own is not None and self.tc.ownership_weight > 0:
-            ownership_loss = F.mse_loss(own.float(), own_t)
+            ownership_loss = ownership_terms(
+                own.float(), own_t, torch.from_numpy(batch["score_weight"]).to(device))
             loss = loss + self.tc.ownership_weight * ownership_loss
         score_loss = torch.zeros((), device=device)
         if out.score is not None and self.tc.score_weight > 0:

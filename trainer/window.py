@@ -13,9 +13,10 @@ import numpy as np
 
 from fastgo.replay import encode_samples
 
-# How a game ends when its recorded score is the final position's Tromp-Taylor margin
-# (fastgo.run.records: a resignation or an imported result is not).
-SCORED_ENDS = ("passes", "move_cap")
+# How a game ends when its final board is its area and its recorded score the points a Go
+# player would count (fastgo.run.records): two passes. A resignation or an imported result has
+# no final area; a game stopped at the move cap has a board mid-scramble, not the game's area.
+SCORED_ENDS = ("passes",)
 
 
 @dataclass
@@ -26,8 +27,8 @@ class Block:
     game_len: np.ndarray         # int64 [G]
     winner: np.ndarray           # int8 [G]
     score: np.ndarray            # float32 [G]: final score margin, Black's view (points)
-    score_known: np.ndarray      # uint8 [G]: 1 where the game ended on the board (two passes
-                                 # or the move cap), so `score` is its Tromp-Taylor margin
+    score_known: np.ndarray      # uint8 [G]: 1 where the game ended by two passes
+                                 # (SCORED_ENDS), so `score` and `ownership` are its area
     ownership: np.ndarray        # int8 [G, N*N]
     policy_count: np.ndarray     # int64 [M]
     policy_moves: np.ndarray     # int16 [E]
@@ -93,7 +94,7 @@ def batch_buffers(size: int, batch: int, planes: int) -> dict:
     board: planes uint8 [B, planes, N, N], policy float32 [B, N*N+1], policy_weight float32 [B],
     value float32 [B], ownership float32 [B, N*N]; and the auxiliary targets ReplayWindow.encode
     fills: score float32 [B] (final margin in points, side to move's view), score_weight float32
-    [B] (0 where the game did not end on the board), reply int64 [B] (the opponent's next move,
+    [B] (0 where the game did not end by two passes: the score and ownership targets' weight), reply int64 [B] (the opponent's next move,
     pass = N*N), reply_weight float32 [B] (0 at a game's last position)."""
     nn = size * size
     return dict(planes=np.empty((batch, planes, size, size), np.uint8),

@@ -17,6 +17,7 @@ from typing import Callable, Protocol
 import numpy as np
 import torch
 
+from fastgo.run.endings import EndingStats
 from fastgo.run.shards import ShardError, read_shard
 from trainer.training_core import CoreView, TrainingCore
 from trainer.intake import ShardIntake
@@ -67,6 +68,7 @@ class WindowTrainer(CoreView):
                                    alpha=tc.window_alpha, beta=tc.window_beta,
                                    q_weight=tc.value_q_weight)
         self.intake = ShardIntake(run_dir, mc.board_size, config.selfplay.komi)
+        self.endings = EndingStats()       # how the games taken in lately ended
         self.samples = 0
         self.used_shards: set[str] = set()
         self.rng = np.random.default_rng(tc.seed)
@@ -138,6 +140,7 @@ class WindowTrainer(CoreView):
             if duplicates:
                 log.warning("%s: %d game(s) already in the window, skipped", name, len(duplicates))
             block = block_from_shard(shard, name, skip_ids=duplicates)
+            self.endings.add_games(g for g in shard.games if g.id not in duplicates)
             self.window.add(block)
             self.used_shards.add(name)
             added += block.positions
@@ -195,6 +198,7 @@ class WindowTrainer(CoreView):
         return {"step": self.step, "samples": self.samples, "positions": self.window.total_positions,
                 "games": self.window.total_games, "loss": row.get("loss"),
                 "policy_acc": row.get("policy_acc"), "latest": self.saved_step,
+                "endings": self.endings.summary(),
                 "waiting": self.samples + self.tc.batch_size > self.allowed_samples()}
 
     # -- the loop -------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ function renderStatus(s) {
   const st = s.status, items = [["games", st.games], ["moves/s", fmt(st.moves_per_s)], ["evals/s", fmt(st.evals_per_s)],
     ["batch fill", fmt(st.fill, 2)], ["step", st.step], ["loss", st.loss], ["checkpoint", st.checkpoint],
     ["restarts", Object.values(st.restarts || {}).reduce((a, b) => a + b, 0)],
-    ["eval CPU", st.eval_cpu == null ? "-" : `${fmt(st.eval_cpu, 2)} / ${fmt(st.eval_budget, 2)}`]];
+    ["eval CPU", st.eval_cpu == null ? "-" : `${fmt(st.eval_cpu, 2)} / ${fmt(st.eval_budget, 2)}`],
+    ["games ended", endingsText(st.endings)]];
   const dl = $("status"); dl.textContent = "";
   for (const [k, v] of items) {
     const dt = document.createElement("dt"); dt.textContent = k; dl.appendChild(dt);
@@ -84,6 +85,13 @@ function renderCheckpoints(s) {
   const sel = $("play-checkpoint"), chosen = sel.value; sel.textContent = "";
   for (const c of s.checkpoints) { const o = document.createElement("option"); o.value = o.textContent = c.name; sel.appendChild(o); }
   if (chosen && s.checkpoints.some(c => c.name === chosen)) sel.value = chosen;
+}
+
+function endingsText(e) {
+  if (!e || !e.games) return "-";
+  const pct = v => `${Math.round(100 * v)}%`;
+  return `by passes ${pct(e.passes)}, at the cap ${pct(e.move_cap)}, resigned ${pct(e.resign)}` +
+    (e.median_margin == null ? "" : `; median margin ${fmt(e.median_margin, 1)}`) + ` (last ${e.games})`;
 }
 
 function renderGames(s) {

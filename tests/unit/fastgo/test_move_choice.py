@@ -150,7 +150,7 @@ def test_the_cleanup_point_is_outside_the_own_eyes():
 
 
 def test_one_vocabulary_and_old_spellings_name_the_new_ones():
-    assert PASS_RULES == ("free", "fill", "settled")
+    assert PASS_RULES == ("free", "fill", "settled", "decided")
     for old, new in OLD_PASS_RULES.items():
         with pytest.raises(ValueError, match=f"'{old}' is now spelt '{new}'"):
             check_pass_rule(old)
@@ -158,10 +158,10 @@ def test_one_vocabulary_and_old_spellings_name_the_new_ones():
             choose_move(FixedRoot([0] * 10, [0] * 10, 9), 0, Game(3, 0.5), pass_rule=old,
                         winning_pass=True)
     with pytest.raises(ValueError, match=r"pass_rule must be one of \['free', 'fill', "
-                                         r"'settled'\], got 'never'"):
+                                         r"'settled', 'decided'\], got 'never'"):
         check_pass_rule("never")
     assert policy_may_pass("free") is True and policy_may_pass("fill") is False
-    assert policy_may_pass("settled") is False
+    assert policy_may_pass("settled") is False and policy_may_pass("decided") is False
 
 
 def settled_game():
