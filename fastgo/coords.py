@@ -7,6 +7,7 @@ client. Pure Python.
 import math
 import re
 
+from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE
 from fastgo.files import escaped
 
 # GTP column letters: A..Z without I, so 25 columns at most.
@@ -126,3 +127,11 @@ def to_sgf(move, size):
         return ""
     row, col = divmod(move, size)
     return SGF_LETTERS[col] + SGF_LETTERS[row]
+
+
+def is_board_size(size) -> bool:
+    """True for a board side the rules take: an integer in MIN_BOARD_SIZE..MAX_BOARD_SIZE
+    (fastgo.constants; SIZE_RANGE prints it). Every check of a size a user or a file gives is
+    this one."""
+    return isinstance(size, int) and not isinstance(size, bool) \
+        and MIN_BOARD_SIZE <= size <= MAX_BOARD_SIZE

@@ -18,7 +18,8 @@ import sys
 import time
 
 from fastgo.run.config import BACKEND_CHOICES, MATCH_VISITS, SEARCH_CHOICES
-from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE, SIZE_RANGE
+from fastgo.constants import SIZE_RANGE
+from fastgo.coords import is_board_size
 from fastgo.move_choice import PASS_RULE_HELP
 from play.gtp.side import GtpSide
 from play.match import SearchSide
@@ -162,7 +163,7 @@ def _check_args(args):
             value = puct_flag(args, flag, side)
             if value is not None and not low <= value <= high:      # also refuses nan
                 raise ArgumentError(f"{flag}-{side} must be in {low:g}..{high:g}, got {value}")
-    if args.size is not None and not MIN_BOARD_SIZE <= args.size <= MAX_BOARD_SIZE:
+    if args.size is not None and not is_board_size(args.size):
         raise ArgumentError(f"--size {args.size} is outside {SIZE_RANGE}")
     if not -10_000 <= args.komi <= 10_000:           # also refuses nan
         raise ArgumentError(f"--komi {args.komi} is outside -10000..10000")

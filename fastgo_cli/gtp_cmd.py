@@ -7,7 +7,8 @@ import logging
 import sys
 
 from fastgo.run.config import BACKEND_CHOICES, SEARCH_CHOICES
-from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE, SIZE_RANGE
+from fastgo.constants import SIZE_RANGE
+from fastgo.coords import is_board_size
 from fastgo.move_choice import PASS_RULE_HELP
 
 DEFAULT_VISITS = 400
@@ -65,7 +66,7 @@ def run(args):
     elif args.player is not None:
         print("fastgo gtp: give --model or --player, not both", file=sys.stderr)
         return 2
-    if args.size is not None and not MIN_BOARD_SIZE <= args.size <= MAX_BOARD_SIZE:
+    if args.size is not None and not is_board_size(args.size):
         print(f"fastgo gtp: --size {args.size} is outside {SIZE_RANGE}", file=sys.stderr)
         return 2
     if args.seed is not None and not 0 <= args.seed < 1 << 64:

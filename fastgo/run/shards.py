@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import msgpack
 
 from fastgo import diskfull
-from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE
+from fastgo.coords import is_board_size
 from fastgo.files import fsync_dir, printable, read_bounded, reason
 from fastgo.run.records import (ENDS, MAX_CONTAINERS, MAX_MAP_KEYS, ContainerBudget, GameRecord,  # noqa: F401
                             ShardError, _check_record, _field, check_record, unpack_record)
@@ -309,7 +309,7 @@ def _check_header(header, path):
                          f"{FORMAT_VERSION}")
     size = _field(header, "size", int, f"{path}: header")
     komi = _field(header, "komi", float, f"{path}: header")
-    if not MIN_BOARD_SIZE <= size <= MAX_BOARD_SIZE or abs(komi) > 1000:
+    if not is_board_size(size) or abs(komi) > 1000:
         raise ShardError(f"{path}: header: board size {size} or komi {komi} out of range")
     if header.get("rules") != RULES:
         raise ShardError(f"{path}: header: rules {header.get('rules')!r}, expected {RULES!r}")

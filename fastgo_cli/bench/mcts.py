@@ -17,7 +17,8 @@ import time
 import numpy as np
 
 from fastgo.run.config import ENCODING_PLANES
-from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE, SIZE_RANGE
+from fastgo.constants import SIZE_RANGE
+from fastgo.coords import is_board_size
 
 
 def parents():
@@ -121,7 +122,7 @@ def run(args):
         print("fastgo bench mcts: --games-at-once, --visits, --seconds and --repeats must be positive",
               file=sys.stderr)
         return 2
-    if not MIN_BOARD_SIZE <= args.size <= MAX_BOARD_SIZE or args.games_at_once > 100_000 or args.visits > 1_000_000 \
+    if not is_board_size(args.size) or args.games_at_once > 100_000 or args.visits > 1_000_000 \
             or args.seconds > 3600 or args.repeats > 1000:
         print(f"fastgo bench mcts: --size must be {SIZE_RANGE} (and --games-at-once <= 100000, --visits <= 1e6, "
               "--seconds <= 3600, --repeats <= 1000)", file=sys.stderr)

@@ -13,8 +13,7 @@ import sys
 from importlib.metadata import version
 
 from fastgo import coords
-from fastgo.constants import MAX_BOARD_SIZE as MAX_SIZE
-from fastgo.constants import MIN_BOARD_SIZE as MIN_SIZE
+from fastgo.constants import SIZE_RANGE
 from fastgo.game import RESIGN, Game
 from fastgo.gtp import (BLACK, WHITE, GtpError, color_name, float_arg, format_response, int_arg,
                         parse_color, parse_line)
@@ -48,8 +47,8 @@ class GtpEngine:
         if not isinstance(player, Player):
             raise TypeError(f"the GTP engine plays a play.players.Player, not "
                             f"{type(player).__name__}")
-        if not MIN_SIZE <= size <= MAX_SIZE:
-            raise ValueError(f"board size {size} is outside {MIN_SIZE}..{MAX_SIZE}")
+        if not coords.is_board_size(size):
+            raise ValueError(f"board size {size} is outside {SIZE_RANGE}")
         self.player = player
         self.name = name
         self.size = int(size)
@@ -229,7 +228,7 @@ class GtpEngine:
     def _check_size(self, size):
         """GtpError unless the rules and the player (a network plays one size) take `size`."""
         fixed = self.player.board_size
-        if not MIN_SIZE <= size <= MAX_SIZE or (fixed is not None and size != fixed):
+        if not coords.is_board_size(size) or (fixed is not None and size != fixed):
             raise GtpError("unacceptable size")
 
     def cmd_clear_board(self, args):

@@ -75,3 +75,12 @@ def test_gtp_and_sgf_agree_on_orientation():
     # D4 on 19x19 is the lower-left star point: SGF "dp" (column d, row p from the top).
     assert coords.from_gtp("D4", 19) == coords.from_sgf("dp", 19)
     assert coords.to_sgf(coords.from_gtp("Q16", 19), 19) == "pd"
+
+
+def test_one_board_size_check():
+    from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE
+    from fastgo.coords import is_board_size
+
+    assert is_board_size(MIN_BOARD_SIZE) and is_board_size(9) and is_board_size(MAX_BOARD_SIZE)
+    for size in (MIN_BOARD_SIZE - 1, MAX_BOARD_SIZE + 1, 9.0, "9", True, None):
+        assert not is_board_size(size)
