@@ -5,6 +5,8 @@ from libc.string cimport memset
 from fastgo.board cimport BoardState, Board, EMPTY, BLACK, WHITE
 from fastgo.constants cimport PADDED
 
+import numpy as np
+
 cdef enum:
     SEKI = 4                 # region flag beside the colour mask (BLACK | WHITE = 3)
 
@@ -131,3 +133,49 @@ def decided(Board board):
     """True where `board`'s position is decided (ending.pxd): every empty region borders one
     colour only or is seki dame, and every group has two eyes or lives in seki."""
     return bool(board_decided(&board.state))
+
+
+def own_area(Board board):
+    """uint8 [N*N]: 1 at the empty points of the regions that border the side to move's colour
+    only. In a decided position a stone there changes no area (the groups around it already
+    have two eyes), so self-play's "decided" pass rule plays the pass instead."""
+    cdef const BoardState* b = &board.state
+    cdef int n = b.size, st = b.stride, r, c, p, q, d, top, count, mask, i, me = b.to_move
+    cdef int16_t stack[PADDED]
+    cdef int16_t points[PADDED]
+    cdef uint8_t seen[PADDED]
+    cdef int off[4]
+    out = np.zeros(n * n, dtype=np.uint8)
+    cdef uint8_t[::1] view = out
+    off[0] = -1
+    off[1] = 1
+    off[2] = -st
+    off[3] = st
+    memset(seen, 0, PADDED)
+    for r in range(n):
+        for c in range(n):
+            p = (r + 1) * st + c + 1
+            if b.color[p] != EMPTY or seen[p]:
+                continue
+            seen[p] = 1
+            stack[0] = p
+            top = 1
+            count = 0
+            mask = 0
+            while top > 0:
+                top -= 1
+                q = stack[top]
+                points[count] = q
+                count += 1
+                for d in range(4):
+                    if b.color[q + off[d]] == EMPTY:
+                        if not seen[q + off[d]]:
+                            seen[q + off[d]] = 1
+                            stack[top] = q + off[d]
+                            top += 1
+                    elif b.color[q + off[d]] == BLACK or b.color[q + off[d]] == WHITE:
+                        mask |= b.color[q + off[d]]
+            if mask == me:
+                for i in range(count):
+                    view[(points[i] // st - 1) * n + points[i] % st - 1] = 1
+    return out

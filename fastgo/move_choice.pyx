@@ -6,7 +6,7 @@ from libc.stdint cimport int32_t
 from fastgo.rng cimport rng_uniform
 from fastgo.tree cimport Tree, NO_NODE, UNEXPANDED, FLAG_PENDING
 from fastgo.gumbel cimport gumbel_final_child
-from fastgo.ending import decided
+from fastgo.ending import decided, own_area
 
 import numpy as np
 
@@ -172,11 +172,16 @@ def choose_move(search, int g, game, *, pass_rule, bint winning_pass, int earlie
     becomes the point among those by the search's visits: sampled in proportion with `rng` (a
     numpy Generator), the most visited without; by prior where none was visited. Under "fill"
     or "settled" with winning_pass, a pass that ends a won game is returned whatever the
-    search chose (unless it resigned). refused: points_instead_of_pass's answer where the caller already has
+    search chose (unless it resigned). Under "decided" in a decided position, a stone in the
+    own area (own_area_points) becomes the pass. refused: points_instead_of_pass's answer where the caller already has
     it (self-play, for the policy target); an empty one keeps the search's move. The root is
     read only where the pass is overruled."""
     move = search.choose_move(g, temperature, resign)
-    fill = check_pass_rule(pass_rule) != "free"       # "fill", "settled" or "decided"
+    rule = check_pass_rule(pass_rule)
+    fill = rule != "free"                             # "fill", "settled" or "decided"
+    if rule == "decided" and move >= 0 and move != game.board.pass_move \
+            and decided(game.board) and own_area(game.board)[move]:
+        return game.board.pass_move
     if (not fill and earliest_pass <= 0) or move < 0:
         return move
     if refused is not None and not len(refused):
@@ -197,6 +202,16 @@ def choose_move(search, int g, game, *, pass_rule, bint winning_pass, int earlie
     if rng is not None:
         return int(rng.choice(points, p=weights / weights.sum()))
     return int(points[int(np.argmax(weights))])
+
+
+def own_area_points(game, pass_rule):
+    """int64 board points where "decided" plays the pass instead: under that rule in a decided
+    position (fastgo.ending.decided), the empty points of the regions that border the side to
+    move only (fastgo.ending.own_area), where a stone changes no area; empty otherwise.
+    Self-play moves their policy-target weight to the pass."""
+    if check_pass_rule(pass_rule) != "decided" or not decided(game.board):
+        return _NO_POINTS
+    return np.flatnonzero(own_area(game.board)).astype(np.int64)
 
 
 def point_instead_of_pass(game, ranked=()):

@@ -24,7 +24,7 @@ import numpy as np
 from fastgo.board import BLACK, IllegalMoveError
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
-from fastgo.move_choice import choose_move, points_instead_of_pass
+from fastgo.move_choice import own_area_points, choose_move, points_instead_of_pass
 from fastgo.search_settings import SearchSettings
 from fastgo.replay import check_game
 from fastgo.run.shards import GameRecord
@@ -210,6 +210,10 @@ class SelfplayWorker:
                 target[nn] = 0.0
                 if self.gumbel and target.sum() > 0:
                     target /= target.sum()
+            own = own_area_points(game, self.sp.pass_rule)
+            if len(own):                         # decided: a stone in the own area is a pass
+                target[nn] += target[own].sum()
+                target[own] = 0.0
             points = np.flatnonzero(target > 0)
             live.policy_count.append(len(points))
             live.policy_moves.append(points.astype(np.int16))

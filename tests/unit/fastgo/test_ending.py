@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from fastgo.board import Board
-from fastgo.ending import decided
+from fastgo.ending import decided, own_area
 from fastgo.game import Game
-from fastgo.move_choice import points_instead_of_pass
+from fastgo.move_choice import own_area_points, points_instead_of_pass
 
 # Black owns columns A-C, White E-G... on 7x7: two walls, each with two eyes cut by a stone.
 TWO_WALLS = """
@@ -211,3 +211,31 @@ def test_random_play_reaches_decided_positions():
     # the property above is not vacuous: random play without eye filling on 7x7 reaches a
     # decided position in most games (each ends with both sides' groups walled in with eyes)
     assert sum(_random_game_checked(seed) > 0 for seed in range(20)) >= 10
+
+
+def test_own_area_is_the_regions_of_the_side_to_move_only():
+    board = Board.from_ascii(TWO_WALLS)            # Black to move
+    cells = "".join(board.to_ascii().split())
+    own = own_area(board)
+    # Black's regions are the empty points of columns A and C; White's (columns F) are not
+    expected = [m for m, ch in enumerate(cells) if ch == "." and m % 7 in (0, 2)]
+    assert np.flatnonzero(own).tolist() == expected
+
+
+def test_decided_plays_the_pass_for_a_stone_in_the_own_area():
+    from tests.unit.fastgo.test_move_choice import chosen
+    game = _two_walls_game()                       # decided, Black to move
+    visits = np.zeros(50, np.int32)
+    visits[[0, 5, 49]] = (6, 2, 1)
+    priors = np.full(50, 0.02, np.float32)
+    # A7 (move 0) is in Black's own area: the pass instead under "decided", the stone under fill
+    assert chosen(game, 0, visits, priors, pass_rule="decided", winning_pass=False) == 49
+    assert chosen(game, 0, visits, priors, pass_rule="fill", winning_pass=False) == 0
+    # F7 (move 5) is in White's area: a throw-in is the player's own business
+    assert chosen(game, 5, visits, priors, pass_rule="decided", winning_pass=False) == 5
+    assert own_area_points(game, "decided").tolist() == np.flatnonzero(own_area(game.board)).tolist()
+    assert len(own_area_points(game, "fill")) == 0
+    # not decided (a White stone in Black's area): the rule leaves the stone alone
+    undecided = Game(9, 7.5)
+    undecided.play(40)
+    assert len(own_area_points(undecided, "decided")) == 0
