@@ -5,6 +5,8 @@ B, `fastgo compare --opponents`, the evaluator's anchors, `fastgo gtp --player`)
     mcts:N          pure MCTS with N random playouts per move, 1..MAX_PLAYOUTS (players.UctPlayer)
     gnugo:LEVEL     GNU Go at LEVEL 0..10 as a GTP engine, run as CGOS runs it (gnugo_argv)
     gtp:COMMAND     any GTP engine; COMMAND is split as a shell would (gtp_side.GtpSide)
+    katago:VISITS   KataGo with VISITS a move, 1..10,000,000 (play.katago); katago:VISITS:MODEL
+                    with the network file MODEL instead of the one play.katago.locate finds
     anything else   a checkpoint path, played by what the caller's load_network(path, seed) builds
 
 `parse_spec` checks a text and says what it names; `make_side` builds a match side from it. This
@@ -21,7 +23,7 @@ from fastgo.coords import parse_int
 from play.gtp.side import GtpSide, parse_gtp_spec
 from play.players import MAX_PLAYOUTS, RandomPlayer, UctPlayer
 
-KINDS = ("random", "mcts", "gnugo", "gtp", "checkpoint")
+KINDS = ("random", "mcts", "gnugo", "gtp", "katago", "checkpoint")
 GNUGO_PROGRAM = "gnugo"
 GNUGO_LEVELS = (0, 10)
 # Our matches are scored by Tromp-Taylor area: every stone left on the board counts as alive.
@@ -30,14 +32,15 @@ GNUGO_LEVELS = (0, 10)
 # runs GNU Go with --chinese-rules --capture-all-dead: it removes dead stones before it passes.
 # --positional-superko: the repetition rule our games are played under.
 GNUGO_OPTIONS = ("--chinese-rules", "--capture-all-dead", "--positional-superko")
-SPEC_FORMS = "random, mcts:N, gnugo:LEVEL, gtp:\"COMMAND\" or a checkpoint path"
+SPEC_FORMS = "random, mcts:N, gnugo:LEVEL, gtp:\"COMMAND\", katago:VISITS or a checkpoint path"
 
 
 @dataclass(frozen=True)
 class Spec:
-    """What a spec names. `kind` one of KINDS; `count` the playouts of mcts:N or the level of
-    gnugo:LEVEL (else None); `argv` the engine's command line of gnugo and gtp specs (else ());
-    `path` the checkpoint's path (else None); `name` the player's name in tables and output
+    """What a spec names. `kind` one of KINDS; `count` the playouts of mcts:N, the level of
+    gnugo:LEVEL or the visits of katago:VISITS (else None); `argv` the engine's command line of
+    gnugo and gtp specs (else ()); `path` the checkpoint's path, or katago's network when the
+    spec names one (else None); `name` the player's name in tables and output
     (a checkpoint's is its path: the loader may name it otherwise)."""
     kind: str
     text: str
@@ -83,8 +86,8 @@ def parse_spec(text) -> Spec:
         if colon:
             raise ValueError(f"player spec {_shown(text)}: random takes no argument")
         return Spec("random", text, "random")
-    if kind in ("mcts", "gnugo", "gtp") and not colon and not os.path.exists(text):
-        argument = {"mcts": "N", "gnugo": "LEVEL", "gtp": '"COMMAND"'}[kind]
+    if kind in ("mcts", "gnugo", "gtp", "katago") and not colon and not os.path.exists(text):
+        argument = {"mcts": "N", "gnugo": "LEVEL", "gtp": '"COMMAND"', "katago": "VISITS"}[kind]
         raise ValueError(f"unknown player spec {_shown(text)}: expected {kind}:{argument}")
     if kind == "mcts":
         try:
@@ -101,12 +104,31 @@ def parse_spec(text) -> Spec:
             raise ValueError(f"player spec {_shown(text)}: GNU Go is gnugo:LEVEL with LEVEL in "
                              f"{low}..{high}") from None
         return Spec("gnugo", text, f"gnugo:{level}", count=level, argv=tuple(gnugo_argv(level)))
+    if kind == "katago":
+        return _katago_spec(text, rest)
     if kind == "gtp" and colon:
         argv = parse_gtp_spec(text)
         return Spec("gtp", text, "gtp:" + shlex.join(argv), argv=tuple(argv))
     if colon and not os.path.exists(text) and not text.endswith(".ckpt"):
         raise ValueError(f"unknown player spec {_shown(text)} (expected {SPEC_FORMS})")
     return Spec("checkpoint", text, os.path.normpath(text), path=text)
+
+
+def _katago_spec(text, rest):
+    """katago:VISITS or katago:VISITS:MODEL."""
+    from play.katago.config import MAX_VISITS
+
+    visits_text, colon, model = rest.partition(":")
+    try:
+        visits = parse_int(visits_text.strip(), low=1, high=MAX_VISITS, what="visits")
+    except ValueError:
+        raise ValueError(f"player spec {_shown(text)}: KataGo is katago:VISITS with VISITS in "
+                         f"1..{MAX_VISITS:,} (or katago:VISITS:MODEL)") from None
+    if colon and not model.strip():
+        raise ValueError(f"player spec {_shown(text)}: katago:VISITS:MODEL names no network")
+    model = model.strip() or None
+    name = f"katago:{visits}" + (f":{os.path.basename(model)}" if model else "")
+    return Spec("katago", text, name, count=visits, path=model)
 
 
 def make_player(text, *, seed=None):
@@ -124,20 +146,25 @@ def make_player(text, *, seed=None):
 def make_side(text, *, seed=None, load_network=None, move_timeout=None, start_timeout=None,
               move_seconds=None):
     """A match side (play.match.play_match) for the spec `text` (or a Spec): a Player for random
-    and mcts:N, a GtpSide (started by its first prepare) for gnugo:LEVEL and gtp:COMMAND, and
+    and mcts:N, a GtpSide (started by its first prepare) for gnugo:LEVEL, gtp:COMMAND and
+    katago:VISITS (play.katago.side.KataGoSide: KataGoMissing, a ValueError, when KataGo or
+    its network is not found), and
     load_network(path, seed) for a checkpoint. ValueError of one line for a malformed spec, or
     a checkpoint where no load_network is given. move_seconds: a GTP engine's time a move
     (GtpSide; the equal-time mode of play.equal_time)."""
     spec = text if isinstance(text, Spec) else parse_spec(text)
     if spec.kind in ("random", "mcts"):
         return make_player(spec.text, seed=seed)
-    if spec.kind in ("gnugo", "gtp"):
+    if spec.kind in ("gnugo", "gtp", "katago"):
         options = {key: value for key, value in (("move_timeout", move_timeout),
                                                  ("start_timeout", start_timeout),
                                                  ("move_seconds", move_seconds))
                    if value is not None}
+        if spec.kind == "katago":
+            from play.katago.side import KataGoSide
+            return KataGoSide(spec.count, model=spec.path, seed=seed, name=spec.name, **options)
         return GtpSide(list(spec.argv), name=spec.name, **options)
     if load_network is None:
         raise ValueError(f"player spec {_shown(spec.text)}: a checkpoint cannot be played here "
-                         "(expected random, mcts:N, gnugo:LEVEL or gtp:\"COMMAND\")")
+                         "(expected random, mcts:N, gnugo:LEVEL, gtp:\"COMMAND\" or katago:VISITS)")
     return load_network(spec.path, seed)

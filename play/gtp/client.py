@@ -4,6 +4,10 @@ A reader thread drains the engine's stdout into a queue, so commands can be pipe
 (`send_many` writes a batch before reading its answers) without either pipe filling up, and every
 wait is bounded by `timeout`. Commands carry ids; each answer is checked against its id.
 
+Lines before the engine's first answer that are not GTP (a launcher's notice such as an
+AppImage's "Error: No suitable fusermount binary found") are skipped, at most MAX_NOISE_LINES;
+after the first answer every line must be GTP.
+
 Bounds: a line is at most MAX_LINE_BYTES and a response at most MAX_RESPONSE_BYTES (beyond:
 GtpConnectionError, the engine is ended); at most MAX_QUEUED_LINES wait unread (then the engine
 blocks on its pipe); at most MAX_STDERR_BYTES of its error output are kept, the rest counted and
@@ -26,6 +30,7 @@ MAX_LINE_BYTES = 1 << 16
 MAX_RESPONSE_BYTES = 1 << 20
 MAX_QUEUED_LINES = 4096
 MAX_STDERR_BYTES = 1 << 20
+MAX_NOISE_LINES = 1000     # lines that are not GTP skipped before the first answer
 _TOO_LONG = object()       # queued by the reader for a line over MAX_LINE_BYTES
 
 
@@ -44,6 +49,9 @@ class GtpClient:
         self._lines = queue.Queue(maxsize=MAX_QUEUED_LINES)
         self._closed = False
         self._broken = False     # a connection error left the stream out of step
+        self._answered = False   # a first answer was read: no line before it is skipped again
+        self.noise = []          # the first 20 lines skipped before the first answer
+        self.noise_lines = 0     # how many were skipped
         self.stderr_dropped = 0  # bytes of error output beyond MAX_STDERR_BYTES
         sink = stderr if hasattr(stderr, "write") else None
         self.process = subprocess.Popen(
@@ -143,7 +151,14 @@ class GtpClient:
                 if not line.strip():
                     continue
                 if line[0] not in "=?":
+                    if not self._answered and self.noise_lines < MAX_NOISE_LINES:
+                        self.noise_lines += 1
+                        if len(self.noise) < 20:
+                            self.noise.append(line[:200])
+                        size = 0
+                        continue
                     raise GtpConnectionError(f"{self.argv[0]} answered out of protocol: {line[:80]!r}")
+                self._answered = True
             elif not line.strip():
                 break
             lines.append(line)

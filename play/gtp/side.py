@@ -109,6 +109,7 @@ class GtpSide(MatchSide):
         self.cleanup = bool(cleanup)
         self.genmove_command = "genmove"     # or kgs-genmove_cleanup, chosen at each start
         self._stderr_file = None    # the current engine's captured stderr (stderr=None)
+        self.env = None             # the engine's environment (None: this process's)
         self.size = None
         self.komi = None
         self.starts = 0
@@ -133,7 +134,8 @@ class GtpSide(MatchSide):
         if stderr is None:
             self._stderr_file = stderr = tempfile.TemporaryFile()
         try:
-            client = GtpClient(self.argv, timeout=self.start_timeout, stderr=stderr)
+            client = GtpClient(self.argv, timeout=self.start_timeout, stderr=stderr,
+                               env=self.env)
         except OSError as exc:
             raise GtpEngineError(f"cannot start GTP engine "
                                  f"{escaped(what, 60, one_line=True, quoted=True)}: "

@@ -1,0 +1,103 @@
+"""KataGo as a match side (`katago:VISITS`): a GtpSide whose engine is KataGo in GTP mode under
+the config of play.katago.config, written for the match's board size at each start.
+
+KataGo's randomness varies its games: its search and network seeds come from the side's seed
+(a fresh stream per engine start), and its early moves are sampled by its own temperature
+(chosenMoveTemperatureEarly). On the first start for a board size with no OpenCL tuning in the
+cache KataGo tunes for this device (minutes on a CPU, once): the start then waits up to
+TUNE_TIMEOUT_S, and a tuner that hangs or crashes is one line, not a traceback.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import sys
+import tempfile
+
+from fastgo.files import escaped
+from play.gtp.side import GtpEngineError, GtpSide
+from play.katago.config import gtp_config, write_config
+from play.katago.locate import explain, locate
+
+START_TIMEOUT_S = 120.0     # KataGo's first answers with its tuning cached (loading a network)
+TUNE_TIMEOUT_S = float(os.environ.get("FASTGO_KATAGO_TUNE_TIMEOUT", 1800.0))
+PRESET_TUNING = "opencl_tune.txt"   # in the cache: loaded instead of tuning (fastgo katago fetch)
+
+
+def tuned(cache: str, size: int) -> bool:
+    """Whether KataGo has an OpenCL tuning for `size` in the cache (or a preset one)."""
+    if os.path.isfile(os.path.join(cache, PRESET_TUNING)):
+        return True
+    return bool(glob.glob(os.path.join(cache, "home", "opencltuning",
+                                       f"tune*_x{int(size)}_y{int(size)}_*.txt")))
+
+
+class KataGoSide(GtpSide):
+    """KataGoSide(visits, *, model=None, seed=None, move_seconds=None, name=None, ...):
+    KataGo with `visits` a move (the most, under move_seconds), its network `model` or the one
+    play.katago.locate finds. KataGoMissing (a ValueError of one line) when its program or
+    network is not found; GtpEngineError (one line) when it cannot start."""
+
+    def __init__(self, visits, *, model=None, seed=None, move_seconds=None, name=None,
+                 start_timeout=None, env=None, out=None, **options):
+        env = dict(os.environ if env is None else env)
+        self.located = locate(model, env)
+        self.visits = int(visits)
+        self.seed = seed
+        self._folder = tempfile.mkdtemp(prefix="fastgo-katago-")
+        self.config_path = os.path.join(self._folder, "gtp.cfg")
+        argv = [self.located.program, "gtp", "-config", self.config_path,
+                "-model", self.located.model]
+        super().__init__(argv, name=name or f"katago:{self.visits}", move_seconds=move_seconds,
+                         start_timeout=start_timeout or START_TIMEOUT_S, **options)
+        self._given_start_timeout = start_timeout
+        if self.located.appimage:          # runs without FUSE: the runtime extracts it first
+            env["APPIMAGE_EXTRACT_AND_RUN"] = "1"
+        self.env = env
+        self.out = sys.stderr if out is None else out
+
+    def config(self) -> dict:
+        """The config the next start writes (play.katago.config.gtp_config)."""
+        cache = self.located.cache
+        preset = os.path.join(cache, PRESET_TUNING)
+        seed = None if self.seed is None else int(self.seed) + self.starts
+        return gtp_config(visits=self.visits, size=self.size or 19, cache=cache,
+                          move_seconds=self.move_seconds, seed=seed,
+                          tuner_file=preset if os.path.isfile(preset) else None)
+
+    def _start(self):
+        cache = self.located.cache
+        os.makedirs(os.path.join(cache, "logs"), exist_ok=True)
+        os.makedirs(os.path.join(cache, "home"), exist_ok=True)
+        write_config(self.config_path, self.config())
+        if self._given_start_timeout is None:
+            if tuned(cache, self.size):
+                self.start_timeout = START_TIMEOUT_S
+            else:
+                self.start_timeout = TUNE_TIMEOUT_S
+                print(f"{self.name}: KataGo tunes OpenCL for this device and {self.size}x"
+                      f"{self.size} once (minutes on a CPU, at most {TUNE_TIMEOUT_S:g} s); "
+                      f"kept in {os.path.join(cache, 'home')}", file=self.out, flush=True)
+        try:
+            super()._start()
+        except GtpEngineError as exc:
+            raise GtpEngineError(self._failure(str(exc))) from None
+
+    def _failure(self, text: str) -> str:
+        """One line for a start that failed with GtpEngineError `text`."""
+        said = self._stderr_tail()
+        meaning = explain(said) or explain(text)
+        if "no answer" in text and "within" in text:
+            return (f"{self.name}: KataGo did not answer within {self.start_timeout:g} s (its "
+                    f"OpenCL tuner hangs, or the machine is too slow; its logs: "
+                    f"{os.path.join(self.located.cache, 'logs')})")
+        if "closed its output" in text or said:
+            return (f"{self.name}: KataGo cannot start"
+                    + (f": {meaning}" if meaning else "")
+                    + (f" ({escaped(said, 160, one_line=True)})" if said else ""))
+        return f"{self.name}: {escaped(text, 240, one_line=True)}"
+
+    def close(self):
+        super().close()
+        shutil.rmtree(self._folder, ignore_errors=True)
