@@ -96,7 +96,7 @@ def add_arguments(parser):
                                  f"{getattr(PLAYER_SEARCH, field):g}, as every player)")
         parser.add_argument(flag + "-b", type=float, default=None, metavar="X",
                             help=f"the same of a checkpoint B (default: {flag}-a)")
-    parser.add_argument("--pass-rule", default="fill", type=pass_rule, metavar="fill|settled|free",
+    parser.add_argument("--pass-rule", default="fill", type=pass_rule, metavar="fill|settled|decided|free",
                         help="checkpoint players: " + PASS_RULE_HELP)
     parser.add_argument("--komi", type=float, default=7.5, help="komi")
     parser.add_argument("--sgf-dir", default=None, metavar="D",

@@ -40,7 +40,7 @@ def add_arguments(parser):
     parser.add_argument("--search", default="puct", choices=SEARCH_CHOICES,
                         help="with --model: root search, puct (the tree is kept between moves, "
                              "pondering) or gumbel (Gumbel sequential halving, no Gumbel noise)")
-    parser.add_argument("--pass-rule", default="fill", type=pass_rule, metavar="fill|settled|free",
+    parser.add_argument("--pass-rule", default="fill", type=pass_rule, metavar="fill|settled|decided|free",
                         help="with --model: " + PASS_RULE_HELP)
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
                         help="where the network runs with --model (auto: CUDA when there is one)")

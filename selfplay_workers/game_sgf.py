@@ -1,12 +1,21 @@
 """SGF export of a self-play game record (fastgo.run.shards.GameRecord): the moves,
 the result, and on each move a comment: the kind of search, the played move's share of the
 policy target (full searches) and the root value, or for
-policy-only games (records with `players`) who sampled the move and the value head's output."""
+policy-only games (records with `players`) who sampled the move and the value head's output; the
+last move's comment says how the game ended and its final margin."""
 from __future__ import annotations
 
 from fastgo.files import atomic_write
 from fastgo.board import BLACK, WHITE
 from fastgo.sgf import SgfGame, write_sgf
+
+# How the game ended, said on its last move (fastgo.run.records.ENDS).
+ENDING_NOTES = {
+    "passes": "the game ended by two passes: its final board is its area (Tromp-Taylor count)",
+    "move_cap": "the game stopped at the move cap: the board is counted as it stands, not a "
+                "settled area (no score or ownership target)",
+    "resign": "the game ended by resignation (no score or ownership target)",
+    "recorded": "the result is the record's own"}
 
 
 def game_sgf_text(record) -> str:
@@ -34,6 +43,10 @@ def game_sgf_text(record) -> str:
         share = float(played) / total if total > 0 else 0.0
         comments[k + 1] = (f"full search, the move's share of the policy target {share:.2f}, "
                            f"root value {value}")
+    if len(record.moves):
+        last = len(record.moves)
+        comments[last] = comments.get(last, "") + "; " + ENDING_NOTES.get(record.end, record.end) \
+            + ("" if record.end == "resign" else f", Black's margin {float(record.score):+g}")
     if record.end == "resign":
         result = ("B" if record.winner > 0 else "W") + "+R"
     elif record.winner == 0:

@@ -165,7 +165,10 @@ class SelfplayConfig:
                     "fill = no pass while a legal point outside the player's own eyes is left "
                     "(games are played out; the pass is then never a policy target); settled = "
                     "as fill, and the pass also allowed once every empty region borders one "
-                    "colour only; free = the pass is a move like any other")
+                    "colour only; decided = as fill, and the pass also allowed once the position "
+                    "is decided (every region one colour's or seki, every group two eyes or in "
+                    "seki; a stone in the own area is then played as the pass); free = the pass "
+                    "is a move like any other")
     earliest_pass: int = setting(0, min=0, max=100_000,
                                  doc="no pass before this move number while another move was "
                                      "searched (and none in the policy target); 0 = off")

@@ -48,3 +48,19 @@ def test_search_games_say_the_moves_share_of_the_target():
         game = parse_sgf(game_sgf_text(record))
         assert game.comments[1].startswith("full search, the move's share of the policy target 0.75")
         assert "share of the policy target 0.50" in game.comments[3]
+
+
+def test_the_last_move_says_how_the_game_ended():
+    record = _record(None, [1, 0, 1, 0])
+    game = parse_sgf(game_sgf_text(record))
+    assert game.comments[4].endswith("the game stopped at the move cap: the board is counted as "
+                                     "it stands, not a settled area (no score or ownership "
+                                     "target), Black's margin +2.5")
+    assert "move cap" not in game.comments[3]
+    record.end = "passes"
+    assert parse_sgf(game_sgf_text(record)).comments[4].endswith(
+        "the game ended by two passes: its final board is its area (Tromp-Taylor count), "
+        "Black's margin +2.5")
+    record.end = "resign"
+    last = parse_sgf(game_sgf_text(record)).comments[4]
+    assert last.endswith("the game ended by resignation (no score or ownership target)")

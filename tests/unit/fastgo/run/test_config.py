@@ -343,5 +343,5 @@ def test_the_pass_rule_keys_take_the_one_vocabulary(tmp_path):
     assert (defaults.selfplay.pass_rule, defaults.selfplay.earliest_pass,
             defaults.selfplay.policy_pass_rule) == ("free", 0, "fill")
     with pytest.raises(ConfigError, match=r"selfplay.pass_rule: must be one of \['free', 'fill', "
-                                          r"'settled'\], got 'filled'"):
+                                          r"'settled', 'decided'\], got 'filled'"):
         loads_config('[selfplay]\npass_rule = "filled"\n')
