@@ -227,6 +227,19 @@ def _check_record(record, header, where, check_rules) -> GameRecord:
     # need not agree with the position's score)
     if end in ("passes", "move_cap") and ((score > 0) - (score < 0)) != winner:
         raise ShardError(f"{where}: score {score:g} and winner {winner} disagree")
+    # A margin counts points of this board plus the komi: anything beyond is no game's score
+    if end != "recorded" and abs(score) > nn + abs(komi) + 1e-3:
+        raise ShardError(f"{where}: score {score:g} is outside the board's range "
+                         f"(+-{nn + abs(komi):g} on {size}x{size}, komi {komi:g})")
+    # How the game ended is read from its moves: the score and ownership targets are taken
+    # from games that ended by two passes only (trainer.window.SCORED_ENDS)
+    two_passes = length >= 2 and moves[-1] == nn and moves[-2] == nn
+    if end == "passes" and not two_passes:
+        raise ShardError(f"{where}: ends by passes but its last two moves are not passes")
+    if end == "move_cap" and (two_passes or length != 2 * nn):
+        raise ShardError(f"{where}: ends at the move cap after {length} moves "
+                         f"(the cap is {2 * nn}" + (", and two passes ended it)" if two_passes
+                                                    else ")"))
     versions = _field(record, "versions", list, where)
     if len(versions) > length + 2:       # one per move at most (self-play), or [learner, opponent]
         raise ShardError(f"{where}: {len(versions)} versions for {length} moves")

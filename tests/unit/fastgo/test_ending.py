@@ -239,3 +239,45 @@ def test_decided_plays_the_pass_for_a_stone_in_the_own_area():
     undecided = Game(9, 7.5)
     undecided.play(40)
     assert len(own_area_points(undecided, "decided")) == 0
+
+
+# --- fuzz: any board, any size --------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@st.composite
+def boards(draw):
+    """A board of size 2..9 from random stones placed by playing (legal: captures, no suicide)
+    and passes, with the side to move either colour."""
+    size = draw(st.integers(2, 9))
+    game = Game(size, 0.5)
+    for move in draw(st.lists(st.integers(0, size * size), max_size=3 * size * size)):
+        if game.is_over():
+            break
+        if game.is_legal(move):
+            game.play(move)
+    return game.board
+
+
+@FUZZ
+@given(board=boards())
+def test_fuzz_decided_and_own_area_agree_with_a_plain_count(board):
+    rows = board.to_ascii().splitlines()
+    n = len(rows)
+    regions = _regions(rows)
+    me = "X" if board.to_move == 1 else "O"
+    own = own_area(board)
+    expected = np.zeros(n * n, np.uint8)
+    for points, border in regions:
+        if border == {me}:
+            for y, x in points:
+                expected[y * n + x] = 1
+    assert own.tolist() == expected.tolist()
+    if decided(board):
+        assert regions, "a board with no empty point is never reached by legal play"
+        for points, border in regions:
+            assert border in ({"X"}, {"O"}) or (border == {"X", "O"} and len(points) <= 3)
