@@ -28,6 +28,7 @@ COMMANDS = {
     "curve": ("fastgo_cli.curve_cmd", "one plot of the learning curves of several run directories"),
     "compare": ("fastgo_cli.compare_cmd", "two configs learn for the same time on this machine, then play the same opponents"),
     "dashboard": ("fastgo_cli.dashboard_cmd", "a live web page of a run directory: status, strength, games, play"),
+    "katago": ("fastgo_cli.katago_cmd", "KataGo as an opponent: `katago fetch` downloads it into the cache, `katago where`"),
 }
 
 # `fastgo bench TARGET` -> (module, one-line help)

@@ -3,7 +3,8 @@ the config of play.katago.config, written for the match's board size at each sta
 
 KataGo's randomness varies its games: its search and network seeds come from the side's seed
 (a fresh stream per engine start), and its early moves are sampled by its own temperature
-(chosenMoveTemperatureEarly). On the first start for a board size with no OpenCL tuning in the
+(chosenMoveTemperatureEarly). Its search runs on one thread (numSearchThreads, and pocl's CPU
+device limited to one thread unless POCL_MAX_PTHREAD_COUNT is set). On the first start for a board size with no OpenCL tuning in the
 cache KataGo tunes for this device (minutes on a CPU, once): the start then waits up to
 TUNE_TIMEOUT_S, and a tuner that hangs or crashes is one line, not a traceback.
 """
@@ -21,7 +22,9 @@ from play.katago.config import gtp_config, write_config
 from play.katago.locate import explain, locate
 
 START_TIMEOUT_S = 120.0     # KataGo's first answers with its tuning cached (loading a network)
-TUNE_TIMEOUT_S = float(os.environ.get("FASTGO_KATAGO_TUNE_TIMEOUT", 1800.0))
+TUNE_TIMEOUT_S = 1800.0    # ... while it tunes OpenCL (FASTGO_KATAGO_TUNE_TIMEOUT overrides)
+TUNE_TIMEOUT_ENV = "FASTGO_KATAGO_TUNE_TIMEOUT"
+ONE_THREAD_ENV = "POCL_MAX_PTHREAD_COUNT"   # pocl's threads for its CPU device
 PRESET_TUNING = "opencl_tune.txt"   # in the cache: loaded instead of tuning (fastgo katago fetch)
 
 
@@ -33,11 +36,26 @@ def tuned(cache: str, size: int) -> bool:
                                        f"tune*_x{int(size)}_y{int(size)}_*.txt")))
 
 
+def tune_timeout(env) -> float:
+    """Seconds a start may take while KataGo tunes: $FASTGO_KATAGO_TUNE_TIMEOUT, else
+    TUNE_TIMEOUT_S."""
+    text = env.get(TUNE_TIMEOUT_ENV)
+    try:
+        seconds = float(text) if text else TUNE_TIMEOUT_S
+    except ValueError:
+        raise ValueError(f"${TUNE_TIMEOUT_ENV}={text[:40]!r}: expected seconds") from None
+    if not 0 < seconds <= 86_400:
+        raise ValueError(f"${TUNE_TIMEOUT_ENV}={text[:40]!r}: expected seconds in (0, 86400]")
+    return seconds
+
+
 class KataGoSide(GtpSide):
     """KataGoSide(visits, *, model=None, seed=None, move_seconds=None, name=None, ...):
     KataGo with `visits` a move (the most, under move_seconds), its network `model` or the one
     play.katago.locate finds. KataGoMissing (a ValueError of one line) when its program or
-    network is not found; GtpEngineError (one line) when it cannot start."""
+    network is not found; GtpEngineError (one line) when it cannot start. start_timeout bounds
+    a start with the tuning in the cache (START_TIMEOUT_S); one that tunes first may take
+    tune_timeout(env)."""
 
     def __init__(self, visits, *, model=None, seed=None, move_seconds=None, name=None,
                  start_timeout=None, env=None, out=None, **options):
@@ -51,9 +69,11 @@ class KataGoSide(GtpSide):
                 "-model", self.located.model]
         super().__init__(argv, name=name or f"katago:{self.visits}", move_seconds=move_seconds,
                          start_timeout=start_timeout or START_TIMEOUT_S, **options)
-        self._given_start_timeout = start_timeout
+        self._tuned_timeout = self.start_timeout
         if self.located.appimage:          # runs without FUSE: the runtime extracts it first
             env["APPIMAGE_EXTRACT_AND_RUN"] = "1"
+        # one thread, as every side of a match: pocl's CPU device would take every core
+        env.setdefault(ONE_THREAD_ENV, "1")
         self.env = env
         self.out = sys.stderr if out is None else out
 
@@ -71,14 +91,13 @@ class KataGoSide(GtpSide):
         os.makedirs(os.path.join(cache, "logs"), exist_ok=True)
         os.makedirs(os.path.join(cache, "home"), exist_ok=True)
         write_config(self.config_path, self.config())
-        if self._given_start_timeout is None:
-            if tuned(cache, self.size):
-                self.start_timeout = START_TIMEOUT_S
-            else:
-                self.start_timeout = TUNE_TIMEOUT_S
-                print(f"{self.name}: KataGo tunes OpenCL for this device and {self.size}x"
-                      f"{self.size} once (minutes on a CPU, at most {TUNE_TIMEOUT_S:g} s); "
-                      f"kept in {os.path.join(cache, 'home')}", file=self.out, flush=True)
+        if tuned(cache, self.size):
+            self.start_timeout = self._tuned_timeout
+        else:
+            self.start_timeout = max(self._tuned_timeout, tune_timeout(self.env))
+            print(f"{self.name}: KataGo tunes OpenCL for this device and {self.size}x"
+                  f"{self.size} once (minutes on a CPU, at most {self.start_timeout:g} s); "
+                  f"kept in {os.path.join(cache, 'home')}", file=self.out, flush=True)
         try:
             super()._start()
         except GtpEngineError as exc:

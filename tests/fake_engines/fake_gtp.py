@@ -17,6 +17,7 @@ MODE says:
            after clear_board and before each genmove `time_left COLOR L 0`, L in 0..T and
            never more than the color's last L in this game
   dead     (at start) exit at once, before reading anything
+  suicide  answer A1 at every genmove (a suicide where the opponent holds A2 and B1)
 """
 import sys
 import time
@@ -70,6 +71,8 @@ def main():
                 wanted = (["0", expected, "1"], [args[0] if args else "", expected, "1"])
                 answer = "pass" if (settings, left) == wanted else "banana"
                 left = None
+            elif mode == "suicide":
+                answer = "A1"
             elif len(board) >= FAULT_AFTER and mode != "pass":
                 if mode == "crash":
                     sys.stderr.write("fake engine: fatal error, giving up\n")

@@ -1,0 +1,121 @@
+"""katago:VISITS against a stand-in for KataGo's program (tests/fake_engines/fake_katago.py):
+the AppImage's FUSE notice on stdout before the first answer is skipped, the config the side
+writes reaches the program, a missing OpenCL device, an unloadable network and a start that
+hangs (a tuner) are one line each, and an engine's suicide loses the game by forfeit."""
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fastgo import coords
+from fastgo.game import Game
+from play.gtp.side import GtpEngineError, GtpSide
+from play.katago.side import KataGoSide
+from play.match import Forfeit, play_match
+from play.players import RandomPlayer
+from play.specs import make_side
+
+ENGINES = Path(__file__).resolve().parents[2] / "fake_engines"
+FAKE_KATAGO = str(ENGINES / "fake_katago.py")
+FAKE_GTP = str(ENGINES / "fake_gtp.py")
+
+
+@pytest.fixture
+def katago_env(tmp_path):
+    """The environment of a katago:VISITS side whose program is the stand-in."""
+    model = tmp_path / "net.bin.gz"
+    model.write_bytes(b"not a network")
+    return {**os.environ, "FASTGO_KATAGO": FAKE_KATAGO, "FASTGO_KATAGO_MODEL": str(model),
+            "FASTGO_KATAGO_HOME": str(tmp_path / "cache"), "FAKE_KATAGO_MODE": "fuse"}
+
+
+def test_fuse_notice_before_the_first_answer_is_skipped(katago_env):
+    out = io.StringIO()
+    side = KataGoSide(1, env=katago_env, out=out, start_timeout=30)
+    try:
+        result = play_match(side, RandomPlayer(seed=1), 2, size=5, komi=0.5)
+    finally:
+        side.close()
+    assert result.games == 2 and not result.forfeits
+    assert "tunes OpenCL" in out.getvalue()        # no tuning in the empty cache yet
+    assert not os.path.exists(side._folder)          # its config folder is gone with it
+
+
+def test_the_written_config_reaches_the_program(katago_env, tmp_path):
+    record = tmp_path / "seen.cfg"
+    env = {**katago_env, "FAKE_KATAGO_MODE": "record", "FAKE_KATAGO_RECORD": str(record)}
+    side = KataGoSide(3, env=env, seed=11, move_seconds=2.0, out=io.StringIO())
+    try:
+        side.prepare(1, 7, 7.5)
+    finally:
+        side.close()
+    seen = dict(line.split(" = ", 1) for line in record.read_text().splitlines())
+    assert seen["maxVisits"] == "3" and seen["maxTime"] == "2"
+    assert seen["maxBoardXSizeForNNBuffer"] == seen["maxBoardYSizeForNNBuffer"] == "7"
+    assert seen["searchRandSeed"] == "fastgo11" and seen["koRule"] == "POSITIONAL"
+    assert seen["homeDataDir"] == os.path.join(env["FASTGO_KATAGO_HOME"], "home")
+
+
+@pytest.mark.parametrize("mode, words", [
+    ("noopencl", "KataGo cannot start: no OpenCL device: install an OpenCL driver"),
+    ("badmodel", "KataGo cannot start: KataGo could not load its network"),
+])
+def test_a_start_that_fails_is_one_line(katago_env, mode, words):
+    side = KataGoSide(1, env={**katago_env, "FAKE_KATAGO_MODE": mode}, out=io.StringIO())
+    try:
+        with pytest.raises(GtpEngineError) as failed:
+            side.prepare(1, 9, 7.5)
+    finally:
+        side.close()
+    assert words in str(failed.value) and "\n" not in str(failed.value)
+
+
+def test_a_start_that_hangs_is_bounded(katago_env):
+    env = {**katago_env, "FAKE_KATAGO_MODE": "hang", "FASTGO_KATAGO_TUNE_TIMEOUT": "0.5"}
+    side = KataGoSide(1, env=env, start_timeout=0.2, out=io.StringIO())
+    try:
+        with pytest.raises(GtpEngineError, match="did not answer within 0.5 s"):
+            side.prepare(1, 9, 7.5)
+    finally:
+        side.close()
+
+
+def test_arena_without_katago_is_one_line(tmp_path):
+    env = {**os.environ, "FASTGO_KATAGO_HOME": str(tmp_path / "none"),
+           "PATH": os.path.dirname(sys.executable)}
+    env.pop("FASTGO_KATAGO", None)
+    env.pop("FASTGO_KATAGO_MODEL", None)
+    done = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "arena", "katago:1",
+                           "random", "--games", "1", "--no-table"], env=env,
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "KataGo's program not found" in done.stderr and "fastgo katago fetch" in done.stderr
+
+
+def test_katago_spec_through_make_side(katago_env, monkeypatch):
+    for key, value in katago_env.items():
+        monkeypatch.setenv(key, value)
+    side = make_side("katago:5", seed=3, move_seconds=1.0)
+    try:
+        assert isinstance(side, KataGoSide) and side.name == "katago:5"
+        assert side.visits == 5 and side.move_seconds == 1.0
+    finally:
+        side.close()
+
+
+def test_an_engine_suicide_is_a_forfeit():
+    game = Game(9, 7.5)
+    for vertex in ("J9", "B1", "J8", "A2"):         # White holds B1 and A2: A1 is Black's suicide
+        game.play(coords.from_gtp(vertex, 9))
+    side = GtpSide([sys.executable, FAKE_GTP, "suicide"], name="fake-suicide")
+    try:
+        side.prepare(1, 9, 7.5)
+        [answer] = side.moves([0], [game])
+    finally:
+        side.close()
+    assert isinstance(answer, Forfeit)
+    assert answer.reason == "engine played the illegal move A1 (suicide)"
