@@ -29,7 +29,7 @@ from fastgo.run.match_stats import elo_from_score, wilson_interval
 from fastgo.run.rundir import RunDir, read_status
 from fastgo.run.statefiles import count, read_json
 from play.gtp.side import GtpEngineError
-from play.specs import gnugo_installed, make_side, parse_spec
+from play.specs import gnugo_installed, katago_missing, make_side, parse_spec
 from trainer.metrics import read_metrics
 
 MAX_OPPONENTS = 16
@@ -95,16 +95,18 @@ def _split(text):
 
 
 def check_opponent(opponent: Opponent, size: int, komi: float) -> None:
-    """Starts a GTP opponent (gnugo:LEVEL, gtp:COMMAND) once on a size x size board with `komi`
-    and stops it again, so that a missing or unwilling engine is known before hours of runs;
+    """Starts a GTP opponent (gnugo:LEVEL, gtp:COMMAND, katago:VISITS) once on a size x size
+    board with `komi` and stops it again, so that a missing or unwilling engine is known before hours of runs;
     CompareError if it cannot."""
     spec = parse_spec(opponent.spec)
-    if spec.kind not in ("gnugo", "gtp"):
+    if spec.kind not in ("gnugo", "gtp", "katago"):
         return
     if spec.kind == "gnugo" and gnugo_installed(spec.argv[0]) is None:
         raise CompareError(f"opponent {opponent.label}: GNU Go is not installed (no "
                            f"{spec.argv[0]!r} program on PATH or in /usr/games; e.g. apt-get "
                            "install gnugo)")
+    if spec.kind == "katago" and katago_missing(spec):
+        raise CompareError(f"opponent {opponent.label}: {katago_missing(spec)}")
     side = make_side(spec, start_timeout=30.0)
     try:
         side.prepare(1, size, komi)

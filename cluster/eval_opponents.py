@@ -2,7 +2,8 @@
 this machine can run, the run's earlier checkpoints as networks at cluster.eval_visits (or the
 visits cluster.eval_move_seconds buys at this network's own speed), and which of them comes
 next (cluster.pairings). Each side is made when reached, so that a checkpoint pruned or an
-engine missing meanwhile costs that one pairing only. Beating wraps a side so that the role's
+engine missing meanwhile costs that one pairing only; a gnugo or katago anchor whose program is
+not found here is skipped from the start. Beating wraps a side so that the role's
 heartbeat beats at each of its turns."""
 import os
 
@@ -13,7 +14,7 @@ from fastgo.run.ratings import table_name
 from play.equal_time import one_thread_rate, speed_key, visits_for
 from play.network_player import network_side
 from play.players import MatchSide
-from play.specs import gnugo_installed, make_side, parse_spec
+from play.specs import gnugo_installed, katago_missing, make_side, parse_spec
 
 OPENING_MOVES = 2             # a network's first moves sampled by visits, as in the arena
 
@@ -56,6 +57,11 @@ class Opponents:
                 self.log.info("anchor %s skipped: GNU Go is not installed (on PATH or in "
                               "/usr/games; e.g. apt-get install gnugo)", spec.name)
                 continue
+            if spec.kind == "katago":
+                missing = katago_missing(spec)
+                if missing:
+                    self.log.info("anchor %s skipped: %s", spec.name, missing)
+                    continue
             if spec.kind == "checkpoint" and not os.path.isfile(spec.path):
                 self.log.warning("anchor %s skipped: no such checkpoint file", spec.path)
                 continue

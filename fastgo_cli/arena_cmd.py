@@ -3,7 +3,8 @@ with 95% intervals, optionally stopped early by a sequential probability ratio t
 Zero's gating), the result appended to the ratings table (fastgo.run.ratings).
 
 A player is a checkpoint path (its network behind the batched PUCT search, in this process,
-torch on CPU with one thread), 'random', 'mcts:N' or 'gtp:COMMAND'. Called by fastgo_cli.main
+torch on CPU with one thread), 'random', 'mcts:N', 'gnugo:LEVEL', 'gtp:COMMAND' or
+'katago:VISITS' (play.specs). Called by fastgo_cli.main
 through `add_arguments(parser)` and `run(args) -> int`; bad arguments exit 2 with one line.
 SIGINT or SIGTERM (also while a GTP engine does not answer) ends the match: the games finished
 so far are reported and appended to the table, the engines are ended, exit status 130.
@@ -67,7 +68,9 @@ def add_arguments(parser):
     parser.add_argument("a", metavar="A",
                         help="first player: a checkpoint path, 'random', 'mcts:N' (pure MCTS, "
                              "N playouts per move), 'gnugo:LEVEL' (GNU Go 0..10, run as CGOS "
-                             "runs it) or gtp:\"COMMAND\" (an external GTP engine)")
+                             "runs it), gtp:\"COMMAND\" (an external GTP engine) or "
+                             "'katago:VISITS' (KataGo, at most VISITS a move; `fastgo katago "
+                             "fetch` downloads it)")
     parser.add_argument("b", metavar="B", help="second player, same forms as A")
     parser.add_argument("--games", type=int, default=DEFAULT_GAMES,
                         help="games to play (with --sprt: at most)")

@@ -34,8 +34,9 @@ class ArgumentError(ValueError):
 def load_network_side(path, args, seed, which):
     """A SearchSide over the checkpoint's network; ArgumentError when it is not a checkpoint."""
     if not os.path.exists(path):
+        from play.specs import SPEC_FORMS
         raise ArgumentError(f"{which} {path!r}: no such checkpoint file (players are "
-                            "random, mcts:N, gnugo:LEVEL, gtp:\"COMMAND\" or a checkpoint path)")
+                            f"{SPEC_FORMS})")
     if not os.path.isfile(path):
         raise ArgumentError(f"{which} {path!r}: not a checkpoint file")
     from inference_server.network import NetworkError, load_network

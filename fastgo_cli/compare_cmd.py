@@ -45,7 +45,7 @@ def add_arguments(parser):
                              f"{DEFAULT_VISITS}; not with --move-seconds)")
     parser.add_argument("--opponents", default=DEFAULT_OPPONENTS,
                         help="comma-separated: mcts:N, gnugo:LEVEL (GNU Go 0..10), random, "
-                             "gtp:\"COMMAND\" or a checkpoint file")
+                             "gtp:\"COMMAND\", katago:VISITS or a checkpoint file")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         metavar="SECTION.KEY=VALUE",
                         help="override one config value of both runs; repeatable")

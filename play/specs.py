@@ -70,6 +70,18 @@ def gnugo_installed(program: str | None = None) -> str | None:
     return games if os.sep not in program and os.access(games, os.X_OK) else None
 
 
+def katago_missing(spec: Spec, env=None) -> str:
+    """Why KataGo cannot play the katago spec `spec` here (its program or network not found,
+    play.katago.locate), or '' when it can."""
+    from play.katago.locate import KataGoMissing, locate
+
+    try:
+        locate(spec.path, env)
+    except KataGoMissing as err:
+        return str(err)
+    return ""
+
+
 def parse_spec(text) -> Spec:
     """The Spec of `text` (surrounding blanks ignored, the kind case-insensitive); ValueError
     of one line naming the spec for a malformed one. A text that names no built-in kind is a

@@ -13,7 +13,8 @@ from fastgo.run.config.fields import ConfigError, mapping_setting, setting
 MATCH_VISITS = 200                      # a checkpoint's visits per move in the arena and evaluator
 # cluster.anchors: the forms of play.specs, checked in full when the evaluator starts
 ANCHOR_FORMS = re.compile(r"random|mcts:[1-9][0-9]{0,7}|gnugo:(10|[0-9])|gtp:.*\S.*|"
-                          r"(?!(mcts|gnugo|gtp)$)[^:]+|.*\.ckpt", re.IGNORECASE | re.DOTALL)
+                          r"katago:[1-9][0-9]{0,7}(:.*\S.*)?|"
+                          r"(?!(mcts|gnugo|gtp|katago)$)[^:]+|.*\.ckpt", re.IGNORECASE | re.DOTALL)
 
 
 def check_anchors(anchors):
@@ -23,7 +24,8 @@ def check_anchors(anchors):
     for anchor in anchors:
         if len(anchor) > 1000 or not ANCHOR_FORMS.fullmatch(anchor.strip()):
             raise ConfigError(f"anchors: {anchor[:40]!r} is not a player spec (random, mcts:N, "
-                              "gnugo:LEVEL with LEVEL 0..10, gtp:\"COMMAND\" or a checkpoint path)")
+                              "gnugo:LEVEL with LEVEL 0..10, gtp:\"COMMAND\", katago:VISITS or a "
+                              "checkpoint path)")
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,9 @@ class ClusterConfig:
     anchors: tuple[str, ...] = setting(
         ("random", "mcts:100", "mcts:1000", "gnugo:1", "gnugo:5", "gnugo:10"),
         doc="fixed opponents in rising strength, player specs as the arena's (random, mcts:N, "
-            "gnugo:LEVEL, gtp:\"COMMAND\", a checkpoint path); each checkpoint plays those whose "
-            "expected score is informative; gnugo ones are skipped where GNU Go is not installed "
+            "gnugo:LEVEL, gtp:\"COMMAND\", katago:VISITS, a checkpoint path); each checkpoint "
+            "plays those whose expected score is informative; gnugo ones are skipped where GNU "
+            "Go is not installed, katago ones where KataGo or its network is not found "
             "(mcts:10000 is no default: it costs several times what the others do, "
             "docs/guide.md#the-evaluator)")
     eval_anchors: int = setting(2, min=0, max=64,

@@ -28,6 +28,16 @@ def test_anchors_it_cannot_play_are_skipped_with_a_line(tmp_path, monkeypatch, c
     assert "anchor missing.ckpt skipped: no such checkpoint file" in caplog.text
 
 
+def test_a_katago_anchor_is_skipped_where_katago_is_not_found(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("FASTGO_KATAGO_HOME", str(tmp_path / "no-katago"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("FASTGO_KATAGO", raising=False)
+    with caplog.at_level(logging.INFO):
+        evaluator = make(tmp_path, '[cluster]\nanchors = ["random", "katago:2"]\n')
+    assert list(evaluator.anchors) == ["random"]
+    assert "anchor katago:2 skipped: KataGo's program not found" in caplog.text
+
+
 def test_cpu_figures_carried_over_a_restart(tmp_path):
     rows = [{"player": "ckpt-0", "step": 0, "wall_s": 0, "games": 0, "eval_cpu_s": 30.0,
              "eval_wall_s": 100.0},

@@ -89,6 +89,17 @@ def test_missing_gnugo_is_named(monkeypatch):
     check_opponent(Opponent("random", "random"), 9, 7.5)        # nothing to start
 
 
+def test_missing_katago_is_named(monkeypatch, tmp_path):
+    monkeypatch.setenv("FASTGO_KATAGO_HOME", str(tmp_path / "no-katago"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("FASTGO_KATAGO", raising=False)
+    opponent = parse_opponents("katago:8")[0]
+    assert opponent.spec == "katago:8"
+    with pytest.raises(CompareError, match="KataGo's program not found") as info:
+        check_opponent(opponent, 9, 7.5)
+    assert "\n" not in str(info.value) and "fastgo katago fetch" in str(info.value)
+
+
 def test_plan_gives_both_runs_the_same_seeds(tmp_path):
     args = parse("quickstart", "9x9_cpu", "--duration", "30m", "--out", tmp_path / "o",
                  "--opponents", "random,mcts:10", "--seed", "5", "--set", "trainer.lr=0.01",
