@@ -43,6 +43,11 @@ MAX_CREATED_SLOTS = 256
 # max_batch, it runs at once. (One worker whose requests of ~60 positions never share a batch
 # of 64 otherwise idled the server up to a poll tick, 1 ms, per batch.)
 RECENT_REQUESTS = 32
+# Forward passes failing in a row before the server stops loudly: one failure (an out-of-memory
+# batch) answers its requests with errors and serving goes on; this many in a row means the
+# device is gone (a CUDA device lost mid-run), and the supervisor's restart is the way back
+# (with server.device = "auto", onto the CPU when no CUDA device is left).
+MAX_FAILED_FORWARDS = 8
 
 
 class _Pending:
@@ -111,6 +116,7 @@ class InferenceServer:
         self.reloader = Reloader(config.model, config.server,
                                  loaded={name: slot.content_hash for name, slot in self.slots.items()})
         self.stats = _Stats()
+        self.failed_forwards = 0      # forward passes failed in a row (MAX_FAILED_FORWARDS)
         self.queues = {name: deque() for name in self.slots}
         self.queued_positions = {name: 0 for name in self.slots}
         self.queued_bytes = {name: 0 for name in self.slots}
@@ -352,13 +358,18 @@ class InferenceServer:
         """Scatter a finished batch: each request gets its rows and the version that ran."""
         t0, c0 = time.perf_counter(), time.thread_time()
         stats = self.stats
-        if job.error is not None:   # a failing forward answers errors, never kills the server
+        if job.error is not None:   # a failing forward answers errors (MAX_FAILED_FORWARDS)
             log.error("forward pass failed on slot %s: %r", job.slot, job.error)
             for identity, request_id, _ in job.requests:
                 stats.error(protocol.SERVER_ERROR)
                 self._send(identity, protocol.error_reply(request_id, protocol.SERVER_ERROR,
                                                           f"forward failed: {job.error}"))
+            self.failed_forwards += 1
+            if self.failed_forwards >= MAX_FAILED_FORWARDS:
+                raise RuntimeError(f"{self.failed_forwards} forward passes failed in a row "
+                                   f"(the last: {str(job.error)[:200]}); the device is gone?")
             return
+        self.failed_forwards = 0
         offset, logits, values = 0, job.logits, job.values
         for identity, request_id, count in job.requests:
             stop = offset + count

@@ -299,3 +299,72 @@ def test_a_dead_forward_thread_stops_the_loop_loudly():
         server.stop()
     assert err is not None and "forward thread died" in str(err)
     assert server.socket.closed
+
+
+class FailingRunner:
+    """A runner whose forward pass fails like a CUDA device that ran out of memory or went
+    away: `fail` more calls raise, then it answers zeros (the real runner's shapes)."""
+
+    def __init__(self, runner, fail):
+        self.runner, self.fail = runner, fail
+
+    def __getattr__(self, name):
+        return getattr(self.runner, name)
+
+    def run(self, n, *args, **kwargs):
+        if self.fail > 0:
+            self.fail -= 1
+            raise RuntimeError("CUDA error: out of memory (simulated)")
+        return self.runner.run(n, *args, **kwargs)
+
+
+def _serve_with(fail):
+    config = loads_config('[model]\nblocks = 1\nchannels = 8\n[server]\nendpoint = "tcp://127.0.0.1:*"\n'
+                          'max_wait_us = 1000\n')
+    server = InferenceServer(config)
+    slot = server.slots["current"]
+    slot.runner = FailingRunner(slot.runner, fail)
+    outcome = queue.Queue()
+
+    def run():
+        try:
+            server.serve_forever()
+            outcome.put(None)
+        except RuntimeError as err:
+            outcome.put(err)
+    threading.Thread(target=run, daemon=True).start()
+    return server, outcome
+
+
+def test_one_failed_forward_answers_errors_and_serving_goes_on():
+    from inference_server.server import MAX_FAILED_FORWARDS
+    server, outcome = _serve_with(fail=MAX_FAILED_FORWARDS - 1)
+    dealer = Dealer(server.endpoint)
+    try:
+        for request_id in range(MAX_FAILED_FORWARDS):
+            dealer.send(protocol.eval_request(request_id, planes(2, request_id), "current"))
+            reply = dealer.replies(1, timeout_s=20)[request_id]
+            if request_id < MAX_FAILED_FORWARDS - 1:
+                assert reply.header["code"] == protocol.SERVER_ERROR
+                assert "out of memory" in reply.header["msg"]
+            else:                                  # the device came back: a real answer
+                assert reply.header["k"] == "result", reply.header
+        assert outcome.empty() and server.failed_forwards == 0
+    finally:
+        server.stop()
+    assert outcome.get(timeout=10) is None
+
+
+def test_a_device_that_is_gone_stops_the_server_loudly():
+    from inference_server.server import MAX_FAILED_FORWARDS
+    server, outcome = _serve_with(fail=10 ** 6)
+    dealer = Dealer(server.endpoint)
+    try:
+        for request_id in range(MAX_FAILED_FORWARDS):
+            dealer.send(protocol.eval_request(request_id, planes(2, request_id), "current"))
+            dealer.replies(1, timeout_s=20)
+        err = outcome.get(timeout=10)
+    finally:
+        server.stop()
+    assert isinstance(err, RuntimeError) and "forward passes failed in a row" in str(err)
+    assert "out of memory" in str(err)
