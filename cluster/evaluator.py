@@ -240,13 +240,10 @@ class Evaluator:
         as its curve point; the rest of its pairings become self.refinement, a generator that
         plays one batch per next() (run to its end here without eval_interval_s). Returns the
         summary, or None when the checkpoint is unreadable or the role is stopping."""
-        import torch
-
         from inference_server.checkpoint import MAX_CHECKPOINT_BYTES
         from inference_server.network import NetworkError
 
         started, cpu0 = self.clock(), self.budget.cpu_s()
-        torch.set_num_threads(1)
         name = checkpoint_player(step)
         try:
             # when the checkpoint was written: taken now, as the trainer may prune the file

@@ -62,13 +62,10 @@ def build_engine(args):
     from play.heads_cache import HeadsCache
 
     try:        # the checkpoint's file is checked before torch is imported; then the device
-        network = load_network(args.model, device=args.device, heads=True, what="--model")
+        network = load_network(args.model, "analysis", device=args.device,
+                               threads=args.threads or None, what="--model")
     except NetworkError as exc:
         raise ValueError(str(exc)) from None
-    if args.threads:
-        import torch
-
-        torch.set_num_threads(args.threads)
     heads, config = network.evaluator, network.config
     model_komi = network.komi              # what the checkpoint records it learnt at ...
     if network.assumed and args.config:    # ... or, for an older one, what the config says

@@ -123,7 +123,7 @@ def _network_player(args):
     from inference_server.network import load_network
     from play.network_player import network_player
 
-    network = load_network(args.model, device=args.device, what="--model",
+    network = load_network(args.model, "gtp", device=args.device, what="--model",
                            backend=getattr(args, "backend", "auto"), capacity=leaves)
     config = network.config
     if args.size is not None and args.size != config.board_size:
@@ -144,6 +144,6 @@ def _analysis_heads(model, device):
         if not made:
             from inference_server.network import load_network
             from play.heads_cache import HeadsCache
-            made.append(HeadsCache(load_network(model, device=device, heads=True).evaluator))
+            made.append(HeadsCache(load_network(model, "analysis", device=device).evaluator))
         return made[0]
     return heads

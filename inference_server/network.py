@@ -2,10 +2,10 @@
 one: `fastgo gtp`, `fastgo arena` (and so `fastgo compare`'s matches), `fastgo analysis` and the
 evaluator. play.network_player turns the Network into a player.
 
-load_network(source, ...) loads and verifies the checkpoint, runs it in this process on the
-device and backend asked for (defaults: DEFAULT_BACKEND, capacity DEFAULT_CAPACITY, one thread),
-refuses a network whose canary outputs are not finite or out of range, and reads the komi and
-rules the network was trained at from the checkpoint (the trainer records them; an older
+load_network(source, use, ...) loads and verifies the checkpoint, runs it in this process on the
+device and backend asked for (defaults: DEFAULT_BACKEND, capacity DEFAULT_CAPACITY) with the
+evaluator and torch's CPU threads its use (USES) asks for, refuses a network whose canary
+outputs are not finite or out of range, and reads the komi and rules the network was trained at from the checkpoint (the trainer records them; an older
 checkpoint without them is taken as trained at the quickstart's ASSUMED_KOMI under
 ASSUMED_RULES, said once per process). Every failure is a NetworkError of one line.
 """
@@ -23,6 +23,24 @@ ASSUMED_KOMI = 7.5              # the quickstart's, for checkpoints that do not 
 ASSUMED_RULES = "tromp-taylor"  # area scoring, positional superko: the rules fastgo plays
 RULES = ("tromp-taylor",)
 _assumed_said = set()
+
+
+@dataclass(frozen=True)
+class Use:
+    """What a network is loaded for (KataGo's Setup::initializeNNEvaluators `setupFor`):
+    `heads`: every head (ownership, score) through HeadsEvaluator, instead of the search's
+    policy and value through the server's runner; `threads`: torch's CPU threads in this
+    process, set by load_network (None: torch's own)."""
+    heads: bool
+    threads: int | None
+
+
+USES = {
+    "match": Use(heads=False, threads=1),       # arena, compare, the evaluator: one thread a
+                                                # side, as equal time measures a player
+    "gtp": Use(heads=False, threads=None),      # the GTP engine's search
+    "analysis": Use(heads=True, threads=None),  # KataGo's analysis protocol, kata-analyze
+}
 
 
 class NetworkError(ValueError):
@@ -43,10 +61,17 @@ class Network:
     assumed: bool
     path: str
     extra: dict          # the rest the checkpoint carries (the trainer's state, ...)
+    backend: str | None = None   # the runner's backend (None: the heads evaluator)
 
     @property
     def name(self) -> str:
         return f"{self.config.name}@{self.step}"
+
+    @property
+    def shape(self) -> tuple:
+        """What its speed on one thread depends on besides the search: (network name, board
+        size, encoding, backend)."""
+        return (self.config.name, self.config.board_size, self.config.encoding, self.backend)
 
 
 def trained_at(extra: dict, path: str = "") -> tuple:
@@ -85,14 +110,19 @@ def _device(device):
     return device
 
 
-def load_network(source, *, device="cpu", backend=DEFAULT_BACKEND, capacity=DEFAULT_CAPACITY,
-                 threads=None, expect=None, data=None, heads=False, what=None) -> Network:
-    """The Network of checkpoint `source` (a path; `data`: its bytes already read), see the
-    module. `expect`: a ModelConfig whose board size and encoding the checkpoint must have.
-    `heads`: every head (ownership, score) for analysis, through HeadsEvaluator, instead of
-    the search's policy and value through the server's runner. `threads`: the runner's CPU
-    threads (None: its default). `what`: how the caller's user named the checkpoint (a flag
-    such as '--model'), the start of every message (default: its path)."""
+def load_network(source, use="match", *, device="cpu", backend=DEFAULT_BACKEND,
+                 capacity=DEFAULT_CAPACITY, threads=None, expect=None, data=None,
+                 what=None) -> Network:
+    """The Network of checkpoint `source` (a path; `data`: its bytes already read) for `use`
+    (a key of USES), see the module: the one way every command and role loads a network to
+    play. `expect`: a ModelConfig whose board size and encoding the checkpoint must have.
+    `threads`: torch's CPU threads in this process and the runner's (None: the use's; set
+    here, once the checkpoint is read). `what`: how the caller's user named the checkpoint
+    (a flag such as '--model'), the start of every message (default: its path)."""
+    if use not in USES:
+        raise ValueError(f"load_network: use must be one of {', '.join(USES)}, got {use!r}")
+    heads = USES[use].heads
+    threads = USES[use].threads if threads is None else int(threads)
     from inference_server.checkpoint_file import CheckpointError, read_checkpoint_bytes
 
     path = str(source)
@@ -110,6 +140,10 @@ def load_network(source, *, device="cpu", backend=DEFAULT_BACKEND, capacity=DEFA
         raise NetworkError(f"cannot load {label}: {path}: {err.strerror or err}") from None
     komi, rules, assumed = trained_at(checkpoint.extra or {}, path)
     where = _device(device)
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(max(1, threads))
     try:
         if heads:
             from inference_server.heads_evaluator import HeadsEvaluator
@@ -118,7 +152,7 @@ def load_network(source, *, device="cpu", backend=DEFAULT_BACKEND, capacity=DEFA
             outputs = evaluator(canary_planes(checkpoint.config))[:2]
         else:
             from inference_server.batch_evaluator import InProcessEvaluator
-            options = {} if threads is None else {"threads": int(threads)}
+            options = {} if threads is None else {"threads": threads}
             evaluator = InProcessEvaluator(checkpoint.model, device=where, backend=backend,
                                            capacity=max(8, int(capacity)),
                                            version=checkpoint.step, **options)
@@ -133,4 +167,5 @@ def load_network(source, *, device="cpu", backend=DEFAULT_BACKEND, capacity=DEFA
                            f"refusing {path}: {err}") from None
     return Network(evaluator=evaluator, config=checkpoint.config, step=checkpoint.step,
                    komi=komi, rules=rules, assumed=assumed, path=path,
-                   extra=dict(checkpoint.extra or {}))
+                   extra=dict(checkpoint.extra or {}),
+                   backend=None if heads else evaluator.runner.backend)

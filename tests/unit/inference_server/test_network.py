@@ -32,22 +32,22 @@ def checkpoint(tmp_path, name="net.ckpt", extra=None, nan=False):
 
 def test_the_komi_and_rules_a_checkpoint_records_reach_the_player(tmp_path):
     path = checkpoint(tmp_path, extra=training_record(6.5))
-    network = load_network(path, backend="torch")
+    network = load_network(path, "match", backend="torch")
     assert (network.komi, network.rules, network.assumed, network.step) == (6.5, "tromp-taylor",
                                                                             False, 12)
     player = network_player(network, visits=8)
     assert player.model_komi == 6.5 and player.board_size == 7 and player.visits == 8
     side = network_side(network, visits=4, name="n")
     assert side.board_size == 7 and side.visits == 4 and side.evaluator is network.evaluator
-    heads = load_network(path, heads=True)
+    heads = load_network(path, "analysis")
     assert heads.evaluator.model_version == 12 and heads.komi == 6.5
 
 
 def test_an_older_checkpoint_is_taken_at_the_quickstarts_komi_said_once(tmp_path, caplog):
     path = checkpoint(tmp_path)
     with caplog.at_level(logging.WARNING, logger="fastgo.network"):
-        first = load_network(path, backend="torch")
-        second = load_network(path, backend="torch")
+        first = load_network(path, "match", backend="torch")
+        second = load_network(path, "match", backend="torch")
     assert first.komi == second.komi == ASSUMED_KOMI and first.assumed
     said = [r for r in caplog.records if "records no komi" in r.getMessage()]
     assert len(said) == 1 and str(path) in said[0].getMessage()
@@ -64,12 +64,12 @@ def test_recorded_values_out_of_range_are_refused(extra, words):
 
 def test_nan_weights_and_bad_files_are_one_line_errors(tmp_path):
     with pytest.raises(NetworkError, match=r"^refusing --model .*non-finite"):
-        load_network(checkpoint(tmp_path, "nan.ckpt", nan=True), what="--model")
+        load_network(checkpoint(tmp_path, "nan.ckpt", nan=True), "gtp", what="--model")
     with pytest.raises(NetworkError, match="refusing .*non-finite"):
-        load_network(checkpoint(tmp_path, "nan2.ckpt", nan=True), heads=True)
+        load_network(checkpoint(tmp_path, "nan2.ckpt", nan=True), "analysis")
     (tmp_path / "bad.ckpt").write_bytes(b"not a checkpoint")
     with pytest.raises(NetworkError, match="^cannot load A: .*not a fastgo checkpoint") as err:
-        load_network(tmp_path / "bad.ckpt", what="A")
+        load_network(tmp_path / "bad.ckpt", "match", what="A")
     assert "\n" not in str(err.value)
 
 
@@ -83,7 +83,7 @@ def test_the_trainer_records_what_it_trains_at(tmp_path):
     run = open_run_dir(str(tmp_path / "run"))
     trainer = make_trainer(config, run)
     trainer.save_checkpoint()
-    network = load_network(run.latest, backend="torch")
+    network = load_network(run.latest, "match", backend="torch")
     assert (network.komi, network.rules, network.assumed) == (5.5, "tromp-taylor", False)
 
 
