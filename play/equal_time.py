@@ -114,14 +114,12 @@ def _positions(size, komi):
 
 def speed_key(side):
     """What a network side's one-thread speed depends on, the key of the speeds `fastgo arena`
-    and the evaluator measure: its network's shape (config.name, board size and encoding), the
-    backend that runs it and its search settings. The side itself where its evaluator does not
-    say (no network config)."""
-    config = getattr(side.evaluator, "config", None)
-    if config is None:
+    and the evaluator measure: its network's shape (SearchSide.shape: name, board size,
+    encoding, backend) and its search settings. The side itself where it has no shape (an
+    evaluator that is no network)."""
+    if side.shape is None:
         return side
-    backend = getattr(getattr(side.evaluator, "runner", None), "backend", None)
-    return (config.name, config.board_size, config.encoding, backend, side.settings)
+    return (*side.shape, side.settings)
 
 
 def one_thread_rate(evaluator, settings, size, komi, *, budget_s=1.5, clock=time.monotonic):

@@ -45,12 +45,16 @@ class SearchSide(MatchSide):
     rate: its root visits a second on one thread (play.equal_time.one_thread_rate), which a
     game clock needs: each move then gets the visits its main_time_budget buys at that rate
     (rounded down to a grid of eight steps an octave, so games of equal visits search together),
-    and its clock is charged their seconds at that rate."""
+    and its clock is charged their seconds at that rate.
+
+    shape: what that speed depends on besides the search (play.network_player: the network's
+    name, board size, encoding and backend); None for an evaluator that is no network."""
 
     def __init__(self, evaluator, visits, settings=None, *, name="net", opening_moves=0, seed=0,
-                 pass_rule="fill", board_size=None, rate=None):
+                 pass_rule="fill", board_size=None, rate=None, shape=None):
         self.pass_rule = check_pass_rule(pass_rule)
         self.evaluator = evaluator
+        self.shape = shape
         self.visits = int(visits)
         self.rate = None
         if rate is not None:

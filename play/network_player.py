@@ -36,4 +36,5 @@ def network_side(network, *, visits, search="puct", leaves=1, seed=0, opening_mo
     return SearchSide(network.evaluator, visits, _settings(network, search, leaves,
                                                            changes=changes),
                       name=name or network.name, opening_moves=opening_moves, seed=seed,
-                      pass_rule=pass_rule, board_size=network.config.board_size)
+                      pass_rule=pass_rule, board_size=network.config.board_size,
+                      shape=network.shape)

@@ -1,8 +1,6 @@
 """fastgo_cli.arena_timing.time_network_sides: equal time turns each network side's measured
 one-thread speed into its pace; sides of one network shape, backend and search share one rate
 (the fastest of all their measurements), sides that differ keep their own."""
-from types import SimpleNamespace
-
 import pytest
 
 import play.equal_time
@@ -13,18 +11,10 @@ from inference_server.batch_evaluator import UniformEvaluator
 from play.match import SearchSide
 
 
-class ShapedEvaluator(UniformEvaluator):
-    """A uniform evaluator that says which network shape and backend it stands for."""
-
-    def __init__(self, shape, backend="torch-fp32", size=9):
-        super().__init__(size)
-        self.config = SimpleNamespace(name=shape, board_size=size, encoding="alphazero")
-        self.runner = SimpleNamespace(backend=backend)
-
-
-def side(shape, backend="torch-fp32", settings=None, name="net"):
-    return SearchSide(ShapedEvaluator(shape, backend), 1, settings or SearchSettings.for_play(),
-                      name=name)
+def side(shape, backend="torch-fp32", settings=None, name="net", size=9):
+    """A side over a uniform evaluator standing for a network of `shape` on `backend`."""
+    return SearchSide(UniformEvaluator(size), 1, settings or SearchSettings.for_play(),
+                      name=name, shape=(shape, size, "alphazero", backend))
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from play.network_player import network_side
 
 def fake_network(encoding="katago", size=9):
     return SimpleNamespace(config=SimpleNamespace(encoding=encoding, board_size=size),
-                           evaluator="uniform", name="net")
+                           evaluator="uniform", name="net", shape=("net", size, encoding, None))
 
 
 def test_changes_reach_the_sides_search_and_the_rest_stays_a_players():
