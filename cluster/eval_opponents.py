@@ -73,15 +73,15 @@ class Opponents:
         self.unusable[anchor] = f"{what}: {escaped(err, 200, one_line=True)}"
         self.log.warning("anchor %s: %s", anchor, self.unusable[anchor])
 
-    def load_network(self, path, name, seed, data=None):
+    def checkpoint_side(self, path, name, seed, data=None):
         """(network, SearchSide) of the checkpoint at `path` (its bytes `data` when already
         read) at cluster.eval_visits: inference_server.network.load_network (canaries checked)
         and play.network_player, as every command plays a checkpoint. NetworkError when
         unusable."""
         from inference_server.network import load_network
 
-        network = load_network(path, data=data, expect=self.config.model,
-                               backend=self.config.server.backend, threads=1,
+        network = load_network(path, "match", data=data, expect=self.config.model,
+                               backend=self.config.server.backend,
                                capacity=max(64, self.cc.eval_batch_games))
         side = network_side(network, visits=self.cc.eval_visits, name=name, seed=seed,
                             opening_moves=OPENING_MOVES)
@@ -109,8 +109,8 @@ class Opponents:
         evaluations.jsonl) for `job`; None, logged, where it cannot be loaded (pruned,
         replaced, unreadable)."""
         try:
-            return self.load_network(evaluation.get("path"), evaluation["player"],
-                                     job.seed + offset)[1]
+            return self.checkpoint_side(evaluation.get("path"), evaluation["player"],
+                                        job.seed + offset)[1]
         except Exception as err:
             self.log.warning("%s: earlier checkpoint %s unusable (%s): %s", job.name,
                              evaluation["player"], evaluation.get("path"),
@@ -159,7 +159,7 @@ class Opponents:
             try:
                 side = make_side(self.anchors[anchor], seed=seed,
                                  move_seconds=self.cc.eval_move_seconds or None,
-                                 load_network=lambda path, seed: self.load_network(
+                                 checkpoint_side=lambda path, seed: self.checkpoint_side(
                                      path, anchor, seed)[1])
                 side.name = anchor
             except Exception as err:

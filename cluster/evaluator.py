@@ -199,8 +199,8 @@ class Evaluator:
         try:
             games = sum(row["games"] for row in self._fit()[1] if row["a"] == name)
             # other seeds than its first life's, so that no game of it is played again
-            side = self.opponents.load_network(last.get("path"), name,
-                                               step + 7919 * (games + 1))[1]
+            side = self.opponents.checkpoint_side(last.get("path"), name,
+                                                  step + 7919 * (games + 1))[1]
         except Exception as err:           # pruned or unreadable: its rating stays as it is
             self.log.info("%s: not refined further: %s", name, escaped(err, 200, one_line=True))
             self.job = _Job(name, step, None)
@@ -250,7 +250,7 @@ class Evaluator:
             # while its matches are played
             stamp = os.path.getmtime(path)
             data = read_bounded(path, MAX_CHECKPOINT_BYTES)
-            network, side = self.opponents.load_network(path, name, step, data=data)
+            network, side = self.opponents.checkpoint_side(path, name, step, data=data)
         except (NetworkError, OSError) as err:   # pruned, replaced meanwhile, or NaN weights
             self.log.warning("skipping %s: %s", path, err)
             self.last_step = step

@@ -31,7 +31,7 @@ class ArgumentError(ValueError):
     """A bad argument: one line for stderr, exit status 2."""
 
 
-def load_network_side(path, args, seed, which):
+def checkpoint_side(path, args, seed, which):
     """A SearchSide over the checkpoint's network; ArgumentError when it is not a checkpoint."""
     if not os.path.exists(path):
         from play.specs import SPEC_FORMS
@@ -44,12 +44,9 @@ def load_network_side(path, args, seed, which):
 
     backend = args.backend_b if which == "B" else args.backend_a
     try:        # the checkpoint's file is checked before torch is imported
-        network = load_network(path, device="cpu", threads=1, backend=backend)
+        network = load_network(path, "match", device="cpu", backend=backend)
     except NetworkError as exc:
         raise ArgumentError(f"{which} {path!r}: {one_line(exc)}") from None
-    import torch
-
-    torch.set_num_threads(1)
     visits = args.visits_b if which == "B" and args.visits_b is not None else args.visits
     visits = 1 if visits is None else visits          # equal time: set by time_network_side
     leaves = args.leaves_b if which == "B" else args.leaves_a
@@ -97,7 +94,7 @@ def make_side(spec, args, seed, which):
 
     try:
         return side_from_spec(spec, seed=seed, move_seconds=args.move_seconds,
-                              load_network=lambda path, seed: load_network_side(
+                              checkpoint_side=lambda path, seed: checkpoint_side(
                                   path, args, seed, which))
     except ValueError as exc:            # ArgumentError from the loader passes as it is
         if isinstance(exc, ArgumentError):

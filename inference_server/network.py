@@ -5,9 +5,9 @@ evaluator. play.network_player turns the Network into a player.
 load_network(source, use, ...) loads and verifies the checkpoint, runs it in this process on the
 device and backend asked for (defaults: DEFAULT_BACKEND, capacity DEFAULT_CAPACITY) with the
 evaluator and torch's CPU threads its use (USES) asks for, refuses a network whose canary
-outputs are not finite or out of range, and reads the komi and rules the network was trained at from the checkpoint (the trainer records them; an older
-checkpoint without them is taken as trained at the quickstart's ASSUMED_KOMI under
-ASSUMED_RULES, said once per process). Every failure is a NetworkError of one line.
+outputs are not finite or out of range, and reads the komi and rules the network was trained
+at from the checkpoint (the trainer records them; an older checkpoint without them is taken as
+trained at the quickstart's ASSUMED_KOMI under ASSUMED_RULES, said once per process). Every failure is a NetworkError of one line.
 """
 from __future__ import annotations
 

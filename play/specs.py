@@ -7,7 +7,8 @@ B, `fastgo compare --opponents`, the evaluator's anchors, `fastgo gtp --player`)
     gtp:COMMAND     any GTP engine; COMMAND is split as a shell would (gtp_side.GtpSide)
     katago:VISITS   KataGo with VISITS a move, 1..10,000,000 (play.katago); katago:VISITS:MODEL
                     with the network file MODEL instead of the one play.katago.locate finds
-    anything else   a checkpoint path, played by what the caller's load_network(path, seed) builds
+    anything else   a checkpoint path, played by the side the caller's checkpoint_side(path,
+                    seed) builds
 
 `parse_spec` checks a text and says what it names; `make_side` builds a match side from it. This
 package never imports torch: the network behind a checkpoint comes from the caller's function.
@@ -155,14 +156,14 @@ def make_player(text, *, seed=None):
                      "(N playouts per move)")
 
 
-def make_side(text, *, seed=None, load_network=None, move_timeout=None, start_timeout=None,
+def make_side(text, *, seed=None, checkpoint_side=None, move_timeout=None, start_timeout=None,
               move_seconds=None):
     """A match side (play.match.play_match) for the spec `text` (or a Spec): a Player for random
     and mcts:N, a GtpSide (started by its first prepare) for gnugo:LEVEL, gtp:COMMAND and
     katago:VISITS (play.katago.side.KataGoSide: KataGoMissing, a ValueError, when KataGo or
     its network is not found), and
-    load_network(path, seed) for a checkpoint. ValueError of one line for a malformed spec, or
-    a checkpoint where no load_network is given. move_seconds: a GTP engine's time a move
+    checkpoint_side(path, seed) for a checkpoint. ValueError of one line for a malformed spec, or
+    a checkpoint where no checkpoint_side is given. move_seconds: a GTP engine's time a move
     (GtpSide; the equal-time mode of play.equal_time)."""
     spec = text if isinstance(text, Spec) else parse_spec(text)
     if spec.kind in ("random", "mcts"):
@@ -176,7 +177,7 @@ def make_side(text, *, seed=None, load_network=None, move_timeout=None, start_ti
             from play.katago.side import KataGoSide
             return KataGoSide(spec.count, model=spec.path, seed=seed, name=spec.name, **options)
         return GtpSide(list(spec.argv), name=spec.name, **options)
-    if load_network is None:
+    if checkpoint_side is None:
         raise ValueError(f"player spec {_shown(spec.text)}: a checkpoint cannot be played here "
                          "(expected random, mcts:N, gnugo:LEVEL, gtp:\"COMMAND\" or katago:VISITS)")
-    return load_network(spec.path, seed)
+    return checkpoint_side(spec.path, seed)

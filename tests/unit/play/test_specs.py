@@ -59,7 +59,7 @@ def test_sides_from_specs():
     # a checkpoint: the caller's loader, given the path and the seed
     calls = []
     assert make_side("nets/a.ckpt", seed=9,
-                     load_network=lambda path, seed: calls.append((path, seed)) or "net") == "net"
+                     checkpoint_side=lambda path, seed: calls.append((path, seed)) or "net") == "net"
     assert calls == [("nets/a.ckpt", 9)]
     with pytest.raises(ValueError, match="cannot be played here"):
         make_side("nets/a.ckpt")
