@@ -5,6 +5,8 @@ import os
 
 import numpy as np
 
+from fastgo.ascii_board import parse_ascii
+
 cimport numpy as cnp
 from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint64_t
 from libc.string cimport memcpy, memset
@@ -1068,23 +1070,9 @@ cdef class Board:
 
     @staticmethod
     def from_ascii(text, komi=7.5, to_move=BLACK):
-        """A board from rows of '.', 'X' (black), 'O' (white), top row first; spaces ignored."""
-        rows = [line.replace(" ", "").replace("\t", "") for line in text.strip().splitlines()]
-        rows = [row for row in rows if row]
-        size = len(rows)
-        if not MIN_SIZE <= size <= MAX_SIZE:
-            raise ValueError(f"from_ascii: {size} rows; board size must be {MIN_SIZE}..{MAX_SIZE}")
-        black, white = [], []
-        for r, row in enumerate(rows):
-            if len(row) != size:
-                raise ValueError(f"from_ascii: row {r} has {len(row)} points, expected {size}")
-            for c, ch in enumerate(row):
-                if ch == "X":
-                    black.append(r * size + c)
-                elif ch == "O":
-                    white.append(r * size + c)
-                elif ch != ".":
-                    raise ValueError(f"from_ascii: unexpected character {ch!r} in row {r}")
+        """A board from an ASCII diagram (fastgo.ascii_board.parse_ascii: rows of '.', 'X'
+        black, 'O' white, top row first, spaces ignored)."""
+        size, black, white = parse_ascii(text)
         board = Board(size, komi)
         board.setup(black, white)
         board.to_move = to_move
