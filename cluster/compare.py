@@ -96,8 +96,8 @@ def _split(text):
 
 def check_opponent(opponent: Opponent, size: int, komi: float) -> None:
     """Starts a GTP opponent (gnugo:LEVEL, gtp:COMMAND, katago:VISITS) once on a size x size
-    board with `komi` and stops it again, so that a missing or unwilling engine is known before hours of runs;
-    CompareError if it cannot."""
+    board with `komi` and stops it again, so that a missing or unwilling engine is known before
+    hours of runs; CompareError if it cannot."""
     spec = parse_spec(opponent.spec)
     if spec.kind not in ("gnugo", "gtp", "katago"):
         return

@@ -91,7 +91,8 @@ def download_wheel(name, version, folder, *, python=None, timeout=DOWNLOAD_TIMEO
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise FetchError(f"pip download {name}=={version}: no result within {timeout:g} s") from None
+        raise FetchError(f"pip download {name}=={version}: no result within {timeout:g} s") \
+            from None
     wheels = glob.glob(os.path.join(folder, f"{name}-{version}-*.whl"))
     if done.returncode != 0 or not wheels:
         said = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]

@@ -4,9 +4,10 @@ the config of play.katago.config, written for the match's board size at each sta
 KataGo's randomness varies its games: its search and network seeds come from the side's seed
 (a fresh stream per engine start), and its early moves are sampled by its own temperature
 (chosenMoveTemperatureEarly). Its search runs on one thread (numSearchThreads, and pocl's CPU
-device limited to one thread unless POCL_MAX_PTHREAD_COUNT is set). On the first start for a board size with no OpenCL tuning in the
-cache KataGo tunes for this device (minutes on a CPU, once): the start then waits up to
-TUNE_TIMEOUT_S, and a tuner that hangs or crashes is one line, not a traceback.
+device held to one thread unless POCL_MAX_PTHREAD_COUNT is set). On the first start for a board
+size with no OpenCL tuning in the cache KataGo tunes for this device (minutes on a CPU, once):
+the start then waits up to tune_timeout, and a tuner that hangs or crashes is one line, not a
+traceback.
 """
 from __future__ import annotations
 
@@ -61,13 +62,14 @@ class KataGoSide(GtpSide):
                  start_timeout=None, env=None, out=None, **options):
         env = dict(os.environ if env is None else env)
         self.located = locate(model, env)
-        self.visits = int(visits)
+        self.max_visits = int(visits)
         self.seed = seed
         self._folder = tempfile.mkdtemp(prefix="fastgo-katago-")
         self.config_path = os.path.join(self._folder, "gtp.cfg")
         argv = [self.located.program, "gtp", "-config", self.config_path,
                 "-model", self.located.model]
-        super().__init__(argv, name=name or f"katago:{self.visits}", move_seconds=move_seconds,
+        super().__init__(argv, name=name or f"katago:{self.max_visits}",
+                         move_seconds=move_seconds,
                          start_timeout=start_timeout or START_TIMEOUT_S, **options)
         self._tuned_timeout = self.start_timeout
         if self.located.appimage:          # runs without FUSE: the runtime extracts it first
@@ -77,12 +79,20 @@ class KataGoSide(GtpSide):
         self.env = env
         self.out = sys.stderr if out is None else out
 
+    @property
+    def visits(self):
+        """Its visits a move where they are exact (play.players: a side's `visits`); None under
+        a time control, where max_visits is only their cap."""
+        if self.move_seconds is not None or self.game_clock is not None:
+            return None
+        return self.max_visits
+
     def config(self) -> dict:
         """The config the next start writes (play.katago.config.gtp_config)."""
         cache = self.located.cache
         preset = os.path.join(cache, PRESET_TUNING)
         seed = None if self.seed is None else int(self.seed) + self.starts
-        return gtp_config(visits=self.visits, size=self.size or 19, cache=cache,
+        return gtp_config(visits=self.max_visits, size=self.size or 19, cache=cache,
                           move_seconds=self.move_seconds, seed=seed,
                           tuner_file=preset if os.path.isfile(preset) else None)
 

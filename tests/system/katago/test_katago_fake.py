@@ -102,7 +102,7 @@ def test_katago_spec_through_make_side(katago_env, monkeypatch):
     side = make_side("katago:5", seed=3, move_seconds=1.0)
     try:
         assert isinstance(side, KataGoSide) and side.name == "katago:5"
-        assert side.visits == 5 and side.move_seconds == 1.0
+        assert side.max_visits == 5 and side.visits is None and side.move_seconds == 1.0
     finally:
         side.close()
 
