@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from play.gtp.client import (MAX_LINE_BYTES, MAX_STDERR_BYTES, GtpClient,
-                                         GtpConnectionError)
+from play.gtp.client import (MAX_LINE_BYTES, MAX_NOISE_LINES, MAX_STDERR_BYTES, GtpClient,
+                             GtpConnectionError)
 
 PY = sys.executable
 
@@ -84,3 +84,20 @@ def test_close_returns_when_a_process_outside_the_group_holds_the_pipes():
             assert time.monotonic() - started < 5
         finally:
             os.kill(child, signal.SIGKILL)
+
+
+def test_lines_before_the_first_answer_are_skipped_and_bounded():
+    # a launcher's notice before the engine's first answer (an AppImage without FUSE), then GTP
+    notice = ("import sys\nprint('Error: No suitable fusermount binary found on the $PATH')\n"
+              "print()\nprint('Cannot mount AppImage')\nsys.stdout.flush()\n"
+              "for line in sys.stdin:\n    print('=1 fake\\n', flush=True)\n    break\n"
+              "for line in sys.stdin:\n    print('late noise\\n', flush=True)\n")
+    with GtpClient([PY, "-c", notice], timeout=20) as client:
+        assert client.send("name") == "fake"
+        assert client.noise_lines == 2 and client.noise[0].startswith("Error: No suitable")
+        with pytest.raises(GtpConnectionError, match="out of protocol: 'late noise'"):
+            client.send("name")               # after the first answer every line is GTP
+    flood = f"print('x\\n' * {MAX_NOISE_LINES + 1}, flush=True)\nimport time\ntime.sleep(30)"
+    with GtpClient([PY, "-c", flood], timeout=20) as client:
+        with pytest.raises(GtpConnectionError, match="out of protocol: 'x'"):
+            client.send("name")
