@@ -74,8 +74,9 @@ setup(
     description="AlphaZero-style self-play for Go: Cython kernels, ZeroMQ batched inference, PyTorch training",
     packages=find_packages(include=["fastgo", "fastgo.*", "inference_server", "inference_server.*",
                                     "selfplay_workers", "selfplay_workers.*", "play", "play.*", "trainer", "trainer.*",
-                                    "cluster", "cluster.*", "dashboard", "dashboard.*", "fastgo_cli",
-                                    "fastgo_cli.*"])
+                                    "evaluation", "evaluation.*", "roles", "roles.*",
+                                    "supervision", "supervision.*", "dashboard", "dashboard.*",
+                                    "comparison", "comparison.*", "fastgo_cli", "fastgo_cli.*"])
     + ["fastgo.configs"],
     package_dir={"fastgo.configs": "configs"},
     package_data={"fastgo": ["*.pxd", "*.pyx"], "fastgo.configs": ["*.toml"],

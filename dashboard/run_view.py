@@ -12,7 +12,7 @@ import math
 import os
 import re
 
-from cluster.evaluations import read_evaluations
+from evaluation.evaluations import read_evaluations
 from fastgo.game import Game
 from fastgo.run.ratings import CGOS_STAND_IN, read_table
 from fastgo.run.rundir import CHECKPOINT_NAME as RUN_CHECKPOINT_NAME
@@ -20,6 +20,7 @@ from fastgo.run.rundir import RunDir, checkpoint_player, player_step
 from fastgo.run.shards import ShardError, list_shards, read_shard
 from fastgo.run.statefiles import read_json
 from fastgo.run.strength import strength_of
+from roles.registry import SUPERVISOR, Role, is_worker_file
 from trainer.metrics import read_metrics
 
 CHECKPOINT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.ckpt")
@@ -111,11 +112,11 @@ class RunView:
                 data = read_json(os.path.join(self.run.logs, name))
                 if isinstance(data, dict):
                     roles[name[:-len(".status.json")]] = data
-            train = roles.get("train", {})
-            cluster = roles.get("cluster", {})
-            evaluator = roles.get("evaluate", {})
+            train = roles.get(Role.TRAIN.file_name(), {})
+            cluster = roles.get(SUPERVISOR, {})
+            evaluator = roles.get(Role.EVALUATE.file_name(), {})
             moves = sum(_finite(d.get("moves_per_s")) or 0.0 for r, d in roles.items()
-                        if r.startswith("selfplay"))
+                        if is_worker_file(r))
             restarts = cluster.get("restarts") if isinstance(cluster.get("restarts"), dict) else {}
             disk = sorted(f"{role}: {str(d['disk_full'])[:300]}" for role, d in roles.items()
                           if d.get("disk_full"))

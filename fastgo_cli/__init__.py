@@ -1,1 +1,2 @@
-"""The one `fastgo` command and, later, the supervisor that runs the whole loop."""
+"""The one `fastgo` command: one thin module per command that parses its options and hands
+over (a role's body to roles/), and the benches."""

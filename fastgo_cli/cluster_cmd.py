@@ -1,6 +1,6 @@
 """`fastgo cluster --config C [--duration 15m] [--run-dir runs/NAME] [--launcher local|ray]`: the
 whole loop (server, trainer, W self-play workers, evaluator) supervised from one config. Parses
-and checks the options, picks the launcher and hands over to cluster.supervisor.supervise."""
+and checks the options, picks the launcher and hands over to supervision.supervisor.supervise."""
 from __future__ import annotations
 
 import os
@@ -34,11 +34,10 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from cluster.status import clock
-    from cluster.supervisor import cluster_log, supervise
-    from fastgo.run.config import ConfigError, load_config
+    from supervision.status import clock
+    from supervision.supervisor import cluster_log, supervise
+    from fastgo.run.config import ConfigError, check_setting_flag, load_config
     from fastgo.run.rundir import open_run_dir
-    from fastgo_cli.parser import check_setting_flag
 
     try:
         config = load_config(args.config, overrides=args.overrides)
@@ -60,7 +59,7 @@ def run(args) -> int:
     evaluate = config.cluster.evaluate and not args.no_evaluate
     config_path = os.path.abspath(args.config)
     if launcher == "ray":
-        from cluster.ray_launcher import RayCluster, RayUnavailable
+        from supervision.ray_launcher import RayCluster, RayUnavailable
         try:
             cluster = RayCluster(config, config_path, run_dir, workers, evaluate, log,
                                  address=args.address, overrides=args.overrides)
@@ -68,7 +67,7 @@ def run(args) -> int:
             print(f"fastgo cluster: {err}", file=sys.stderr)
             return 2
     else:
-        from cluster.local_launcher import LocalCluster
+        from supervision.local_launcher import LocalCluster
         cluster = LocalCluster(config, config_path, run_dir, workers, evaluate, log,
                                overrides=args.overrides)
     print(f"fastgo cluster: {config.model.name} {config.model.board_size}x{config.model.board_size}, "
@@ -91,7 +90,7 @@ def _start_dashboard(run_dir, port, log):
     """`fastgo dashboard RUN --port PORT` as a child (its output in logs/dashboard.log), once
     it listens; its address logged. None (and why, logged) when it cannot start: the run goes
     on without it."""
-    from cluster.role_process import RoleProcess, RoleStartError
+    from supervision.role_process import RoleProcess, RoleStartError
 
     child = RoleProcess(["dashboard", run_dir.root, "--port", str(int(port))],
                         run_dir.log("dashboard"), ready=DASHBOARD_READY, ready_timeout_s=60.0,

@@ -1,6 +1,6 @@
 """`fastgo compare CONFIG_A CONFIG_B --duration 30m [-o/--out DIR] [--games 100] [--visits 64]
 [--move-seconds S] [--opponents mcts:1000,gnugo:1] [--set KEY=VALUE ...]`: equal-time learning comparison of two
-configs on this machine (cluster.compare). Parses and checks the options, then hands over;
+configs on this machine (comparison.compare). Parses and checks the options, then hands over;
 bad input is one line on stderr and exit status 2."""
 from __future__ import annotations
 
@@ -69,8 +69,8 @@ def default_out(config_a, config_b):
 
 
 def make_plan(args):
-    """The cluster.compare.Plan of the parsed arguments; CompareError for bad input."""
-    from cluster.compare import (
+    """The comparison.compare.Plan of the parsed arguments; CompareError for bad input."""
+    from comparison.compare import (
         MAX_SEED,
         CompareError,
         Plan,
@@ -115,7 +115,7 @@ def make_plan(args):
 
 
 def run(args) -> int:
-    from cluster.compare import CompareError, compare
+    from comparison.compare import CompareError, compare
 
     try:
         plan = make_plan(args)

@@ -1,7 +1,7 @@
 """`fastgo curve RUN_DIR [RUN_DIR ...] -o compare.png [--labels A,B]`: the learning curves
 (Elo against wall time, 95% intervals) of several run directories in one plot, each labelled with
 its name (or --labels) and its algorithm, so runs of different algorithms on the same machine
-can be compared. Reads each run's ratings.jsonl and evaluations.jsonl (cluster.plots)."""
+can be compared. Reads each run's ratings.jsonl and evaluations.jsonl (evaluation.plots)."""
 from __future__ import annotations
 
 import os
@@ -27,7 +27,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from cluster.plots import RunCurveError, draw_comparison, read_run
+    from evaluation.plots import RunCurveError, draw_comparison, read_run
 
     if len(args.runs) > MAX_RUNS:
         print(f"{PROG}: at most {MAX_RUNS} run directories, got {len(args.runs)}", file=sys.stderr)

@@ -98,32 +98,6 @@ def duration(text: str) -> float:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def setting_bounds(key: str):
-    """(min, max) of config key 'SECTION.NAME' as fastgo.run.config's schema declares them (None
-    where a side is open); KeyError for an unknown key."""
-    import dataclasses
-    import typing
-
-    from fastgo.run.config import Config
-
-    section, _, name = key.partition(".")
-    cls = typing.get_type_hints(Config)[section]
-    meta = {f.name: f.metadata for f in dataclasses.fields(cls)}[name]
-    return meta.get("min"), meta.get("max")
-
-
-def check_setting_flag(flag: str, value, key: str):
-    """ConfigError `FLAG: must be in MIN..MAX, got V` when `value` (an option that overrides
-    config key `key`) lies outside that key's bounds in the schema; None passes."""
-    from fastgo.run.config import ConfigError
-
-    if value is None:
-        return
-    low, high = setting_bounds(key)
-    if (low is not None and value < low) or (high is not None and value > high):
-        raise ConfigError(f"{flag}: must be in {low}..{high} (as {key}), got {value}")
-
-
 def move_seconds(text: str) -> float:
     """Seconds one move may take, in (0, MAX_MOVE_SECONDS]."""
     try:

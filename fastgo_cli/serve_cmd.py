@@ -3,6 +3,8 @@
 Prints "fastgo serve: ready on ENDPOINT" on stdout once it answers; SIGTERM or SIGINT stops it
 after answering every request it holds (exit status 0). A config or start-up problem is one
 line on stderr and exit status 2; any other failure is logged with its traceback, status 1.
+
+Parses the options; the role's body is roles.serve.
 """
 
 
@@ -34,108 +36,6 @@ def add_arguments(parser):
                              "RUN/checkpoints/; none: random-game positions)")
 
 
-def config_from_args(args):
-    """The Config of `args.config` with --set and then the server options applied; raises
-    ConfigError naming the key."""
-    import dataclasses
-
-    from fastgo.run.config import ConfigError, ServerConfig, load_config, parse_section, to_dict
-
-    config = load_config(args.config, overrides=getattr(args, "overrides", ()))
-    overrides = {}
-    for key, dest in (("endpoint", "bind"), ("device", "device"), ("threads", "threads"),
-                      ("max_batch", "max_batch"), ("max_wait_us", "max_wait_us"),
-                      ("log_file", "log_file")):
-        value = getattr(args, dest, None)
-        if value is not None:
-            overrides[key] = value
-    if args.checkpoint:
-        checkpoints = dict(config.server.checkpoints)
-        for item in args.checkpoint:
-            slot, sep, path = item.partition("=")
-            if not sep:
-                raise ConfigError(f"--checkpoint {item!r}: expected SLOT=PATH")
-            checkpoints[slot] = path
-        overrides["checkpoints"] = checkpoints
-    if overrides:
-        merged = {**to_dict(config.server), **overrides}
-        server = parse_section(ServerConfig, merged, source=f"{args.config} + command line", prefix="server")
-        config = dataclasses.replace(config, server=server)
-    return config
-
-
-def calibration_shards(args, config):
-    """The shard folder int8 is calibrated on: --shards, else the `shards` folder of the run
-    directory holding a slot's checkpoint (fastgo.run.rundir layout), else None."""
-    import os
-
-    from fastgo.run.rundir import RunDir
-
-    if getattr(args, "shards", None):
-        return args.shards
-    for path in config.server.checkpoints.values():
-        folder = os.path.dirname(os.path.abspath(path))
-        run = RunDir(os.path.dirname(folder))
-        if run.checkpoints == folder and os.path.isdir(run.shards):
-            return run.shards
-    return None
-
-
 def run(args) -> int:
-    import logging
-    import sys
-
-    from fastgo.run.config import ConfigError
-    from fastgo.files import escaped, reason
-    from fastgo.run.role_entry import on_stop_signals, setup_logging
-
-    log = logging.getLogger("fastgo.serve")
-    if getattr(args, "make_curve_key", None):
-        print("fastgo serve: --make-curve-key: use `fastgo keys new NAME` to write a key pair "
-              "(NAME.key_secret is the server's curve_secret_key_file)", file=sys.stderr)
-        return 2
-    if not args.config:
-        print("fastgo serve: --config is required", file=sys.stderr)
-        return 2
-    try:
-        config = config_from_args(args)
-    except ConfigError as err:
-        print(f"fastgo serve: {escaped(err, 500, one_line=True)}", file=sys.stderr)
-        return 2
-    try:
-        setup_logging(config.server.log_file)
-    except OSError as err:
-        print(f"fastgo serve: {args.config}: server.log_file: cannot open "
-              f"{config.server.log_file}: {reason(err)}", file=sys.stderr)
-        return 2
-    # torch (3 CPU seconds to import) only once the config is known good: a usage error is
-    # answered at once
-    from inference_server.checkpoint import CheckpointError
-    from inference_server.runner import set_calibration_shards
-    from inference_server.server import StartupError, start_server
-
-    shards = calibration_shards(args, config)
-    if shards:
-        log.info("int8 calibration and fp32 checks on the games of %s", shards)
-    set_calibration_shards(shards)
-    try:
-        server = start_server(config)
-    except (StartupError, CheckpointError, ConfigError) as err:
-        print(f"fastgo serve: {args.config}: {escaped(err, 500, one_line=True)}", file=sys.stderr)
-        return 2
-    except Exception:
-        log.exception("fastgo serve failed to start")
-        return 1
-    try:
-        on_stop_signals(server.stop)
-        log.info("serving %s on %s: %s", list(server.slots), server.endpoint,
-                 next(iter(server.slots.values())).runner.describe())
-        print(f"fastgo serve: ready on {server.endpoint}", flush=True)
-        server.serve_forever()
-        log.info("stopped")
-        return 0
-    except Exception:
-        log.exception("fastgo serve failed")
-        return 1
-
-
+    from roles.serve import run as body
+    return body(args)

@@ -273,7 +273,7 @@ def _write_tiny_config(path, *, size=5, games=64, visits=24, shard_games=64, sha
 
 def _start_server(config_path, log_path):
     """A `fastgo serve` process on a free loopback port, returned once it is ready."""
-    from cluster.role_process import ServerProcess
+    from supervision.role_process import ServerProcess
 
     return ServerProcess(config_path, endpoint="tcp://127.0.0.1:*", log_path=str(log_path)).start()
 

@@ -7,7 +7,7 @@ lags count running time only):
     python3 tools/eval_cadence.py RUN_DIR [--from-minute M] [--to-minute N] [--json]
 
 Reads RUN/evaluations.jsonl (rows with 'rated') and RUN/metrics.csv (when each checkpoint was
-written); cluster.evaluations.cadence computes the figures.
+written); evaluation.evaluations.cadence computes the figures.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 
-from cluster.evaluations import cadence, read_evaluations, written_times
+from evaluation.evaluations import cadence, read_evaluations, written_times
 from fastgo.run.rundir import RunDir
 
 

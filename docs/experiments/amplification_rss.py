@@ -4,7 +4,7 @@ each (56 to 64 bytes, plus an 8-byte slot in the outer list).
 
 Two paths, each measured for the current code and for plain msgpack (the "before"):
   recorder  the message as the recorder gets it: inference_server.protocol.parse_game_message
-            then fastgo.run.records.unpack_record (selfplay_workers.recorder); plain: msgpack.unpackb
+            then fastgo.run.records.unpack_record (trainer.game_recorder); plain: msgpack.unpackb
   shard     the same body in a shard file (header, body, trailer with count and sha256) read by
             fastgo.run.shards.read_shard; plain: the file's bytes through msgpack.Unpacker
 

@@ -14,9 +14,9 @@ it so); everyone else asks it. Stdlib only.
     outbox-wID/        games a remote worker has not yet had confirmed by the recorder
     evaluated/         copies of the checkpoints the evaluator rated (its later opponents)
     ratings.jsonl      every match result of the evaluator, appended (fastgo.run.ratings)
-    evaluations.jsonl  one row per rated checkpoint, appended (cluster.evaluator)
+    evaluations.jsonl  one row per rated checkpoint, appended (evaluation.evaluator)
     ratings.json       the evaluator's latest fit: {"latest", "ratings"}
-    curve.png          the strength curve; loss.png: the training losses (cluster.plots)
+    curve.png          the strength curve; loss.png: the training losses (evaluation.plots)
 """
 from __future__ import annotations
 

@@ -193,7 +193,7 @@ RATINGS_MAX_BYTES = 16 << 20       # RUN/ratings.json read at most (8 hours' run
 
 
 def read_ratings(path) -> dict:
-    """The evaluator's ratings.json (cluster.evaluator writes it), the one reader of it:
+    """The evaluator's ratings.json (evaluation.evaluator writes it), the one reader of it:
     {"latest": dict, "ratings": {player: [elo, low, high]}}, each {} where the file is
     missing, larger than RATINGS_MAX_BYTES, not JSON or not of that shape. The values inside
     "ratings" are as written: its readers check what they use."""

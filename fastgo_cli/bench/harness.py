@@ -1,5 +1,6 @@
 """What the benches of the served loop share: the raw batched forward they are measured against,
-a server and self-play workers started as role processes (cluster.role_process), the stats line a
+a server and self-play workers started as role processes (supervision.role_process), the stats line
+a
 worker prints at its end, and the JSON result file."""
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import tempfile
 import time
 from types import SimpleNamespace
 
-from cluster.role_process import RoleProcess, ServerProcess, write_toml
+from supervision.role_process import RoleProcess, ServerProcess, write_toml
 from fastgo import bounded_json
 from fastgo_cli.parser import MIN_DURATION_S
 

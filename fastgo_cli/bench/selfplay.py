@@ -41,8 +41,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from fastgo.run.config import ConfigError, load_config
-    from fastgo_cli.parser import check_setting_flag
+    from fastgo.run.config import ConfigError, check_setting_flag, load_config
 
     try:
         config = load_config(args.config)

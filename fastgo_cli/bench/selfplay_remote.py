@@ -69,7 +69,7 @@ def _cpu_seconds(pid):
 def _write_config(config, workdir, host, ports):
     """The bench's config with CURVE keys for the server, the recorder and the worker (allowed
     by both); returns (config path, server endpoint, recorder endpoint)."""
-    from cluster.role_process import write_toml
+    from supervision.role_process import write_toml
     from fastgo.run.config import to_dict
     from inference_server.keys import write_key_pair
 
@@ -100,7 +100,8 @@ def _round(args, mode, index, workdir, config_path, server_ep, recorder_ep, near
     """One worker for warmup + seconds writing its shards (mode "local") or sending its games
     to a recorder started for the round (mode "remote"): {"mode", "games" (in shards),
     "finished" (by the worker), "seconds" (the worker's), "recorder_cpu_s"}."""
-    from cluster.role_process import RECORDER_READY, RoleProcess
+    from roles.registry import Role
+    from supervision.role_process import RoleProcess
     from fastgo.run.shards import list_shards, read_shard
     from fastgo_cli.bench.harness import SERVER_START_S, WORKER_GRACE_S, finish_worker, worker_argv
 
@@ -109,7 +110,7 @@ def _round(args, mode, index, workdir, config_path, server_ep, recorder_ep, near
     extra = []
     if mode == "remote":
         recorder = RoleProcess(["recorder", "--config", config_path, "--run-dir", run_dir, "--quiet"],
-                               os.path.join(workdir, "rec.log"), ready=RECORDER_READY,
+                               os.path.join(workdir, "rec.log"), ready=Role.RECORDER.ready,
                                ready_timeout_s=SERVER_START_S, prefix=near).start()
         cpu0 = _cpu_seconds(recorder.pid)
         extra = ["--recorder", recorder_ep]
@@ -139,7 +140,8 @@ def run_remote(args, config) -> int:
     to a recorder; both talk to the same server over the same path. games/s: games in shards
     (the worker's, or the recorder's after it closed its last shard) over the worker's own
     seconds. The recorder's CPU: /proc, from its ready line to the end of the round."""
-    from cluster.role_process import SERVE_READY, RoleProcess
+    from roles.registry import Role
+    from supervision.role_process import RoleProcess
     from fastgo_cli.bench.harness import SERVER_START_S, write_json
 
     estimate = args.rounds * 2 * (args.seconds + args.warmup + 4) + 15
@@ -157,7 +159,7 @@ def run_remote(args, config) -> int:
             ports = (5555, 5557) if on_veth else (_free_port(), _free_port())
             config_path, server_ep, recorder_ep = _write_config(config, workdir, host, ports)
             with RoleProcess(["serve", "--config", config_path], os.path.join(workdir, "serve.log"),
-                             ready=SERVE_READY, ready_timeout_s=SERVER_START_S, prefix=near):
+                             ready=Role.SERVE.ready, ready_timeout_s=SERVER_START_S, prefix=near):
                 for index in range(args.rounds):
                     for mode in ("local", "remote"):
                         rounds.append(_round(args, mode, index, workdir, config_path, server_ep,

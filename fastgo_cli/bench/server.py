@@ -136,7 +136,7 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
 
     import numpy as np
 
-    from cluster.role_process import write_toml
+    from supervision.role_process import write_toml
     from fastgo.run.config import to_dict
     from fastgo_cli.bench.harness import measure_raw, random_planes, start_server
     from inference_server.slots import make_runner

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "cluster",
-            "dashboard", "fastgo_cli")
+PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "evaluation",
+            "roles", "supervision", "dashboard", "comparison", "fastgo_cli")
 
 
 def modules():

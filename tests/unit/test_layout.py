@@ -2,7 +2,7 @@
 of .pyx/.pxd kernels; imports inside functions count, a script's `if __name__ == "__main__":`
 block does not, as importing the module never runs it): packages import down the layers only,
 fastgo, selfplay_workers and play never import torch, the Go kernel (fastgo) never imports the
-run's infrastructure (fastgo.run), only cluster/ray_launcher.py imports ray, no
+run's infrastructure (fastgo.run), only supervision/ray_launcher.py imports ray, no
 import cycle between the project's modules, and no test module imports another."""
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ ROOT = Path(__file__).resolve().parents[2]
 # Dependency order: a package imports packages of a lower rank (or itself) only; packages of the
 # same rank do not import each other.
 RANK = {"fastgo": 0, "inference_server": 1, "selfplay_workers": 2, "play": 2, "trainer": 2,
-        "cluster": 3, "dashboard": 4, "fastgo_cli": 5}
+        "evaluation": 3, "roles": 4, "supervision": 5, "dashboard": 5, "comparison": 6,
+        "fastgo_cli": 7}
 NO_TORCH = ("fastgo", "selfplay_workers", "play")
-RAY_ONLY_IN = "cluster.ray_launcher"
+RAY_ONLY_IN = "supervision.ray_launcher"
 KERNEL_APART = "fastgo.run"             # the run's infrastructure: the kernel never imports it
 KERNEL_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+c?import\b|c?import\s+([\w.]+))", re.M)
 IMPORTERS = ("import_module", "__import__")
@@ -231,9 +232,10 @@ def test_the_checks_find_what_they_look_for(tmp_path):
         "selfplay_workers/__init__.py": "",
         "selfplay_workers/worker.py": "import importlib\nimportlib.import_module('trainer.training_core')\n",
         "trainer/__init__.py": "", "trainer/training_core.py": "from fastgo import game\n",
-        "cluster/__init__.py": "", "cluster/ray_launcher.py": "import ray.util\n",
-        "fastgo_cli/__init__.py": "", "fastgo_cli/main.py": "import cluster.ray_launcher\n",
-        "cluster/plots.py": "if __name__ == '__main__':\n    import fastgo_cli.main\n",
+        "supervision/__init__.py": "", "supervision/ray_launcher.py": "import ray.util\n",
+        "fastgo_cli/__init__.py": "", "fastgo_cli/main.py": "import supervision.ray_launcher\n",
+        "evaluation/__init__.py": "",
+        "evaluation/plots.py": "if __name__ == '__main__':\n    import fastgo_cli.main\n",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)

@@ -24,9 +24,11 @@ from fastgo.run.config.loader import (
                                   MAX_CONFIG_BYTES,
                                   MAX_TOML_DEPTH,
                                   apply_overrides,
+                                  check_setting_flag,
                                   load_config,
                                   loads_config,
                                   resolve_config,
+                                  setting_bounds,
                                   shipped_configs,
 )
 from fastgo.run.config.loop import MATCH_VISITS, ClusterConfig, RecorderConfig
@@ -49,7 +51,8 @@ __all__ = [
     "ClusterConfig",
     "Config", "ConfigError", "ModelConfig", "RecorderConfig", "SEARCH_CHOICES", "SelfplayConfig",
     "ServerConfig",
-    "TrainerConfig", "apply_overrides", "check_bind", "endpoint_problem", "is_loopback",
+    "TrainerConfig", "apply_overrides", "check_bind", "check_setting_flag", "endpoint_problem",
+    "is_loopback",
     "load_config", "loads_config", "mapping_setting", "parse_section", "remote_curve_problem",
-    "resolve_config", "setting", "shipped_configs", "to_dict",
+    "resolve_config", "setting", "setting_bounds", "shipped_configs", "to_dict",
 ]

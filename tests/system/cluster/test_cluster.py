@@ -130,7 +130,7 @@ def _child_pids(parent, word):
 
 def test_cluster_refuses_an_endpoint_another_server_holds(tmp_path, free_endpoint, write_tiny_config):
     """Its roles must never talk to a server that is not its own: it stops before starting them."""
-    from cluster.role_process import ServerProcess
+    from supervision.role_process import ServerProcess
 
     endpoint = free_endpoint()
     config = write_tiny_config(tmp_path / "c.toml", endpoint=endpoint, extra=CLUSTER)

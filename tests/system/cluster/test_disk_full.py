@@ -245,7 +245,7 @@ def test_the_final_rating_never_waits_for_space(small_disk, tmp_path, write_tiny
     disk with cluster.on_disk_full = "wait": it stops at once with exit status 75 and one line
     (it used to wait for space for up to cluster.final_eval_s), and the supervisor's summary says
     the rating was skipped and why."""
-    from cluster.local_launcher import LocalCluster
+    from supervision.local_launcher import LocalCluster
     from fastgo.run.config import load_config
     from fastgo.run.rundir import open_run_dir
     from inference_server.checkpoint import save_checkpoint

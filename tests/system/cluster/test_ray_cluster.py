@@ -85,7 +85,7 @@ def test_local_launcher_does_not_import_ray(tmp_path, write_tiny_config):
     code = ("import sys\n"
             "from fastgo.run.config import load_config\n"
             "from fastgo.run.rundir import open_run_dir\n"
-            "from cluster.local_launcher import LocalCluster\n"
+            "from supervision.local_launcher import LocalCluster\n"
             "import fastgo_cli.cluster_cmd\n"
             f"config = load_config({config!r})\n"
             f"run_dir = open_run_dir({str(tmp_path / 'run')!r})\n"

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from cluster.role_process import RoleProcess, RoleStartError, last_line
+from supervision.role_process import RoleProcess, RoleStartError, last_line
 
 FAKE_ROLE = '''
 import signal, sys, time

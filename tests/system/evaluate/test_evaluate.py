@@ -9,7 +9,7 @@ import json
 import subprocess
 import sys
 
-from cluster.pairings import one_sided
+from evaluation.pairings import one_sided
 from fastgo.run.config import load_config
 from fastgo.run.rundir import open_run_dir
 from inference_server.batch_evaluator import UniformEvaluator

@@ -273,7 +273,7 @@ def test_reinforce_selfplay_writes_shards_against_pool_opponents(tmp_path):
     from inference_server.checkpoint import save_checkpoint
     from inference_server.client import InferenceClient, ServerError
     from inference_server.model import build_model
-    from cluster.role_process import ServerProcess
+    from supervision.role_process import ServerProcess
 
     config_path = tmp_path / "c.toml"
     config_path.write_text(CONFIG)

@@ -17,7 +17,7 @@ from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient
 from inference_server.model import build_model
 from inference_server.runner import ModelRunner, check_canaries
-from cluster.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess, write_config
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 

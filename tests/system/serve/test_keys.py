@@ -13,7 +13,7 @@ import pytest
 
 from inference_server.client import InferenceClient, ServerUnavailable
 from inference_server.keys import CurveKeyError, read_public_key, read_secret_key
-from cluster.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess, write_config
 
 
 def keys(*args):

@@ -12,7 +12,7 @@ from fastgo.run.config import ModelConfig
 from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient, ServerError
 from inference_server.model import build_model
-from cluster.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess, write_config
 
 torch.set_num_threads(1)
 # The server folds batch norm and uses channels_last; the reference is the plain fp32 module.

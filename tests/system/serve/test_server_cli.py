@@ -3,7 +3,7 @@ import json
 import subprocess
 import sys
 
-from cluster.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess, write_config
 
 
 def fastgo(*args, timeout=120):
@@ -101,7 +101,7 @@ def test_remote_bind_needs_curve_and_curve_works(tmp_path):
 def test_a_started_server_process_used_as_a_context_starts_once_and_stops(tmp_path):
     """`with ServerProcess(...).start() as server`: the server already started is the one used
     (no second, orphaned server), and it is stopped when the block ends."""
-    from cluster.role_process import ServerProcess, write_config
+    from supervision.role_process import ServerProcess, write_config
 
     config = write_config(tmp_path / "s.toml", {"board_size": 5, "blocks": 1, "channels": 8},
                           {"endpoint": "tcp://127.0.0.1:*", "threads": 1, "device": "cpu"})

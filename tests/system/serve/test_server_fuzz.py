@@ -12,7 +12,7 @@ from inference_server import protocol
 from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient
 from inference_server.model import build_model
-from cluster.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess, write_config
 
 torch.set_num_threads(1)
 MODEL = ModelConfig(board_size=9, blocks=1, channels=8)

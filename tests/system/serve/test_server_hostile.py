@@ -20,7 +20,7 @@ from inference_server.client import InferenceClient, ServerError
 from inference_server.model import build_model
 from inference_server.server import InferenceServer
 from inference_server.slots import NAMED_PATH_UNREADABLE, Reloader
-from cluster.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess, write_config
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 MODEL = {"blocks": 1, "channels": 8}

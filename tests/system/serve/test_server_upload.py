@@ -11,7 +11,7 @@ from inference_server import protocol
 from inference_server.checkpoint import save_checkpoint
 from inference_server.client import InferenceClient
 from inference_server.model import build_model
-from cluster.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess, write_config
 
 MODEL = {"board_size": 9, "blocks": 6, "channels": 64}
 

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from cluster.plots import read_run
+from evaluation.plots import read_run
 
 
 def make_run(root, results, evaluations, metrics_header):

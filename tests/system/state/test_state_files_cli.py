@@ -97,7 +97,7 @@ def test_evaluate_refuses_a_fifo_where_it_appends(tmp_path, name):
 
 
 def test_evaluations_rows_keep_only_checked_fields(tmp_path):
-    from cluster.evaluations import read_evaluations
+    from evaluation.evaluations import read_evaluations
 
     path = tmp_path / "evaluations.jsonl"
     rows = [{"player": "ckpt-1", "step": 1, "wall_s": 1, "games": 2, "path": ["x"], "time": "t"},

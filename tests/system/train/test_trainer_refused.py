@@ -17,7 +17,7 @@ from fastgo.run.rundir import open_run_dir
 from inference_server.checkpoint import load_checkpoint, save_checkpoint
 from inference_server.client import ServerError, ServerUnavailable
 from inference_server.protocol import RELOAD_FAILED
-from cluster.role_process import ServerProcess
+from supervision.role_process import ServerProcess
 from trainer.training_core import CheckpointsRefused
 from trainer.factory import make_trainer
 

@@ -12,8 +12,8 @@ from fastgo.features import num_planes
 from fastgo.symmetry import transform_planes
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
-PACKAGES = ("fastgo", "play", "fastgo_cli", "cluster", "trainer", "selfplay_workers",
-            "inference_server")
+PACKAGES = ("fastgo", "play", "fastgo_cli", "trainer", "selfplay_workers", "inference_server",
+            "evaluation", "roles", "supervision", "comparison")
 # Restatements of the numbers: a literal range, a bound compared against, a product of sides,
 # the largest board's point or move count, a plane count keyed by encoding.
 RESTATEMENTS = re.compile(

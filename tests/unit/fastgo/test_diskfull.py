@@ -178,7 +178,7 @@ def test_a_role_stopped_on_a_full_disk_is_one_line_and_status_75(capsys):
 def test_the_supervisor_counts_no_crash_for_a_full_disk():
     from types import SimpleNamespace
 
-    from cluster.restarts import DISK_FULL, Backoff, RestartPolicy
+    from supervision.restarts import DISK_FULL, Backoff, RestartPolicy
 
     lines = []
     cc = SimpleNamespace(restart_window_s=100.0, max_restarts=1, backoff_s=0.5,

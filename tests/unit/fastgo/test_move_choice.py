@@ -233,8 +233,8 @@ def test_board_settled_by_regions(black, white, settled):
 
 
 ROOT = Path(__file__).resolve().parents[3]
-PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "cluster",
-            "fastgo_cli")
+PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "fastgo_cli",
+            "evaluation", "roles", "supervision", "comparison")
 OWNER = "fastgo/move_choice.pyx"
 # What only the owner does: asks the search for its root choice, asks a game where it may go
 # instead of a pass or whether its pass wins, and compares a value with a pass rule's name.

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from cluster.compare import (
+from comparison.compare import (
     CompareError,
     Opponent,
     arena_argv,
@@ -25,7 +25,7 @@ from cluster.compare import (
     run_progress,
 )
 from fastgo.run.config import load_config
-from cluster.compare_report import run_label
+from comparison.report import run_label
 from fastgo_cli.compare_cmd import make_plan
 from fastgo_cli.main import command_parser, main
 

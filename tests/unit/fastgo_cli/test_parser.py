@@ -245,7 +245,7 @@ def test_duration_refuses_the_rest(text):
 
 def test_flags_that_override_a_setting_take_its_bounds_from_the_schema():
     from fastgo.run.config import ConfigError
-    from fastgo_cli.parser import check_setting_flag, setting_bounds
+    from fastgo.run.config import check_setting_flag, setting_bounds
 
     assert setting_bounds("selfplay.visits") == (1, 100_000)
     check_setting_flag("--visits", None, "selfplay.visits")
@@ -256,14 +256,14 @@ def test_flags_that_override_a_setting_take_its_bounds_from_the_schema():
 
 def test_the_cluster_gives_its_set_to_every_role(tmp_path):
     """Each role's command line parses with the real parser and carries the cluster's --set."""
-    from cluster.roles import role_argv, role_specs
+    from roles.registry import role_argv, role_specs
     from fastgo.run.config import Config
     from fastgo.run.rundir import open_run_dir
 
     config, run_dir = Config(), open_run_dir(tmp_path / "run")
     items = ("selfplay.visits=3", "trainer.lr=0.5")
     specs = role_specs(config.cluster, 2, True, recorder=True)
-    assert {s.kind for s in specs} == {"serve", "train", "record", "selfplay", "evaluate"}
+    assert {s.kind for s in specs} == {"serve", "train", "recorder", "selfplay", "evaluate"}
     for spec in specs:
         argv = role_argv(spec, config, "quickstart", run_dir, endpoint="tcp://127.0.0.1:5555",
                          bind="tcp://127.0.0.1:*", recorder="tcp://127.0.0.1:5557",

@@ -377,7 +377,7 @@ def test_int8_calibrated_on_shards_agrees_on_held_out_games(shard_dir, trained):
 
 def test_serve_takes_shards_from_the_option_or_the_run_directory(tmp_path):
     from fastgo.run.rundir import open_run_dir
-    from fastgo_cli.serve_cmd import calibration_shards
+    from roles.serve import calibration_shards
 
     run = open_run_dir(tmp_path / "run")
 
@@ -393,7 +393,7 @@ def test_serve_takes_shards_from_the_option_or_the_run_directory(tmp_path):
 
 
 def test_server_process_passes_the_shard_folder():
-    from cluster.role_process import ServerProcess
+    from supervision.role_process import ServerProcess
 
     assert ServerProcess("c.toml", shards="runs/x/shards").argv[-2:] == ["--shards", "runs/x/shards"]
     assert "--shards" not in ServerProcess("c.toml").argv

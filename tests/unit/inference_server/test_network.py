@@ -96,7 +96,7 @@ def test_no_module_but_the_factory_builds_an_evaluator_for_a_player():
                "inference_server/slots.py"}
     found = []
     for package in ("fastgo", "inference_server", "selfplay_workers", "play", "trainer",
-                    "cluster", "fastgo_cli"):
+                    "evaluation", "roles", "supervision", "comparison", "fastgo_cli"):
         for path in sorted((ROOT / package).rglob("*.py")):
             name = path.relative_to(ROOT).as_posix()
             if name in allowed or name.startswith("fastgo_cli/bench/"):

@@ -10,8 +10,8 @@ from trainer import metrics
 from trainer.metrics import ALPHAZERO_FIELDS, append_metrics_row, metrics_row, read_metrics
 
 ROOT = Path(__file__).resolve().parents[3]
-PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "cluster",
-            "fastgo_cli", "dashboard")
+PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "fastgo_cli",
+            "dashboard", "evaluation", "roles", "supervision", "comparison")
 
 
 @pytest.fixture(autouse=True)

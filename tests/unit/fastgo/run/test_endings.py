@@ -2,7 +2,7 @@
 and the dashboard's status."""
 import pytest
 
-from cluster.status import endings_text
+from supervision.status import endings_text
 from fastgo.run.endings import EndingStats
 
 

@@ -50,7 +50,7 @@ def test_text():
 
 
 def test_status_line_and_ratings_command(tmp_path, capsys):
-    from cluster.status import read_cgos, status_line, summary_text
+    from supervision.status import read_cgos, status_line, summary_text
     from fastgo.run.rundir import RunDir
 
     table = tmp_path / "ratings.jsonl"
@@ -107,7 +107,7 @@ def test_one_fit_with_covariance_gives_what_refits_give():
 
 
 def test_curve_png_gets_the_cgos_axis(tmp_path):
-    from cluster.plots import cgos_shift, draw_curve
+    from evaluation.plots import cgos_shift, draw_curve
 
     rows = [row("ckpt-1", "random", 9, 1), row("ckpt-1", CGOS_STAND_IN, 2, 8),
             row("ckpt-2", "ckpt-1", 7, 3), row("ckpt-2", CGOS_STAND_IN, 4, 6)]

@@ -9,8 +9,8 @@ from pathlib import Path
 from fastgo.run.rundir import RunDir, open_run_dir
 
 ROOT = Path(__file__).resolve().parents[4]
-PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "cluster",
-            "fastgo_cli", "dashboard")
+PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "fastgo_cli",
+            "dashboard", "evaluation", "roles", "supervision", "comparison")
 NAMES = {"evaluated", "evaluations.jsonl", "ratings.json", "ratings.jsonl", "pool.json", "tb",
          "sgf_shards", "curve.png", "loss.png", "metrics.csv", "latest.ckpt", "checkpoints",
          "quarantine", "logs"}

@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from cluster.evaluations import read_evaluations
-from cluster.plots import run_algorithm
+from evaluation.evaluations import read_evaluations
+from evaluation.plots import run_algorithm
 from fastgo.run import statefiles
 from fastgo.run.ratings import fit_ratings, read_table
 from fastgo.run.statefiles import MAX_COUNT, read_csv, read_json, read_lines

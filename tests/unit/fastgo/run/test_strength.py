@@ -4,10 +4,10 @@ import json
 import logging
 import math
 
-from cluster import plots
-from cluster.evaluations import append_evaluation
-from cluster.evaluator import Evaluator
-from cluster.status import current_ratings, read_cgos, status_line, summary_text
+from evaluation import plots
+from evaluation.evaluations import append_evaluation
+from evaluation.evaluator import Evaluator
+from supervision.status import current_ratings, read_cgos, status_line, summary_text
 from dashboard.run_view import RunView
 from fastgo.run.config import Config
 from fastgo.run.ratings import CGOS_STAND_IN, append_result, cgos_text, fit_ratings, read_table

@@ -1,0 +1,1 @@
+"""`fastgo compare`: two configs learning for equal time, their matches and report."""

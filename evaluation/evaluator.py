@@ -1,0 +1,486 @@
+"""The evaluator role of a run (`fastgo evaluate`): rates the run's checkpoints as they come, so
+that curve.png keeps measuring for the whole run.
+
+Cheap points first, refined later. Every cluster.eval_interval_s (once cluster.evaluate_every
+new checkpoints are there) the newest checkpoint gets its first rating: one batch of half
+cluster.eval_batch_games games against the previous rated checkpoint (the first one: against the
+weakest anchor), written at once to RUN/evaluations.jsonl, ratings.json and the curves. Between
+points the newest point is refined, one batch at a time and only while the CPU budget leaves
+room for the next point on time: the first anchor of cluster.anchors (player specs, play.specs)
+whose expected score is informative (evaluation.pairings), then earlier evaluated checkpoints
+spaced geometrically in steps (1/2 and 1/4 of its step: the gain over a long span measured
+directly, so that a chain of short links cannot drift), then the previous checkpoint until its
+interval is narrow or its result one-sided, then the other informative anchors. A newer point
+supersedes the refinement in progress; the games it had played are kept. When points are due
+and how much refining fits is evaluation.schedule's; who is played, evaluation.opponents'.
+Games are played through the batched search at cluster.eval_visits (network in this process).
+Before each batch the role idles while its CPU is over cluster.eval_cpu_share
+(evaluation.budget). Results are appended to RUN/ratings.jsonl and each evaluated checkpoint
+to RUN/evaluations.jsonl (never rewritten); the ratings of every player are refitted (random =
+0), RUN/ratings.json holds them, and RUN/curve.png and RUN/loss.png are redrawn
+(evaluation.curves: at most once a minute).
+"""
+import json
+import os
+import time
+
+from evaluation.budget import CpuBudget
+from evaluation.schedule import Schedule
+from evaluation.evaluations import (RunClock, append_evaluation, keep_copy, last_rated_step,
+                                 read_evaluations, written_times)
+from evaluation.opponents import Beating, Opponents
+from evaluation.pairings import PairingRule, expected_score, one_sided, pairing_verdict
+from evaluation.curves import REDRAW_S, Curves
+from fastgo.files import atomic_write_text, check_regular, escaped, read_bounded
+from fastgo.run.config import ConfigError
+from fastgo.run.ratings import append_result
+from fastgo.run.rundir import checkpoint_player
+from fastgo.run.strength import read_strength
+from play.gtp.side import GtpEngineError
+from play.match import MatchResult, play_match
+
+IDLE_S = 0.5                  # the wait between looks for a new checkpoint or budget
+
+
+class _Job:
+    """A checkpoint being rated: its name, step and match side, the anchors it played with
+    their one-sided verdicts, its pairings' totals (MatchResult by opponent), the opponents
+    it played in order and their results as text."""
+
+    def __init__(self, name, step, ours):
+        self.name, self.step, self.ours = name, step, ours
+        self.anchors, self.totals, self.played, self.results = {}, {}, [], []
+        self.started = 0.0
+        self.seed = step * 1000           # of its opponents' sides (a resumed job: others)
+        self.next_label = None            # the opponent of the batch the refinement plays next
+
+
+class Evaluator:
+    """Rates the checkpoints of `run_dir` as they come (see the module); `log`: a logger,
+    `status`: the role's StatusFile or None; `stopping()`: True once the role should stop;
+    `budget`: a CpuBudget (default: cluster.eval_cpu_share, carried over from
+    evaluations.jsonl), waited on only when `enforce_budget`; `outside_budget`: this process's
+    CPU is not counted in it (the final rating, made once the run's other roles have stopped),
+    so the figures recorded stay the run's own."""
+
+    def __init__(self, config, run_dir, log, status=None, *, stopping=None, budget=None,
+                 enforce_budget=True, outside_budget=False, sleep=time.sleep,
+                 clock=time.monotonic, redraw_s=REDRAW_S):
+        self.config, self.cc, self.run_dir, self.log = config, config.cluster, run_dir, log
+        self.status = status
+        self.stopping = stopping or (lambda: False)
+        self.sleep, self.clock = sleep, clock
+        self.refinement = None                        # the newest point's pairings still due
+        self.job = None                               # the checkpoint of the newest point
+        self.enforce_budget = enforce_budget
+        self.table = run_dir.ratings_table
+        self.evaluations_path = run_dir.evaluations
+        for path in (self.table, self.evaluations_path, run_dir.ratings):
+            _check_appendable(path)
+        self.evaluations = read_evaluations(self.evaluations_path)
+        self.last_step = last_rated_step(self.evaluations)
+        last = self.evaluations[-1] if self.evaluations else {}
+        clocks = {"cpu_clock": lambda: 0.0, "wall_clock": lambda: 0.0} if outside_budget else {}
+        self.budget = budget or CpuBudget(self.cc.eval_cpu_share,
+                                          carried_cpu_s=last.get("eval_cpu_s", 0.0),
+                                          carried_wall_s=last.get("eval_wall_s", 0.0), **clocks)
+        self.rule = PairingRule(batch=self.cc.eval_batch_games, max_games=self.cc.eval_max_games,
+                                elo_width=self.cc.eval_elo_width)
+        self.schedule = Schedule(self.cc.eval_interval_s, self.budget, clock, enforce_budget,
+                                 self.rule)
+        self.opponents = Opponents(config, log)      # anchors and earlier checkpoints
+        self.figures = {}                             # what the status file shows besides CPU
+        self.latest_ratings = {}
+        # curve.png and loss.png (redraw_s None: drawn when a refinement ends or the role stops)
+        self.curves = Curves(run_dir, self.evaluations, lambda: self.anchors, log,
+                             redraw_s=redraw_s, clock=clock)
+        self.run_clock = self._run_clock()            # a checkpoint's wall_s, pauses left out
+
+    @property
+    def anchors(self):
+        """{name: Spec} of the usable anchors, in rising strength (Opponents.anchors)."""
+        return self.opponents.anchors
+
+    # --- set-up --------------------------------------------------------------------------------
+
+    # --- budget and heartbeat ------------------------------------------------------------------
+
+    def beat(self, force=False):
+        if self.status is not None:
+            self.status.beat(lambda: {**self.figures, **self.budget.figures()}, force=force)
+
+    def wait_for_budget(self, credit_s=0.0):
+        """Idles (beating) while the CPU used, less `credit_s` seconds, is over the budget;
+        False once stopping."""
+        while self.enforce_budget and not self.stopping():
+            wait = self.budget.wait_s() - credit_s / self.budget.share
+            if wait <= 0:
+                break
+            self.figures["waiting_s"] = round(wait, 1)
+            self.beat()
+            self.sleep(min(IDLE_S, wait))
+        self.figures.pop("waiting_s", None)
+        return not self.stopping()
+
+    # --- what to evaluate ----------------------------------------------------------------------
+
+    def pending(self, every=None):
+        """The checkpoint to evaluate now (step, path) or None: the newest, once `every`
+        (default cluster.evaluate_every) checkpoints newer than the last evaluated are there."""
+        new = [(s, p) for s, p in self.run_dir.checkpoint_list() if s > self.last_step]
+        every = self.cc.evaluate_every if every is None else every
+        if not new or (self.last_step >= 0 and len(new) < every):
+            return None
+        return new[-1]
+
+    def _fit(self):
+        """(ratings {name: (elo, low, high)}, rows of the table, predict(a, b) -> a's expected
+        score against b as (low, expected, high) over a's 95% interval, where both are rated
+        in one connected group, else None)."""
+        strength = read_strength(self.table)
+        if strength.error:
+            self.log.warning("%s: no ratings fitted: %s", self.table, strength.error)
+        ratings = strength.elo
+
+        def predict(a, b):
+            if strength.connected(a, b):
+                return tuple(expected_score(elo, ratings[b][0]) for elo in
+                             (ratings[a][1], ratings[a][0], ratings[a][2]))
+            return None
+
+        return ratings, strength.rows, predict
+
+    # --- the schedule: a cheap point first, refined later ----------------------------------
+
+    def work(self, once=False):
+        """One unit of the evaluator's work, the budget waited on first; False when there was
+        nothing to do. A first rating of the newest checkpoint when pending() has one and a
+        point is due (`once`: the newest not yet rated, whatever the schedule), else one
+        batch refining the newest rated checkpoint's rating when may_refine()."""
+        if self.job is None and self.evaluations:
+            self._resume()
+        job = self.pending(1 if once else None)
+        if job is not None and (once or self.schedule.point_due(self.refinement is not None)):
+            self.stop_refining()
+            # a point may overdraw the budget by what one point costs: refining, which waits
+            # for a clear budget, pays it back, so points keep their time and the average holds
+            if self.wait_for_budget(credit_s=self.schedule.point_credit_s()):
+                self.evaluate(*job)
+            return True
+        if self.refinement is not None and (once or self._may_refine()):
+            # waiting for the budget may have brought the next point too near for this batch
+            if self.wait_for_budget() and (once or self._may_refine()):
+                self._advance()
+            return True
+        return False
+
+    def _start_refining(self, job):
+        """`job`'s refinement (_refine), run up to its first batch, which it names (in
+        job.next_label) before playing it, so that may_refine weighs the batch to come."""
+        self.job, self.refinement = job, self._refine(job)
+        self._advance()
+
+    def _advance(self):
+        """Plays the refinement's announced batch and runs it up to the next one (at the
+        start: up to the first); the refinement is None once it has nothing more to play."""
+        try:
+            next(self.refinement)
+        except StopIteration:
+            self.refinement = None
+            self.figures.pop("refining", None)
+            self.curves.draw_pending()
+
+    def _resume(self):
+        """The refinement of the newest rated checkpoint, taken up again after a restart (or by
+        the final rating): its pairings so far from the ratings table, its network from its
+        kept copy; nothing when that copy cannot be loaded."""
+        last = self.evaluations[-1]
+        name, step = last["player"], last["step"]
+        try:
+            games = sum(row["games"] for row in self._fit()[1] if row["a"] == name)
+            # other seeds than its first life's, so that no game of it is played again
+            side = self.opponents.checkpoint_side(last.get("path"), name,
+                                                  step + 7919 * (games + 1))[1]
+        except Exception as err:           # pruned or unreadable: its rating stays as it is
+            self.log.info("%s: not refined further: %s", name, escaped(err, 200, one_line=True))
+            self.job = _Job(name, step, None)
+            return
+        job = self.job = _Job(name, step, Beating(side, self.beat))
+        job.started, job.seed = self.clock(), step * 1000 + 1_000_003 * (games + 1)
+        for row in self._fit()[1]:
+            if row["a"] != name:
+                continue
+            total = job.totals.setdefault(row["b"], MatchResult(name, row["b"]))
+            total.games += row["games"]
+            total.wins_a += row["wins_a"]
+            total.wins_b += row["wins_b"]
+            total.draws += row.get("draws", 0)
+            if row["b"] not in job.played:
+                job.played.append(row["b"])
+        for label, total in job.totals.items():
+            if label in self.anchors:
+                job.anchors[label] = one_sided(total.wins_a, total.wins_b, total.draws)
+        self.log.info("%s: refining its rating from %d games", name,
+                      sum(t.games for t in job.totals.values()))
+        self._start_refining(job)
+
+    def stop_refining(self):
+        """Ends the refinement in progress: the games it played are recorded, its engines
+        closed; what it had still to play is dropped (a newer checkpoint supersedes it)."""
+        if self.refinement is not None:
+            self.refinement.close()
+            self.refinement = None
+            self.figures.pop("refining", None)
+
+    # --- one evaluation ------------------------------------------------------------------------
+
+    def evaluate(self, step, path):
+        """The first rating of a checkpoint (see the module): one batch against the previous
+        rated checkpoint (the first checkpoint: against the weakest anchor), recorded at once
+        as its curve point; the rest of its pairings become self.refinement, a generator that
+        plays one batch per next() (run to its end here without eval_interval_s). Returns the
+        summary, or None when the checkpoint is unreadable or the role is stopping."""
+        from inference_server.checkpoint import MAX_CHECKPOINT_BYTES
+        from inference_server.network import NetworkError
+
+        started, cpu0 = self.clock(), self.budget.cpu_s()
+        name = checkpoint_player(step)
+        try:
+            # when the checkpoint was written: taken now, as the trainer may prune the file
+            # while its matches are played
+            stamp = os.path.getmtime(path)
+            data = read_bounded(path, MAX_CHECKPOINT_BYTES)
+            network, side = self.opponents.checkpoint_side(path, name, step, data=data)
+        except (NetworkError, OSError) as err:   # pruned, replaced meanwhile, or NaN weights
+            self.log.warning("skipping %s: %s", path, err)
+            self.last_step = step
+            return None
+        self.figures = {"evaluating": name, "done": []}
+        ours = Beating(side, self.beat)
+        job = _Job(name, step, ours)
+        first = self._first_pairing(job)
+        if first is not None:
+            label, opponent = first
+            try:
+                result = self._play(job, opponent, label)
+            except GtpEngineError as err:
+                self.opponents.failed(label, err)
+                result = True
+            finally:
+                if label in self.anchors:
+                    opponent.close()
+                    job.anchors.pop(label, None)     # refining plays it on or picks another
+            if result is None:
+                return None
+        trainer_state = network.extra.get("trainer") or {}
+        kept = keep_copy(self.run_dir.evaluated, self.evaluations, step, path, data,
+                         self.log)
+        evaluation = {"player": name, "step": step, "path": kept, "time": stamp,
+                      "games": int(trainer_state.get("games", 0)),
+                      "wall_s": self.run_clock.wall_s(stamp),
+                      "opponents": list(job.played), "rated": time.time()}
+        evaluation.update((k, v) for k, v in self.budget.figures().items()
+                          if k in ("eval_cpu_s", "eval_wall_s"))
+        append_evaluation(self.evaluations_path, evaluation)
+        self.evaluations.append(evaluation)
+        self.last_step = step
+        self.schedule.point_made(started, self.budget.cpu_s() - cpu0)
+        job.started = started
+        summary = self._publish(job)
+        self.log.info("%s: first rating %s; %.1f s, %.1f s of CPU", name,
+                      ", ".join(job.results) or "no opponent", self.clock() - started,
+                      self.budget.cpu_s() - cpu0)
+        self._start_refining(job)
+        if self.schedule.interval <= 0:      # the whole evaluation before the next checkpoint
+            while self.refinement is not None:
+                if not self.wait_for_budget():
+                    return None
+                self._advance()
+            summary = self.figures.get("latest", summary)
+        return summary
+
+    def _publish(self, job):
+        """Refits every rating, writes ratings.json with `job`'s summary as the latest, logs
+        it, redraws the curves; returns the summary."""
+        ratings, _, _ = self._fit()
+        self.latest_ratings = ratings
+        elo = ratings.get(job.name, (float("nan"),) * 3)
+        summary = {"player": job.name, "step": job.step, "elo": elo[0], "elo_low": elo[1],
+                   "elo_high": elo[2],
+                   "anchors": {a: ratings[a][0] for a in self.anchors if a in ratings},
+                   "results": list(job.results),
+                   "seconds": round(self.clock() - job.started, 1),
+                   "cpu_share": round(self.budget.used_share(), 4)}
+        _write_json(self.run_dir.ratings,
+                    {"latest": summary, "ratings": {k: list(v) for k, v in ratings.items()}})
+        self.log.info("%s: Elo %.0f (%.0f..%.0f); %s; %.1f s; evaluator CPU %.3f of a core "
+                      "(budget %g)", job.name, elo[0], elo[1], elo[2],
+                      ", ".join(job.results) or "no opponent", summary["seconds"],
+                      self.budget.used_share(), self.budget.share)
+        self.figures = {"latest": summary, "done": list(job.results)}
+        self.beat(force=True)
+        self.curves.redraw(ratings)
+        return summary
+
+    def _first_pairing(self, job):
+        """(label, side) of a checkpoint's first pairing: the previous rated checkpoint, or
+        without one (or where it cannot be loaded) the anchor next_anchor picks; None when
+        there is neither."""
+        if self.evaluations:
+            previous = self.evaluations[-1]
+            side = self.opponents.earlier(job, previous, 100)
+            if side is not None:         # else pruned, replaced, unreadable: an anchor instead
+                return previous["player"], side
+        return next(self.opponents.anchor_sides(job, self._fit, limit=1), None)
+
+    def _refine(self, job):
+        """The rest of a checkpoint's pairings, one batch per next(): the first informative
+        anchor (what puts the curve on a fixed scale), then the earlier checkpoints at fractions
+        of its step (what keeps a chain of short links from drifting: the gain over a long span
+        measured directly), then the previous checkpoint to its verdict, then the other anchors.
+        Each pairing's games so far are recorded when it ends, and also when the generator is
+        closed (superseded by a newer point) or the role stops; ratings.json and the curves are
+        refreshed after each pairing."""
+        anchors = self.opponents.anchor_sides(job, self._fit)
+        for label, side in anchors:
+            if not (yield from self._play_anchor(job, label, side)):
+                return
+            break
+        for label, side in self.opponents.checkpoint_sides(job, self.evaluations,
+                                                           self._fit()[2], far_first=True):
+            result = yield from self._play_batches(job, side, label)
+            if result is None:
+                return
+            self._publish(job)
+        for label, side in anchors:
+            if not (yield from self._play_anchor(job, label, side)):
+                return
+
+    def _play_anchor(self, job, label, side):
+        """One anchor's pairing (see _refine), its engine closed after; False when stopping."""
+        try:
+            result = yield from self._play_batches(job, side, label)
+        except GtpEngineError as err:
+            self.opponents.failed(label, err)
+            return True
+        finally:
+            side.close()                 # its CPU time is counted once it has ended
+        if result is None:
+            return False
+        self._publish(job)
+        self.opponents.verdict(job, label, result)
+        return True
+
+    def _play_batches(self, job, opponent, label):
+        """Plays `label` in batches until the pairing rule stops it (games already played
+        against it in `job` count), yielding before each once it is named in job.next_label;
+        records the games played here in the table even when closed or stopped early. Returns
+        the pairing's MatchResult, or None when stopping."""
+        total = job.totals.setdefault(label, MatchResult(job.name, label))
+        if pairing_verdict(total.wins_a, total.wins_b, total.draws, self.rule) is not None:
+            return total
+        self.figures["refining"] = job.name
+        fresh = MatchResult(job.name, label)
+        try:
+            while True:
+                if self.stopping():
+                    return None
+                job.next_label = label
+                yield                        # work() plays the batch once may_refine agrees
+                batch = self._batch(job, opponent, label, total)
+                if batch is None:
+                    return None
+                fresh.add(batch)
+                verdict = pairing_verdict(total.wins_a, total.wins_b, total.draws, self.rule)
+                if verdict is not None:
+                    self._record(job, label, fresh, total, verdict)
+                    fresh = None
+                    return total
+        finally:
+            if fresh is not None and fresh.games:
+                self._record(job, label, fresh, total, "superseded" if not self.stopping()
+                             else "interrupted")
+
+    def _play(self, job, opponent, label):
+        """The first rating's one batch against `label` (Schedule.first_rating_games),
+        recorded; the pairing's MatchResult, or None when stopping."""
+        total = job.totals.setdefault(label, MatchResult(job.name, label))
+        games = self.schedule.first_rating_games()
+        fresh = MatchResult(job.name, label)
+        batch = self._batch(job, opponent, label, total, games=games)
+        if batch is not None:
+            fresh.add(batch)
+        if fresh.games:
+            verdict = pairing_verdict(total.wins_a, total.wins_b, total.draws, self.rule)
+            self._record(job, label, fresh, total, verdict or (
+                "first rating" if not self.stopping() else "interrupted"))
+        return None if self.stopping() else total
+
+    def _batch(self, job, opponent, label, total, games=None):
+        """One batch of games of the pairing (added to `total`; `games` of them, default
+        Schedule.batch_games), its CPU cost a game learnt; None when the role stops before or
+        during it (nothing of it counted then)."""
+        if games is None:
+            games = self.schedule.batch_games(label, total.games)
+        games = min(games, self.rule.next_batch(total.games))
+        if games <= 0 or self.stopping():
+            return None
+        size, komi = self.config.model.board_size, self.config.selfplay.komi
+        cpu0, wall0 = self.budget.cpu_s(), self.clock()
+        batch = play_match(job.ours, opponent, games, size=size, komi=komi,
+                           game_offset=total.games, stop=self.stopping)
+        cost = self.budget.cpu_s() - cpu0
+        self.schedule.batch_played(label, batch.games, cost, self.clock() - wall0)
+        if self.stopping() and batch.games < games:
+            return None
+        total.add(batch)
+        self.figures["playing"] = f"{label} {total.wins_a}-{total.wins_b}"
+        self.beat(force=True)
+        return batch
+
+    def _may_refine(self):
+        """Schedule.may_refine for the batch the refinement has named as its next."""
+        job = self.job
+        label = job.next_label if job is not None else None
+        total = job.totals.get(label) if label is not None else None
+        return self.schedule.may_refine(label, total.games if total is not None else 0)
+
+    def _record(self, job, label, fresh, total, why):
+        """Appends the games of `fresh` to the ratings table (one row), notes the pairing in
+        `job` (results as the log and summary show them: the pairing's totals)."""
+        pace = ({"move_seconds": self.cc.eval_move_seconds} if self.cc.eval_move_seconds > 0
+                else {"visits": self.cc.eval_visits})
+        append_result(self.table, job.name, label, fresh.wins_a, fresh.wins_b, fresh.draws,
+                      size=self.config.model.board_size, source="evaluator", stop=why, **pace)
+        text = f"{label} {total.wins_a}-{total.wins_b}" + (
+            f"-{total.draws}" if total.draws else "")
+        job.results = [r for r in job.results if not r.startswith(label + " ")]
+        job.results.append(f"{text} ({why})")
+        if label not in job.played:
+            job.played.append(label)
+        self.figures.pop("playing", None)
+        self.figures["done"] = list(job.results)
+
+    def _run_clock(self):
+        """The RunClock of this evaluator's rows: the run's start, less a pause before it."""
+        written = written_times(self.run_dir)
+        steps = self.run_dir.checkpoint_list()
+        first = os.path.getmtime(steps[0][1]) if steps else time.time()
+        clock = RunClock(self.evaluations, written, time.time(), first)
+        if clock.paused_at is not None:
+            self.log.info("the run was stopped for %.0f min: its wall time goes on from where it "
+                          "stopped", clock.pause_s / 60)
+        return clock
+
+
+def _check_appendable(path):
+    """ConfigError (one line) when something other than a regular file is at `path`: a FIFO
+    there would block the evaluator, a folder would stop it at its first result."""
+    try:
+        check_regular(path)
+    except OSError as err:
+        raise ConfigError(f"{path}: {err.strerror or err}") from None
+
+
+def _write_json(path, data):
+    atomic_write_text(path, json.dumps(data, indent=1))

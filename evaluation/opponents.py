@@ -1,0 +1,183 @@
+"""Who the evaluator's checkpoints play (evaluation.evaluator): the anchors of cluster.anchors that
+this machine can run, the run's earlier checkpoints as networks at cluster.eval_visits (or the
+visits cluster.eval_move_seconds buys at this network's own speed), and which of them comes
+next (evaluation.pairings). Each side is made when reached, so that a checkpoint pruned or an
+engine missing meanwhile costs that one pairing only; a gnugo or katago anchor whose program is
+not found here is skipped from the start. Beating wraps a side so that the role's
+heartbeat beats at each of its turns."""
+import os
+
+from evaluation.pairings import checkpoint_opponents, next_anchor, one_sided, retired_anchors
+from fastgo.files import escaped
+from fastgo.run.config import ConfigError
+from fastgo.run.ratings import table_name
+from play.equal_time import one_thread_rate, speed_key, visits_for
+from play.network_player import network_side
+from play.players import MatchSide
+from play.specs import gnugo_installed, katago_missing, make_side, parse_spec
+
+OPENING_MOVES = 2             # a network's first moves sampled by visits, as in the arena
+
+
+class Beating(MatchSide):
+    """A match side that beats the role's heartbeat at each of its turns: a long pairing (GNU
+    Go at level 10) is progress, not a stall for the supervisor."""
+
+    def __init__(self, side, beat):
+        self.side, self.beat, self.name = side, beat, side.name
+        self.board_size, self.visits = side.board_size, side.visits
+
+    def prepare(self, games, size, komi):
+        self.side.prepare(games, size, komi)
+
+    def moves(self, indices, games):
+        self.beat()
+        return self.side.moves(indices, games)
+
+
+class Opponents:
+    """The sides a rated checkpoint meets. `anchors`: {table name: Spec} of cluster.anchors that
+    can run here, in rising strength; `unusable`: {anchor: why} for those that failed in this
+    process (not offered again); `rates`: {speed_key: visits/s on one thread}."""
+
+    def __init__(self, config, log):
+        self.config, self.cc, self.log = config, config.cluster, log
+        self.unusable = {}
+        self.rates = {}
+        self.anchors = self._usable_anchors()
+
+    def _usable_anchors(self):
+        out = {}
+        for text in self.cc.anchors:
+            try:
+                spec = parse_spec(text)
+            except ValueError as err:
+                raise ConfigError(f"cluster.anchors: {err}") from None
+            if spec.kind == "gnugo" and gnugo_installed(spec.argv[0]) is None:
+                self.log.info("anchor %s skipped: GNU Go is not installed (on PATH or in "
+                              "/usr/games; e.g. apt-get install gnugo)", spec.name)
+                continue
+            if spec.kind == "katago":
+                missing = katago_missing(spec)
+                if missing:
+                    self.log.info("anchor %s skipped: %s", spec.name, missing)
+                    continue
+            if spec.kind == "checkpoint" and not os.path.isfile(spec.path):
+                self.log.warning("anchor %s skipped: no such checkpoint file", spec.path)
+                continue
+            out[table_name(spec.name)] = spec
+        return out
+
+    def failed(self, anchor, err, what="cannot start"):
+        """`anchor` failed (`err`): logged, and not offered again in this process."""
+        self.unusable[anchor] = f"{what}: {escaped(err, 200, one_line=True)}"
+        self.log.warning("anchor %s: %s", anchor, self.unusable[anchor])
+
+    def checkpoint_side(self, path, name, seed, data=None):
+        """(network, SearchSide) of the checkpoint at `path` (its bytes `data` when already
+        read) at cluster.eval_visits: inference_server.network.load_network (canaries checked)
+        and play.network_player, as every command plays a checkpoint. NetworkError when
+        unusable."""
+        from inference_server.network import load_network
+
+        network = load_network(path, "match", data=data, expect=self.config.model,
+                               backend=self.config.server.backend,
+                               capacity=max(64, self.cc.eval_batch_games))
+        side = network_side(network, visits=self.cc.eval_visits, name=name, seed=seed,
+                            opening_moves=OPENING_MOVES)
+        if self.cc.eval_move_seconds > 0:    # equal time: the visits its own speed fits
+            side.visits = self._timed_visits(network, side)
+        return network, side
+
+    def _timed_visits(self, network, side):
+        """cluster.eval_move_seconds in visits for this network: its one-game, one-thread
+        speed (play.equal_time), measured once per speed_key (network shape, backend,
+        search) in this process."""
+        key = speed_key(side)
+        if key not in self.rates:
+            self.rates[key] = one_thread_rate(network.evaluator, side.settings,
+                                              network.config.board_size,
+                                              self.config.selfplay.komi)
+            self.log.info("%s searches %.0f visits/s on one thread: %d visits a move in %g s",
+                          network.config.name, self.rates[key],
+                          visits_for(self.cc.eval_move_seconds, self.rates[key]),
+                          self.cc.eval_move_seconds)
+        return visits_for(self.cc.eval_move_seconds, self.rates[key])
+
+    def earlier(self, job, evaluation, offset):
+        """The SearchSide of the earlier rated checkpoint `evaluation` (a row of
+        evaluations.jsonl) for `job`; None, logged, where it cannot be loaded (pruned,
+        replaced, unreadable)."""
+        try:
+            return self.checkpoint_side(evaluation.get("path"), evaluation["player"],
+                                        job.seed + offset)[1]
+        except Exception as err:
+            self.log.warning("%s: earlier checkpoint %s unusable (%s): %s", job.name,
+                             evaluation["player"], evaluation.get("path"),
+                             escaped(err, 200, one_line=True))
+            return None
+
+    def checkpoint_sides(self, job, evaluations, predict, far_first=False):
+        """(label, side) of the earlier checkpoints `job` plays (evaluation.pairings: the previous
+        one, then those at fractions of its step; `far_first`: those first, the previous one
+        last), loaded one at a time as they are reached; an unusable one is logged and
+        skipped. `evaluations`: the rows of evaluations.jsonl; `predict(a, b)`: as
+        Evaluator._fit gives it."""
+        # the previous one always; the others among those whose copy is still there
+        earlier = [e for e in evaluations if e["step"] < job.step]
+        there = [e for e in earlier if e is earlier[-1] or os.path.isfile(e.get("path", ""))]
+        names, skipped = checkpoint_opponents(job.step, there, predict)
+        if far_first:
+            names = names[1:] + names[:1]
+        for other, why in skipped.items():
+            self.log.info("%s: skips %s: %s", job.name, other, why)
+        rows = {e["player"]: e for e in evaluations}
+        for k, other in enumerate(names):
+            side = self.earlier(job, rows.get(other, {"player": other}), 100 + k)
+            if side is not None:
+                yield other, side
+
+    def anchor_sides(self, job, fit, limit=None):
+        """(label, side) of the anchors `job` plays next (evaluation.pairings.next_anchor), each
+        made when reached (the caller closes it); at most `limit` of them. `fit()`: the
+        ratings as Evaluator._fit gives them, taken again before each anchor."""
+        count = 0
+        while limit is None or count < limit:
+            _, rows, predict = fit()
+            retired = {**retired_anchors(rows, list(self.anchors)), **self.unusable}
+            predicted = {a: p for a in self.anchors if (p := predict(job.name, a)) is not None}
+            anchor, skipped = next_anchor(list(self.anchors), retired=retired,
+                                          played=job.anchors, predicted=predicted,
+                                          max_informative=self.cc.eval_anchors)
+            if anchor is None:
+                if skipped:
+                    self.log.info("%s: anchors not played: %s", job.name,
+                                  "; ".join(f"{a} ({why})" for a, why in skipped.items()))
+                return
+            seed = job.seed + 500 + len(job.anchors)
+            job.anchors.setdefault(anchor, 0)
+            try:
+                side = make_side(self.anchors[anchor], seed=seed,
+                                 move_seconds=self.cc.eval_move_seconds or None,
+                                 checkpoint_side=lambda path, seed: self.checkpoint_side(
+                                     path, anchor, seed)[1])
+                side.name = anchor
+            except Exception as err:
+                self.failed(anchor, err, "unusable")
+                del job.anchors[anchor]
+                continue
+            count += 1
+            yield anchor, side
+
+    def verdict(self, job, anchor, result):
+        """Notes in `job` whether `result` against `anchor` was one-sided (evaluation.pairings):
+        a win retires the anchor for later checkpoints, a loss stops the climb this time."""
+        verdict = job.anchors[anchor] = one_sided(result.wins_a, result.wins_b, result.draws)
+        if verdict > 0:
+            self.log.info("%s: won %s %d-%d, beyond the informative range: %s is retired "
+                          "for later checkpoints", job.name, anchor, result.wins_a,
+                          result.wins_b, anchor)
+        elif verdict < 0:
+            self.log.info("%s: lost to %s %d-%d, beyond the informative range: no "
+                          "stronger anchor this time", job.name, anchor, result.wins_a,
+                          result.wins_b)

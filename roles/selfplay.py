@@ -1,0 +1,142 @@
+"""The self-play worker role (`fastgo selfplay`): one worker process playing games through the
+inference server and writing shards into RUN/shards, or sending them to the recorder; the
+policy-only worker under the AlphaGo pipeline's algorithms."""
+import json
+
+from fastgo.run.role_entry import run_role
+from roles.registry import Role
+
+MAX_WORKER_ID = 1_000_000
+
+
+def run(args) -> int:
+    """The worker's body under fastgo.run.role_entry.run_role; `args`: `fastgo selfplay`'s
+    parsed options."""
+    return run_role(Role.SELFPLAY, lambda: _run(args))
+
+
+def _run(args) -> int:
+    from fastgo.run.config import ConfigError, check_setting_flag, load_config
+    from fastgo.run.rundir import open_run_dir
+    from fastgo.run.role_entry import on_disk_full, setup_logging
+    from inference_server import protocol
+    from inference_server.client import (ClientStopped, InferenceClient, ServerError,
+                                         ServerUnavailable)
+    from fastgo.run.shards import remove_stale_temporaries
+    from selfplay_workers.worker import SelfplayWorker
+
+    config = load_config(args.config, overrides=args.overrides)
+    for flag, value, key in (("--games-at-once", args.games_at_once, "selfplay.games"),
+                             ("--visits", args.visits, "selfplay.visits"),
+                             ("--seed", args.seed, "selfplay.seed")):
+        check_setting_flag(flag, value, key)
+    if args.visits is not None:
+        import dataclasses
+        config = dataclasses.replace(config, selfplay=dataclasses.replace(config.selfplay, visits=args.visits))
+    for name, value, low, high in (("--worker-id", args.worker_id, 0, MAX_WORKER_ID),
+                                   ("--max-games", args.max_games, 1, 1 << 40)):
+        if value is not None and not low <= value <= high:
+            raise ConfigError(f"{name}: must be in {low}..{high}, got {value}")
+    run_dir = open_run_dir(args.run_dir)
+    setup_logging(Role.SELFPLAY.log(run_dir, args.worker_id), quiet=args.quiet)
+    import logging
+    log = logging.getLogger("fastgo.selfplay")
+    removed = remove_stale_temporaries(run_dir.shards, f"w{args.worker_id}")
+    if removed:
+        log.info("removed %d unfinished shard(s) of an earlier run of worker %d", removed, args.worker_id)
+    endpoint = args.server or config.server.endpoint
+    server_key, key_pair = _curve_client_keys(config)
+    client = InferenceClient(endpoint, slot=config.trainer.publish_slot,
+                             timeout_s=config.selfplay.timeout_s, retries=5,
+                             server_public_key=server_key, key_pair=key_pair)
+    sink = _remote_sink(args, config, run_dir, key_pair)
+    status = Role.SELFPLAY.status_file(run_dir, args.worker_id)
+    if config.trainer.algorithm in ("reinforce", "value"):
+        # AlphaGo pipeline: moves sampled from the policy, no search
+        from selfplay_workers.policy_worker import PolicyWorker
+        worker = PolicyWorker(config, client, run_dir=run_dir, worker_id=args.worker_id,
+                              games=args.games_at_once, seed=args.seed, status=status, sink=sink,
+                              sgf_dir=run_dir.sgf)
+        how = (f"policy-only ({config.trainer.algorithm}, floor {config.selfplay.policy_floor:g}, "
+               f"seed {worker.seed})")
+    else:
+        worker = SelfplayWorker(config, client, shard_dir=run_dir.shards, worker_id=args.worker_id,
+                                games=args.games_at_once, seed=args.seed, sgf_dir=run_dir.sgf,
+                                status=status, sink=sink)
+        sp = config.selfplay
+        how = (f"visits by training step {', '.join(sp.visits_schedule)}" if sp.visits_schedule
+               else f"{sp.visits} visits")
+    worker.install_signal_handlers()
+    client.should_stop = lambda: worker.stop_requested     # a silent server cannot keep us
+    on_disk_full(config, should_stop=client.should_stop)
+    log.info("worker %d: %d games at once, %s, server %s", args.worker_id, worker.games, how,
+             endpoint)
+    try:
+        stats = worker.run(max_games=args.max_games, seconds=args.seconds)
+    except ClientStopped as err:
+        log.info("%s", err)
+        stats = worker.stats()
+    except ServerUnavailable as err:
+        log.error("server %s unavailable: %s", endpoint, err)
+        return 1
+    except ServerError as err:
+        if err.code not in (protocol.BAD_SHAPE, protocol.UNKNOWN_SLOT, protocol.TOO_LARGE):
+            raise
+        # the server serves another board, encoding or slot than this config: no retry helps
+        raise ConfigError(f"{args.config}: the server at {endpoint} refuses this worker's "
+                          f"requests: {err.message}") from None
+    finally:
+        client.close()
+        if sink is not None:
+            sink.flush(5.0)
+            sink.close()
+    log.info("stats %s", json.dumps(stats))
+    print("fastgo selfplay: stats " + json.dumps(stats), flush=True)
+    return 0
+
+
+def _curve_client_keys(config):
+    """(server public key or None, this worker's key pair or None) from [selfplay]."""
+    from fastgo.run.config import ConfigError
+
+    sp = config.selfplay
+    if not (sp.server_public_key or sp.curve_key_file):
+        return None, None
+    from inference_server.keys import CurveKeyError, client_keys
+    try:
+        return client_keys(sp.curve_key_file, sp.server_public_key,
+                           "selfplay.curve_key_file / server_public_key")
+    except CurveKeyError as err:
+        raise ConfigError(str(err)) from None
+
+
+def _remote_sink(args, config, run_dir, key_pair):
+    """The sink to the recorder when --recorder or selfplay.recorder names one, else None
+    (local shards). Unconfirmed games wait in RUN_DIR/outbox-wID."""
+    from fastgo.run.config import ConfigError, endpoint_problem
+
+    sp = config.selfplay
+    endpoint = args.recorder if args.recorder is not None else sp.recorder
+    if not endpoint:
+        return None
+    problem = endpoint_problem(endpoint)
+    if problem or endpoint.startswith("inproc://"):
+        raise ConfigError(f"--recorder / selfplay.recorder: {endpoint[:100]!r}: "
+                          f"{problem or 'expected tcp://HOST:PORT or ipc://PATH'}")
+    games = args.games_at_once or sp.games
+    if sp.max_unconfirmed < games:
+        raise ConfigError(f"selfplay.max_unconfirmed: {sp.max_unconfirmed} is below the games "
+                          f"played at once ({games})")
+    recorder_key = None
+    if sp.recorder_public_key:
+        from inference_server.keys import CurveKeyError, read_public_key
+        try:
+            recorder_key = read_public_key(sp.recorder_public_key)
+        except CurveKeyError as err:
+            raise ConfigError(f"selfplay.recorder_public_key: {err}") from None
+    from selfplay_workers.remote_sink import RemoteSink
+    return RemoteSink(endpoint, outbox=run_dir.outbox(args.worker_id),
+                      worker_id=args.worker_id, max_unconfirmed=sp.max_unconfirmed,
+                      timeout_s=sp.shard_seconds + sp.recorder_timeout_s,
+                      max_game_bytes=config.recorder.max_game_bytes,
+                      server_public_key=recorder_key, key_pair=key_pair)
