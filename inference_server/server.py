@@ -7,7 +7,7 @@ own rows back with the model version that answered. With `overlap` the forward p
 own thread (inference_server.pipeline) while the loop gathers the next batch. Between batches
 the loop swaps in reloaded models and polls watched checkpoint files. Only the loop's thread
 touches the ROUTER socket. Binding is inference_server.binding, chunked checkpoint uploads
-inference_server.uploads; the command that runs it is `fastgo serve` (fastgo_cli.serve_cmd).
+inference_server.uploads; the role that runs it is `fastgo serve` (roles.serve).
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from fastgo.run.config import Config
 from inference_server import protocol
 from inference_server.binding import StartupError, bind
 from inference_server.checkpoint import CheckpointError
+from inference_server.counters import ServerCounters
 from inference_server.pipeline import BatchJob, ForwardThread
 from inference_server.slots import Reloader, Slot, file_signature, initial_slots
 from inference_server.uploads import Uploads, check_sha256
@@ -61,29 +62,6 @@ class _Pending:
         self.t_recv = t_recv
 
 
-class _Stats:
-    """Cumulative counters; `snapshot()` is what a stats request returns."""
-
-    def __init__(self):
-        self.started = time.time()
-        self.requests = 0
-        self.positions = 0
-        self.batches = 0
-        self.queue_wait_s = 0.0       # sum over requests: arrival -> its batch starts
-        self.forward_s = 0.0          # sum over batches: the runner's forward pass
-        self.overhead_s = 0.0         # parse + gather + scatter; waiting for requests excluded (wall)
-        self.overhead_cpu_s = 0.0     # the same sections in this thread's CPU time (no preemption)
-        self.errors = {}              # code -> count
-        self.dropped = 0              # messages that could not be answered at all
-        self.reloads = 0
-        self.reloads_refused = 0
-        self.reloads_unchanged = 0      # reloads of the weights in service: answered, not rebuilt
-        self.last_reload_error = ""
-
-    def error(self, code):
-        self.errors[code] = self.errors.get(code, 0) + 1
-
-
 class InferenceServer:
     def __init__(self, config: Config, context: zmq.Context | None = None):
         self.config = config
@@ -115,7 +93,7 @@ class InferenceServer:
             raise
         self.reloader = Reloader(config.model, config.server,
                                  loaded={name: slot.content_hash for name, slot in self.slots.items()})
-        self.stats = _Stats()
+        self.stats = ServerCounters()
         self.failed_forwards = 0      # forward passes failed in a row (MAX_FAILED_FORWARDS)
         self.queues = {name: deque() for name in self.slots}
         self.queued_positions = {name: 0 for name in self.slots}
