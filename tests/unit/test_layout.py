@@ -3,7 +3,8 @@ of .pyx/.pxd kernels; imports inside functions count, a script's `if __name__ ==
 block does not, as importing the module never runs it): packages import down the layers only,
 fastgo, selfplay_workers and play never import torch, the Go kernel (fastgo) never imports the
 run's infrastructure (fastgo.run), only supervision/ray_launcher.py imports ray, no
-import cycle between the project's modules, and no test module imports another."""
+import cycle between the project's modules, no test module imports another, and no module is
+longer than MAX_LINES (500 for .py, 1,100 for a .pyx kernel)."""
 from __future__ import annotations
 
 import ast
@@ -21,6 +22,7 @@ RANK = {"fastgo": 0, "inference_server": 1, "selfplay_workers": 2, "play": 2, "t
 NO_TORCH = ("fastgo", "selfplay_workers", "play")
 RAY_ONLY_IN = "supervision.ray_launcher"
 KERNEL_APART = "fastgo.run"             # the run's infrastructure: the kernel never imports it
+MAX_LINES = {".py": 500, ".pyx": 1100}   # a module longer than this holds more than one concept
 KERNEL_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+c?import\b|c?import\s+([\w.]+))", re.M)
 IMPORTERS = ("import_module", "__import__")
 
@@ -206,6 +208,14 @@ def test_only_the_ray_launcher_imports_ray(project):
 def test_no_import_cycle_between_modules(project):
     graph, _ = project
     assert cycles(graph) == []
+
+
+def test_no_module_is_longer_than_its_bound():
+    long = [f"{path.relative_to(ROOT)}: {n} lines"
+            for paths in module_files(ROOT, RANK).values() for path in paths
+            if path.suffix in MAX_LINES
+            and (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES[path.suffix]]
+    assert long == []
 
 
 def test_no_test_module_imports_another():
