@@ -236,10 +236,9 @@ def _check_record(record, header, where, check_rules) -> GameRecord:
     two_passes = length >= 2 and moves[-1] == nn and moves[-2] == nn
     if end == "passes" and not two_passes:
         raise ShardError(f"{where}: ends by passes but its last two moves are not passes")
-    if end == "move_cap" and (two_passes or length != 2 * nn):
+    if end == "move_cap" and length != 2 * nn:
         raise ShardError(f"{where}: ends at the move cap after {length} moves "
-                         f"(the cap is {2 * nn}" + (", and two passes ended it)" if two_passes
-                                                    else ")"))
+                         f"(the cap is {2 * nn})")
     versions = _field(record, "versions", list, where)
     if len(versions) > length + 2:       # one per move at most (self-play), or [learner, opponent]
         raise ShardError(f"{where}: {len(versions)} versions for {length} moves")

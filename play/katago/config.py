@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 MAX_VISITS = 10_000_000
+LOG_FOLDER = "engine-logs"  # KataGo's own logs, inside the cache folder
 LAG_BUFFER_S = 0.2          # KataGo keeps this much of a move's time for the answer to travel
 
 
@@ -28,7 +29,7 @@ def gtp_config(*, visits: int, size: int, cache: str, move_seconds: float | None
         raise ValueError(f"KataGo plays board sizes 2..19, not {size}")
     config = {
         # files: nothing in the current folder, nothing on stdout
-        "logDir": os.path.join(cache, "logs"),
+        "logDir": os.path.join(cache, LOG_FOLDER),
         "logToStderr": "false",
         "logAllGTPCommunication": "false",
         "logSearchInfo": "false",

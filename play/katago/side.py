@@ -19,7 +19,7 @@ import tempfile
 
 from fastgo.files import escaped
 from play.gtp.side import GtpEngineError, GtpSide
-from play.katago.config import gtp_config, write_config
+from play.katago.config import LOG_FOLDER, gtp_config, write_config
 from play.katago.locate import explain, locate
 
 START_TIMEOUT_S = 120.0     # KataGo's first answers with its tuning cached (loading a network)
@@ -98,7 +98,7 @@ class KataGoSide(GtpSide):
 
     def _start(self):
         cache = self.located.cache
-        os.makedirs(os.path.join(cache, "logs"), exist_ok=True)
+        os.makedirs(os.path.join(cache, LOG_FOLDER), exist_ok=True)
         os.makedirs(os.path.join(cache, "home"), exist_ok=True)
         write_config(self.config_path, self.config())
         if tuned(cache, self.size):
@@ -120,7 +120,7 @@ class KataGoSide(GtpSide):
         if "no answer" in text and "within" in text:
             return (f"{self.name}: KataGo did not answer within {self.start_timeout:g} s (its "
                     f"OpenCL tuner hangs, or the machine is too slow; its logs: "
-                    f"{os.path.join(self.located.cache, 'logs')})")
+                    f"{os.path.join(self.located.cache, LOG_FOLDER)})")
         if "closed its output" in text or said:
             return (f"{self.name}: KataGo cannot start"
                     + (f": {meaning}" if meaning else "")

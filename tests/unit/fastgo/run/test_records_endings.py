@@ -76,7 +76,7 @@ def test_a_game_at_the_cap_is_taken_and_gets_no_score_target():
 @pytest.mark.parametrize("moves, end, why", [
     ([12, NN], "passes", "last two moves are not passes"),      # one pass is no end
     ([NN, NN], "move_cap", "ends at the move cap after 2 moves"),
-    ([NN, 12, NN, NN], "move_cap", "ends at the move cap"),
+    ([NN, 12, NN, NN], "move_cap", "ends at the move cap after 4 moves"),
 ])
 def test_an_end_its_moves_do_not_show_is_refused(moves, end, why):
     record = decoded(played(moves, "passes" if moves[-2:] == [NN, NN] else "resign"))

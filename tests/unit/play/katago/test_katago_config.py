@@ -5,7 +5,7 @@ import pytest
 from play.katago.config import format_config, gtp_config, write_config
 
 EXPECTED = {
-    "logDir": "/c/logs", "logToStderr": "false", "logAllGTPCommunication": "false",
+    "logDir": "/c/engine-logs", "logToStderr": "false", "logAllGTPCommunication": "false",
     "logSearchInfo": "false", "homeDataDir": "/c/home",
     "koRule": "POSITIONAL", "scoringRule": "AREA", "taxRule": "NONE",
     "multiStoneSuicideLegal": "false", "hasButton": "false", "whiteHandicapBonus": "0",
@@ -49,7 +49,7 @@ def test_impossible_values_are_refused(options, words):
 def test_written_one_key_a_line(tmp_path):
     path = write_config(str(tmp_path / "gtp.cfg"), gtp_config(visits=2, size=5, cache="/c"))
     lines = open(path).read().splitlines()
-    assert lines[0] == "logDir = /c/logs" and "maxVisits = 2" in lines
+    assert lines[0] == "logDir = /c/engine-logs" and "maxVisits = 2" in lines
     assert len(lines) == len(EXPECTED)
     with pytest.raises(ValueError, match="cannot be written"):
         format_config({"logDir": "/a#b"})
