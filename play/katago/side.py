@@ -98,9 +98,15 @@ class KataGoSide(GtpSide):
 
     def _start(self):
         cache = self.located.cache
-        os.makedirs(os.path.join(cache, LOG_FOLDER), exist_ok=True)
-        os.makedirs(os.path.join(cache, "home"), exist_ok=True)
-        write_config(self.config_path, self.config())
+        try:
+            os.makedirs(os.path.join(cache, LOG_FOLDER), exist_ok=True)
+            os.makedirs(os.path.join(cache, "home"), exist_ok=True)
+            write_config(self.config_path, self.config())
+        except OSError as exc:         # a cache or temporary folder this user cannot write
+            raise GtpEngineError(f"{self.name}: cannot write KataGo's config, logs and tuning "
+                                 f"under {escaped(cache, 160, one_line=True)}: "
+                                 f"{exc.strerror or exc} (set FASTGO_KATAGO_HOME to a folder "
+                                 f"you can write)") from None
         if tuned(cache, self.size):
             self.start_timeout = self._tuned_timeout
         else:

@@ -5,6 +5,7 @@
   noopencl  KataGo's start-up lines and its OpenCL error on stderr, exit status 134
   badmodel  an error loading its network on stderr, exit status 1
   hang      never answers (an OpenCL tuner that hangs)
+  tunecrash the OpenCL tuner's first lines, then an abort (SIGABRT), as pocl crashing in tuning
   record    copies its config to $FAKE_KATAGO_RECORD, then a GTP engine that passes
 """
 import os
@@ -30,6 +31,11 @@ def main():
         sys.exit(1)
     if mode == "hang":
         time.sleep(3600)
+    if mode == "tunecrash":
+        sys.stderr.write("KataGo v1.18.1\nPerforming autotuning\n*** On iteration 3 ***\n"
+                         "pocl error: encountered unimplemented part of the OpenCL specs\n")
+        sys.stderr.flush()
+        os.abort()
     if mode == "fuse":
         sys.stdout.write("Error: No suitable fusermount binary found on the $PATH\n\n"
                          "Cannot mount AppImage, please check your FUSE setup.\n")

@@ -73,6 +73,34 @@ def test_a_start_that_fails_is_one_line(katago_env, mode, words):
     assert words in str(failed.value) and "\n" not in str(failed.value)
 
 
+def test_a_tuner_that_crashes_is_one_line(katago_env):
+    side = KataGoSide(1, env={**katago_env, "FAKE_KATAGO_MODE": "tunecrash"}, out=io.StringIO(),
+                      start_timeout=30)
+    try:
+        with pytest.raises(GtpEngineError) as failed:
+            side.prepare(1, 9, 7.5)
+    finally:
+        side.close()
+    text = str(failed.value)
+    assert "KataGo cannot start" in text and "pocl error" in text and "\n" not in text
+
+
+def test_a_cache_folder_that_cannot_be_written_is_one_line(katago_env, tmp_path):
+    # a cache "folder" below a plain file: no user (root included) can create it
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    env = {**katago_env, "FASTGO_KATAGO_HOME": str(blocker / "cache")}
+    side = KataGoSide(1, env=env, out=io.StringIO(), start_timeout=30)
+    try:
+        with pytest.raises(GtpEngineError) as failed:
+            side.prepare(1, 9, 7.5)
+    finally:
+        side.close()
+    text = str(failed.value)
+    assert "cannot write KataGo's config, logs and tuning under" in text
+    assert "FASTGO_KATAGO_HOME" in text and "\n" not in text
+
+
 def test_a_start_that_hangs_is_bounded(katago_env):
     env = {**katago_env, "FAKE_KATAGO_MODE": "hang", "FASTGO_KATAGO_TUNE_TIMEOUT": "0.5"}
     side = KataGoSide(1, env=env, start_timeout=0.2, out=io.StringIO())
