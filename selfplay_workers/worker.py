@@ -111,7 +111,7 @@ class SelfplayWorker:
 
     def _start(self, g):
         """The next search of game g, at the visits the schedule gives the current model."""
-        visits = self.sp.visits_at(getattr(self.evaluator, "model_version", None))
+        visits = self.sp.visits_at(self.evaluator.model_version)
         cheap = min(self.sp.cheap_visits, visits) if self.sp.cheap_visits else 0
         self.search.start(visits, [g], cheap_visits=cheap)
         self.visits = visits
@@ -184,7 +184,7 @@ class SelfplayWorker:
         search = self.search
         live = self._live[g]
         game = live.game
-        version = getattr(self.evaluator, "model_version", None)
+        version = self.evaluator.model_version
         if version is not None and (not live.versions or live.versions[-1] != version):
             live.versions.append(int(version))
         if game.is_over():
@@ -281,7 +281,7 @@ class SelfplayWorker:
         log.info("games %d, %.1f moves/s, %.0f evals/s, mean batch %.1f, model version %s, "
                  "resigned %d, would-resign games %d with %d false positives (%.1f%%)",
                  s["games"], s["moves_per_s"], s["evals_per_s"], s["mean_batch"],
-                 getattr(self.evaluator, "model_version", None), s["resigned"],
+                 self.evaluator.model_version, s["resigned"],
                  s["would_resign_games"], s["false_resigns"], 100 * s["false_resign_rate"])
 
     def stats(self) -> dict:
