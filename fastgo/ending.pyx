@@ -47,6 +47,39 @@ cdef bint _fillable(const BoardState* b, const int* off, int p, int c) noexcept 
     return 0
 
 
+cdef inline void _offsets(const BoardState* b, int* off) noexcept nogil:
+    off[0] = -1
+    off[1] = 1
+    off[2] = -b.stride
+    off[3] = b.stride
+
+
+cdef int _flood_region(const BoardState* b, const int* off, int p, int rid, int16_t* region_of,
+                       int16_t* stack, int16_t* points, int* count) noexcept nogil:
+    # The empty region holding empty padded point p (region_of[p] < 0): each of its points gets
+    # region_of = rid and goes to points[0 .. count[0]); returns the colours on its border as
+    # a mask (BLACK | WHITE).
+    cdef int top = 1, n = 0, mask = 0, q, d, col
+    region_of[p] = rid
+    stack[0] = p
+    while top > 0:
+        top -= 1
+        q = stack[top]
+        points[n] = q
+        n += 1
+        for d in range(4):
+            col = b.color[q + off[d]]
+            if col == EMPTY:
+                if region_of[q + off[d]] < 0:
+                    region_of[q + off[d]] = rid
+                    stack[top] = q + off[d]
+                    top += 1
+            elif col == BLACK or col == WHITE:
+                mask |= col
+    count[0] = n
+    return mask
+
+
 cdef bint board_decided(const BoardState* b) noexcept nogil:
     cdef int16_t region_of[PADDED]   # region id of each empty padded point, -1 elsewhere
     cdef uint8_t reach[PADDED]       # per region id: colours on its border | SEKI
@@ -54,13 +87,10 @@ cdef bint board_decided(const BoardState* b) noexcept nogil:
     cdef int16_t stack[PADDED]
     cdef int16_t points[PADDED]
     cdef uint8_t group_done[PADDED]
-    cdef int st = b.stride, size = b.size, r, c, p, q, n, d, i, top, count, mask, col
+    cdef int st = b.stride, size = b.size, r, c, p, n, d, i, count, mask, col
     cdef int regions = 0, h, s, eyes, in_seki
     cdef int off[4]
-    off[0] = -1
-    off[1] = 1
-    off[2] = -st
-    off[3] = st
+    _offsets(b, off)
     for i in range(PADDED):
         region_of[i] = -1
     memset(group_done, 0, PADDED)
@@ -69,26 +99,7 @@ cdef bint board_decided(const BoardState* b) noexcept nogil:
             p = (r + 1) * st + c + 1
             if b.color[p] != EMPTY or region_of[p] >= 0:
                 continue
-            region_of[p] = regions
-            stack[0] = p
-            top = 1
-            count = 0
-            mask = 0
-            while top > 0:
-                top -= 1
-                q = stack[top]
-                points[count] = q
-                count += 1
-                for d in range(4):
-                    n = q + off[d]
-                    col = b.color[n]
-                    if col == EMPTY:
-                        if region_of[n] < 0:
-                            region_of[n] = regions
-                            stack[top] = n
-                            top += 1
-                    elif col == BLACK or col == WHITE:
-                        mask |= col
+            mask = _flood_region(b, off, p, regions, region_of, stack, points, &count)
             if mask == 0:
                 return 0                   # the empty board
             if mask == (BLACK | WHITE):
@@ -140,42 +151,22 @@ def own_area(Board board):
     only. In a decided position a stone there changes no area (the groups around it already
     have two eyes), so self-play's "decided" pass rule plays the pass instead."""
     cdef const BoardState* b = &board.state
-    cdef int n = b.size, st = b.stride, r, c, p, q, d, top, count, mask, i, me = b.to_move
+    cdef int n = b.size, st = b.stride, r, c, p, i, count, me = b.to_move
+    cdef int16_t region_of[PADDED]
     cdef int16_t stack[PADDED]
     cdef int16_t points[PADDED]
-    cdef uint8_t seen[PADDED]
     cdef int off[4]
     out = np.zeros(n * n, dtype=np.uint8)
     cdef uint8_t[::1] view = out
-    off[0] = -1
-    off[1] = 1
-    off[2] = -st
-    off[3] = st
-    memset(seen, 0, PADDED)
+    _offsets(b, off)
+    for i in range(PADDED):
+        region_of[i] = -1
     for r in range(n):
         for c in range(n):
             p = (r + 1) * st + c + 1
-            if b.color[p] != EMPTY or seen[p]:
+            if b.color[p] != EMPTY or region_of[p] >= 0:
                 continue
-            seen[p] = 1
-            stack[0] = p
-            top = 1
-            count = 0
-            mask = 0
-            while top > 0:
-                top -= 1
-                q = stack[top]
-                points[count] = q
-                count += 1
-                for d in range(4):
-                    if b.color[q + off[d]] == EMPTY:
-                        if not seen[q + off[d]]:
-                            seen[q + off[d]] = 1
-                            stack[top] = q + off[d]
-                            top += 1
-                    elif b.color[q + off[d]] == BLACK or b.color[q + off[d]] == WHITE:
-                        mask |= b.color[q + off[d]]
-            if mask == me:
+            if _flood_region(b, off, p, 0, region_of, stack, points, &count) == me:
                 for i in range(count):
                     view[(points[i] // st - 1) * n + points[i] % st - 1] = 1
     return out
