@@ -6,7 +6,7 @@ import pytest
 from fastgo.board import Board
 from fastgo.ending import decided, own_area
 from fastgo.game import Game
-from fastgo.move_choice import own_area_points, points_instead_of_pass
+from fastgo.move_choice import choose_move, own_area_points, points_instead_of_pass
 
 # Black owns columns A-C, White E-G... on 7x7: two walls, each with two eyes cut by a stone.
 TWO_WALLS = """
@@ -222,8 +222,27 @@ def test_own_area_is_the_regions_of_the_side_to_move_only():
     assert np.flatnonzero(own).tolist() == expected
 
 
+class FixedRoot:
+    """What choose_move reads of a search: its root choice, visits and priors."""
+
+    def __init__(self, visits, priors, move):
+        self.visits, self.priors, self.move = visits, priors, move
+
+    def choose_move(self, g, temperature=None, resign=True):
+        return self.move
+
+    def root_visits(self, g):
+        return self.visits.copy()
+
+    def root_priors(self, g):
+        return self.priors.copy()
+
+
+def chosen(game, move, visits, priors, **rule):
+    return choose_move(FixedRoot(visits, priors, move), 0, game, **rule)
+
+
 def test_decided_plays_the_pass_for_a_stone_in_the_own_area():
-    from tests.unit.fastgo.test_move_choice import chosen
     game = _two_walls_game()                       # decided, Black to move
     visits = np.zeros(50, np.int32)
     visits[[0, 5, 49]] = (6, 2, 1)

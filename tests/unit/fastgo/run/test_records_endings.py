@@ -2,6 +2,7 @@
 cap must show them (the score and ownership targets are taken from games that ended by two
 passes), and no score may lie outside the board's range. Games that end at every legal point:
 a pass at move 1, two passes at once, the cap, a resignation."""
+import msgpack
 import numpy as np
 import pytest
 
@@ -11,7 +12,22 @@ from fastgo.run.records import ShardError, check_record
 from fastgo.run.shards import GameRecord
 from trainer.window import SCORED_ENDS, block_from_games
 
-from tests.unit.fastgo.run.test_records import NN, decoded, good_record
+NN = 25
+
+
+def good_record(**changes) -> GameRecord:
+    """Two passes on 5x5: over, the empty board, White wins by komi 0.5."""
+    fields = dict(size=5, komi=0.5, moves=np.array([NN, NN], np.int16), full=np.zeros(2, np.uint8),
+                  root_value=np.zeros(2, np.float32), policy_count=np.zeros(2, np.uint16),
+                  policy_moves=np.zeros(0, np.int16), policy_visits=np.zeros(0, np.float32),
+                  winner=-1, score=-0.5, end="passes", ownership=np.zeros(NN, np.int8),
+                  versions=[0], id="a" * 32, t_start=1.7e9, t_end=1.7e9 + 1)
+    fields.update(changes)
+    return GameRecord(**fields)
+
+
+def decoded(record: GameRecord) -> dict:
+    return msgpack.unpackb(record.to_msgpack(), raw=False)
 
 
 def played(moves, end, size=5, komi=0.5):
