@@ -162,7 +162,7 @@ def points_instead_of_pass(game, visits, *, pass_rule, bint winning_pass, int ea
 
 
 def choose_move(search, int g, game, *, pass_rule, bint winning_pass, int earliest_pass=0,
-                temperature=None, bint resign=True, rng=None, refused=None):
+                temperature=None, bint resign=True, rng=None, refused=None, own_points=None):
     """The move to play in `game` after `search` (a fastgo.mcts.BatchedSearch, or anything with
     choose_move(g, temperature, resign), root_visits(g) and root_priors(g)) searched it as its
     game g: the search's root choice (BatchedSearch.choose_move: temperature, the most visited,
@@ -173,15 +173,18 @@ def choose_move(search, int g, game, *, pass_rule, bint winning_pass, int earlie
     numpy Generator), the most visited without; by prior where none was visited. Under "fill"
     or "settled" with winning_pass, a pass that ends a won game is returned whatever the
     search chose (unless it resigned). Under "decided" in a decided position, a stone in the
-    own area (own_area_points) becomes the pass. refused: points_instead_of_pass's answer where the caller already has
+    own area (own_area_points; `own_points` where the caller already has them) becomes the
+    pass. refused: points_instead_of_pass's answer where the caller already has
     it (self-play, for the policy target); an empty one keeps the search's move. The root is
     read only where the pass is overruled."""
     move = search.choose_move(g, temperature, resign)
     rule = check_pass_rule(pass_rule)
     fill = rule != "free"                             # "fill", "settled" or "decided"
-    if rule == "decided" and move >= 0 and move != game.board.pass_move \
-            and decided(game.board) and own_area(game.board)[move]:
-        return game.board.pass_move
+    if rule == "decided" and move >= 0 and move != game.board.pass_move:
+        if own_points is None:
+            own_points = own_area_points(game, rule)
+        if len(own_points) and (own_points == move).any():
+            return game.board.pass_move
     if (not fill and earliest_pass <= 0) or move < 0:
         return move
     if refused is not None and not len(refused):

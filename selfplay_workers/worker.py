@@ -200,6 +200,8 @@ class SelfplayWorker:
         no_pass = len(refused) > 0
         if no_pass:
             visits[nn] = 0                       # the pass is not a choice here, nor a target
+        # decided: a stone in the own area is played as the pass (a refused pass: not decided)
+        own = refused[:0] if no_pass else own_area_points(game, self.sp.pass_rule)
         live.root_value.append(search.root_value(g))
         live.full.append(1 if full else 0)
         if full:
@@ -210,8 +212,7 @@ class SelfplayWorker:
                 target[nn] = 0.0
                 if self.gumbel and target.sum() > 0:
                     target /= target.sum()
-            own = own_area_points(game, self.sp.pass_rule)
-            if len(own):                         # decided: a stone in the own area is a pass
+            if len(own):                         # its policy-target weight goes to the pass
                 target[nn] += target[own].sum()
                 target[own] = 0.0
             points = np.flatnonzero(target > 0)
@@ -221,7 +222,7 @@ class SelfplayWorker:
         else:
             live.policy_count.append(0)
         sampled = len(live.moves) < self.sp.temperature_moves
-        move = choose_move(search, g, game, **self.pass_rule, refused=refused,
+        move = choose_move(search, g, game, **self.pass_rule, refused=refused, own_points=own,
                            rng=self._rng if sampled else None)
         if move == RESIGN:
             live.root_value.pop()

@@ -252,6 +252,9 @@ def test_decided_plays_the_pass_for_a_stone_in_the_own_area():
     assert chosen(game, 0, visits, priors, pass_rule="fill", winning_pass=False) == 0
     # F7 (move 5) is in White's area: a throw-in is the player's own business
     assert chosen(game, 5, visits, priors, pass_rule="decided", winning_pass=False) == 5
+    # the caller's own points (self-play has them for the policy target) are taken as given
+    assert chosen(game, 5, visits, priors, pass_rule="decided", winning_pass=False,
+                  own_points=np.array([5])) == 49
     assert own_area_points(game, "decided").tolist() == np.flatnonzero(own_area(game.board)).tolist()
     assert len(own_area_points(game, "fill")) == 0
     # not decided (a White stone in Black's area): the rule leaves the stone alone
