@@ -19,7 +19,8 @@ function renderStatus(s) {
     ["batch fill", fmt(st.fill, 2)], ["step", st.step], ["loss", st.loss], ["checkpoint", st.checkpoint],
     ["restarts", Object.values(st.restarts || {}).reduce((a, b) => a + b, 0)],
     ["eval CPU", st.eval_cpu == null ? "-" : `${fmt(st.eval_cpu, 2)} / ${fmt(st.eval_budget, 2)}`],
-    ["games ended", endingsText(st.endings)]];
+    ["ends pass/cap/resign", endingsText(st.endings)],
+    ["median margin", st.endings ? fmt(st.endings.median_margin, 1) : "-"]];
   const dl = $("status"); dl.textContent = "";
   for (const [k, v] of items) {
     const dt = document.createElement("dt"); dt.textContent = k; dl.appendChild(dt);
@@ -89,9 +90,7 @@ function renderCheckpoints(s) {
 
 function endingsText(e) {
   if (!e || !e.games) return "-";
-  const pct = v => `${Math.round(100 * v)}%`;
-  return `by passes ${pct(e.passes)}, at the cap ${pct(e.move_cap)}, resigned ${pct(e.resign)}` +
-    (e.median_margin == null ? "" : `; median margin ${fmt(e.median_margin, 1)}`) + ` (last ${e.games})`;
+  return [e.passes, e.move_cap, e.resign].map(v => Math.round(100 * v)).join("/") + "%";
 }
 
 function renderGames(s) {
