@@ -24,12 +24,26 @@ def policy_terms(logits, target, weight):
     return policy_loss, acc
 
 
-def score_terms(score, target, weight, area):
-    """score_loss = sum_i k_i ((s_i - t_i) / area)^2 / max(1, sum_i k_i): the MSE of predicted
-    margins s [B] to the final margins t [B] (points, mover's view) in units of the board's
-    area, over the rows with weight k [B] = 1 (games that ended on the board)."""
+# The least margin a winner has under area scoring with a half-point komi (points).
+WIN_MARGIN = 0.5
+
+
+def score_terms(score, target, weight, area, sign=None):
+    """score_loss = (sum_i k_i ((s_i - t_i) / area)^2 + sum_i b_i (max(0, 1/2 - g_i s_i) / area)^2)
+    / max(1, sum_i k_i + sum_i b_i): the MSE of predicted margins s [B] to the final margins t [B]
+    (points, mover's view) in units of the board's area over the rows with weight k [B] = 1
+    (games that ended on the board), and a one-sided bound over the rows whose game only tells
+    the winner (resignations): g [B] = +1 / -1 where the mover won / lost (b_i = |g_i|), else 0;
+    a winner's predicted margin below half a point costs as a miss of that size, above it
+    nothing. sign=None: the first sum only."""
     err = (score - target) / area
-    return (err * err * weight).sum() / weight.sum().clamp_min(1.0)
+    total = (err * err * weight).sum()
+    count = weight.sum()
+    if sign is not None:
+        short = torch.relu(WIN_MARGIN - sign * score) / area * sign.abs()
+        total = total + (short * short).sum()
+        count = count + sign.abs().sum()
+    return total / count.clamp_min(1.0)
 
 
 def ownership_terms(ownership, target, weight):
@@ -56,14 +70,17 @@ class AlphaZeroObjective:
         policy_loss = -sum_i w_i sum_a pi_i(a) log p_i(a) / max(1, sum_i w_i)
         value_loss = mean_i (v_i - z_i)^2
         ownership_loss = sum_i k_i mean_x (o_ix - u_ix)^2 / max(1, sum_i k_i)
-        score_loss = sum_i k_i ((s_i - t_i) / N^2)^2 / max(1, sum_i k_i)
+        score_loss = (sum_i k_i ((s_i - t_i) / N^2)^2 + sum_i |g_i| (max(0, 1/2 - g_i s_i) / N^2)^2)
+                     / max(1, sum_i (k_i + |g_i|))
         opponent_policy_loss = -sum_i r_i log q_i(a_i) / max(1, sum_i r_i)
 
     pi: the visit distribution, w: 1 for positions whose visits are a policy target (full
     searches), z: the result from the mover's view, u: the final ownership (+1 the mover's),
     s / t: the predicted / final Tromp-Taylor margin in points from the mover's view, k: 1 for
     games that ended by two passes (trainer.window.SCORED_ENDS: not by resignation, not at the
-    move cap, where the board is a scramble and not the game's area), q: the reply head's distribution, a: the
+    move cap, where the board is a scramble and not the game's area), g: +1 / -1 where the
+    game ended by resignation and the mover won / lost (trainer.window.SIGNED_ENDS: the winner's
+    margin is at least half a point, its size unknown), else 0; q: the reply head's distribution, a: the
     move the opponent played next, r: 0 at a game's last position. Each auxiliary term is there
     when the network has its head and its weight is > 0 (else it reports 0). Default weights:
     opponent_policy_weight 0.15, KataGo's; score_weight 1.0, a fifth of KataGo's score-mean
@@ -111,7 +128,8 @@ class AlphaZeroObjective:
             area = float(window.size * window.size)
             score_loss = score_terms(out.score.float(),
                                      torch.from_numpy(batch["score"]).to(device),
-                                     torch.from_numpy(batch["score_weight"]).to(device), area)
+                                     torch.from_numpy(batch["score_weight"]).to(device), area,
+                                     torch.from_numpy(batch["score_sign"]).to(device))
             loss = loss + self.tc.score_weight * score_loss
         opponent_policy_loss = torch.zeros((), device=device)
         if out.opponent_policy is not None and self.tc.opponent_policy_weight > 0:

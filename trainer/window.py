@@ -17,6 +17,12 @@ from fastgo.replay import encode_samples
 # player would count (fastgo.run.records): two passes. A resignation or an imported result has
 # no final area; a game stopped at the move cap has a board mid-scramble, not the game's area.
 SCORED_ENDS = ("passes",)
+# How a game ends when only the sign of its margin is known: a resignation. The winner would
+# have won by at least half a point (area scoring, half-point komi), so the score term bounds
+# the winner's predicted margin from below there (trainer.alphazero.score_terms), and the
+# score head learns who is ahead from the three games in four that resign, not only from those
+# that end by passes.
+SIGNED_ENDS = ("resign",)
 
 
 @dataclass
@@ -28,7 +34,8 @@ class Block:
     winner: np.ndarray           # int8 [G]
     score: np.ndarray            # float32 [G]: final score margin, Black's view (points)
     score_known: np.ndarray      # uint8 [G]: 1 where the game ended by two passes
-                                 # (SCORED_ENDS), so `score` and `ownership` are its area
+                                 # (SCORED_ENDS), so `score` and `ownership` are its area;
+                                 # 2 where only the winner is known (SIGNED_ENDS)
     ownership: np.ndarray        # int8 [G, N*N]
     policy_count: np.ndarray     # int64 [M]
     policy_moves: np.ndarray     # int16 [E]
@@ -67,7 +74,7 @@ def block_from_games(games, size: int, name: str) -> Block:
         game_len=np.array([len(g.moves) for g in games], dtype=np.int64),
         winner=np.array([g.winner for g in games], dtype=np.int8),
         score=np.array([g.score for g in games], dtype=np.float32),
-        score_known=np.array([g.end in SCORED_ENDS for g in games], dtype=np.uint8),
+        score_known=np.array([score_kind(g.end, g.winner) for g in games], dtype=np.uint8),
         ownership=(np.stack([g.ownership for g in games]).astype(np.int8) if games
                    else np.zeros((0, nn), np.int8)),
         policy_count=cat([g.policy_count for g in games], np.int64),
@@ -77,6 +84,14 @@ def block_from_games(games, size: int, name: str) -> Block:
         root_value=cat([g.root_value for g in games], np.float32),
         searched=np.array([len(g.versions) > 0 for g in games], dtype=np.uint8),
         ids=tuple(g.id for g in games))
+
+
+def score_kind(end: str, winner: int) -> int:
+    """What a game's end says of its margin: 1 its value (SCORED_ENDS), 2 only its sign (a
+    SIGNED_ENDS game with a winner), 0 nothing."""
+    if end in SCORED_ENDS:
+        return 1
+    return 2 if end in SIGNED_ENDS and winner != 0 else 0
 
 
 def power_window(total: int, c: int, alpha: float, beta: float) -> int:
@@ -94,7 +109,9 @@ def batch_buffers(size: int, batch: int, planes: int) -> dict:
     board: planes uint8 [B, planes, N, N], policy float32 [B, N*N+1], policy_weight float32 [B],
     value float32 [B], ownership float32 [B, N*N]; and the auxiliary targets ReplayWindow.encode
     fills: score float32 [B] (final margin in points, side to move's view), score_weight float32
-    [B] (0 where the game did not end by two passes: the score and ownership targets' weight), reply int64 [B] (the opponent's next move,
+    [B] (1 where the game ended by two passes: the score and ownership targets' weight, else 0),
+    score_sign float32 [B] (+1 / -1: the winner from the side to move's view where only the
+    margin's sign is known, a resignation; else 0), reply int64 [B] (the opponent's next move,
     pass = N*N), reply_weight float32 [B] (0 at a game's last position)."""
     nn = size * size
     return dict(planes=np.empty((batch, planes, size, size), np.uint8),
@@ -104,6 +121,7 @@ def batch_buffers(size: int, batch: int, planes: int) -> dict:
                 ownership=np.empty((batch, nn), np.float32),
                 score=np.empty(batch, np.float32),
                 score_weight=np.empty(batch, np.float32),
+                score_sign=np.empty(batch, np.float32),
                 reply=np.empty(batch, np.int64),
                 reply_weight=np.empty(batch, np.float32))
 
@@ -214,7 +232,7 @@ class ReplayWindow:
     def encode(self, game, move, symmetry, out: dict) -> dict:
         """Fills the first len(game) rows of `out` with position move[i] of window game game[i]
         under symmetry[i] (0 = identity); returns out. The auxiliary targets (score,
-        score_weight, reply, reply_weight) are filled where `out` has them."""
+        score_weight, score_sign, reply, reply_weight) are filled where `out` has them."""
         flat = self._flat or self._flatten()
         game = np.ascontiguousarray(game, dtype=np.int32)
         with_score = "score" in out and "score_weight" in out
@@ -230,10 +248,14 @@ class ReplayWindow:
                        out_score=out["score"] if with_score else None,
                        out_reply=out["reply"] if with_reply else None,
                        out_reply_weight=out["reply_weight"] if with_reply else None)
+        rows = len(game)
         if with_score:
-            out["score_weight"][:len(game)] = flat["score_known"][game]
+            kind = flat["score_known"][game]
+            out["score_weight"][:rows] = kind == 1
+            if "score_sign" in out:
+                # out["value"] is still the outcome z (+1 / -1 / 0, the mover's view) here
+                out["score_sign"][:rows] = np.where(kind == 2, np.sign(out["value"][:rows]), 0.0)
         if self.q_weight > 0.0:
-            rows = len(game)
             position = flat["game_start"][game] + np.asarray(move, dtype=np.int64)
             mixed = ((1.0 - self.q_weight) * out["value"][:rows]
                      + self.q_weight * flat["root_value"][position])

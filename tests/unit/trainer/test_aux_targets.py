@@ -72,6 +72,9 @@ def test_score_and_reply_targets_match_python_under_every_symmetry(games):
         mover_sign = 1.0 if m % 2 == 0 else -1.0
         assert out["score"][i] == pytest.approx(mover_sign * record.score), (g, m)
         assert out["score_weight"][i] == (0.0 if record.end == "resign" else 1.0)
+        # a resignation tells the winner only: +1 where the mover won, -1 where it lost
+        won = 1.0 if record.winner == (1 if m % 2 == 0 else -1) else -1.0
+        assert out["score_sign"][i] == (won if record.end == "resign" and record.winner else 0.0)
         assert np.sign(out["score"][i]) == np.sign(out["value"][i]) or record.end == "resign"
         if m + 1 < len(record.moves):
             reply = int(record.moves[m + 1])
@@ -116,7 +119,13 @@ def test_loss_has_both_terms_and_they_fall_on_a_fixed_batch(games):
         out = model.forward_train(torch.from_numpy(buffers["planes"]).float())
     k = torch.from_numpy(buffers["score_weight"])
     t = torch.from_numpy(buffers["score"])
-    score = float((((out.score - t) / SIZE ** 2) ** 2 * k).sum() / k.sum().clamp_min(1))
+    g = buffers["score_sign"]
+    # exact rows: squared error; resigned rows: the winner's margin short of half a point
+    exact = float((((out.score - t) / SIZE ** 2) ** 2 * k).sum())
+    short = [max(0.0, 0.5 - float(g[i]) * float(out.score[i])) / SIZE ** 2
+             for i in range(rows) if g[i] != 0]
+    score = (exact + sum(x * x for x in short)) / max(1.0, float(k.sum()) + len(short))
+    assert short and any(x > 0 for x in short)     # the bound is exercised
     r = torch.from_numpy(buffers["reply_weight"])
     nll = F.cross_entropy(out.opponent_policy, torch.from_numpy(buffers["reply"]), reduction="none")
     reply = float((nll * r).sum() / r.sum().clamp_min(1))
