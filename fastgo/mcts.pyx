@@ -75,7 +75,7 @@ globals().update(NO_NODE=<int>NO_NODE, NO_PARENT=<int>NO_PARENT, UNEXPANDED=<int
                  FLAG_PENDING=<int>FLAG_PENDING, FLAG_TERMINAL=<int>FLAG_TERMINAL,
                  FLAG_ILLEGAL=<int>FLAG_ILLEGAL, FLAG_WIN=<int>FLAG_WIN, FLAG_LOSS=<int>FLAG_LOSS)
 from fastgo.features import ENCODING_IDS as _ENCODINGS
-from fastgo.search_settings import GumbelSettings, SearchSettings
+from fastgo.search_settings import SearchSettings
 _BUILTIN = {"uniform": EVAL_UNIFORM, "rollout": EVAL_ROLLOUT}
 _SEARCHES = {"puct": SEARCH_PUCT, "gumbel": SEARCH_GUMBEL}
 
@@ -138,8 +138,8 @@ cdef class BatchedSearch:
                              per search; see fastgo.gumbel)
       seed                   seeds every game's random stream (game g: seed and g)
     The settings travel down to the C search as one typed struct (fastgo/search_params.pxd);
-    their fields read as attributes of the SearchSettings (search.c_puct, search.leaves_per_game,
-    search.search, search.gumbel_scale for search.settings.gumbel.scale, ...; None: off).
+    Python reads them in one place, search.settings (a SearchSettings: search.settings.c_puct,
+    search.settings.gumbel.scale, ...; None: off).
     """
 
     def __cinit__(self, *, int games=1, int size=9, float komi=7.5, settings=None, seed=None):
@@ -193,14 +193,6 @@ cdef class BatchedSearch:
             rng_seed(&self.search_games[g].rng, self.seed ^ (<uint64_t>(g + 1) * <uint64_t>0x9E3779B97F4A7C15))
             board_init(&self.search_games[g].root_board, size, komi)
             self._reset_game(&self.search_games[g])
-
-    def __getattr__(self, name):
-        # The settings' fields as attributes (gumbel_* for the Gumbel settings' fields).
-        if name.startswith("gumbel_") and hasattr(GumbelSettings, name[len("gumbel_"):]):
-            return getattr(self.settings.gumbel, name[len("gumbel_"):])
-        if name != "gumbel" and name in SearchSettings.__dataclass_fields__:
-            return getattr(self.settings, name)
-        raise AttributeError(f"BatchedSearch has no attribute {name!r}")
 
     def __dealloc__(self):
         cdef int g

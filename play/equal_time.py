@@ -128,7 +128,7 @@ def one_thread_rate(evaluator, settings, size, komi, *, budget_s=1.5, clock=time
     seconds in all. Each search's visits double until it takes MIN_SAMPLE_S; one untimed search
     first (a backend's first call builds its kernels)."""
     search = BatchedSearch(games=1, size=size, komi=komi, settings=settings, seed=1)
-    gumbel = search.search == "gumbel"
+    gumbel = search.settings.search == "gumbel"
     positions = _positions(size, komi)
 
     def timed(game, visits):

@@ -96,7 +96,7 @@ class SearchSide(MatchSide):
         search = self.search
         for g in indices:
             search.set_position(g, games[g])
-        gumbel = search.search == "gumbel"
+        gumbel = search.settings.search == "gumbel"
         visits, groups = [], {}
         for g in indices:
             game = games[g]
@@ -108,7 +108,7 @@ class SearchSide(MatchSide):
         for (later, v), group in sorted(groups.items()):
             if gumbel:
                 search.run(self.evaluator, v, games=group,
-                           gumbel_scale=0.0 if later else search.gumbel_scale)
+                           gumbel_scale=0.0 if later else search.settings.gumbel.scale)
             else:
                 search.run(self.evaluator, v, games=group)
         self.last_visits = visits

@@ -83,7 +83,7 @@ class SearchPlayer(AnalysingPlayer):
         if game.is_over():
             return game.board.pass_move
         self._sync(game)
-        if self.search.search == "gumbel":
+        if self.search.settings.search == "gumbel":
             self._gumbel_search(seconds)
         elif seconds is None:
             self.search.run(self.evaluator, self.visits)
@@ -141,7 +141,7 @@ class SearchPlayer(AnalysingPlayer):
         if game.is_over():
             return False
         self._sync(game)
-        if self.search.search == "gumbel":
+        if self.search.settings.search == "gumbel":
             return False             # a Gumbel search starts from a fresh root: nothing to keep
         total = int(self.search.root_visits(0).sum())
         if total >= max_visits:

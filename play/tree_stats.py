@@ -101,10 +101,10 @@ def tree_stats(search, g, cache, *, model_komi=None, max_nodes=MAX_NODES, owners
                       nodes=len(walked))
     evaluated = [i for i, (node, *_rest) in enumerate(walked)
                  if not flags[node] & FLAG_TERMINAL]
-    planes = np.empty((len(evaluated), num_planes(search.encoding), search.size, search.size),
+    planes = np.empty((len(evaluated), num_planes(search.settings.encoding), search.size, search.size),
                       np.uint8)
     for j, i in enumerate(evaluated):
-        encode_into(walked[i][1], search.encoding, planes[j])
+        encode_into(walked[i][1], search.settings.encoding, planes[j])
     entries = dict(zip(evaluated, cache.fetch(planes) if evaluated else []))
     groups = {}                 # top -> [weight, value sum, value sq sum, score w, score sum, own w, own sum]
     for i, (node, board, depth, top) in enumerate(walked):

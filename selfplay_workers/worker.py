@@ -121,7 +121,7 @@ class SelfplayWorker:
         shard on the way out (games in progress are dropped). Returns the stats dict."""
         search = self.search
         n = self.size
-        rows = self.games * search.leaves_per_game
+        rows = self.games * search.settings.leaves_per_game
         self._buffers = [np.empty((rows, search.planes, n, n), dtype=np.uint8) for _ in range(2)]
         self._free = [0, 1]
         self._pending.clear()

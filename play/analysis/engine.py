@@ -206,7 +206,7 @@ class AnalysisEngine:
         to move ([N*N] floats in -1..1), or the Tromp-Taylor area by the rules (which decides
         the result) where the network has no ownership head."""
         planes = np.empty((1, self.search.planes, self.size, self.size), np.uint8)
-        encode_into(game.board, self.search.encoding, planes[0])
+        encode_into(game.board, self.search.settings.encoding, planes[0])
         own = self.cache.fetch(planes)[0][2]
         if own is not None:
             return np.asarray(own, np.float64)

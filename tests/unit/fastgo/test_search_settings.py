@@ -46,8 +46,10 @@ def test_a_bad_field_is_refused_by_name(changes, word):
 def test_the_search_reads_its_settings():
     settings = SearchSettings(c_puct=2.0, leaves_per_game=3, gumbel=GumbelSettings(scale=0.5))
     search = BatchedSearch(games=2, size=5, settings=settings, seed=1)
-    assert search.settings is settings and search.c_puct == 2.0 and search.leaves_per_game == 3
-    assert search.gumbel_scale == 0.5
+    assert search.settings is settings and search.settings.leaves_per_game == 3
+    # one way to read a setting: through search.settings, never as the search's own attribute
+    for name in ("c_puct", "leaves_per_game", "gumbel_scale", "search"):
+        assert not hasattr(search, name), name
     search.set_position(0, Board(5))
     with pytest.raises(TypeError, match="SearchSettings"):
         BatchedSearch(games=1, size=5, settings={"c_puct": 2.0})
@@ -58,12 +60,10 @@ def test_the_search_reads_its_settings():
 def test_off_is_none_and_the_struct_is_built_in_one_place():
     # None is the one spelling of off; the search turns it into the struct's sentinels in
     # params_from_settings alone, and declares no setting outside the struct.
-    search = BatchedSearch(games=1, size=5, seed=1)
-    assert search.resign_threshold is None and search.cheap_visits is None
-    assert search.dirichlet_alpha is None and search.search == "puct"
-    assert search.gumbel_considered == GumbelSettings().considered
-    with pytest.raises(AttributeError, match="nope"):
-        search.nope
+    settings = BatchedSearch(games=1, size=5, seed=1).settings
+    assert settings.resign_threshold is None and settings.cheap_visits is None
+    assert settings.dirichlet_alpha is None and settings.search == "puct"
+    assert settings.gumbel.considered == GumbelSettings().considered
     root = pathlib.Path(__file__).resolve().parents[3] / "fastgo"
     source = (root / "mcts.pyx").read_text()
     builder = source[source.index("cdef int params_from_settings"):]
