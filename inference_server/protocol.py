@@ -1,5 +1,6 @@
 """The wire between workers (DEALER) and the inference server (ROUTER); nothing else builds or
-parses these messages. Imports numpy and msgpack only (workers never import torch or zmq here).
+parses these messages. Its framing (pack_header, unpack_header, frame_buffer, int_field,
+str_field) also carries the recorder's messages (trainer.recorder_wire). Imports numpy and msgpack only (workers never import torch or zmq here).
 
 Every message is a list of frames; frame 0 is a msgpack map (the header), at most
 MAX_HEADER_BYTES, with magic "m" = MAGIC, protocol version "v" = VERSION, kind "k" and request id
@@ -38,6 +39,7 @@ MAX_HEADER_BYTES = 4096          # requests; replies may carry a larger stats ma
 MAX_REPLY_HEADER_BYTES = 1 << 20
 CHUNK_BYTES = 1 << 20            # checkpoint bytes per upload message (and the most a reload carries)
 NO_ID = -1
+HEX_DIGITS = frozenset("0123456789abcdef")   # sha256 digests and game ids, lowercase
 _MAX_UPLOAD_ID = (1 << 62) - 1
 
 # error codes
@@ -91,11 +93,11 @@ class Reply:
     values: np.ndarray | None = None     # float32 [n]
 
 
-def _pack(header: dict) -> bytes:
+def pack_header(header: dict) -> bytes:
     return msgpack.packb({"m": MAGIC, "v": VERSION, **header}, use_bin_type=True)
 
 
-def _unpack(data, limit, require_id=True) -> dict:
+def unpack_header(data, limit, require_id=True) -> dict:
     if len(data) > limit:
         raise ProtocolError(BAD_HEADER, f"header of {len(data)} bytes exceeds {limit}")
     try:
@@ -120,14 +122,14 @@ def _unpack(data, limit, require_id=True) -> dict:
     return header
 
 
-def _int_field(header, key, request_id, low=0):
+def int_field(header, key, request_id, low=0):
     value = header.get(key)
     if not isinstance(value, int) or isinstance(value, bool) or value < low:
         raise ProtocolError(BAD_HEADER, f"field {key!r} must be an integer >= {low}", request_id)
     return value
 
 
-def _str_field(header, key, request_id):
+def str_field(header, key, request_id):
     value = header.get(key)
     if not isinstance(value, str):
         raise ProtocolError(BAD_HEADER, f"field {key!r} must be a string", request_id)
@@ -143,13 +145,13 @@ def eval_request(request_id: int, planes: np.ndarray, slot: str) -> list:
     if not planes.flags.c_contiguous:
         planes = np.ascontiguousarray(planes)
     count, nplanes, size, _ = planes.shape
-    header = _pack({"k": "eval", "id": request_id, "slot": slot, "n": count, "size": size,
+    header = pack_header({"k": "eval", "id": request_id, "slot": slot, "n": count, "size": size,
                     "planes": nplanes, "dtype": "uint8"})
     return [header, memoryview(planes).cast("B")]
 
 
 def stats_request(request_id: int) -> list:
-    return [_pack({"k": "stats", "id": request_id})]
+    return [pack_header({"k": "stats", "id": request_id})]
 
 
 def reload_request(request_id: int, slot: str, path: str = "", data: bytes | None = None,
@@ -163,41 +165,41 @@ def reload_request(request_id: int, slot: str, path: str = "", data: bytes | Non
         fields["upload"] = int(upload)
     if sha256 is not None:
         fields["sha256"] = sha256
-    header = _pack(fields)
+    header = pack_header(fields)
     return [header] if data is None else [header, data]
 
 
 def upload_request(request_id: int, upload: int, offset: int, total: int, chunk) -> list:
     """One chunk (at most CHUNK_BYTES) of a checkpoint of `total` bytes, starting at `offset`."""
-    return [_pack({"k": "upload", "id": request_id, "upload": int(upload), "offset": int(offset),
+    return [pack_header({"k": "upload", "id": request_id, "upload": int(upload), "offset": int(offset),
                    "total": int(total)}), chunk]
 
 
 def uploaded_reply(request_id, upload, received) -> list:
-    return [_pack({"k": "uploaded", "id": request_id, "upload": int(upload), "received": int(received)})]
+    return [pack_header({"k": "uploaded", "id": request_id, "upload": int(upload), "received": int(received)})]
 
 
 def parse_request(frames, max_positions: int, max_checkpoint_bytes: int = 1 << 30) -> Request:
     """frames: the message without the ROUTER identity. Raises ProtocolError."""
     if not frames:
         raise ProtocolError(BAD_FRAMES, "empty message")
-    header = _unpack(_buffer(frames[0]), MAX_HEADER_BYTES)
+    header = unpack_header(frame_buffer(frames[0]), MAX_HEADER_BYTES)
     request_id = header["id"]
     kind = header.get("k")
     if kind == "eval":
         if len(frames) != 2:
             raise ProtocolError(BAD_FRAMES, f"eval needs 2 frames, got {len(frames)}", request_id)
-        count = _int_field(header, "n", request_id, low=1)
-        size = _int_field(header, "size", request_id, low=1)
-        planes = _int_field(header, "planes", request_id, low=1)
-        slot = _str_field(header, "slot", request_id)
+        count = int_field(header, "n", request_id, low=1)
+        size = int_field(header, "size", request_id, low=1)
+        planes = int_field(header, "planes", request_id, low=1)
+        slot = str_field(header, "slot", request_id)
         if header.get("dtype") != "uint8":
             raise ProtocolError(BAD_SHAPE, f"dtype {header.get('dtype')!r}, expected 'uint8'", request_id)
         if count > max_positions:
             raise ProtocolError(TOO_LARGE, f"{count} positions exceed the limit {max_positions}", request_id)
         if size > 64 or planes > 256:
             raise ProtocolError(BAD_SHAPE, f"board size {size} / planes {planes} out of range", request_id)
-        payload = _buffer(frames[1])
+        payload = frame_buffer(frames[1])
         expected = count * planes * size * size
         if len(payload) != expected:
             raise ProtocolError(BAD_SIZE, f"payload is {len(payload)} bytes, header says "
@@ -211,10 +213,10 @@ def parse_request(frames, max_positions: int, max_checkpoint_bytes: int = 1 << 3
     if kind == "upload":
         if len(frames) != 2:
             raise ProtocolError(BAD_FRAMES, f"upload needs 2 frames, got {len(frames)}", request_id)
-        upload = _int_field(header, "upload", request_id)
-        offset = _int_field(header, "offset", request_id)
-        total = _int_field(header, "total", request_id, low=1)
-        chunk = _buffer(frames[1])
+        upload = int_field(header, "upload", request_id)
+        offset = int_field(header, "offset", request_id)
+        total = int_field(header, "total", request_id, low=1)
+        chunk = frame_buffer(frames[1])
         if upload > _MAX_UPLOAD_ID:
             raise ProtocolError(BAD_HEADER, "upload id out of range", request_id)
         if total > max_checkpoint_bytes:
@@ -227,32 +229,32 @@ def parse_request(frames, max_positions: int, max_checkpoint_bytes: int = 1 << 3
     if kind == "reload":
         if len(frames) not in (1, 2):
             raise ProtocolError(BAD_FRAMES, f"reload needs 1 or 2 frames, got {len(frames)}", request_id)
-        path = _str_field(header, "path", request_id)
-        data = _buffer(frames[1]) if len(frames) == 2 else None
+        path = str_field(header, "path", request_id)
+        data = frame_buffer(frames[1]) if len(frames) == 2 else None
         sha256 = ""
         if "sha256" in header:
-            sha256 = _str_field(header, "sha256", request_id)
-            if len(sha256) != 64 or not set(sha256) <= _GAME_ID_CHARS:
+            sha256 = str_field(header, "sha256", request_id)
+            if len(sha256) != 64 or not set(sha256) <= HEX_DIGITS:
                 raise ProtocolError(BAD_HEADER, "field 'sha256' must be 64 lowercase hex digits",
                                     request_id)
         upload = -1
         if "upload" in header:
-            upload = _int_field(header, "upload", request_id)
+            upload = int_field(header, "upload", request_id)
             if data is not None or path or upload > _MAX_UPLOAD_ID:
                 raise ProtocolError(BAD_HEADER, "a reload of an upload carries no path or bytes", request_id)
-            return Request("reload", request_id, slot=_str_field(header, "slot", request_id), upload=upload,
+            return Request("reload", request_id, slot=str_field(header, "slot", request_id), upload=upload,
                            sha256=sha256)
         if data is None and not path:
             raise ProtocolError(BAD_HEADER, "reload needs a path or checkpoint bytes", request_id)
         if data is not None and len(data) > max_checkpoint_bytes:
             raise ProtocolError(TOO_LARGE, f"checkpoint of {len(data)} bytes exceeds {max_checkpoint_bytes}",
                                 request_id)
-        return Request("reload", request_id, slot=_str_field(header, "slot", request_id), path=path,
+        return Request("reload", request_id, slot=str_field(header, "slot", request_id), path=path,
                        data=data, sha256=sha256)
     raise ProtocolError(BAD_KIND, f"unknown message kind {kind!r}", request_id)
 
 
-def _buffer(frame):
+def frame_buffer(frame):
     """A zmq.Frame (copy=False), bytes or memoryview -> a byte buffer without copying."""
     buf = getattr(frame, "buffer", frame)
     return buf if isinstance(buf, (bytes, bytearray)) else memoryview(buf).cast("B")
@@ -263,38 +265,38 @@ def _buffer(frame):
 def result_reply(request_id, slot, version, logits: np.ndarray, values: np.ndarray) -> list:
     """logits float32 [n, moves], values float32 [n] (C-contiguous rows of the batch output)."""
     count, moves = logits.shape
-    header = _pack({"k": "result", "id": request_id, "slot": slot, "n": count, "moves": moves,
+    header = pack_header({"k": "result", "id": request_id, "slot": slot, "n": count, "moves": moves,
                     "version": int(version)})
     return [header, logits, values]
 
 
 def error_reply(request_id, code, message) -> list:
-    return [_pack({"k": "error", "id": request_id, "code": code, "msg": str(message)[:500]})]
+    return [pack_header({"k": "error", "id": request_id, "code": code, "msg": str(message)[:500]})]
 
 
 def stats_reply(request_id, stats: dict) -> list:
-    return [_pack({"k": "stats", "id": request_id, "stats": stats})]
+    return [pack_header({"k": "stats", "id": request_id, "stats": stats})]
 
 
 def reloaded_reply(request_id, slot, version) -> list:
-    return [_pack({"k": "reloaded", "id": request_id, "slot": slot, "version": int(version)})]
+    return [pack_header({"k": "reloaded", "id": request_id, "slot": slot, "version": int(version)})]
 
 
 def parse_reply(frames) -> Reply:
     """Client side. Raises ProtocolError on anything malformed."""
     if not frames:
         raise ProtocolError(BAD_FRAMES, "empty reply")
-    header = _unpack(_buffer(frames[0]), MAX_REPLY_HEADER_BYTES, require_id=False)
+    header = unpack_header(frame_buffer(frames[0]), MAX_REPLY_HEADER_BYTES, require_id=False)
     request_id, kind = header["id"], header.get("k")
     if request_id == NO_ID and kind != "error":
         raise ProtocolError(BAD_HEADER, "missing integer request id")
     if kind == "result":
         if len(frames) != 3:
             raise ProtocolError(BAD_FRAMES, f"result needs 3 frames, got {len(frames)}", request_id)
-        count = _int_field(header, "n", request_id, low=1)
-        moves = _int_field(header, "moves", request_id, low=1)
-        _int_field(header, "version", request_id, low=-(1 << 62))
-        logits_buf, values_buf = _buffer(frames[1]), _buffer(frames[2])
+        count = int_field(header, "n", request_id, low=1)
+        moves = int_field(header, "moves", request_id, low=1)
+        int_field(header, "version", request_id, low=-(1 << 62))
+        logits_buf, values_buf = frame_buffer(frames[1]), frame_buffer(frames[2])
         if len(logits_buf) != 4 * count * moves or len(values_buf) != 4 * count:
             raise ProtocolError(BAD_SIZE, "result payload sizes do not match the header", request_id)
         logits = np.frombuffer(logits_buf, dtype="<f4").reshape(count, moves)
@@ -304,65 +306,3 @@ def parse_reply(frames) -> Reply:
     if kind in ("error", "stats", "reloaded", "uploaded"):
         return Reply(kind, request_id, header)
     raise ProtocolError(BAD_KIND, f"unknown reply kind {kind!r}", request_id)
-
-
-# -- games to the recorder (workers on other hosts -> `fastgo recorder`) ----------------------
-#
-#   game     -> [header{k "game", id, game, worker}, record]
-#               record: one GameRecord as msgpack (a shard record), at most the recorder's
-#               max_game_bytes; game: its 32-hex id; worker: the sender's worker id
-#   recorded <- [header{k "recorded", id, game, duplicate}]  only once the game is in a shard
-#               that is closed, fsynced and renamed (duplicate: it was there already)
-#   error    <- [header{code, msg}]  the record was refused (bad_record) or could not be read
-#
-# A worker resends a game until it is recorded; the recorder drops games it holds already.
-
-BAD_RECORD = "bad_record"        # a game record that fails the shard reader's checks
-_GAME_ID_CHARS = frozenset("0123456789abcdef")
-
-
-def game_message(request_id: int, game_id: str, worker: int, record: bytes) -> list:
-    return [_pack({"k": "game", "id": request_id, "game": game_id, "worker": int(worker)}), record]
-
-
-def parse_game_message(frames, max_record_bytes: int):
-    """Recorder side: (request id, game id, worker, record buffer). Sizes are checked before
-    anything is decoded. Raises ProtocolError."""
-    if not frames:
-        raise ProtocolError(BAD_FRAMES, "empty message")
-    header = _unpack(_buffer(frames[0]), MAX_HEADER_BYTES)
-    request_id = header["id"]
-    if header.get("k") != "game":
-        raise ProtocolError(BAD_KIND, f"unknown message kind {header.get('k')!r}", request_id)
-    if len(frames) != 2:
-        raise ProtocolError(BAD_FRAMES, f"game needs 2 frames, got {len(frames)}", request_id)
-    game_id = _str_field(header, "game", request_id)
-    if len(game_id) != 32 or not set(game_id) <= _GAME_ID_CHARS:
-        raise ProtocolError(BAD_HEADER, "field 'game' must be 32 lowercase hex digits", request_id)
-    worker = _int_field(header, "worker", request_id)
-    if worker >= 1 << 63:
-        raise ProtocolError(BAD_HEADER, "field 'worker' out of range", request_id)
-    record = _buffer(frames[1])
-    if not 0 < len(record) <= max_record_bytes:
-        raise ProtocolError(TOO_LARGE, f"game record of {len(record)} bytes (limit "
-                                       f"{max_record_bytes})", request_id)
-    return request_id, game_id, worker, record
-
-
-def recorded_reply(request_id, game_id, duplicate=False) -> list:
-    return [_pack({"k": "recorded", "id": request_id, "game": game_id, "duplicate": bool(duplicate)})]
-
-
-def parse_game_reply(frames):
-    """Worker side: (kind "recorded" or "error", request id, header). Raises ProtocolError."""
-    if len(frames) != 1:
-        raise ProtocolError(BAD_FRAMES, f"a recorder reply has 1 frame, got {len(frames)}")
-    header = _unpack(_buffer(frames[0]), MAX_HEADER_BYTES, require_id=False)
-    kind = header.get("k")
-    if kind == "recorded":
-        if header["id"] == NO_ID or not isinstance(header.get("game"), str):
-            raise ProtocolError(BAD_HEADER, "recorded reply without id or game")
-        return kind, header["id"], header
-    if kind == "error":
-        return kind, header["id"], header
-    raise ProtocolError(BAD_KIND, f"unknown reply kind {kind!r}", header["id"])

@@ -25,12 +25,13 @@ from collections import OrderedDict
 import zmq
 
 from inference_server import protocol
+from trainer import recorder_wire
 
 log = logging.getLogger("fastgo.selfplay")
 
 SUFFIX = ".game"
 _NAME = re.compile(r"[0-9a-f]{32}\.game")
-REFUSED_FOR_GOOD = (protocol.BAD_RECORD, protocol.TOO_LARGE)
+REFUSED_FOR_GOOD = (recorder_wire.BAD_RECORD, protocol.TOO_LARGE)
 CONFIRMED_LOG = "confirmed.ids"
 CONFIRMED_LOG_BYTES = 4 << 20
 
@@ -133,7 +134,7 @@ class RemoteSink:
     def _send(self, game_id):
         self._sent_at[game_id] = time.monotonic()
         try:                 # never blocks: a game not sent now is sent again after its timeout
-            self.socket.send_multipart(protocol.game_message(next(self._ids), game_id, self.worker_id,
+            self.socket.send_multipart(recorder_wire.game_message(next(self._ids), game_id, self.worker_id,
                                                              self.unconfirmed[game_id]),
                                        zmq.NOBLOCK, copy=False)
         except zmq.Again:
@@ -146,7 +147,7 @@ class RemoteSink:
             except zmq.Again:
                 return
             try:
-                kind, _, header = protocol.parse_game_reply(frames)
+                kind, _, header = recorder_wire.parse_game_reply(frames)
             except protocol.ProtocolError as err:
                 log.warning("unreadable reply from the recorder: %s", err)
                 continue

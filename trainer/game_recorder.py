@@ -23,6 +23,7 @@ from fastgo.run.config import ConfigError
 from fastgo.run.shards import (RotatingShards, ShardError, check_record, list_shards, read_shard,
                                remove_stale_temporaries, unpack_record)
 from inference_server import protocol
+from trainer import recorder_wire
 
 log = logging.getLogger("fastgo.recorder")
 
@@ -152,11 +153,11 @@ class Recorder:
         identity = frames[0].bytes
         request_id = protocol.NO_ID
         try:
-            request_id, game_id, worker, record = protocol.parse_game_message(
+            request_id, game_id, worker, record = recorder_wire.parse_game_message(
                 frames[1:], self.max_game_bytes)
             if game_id in self.recorded:
                 self.duplicates += 1
-                self._send(identity, protocol.recorded_reply(request_id, game_id, duplicate=True))
+                self._send(identity, recorder_wire.recorded_reply(request_id, game_id, duplicate=True))
                 return
             waiters = self.pending.get(game_id)
             if waiters is not None:            # resent while its shard is open: answered at close
@@ -179,7 +180,7 @@ class Recorder:
     def _check(self, record, game_id):
         """The GameRecord in `record` (msgpack bytes) after the shard reader's checks."""
         def bad(text):
-            return protocol.ProtocolError(protocol.BAD_RECORD, f"game {game_id}: {text}")
+            return protocol.ProtocolError(recorder_wire.BAD_RECORD, f"game {game_id}: {text}")
 
         try:
             data = unpack_record(record)       # bounded: containers, lengths, nesting
@@ -210,7 +211,7 @@ class Recorder:
         for game_id, waiters in pending.items():
             self._remember(game_id)
             for identity, request_id in waiters:
-                self._send(identity, protocol.recorded_reply(request_id, game_id))
+                self._send(identity, recorder_wire.recorded_reply(request_id, game_id))
         log.info("shard closed: %s games=%d", os.path.basename(path), count)
 
     def _send(self, identity, frames):

@@ -53,7 +53,7 @@ def test_oversized_messages_are_dropped_and_serving_goes_on(server):
     rogue.setsockopt(zmq.LINGER, 0)
     rogue.connect(proc.endpoint)
     blob = b"\0" * (64 << 20)                              # 64 MB, far over the eval limit
-    header = protocol._pack({"k": "reload", "id": 1, "slot": "current", "path": ""})
+    header = protocol.pack_header({"k": "reload", "id": 1, "slot": "current", "path": ""})
     for _ in range(3):
         rogue.send_multipart([header, blob])
     try:

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inference_server import protocol
+from trainer import recorder_wire
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 CORPUS = pathlib.Path(__file__).resolve().parents[2] / "corpus"
@@ -109,7 +110,7 @@ def test_wire_corpus(path):
 def test_game_message_parser_refuses_cleanly(header, record, extra):
     frames = [msgpack.packb(header, use_bin_type=True), record] + [b"x"] * extra
     try:
-        request_id, game_id, worker, body = protocol.parse_game_message(frames, 1 << 10)
+        request_id, game_id, worker, body = recorder_wire.parse_game_message(frames, 1 << 10)
     except protocol.ProtocolError:
         return
     assert len(game_id) == 32 and len(bytes(body)) <= 1 << 10
