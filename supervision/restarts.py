@@ -77,7 +77,7 @@ class RestartPolicy:
 
         said = last_line(role.out_path)
         said = said if "disk full" in said else f"see {role.out_path}"
-        if getattr(self.cc, "on_disk_full", "wait") == "stop":
+        if self.cc.on_disk_full == "stop":
             policy = "" if "on_disk_full" in said else '; cluster.on_disk_full = "stop"'
             return f"{role.role} stopped on a full disk ({said}{policy})"
         backoff = role.backoff

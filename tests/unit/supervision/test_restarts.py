@@ -6,7 +6,7 @@ from types import SimpleNamespace
 from supervision.restarts import HEALTHY_S, STARTUP_S, Backoff, RestartPolicy
 
 CC = SimpleNamespace(restart_window_s=100.0, max_restarts=3, backoff_s=0.5, backoff_max_s=1.5,
-                     stuck_seconds=10.0)
+                     stuck_seconds=10.0, on_disk_full="wait")
 
 
 def role():
