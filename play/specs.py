@@ -6,7 +6,9 @@ B, `fastgo compare --opponents`, the evaluator's anchors, `fastgo gtp --player`)
     gnugo:LEVEL     GNU Go at LEVEL 0..10 as a GTP engine, run as CGOS runs it (gnugo_argv)
     gtp:COMMAND     any GTP engine; COMMAND is split as a shell would (gtp_side.GtpSide)
     katago:VISITS   KataGo with VISITS a move, 1..10,000,000 (play.katago); katago:VISITS:MODEL
-                    with the network file MODEL instead of the one play.katago.locate finds
+                    with the network file MODEL instead of the one play.katago.locate finds;
+                    katago:VISITS,t=T every move sampled at temperature T (0..10) from its
+                    search's visits (at 1 visit: its raw policy), the ladder's weaker rungs
     anything else   a checkpoint path, played by the side the caller's checkpoint_side(path,
                     seed) builds
 
@@ -41,14 +43,16 @@ class Spec:
     """What a spec names. `kind` one of KINDS; `count` the playouts of mcts:N, the level of
     gnugo:LEVEL or the visits of katago:VISITS (else None); `argv` the engine's command line of
     gnugo and gtp specs (else ()); `path` the checkpoint's path, or katago's network when the
-    spec names one (else None); `name` the player's name in tables and output
-    (a checkpoint's is its path: the loader may name it otherwise)."""
+    spec names one (else None); `temperature` katago's move temperature of katago:VISITS,t=T
+    (else None); `name` the player's name in tables and output (a checkpoint's is its path:
+    the loader may name it otherwise)."""
     kind: str
     text: str
     name: str
     count: int | None = None
     argv: tuple = ()
     path: str | None = None
+    temperature: float | None = None
 
 
 def _shown(text, limit=60):
@@ -128,20 +132,34 @@ def parse_spec(text) -> Spec:
 
 
 def _katago_spec(text, rest):
-    """katago:VISITS or katago:VISITS:MODEL."""
-    from play.katago.config import MAX_VISITS
+    """katago:VISITS, katago:VISITS,t=T, each with an optional :MODEL."""
+    from play.katago.config import MAX_TEMPERATURE, MAX_VISITS
 
-    visits_text, colon, model = rest.partition(":")
+    field, colon, model = rest.partition(":")
+    visits_text, comma, option = field.partition(",")
     try:
         visits = parse_int(visits_text.strip(), low=1, high=MAX_VISITS, what="visits")
     except ValueError:
         raise ValueError(f"player spec {_shown(text)}: KataGo is katago:VISITS with VISITS in "
-                         f"1..{MAX_VISITS:,} (or katago:VISITS:MODEL)") from None
+                         f"1..{MAX_VISITS:,} (or katago:VISITS,t=T, katago:VISITS:MODEL)") from None
+    temperature = None
+    if comma:
+        key, _, value = option.partition("=")
+        try:
+            if key.strip().lower() != "t" or len(value) > 20:
+                raise ValueError
+            temperature = float(value)
+            if not 0.0 <= temperature <= MAX_TEMPERATURE:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"player spec {_shown(text)}: KataGo's temperature is "
+                             f"katago:VISITS,t=T with T in 0..{MAX_TEMPERATURE:g}") from None
     if colon and not model.strip():
         raise ValueError(f"player spec {_shown(text)}: katago:VISITS:MODEL names no network")
     model = model.strip() or None
-    name = f"katago:{visits}" + (f":{os.path.basename(model)}" if model else "")
-    return Spec("katago", text, name, count=visits, path=model)
+    name = (f"katago:{visits}" + ("" if temperature is None else f",t={temperature:g}")
+            + (f":{os.path.basename(model)}" if model else ""))
+    return Spec("katago", text, name, count=visits, path=model, temperature=temperature)
 
 
 def make_player(text, *, seed=None):
@@ -175,7 +193,8 @@ def make_side(text, *, seed=None, checkpoint_side=None, move_timeout=None, start
                    if value is not None}
         if spec.kind == "katago":
             from play.katago.side import KataGoSide
-            return KataGoSide(spec.count, model=spec.path, seed=seed, name=spec.name, **options)
+            return KataGoSide(spec.count, model=spec.path, seed=seed, name=spec.name,
+                              temperature=spec.temperature, **options)
         return GtpSide(list(spec.argv), name=spec.name, **options)
     if checkpoint_side is None:
         raise ValueError(f"player spec {_shown(spec.text)}: a checkpoint cannot be played here "

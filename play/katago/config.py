@@ -10,17 +10,21 @@ from __future__ import annotations
 import os
 
 MAX_VISITS = 10_000_000
+MAX_TEMPERATURE = 10.0
 LOG_FOLDER = "engine-logs"  # KataGo's own logs, inside the cache folder
 LAG_BUFFER_S = 0.2          # KataGo keeps this much of a move's time for the answer to travel
 
 
 def gtp_config(*, visits: int, size: int, cache: str, move_seconds: float | None = None,
-               seed: int | None = None, tuner_file: str | None = None) -> dict:
+               seed: int | None = None, tuner_file: str | None = None,
+               temperature: float | None = None) -> dict:
     """{key: value text} of KataGo's GTP config, in the order written. visits: maxVisits
     (1..MAX_VISITS); size: the board's (the network's buffers: no bigger board is accepted);
     move_seconds: maxTime, a move's seconds (None: visits alone); seed: searchRandSeed and
     nnRandSeed (None: KataGo's own random seeds); tuner_file: an OpenCL tuning file to load
-    instead of tuning (None: KataGo tunes once for this device into CACHE/home)."""
+    instead of tuning (None: KataGo tunes once for this device into CACHE/home); temperature:
+    every move sampled at this temperature from the search's visits, at 1 visit from the raw
+    policy (chosenMoveTemperature and ...Early; None: KataGo's own, 0.5 early falling to 0.1)."""
     visits = int(visits)
     if not 1 <= visits <= MAX_VISITS:
         raise ValueError(f"KataGo's visits must be in 1..{MAX_VISITS}, got {visits}")
@@ -60,6 +64,12 @@ def gtp_config(*, visits: int, size: int, cache: str, move_seconds: float | None
         "maxBoardYSizeForNNBuffer": str(size),
         "openclReTunePerBoardSize": "true",
     }
+    if temperature is not None:
+        t = float(temperature)
+        if not 0.0 <= t <= MAX_TEMPERATURE:
+            raise ValueError(f"KataGo's temperature must be in 0..{MAX_TEMPERATURE:g}, got "
+                             f"{temperature!r}")
+        config["chosenMoveTemperatureEarly"] = config["chosenMoveTemperature"] = f"{t:g}"
     if move_seconds is not None:
         seconds = float(move_seconds)
         if not 0 < seconds <= 86_400:

@@ -51,18 +51,20 @@ def tune_timeout(env) -> float:
 
 
 class KataGoSide(GtpSide):
-    """KataGoSide(visits, *, model=None, seed=None, move_seconds=None, name=None, ...):
-    KataGo with `visits` a move (the most, under move_seconds), its network `model` or the one
-    play.katago.locate finds. KataGoMissing (a ValueError of one line) when its program or
+    """KataGoSide(visits, *, model=None, seed=None, move_seconds=None, name=None,
+    temperature=None, ...): KataGo with `visits` a move (the most, under move_seconds), its
+    network `model` or the one play.katago.locate finds, its moves sampled at `temperature`
+    (None: KataGo's own). KataGoMissing (a ValueError of one line) when its program or
     network is not found; GtpEngineError (one line) when it cannot start. start_timeout bounds
     a start with the tuning in the cache (START_TIMEOUT_S); one that tunes first may take
     tune_timeout(env)."""
 
     def __init__(self, visits, *, model=None, seed=None, move_seconds=None, name=None,
-                 start_timeout=None, env=None, out=None, **options):
+                 temperature=None, start_timeout=None, env=None, out=None, **options):
         env = dict(os.environ if env is None else env)
         self.located = locate(model, env)
         self.max_visits = int(visits)
+        self.temperature = temperature
         self.seed = seed
         self._folder = tempfile.mkdtemp(prefix="fastgo-katago-")
         self.config_path = os.path.join(self._folder, "gtp.cfg")
@@ -94,7 +96,8 @@ class KataGoSide(GtpSide):
         seed = None if self.seed is None else int(self.seed) + self.starts
         return gtp_config(visits=self.max_visits, size=self.size or 19, cache=cache,
                           move_seconds=self.move_seconds, seed=seed,
-                          tuner_file=preset if os.path.isfile(preset) else None)
+                          tuner_file=preset if os.path.isfile(preset) else None,
+                          temperature=self.temperature)
 
     def _start(self):
         cache = self.located.cache

@@ -131,6 +131,13 @@ def test_katago_spec_through_make_side(katago_env, monkeypatch):
     try:
         assert isinstance(side, KataGoSide) and side.name == "katago:5"
         assert side.max_visits == 5 and side.visits is None and side.move_seconds == 1.0
+        assert "chosenMoveTemperature" not in side.config()
+    finally:
+        side.close()
+    side = make_side("katago:1,t=2", seed=3)
+    try:
+        assert side.name == "katago:1,t=2" and side.visits == 1
+        assert side.config()["chosenMoveTemperature"] == "2"
     finally:
         side.close()
 

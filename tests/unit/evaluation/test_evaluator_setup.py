@@ -33,9 +33,11 @@ def test_a_katago_anchor_is_skipped_where_katago_is_not_found(tmp_path, monkeypa
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("FASTGO_KATAGO", raising=False)
     with caplog.at_level(logging.INFO):
-        evaluator = make(tmp_path, '[cluster]\nanchors = ["random", "katago:2"]\n')
+        evaluator = make(tmp_path, '[cluster]\nanchors = ["random", "katago:1,t=1.5", '
+                                   '"katago:2"]\n')
     assert list(evaluator.anchors) == ["random"]
     assert "anchor katago:2 skipped: KataGo's program not found" in caplog.text
+    assert "anchor katago:1,t=1.5 skipped: KataGo's program not found" in caplog.text
 
 
 def test_cpu_figures_carried_over_a_restart(tmp_path):

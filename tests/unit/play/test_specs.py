@@ -23,6 +23,16 @@ def test_each_form():
     assert parse_spec("latest").kind == "checkpoint"        # no colon: a path
 
 
+def test_katago_forms_and_their_names():
+    spec = parse_spec("katago:4")
+    assert (spec.count, spec.temperature, spec.path, spec.name) == (4, None, None, "katago:4")
+    spec = parse_spec("KataGo:1,t=1.50")
+    assert (spec.count, spec.temperature, spec.name) == (1, 1.5, "katago:1,t=1.5")
+    spec = parse_spec("katago:2,t=0.5:/nets/b6.bin.gz")
+    assert (spec.count, spec.temperature, spec.path) == (2, 0.5, "/nets/b6.bin.gz")
+    assert spec.name == "katago:2,t=0.5:b6.bin.gz"
+
+
 def test_gnugo_runs_as_cgos_runs_it():
     # the rules options that make GNU Go remove dead stones before it passes (Tromp-Taylor)
     assert set(GNUGO_OPTIONS) == {"--chinese-rules", "--capture-all-dead", "--positional-superko"}
@@ -39,6 +49,9 @@ def test_gnugo_runs_as_cgos_runs_it():
     ("gnugo:11", "LEVEL in 0..10"), ("gnugo:-1", "LEVEL in 0..10"), ("gnugo:1.5", "LEVEL"),
     ("gtp", 'expected gtp:"COMMAND"'), ("gtp:", "has no command"), ('gtp:"open', "quotation"),
     ("foo:3", "unknown player spec 'foo:3'"),
+    ("katago:1,t=11", "T in 0..10"), ("katago:1,t=-1", "T in 0..10"),
+    ("katago:1,t=nan", "T in 0..10"), ("katago:1,x=1", "katago:VISITS,t=T"),
+    ("katago:1,t=", "katago:VISITS,t=T"), ("katago:0,t=1", "VISITS in"),
 ])
 def test_malformed_specs_are_one_line(text, words):
     with pytest.raises(ValueError, match=words) as info:

@@ -34,12 +34,21 @@ def test_seconds_a_move_seed_and_a_preset_tuning():
     assert config["openclTunerFile"] == "/c/opencl_tune.txt"
 
 
+def test_a_temperature_samples_every_move():
+    config = gtp_config(visits=1, size=9, cache="/c", temperature=1.25)
+    assert config["chosenMoveTemperatureEarly"] == config["chosenMoveTemperature"] == "1.25"
+    assert {k: v for k, v in config.items() if not k.startswith("chosenMove")} == \
+        dict(EXPECTED, maxVisits="1")
+
+
 @pytest.mark.parametrize("options, words", [
     ({"visits": 0, "size": 9}, "visits"),
     ({"visits": 10_000_001, "size": 9}, "visits"),
     ({"visits": 1, "size": 25}, "board sizes"),
     ({"visits": 1, "size": 9, "move_seconds": 0}, "seconds"),
     ({"visits": 1, "size": 9, "move_seconds": float("nan")}, "seconds"),
+    ({"visits": 1, "size": 9, "temperature": -0.5}, "temperature"),
+    ({"visits": 1, "size": 9, "temperature": float("nan")}, "temperature"),
 ])
 def test_impossible_values_are_refused(options, words):
     with pytest.raises(ValueError, match=words):
