@@ -8,7 +8,8 @@ protocol, the way KaTrain reads it):
 
     python tools/score_check.py CKPT RUN_DIR [--games 100] [--move 20] [--visits 200]
 
-Prints one JSON object. Positions come from the newest shards, one per game, games shorter
+Prints one JSON object; `disagreeing` lists the [win rate, scoreLead] of the positions whose
+signs disagree. Positions come from the newest shards, one per game, games shorter
 than M + 1 moves skipped."""
 from __future__ import annotations
 
@@ -77,6 +78,7 @@ def main(argv=None):
     if "empty" not in answers:
         sys.exit(f"score_check: no answer for the empty board: {done.stderr.strip()[-300:]}")
     agree = checked = 0
+    disagree = []
     for gid, _ in found:
         root = answers.get(gid)
         if root is None or "scoreLead" not in root:
@@ -85,12 +87,16 @@ def main(argv=None):
         if win == 0.5:
             continue
         checked += 1
-        agree += (lead > 0) == (win > 0.5)
+        if (lead > 0) == (win > 0.5):
+            agree += 1
+        else:
+            disagree.append([round(win, 3), round(lead, 2)])
     print(json.dumps({"checkpoint": args.checkpoint, "visits": args.visits, "komi": komi,
                       "empty_board": {"scoreLead": answers["empty"].get("scoreLead"),
                                       "winrate": answers["empty"].get("winrate")},
                       "move": args.move, "positions": checked,
-                      "sign_agreement": round(agree / checked, 4) if checked else None}))
+                      "sign_agreement": round(agree / checked, 4) if checked else None,
+                      "disagreeing": sorted(disagree)}))
 
 
 if __name__ == "__main__":
