@@ -7,7 +7,7 @@ B, `fastgo compare --opponents`, the evaluator's anchors, `fastgo gtp --player`)
     gtp:COMMAND     any GTP engine; COMMAND is split as a shell would (gtp_side.GtpSide)
     katago:VISITS   KataGo with VISITS a move, 1..10,000,000 (play.katago); katago:VISITS:MODEL
                     with the network file MODEL instead of the one play.katago.locate finds;
-                    katago:VISITS,t=T every move sampled at temperature T (0..10) from its
+                    katago:VISITS,t=T every move sampled at temperature T (0..5) from its
                     search's visits (at 1 visit: its raw policy), the ladder's weaker rungs
     anything else   a checkpoint path, played by the side the caller's checkpoint_side(path,
                     seed) builds

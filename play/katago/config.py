@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 MAX_VISITS = 10_000_000
-MAX_TEMPERATURE = 10.0
+MAX_TEMPERATURE = 5.0          # KataGo refuses a chosenMoveTemperature outside 0..5
 LOG_FOLDER = "engine-logs"  # KataGo's own logs, inside the cache folder
 LAG_BUFFER_S = 0.2          # KataGo keeps this much of a move's time for the answer to travel
 

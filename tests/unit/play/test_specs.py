@@ -49,8 +49,8 @@ def test_gnugo_runs_as_cgos_runs_it():
     ("gnugo:11", "LEVEL in 0..10"), ("gnugo:-1", "LEVEL in 0..10"), ("gnugo:1.5", "LEVEL"),
     ("gtp", 'expected gtp:"COMMAND"'), ("gtp:", "has no command"), ('gtp:"open', "quotation"),
     ("foo:3", "unknown player spec 'foo:3'"),
-    ("katago:1,t=11", "T in 0..10"), ("katago:1,t=-1", "T in 0..10"),
-    ("katago:1,t=nan", "T in 0..10"), ("katago:1,x=1", "katago:VISITS,t=T"),
+    ("katago:1,t=5.5", "T in 0..5"), ("katago:1,t=-1", "T in 0..5"),
+    ("katago:1,t=nan", "T in 0..5"), ("katago:1,x=1", "katago:VISITS,t=T"),
     ("katago:1,t=", "katago:VISITS,t=T"), ("katago:0,t=1", "VISITS in"),
 ])
 def test_malformed_specs_are_one_line(text, words):

@@ -48,6 +48,7 @@ def test_a_temperature_samples_every_move():
     ({"visits": 1, "size": 9, "move_seconds": 0}, "seconds"),
     ({"visits": 1, "size": 9, "move_seconds": float("nan")}, "seconds"),
     ({"visits": 1, "size": 9, "temperature": -0.5}, "temperature"),
+    ({"visits": 1, "size": 9, "temperature": 5.5}, "temperature"),   # KataGo refuses it
     ({"visits": 1, "size": 9, "temperature": float("nan")}, "temperature"),
 ])
 def test_impossible_values_are_refused(options, words):
