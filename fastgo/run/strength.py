@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from fastgo.run.ladder import with_calibration
 from fastgo.run.ratings import (CGOS_STAND_IN, PRIOR_GAMES, SEQUENCE_GAMES, GroupFit,
                                 RatingsTable, TableError, cgos_ratings, components, fit_ratings,
                                 read_table)
@@ -22,7 +23,8 @@ MAX_CACHED = 16               # tables whose Strength read_strength keeps
 
 
 class Strength:
-    """The strength of every player of `rows` (a table as read_table gives it).
+    """The strength of every player of `rows` (a table as read_table gives it), with the
+    ladder's calibration games (fastgo.run.ladder) where `rows` has a calibrated rung.
 
     elo:    {name: (elo, low95, high95)}, anchor = 0 (its group's first player for the others)
     cgos:   {name: (elo, low95, high95)} on CGOS's 9x9 scale, players connected to CGOS_STAND_IN
@@ -32,6 +34,7 @@ class Strength:
 
     def __init__(self, rows, anchor="random", prior_games=PRIOR_GAMES,
                  sequence_games=SEQUENCE_GAMES, stand_in=CGOS_STAND_IN):
+        rows = with_calibration(rows)
         self.rows, self.anchor = rows, anchor
         self._priors = {"prior_games": prior_games, "sequence_games": sequence_games}
         self.elo, self.cgos, self.error, self._fit = {}, {}, "", None

@@ -9,6 +9,7 @@ from typing import Literal
 
 from fastgo.run.config.endpoints import check_bind
 from fastgo.run.config.fields import ConfigError, mapping_setting, setting
+from fastgo.run.ladder import LADDER
 
 MATCH_VISITS = 200                      # a checkpoint's visits per move in the arena and evaluator
 # cluster.anchors: the forms of play.specs, checked in full when the evaluator starts
@@ -52,11 +53,13 @@ class ClusterConfig:
             "(a network the visits its measured speed fits in them, a GTP anchor the time "
             "control; play.equal_time); 0: off, eval_visits a move")
     anchors: tuple[str, ...] = setting(
-        ("random", "mcts:100", "mcts:1000", "gnugo:1", "gnugo:5", "gnugo:10"),
+        LADDER,
         doc="fixed opponents in rising strength, player specs as the arena's (random, mcts:N, "
-            "gnugo:LEVEL, gtp:\"COMMAND\", katago:VISITS, a checkpoint path); each checkpoint "
-            "plays those whose expected score is informative; gnugo ones are skipped where GNU "
-            "Go is not installed, katago ones where KataGo or its network is not found "
+            "gnugo:LEVEL, gtp:\"COMMAND\", katago:VISITS[,t=T], a checkpoint path); each "
+            "checkpoint plays those whose expected score is informative; gnugo ones are skipped "
+            "where GNU Go is not installed, katago ones where KataGo or its network is not found "
+            "(`fastgo katago fetch`); the katago rungs are calibrated against gnugo:10 "
+            "(fastgo.run.ladder) "
             "(mcts:10000 is no default: it costs several times what the others do, "
             "docs/guide.md#the-evaluator)")
     eval_anchors: int = setting(2, min=0, max=64,

@@ -1,0 +1,47 @@
+"""The evaluator's ladder of anchors, from `random` to KataGo, and the games that calibrate its
+top: rungs above GNU Go level 10 (CGOS's stand-in, fastgo.run.ratings.CGOS_STAND_IN) whose
+distance to it was measured once (docs/guide.md#the-ladder) and is added to every fit that
+rates one of them (fastgo.run.strength), so that a checkpoint near a KataGo rung gets its CGOS
+rating from games near 50% rather than from a one-sided record against GNU Go.
+
+Each rung plays at fixed visits, so its strength does not depend on the machine: the games
+below were played once, at the arena's settings, and hold wherever the rung is played. Stdlib
+only at import (fastgo.run.config reads LADDER).
+"""
+from __future__ import annotations
+
+
+# cluster.anchors' default: in rising strength; the katago ones are skipped where KataGo is not
+# found (`fastgo katago fetch`), so a machine without it has the GNU Go ladder as before.
+LADDER = ("random", "mcts:100", "mcts:1000", "gnugo:1", "gnugo:5", "gnugo:10",
+          "katago:1,t=4", "katago:1,t=1", "katago:1", "katago:4")
+
+# The calibration games: (a, b, wins_a, wins_b, draws), the arena's result of a against b
+# (`fastgo arena A B --size 9`: Tromp-Taylor area, komi 7.5, colours alternating), as
+# docs/guide.md#the-ladder lists them; a chain from the stand-in up, each rung the stronger.
+CALIBRATION = (
+    ("gnugo:10", "katago:1,t=4", 3, 21, 0),
+    ("katago:1,t=4", "katago:1,t=1", 1, 15, 0),
+    ("katago:1,t=1", "katago:1", 2, 18, 0),
+)
+
+
+def rungs() -> set:
+    """The calibrated rungs: every player of CALIBRATION but the stand-in."""
+    from fastgo.run.ratings import CGOS_STAND_IN
+
+    return {name for row in CALIBRATION for name in row[:2]} - {CGOS_STAND_IN}
+
+
+def with_calibration(rows):
+    """`rows` (a ratings table's rows) plus the calibration games when a player of `rows` is a
+    calibrated rung (else `rows` itself); the rows added carry "calibration": True."""
+    from fastgo.run.ratings import RatingsTable
+
+    above = rungs()
+    if not any(row.get("a") in above or row.get("b") in above for row in rows):
+        return rows
+    added = [{"a": a, "b": b, "wins_a": wa, "wins_b": wb, "draws": d, "games": wa + wb + d,
+              "calibration": True} for a, b, wa, wb, d in CALIBRATION]
+    skipped = rows.skipped_lines if isinstance(rows, RatingsTable) else ()
+    return RatingsTable(list(rows) + added, skipped)
