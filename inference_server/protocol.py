@@ -1,6 +1,7 @@
 """The wire between workers (DEALER) and the inference server (ROUTER); nothing else builds or
 parses these messages. Its framing (pack_header, unpack_header, frame_buffer, int_field,
-str_field) also carries the recorder's messages (trainer.recorder_wire). Imports numpy and msgpack only (workers never import torch or zmq here).
+str_field) also carries the recorder's messages (inference_server.recorder_wire). Imports numpy
+and msgpack only (workers never import torch or zmq here).
 
 Every message is a list of frames; frame 0 is a msgpack map (the header), at most
 MAX_HEADER_BYTES, with magic "m" = MAGIC, protocol version "v" = VERSION, kind "k" and request id

@@ -24,8 +24,7 @@ from collections import OrderedDict
 
 import zmq
 
-from inference_server import protocol
-from trainer import recorder_wire
+from inference_server import protocol, recorder_wire
 
 log = logging.getLogger("fastgo.selfplay")
 

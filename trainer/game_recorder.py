@@ -22,8 +22,7 @@ import zmq
 from fastgo.run.config import ConfigError
 from fastgo.run.shards import (RotatingShards, ShardError, check_record, list_shards, read_shard,
                                remove_stale_temporaries, unpack_record)
-from inference_server import protocol
-from trainer import recorder_wire
+from inference_server import protocol, recorder_wire
 
 log = logging.getLogger("fastgo.recorder")
 

@@ -3,7 +3,7 @@
 each (56 to 64 bytes, plus an 8-byte slot in the outer list).
 
 Two paths, each measured for the current code and for plain msgpack (the "before"):
-  recorder  the message as the recorder gets it: trainer.recorder_wire.parse_game_message
+  recorder  the message as the recorder gets it: inference_server.recorder_wire.parse_game_message
             then fastgo.run.records.unpack_record (trainer.game_recorder); plain: msgpack.unpackb
   shard     the same body in a shard file (header, body, trailer with count and sha256) read by
             fastgo.run.shards.read_shard; plain: the file's bytes through msgpack.Unpacker
@@ -84,7 +84,7 @@ def child(path: str, code: str, shape: str, size: int, shard: str | None) -> dic
     if code == "current":
         from fastgo.run.records import unpack_record
         from fastgo.run.shards import read_shard
-        from trainer import recorder_wire
+        from inference_server import recorder_wire
     message = body(shape, size) if path == "recorder" else None
     before, hwm_before = peak_mib(), hwm_mib()
     started = time.perf_counter()

@@ -132,7 +132,7 @@ def test_a_bad_record_is_refused_and_the_recorder_goes_on(tmp_path, free_endpoin
     import numpy as np
     import zmq
 
-    from trainer import recorder_wire
+    from inference_server import recorder_wire
     from selfplay_workers.remote_sink import RemoteSink
 
     endpoint = free_endpoint()

@@ -11,8 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inference_server import protocol
-from trainer import recorder_wire
+from inference_server import protocol, recorder_wire
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 CORPUS = pathlib.Path(__file__).resolve().parents[2] / "corpus"

@@ -1,6 +1,8 @@
 """The recorder's wire format: self-play workers on other hosts send finished games to
 `fastgo recorder` (trainer.game_recorder) over ZeroMQ, framed as the inference server's
-messages are (inference_server.protocol: a msgpack header frame, then payload frames).
+messages are (inference_server.protocol: a msgpack header frame, then payload frames). It lives
+below both of its users (selfplay_workers.remote_sink and trainer.game_recorder, one floor up,
+side by side), beside the framing it shares, not inside the inference server's own protocol.
 """
 from __future__ import annotations
 
