@@ -48,6 +48,21 @@ def test_calibration_games_join_a_fit_only_where_a_rung_was_played(monkeypatch):
     assert "rung:2" in strength_of(RatingsTable(rows)).cgos
 
 
+def test_fastgo_ratings_says_it_added_the_calibration(tmp_path, capsys):
+    from fastgo.run.ratings import append_result
+    from fastgo_cli.main import main
+
+    table = tmp_path / "ratings.jsonl"
+    append_result(table, "ckpt-100", CGOS_STAND_IN, 20, 0)
+    assert main(["ratings", str(table)]) == 0
+    assert "calibration" not in capsys.readouterr().out
+    append_result(table, "ckpt-100", "katago:1,t=4", 10, 10)
+    assert main(["ratings", str(table)]) == 0
+    said = capsys.readouterr().out
+    assert f"with the ladder's {len(ladder.CALIBRATION)} calibration results" in said
+    assert "katago:1 " in said            # a rung rated through the calibration alone
+
+
 def published_rows():
     """(a, b, wins_a, wins_b, draws) of the ladder table in docs/guide.md."""
     text = DOCS.read_text()
