@@ -2,13 +2,15 @@
 `kata-analyze`): policy, value, and the ownership and score heads that serving leaves out.
 
     heads = HeadsEvaluator(model_or_checkpoint_path, device="cpu")
-    logits, values, ownership, score = heads(planes)
+    logits, values, ownership, score, lead = heads(planes)
         planes    uint8 [B, P, N, N]
         logits    float32 [B, N*N + 1], pass last
         values    float32 [B] in [-1, 1], the side to move's view
         ownership float32 [B, N*N] in [-1, 1], +1 = the side to move's point (None: no head)
         score     float32 [B], the side to move's final margin in points at the komi the
-                  network learnt (None: no head)
+                  network learnt, its mean (None: no head)
+        lead      float32 [B], the same margin's median, KataGo's scoreLead (None: no
+                  model.lead_head)
 
 It runs `forward_train` in inference mode (the served backends compute policy and value only),
 in chunks of at most `max_batch` rows. The heads function of play.heads_cache.HeadsCache.
@@ -37,6 +39,7 @@ class HeadsEvaluator:
         self.max_batch = int(max_batch)
         self.has_ownership = bool(model.config.ownership_head)
         self.has_score = bool(model.config.score_head)
+        self.has_lead = bool(model.config.score_head and model.config.lead_head)
 
     def __call__(self, planes):
         planes = np.ascontiguousarray(planes, dtype=np.uint8)
@@ -52,7 +55,8 @@ class HeadsEvaluator:
         values = np.concatenate([p[1] for p in parts])
         ownership = None if parts[0][2] is None else np.concatenate([p[2] for p in parts])
         score = None if parts[0][3] is None else np.concatenate([p[3] for p in parts])
-        return logits, values, ownership, score
+        lead = None if parts[0][4] is None else np.concatenate([p[4] for p in parts])
+        return logits, values, ownership, score, lead
 
     def _run(self, planes):
         with torch.inference_mode():
@@ -62,4 +66,5 @@ class HeadsEvaluator:
             def host(t):
                 return None if t is None else t.float().cpu().numpy().astype(np.float32, copy=False)
 
-            return host(out.logits), host(out.value), host(out.ownership), host(out.score)
+            return (host(out.logits), host(out.value), host(out.ownership), host(out.score),
+                    host(out.lead))

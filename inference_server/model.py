@@ -60,6 +60,8 @@ class TrainOutputs(NamedTuple):
     ownership: Optional[torch.Tensor]          # [B, N*N] in [-1, 1], +1 = the mover's
     score: Optional[torch.Tensor]              # [B] final score margin in points, mover's view
     opponent_policy: Optional[torch.Tensor]    # [B, N*N+1] logits of the opponent's reply
+    lead: Optional[torch.Tensor] = None        # [B] the median final margin in points, mover's
+                                               # view: KataGo's scoreLead (model.lead_head)
 
 
 class PolicyValueNet(nn.Module):
@@ -94,6 +96,15 @@ class PolicyValueNet(nn.Module):
             self.score_fc2 = nn.Linear(config.value_hidden, 1)
             nn.init.zeros_(self.score_fc2.weight)
             nn.init.zeros_(self.score_fc2.bias)
+        # The lead (KataGo's scoreLead, the points that would even the game): a second output on
+        # the score head's hidden layer, trained on the absolute error (trainer.alphazero
+        # lead_terms), so it learns the median final margin, whose sign is the sign of
+        # P(win) - 1/2, where the score above learns the mean.
+        self.lead_fc2 = None
+        if config.score_head and config.lead_head:
+            self.lead_fc2 = nn.Linear(config.value_hidden, 1)
+            nn.init.zeros_(self.lead_fc2.weight)
+            nn.init.zeros_(self.lead_fc2.bias)
         # The opponent's reply (KataGo): a second policy head of the same shape as the first.
         if config.opponent_policy_head:
             self.opponent_policy_conv = nn.Conv2d(c, config.policy_channels, 1, bias=False)
@@ -121,18 +132,21 @@ class PolicyValueNet(nn.Module):
         """planes: float [B, P, N, N] -> TrainOutputs: the policy and value of forward() plus
         every auxiliary head the config has (None for the others)."""
         x, logits, value = self._heads(planes)
-        ownership = score = opponent = None
+        ownership = score = lead = opponent = None
         if self.ownership_conv is not None:
             ownership = torch.tanh(torch.flatten(self.ownership_conv(x), 1))
         if self.score_conv is not None:
             y = F.relu(self.score_bn(self.score_conv(x)))
             pooled = torch.cat([y.mean(dim=(2, 3)), y.amax(dim=(2, 3))], dim=1)   # [B, 2S]
             area = self.config.board_size * self.config.board_size
-            score = self.score_fc2(F.relu(self.score_fc1(pooled))).squeeze(1) * area
+            hidden = F.relu(self.score_fc1(pooled))
+            score = self.score_fc2(hidden).squeeze(1) * area
+            if self.lead_fc2 is not None:
+                lead = self.lead_fc2(hidden).squeeze(1) * area
         if self.opponent_policy_conv is not None:
             q = F.relu(self.opponent_policy_bn(self.opponent_policy_conv(x)))
             opponent = self.opponent_policy_fc(torch.flatten(q, 1))
-        return TrainOutputs(logits, value, ownership, score, opponent)
+        return TrainOutputs(logits, value, ownership, score, opponent, lead)
 
 
 def build_model(config: ModelConfig, seed: int | None = None) -> PolicyValueNet:

@@ -3,10 +3,11 @@
 `HeadsCache(heads, max_entries)` wraps a heads function
 
     heads(planes uint8 [B, P, N, N]) -> (logits [B, N*N+1], values [B], ownership [B, N*N] or
-                                         None, score [B] or None)
+                                         None, score [B] or None, lead [B] or None)
 
 (all from the side to move's view; ownership +1 = the mover's; score = the mover's final
-margin in points at the komi the network learnt) and is itself a search evaluator,
+margin in points at the komi the network learnt, its mean; lead = that margin's median, the
+points that would even the game) and is itself a search evaluator,
 `cache(planes) -> (logits, values)`, that runs the network only on the rows it has not seen.
 `fetch(planes)` returns every head for each row, evaluating the misses. Rows are keyed by a
 128-bit digest of their planes, so a position the search met under the identity symmetry is
@@ -32,7 +33,8 @@ class HeadsCache:
             raise ValueError(f"max_entries must be >= 1, got {max_entries}")
         self.heads = heads
         self.max_entries = int(max_entries)
-        self._rows = OrderedDict()      # digest -> (logits row, value, ownership row or None, score or None)
+        self._rows = OrderedDict()      # digest -> (logits row, value, ownership row or None,
+                                        #            score or None, lead or None)
         self.hits = 0
         self.misses = 0
         self.has_ownership = None       # known after the first evaluation
@@ -52,7 +54,7 @@ class HeadsCache:
         self.misses += len(missing)
         if missing:
             batch = planes if len(missing) == len(keys) else np.ascontiguousarray(planes[missing])
-            logits, values, ownership, score = self.heads(batch)
+            logits, values, ownership, score, lead = self.heads(batch)
             logits = np.asarray(logits, dtype=np.float32)
             values = np.asarray(values, dtype=np.float32).reshape(-1)
             self.has_ownership = ownership is not None
@@ -61,7 +63,8 @@ class HeadsCache:
                 self._rows[keys[i]] = (
                     logits[j].copy(), float(values[j]),
                     None if ownership is None else np.asarray(ownership[j], np.float32).copy(),
-                    None if score is None else float(score[j]))
+                    None if score is None else float(score[j]),
+                    None if lead is None else float(lead[j]))
         for i, key in enumerate(keys):
             self._rows.move_to_end(key)
             rows[i] = self._rows[key]
@@ -69,7 +72,7 @@ class HeadsCache:
             self._rows.popitem(last=False)
 
     def fetch(self, planes):
-        """[(logits, value, ownership or None, score or None)] for each row of `planes`
+        """[(logits, value, ownership or None, score or None, lead or None)] for each row of `planes`
         (uint8 [B, P, N, N]); the network runs on the rows not cached."""
         planes = np.ascontiguousarray(planes, dtype=np.uint8)
         keys = [digest(planes[i]) for i in range(planes.shape[0])]

@@ -12,7 +12,9 @@ root's side to move's view (ownership +1 = that player's point).
 
 Scores: the network's score head learnt the margin at `model_komi`, so a position of komi K
 adds (model_komi - K) for Black (the opposite for White). Without a score head the score is
-the ownership's sum less the komi (Black) or plus it (White); without either, None.
+the ownership's sum less the komi (Black) or plus it (White); without either, None. The lead
+(the margin's median, model.lead_head) is averaged the same way; a terminal node's lead is the
+rules' score; without a lead head it is None (reports then give the score as the lead).
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ LCB_PRIOR_VAR = 0.25     # one pseudo-visit of the largest win-rate variance (a 
 class MoveStats:
     visits: int
     score: float | None = None        # mean score of the subtree, root mover's view
+    lead: float | None = None         # mean lead of the subtree, root mover's view
     ownership: np.ndarray | None = None
     lcb: float | None = None          # win rate lower bound, root mover's view, 0..1
 
@@ -42,13 +45,21 @@ class TreeStats:
     root_visits: int
     to_move: int                      # BLACK or WHITE at the root
     score: float | None = None
+    lead: float | None = None
     ownership: np.ndarray | None = None
     lcb: float | None = None
     raw_value: float | None = None    # the network's value at the root, root mover's view
     raw_score: float | None = None
+    raw_lead: float | None = None
     raw_logits: np.ndarray | None = None
     moves: dict = field(default_factory=dict)    # root move -> MoveStats
     nodes: int = 0                    # nodes walked
+
+
+def lead_of(stats):
+    """The lead a report gives for a MoveStats or TreeStats: its lead where the network has a
+    lead head, else its score (the mean margin, the nearest the network has)."""
+    return stats.lead if stats.lead is not None else stats.score
 
 
 def _walk(search, g, arrays, limit):
@@ -78,11 +89,15 @@ def _walk(search, g, arrays, limit):
     return out
 
 
-def _score(entry, mover, komi, model_komi):
+def _score(entry, mover, komi, model_komi, column=3):
+    """The mover's score (column 3) or lead (column 4) at komi `komi`; the lead has no
+    stand-in from the ownership (None without its head)."""
     sign = 1.0 if mover == BLACK else -1.0
-    if entry[3] is not None:
+    if entry[column] is not None:
         shift = 0.0 if model_komi is None else (model_komi - komi)
-        return entry[3] + sign * shift
+        return entry[column] + sign * shift
+    if column != 3:
+        return None
     if entry[2] is not None:
         return float(entry[2].sum()) - sign * komi
     return None
@@ -106,7 +121,8 @@ def tree_stats(search, g, cache, *, model_komi=None, max_nodes=MAX_NODES, owners
     for j, i in enumerate(evaluated):
         encode_into(walked[i][1], search.settings.encoding, planes[j])
     entries = dict(zip(evaluated, cache.fetch(planes) if evaluated else []))
-    groups = {}                 # top -> [weight, value sum, value sq sum, score w, score sum, own w, own sum]
+    # top -> [weight, value sum, value sq sum, score w, score sum, own w, own sum, lead w, lead sum]
+    groups = {}
     for i, (node, board, depth, top) in enumerate(walked):
         own_count = int(visits[node])
         start = first[node]
@@ -116,18 +132,20 @@ def tree_stats(search, g, cache, *, model_komi=None, max_nodes=MAX_NODES, owners
             continue
         sign = 1.0 if depth % 2 == 0 else -1.0
         mover = board.to_move
-        group = groups.setdefault(top, [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, None])
+        group = groups.setdefault(top, [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, None, 0.0, 0.0])
         if flags[node] & FLAG_TERMINAL:
             f = flags[node]
             value = 1.0 if f & FLAG_WIN else (-1.0 if f & FLAG_LOSS else 0.0)
-            score = float(board.score()) * (1.0 if mover == BLACK else -1.0)
+            score = lead = float(board.score()) * (1.0 if mover == BLACK else -1.0)
             own = None
         else:
             entry = entries[i]
             value, own = entry[1], entry[2]
             score = _score(entry, mover, komi, model_komi)
+            lead = _score(entry, mover, komi, model_komi, column=4)
             if node == arrays["root"]:
                 stats.raw_value, stats.raw_score, stats.raw_logits = value, score, entry[0]
+                stats.raw_lead = lead
         win = 0.5 + 0.5 * sign * value
         group[0] += own_count
         group[1] += own_count * win
@@ -135,13 +153,16 @@ def tree_stats(search, g, cache, *, model_komi=None, max_nodes=MAX_NODES, owners
         if score is not None:
             group[3] += own_count
             group[4] += own_count * sign * score
+        if lead is not None:
+            group[7] += own_count
+            group[8] += own_count * sign * lead
         if ownership and own is not None:
             group[5] += own_count
             part = (own_count * sign) * own
             group[6] = part if group[6] is None else group[6] + part
-    total = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, None]
+    total = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, None, 0.0, 0.0]
     for top, group in groups.items():
-        for k in range(6):
+        for k in (0, 1, 2, 3, 4, 5, 7, 8):
             total[k] += group[k]
         if group[6] is not None:
             total[6] = group[6] if total[6] is None else total[6] + group[6]
@@ -149,17 +170,20 @@ def tree_stats(search, g, cache, *, model_komi=None, max_nodes=MAX_NODES, owners
             stats.moves[top] = _summary(MoveStats(visits=0), group)
     root = _summary(MoveStats(visits=stats.root_visits), total)
     stats.score, stats.ownership, stats.lcb = root.score, root.ownership, root.lcb
+    stats.lead = root.lead
     return stats
 
 
 def _summary(out, group):
-    weight, win_sum, win_sq, score_w, score_sum, own_w, own_sum = group
+    weight, win_sum, win_sq, score_w, score_sum, own_w, own_sum, lead_w, lead_sum = group
     if weight > 0:
         mean = win_sum / weight
         var = (max(0.0, win_sq - weight * mean * mean) + LCB_PRIOR_VAR) / (weight + 1.0)
         out.lcb = mean - LCB_Z * float(np.sqrt(var / weight))
     if score_w > 0:
         out.score = score_sum / score_w
+    if lead_w > 0:
+        out.lead = lead_sum / lead_w
     if own_w > 0 and own_sum is not None:
         out.ownership = np.clip(own_sum / own_w, -1.0, 1.0)
     return out

@@ -46,6 +46,21 @@ def score_terms(score, target, weight, area, sign=None):
     return total / count.clamp_min(1.0)
 
 
+def lead_terms(lead, target, weight, area, sign=None):
+    """lead_loss = (sum_i k_i |l_i - t_i| / area + sum_i b_i max(0, 1/2 - g_i l_i) / area)
+    / max(1, sum_i k_i + sum_i b_i): score_terms with the absolute error in place of the
+    squared one, so the lead l [B] learns the median final margin where s learns the mean. The
+    median m of the margin is the points that would even the game (KataGo's scoreLead): at m
+    the game is won as often as lost, so sign(m) = sign(P(win) - 1/2), which the mean of a
+    skewed margin need not be. Rows, weights and signs as in score_terms."""
+    total = ((lead - target).abs() / area * weight).sum()
+    count = weight.sum()
+    if sign is not None:
+        total = total + (torch.relu(WIN_MARGIN - sign * lead) / area * sign.abs()).sum()
+        count = count + sign.abs().sum()
+    return total / count.clamp_min(1.0)
+
+
 def ownership_terms(ownership, target, weight):
     """ownership_loss = sum_i k_i mean_x (o_ix - u_ix)^2 / max(1, sum_i k_i): the MSE of
     predicted ownership o [B, N*N] to the final board's u [B, N*N] over the rows with weight
@@ -66,17 +81,21 @@ class AlphaZeroObjective:
     """For a batch of B positions drawn uniformly from the window under a random symmetry:
 
         loss = policy_loss + value_weight * value_loss + ownership_weight * ownership_loss
-               + score_weight * score_loss + opponent_policy_weight * opponent_policy_loss
+               + score_weight * (score_loss + lead_loss)
+               + opponent_policy_weight * opponent_policy_loss
         policy_loss = -sum_i w_i sum_a pi_i(a) log p_i(a) / max(1, sum_i w_i)
         value_loss = mean_i (v_i - z_i)^2
         ownership_loss = sum_i k_i mean_x (o_ix - u_ix)^2 / max(1, sum_i k_i)
         score_loss = (sum_i k_i ((s_i - t_i) / N^2)^2 + sum_i |g_i| (max(0, 1/2 - g_i s_i) / N^2)^2)
                      / max(1, sum_i (k_i + |g_i|))
+        lead_loss = (sum_i k_i |l_i - t_i| / N^2 + sum_i |g_i| max(0, 1/2 - g_i l_i) / N^2)
+                    / max(1, sum_i (k_i + |g_i|))
         opponent_policy_loss = -sum_i r_i log q_i(a_i) / max(1, sum_i r_i)
 
     pi: the visit distribution, w: 1 for positions whose visits are a policy target (full
     searches), z: the result from the mover's view, u: the final ownership (+1 the mover's),
-    s / t: the predicted / final Tromp-Taylor margin in points from the mover's view, k: 1 for
+    s / t: the predicted / final Tromp-Taylor margin in points from the mover's view, l: the
+    lead head's prediction of the same margin (its median, model.lead_head), k: 1 for
     games that ended by two passes (trainer.window.SCORED_ENDS: not by resignation, not at the
     move cap, where the board is a scramble and not the game's area), g: +1 / -1 where the
     game ended by resignation and the mover won / lost (trainer.window.SIGNED_ENDS: the winner's
@@ -131,6 +150,14 @@ class AlphaZeroObjective:
                                      torch.from_numpy(batch["score_weight"]).to(device), area,
                                      torch.from_numpy(batch["score_sign"]).to(device))
             loss = loss + self.tc.score_weight * score_loss
+        lead_loss = torch.zeros((), device=device)
+        if out.lead is not None and self.tc.score_weight > 0:
+            area = float(window.size * window.size)
+            lead_loss = lead_terms(out.lead.float(),
+                                   torch.from_numpy(batch["score"]).to(device),
+                                   torch.from_numpy(batch["score_weight"]).to(device), area,
+                                   torch.from_numpy(batch["score_sign"]).to(device))
+            loss = loss + self.tc.score_weight * lead_loss
         opponent_policy_loss = torch.zeros((), device=device)
         if out.opponent_policy is not None and self.tc.opponent_policy_weight > 0:
             opponent_policy_loss = reply_terms(out.opponent_policy.float(),
@@ -140,4 +167,5 @@ class AlphaZeroObjective:
         return x.shape[0], loss, {"policy_loss": policy_loss, "value_loss": value_loss,
                                   "ownership_loss": ownership_loss, "policy_acc": acc,
                                   "value_mse": value_loss, "score_loss": score_loss,
+                                  "lead_loss": lead_loss,
                                   "opponent_policy_loss": opponent_policy_loss}

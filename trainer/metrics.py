@@ -32,6 +32,8 @@ COLUMNS = {
     "ownership_loss": "the ownership term of the loss, before ownership_weight",
     "score_loss": "the score term of the loss (MSE of the final margin / board area), before "
                   "score_weight; 0 without a score head",
+    "lead_loss": "the lead term of the loss (absolute error of the final margin / board area: "
+                 "the median), before score_weight; 0 without a lead head",
     "opponent_policy_loss": "the opponent's-reply term of the loss (cross-entropy to the move "
                             "played next), before opponent_policy_weight; 0 without that head",
     "policy_acc": "top-1 agreement of the policy with its target on the training batches",
@@ -61,7 +63,7 @@ _HEAD = ("step", "time", "positions", "games", "window", "samples", "samples_per
 _TAIL = ("lr", "version", "quarantined")
 # the loss and accuracy terms of each window trainer, in column order
 ALPHAZERO_TERMS = ("loss", "policy_loss", "value_loss", "ownership_loss", "policy_acc",
-                   "value_mse", "score_loss", "opponent_policy_loss")
+                   "value_mse", "score_loss", "lead_loss", "opponent_policy_loss")
 VALUE_TERMS = ("loss", "policy_loss", "value_loss", "ownership_loss", "policy_acc",
                "value_abs_error")
 ALPHAZERO_FIELDS = _HEAD + ALPHAZERO_TERMS + _TAIL

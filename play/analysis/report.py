@@ -4,9 +4,12 @@ Perspective (KataGo's reportAnalysisWinratesAs): SIDETOMOVE reports every win ra
 utility, lcb and ownership for the player to move at the analysed turn; BLACK / WHITE for that
 colour (a flip where the other is to move). Ownership and policy are row-major from the top
 left (A19 ... T1 on 19x19), the policy's pass last and -1 on illegal points. `utility` is the
-win-rate utility 2 * winrate - 1 (fastgo's search maximises the win rate alone); `scoreMean`
-repeats `scoreLead` as KataGo does; there is no `scoreStdev` (the network predicts no score
-spread).
+win-rate utility 2 * winrate - 1 (fastgo's search maximises the win rate alone). `scoreLead` is the
+points that would even the game, KataGo's meaning: the lead head's median final margin where
+the network has one (model.lead_head), averaged over the search; `scoreMean` and `scoreSelfplay`
+are the score head's mean margin (KataGo's self-play score), which differs from the lead where
+the margin's spread is skewed. Without a lead head all three are the mean. There is no
+`scoreStdev` (the network predicts no score spread).
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import numpy as np
 
 from fastgo import coords
 from fastgo.board import BLACK, EMPTY, WHITE
+from play.tree_stats import lead_of
 
 
 def _r(x):
@@ -65,8 +69,9 @@ def move_infos(rows, stats, size, perspective, *, moves_ownership=False):
         else:
             info["lcb"] = info["winrate"]
         if extra is not None and extra.score is not None:
-            lead = -extra.score if flip else extra.score
-            info["scoreLead"] = info["scoreMean"] = info["scoreSelfplay"] = _r(lead)
+            sign = -1.0 if flip else 1.0
+            info["scoreMean"] = info["scoreSelfplay"] = _r(sign * extra.score)
+            info["scoreLead"] = _r(sign * lead_of(extra))
         if moves_ownership and extra is not None and extra.ownership is not None:
             info["ownership"] = _ownership(extra.ownership, flip)
         infos.append(info)
@@ -85,12 +90,15 @@ def root_info(stats, root_value, perspective):
     if stats.lcb is not None:
         info["lcb"] = _r(1.0 - stats.lcb if flip else stats.lcb)
     if stats.score is not None:
-        info["scoreLead"] = info["scoreSelfplay"] = _r(sign * stats.score)
+        info["scoreSelfplay"] = _r(sign * stats.score)
+        info["scoreLead"] = _r(sign * lead_of(stats))
     if stats.raw_value is not None:
         raw = 0.5 + 0.5 * stats.raw_value
         info["rawWinrate"] = _r(1.0 - raw if flip else raw)
     if stats.raw_score is not None:
-        info["rawLead"] = info["rawScoreSelfplay"] = _r(sign * stats.raw_score)
+        info["rawScoreSelfplay"] = _r(sign * stats.raw_score)
+        raw_lead = stats.raw_lead if stats.raw_lead is not None else stats.raw_score
+        info["rawLead"] = _r(sign * raw_lead)
     return info
 
 

@@ -22,7 +22,7 @@ from fastgo import coords
 from fastgo.gtp import GtpError, color_name, int_arg
 from play.gtp.analyze import MAX_INTERVAL_CS, leading_color_and_interval
 from play.analysis.rules import RulesError, differences, parse_rules, rules_json, FASTGO_RULES
-from play.tree_stats import tree_stats
+from play.tree_stats import lead_of, tree_stats
 
 FLAGS = ("ownership", "ownershipStdev", "movesOwnership", "movesOwnershipStdev", "rootInfo",
          "pvVisits", "pvEdgeVisits", "noResultValue")
@@ -78,7 +78,7 @@ def kata_line(player, game, flags):
         words = ["info move", coords.to_gtp(row["move"], size), "visits", str(row["visits"]),
                  "edgeVisits", str(row["visits"]), "utility", _f(2 * win - 1), "winrate", _f(win)]
         if extra is not None and extra.score is not None:
-            words += ["scoreMean", _f(extra.score), "scoreLead", _f(extra.score),
+            words += ["scoreMean", _f(extra.score), "scoreLead", _f(lead_of(extra)),
                       "scoreSelfplay", _f(extra.score)]
         lcb = extra.lcb if extra is not None and extra.lcb is not None else win
         words += ["prior", _f(float(row["prior"])), "lcb", _f(lcb), "order", str(order), "pv"]
@@ -90,7 +90,7 @@ def kata_line(player, game, flags):
         words = ["rootInfo visits", str(visits), "winrate", _f(win),
                  "utility", _f(2 * win - 1)]
         if stats is not None and stats.score is not None:
-            words += ["scoreMean", _f(stats.score), "scoreLead", _f(stats.score)]
+            words += ["scoreMean", _f(stats.score), "scoreLead", _f(lead_of(stats))]
         parts.append(" ".join(words))
     if "ownership" in flags and stats is not None and stats.ownership is not None:
         parts.append("ownership " + " ".join(_f(round(float(v), 6)) for v in stats.ownership))

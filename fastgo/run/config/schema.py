@@ -42,8 +42,16 @@ class ModelConfig:
     ownership_head: bool = setting(True, doc="auxiliary Tromp-Taylor ownership head (training only)")
     score_head: bool = setting(False, doc="auxiliary head for the final Tromp-Taylor score margin "
                                           "from the side to move's view (training only)")
+    lead_head: bool = setting(False, doc="with score_head: a second score output, the median "
+                                         "final margin (KataGo's scoreLead, the points that "
+                                         "would even the game; training and analysis only)")
     opponent_policy_head: bool = setting(False, doc="auxiliary policy head for the opponent's "
                                                     "reply, the move played next (training only)")
+
+    def check(self):
+        if self.lead_head and not self.score_head:
+            raise ConfigError("lead_head: needs score_head = true (the lead is a second output "
+                              "of the score head)")
 
     @property
     def name(self) -> str:

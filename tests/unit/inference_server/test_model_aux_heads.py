@@ -14,7 +14,7 @@ from inference_server.runner import ModelRunner
 
 torch.set_num_threads(1)
 TOL = dict(rtol=1e-4, atol=1e-4)
-AUX = dict(score_head=True, opponent_policy_head=True)
+AUX = dict(score_head=True, lead_head=True, opponent_policy_head=True)
 
 
 def planes(count, config, seed=0):
@@ -36,17 +36,22 @@ def test_forward_train_outputs():
     out = model.forward_train(torch.from_numpy(planes(5, config)).float())
     assert isinstance(out, TrainOutputs)
     assert out.logits.shape == out.opponent_policy.shape == (5, 50)
-    assert out.value.shape == out.score.shape == (5,)
+    assert out.value.shape == out.score.shape == out.lead.shape == (5,)
     assert out.ownership.shape == (5, 49)
     assert torch.all(out.score == 0)          # the score's last layer starts at zero: even game
+    assert torch.all(out.lead == 0)
     with torch.no_grad():
         model.score_fc2.bias.fill_(0.5)
-        # the head's output is in points: the last layer's unit is the board's area
-        assert torch.allclose(model.forward_train(torch.zeros(1, 16, 7, 7)).score,
-                              torch.tensor([0.5 * 49]))
+        model.lead_fc2.bias.fill_(-0.25)
+        # the head's output is in points: the last layer's unit is the board's area; the lead
+        # is its own output
+        both = model.forward_train(torch.zeros(1, 16, 7, 7))
+        assert torch.allclose(both.score, torch.tensor([0.5 * 49]))
+        assert torch.allclose(both.lead, torch.tensor([-0.25 * 49]))
     plain = build_model(ModelConfig(board_size=7, blocks=1, channels=8, ownership_head=False))
     out = plain.forward_train(torch.zeros(2, 17, 7, 7))
     assert out.ownership is None and out.score is None and out.opponent_policy is None
+    assert out.lead is None
 
 
 def test_the_served_function_ignores_the_aux_heads():
@@ -76,7 +81,7 @@ def test_checkpoints_with_aux_heads_round_trip(tmp_path):
     model.eval()
     with torch.no_grad():
         for got, want in zip(ckpt.model.forward_train(x), model.forward_train(x)):
-            assert torch.equal(got, want)
+            assert got is not None and torch.equal(got, want)
 
 
 def test_a_checkpoint_from_before_the_aux_heads_loads(tmp_path):
@@ -86,7 +91,7 @@ def test_a_checkpoint_from_before_the_aux_heads_loads(tmp_path):
     save_checkpoint(path, model, step=5)
     payload = torch.load(path, weights_only=True)
     old_config = {k: v for k, v in payload["model_config"].items()
-                  if k not in ("score_head", "opponent_policy_head")}
+                  if k not in ("score_head", "lead_head", "opponent_policy_head")}
     assert set(old_config) == {"board_size", "encoding", "blocks", "channels", "global_pool_every",
                                "policy_channels", "value_channels", "value_hidden",
                                "ownership_head"}
@@ -99,9 +104,24 @@ def test_a_checkpoint_from_before_the_aux_heads_loads(tmp_path):
         np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("head", ["score_head", "opponent_policy_head"])
-def test_weights_without_a_head_the_config_names_are_refused(tmp_path, head):
-    model = build_model(ModelConfig(board_size=5, blocks=1, channels=8), seed=0)
+def test_a_checkpoint_from_before_the_lead_head_loads_without_it(tmp_path):
+    config = ModelConfig(board_size=7, blocks=1, channels=8, score_head=True)
+    model = build_model(config, seed=4)
+    path = tmp_path / "old.ckpt"
+    save_checkpoint(path, model, step=9)
+    payload = torch.load(path, weights_only=True)
+    old_config = {k: v for k, v in payload["model_config"].items() if k != "lead_head"}
+    torch.save(dict(payload, model_config=old_config), path)
+    ckpt = load_checkpoint(path)
+    assert ckpt.config.score_head and not ckpt.config.lead_head and ckpt.step == 9
+    out = ckpt.model.forward_train(torch.from_numpy(planes(2, config)).float())
+    assert out.score is not None and out.lead is None
+
+
+@pytest.mark.parametrize("head,base", [("score_head", {}), ("opponent_policy_head", {}),
+                                       ("lead_head", {"score_head": True})])
+def test_weights_without_a_head_the_config_names_are_refused(tmp_path, head, base):
+    model = build_model(ModelConfig(board_size=5, blocks=1, channels=8, **base), seed=0)
     path = tmp_path / "x.ckpt"
     save_checkpoint(path, model, step=1)
     payload = torch.load(path, weights_only=True)

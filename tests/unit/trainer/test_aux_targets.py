@@ -16,7 +16,7 @@ from fastgo.board import BLACK, WHITE, Board
 from fastgo.run.config import ConfigError, ModelConfig, load_config, loads_config
 from fastgo.run.rundir import open_run_dir
 from inference_server.model import build_model
-from trainer.alphazero import AlphaZeroObjective
+from trainer.alphazero import AlphaZeroObjective, lead_terms, score_terms
 from trainer.training_core import make_optimizer
 from trainer.factory import make_trainer
 from trainer.window import ReplayWindow, block_from_games
@@ -108,8 +108,10 @@ def test_loss_has_both_terms_and_they_fall_on_a_fixed_batch(games):
     window = window_of(games)
     config = ModelConfig(board_size=SIZE, encoding="katago", blocks=2, channels=16,
                          value_hidden=16, global_pool_every=2, score_head=True,
-                         opponent_policy_head=True)
+                         lead_head=True, opponent_policy_head=True)
     model = build_model(config, seed=0)
+    with torch.no_grad():
+        model.lead_fc2.bias.fill_(0.004)     # a lead of 0.004 * 25 = 0.1 points: every row costs
     objective = AlphaZeroObjective(TRAINER)
     buffers = window.batch_buffers(TRAINER.batch_size, config.planes)
     cpu = torch.device("cpu")
@@ -126,15 +128,22 @@ def test_loss_has_both_terms_and_they_fall_on_a_fixed_batch(games):
              for i in range(rows) if g[i] != 0]
     score = (exact + sum(x * x for x in short)) / max(1.0, float(k.sum()) + len(short))
     assert short and any(x > 0 for x in short)     # the bound is exercised
+    # the lead: absolute error on exact rows, the same bound unsquared on resigned rows
+    lead_exact = float(((out.lead - t).abs() / SIZE ** 2 * k).sum())
+    lead_short = [max(0.0, 0.5 - float(g[i]) * float(out.lead[i])) / SIZE ** 2
+                  for i in range(rows) if g[i] != 0]
+    lead = (lead_exact + sum(lead_short)) / max(1.0, float(k.sum()) + len(lead_short))
+    assert float(out.lead.abs().min()) > 0.05 and lead > 0
     r = torch.from_numpy(buffers["reply_weight"])
     nll = F.cross_entropy(out.opponent_policy, torch.from_numpy(buffers["reply"]), reduction="none")
     reply = float((nll * r).sum() / r.sum().clamp_min(1))
     assert 0 < k.sum() < rows and 0 < r.sum() < rows      # both weights are exercised
     assert num(terms["score_loss"]) == pytest.approx(score, rel=1e-4)
+    assert num(terms["lead_loss"]) == pytest.approx(lead, rel=1e-4)
     assert num(terms["opponent_policy_loss"]) == pytest.approx(reply, rel=1e-4)
     rest = (num(terms["policy_loss"]) + TRAINER.value_weight * num(terms["value_loss"])
             + TRAINER.ownership_weight * num(terms["ownership_loss"]))
-    assert num(loss) == pytest.approx(rest + TRAINER.score_weight * score
+    assert num(loss) == pytest.approx(rest + TRAINER.score_weight * (score + lead)
                                       + TRAINER.opponent_policy_weight * reply, rel=1e-4)
     # 60 steps on the same batch (the same seed draws it again each time)
     optimizer = torch.optim.AdamW(model.parameters(), lr=TRAINER.lr, weight_decay=0.0)
@@ -180,15 +189,17 @@ def test_the_score_head_is_stable_under_the_quickstart_optimizer(game_record):
     objective = AlphaZeroObjective(tc)
     buffers = window.batch_buffers(tc.batch_size, config.model.planes)
     rng = np.random.default_rng(0)
-    history = []
+    history, leads = [], []
     for _ in range(40):
         _, loss, terms = objective.loss(model, window, rng, buffers, torch.device("cpu"))
         assert torch.isfinite(loss)
         history.append(num(terms["score_loss"]))
+        leads.append(num(terms["lead_loss"]))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
     assert max(history) < 3.0 and np.mean(history[-10:]) < 0.5 * np.mean(history[:10]), history
+    assert max(leads) < 3.0 and np.mean(leads[-10:]) < 0.5 * np.mean(leads[:10]), leads
 
 
 def test_heads_off_report_zero_terms(games):
@@ -266,3 +277,30 @@ def test_value_q_weight_is_range_checked():
         ReplayWindow(SIZE, KOMI, "katago", q_weight=1.5)
     with pytest.raises(ConfigError, match="value_q_weight"):
         loads_config("[trainer]\nvalue_q_weight = -0.1\n")
+
+
+def test_the_lead_learns_the_median_where_the_score_learns_the_mean():
+    # One position's margins from many games, skewed: most games lost by a little, a few won by
+    # a lot. The points that would even the game are the median's; the mean has the other sign.
+    margins = torch.tensor([-3.0] * 6 + [-1.0] * 5 + [20.0, 25.0, 30.0, 40.0])
+    assert float(margins.median()) < 0 < float(margins.mean())
+    weight = torch.ones_like(margins)
+    lead = torch.zeros(1, requires_grad=True)
+    score = torch.zeros(1, requires_grad=True)
+    optimizer = torch.optim.SGD([lead, score], lr=2.0)
+    for step in range(3000):
+        for group in optimizer.param_groups:
+            group["lr"] = 2.0 * 81 / (1 + step)      # a decaying step finds the L1 minimum
+        optimizer.zero_grad()
+        (lead_terms(lead.expand_as(margins), margins, weight, 81.0)
+         + score_terms(score.expand_as(margins), margins, weight, 81.0) * 81).backward()
+        optimizer.step()
+    # the median of 15 values is the 8th, -1; the mean 7.13
+    assert lead.item() == pytest.approx(-1.0, abs=0.1)
+    assert score.item() == pytest.approx(float(margins.mean()), abs=0.1)
+    # with the margins' sign only (resigned games), a lead of at least half a point wins
+    sign = torch.tensor([1.0, 1.0, -1.0])
+    bound = lead_terms(torch.tensor([0.6, 3.0, -2.0]), torch.zeros(3), torch.zeros(3), 81.0, sign)
+    assert float(bound) == 0.0
+    short = lead_terms(torch.tensor([0.25, 3.0, 0.0]), torch.zeros(3), torch.zeros(3), 81.0, sign)
+    assert float(short) == pytest.approx((0.25 + 0.5) / 81 / 3)

@@ -16,7 +16,7 @@ from trainer.growth import grow_model, shape_at
 def _small_trained_like(seed=3):
     config = dataclasses.replace(ModelConfig(), board_size=5, encoding="katago", blocks=2,
                                  channels=8, global_pool_every=2, value_hidden=8,
-                                 score_head=True, opponent_policy_head=True)
+                                 score_head=True, lead_head=True, opponent_policy_head=True)
     model = build_model(config, seed=seed)
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():          # weights and statistics away from their initial values
@@ -44,6 +44,7 @@ def test_a_grown_network_computes_what_the_small_one_did(blocks, channels, train
     with torch.no_grad():
         a, b = small.forward_train(x), big.forward_train(x)
     for name, left, right in zip(a._fields, a, b):
+        assert left is not None and right is not None, name
         assert torch.allclose(left, right, rtol=1e-5, atol=1e-5), name
 
 

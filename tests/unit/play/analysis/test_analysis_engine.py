@@ -15,8 +15,9 @@ from play.heads_cache import HeadsCache
 
 
 class FakeHeads:
-    def __init__(self):
+    def __init__(self, lead_factor=None):
         self.batches = []
+        self.lead_factor = lead_factor      # a lead head answering lead_factor * score
 
     def __call__(self, planes):
         self.batches.append(planes.shape[0])
@@ -25,11 +26,12 @@ class FakeHeads:
         score = own.sum(axis=1) - 7.5 * (2 * black - 1)         # the margin at komi 7.5
         logits = np.zeros((planes.shape[0], own.shape[1] + 1), np.float32)
         logits[:, 40] = 2.0                                    # E5 on 9x9 is the favourite
-        return logits, np.tanh(score / 10.0), own, score
+        lead = None if self.lead_factor is None else self.lead_factor * score
+        return logits, np.tanh(score / 10.0), own, score, lead
 
 
-def engine(positions=4, leaves=1, model_komi=7.5):
-    heads = FakeHeads()
+def engine(positions=4, leaves=1, model_komi=7.5, lead_factor=None):
+    heads = FakeHeads(lead_factor)
     limits = Limits(sizes=(9,), max_visits=500, default_visits=20, model_komi=model_komi)
     eng = AnalysisEngine(HeadsCache(heads), board_size=9, encoding="alphazero",
                          settings=EngineSettings(positions=positions, leaves=leaves, limits=limits,
@@ -83,6 +85,25 @@ def test_perspective_flips_every_value():
         assert m["move"] == b["move"] and abs(m["winrate"] + b["winrate"] - 1) < 1e-6
         assert abs(m["scoreLead"] + b["scoreLead"]) < 1e-6
         assert m["ownership"][a1] == -b["ownership"][a1]
+
+
+def test_the_lead_head_gives_score_lead_and_the_score_head_the_mean():
+    # A lead head that answers twice the score, from either side's view: averaged over the
+    # tree from the root's view it is still twice the score's average, move by move.
+    eng, _ = engine(lead_factor=2.0)
+    lines = run(eng, query("l", initialStones=CORNER, initialPlayer="W",
+                           overrideSettings={"reportAnalysisWinratesAs": "BLACK"}))
+    (answer,) = answers(lines, "l")
+    root = answer["rootInfo"]
+    assert abs(root["rawLead"] - 3.0) < 1e-6 and abs(root["rawScoreSelfplay"] - 1.5) < 1e-6
+    assert root["scoreSelfplay"] != 0 and abs(root["scoreLead"] - 2 * root["scoreSelfplay"]) < 1e-5
+    for info in answer["moveInfos"]:
+        assert info["scoreMean"] == info["scoreSelfplay"]
+        assert abs(info["scoreLead"] - 2 * info["scoreMean"]) < 1e-5
+    # without a lead head all three are the score's
+    eng, _ = engine()
+    (plain,) = answers(run(eng, query("p", initialStones=CORNER, initialPlayer="W")), "p")
+    assert all(i["scoreLead"] == i["scoreMean"] for i in plain["moveInfos"])
 
 
 def test_komi_shifts_the_score_head():

@@ -15,7 +15,7 @@ def heads(planes):
     own = (planes[:, 0].astype(np.float32) - planes[:, 1]).reshape(planes.shape[0], -1)
     logits = np.zeros((planes.shape[0], own.shape[1] + 1), np.float32)
     logits[:, 40] = 2.0
-    return logits, np.tanh(own.sum(axis=1) / 10), own, own.sum(axis=1)
+    return logits, np.tanh(own.sum(axis=1) / 10), own, own.sum(axis=1), None
 
 
 def player():
