@@ -8,7 +8,9 @@ B, `fastgo compare --opponents`, the evaluator's anchors, `fastgo gtp --player`)
     katago:VISITS   KataGo with VISITS a move, 1..10,000,000 (play.katago); katago:VISITS:MODEL
                     with the network file MODEL instead of the one play.katago.locate finds;
                     katago:VISITS,t=T every move sampled at temperature T (0..5) from its
-                    search's visits (at 1 visit: its raw policy), the ladder's weaker rungs
+                    search's visits (at 1 visit: its raw policy); katago:VISITS,r=P a share P
+                    (0..1) of its moves played by `random` instead; both may be given
+                    (katago:1,t=4,r=0.1): the ladder's weaker rungs
     anything else   a checkpoint path, played by the side the caller's checkpoint_side(path,
                     seed) builds
 
@@ -44,7 +46,8 @@ class Spec:
     gnugo:LEVEL or the visits of katago:VISITS (else None); `argv` the engine's command line of
     gnugo and gtp specs (else ()); `path` the checkpoint's path, or katago's network when the
     spec names one (else None); `temperature` katago's move temperature of katago:VISITS,t=T
-    (else None); `name` the player's name in tables and output (a checkpoint's is its path:
+    (else None); `random_share` the share of katago's moves played at random (r=P, else
+    None); `name` the player's name in tables and output (a checkpoint's is its path:
     the loader may name it otherwise)."""
     kind: str
     text: str
@@ -53,6 +56,7 @@ class Spec:
     argv: tuple = ()
     path: str | None = None
     temperature: float | None = None
+    random_share: float | None = None
 
 
 def _shown(text, limit=60):
@@ -131,35 +135,56 @@ def parse_spec(text) -> Spec:
     return Spec("checkpoint", text, os.path.normpath(text), path=text)
 
 
+def _katago_option(text, option, seen):
+    """One `KEY=VALUE` of katago:VISITS,... into `seen` (t: temperature 0..MAX_TEMPERATURE,
+    r: random share 0..1), each key once; ValueError of one line naming the spec."""
+    from play.katago.config import MAX_TEMPERATURE
+
+    key, _, value = option.partition("=")
+    key = key.strip().lower()
+    ranges = {"t": (MAX_TEMPERATURE, f"KataGo's temperature is katago:VISITS,t=T with T in "
+                                     f"0..{MAX_TEMPERATURE:g}"),
+              "r": (1.0, "KataGo's share of random moves is katago:VISITS,r=P with P in 0..1")}
+    if key not in ranges or key in seen:
+        raise ValueError(f"player spec {_shown(text)}: katago:VISITS takes the options t=T "
+                         f"(temperature) and r=P (random moves), each at most once")
+    high, form = ranges[key]
+    try:
+        if len(value) > 20:
+            raise ValueError
+        number = float(value)
+        if not 0.0 <= number <= high:        # also refuses nan
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"player spec {_shown(text)}: {form}") from None
+    seen[key] = number
+
+
 def _katago_spec(text, rest):
-    """katago:VISITS, katago:VISITS,t=T, each with an optional :MODEL."""
-    from play.katago.config import MAX_TEMPERATURE, MAX_VISITS
+    """katago:VISITS, katago:VISITS,t=T, katago:VISITS,r=P (or both), each with an optional
+    :MODEL."""
+    from play.katago.config import MAX_VISITS
 
     field, colon, model = rest.partition(":")
-    visits_text, comma, option = field.partition(",")
+    visits_text, *options = field.split(",", 3)
     try:
         visits = parse_int(visits_text.strip(), low=1, high=MAX_VISITS, what="visits")
     except ValueError:
         raise ValueError(f"player spec {_shown(text)}: KataGo is katago:VISITS with VISITS in "
-                         f"1..{MAX_VISITS:,} (or katago:VISITS,t=T, katago:VISITS:MODEL)") from None
-    temperature = None
-    if comma:
-        key, _, value = option.partition("=")
-        try:
-            if key.strip().lower() != "t" or len(value) > 20:
-                raise ValueError
-            temperature = float(value)
-            if not 0.0 <= temperature <= MAX_TEMPERATURE:
-                raise ValueError
-        except ValueError:
-            raise ValueError(f"player spec {_shown(text)}: KataGo's temperature is "
-                             f"katago:VISITS,t=T with T in 0..{MAX_TEMPERATURE:g}") from None
+                         f"1..{MAX_VISITS:,} (or katago:VISITS,t=T, katago:VISITS,r=P, "
+                         f"katago:VISITS:MODEL)") from None
+    seen = {}
+    for option in options:
+        _katago_option(text, option, seen)
     if colon and not model.strip():
         raise ValueError(f"player spec {_shown(text)}: katago:VISITS:MODEL names no network")
     model = model.strip() or None
+    temperature, share = seen.get("t"), seen.get("r")
     name = (f"katago:{visits}" + ("" if temperature is None else f",t={temperature:g}")
+            + ("" if share is None else f",r={share:g}")
             + (f":{os.path.basename(model)}" if model else ""))
-    return Spec("katago", text, name, count=visits, path=model, temperature=temperature)
+    return Spec("katago", text, name, count=visits, path=model, temperature=temperature,
+                random_share=share)
 
 
 def make_player(text, *, seed=None):
@@ -194,7 +219,8 @@ def make_side(text, *, seed=None, checkpoint_side=None, move_timeout=None, start
         if spec.kind == "katago":
             from play.katago.side import KataGoSide
             return KataGoSide(spec.count, model=spec.path, seed=seed, name=spec.name,
-                              temperature=spec.temperature, **options)
+                              temperature=spec.temperature, random_share=spec.random_share,
+                              **options)
         return GtpSide(list(spec.argv), name=spec.name, **options)
     if checkpoint_side is None:
         raise ValueError(f"player spec {_shown(spec.text)}: a checkpoint cannot be played here "

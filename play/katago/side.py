@@ -1,6 +1,11 @@
 """KataGo as a match side (`katago:VISITS`): a GtpSide whose engine is KataGo in GTP mode under
 the config of play.katago.config, written for the match's board size at each start.
 
+Under `random_share` P (katago:VISITS,r=P) a share P of its moves, drawn by a coin seeded from
+the side's seed, is played by play.players.RandomPlayer instead (no engine call: the engine is
+told the move with the rest of the game before its next genmove): a rung between GNU Go and
+KataGo's raw policy that a temperature alone does not reach.
+
 KataGo's randomness varies its games: its search and network seeds come from the side's seed
 (a fresh stream per engine start), and its early moves are sampled by its own temperature
 (chosenMoveTemperatureEarly). Its search runs on one thread (numSearchThreads, and pocl's CPU
@@ -15,12 +20,15 @@ import glob
 import os
 import shutil
 import sys
+import random
+import secrets
 import tempfile
 
 from fastgo.files import escaped
 from play.gtp.side import GtpEngineError, GtpSide
 from play.katago.config import LOG_FOLDER, gtp_config, write_config
 from play.katago.locate import explain, locate
+from play.players import RandomPlayer
 
 START_TIMEOUT_S = 120.0     # KataGo's first answers with its tuning cached (loading a network)
 TUNE_TIMEOUT_S = 1800.0    # ... while it tunes OpenCL (FASTGO_KATAGO_TUNE_TIMEOUT overrides)
@@ -52,16 +60,25 @@ def tune_timeout(env) -> float:
 
 class KataGoSide(GtpSide):
     """KataGoSide(visits, *, model=None, seed=None, move_seconds=None, name=None,
-    temperature=None, ...): KataGo with `visits` a move (the most, under move_seconds), its
-    network `model` or the one play.katago.locate finds, its moves sampled at `temperature`
-    (None: KataGo's own). KataGoMissing (a ValueError of one line) when its program or
+    temperature=None, random_share=None, ...): KataGo with `visits` a move (the most, under
+    move_seconds), its network `model` or the one play.katago.locate finds, its moves sampled
+    at `temperature` (None: KataGo's own), a share `random_share` of them random (None: none). KataGoMissing (a ValueError of one line) when its program or
     network is not found; GtpEngineError (one line) when it cannot start. start_timeout bounds
     a start with the tuning in the cache (START_TIMEOUT_S); one that tunes first may take
     tune_timeout(env)."""
 
     def __init__(self, visits, *, model=None, seed=None, move_seconds=None, name=None,
-                 temperature=None, start_timeout=None, env=None, out=None, **options):
+                 temperature=None, random_share=None, start_timeout=None, env=None, out=None,
+                 **options):
         env = dict(os.environ if env is None else env)
+        share = 0.0 if random_share is None else float(random_share)
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"random_share must be in 0..1, got {random_share!r}")
+        self.random_share = share
+        base = secrets.randbits(63) if seed is None else int(seed)
+        self._coin = random.Random(base ^ 0x5EED)
+        self._random = RandomPlayer(seed=base % (1 << 63))
+        self.random_moves = 0          # moves played at random so far
         self.located = locate(model, env)
         self.max_visits = int(visits)
         self.temperature = temperature
@@ -88,6 +105,12 @@ class KataGoSide(GtpSide):
         if self.move_seconds is not None or self.game_clock is not None:
             return None
         return self.max_visits
+
+    def _genmove(self, g, game):
+        if self.random_share > 0.0 and self._coin.random() < self.random_share:
+            self.random_moves += 1
+            return self._random.genmove(game)
+        return super()._genmove(g, game)
 
     def config(self) -> dict:
         """The config the next start writes (play.katago.config.gtp_config)."""

@@ -140,6 +140,39 @@ def test_katago_spec_through_make_side(katago_env, monkeypatch):
         assert side.config()["chosenMoveTemperature"] == "2"
     finally:
         side.close()
+    side = make_side("katago:1,t=4,r=0.25", seed=3)
+    try:
+        assert side.name == "katago:1,t=4,r=0.25" and side.random_share == 0.25
+    finally:
+        side.close()
+
+
+def test_a_random_share_plays_that_share_without_the_engine(katago_env):
+    # The stand-in engine passes at every genmove, so each stone the side places is a random one;
+    # the engine is told those moves before its next genmove (a refused one would forfeit).
+    side = KataGoSide(1, env=katago_env, seed=5, random_share=0.5, out=io.StringIO(),
+                      name="katago:1,r=0.5")
+    opponent = RandomPlayer(seed=9)
+    turns = stones = 0
+    try:
+        side.prepare(1, 7, 0.5)
+        for _ in range(8):
+            game = Game(7, 0.5)
+            while not game.is_over() and len(game.moves) < 60:
+                if len(game.moves) % 2 == 0:
+                    [move] = side.moves([0], [game])
+                    assert not isinstance(move, Forfeit), move
+                    turns += 1
+                    stones += move != game.board.pass_move
+                else:
+                    move = opponent.genmove(game)
+                game.play(move)
+    finally:
+        side.close()
+    assert stones <= side.random_moves <= turns and not side.failures
+    # 0.5 of the turns, within 4 standard deviations
+    assert abs(side.random_moves - turns / 2) <= 4 * (turns / 4) ** 0.5, (side.random_moves, turns)
+    assert stones > 0
 
 
 def test_an_engine_suicide_is_a_forfeit():

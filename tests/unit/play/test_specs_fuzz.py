@@ -29,7 +29,7 @@ def test_gtp_spec_names_a_program_or_is_one_line_error(command):
     assert argv and argv[0].strip(), argv
 
 
-KATAGO_PIECES = st.sampled_from(["1", "4", "0", "10000001", ",", "t", "=", "0.5", "5", "5.5",
+KATAGO_PIECES = st.sampled_from(["1", "4", "0", "10000001", ",", "t", "r", "=", "0.5", "5", "5.5",
                                  "nan", "-1", ":", "/m.bin.gz", " ", "x", "1e0", ""])
 
 
@@ -37,6 +37,9 @@ KATAGO_PIECES = st.sampled_from(["1", "4", "0", "10000001", ",", "t", "=", "0.5"
 @given(st.lists(KATAGO_PIECES, max_size=7).map("".join) | st.text(max_size=30))
 @example("1,t=5.5")
 @example("1,t=nan")
+@example("1,r=1.5")
+@example("1,t=4,r=0.1")
+@example("1,r=0.1,r=0.1")
 @example("1,t=")
 def test_katago_spec_is_in_range_or_one_line_error(rest):
     from play.katago.config import MAX_TEMPERATURE, MAX_VISITS
@@ -49,5 +52,7 @@ def test_katago_spec_is_in_range_or_one_line_error(rest):
         return
     assert spec.kind == "katago" and 1 <= spec.count <= MAX_VISITS
     assert spec.temperature is None or 0.0 <= spec.temperature <= MAX_TEMPERATURE
-    assert (spec.temperature is None) == ("," not in rest.partition(":")[0])
+    assert spec.random_share is None or 0.0 <= spec.random_share <= 1.0
+    options = rest.partition(":")[0].split(",")[1:]
+    assert len(options) == (spec.temperature is not None) + (spec.random_share is not None)
     assert parse_spec(spec.name).name == spec.name       # the name is a spec of the same player
