@@ -9,7 +9,8 @@ protocol, the way KaTrain reads it):
     python tools/score_check.py CKPT RUN_DIR [--games 100] [--move 20] [--visits 200]
 
 Prints one JSON object; `disagreeing` lists the [win rate, scoreLead] of the positions whose
-signs disagree. Positions come from the newest shards, one per game, games shorter
+signs disagree; `mean_sign_agreement` is the same share for `scoreSelfplay` (the score head's
+mean margin), which differs from `scoreLead` where the network has a lead head. Positions come from the newest shards, one per game, games shorter
 than M + 1 moves skipped."""
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ def main(argv=None):
             answers[reply["id"]] = reply["rootInfo"]
     if "empty" not in answers:
         sys.exit(f"score_check: no answer for the empty board: {done.stderr.strip()[-300:]}")
-    agree = checked = 0
+    agree = checked = mean_agree = 0
     disagree = []
     for gid, _ in found:
         root = answers.get(gid)
@@ -87,15 +88,19 @@ def main(argv=None):
         if win == 0.5:
             continue
         checked += 1
+        mean = float(root.get("scoreSelfplay", lead))
+        mean_agree += (mean > 0) == (win > 0.5)
         if (lead > 0) == (win > 0.5):
             agree += 1
         else:
             disagree.append([round(win, 3), round(lead, 2)])
     print(json.dumps({"checkpoint": args.checkpoint, "visits": args.visits, "komi": komi,
                       "empty_board": {"scoreLead": answers["empty"].get("scoreLead"),
+                                      "scoreSelfplay": answers["empty"].get("scoreSelfplay"),
                                       "winrate": answers["empty"].get("winrate")},
                       "move": args.move, "positions": checked,
                       "sign_agreement": round(agree / checked, 4) if checked else None,
+                      "mean_sign_agreement": round(mean_agree / checked, 4) if checked else None,
                       "disagreeing": sorted(disagree)}))
 
 

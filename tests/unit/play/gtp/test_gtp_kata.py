@@ -18,8 +18,13 @@ def heads(planes):
     return logits, np.tanh(own.sum(axis=1) / 10), own, own.sum(axis=1), None
 
 
-def player():
-    cache = HeadsCache(heads)
+def heads_with_lead(planes):
+    logits, values, own, score, _ = heads(planes)
+    return logits, values, own, score, 2.0 * score - 1.0     # a lead head unlike the score
+
+
+def player(network=heads):
+    cache = HeadsCache(network)
     p = SearchPlayer(cache, 48,
                      SearchSettings.for_play(encoding="alphazero", random_symmetry=False),
                      board_size=9, seed=1)
@@ -69,6 +74,25 @@ def test_kata_analyze_lines_parse_as_lizzie_reads_them():
     # Black to move: its C3 stone counts +1 for it, White's D4 -1 (the side to move's view).
     assert ownership[6 * 9 + 2] == 1.0 and ownership[5 * 9 + 3] == -1.0
     assert "rootInfo visits 49 " in line
+
+
+def test_kata_analyze_reports_the_lead_head_as_score_lead():
+    p = player(heads_with_lead)
+    engine = GtpEngine(p, size=9, komi=7.5)
+    engine.handle_line("play b c3")
+    p.ponder(engine.game, 32, 32)
+    line = kata_line(p, engine.game, {"rootInfo"})
+    moves, _ = lizzie_parse(line)
+    # one evaluation per node at most: the lead is 2 * score - 1 in every node's own view, so
+    # the search's means differ, and the line's scoreLead is not its scoreMean
+    assert moves and any(abs(m["scoreLead"] - m["scoreMean"]) > 1e-3 for m in moves)
+    root = line.split(" rootInfo ")[1].split()
+    fields = dict(zip(root[::2], root[1::2]))
+    assert float(fields["scoreLead"]) != float(fields["scoreMean"])
+    without = player()                                        # no lead head: the score's mean
+    without.ponder(engine.game, 32, 32)
+    plain = lizzie_parse(kata_line(without, engine.game, {"rootInfo"}))[0]
+    assert plain and all(m["scoreLead"] == m["scoreMean"] for m in plain)
 
 
 def test_kata_genmove_analyze_response_shape():
