@@ -50,7 +50,8 @@ def test_gnugo_runs_as_cgos_runs_it():
     ("gtp", 'expected gtp:"COMMAND"'), ("gtp:", "has no command"), ('gtp:"open', "quotation"),
     ("foo:3", "unknown player spec 'foo:3'"),
     ("katago:1,t=5.5", "T in 0..5"), ("katago:1,t=-1", "T in 0..5"),
-    ("katago:1,t=nan", "T in 0..5"), ("katago:1,x=1", "katago:VISITS,t=T"),
+    ("katago:1,t=nan", "T in 0..5"), ("katago:1,x=1", "takes the options t=T"),
+    ("katago:1,r=1.5", "P in 0..1"), ("katago:1,t=1,t=2", "each at most once"),
     ("katago:1,t=", "katago:VISITS,t=T"), ("katago:0,t=1", "VISITS in"),
 ])
 def test_malformed_specs_are_one_line(text, words):
