@@ -14,7 +14,7 @@ from fastgo.run.ladder import LADDER
 MATCH_VISITS = 200                      # a checkpoint's visits per move in the arena and evaluator
 # cluster.anchors: the forms of play.specs, checked in full when the evaluator starts
 ANCHOR_FORMS = re.compile(r"random|mcts:[1-9][0-9]{0,7}|gnugo:(10|[0-9])|gtp:.*\S.*|"
-                          r"katago:[1-9][0-9]{0,7}(,t=[0-9.]{1,20})?(:.*\S.*)?|"
+                          r"katago:[1-9][0-9]{0,7}(,[tr]=[0-9.]{1,20}){0,2}(:.*\S.*)?|"
                           r"(?!(mcts|gnugo|gtp|katago)$)[^:]+|.*\.ckpt", re.IGNORECASE | re.DOTALL)
 
 
