@@ -89,15 +89,19 @@ def _walk(search, g, arrays, limit):
     return out
 
 
-def _score(entry, mover, komi, model_komi, column=3):
-    """The mover's score (column 3) or lead (column 4) at komi `komi`; the lead has no
-    stand-in from the ownership (None without its head)."""
-    sign = 1.0 if mover == BLACK else -1.0
-    if entry[column] is not None:
-        shift = 0.0 if model_komi is None else (model_komi - komi)
-        return entry[column] + sign * shift
-    if column != 3:
+def _at_komi(margin, mover, komi, model_komi):
+    """A head's margin (score or lead, the mover's view, at model_komi) at komi `komi`; None
+    stays None."""
+    if margin is None:
         return None
+    shift = 0.0 if model_komi is None else (model_komi - komi)
+    return margin + (1.0 if mover == BLACK else -1.0) * shift
+
+
+def _score(entry, mover, komi, model_komi):
+    sign = 1.0 if mover == BLACK else -1.0
+    if entry[3] is not None:
+        return _at_komi(entry[3], mover, komi, model_komi)
     if entry[2] is not None:
         return float(entry[2].sum()) - sign * komi
     return None
@@ -142,7 +146,7 @@ def tree_stats(search, g, cache, *, model_komi=None, max_nodes=MAX_NODES, owners
             entry = entries[i]
             value, own = entry[1], entry[2]
             score = _score(entry, mover, komi, model_komi)
-            lead = _score(entry, mover, komi, model_komi, column=4)
+            lead = _at_komi(entry[4], mover, komi, model_komi)     # no stand-in: None
             if node == arrays["root"]:
                 stats.raw_value, stats.raw_score, stats.raw_logits = value, score, entry[0]
                 stats.raw_lead = lead

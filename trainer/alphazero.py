@@ -143,21 +143,17 @@ class AlphaZeroObjective:
                 own.float(), own_t, torch.from_numpy(batch["score_weight"]).to(device))
             loss = loss + self.tc.ownership_weight * ownership_loss
         score_loss = torch.zeros((), device=device)
-        if out.score is not None and self.tc.score_weight > 0:
-            area = float(window.size * window.size)
-            score_loss = score_terms(out.score.float(),
-                                     torch.from_numpy(batch["score"]).to(device),
-                                     torch.from_numpy(batch["score_weight"]).to(device), area,
-                                     torch.from_numpy(batch["score_sign"]).to(device))
-            loss = loss + self.tc.score_weight * score_loss
         lead_loss = torch.zeros((), device=device)
-        if out.lead is not None and self.tc.score_weight > 0:
-            area = float(window.size * window.size)
-            lead_loss = lead_terms(out.lead.float(),
-                                   torch.from_numpy(batch["score"]).to(device),
-                                   torch.from_numpy(batch["score_weight"]).to(device), area,
-                                   torch.from_numpy(batch["score_sign"]).to(device))
-            loss = loss + self.tc.score_weight * lead_loss
+        if out.score is not None and self.tc.score_weight > 0:
+            # the score and the lead (its second output, where the head has one) share targets
+            targets = (torch.from_numpy(batch["score"]).to(device),
+                       torch.from_numpy(batch["score_weight"]).to(device),
+                       float(window.size * window.size),
+                       torch.from_numpy(batch["score_sign"]).to(device))
+            score_loss = score_terms(out.score.float(), *targets)
+            if out.lead is not None:
+                lead_loss = lead_terms(out.lead.float(), *targets)
+            loss = loss + self.tc.score_weight * (score_loss + lead_loss)
         opponent_policy_loss = torch.zeros((), device=device)
         if out.opponent_policy is not None and self.tc.opponent_policy_weight > 0:
             opponent_policy_loss = reply_terms(out.opponent_policy.float(),
