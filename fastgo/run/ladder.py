@@ -11,20 +11,30 @@ only at import (fastgo.run.config reads LADDER).
 from __future__ import annotations
 
 
-# cluster.anchors' default: in rising strength; the katago ones are skipped where KataGo is not
-# found (`fastgo katago fetch`), so a machine without it has the GNU Go ladder as before.
+# cluster.anchors' default: in rising strength (as far as a dozen games a pair tell: two rungs
+# near 50%, katago:1,t=0.5 and katago:1, may come out either way); the katago ones are skipped
+# where KataGo is not found (`fastgo katago fetch`), so a machine without it has the GNU Go
+# ladder as before.
 LADDER = ("random", "mcts:100", "mcts:1000", "gnugo:1", "gnugo:5", "gnugo:10",
-          "katago:1,t=4,r=0.05", "katago:1,t=4", "katago:1,t=1", "katago:1", "katago:4")
+          "katago:1,t=4,r=0.05", "katago:1,t=4", "katago:1,t=2", "katago:1,t=1.4",
+          "katago:1,t=1", "katago:1,t=0.5", "katago:1")
 
 # The calibration games: (a, b, wins_a, wins_b, draws), the arena's result of a against b
 # (`fastgo arena A B --size 9`: Tromp-Taylor area, komi 7.5, colours alternating), as
-# docs/guide.md#the-ladder lists them; a chain from the stand-in up, each rung the stronger,
-# and a pair that skips a rung where it was played.
+# docs/guide.md#the-ladder lists them: a chain from the stand-in up, each neighbouring pair
+# played (the lower scoring 20-80%: games near 50% say the most), and pairs that skip a rung
+# where they were played.
 CALIBRATION = (
     ("gnugo:10", "katago:1,t=4,r=0.05", 10, 14, 0),
     ("katago:1,t=4,r=0.05", "katago:1,t=4", 6, 10, 0),
     ("gnugo:10", "katago:1,t=4", 3, 21, 0),
+    ("katago:1,t=4", "katago:1,t=2", 5, 11, 0),
+    ("katago:1,t=2", "katago:1,t=1.4", 4, 12, 0),
+    ("katago:1,t=1.4", "katago:1,t=1", 5, 11, 0),
     ("katago:1,t=4", "katago:1,t=1", 1, 15, 0),
+    ("katago:1,t=2", "katago:1,t=1", 1, 15, 0),
+    ("katago:1,t=1", "katago:1,t=0.5", 4, 12, 0),
+    ("katago:1,t=0.5", "katago:1", 10, 6, 0),
     ("katago:1,t=1", "katago:1", 2, 18, 0),
 )
 

@@ -85,16 +85,19 @@ def test_the_published_table_is_the_calibration():
 
 
 def test_each_calibrated_distance_is_measured():
-    # the rungs rise along LADDER from the stand-in: each neighbouring pair was played (both
-    # sides won games, so the pair's Elo distance has a finite interval, not only a bound) and
-    # the upper one won more; other pairs may be played too
-    played = {(a, b): (wins_a, wins_b) for a, b, wins_a, wins_b, _ in ladder.CALIBRATION}
+    # the rungs go up LADDER from the stand-in: each neighbouring pair was played, both sides
+    # won games (so the pair's Elo distance has a finite interval, not only a bound) and the
+    # lower one scored 20-80% (a step the evaluator's games near 50% can measure); other pairs
+    # may be played too
+    played = {(a, b): (wins_a, wins_b, draws) for a, b, wins_a, wins_b, draws in
+              ladder.CALIBRATION}
     start = ladder.LADDER.index(CGOS_STAND_IN)
     calibrated = ladder.rungs() | {CGOS_STAND_IN}
     chain = [name for name in ladder.LADDER[start:] if name in calibrated]
     assert tuple(chain) == ladder.LADDER[start:start + len(chain)] and len(chain) >= 2
     for low, high in zip(chain, chain[1:]):
-        wins_low, wins_high = played[(low, high)]
-        assert 0 < wins_low < wins_high, (low, high)
-    for (a, b), (wins_a, wins_b) in played.items():
+        wins_low, wins_high, draws = played[(low, high)]
+        score = (wins_low + draws / 2) / (wins_low + wins_high + draws)
+        assert wins_low > 0 and wins_high > 0 and 0.2 <= score <= 0.8, (low, high)
+    for a, b in played:
         assert a in chain and b in chain and chain.index(a) < chain.index(b), (a, b)
