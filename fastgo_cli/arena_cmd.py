@@ -265,14 +265,15 @@ def _write_atomic(path, text):
     atomic_write(path, lambda handle: handle.write(text), binary=False)
 
 
-def write_sgfs(result, first, directory, stamp):
-    """The games of `result` (records kept) as DIR/arena-STAMP-NNNN.sgf, game numbers from
-    `first`; a game lost by forfeit has RE[B+F] / RE[W+F] and the reason in its root comment."""
+def write_sgfs(result, directory, stamp):
+    """The games of `result` (records kept) as DIR/arena-STAMP-NNNN.sgf, NNNN each game's
+    number in the match; a game lost by forfeit has RE[B+F] / RE[W+F] and the reason in its
+    root comment."""
     from fastgo.sgf import record_from_game, write_sgf
 
     forfeits = {f["game"]: f for f in result.forfeits}
     for k, game in enumerate(result.records):
-        number = first + k
+        number = result.numbers[k]
         a_black = result.a_black[k]
         black, white = (result.name_a, result.name_b) if a_black else (result.name_b, result.name_a)
         comment = f"fastgo arena game {number}: A {result.name_a} vs B {result.name_b}"
@@ -375,7 +376,7 @@ def _play(args, a, b, size, sprt_elos):
                                keep_records=args.sgf_dir is not None, game_offset=total.games,
                                game_seconds=args.game_seconds)
             if args.sgf_dir is not None:
-                write_sgfs(chunk, total.games, args.sgf_dir, stamp)
+                write_sgfs(chunk, args.sgf_dir, stamp)
                 chunk.records = []
             total.add(chunk)
             line = (f"  {total.games} games, {time.monotonic() - started:.0f} s: "
@@ -390,8 +391,14 @@ def _play(args, a, b, size, sprt_elos):
                 print(line, flush=True)
             if sprt is not None and sprt["accepted"] is not None:
                 break
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         interrupted = True
+        chunk = getattr(interrupt, "match_result", None)     # the games over in the batch
+        if chunk is not None and chunk.games:
+            if args.sgf_dir is not None:
+                write_sgfs(chunk, args.sgf_dir, stamp)
+                chunk.records = []
+            total.add(chunk)
         print(f"{PROG}: interrupted after {total.games} games", file=sys.stderr)
     if sprt is not None:
         sprt["llr"] = round(sprt["llr"], 6)

@@ -139,6 +139,7 @@ class MatchResult:
     # the move it failed to give, from 1), "reason"}; "game" counts from the match's first game
     forfeits: list = field(default_factory=list)
     a_black: list = field(default_factory=list)     # per game: A played Black
+    numbers: list = field(default_factory=list)     # per game: its number, from the match's first
     # each side's moves, the wall seconds its calls took for them (a side that moves many games
     # in one call, as a batched search does, shares the call's time among them) and the root
     # visits of those moves (sides with a `visits` budget; 0 for the others)
@@ -161,6 +162,7 @@ class MatchResult:
         self.records.extend(other.records)
         self.forfeits.extend(other.forfeits)
         self.a_black.extend(other.a_black)
+        self.numbers.extend(other.numbers)
         return self
 
     @property
@@ -203,7 +205,10 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
     side's time per move is measured with (MatchResult.per_move). `game_seconds`: a game clock
     (play.equal_time.GameClock, sudden death): each side's moves of a game are charged to it
     (what the side says it spent, else its wall time) and a side past its time by more than
-    the clock's margin loses that game on time (a forfeit)."""
+    the clock's margin loses that game on time (a forfeit). A KeyboardInterrupt (Ctrl-C, or the
+    arena's SIGTERM) goes on up with the games already over counted in its `match_result`
+    (a MatchResult, as `stop` would have given), so an interrupted match keeps its finished
+    games."""
     for side in (a, b):
         if not isinstance(side, (MatchSide, Player)):
             raise TypeError(f"a match side is a play.players.MatchSide or Player, not "
@@ -218,6 +223,17 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
         else:
             side.reset()
     a_black = [(game_offset + g) % 2 == 0 for g in range(games)]
+    try:
+        _play_rounds(a, b, boards, a_black, result, game_clock, game_offset, stop, clock)
+    except KeyboardInterrupt as interrupt:
+        interrupt.match_result = _tally(result, boards, a_black, keep_records, game_offset)
+        raise
+    return _tally(result, boards, a_black, keep_records, game_offset)
+
+
+def _play_rounds(a, b, boards, a_black, result, game_clock, game_offset, stop, clock):
+    """play_match's rounds of moves, A's then B's in each, until every game is over or `stop`."""
+    games = len(boards)
     while True:
         live = [g for g in range(games) if not boards[g].is_over()]
         if not live or (stop is not None and stop()):
@@ -272,11 +288,17 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
                     game.play(int(move))
                 else:                         # a side that answers an illegal move passes
                     game.play(game.board.pass_move)
+
+
+def _tally(result, boards, a_black, keep_records, game_offset):
+    """`result` with the games of `boards` that are over counted in it (wins, colours, numbers,
+    records)."""
     for g, game in enumerate(boards):
         if not game.is_over():
             continue
         result.games += 1
         result.a_black.append(a_black[g])
+        result.numbers.append(game_offset + g)
         if a_black[g]:
             result.games_a_black += 1
         winner = game.winner

@@ -224,7 +224,47 @@ def test_interrupt_records_finished_chunks(tmp_path):
     assert proc.returncode == 130
     assert "interrupted after" in err and "Traceback" not in err
     row = read_table(table)[0]
-    assert row["interrupted"] is True and row["games"] >= 2 and row["games"] % 2 == 0
+    assert row["interrupted"] is True and row["games"] >= 2
+
+
+def test_an_interrupted_batch_keeps_its_finished_games(tmp_path, capsys, monkeypatch):
+    # Ctrl-C in the middle of a batch of games played at once: the games already over are
+    # counted, written as SGFs under their own numbers and appended; the others are not
+    import play.match
+
+    real = play.match.play_match
+    rounds = []
+
+    def interrupted_at_round_18(*args, **kwargs):
+        def stop():
+            rounds.append(1)
+            if len(rounds) == 18:
+                raise KeyboardInterrupt
+            return False
+        return real(*args, **kwargs, stop=stop)
+
+    monkeypatch.setattr(play.match, "play_match", interrupted_at_round_18)
+    sgf_dir, out_json, table = tmp_path / "sgf", tmp_path / "r.json", tmp_path / "t.jsonl"
+    code, out, err = arena(capsys, "random", "mcts:8", "--games", "12", "--games-at-once", "12",
+                           "--size", "5", "--seed", "3", "--sgf-dir", str(sgf_dir),
+                           "--json", str(out_json), "--table", str(table))
+    assert code == 130 and "Traceback" not in err
+    data = json.loads(out_json.read_text())
+    games = data["games"]
+    assert 0 < games < 12 and data["interrupted"] is True
+    assert f"interrupted after {games} games" in err
+    assert printed_counts(out)[0] == games == read_table(table)[0]["games"]
+    files = sorted(sgf_dir.glob("arena-*.sgf"))
+    assert len(files) == games
+    wins_a = 0
+    for path in files:
+        number = int(path.stem.rsplit("-", 1)[1])
+        record = read_sgf_file(path)
+        a_black = record.black_player == "random"
+        assert a_black == (number % 2 == 0)              # colours alternate by the game's number
+        assert record.result[:1] in ("B", "W")
+        wins_a += (record.result[:1] == "B") == a_black
+    assert wins_a == data["wins_a"] and games - wins_a == data["wins_b"] + data["draws"]
 
 
 def tiny_checkpoint(tmp_path):

@@ -1,5 +1,7 @@
 """play_match's stop callback: the match ends at the next round of moves and counts only the
 games that are over (the evaluator's bound on an ordered shutdown)."""
+import pytest
+
 from play.match import RESIGN, play_match
 from play.players import MatchSide
 
@@ -45,6 +47,7 @@ def test_stop_counts_only_finished_games():
     assert (result.wins_a, result.wins_b, result.draws) == (0, 3, 0)
     assert all(game.is_over() for game in result.records)
     assert result.a_black == [True, False, False]       # games 0, 3 and 5: A is Black in even
+    assert result.numbers == [0, 3, 5]
 
 
 def test_stop_at_once_counts_nothing():
@@ -56,3 +59,35 @@ def test_without_stop_every_game_is_counted():
     result = play_match(Side(True), Side(False), 4, size=5, komi=0.5, keep_records=True)
     assert result.games == 4
     assert all(game.is_over() for game in result.records)
+
+
+class Interrupting(Side):
+    """Side, whose call in round `at` is interrupted (Ctrl-C while it thinks)."""
+
+    def __init__(self, resigns, at):
+        super().__init__(resigns)
+        self.at, self.calls = at, 0
+
+    def moves(self, turn, boards):
+        self.calls += 1
+        if self.calls == self.at:
+            raise KeyboardInterrupt
+        return super().moves(turn, boards)
+
+
+def test_an_interrupt_goes_on_up_with_the_games_already_over():
+    # B is interrupted in round 3: the QUICK games ended in rounds 1 and 2, the others go on
+    with pytest.raises(KeyboardInterrupt) as caught:
+        play_match(Side(True), Interrupting(False, at=3), 8, size=5, komi=0.5,
+                   keep_records=True, game_offset=10)
+    result = caught.value.match_result
+    assert (result.games, result.wins_a, result.wins_b, result.draws) == (3, 0, 3, 0)
+    assert result.numbers == [10 + g for g in sorted(QUICK)]
+    assert result.a_black == [(10 + g) % 2 == 0 for g in sorted(QUICK)]
+    assert len(result.records) == 3 and all(game.is_over() for game in result.records)
+
+
+def test_an_interrupt_before_any_game_is_over_counts_none():
+    with pytest.raises(KeyboardInterrupt) as caught:
+        play_match(Interrupting(True, at=1), Side(False), 4, size=5, komi=0.5)
+    assert caught.value.match_result.games == 0
