@@ -13,6 +13,15 @@ device held to one thread unless POCL_MAX_PTHREAD_COUNT is set). On the first st
 size with no OpenCL tuning in the cache KataGo tunes for this device (minutes on a CPU, once):
 the start then waits up to tune_timeout, and a tuner that hangs or crashes is one line, not a
 traceback.
+
+Under a time a move (move_seconds), KataGo plays at a measured speed, as a checkpoint side does
+(fastgo_cli.arena_timing): at its first start its one-thread visits a second are timed
+(PACE_ROUNDS searches of PACE_VISITS visits from an empty board, its caches cleared, the fastest
+kept) and the visits that fit in move_seconds (at most its VISITS) become its maxVisits, with
+maxTime = move_seconds kept as a backstop. KataGo's own clock alone does not hold a move to its
+time on a CPU: it checks the time only between playouts, does at least minPlayoutsPerThread of
+them, and one evaluation of the b18c384nbt network took 0.7 s of one thread, so at 1 s a move
+it took over 2 s in 9 of 16 games and lost them on time.
 """
 from __future__ import annotations
 
@@ -23,8 +32,12 @@ import sys
 import random
 import secrets
 import tempfile
+import time
 
 from fastgo.files import escaped
+from fastgo.gtp import GtpError
+from play.equal_time import visits_for
+from play.gtp.client import GtpConnectionError
 from play.gtp.side import GtpEngineError, GtpSide
 from play.katago.config import LOG_FOLDER, gtp_config, write_config
 from play.katago.locate import explain, locate
@@ -35,6 +48,9 @@ TUNE_TIMEOUT_S = 1800.0    # ... while it tunes OpenCL (FASTGO_KATAGO_TUNE_TIMEO
 TUNE_TIMEOUT_ENV = "FASTGO_KATAGO_TUNE_TIMEOUT"
 ONE_THREAD_ENV = "POCL_MAX_PTHREAD_COUNT"   # pocl's threads for its CPU device
 PRESET_TUNING = "opencl_tune.txt"   # in the cache: loaded instead of tuning (fastgo katago fetch)
+PACE_VISITS = 4             # under a time a move: the visits of each timed search ...
+PACE_ROUNDS = 3             # ... and how many are timed (the fastest is kept)
+PACE_TIMEOUT_S = 120.0      # the wait for one timed search
 
 
 def tuned(cache: str, size: int) -> bool:
@@ -81,6 +97,9 @@ class KataGoSide(GtpSide):
         self.random_moves = 0          # moves played at random so far
         self.located = locate(model, env)
         self.max_visits = int(visits)
+        self.paced_visits = None       # under move_seconds: the visits its measured speed fits
+        self.pace_rate = None          # ... and that speed, visits a second on one thread
+        self._timed = False            # its speed was timed (or tried) at a start
         self.temperature = temperature
         self.seed = seed
         self._folder = tempfile.mkdtemp(prefix="fastgo-katago-")
@@ -117,7 +136,8 @@ class KataGoSide(GtpSide):
         cache = self.located.cache
         preset = os.path.join(cache, PRESET_TUNING)
         seed = None if self.seed is None else int(self.seed) + self.starts
-        return gtp_config(visits=self.max_visits, size=self.size or 19, cache=cache,
+        return gtp_config(visits=self.paced_visits or self.max_visits, size=self.size or 19,
+                          cache=cache,
                           move_seconds=self.move_seconds, seed=seed,
                           tuner_file=preset if os.path.isfile(preset) else None,
                           temperature=self.temperature)
@@ -144,6 +164,48 @@ class KataGoSide(GtpSide):
             super()._start()
         except GtpEngineError as exc:
             raise GtpEngineError(self._failure(str(exc))) from None
+        if self.move_seconds is not None and not self._timed:
+            self._timed = True
+            self._pace()
+
+    def _pace(self):
+        """Times KataGo's one-thread speed and sets its visits a move to what fits in
+        move_seconds (the module's docstring). An engine that refuses the commands is dropped
+        (the next move starts it again, on its own clock) with a line saying so; one that dies
+        is GtpEngineError (one line)."""
+        client = self._client
+        timeout, client.timeout = client.timeout, PACE_TIMEOUT_S
+        try:
+            client.send_many([f"kata-set-param maxVisits {PACE_VISITS}",
+                              "kata-set-param maxTime 86400"])
+            fastest = None
+            for _ in range(PACE_ROUNDS):
+                client.send_many(["clear_cache", "clear_board"])
+                began = time.monotonic()
+                client.send_many(["genmove b"])
+                spent = time.monotonic() - began
+                fastest = spent if fastest is None else min(fastest, spent)
+            rate = PACE_VISITS / max(fastest, 1e-6)
+            visits = min(self.max_visits, visits_for(self.move_seconds, rate))
+            client.send_many([f"kata-set-param maxVisits {visits}",
+                              f"kata-set-param maxTime {self.move_seconds:g}", "clear_board"])
+        except (GtpConnectionError, ValueError) as exc:
+            self._drop()
+            raise GtpEngineError(f"{self.name}: KataGo failed while its search was timed for "
+                                 f"{self.move_seconds:g} s a move: "
+                                 f"{escaped(exc, 160, one_line=True)}") from None
+        except GtpError as exc:
+            self._drop()
+            print(f"{self.name}: cannot time KataGo's search ({escaped(exc, 80, one_line=True)}):"
+                  f" it plays by its own clock, maxTime = {self.move_seconds:g} s, and may "
+                  f"overrun it", file=self.out, flush=True)
+            return
+        client.timeout = timeout
+        self._game, self._played = None, []        # its board is the timing's, not a game's
+        self.paced_visits, self.pace_rate = visits, rate
+        print(f"{self.name}: searches {rate:.2f} visits/s on one thread: {visits:,} "
+              f"visit{'' if visits == 1 else 's'} a move in {self.move_seconds:g} s",
+              file=self.out, flush=True)
 
     def _failure(self, text: str) -> str:
         """One line for a start that failed with GtpEngineError `text`."""

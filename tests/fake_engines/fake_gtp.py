@@ -18,6 +18,9 @@ MODE says:
            never more than the color's last L in this game
   dead     (at start) exit at once, before reading anything
   suicide  answer A1 at every genmove (a suicide where the opponent holds A2 and B1)
+  visits   KataGo's search at `fake_gtp.py visits S` seconds a visit: takes `kata-set-param
+           maxVisits N` / `maxTime T` (and answers kata-get-param of them) and clear_cache;
+           genmove passes after min(N * S, T) seconds (N = 1, T unbounded until set)
 """
 import sys
 import time
@@ -35,6 +38,7 @@ def main():
     expected = sys.argv[2] if len(sys.argv) > 2 else None
     settings = left = None      # the time control since clear_board, the last time_left
     lowest = {}                 # gameclock: color -> the least time_left seen in this game
+    params = {"maxVisits": "1", "maxTime": "1e9"}      # visits: the search's limits
     out = sys.stdout
     for line in sys.stdin:
         words = line.split()
@@ -62,6 +66,14 @@ def main():
                 left = args
         elif command == "play":
             board.append(args[1].upper() if len(args) > 1 else "PASS")
+        elif mode == "visits" and command == "kata-set-param" and args[:1] in (["maxVisits"],
+                                                                           ["maxTime"]):
+            params[args[0]] = args[1]
+        elif mode == "visits" and command == "kata-get-param" and args[:1] in (["maxVisits"],
+                                                                           ["maxTime"]):
+            answer = params[args[0]]
+        elif mode == "visits" and command == "clear_cache":
+            pass
         elif command == "genmove":
             if mode == "gameclock":
                 answer = "pass" if _clock_kept(settings, left, args, expected, lowest) \
@@ -73,6 +85,9 @@ def main():
                 left = None
             elif mode == "suicide":
                 answer = "A1"
+            elif mode == "visits":
+                time.sleep(min(int(params["maxVisits"]) * float(expected),
+                               float(params["maxTime"])))
             elif len(board) >= FAULT_AFTER and mode != "pass":
                 if mode == "crash":
                     sys.stderr.write("fake engine: fatal error, giving up\n")

@@ -7,6 +7,7 @@
   hang      never answers (an OpenCL tuner that hangs)
   tunecrash the OpenCL tuner's first lines, then an abort (SIGABRT), as pocl crashing in tuning
   record    copies its config to $FAKE_KATAGO_RECORD, then a GTP engine that passes
+  visits    a GTP engine that searches $FAKE_VISIT_SECONDS a visit (fake_gtp.py visits)
 """
 import os
 import shutil
@@ -42,6 +43,9 @@ def main():
         sys.stdout.flush()
     if mode == "record" and config:
         shutil.copyfile(config, os.environ["FAKE_KATAGO_RECORD"])
+    if mode == "visits":
+        os.execv(sys.executable, [sys.executable, FAKE_GTP, "visits",
+                                  os.environ["FAKE_VISIT_SECONDS"]])
     os.execv(sys.executable, [sys.executable, FAKE_GTP, "pass"])
 
 

@@ -187,3 +187,40 @@ def test_an_engine_suicide_is_a_forfeit():
         side.close()
     assert isinstance(answer, Forfeit)
     assert answer.reason == "engine played the illegal move A1 (suicide)"
+
+
+@pytest.mark.parametrize("visits, expected", [(1000, range(8, 11)), (3, range(3, 4))])
+def test_at_a_time_a_move_katago_plays_the_visits_its_measured_speed_fits(katago_env, visits,
+                                                                          expected):
+    # the stand-in searches 0.05 s a visit: 20 visits/s, so 10 fit in 0.5 s (8..10 with the
+    # pipe's own time), never more than the spec's VISITS; its moves then keep the time
+    env = {**katago_env, "FAKE_KATAGO_MODE": "visits", "FAKE_VISIT_SECONDS": "0.05"}
+    out = io.StringIO()
+    side = KataGoSide(visits, env=env, seed=1, move_seconds=0.5, out=out, start_timeout=30)
+    try:
+        side.prepare(1, 5, 0.5)
+        assert side.paced_visits in expected and 16.0 <= side.pace_rate <= 20.5
+        assert side.config()["maxVisits"] == str(side.paced_visits)
+        assert side._client.send_many(["kata-get-param maxVisits", "kata-get-param maxTime"]) \
+            == [(True, str(side.paced_visits)), (True, "0.5")]
+        result = play_match(side, RandomPlayer(seed=1), 2, size=5, komi=0.5)
+    finally:
+        side.close()
+    assert result.games == 2 and not result.forfeits
+    seconds, _ = result.per_move("a")
+    assert seconds <= 0.5 + 0.1
+    assert f"{side.paced_visits:,} visits a move in 0.5 s" in out.getvalue()   # 3 or more
+
+
+def test_a_katago_that_cannot_be_timed_plays_by_its_own_clock(katago_env):
+    # the stand-in refuses kata-set-param: one line says so, the engine starts again on its
+    # config (maxTime = the time a move) and the games are played without a forfeit
+    out = io.StringIO()
+    side = KataGoSide(5, env=katago_env, seed=1, move_seconds=1.0, out=out, start_timeout=30)
+    try:
+        result = play_match(side, RandomPlayer(seed=1), 2, size=5, komi=0.5)
+    finally:
+        side.close()
+    assert result.games == 2 and not result.forfeits
+    assert side.paced_visits is None and side.config()["maxVisits"] == "5"
+    assert "cannot time KataGo's search" in out.getvalue() and "maxTime = 1 s" in out.getvalue()
