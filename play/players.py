@@ -20,6 +20,7 @@ import random as _py_random
 import secrets
 
 from fastgo.board import Random
+from fastgo.player_spec import MAX_PLAYOUTS  # noqa: F401 (mcts:N's bound, UctPlayer checks it)
 from fastgo.uct import uct_search
 
 
@@ -112,7 +113,6 @@ class RandomPlayer(Player):
         return self._fallback.choice(candidates) if candidates else pass_move
 
 
-MAX_PLAYOUTS = 10_000_000
 
 
 def check_seed(seed):

@@ -27,6 +27,7 @@ from fastgo.board import BLACK
 from fastgo.files import escaped
 from fastgo.game import RESIGN, IllegalMoveError
 from fastgo.gtp import GtpError
+from fastgo.player_spec import parse_gtp_spec
 from play.equal_time import overrun_margin
 from play.gtp.client import GtpClient, GtpConnectionError
 from play.match import Forfeit
@@ -40,20 +41,6 @@ __all__ = ["GtpSide", "GtpEngineError", "parse_gtp_spec", "DEFAULT_MOVE_TIMEOUT"
 
 class GtpEngineError(ValueError):
     """The engine command cannot be started or refuses the match's board size or komi."""
-
-
-def parse_gtp_spec(spec):
-    """'gtp:COMMAND' (COMMAND split as a shell would, quotes allowed) -> argv list.
-    ValueError when it is not such a spec or the command is empty."""
-    if not isinstance(spec, str) or not spec.lower().startswith("gtp:"):
-        raise ValueError(f"not a GTP player spec: {str(spec)[:60]!r} (expected gtp:\"COMMAND\")")
-    try:
-        argv = shlex.split(spec[4:])
-    except ValueError as exc:
-        raise ValueError(f"GTP player spec {spec[:60]!r}: {exc}") from None
-    if not argv or not argv[0].strip():        # gtp: alone, or gtp:"" (an empty program)
-        raise ValueError(f"GTP player spec {spec[:60]!r} has no command")
-    return argv
 
 
 def _resolve(program):

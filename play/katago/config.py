@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-MAX_VISITS = 10_000_000
-MAX_TEMPERATURE = 5.0          # KataGo refuses a chosenMoveTemperature outside 0..5
+from fastgo.player_spec import MAX_KATAGO_VISITS as MAX_VISITS, MAX_TEMPERATURE  # noqa: F401
+
 LOG_FOLDER = "engine-logs"  # KataGo's own logs, inside the cache folder
 LAG_BUFFER_S = 0.2          # KataGo keeps this much of a move's time for the answer to travel
 

@@ -1,5 +1,6 @@
 """The sections of the running loop: `ClusterConfig` (which roles run, how they are supervised
-and how checkpoints are evaluated) and `RecorderConfig` (games from other hosts). Stdlib only.
+and how checkpoints are evaluated) and `RecorderConfig` (games from other hosts). Stdlib only at
+import.
 """
 from __future__ import annotations
 
@@ -12,21 +13,28 @@ from fastgo.run.config.fields import ConfigError, mapping_setting, setting
 from fastgo.run.ladder import LADDER
 
 MATCH_VISITS = 200                      # a checkpoint's visits per move in the arena and evaluator
-# cluster.anchors: the forms of play.specs, checked in full when the evaluator starts
-ANCHOR_FORMS = re.compile(r"random|mcts:[1-9][0-9]{0,7}|gnugo:(10|[0-9])|gtp:.*\S.*|"
-                          r"katago:[1-9][0-9]{0,7}(,[tr]=[0-9.]{1,20}){0,2}(:.*\S.*)?|"
-                          r"(?!(mcts|gnugo|gtp|katago)$)[^:]+|.*\.ckpt", re.IGNORECASE | re.DOTALL)
 
 
 def check_anchors(anchors):
-    """ConfigError naming `anchors` for more than 32, a repeated or a malformed spec."""
-    if len(anchors) > 32 or len({a.strip().lower() for a in anchors}) < len(anchors):
-        raise ConfigError(f"anchors: at most 32 player specs, each once; got {len(anchors)}")
+    """ConfigError naming `anchors` for more than 32 specs, one named twice or a malformed one.
+    Each is read by fastgo.player_spec.parse_spec, the one grammar of player specs (imported
+    here, not at the top: this module is stdlib only at import), so a spec the arena takes is
+    an anchor the config takes, and its error is the arena's."""
+    if len(anchors) > 32:
+        raise ConfigError(f"anchors: at most 32 player specs, got {len(anchors)}")
+    from fastgo.player_spec import parse_spec
+
+    names = set()
     for anchor in anchors:
-        if len(anchor) > 1000 or not ANCHOR_FORMS.fullmatch(anchor.strip()):
-            raise ConfigError(f"anchors: {anchor[:40]!r} is not a player spec (random, mcts:N, "
-                              "gnugo:LEVEL with LEVEL 0..10, gtp:\"COMMAND\", katago:VISITS or a "
-                              "checkpoint path)")
+        if len(anchor) > 1000:
+            raise ConfigError(f"anchors: {anchor[:40]!r}... is longer than 1000 characters")
+        try:
+            name = parse_spec(anchor).name
+        except ValueError as error:
+            raise ConfigError(f"anchors: {error}") from None
+        if name.lower() in names:
+            raise ConfigError(f"anchors: {name!r} is named twice (each player spec once)")
+        names.add(name.lower())
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ def make(tmp_path, text, rows=(), log=None):
 
 
 def test_anchors_it_cannot_play_are_skipped_with_a_line(tmp_path, monkeypatch, caplog):
-    from play import specs
+    from fastgo import player_spec
 
-    monkeypatch.setattr(specs, "GNUGO_PROGRAM", "no-such-gnugo-program")
+    monkeypatch.setattr(player_spec, "GNUGO_PROGRAM", "no-such-gnugo-program")
     with caplog.at_level(logging.INFO):
         evaluator = make(tmp_path, '[cluster]\nanchors = ["random", "gnugo:1", "MCTS:50", '
                                    '"gtp:engine --x", "missing.ckpt"]\n')

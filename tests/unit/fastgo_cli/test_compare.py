@@ -79,9 +79,9 @@ def test_opponents():
 
 
 def test_missing_gnugo_is_named(monkeypatch):
-    from play import specs
+    from fastgo import player_spec
 
-    monkeypatch.setattr(specs, "GNUGO_PROGRAM", "no-such-gnugo-program")
+    monkeypatch.setattr(player_spec, "GNUGO_PROGRAM", "no-such-gnugo-program")
     opponent = parse_opponents("gnugo:1")[0]
     with pytest.raises(CompareError, match="GNU Go is not installed") as info:
         check_opponent(opponent, 9, 7.5)
