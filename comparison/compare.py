@@ -30,7 +30,8 @@ from fastgo.run.rundir import RunDir, read_status
 from fastgo.run.statefiles import count, read_json
 from roles.registry import SUPERVISOR, Role
 from play.gtp.side import GtpEngineError
-from play.specs import gnugo_installed, katago_missing, make_side, parse_spec
+from fastgo.player_spec import parse_spec
+from play.specs import gnugo_installed, katago_missing, make_side
 from trainer.metrics import read_metrics
 
 MAX_OPPONENTS = 16

@@ -14,7 +14,8 @@ from fastgo.run.ratings import table_name
 from play.equal_time import one_thread_rate, speed_key, visits_for
 from play.network_player import network_side
 from play.players import MatchSide
-from play.specs import gnugo_installed, katago_missing, make_side, parse_spec
+from fastgo.player_spec import parse_spec
+from play.specs import gnugo_installed, katago_missing, make_side
 
 OPENING_MOVES = 2             # a network's first moves sampled by visits, as in the arena
 

@@ -34,7 +34,7 @@ class ArgumentError(ValueError):
 def checkpoint_side(path, args, seed, which):
     """A SearchSide over the checkpoint's network; ArgumentError when it is not a checkpoint."""
     if not os.path.exists(path):
-        from play.specs import SPEC_FORMS
+        from fastgo.player_spec import SPEC_FORMS
         raise ArgumentError(f"{which} {path!r}: no such checkpoint file (players are "
                             f"{SPEC_FORMS})")
     if not os.path.isfile(path):

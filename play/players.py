@@ -20,7 +20,7 @@ import random as _py_random
 import secrets
 
 from fastgo.board import Random
-from fastgo.player_spec import MAX_PLAYOUTS  # noqa: F401 (mcts:N's bound, UctPlayer checks it)
+from fastgo.player_spec import MAX_PLAYOUTS
 from fastgo.uct import uct_search
 
 
@@ -111,8 +111,6 @@ class RandomPlayer(Player):
         color = board.to_move
         candidates = [m for m in range(pass_move) if mask[m] and not board.is_eye(m, color)]
         return self._fallback.choice(candidates) if candidates else pass_move
-
-
 
 
 def check_seed(seed):

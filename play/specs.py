@@ -24,8 +24,7 @@ import os
 import shutil
 
 import fastgo.player_spec as grammar
-from fastgo.player_spec import (GNUGO_LEVELS, GNUGO_OPTIONS, KINDS,  # noqa: F401
-                                SPEC_FORMS, Spec, _shown, gnugo_argv, parse_spec)
+from fastgo.player_spec import Spec, _shown, parse_spec
 from play.gtp.side import GtpSide
 from play.players import RandomPlayer, UctPlayer
 

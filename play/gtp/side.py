@@ -36,7 +36,7 @@ from play.players import MatchSide
 DEFAULT_MOVE_TIMEOUT = 60.0     # seconds for one genmove (and for one batch of set-up commands)
 START_TIMEOUT = 30.0            # seconds for the engine's first answers after a start
 
-__all__ = ["GtpSide", "GtpEngineError", "parse_gtp_spec", "DEFAULT_MOVE_TIMEOUT"]
+__all__ = ["GtpSide", "GtpEngineError", "DEFAULT_MOVE_TIMEOUT"]
 
 
 class GtpEngineError(ValueError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from fastgo.player_spec import MAX_KATAGO_VISITS as MAX_VISITS, MAX_TEMPERATURE  # noqa: F401
+from fastgo.player_spec import MAX_KATAGO_VISITS, MAX_TEMPERATURE
 
 LOG_FOLDER = "engine-logs"  # KataGo's own logs, inside the cache folder
 LAG_BUFFER_S = 0.2          # KataGo keeps this much of a move's time for the answer to travel
@@ -19,15 +19,15 @@ def gtp_config(*, visits: int, size: int, cache: str, move_seconds: float | None
                seed: int | None = None, tuner_file: str | None = None,
                temperature: float | None = None) -> dict:
     """{key: value text} of KataGo's GTP config, in the order written. visits: maxVisits
-    (1..MAX_VISITS); size: the board's (the network's buffers: no bigger board is accepted);
+    (1..MAX_KATAGO_VISITS); size: the board's (the network's buffers: no bigger board is accepted);
     move_seconds: maxTime, a move's seconds (None: visits alone); seed: searchRandSeed and
     nnRandSeed (None: KataGo's own random seeds); tuner_file: an OpenCL tuning file to load
     instead of tuning (None: KataGo tunes once for this device into CACHE/home); temperature:
     every move sampled at this temperature from the search's visits, at 1 visit from the raw
     policy (chosenMoveTemperature and ...Early; None: KataGo's own, 0.5 early falling to 0.1)."""
     visits = int(visits)
-    if not 1 <= visits <= MAX_VISITS:
-        raise ValueError(f"KataGo's visits must be in 1..{MAX_VISITS}, got {visits}")
+    if not 1 <= visits <= MAX_KATAGO_VISITS:
+        raise ValueError(f"KataGo's visits must be in 1..{MAX_KATAGO_VISITS}, got {visits}")
     size = int(size)
     if not 2 <= size <= 19:
         raise ValueError(f"KataGo plays board sizes 2..19, not {size}")

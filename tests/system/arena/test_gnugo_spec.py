@@ -8,7 +8,8 @@ from fastgo import coords
 from fastgo.board import BLACK, WHITE
 from fastgo.game import Game
 from play.gtp.client import GtpClient
-from play.specs import make_side, parse_spec
+from fastgo.player_spec import parse_spec
+from play.specs import make_side
 
 pytestmark = pytest.mark.gnugo
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from fastgo.board import BLACK
-from play.gtp.side import GtpEngineError, GtpSide, parse_gtp_spec
+from fastgo.player_spec import parse_gtp_spec
+from play.gtp.side import GtpEngineError, GtpSide
 from play.match import play_match
 from play.specs import make_player
 

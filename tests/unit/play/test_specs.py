@@ -4,7 +4,8 @@ import pytest
 
 from play.gtp.side import GtpSide
 from play.players import RandomPlayer, UctPlayer
-from play.specs import GNUGO_OPTIONS, gnugo_argv, make_player, make_side, parse_spec
+from fastgo.player_spec import GNUGO_OPTIONS, gnugo_argv, parse_spec
+from play.specs import make_player, make_side
 
 
 def test_each_form():

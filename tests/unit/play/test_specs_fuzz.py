@@ -1,4 +1,4 @@
-"""Fuzzing the GTP player-spec parser (play.gtp.side.parse_gtp_spec) with hypothesis, bounded
+"""Fuzzing the GTP player-spec parser (fastgo.player_spec.parse_gtp_spec) with hypothesis, bounded
 (max_examples, no per-example deadline). Every text is either an engine command line whose program
 is named, or a one-line ValueError; the @example inputs are ones that were once accepted with an
 empty program name."""
@@ -7,7 +7,7 @@ import shlex
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from play.gtp.side import parse_gtp_spec
+from fastgo.player_spec import parse_gtp_spec
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 PIECES = st.sampled_from(['"', "'", " ", "\t", "\\", "engine", "--gtp", "", "a b", "\n"])
@@ -42,15 +42,15 @@ KATAGO_PIECES = st.sampled_from(["1", "4", "0", "10000001", ",", "t", "r", "=", 
 @example("1,r=0.1,r=0.1")
 @example("1,t=")
 def test_katago_spec_is_in_range_or_one_line_error(rest):
-    from play.katago.config import MAX_TEMPERATURE, MAX_VISITS
-    from play.specs import parse_spec
+    from fastgo.player_spec import MAX_KATAGO_VISITS, MAX_TEMPERATURE
+    from fastgo.player_spec import parse_spec
 
     try:
         spec = parse_spec("katago:" + rest)
     except ValueError as exc:
         assert "\n" not in str(exc), exc
         return
-    assert spec.kind == "katago" and 1 <= spec.count <= MAX_VISITS
+    assert spec.kind == "katago" and 1 <= spec.count <= MAX_KATAGO_VISITS
     assert spec.temperature is None or 0.0 <= spec.temperature <= MAX_TEMPERATURE
     assert spec.random_share is None or 0.0 <= spec.random_share <= 1.0
     options = rest.partition(":")[0].split(",")[1:]

@@ -9,7 +9,7 @@ from fastgo.run import ladder
 from fastgo.run.config import Config
 from fastgo.run.ratings import CGOS_ANCHOR_ELO, CGOS_STAND_IN, RatingsTable, cgos_ratings
 from fastgo.run.strength import strength_of
-from play.specs import parse_spec
+from fastgo.player_spec import parse_spec
 
 DOCS = pathlib.Path(__file__).resolve().parents[4] / "docs" / "guide.md"
 
