@@ -100,6 +100,29 @@ def training_record(komi: float) -> dict:
     return {"komi": float(komi), "rules": ASSUMED_RULES}
 
 
+MAX_ABS_SCORE_OUTPUT = 10_000.0     # points: a score or lead head beyond this is broken
+
+
+def check_canary_heads(ownership, score, lead) -> None:
+    """ValueError naming the head unless the ownership, score and lead outputs on the canary
+    positions (each None where the network has no such head) are finite and in range:
+    ownership in [-1, 1], a margin within MAX_ABS_SCORE_OUTPUT points. A NaN or inf weight
+    there would reach analysis as "scoreLead": NaN, which JSON readers refuse."""
+    import numpy as np
+
+    for name, out, bound in (("ownership", ownership, 1.0 + 1e-4),
+                             ("score", score, MAX_ABS_SCORE_OUTPUT),
+                             ("lead", lead, MAX_ABS_SCORE_OUTPUT)):
+        if out is None:
+            continue
+        out = np.asarray(out, dtype=np.float64)
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"the {name} head gives non-finite outputs on the canary positions")
+        if out.size and np.abs(out).max() > bound:
+            raise ValueError(f"the {name} head's canary outputs are out of range (max |{name}| "
+                             f"{np.abs(out).max():.3g}, the bound {bound:g})")
+
+
 def _device(device):
     import torch
 
@@ -149,7 +172,7 @@ def load_network(source, use="match", *, device="cpu", backend=DEFAULT_BACKEND,
             from inference_server.heads_evaluator import HeadsEvaluator
             evaluator = HeadsEvaluator(checkpoint.model, device=where)
             evaluator.model_version = checkpoint.step
-            outputs = evaluator(canary_planes(checkpoint.config))[:2]
+            outputs = evaluator(canary_planes(checkpoint.config))
         else:
             from inference_server.batch_evaluator import InProcessEvaluator
             options = {} if threads is None else {"threads": threads}
@@ -161,7 +184,9 @@ def load_network(source, use="match", *, device="cpu", backend=DEFAULT_BACKEND,
         raise NetworkError(f"cannot run {label} on {where}: "
                            f"{' '.join(str(err).split())[:300]}") from None
     try:       # NaN or inf weights, or outputs out of range, are refused before the first game
-        check_canary_outputs(*outputs)
+        check_canary_outputs(*outputs[:2])
+        if heads:
+            check_canary_heads(*outputs[2:])
     except ValueError as err:
         raise NetworkError(f"refusing {label} {path}: {err}" if what else
                            f"refusing {path}: {err}") from None

@@ -105,3 +105,37 @@ def test_no_module_but_the_factory_builds_an_evaluator_for_a_player():
             if re.search(r"\b(InProcessEvaluator|HeadsEvaluator)\(|\bcheck_canar\w*\(", text):
                 found.append(name)
     assert found == []
+
+
+HEADS = ModelConfig(board_size=7, blocks=1, channels=8, score_head=True, lead_head=True,
+                    ownership_head=True)
+
+
+def broken_head(tmp_path, layer, fill):
+    """A checkpoint of HEADS whose `layer`'s bias holds `fill` (its policy and value heads
+    untouched, so only the named head's canary can refuse it)."""
+    model = build_model(HEADS, seed=1)
+    with torch.no_grad():
+        getattr(model, layer).bias.fill_(fill)
+    path = tmp_path / f"{layer}-{fill}.ckpt"
+    save_checkpoint(path, model, step=3, extra=training_record(7.5))
+    return path
+
+
+@pytest.mark.parametrize("layer, fill, head", [
+    ("lead_fc2", float("nan"), "lead"), ("lead_fc2", float("-inf"), "lead"),
+    ("score_fc2", float("nan"), "score"), ("score_fc2", 1e38, "score"),
+    ("lead_fc2", 1e38, "lead"), ("ownership_conv", float("nan"), "ownership")])
+def test_a_network_whose_score_lead_or_ownership_is_not_finite_is_refused_naming_the_head(
+        tmp_path, layer, fill, head):
+    path = broken_head(tmp_path, layer, fill)
+    with pytest.raises(NetworkError, match=rf"^refusing --model .*the {head} head") as err:
+        load_network(path, "analysis", what="--model")
+    assert "\n" not in str(err.value)
+    # the search's own use reads policy and value only: the same file plays a match
+    assert load_network(path, "match", backend="torch").step == 3
+
+
+def test_a_sound_network_with_every_head_loads_for_analysis(tmp_path):
+    path = broken_head(tmp_path, "lead_fc2", 0.5)
+    assert load_network(path, "analysis").evaluator.has_lead
