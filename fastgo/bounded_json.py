@@ -1,5 +1,7 @@
-"""JSON text read within bounds: every JSON reader of the project calls `loads`, which checks the
-text's size and its nesting before json.loads runs. json recurses once per array or object
+"""JSON text read within bounds, and written finite: every JSON reader of the project calls
+`loads`, which checks the text's size and its nesting before json.loads runs; every JSON writer
+calls `dumps`, which writes a NaN or an infinity as null (JSON has no such numbers, and a
+browser's JSON.parse refuses the NaN and Infinity json.dumps writes by default). json recurses once per array or object
 level and so depends on how deep the caller's stack already is; a fixed depth far below the
 interpreter's limit, measured by a linear scan without recursion, makes that irrelevant. Stdlib
 only.
@@ -7,6 +9,7 @@ only.
 from __future__ import annotations
 
 import json
+import math
 import re
 from itertools import accumulate
 
@@ -64,3 +67,23 @@ def loads(text, *, max_depth: int = MAX_DEPTH, max_size: int = MAX_SIZE, **optio
         raise
     except ValueError as err:
         raise JSONRefused(" ".join(str(err).split())[:200]) from None
+
+
+def finite(value):
+    """`value` with every float that is not finite (NaN, +-inf) in it replaced by None, through
+    dicts, lists and tuples (tuples become lists, as json writes them); anything else as it is.
+    The contract of everything the project writes as JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+def dumps(value, **options) -> str:
+    """json.dumps(value, **options) with every non-finite float written as null (`finite`);
+    json's allow_nan=False behind it, so nothing non-finite can be written."""
+    options.pop("allow_nan", None)
+    return json.dumps(finite(value), allow_nan=False, **options)

@@ -1,8 +1,9 @@
 """Board coordinates and numbers as people and files write them: GTP vertices ("D4", "pass") and
 SGF points ("dd"), to and from the move index used everywhere else (move = row * N + col, row 0
 the top row, PASS = N * N); and the one strict reader of decimal numbers in text (`parse_int`,
-`parse_float`) that GTP, SGF and the CLI use. Called by fastgo.sgf, the GTP engine and its
-client. Pure Python.
+`parse_float`) that GTP, SGF and the CLI use, with its counterpart for numbers a JSON decoder
+gave (`json_number`), which every JSON surface uses. Called by fastgo.sgf, the GTP engine and
+its client. Pure Python.
 """
 import math
 import re
@@ -51,6 +52,31 @@ def parse_float(text, *, low=None, high=None, what="number"):
     if (low is not None and value < low) or (high is not None and value > high):
         raise ValueError(f"{what} {escaped(text, SHOWN_CHARS, quoted=True)} is outside {low}..{high}")
     return value
+
+
+FLOAT_MAX = 1.7976931348623157e308     # the largest finite float (sys.float_info.max)
+
+
+def json_number(value, *, low=None, high=None, what="number", integer=False):
+    """A number as a JSON decoder gives it (an int of any number of digits, or a float; bool
+    refused), finite and within [low, high] (either bound None: the finite floats' range), as a
+    float, or as an int where `integer` (a float refused then). The range is compared exactly
+    before any conversion, so an integer of 401 digits is refused by its range, never by
+    OverflowError. Raises ValueError naming `what`, never anything else."""
+    kind = "an integer" if integer else "a number"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or (integer and not isinstance(value, int)):
+        raise ValueError(f"{what} must be {kind}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{what} must be a finite number")
+    lowest = -FLOAT_MAX if low is None else low
+    highest = FLOAT_MAX if high is None else high
+    if not lowest <= value <= highest:
+        if low is None and high is None:
+            raise ValueError(f"{what} is beyond a float's range")
+        span = f"{'' if low is None else f'{low:g}'}..{'' if high is None else f'{high:g}'}"
+        raise ValueError(f"{what} is outside {span}")
+    return int(value) if integer else float(value)
 
 
 def _check_size(size, limit):

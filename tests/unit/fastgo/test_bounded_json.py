@@ -131,3 +131,34 @@ def test_json_corpus(path):
     else:
         assert nesting_depth(data.decode()) == depth(value) <= MAX_DEPTH
         assert value == json.loads(data)
+
+
+ANY_FLOATS = st.floats(allow_nan=True, allow_infinity=True)
+WRITTEN = st.recursive(st.none() | st.booleans() | st.integers() | ANY_FLOATS | TEXT,
+                       lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
+                       | st.dictionaries(TEXT, inner, max_size=3), max_leaves=12)
+
+
+def non_finite_to_none(value):
+    """The expectation, written apart from bounded_json.finite: floats that are not equal to
+    themselves or beyond the largest finite float become None."""
+    if isinstance(value, float):
+        return None if value != value or abs(value) > 1.7976931348623157e308 else value
+    if isinstance(value, dict):
+        return {k: non_finite_to_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [non_finite_to_none(v) for v in value]
+    return value
+
+
+@FUZZ
+@given(WRITTEN)
+@example({"loss": float("nan"), "elo": [float("inf"), -float("inf"), 3.5], "n": 10 ** 400})
+def test_what_the_project_writes_is_finite_json_any_reader_parses(value):
+    text = bounded_json.dumps(value, sort_keys=True)
+    back = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} written"))
+    assert back == non_finite_to_none(value)
+
+
+def test_dumps_overrides_a_callers_allow_nan():
+    assert bounded_json.dumps({"a": float("nan")}, allow_nan=True) == '{"a": null}'

@@ -84,3 +84,41 @@ def test_one_board_size_check():
     assert is_board_size(MIN_BOARD_SIZE) and is_board_size(9) and is_board_size(MAX_BOARD_SIZE)
     for size in (MIN_BOARD_SIZE - 1, MAX_BOARD_SIZE + 1, 9.0, "9", True, None):
         assert not is_board_size(size)
+
+
+# coords.json_number: the strict reader of numbers a JSON decoder gave
+@pytest.mark.parametrize("value, low, high, integer, expected", [
+    (7.5, -400, 400, False, 7.5), (7, -400, 400, False, 7.0), (-400, -400, 400, False, -400.0),
+    (3, 1, 10, True, 3), (10 ** 300, None, None, False, 1e300), (10 ** 30, 1, None, True, 10 ** 30)])
+def test_json_number_in_range(value, low, high, integer, expected):
+    got = coords.json_number(value, low=low, high=high, integer=integer)
+    assert got == expected and type(got) is type(expected)
+
+
+@pytest.mark.parametrize("value, low, high, integer, words", [
+    (10 ** 400, -400, 400, False, "outside -400..400"), (-10 ** 400, 0, 1e20, False, "outside"),
+    (10 ** 400, None, None, False, "beyond a float's range"),
+    (-(10 ** 400), None, None, False, "beyond a float's range"),
+    (float("nan"), None, None, False, "finite"), (float("inf"), 0, 5, False, "finite"),
+    (True, 0, 5, False, "must be a number"), ("7.5", 0, 10, False, "must be a number"),
+    (None, 0, 10, False, "must be a number"), ([1], 0, 10, False, "must be a number"),
+    (2.5, 0, 10, True, "must be an integer"), (11, 0, 10, True, "outside 0..10"),
+    (10 ** 400, 0, 10, True, "outside 0..10")])
+def test_json_number_refuses_in_one_line_naming_the_field(value, low, high, integer, words):
+    with pytest.raises(ValueError, match=words) as err:
+        coords.json_number(value, low=low, high=high, integer=integer, what="komi")
+    assert str(err.value).startswith("komi ") and "\n" not in str(err.value)
+
+
+@given(st.one_of(st.integers(min_value=-(10 ** 500), max_value=10 ** 500),
+                 st.floats(allow_nan=True, allow_infinity=True), st.booleans(), st.none(),
+                 st.text(max_size=5)),
+       st.one_of(st.none(), st.floats(-1e6, 0)), st.one_of(st.none(), st.floats(0, 1e6)),
+       st.booleans())
+def test_json_number_gives_a_bounded_value_or_a_value_error(value, low, high, integer):
+    try:
+        got = coords.json_number(value, low=low, high=high, integer=integer)
+    except ValueError:
+        return
+    assert (low is None or got >= low) and (high is None or got <= high)
+    assert not isinstance(value, bool) and got == value
