@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import json
 import logging
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from fastgo import bounded_json
 from fastgo.features import encode_into
 from fastgo.mcts import BatchedSearch
 from fastgo.search_settings import SearchSettings
@@ -116,7 +116,8 @@ class AnalysisEngine:
     # --- output -------------------------------------------------------------------------------
 
     def emit(self, obj):
-        self.out.write(json.dumps(obj, separators=(",", ":")) + "\n")
+        """One answer line; a non-finite number in it is written as null (bounded_json.dumps)."""
+        self.out.write(bounded_json.dumps(obj, separators=(",", ":")) + "\n")
         self.out.flush()
 
     # --- input --------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ network does not play, too many moves, non-UTF-8 bytes, NaN, deep nesting.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 
 from fastgo import bounded_json, coords
@@ -162,19 +161,22 @@ def _is_int(x):
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _integer(value, name, low, high, message):
-    x = value[name]
-    if not _is_int(x) or not low <= x <= high:
-        raise Refused(name, message)
-    return x
+def _integer(value, name, low, high, message, field=None):
+    """value[name] by the one strict reader (coords.json_number): an int in [low, high], else
+    Refused(field or name, message)."""
+    try:
+        return coords.json_number(value[name], low=low, high=high, what=name, integer=True)
+    except ValueError:
+        raise Refused(field or name, message) from None
 
 
-def _number(value, name, low, high, message):
-    x = value[name]
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) \
-            or not low <= x <= high:
-        raise Refused(name, message)
-    return float(x)
+def _number(value, name, low, high, message, field=None):
+    """value[name] as a float in [low, high] (an int of any length refused by its range, never
+    by OverflowError), else Refused(field or name, message)."""
+    try:
+        return coords.json_number(value[name], low=low, high=high, what=name)
+    except ValueError:
+        raise Refused(field or name, message) from None
 
 
 def _boolean(value, name):
@@ -352,23 +354,20 @@ def _settings(value, query, limits, warn):
             raise Refused("overrideSettings", bad + "reportAnalysisWinratesAs must be BLACK, "
                                                     "WHITE or SIDETOMOVE")
         query.perspective = side.upper()
+    checked = {}
     for name, low, high in (("maxTime", 0.0, 1e20), ("wideRootNoise", 0.0, 5.0)):
         if name in settings:
-            x = settings[name]
-            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) \
-                    or not low <= x <= high:
-                raise Refused("overrideSettings", bad + f"{name} must be a number from {low:g} "
-                                                        f"to {high:g}")
-    if settings.get("maxTime", 0) > 0:
-        query.max_time = float(settings["maxTime"])
-    if settings.get("wideRootNoise", 0) > 0:
+            checked[name] = _number(settings, name, low, high, bad + f"{name} must be a number "
+                                    f"from {low:g} to {high:g}", field="overrideSettings")
+    if checked.get("maxTime", 0) > 0:
+        query.max_time = checked["maxTime"]
+    if checked.get("wideRootNoise", 0) > 0:
         warn("overrideSettings", "wideRootNoise is not applied by fastgo (its search has no "
                                  "root noise in analysis)")
     for name, high in (("maxVisits", 1 << 50), ("analysisPVLen", 1000)):
         if name in settings:
-            x = settings[name]
-            if not _is_int(x) or not 1 <= x <= high:
-                raise Refused("overrideSettings", bad + f"{name} must be an integer from 1 to {high}")
+            x = _integer(settings, name, 1, high, bad + f"{name} must be an integer from 1 to "
+                         f"{high}", field="overrideSettings")
             if name == "maxVisits":
                 query.max_visits = x
             else:

@@ -7,6 +7,7 @@ import io
 import json
 
 import numpy as np
+import pytest
 
 from play.analysis.engine import AnalysisEngine, EngineSettings
 from play.analysis.query import Limits
@@ -162,3 +163,20 @@ def test_a_finished_game_and_clear_cache():
     # Black to move after the two passes, behind by the komi on an empty board.
     assert answer["moveInfos"] == [] and answer["rootInfo"]["scoreLead"] == -7.5
     assert len(eng.cache) == 0
+
+
+def test_a_lead_that_is_not_finite_is_written_as_null_never_as_nan():
+    """The writer's contract (bounded_json.dumps): a network that slipped past the load's
+    canary with a NaN lead still gives lines any JSON reader parses."""
+    eng, _ = engine(lead_factor=float("nan"))
+    for q in (query("n", initialStones=CORNER, initialPlayer="W"),
+              query("f", maxVisits=10 ** 400)):
+        eng.handle_line(json.dumps(q).encode())
+    while eng.step():
+        pass
+    text = eng.out.getvalue()
+    lines = [json.loads(x, parse_constant=lambda c: pytest.fail(f"{c} written")) for x in
+             text.splitlines()]
+    (answer,) = answers(lines, "n")
+    assert answer["rootInfo"]["scoreLead"] is None
+    assert [m["field"] for m in lines if m.get("id") == "f"] == ["maxVisits"]

@@ -3,6 +3,7 @@ field, the turns replayed, rules mapped onto ours; and a fuzz test: any bytes, a
 object over the protocol's fields, give a Parsed and never an exception."""
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -75,6 +76,36 @@ def test_each_field_refused_by_name():
     assert refused("allowMoves", allowMoves=[], avoidMoves=[])
     assert refused("reportDuringSearchEvery", reportDuringSearchEvery=0)
     assert refused("priority", priority=2 ** 63)
+
+
+NUMBERS = ("komi", "reportDuringSearchEvery", "firstReportDuringSearchAfter", "maxVisits",
+           "analysisPVLen", "priority")
+
+
+@pytest.mark.parametrize("huge", [10 ** 400, -(10 ** 400), "1e400", "-1e999", "1" * 4000],
+                         ids=lambda v: str(v)[:8])
+@pytest.mark.parametrize("name", NUMBERS)
+def test_a_number_too_large_for_a_float_is_the_fields_one_line_error(name, huge):
+    """10**400 (and 1e400, which json reads as inf) is refused by the field's range, never by
+    OverflowError; a JSON integer of 4,000 digits is one the decoder takes too."""
+    text = line(**{name: "HUGE"}).decode().replace('"HUGE"', str(huge))
+    parsed = parse_query(text.encode(), LIMITS)
+    assert parsed.query is None and parsed.action is None
+    (error,) = errors(parsed)
+    assert error["id"] == "q" and error["field"] == name and "\n" not in error["error"]
+
+
+@pytest.mark.parametrize("huge", [10 ** 400, -(10 ** 400), "1e400"], ids=lambda v: str(v)[:8])
+@pytest.mark.parametrize("name", ["maxTime", "wideRootNoise", "maxVisits", "analysisPVLen"])
+def test_a_setting_too_large_for_a_float_is_refused_under_override_settings(name, huge):
+    text = line(overrideSettings={name: "HUGE"}).decode().replace('"HUGE"', str(huge))
+    (error,) = errors(parse_query(text.encode(), LIMITS))
+    assert error["field"] == "overrideSettings" and name in error["error"]
+
+
+def test_settings_in_range_still_apply():
+    query = parse_query(line(overrideSettings={"maxTime": 2, "maxVisits": 40}), LIMITS).query
+    assert query.max_time == 2.0 and type(query.max_time) is float and query.max_visits == 40
 
 
 def test_lines_without_an_id_or_not_json():
@@ -164,15 +195,17 @@ def test_a_line_nested_at_the_bound_is_parsed_and_past_it_refused():
 FIELDS = ["id", "moves", "initialStones", "initialPlayer", "rules", "komi", "boardXSize",
           "boardYSize", "analyzeTurns", "maxVisits", "includeOwnership", "includePolicy",
           "includeMovesOwnership", "priority", "priorities", "overrideSettings", "avoidMoves",
-          "allowMoves", "reportDuringSearchEvery", "action", "terminateId", "turnNumbers",
-          "analysisPVLen", "typo"]
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2 ** 70, 2 ** 70),
+          "allowMoves", "reportDuringSearchEvery", "firstReportDuringSearchAfter", "action",
+          "terminateId", "turnNumbers", "analysisPVLen", "typo"]
+# integers too large for a float (10**400 is valid JSON; float() of it raises OverflowError)
+HUGE = st.sampled_from([10 ** 400, -(10 ** 400), 10 ** 309, 2 ** 1024, -(2 ** 1024) - 1])
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-2 ** 70, 2 ** 70), HUGE,
                     st.floats(allow_nan=False), st.text(max_size=8),
                     st.sampled_from(["B", "W", "E5", "pass", "A1", "J9", "japanese", "terminate",
                                      "query_version", "BLACK", 9]))
 VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
-    st.lists(inner, max_size=6), st.dictionaries(st.sampled_from(FIELDS + ["player", "moves",
-                                                                           "untilDepth", "maxTime"]),
+    st.lists(inner, max_size=6), st.dictionaries(st.sampled_from(FIELDS + [
+        "player", "moves", "untilDepth", "maxTime", "wideRootNoise", "maxVisits"]),
                                                  inner, max_size=4)), max_leaves=12)
 MOVES = st.lists(st.tuples(st.sampled_from(["B", "W", "b", "x"]),
                            st.sampled_from(["E5", "C3", "pass", "A1", "J9", "Z1", "E6", "D5"])
