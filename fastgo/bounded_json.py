@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from itertools import accumulate
 
 MAX_DEPTH = 64            # arrays and objects inside each other; the project's formats need < 8
@@ -19,6 +20,7 @@ MAX_SIZE = 1 << 20        # bytes of a bytes text, characters of a str, unless t
 # after it), and its closing quote when there is one (an unclosed string runs to the end).
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.S)
 _NOT_BRACKET = re.compile(r'[^\[\]{}]+')
+_FLOAT_DIGITS = len(str(int(sys.float_info.max)))   # 309: digits of the largest finite float
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 
@@ -54,11 +56,26 @@ def check(text, *, max_depth: int = MAX_DEPTH, max_size: int = MAX_SIZE) -> str:
     return text
 
 
+def _integer(text: str):
+    """A JSON integer's text as an int, or as -inf/inf where it is beyond a float's range, as
+    json reads 1e400: an integer of 401 digits then meets every reader's check for a finite
+    number (coords.json_number) and never a float() that raises OverflowError. JSON writes no
+    leading zeros, so the count of digits bounds the value; constant time past 309 digits."""
+    digits = len(text) - (text[:1] == "-")
+    if digits < _FLOAT_DIGITS:
+        return int(text)
+    if digits == _FLOAT_DIGITS and abs(value := int(text)) <= sys.float_info.max:
+        return value
+    return -math.inf if text[:1] == "-" else math.inf
+
+
 def loads(text, *, max_depth: int = MAX_DEPTH, max_size: int = MAX_SIZE, **options):
-    """json.loads(text, **options) of a text within bounds (see check). Every failure is a
+    """json.loads(text, **options) of a text within bounds (see check), an integer beyond a
+    float's range read as -inf or inf (unless options give parse_int). Every failure is a
     JSONRefused (a ValueError) with a one-line message: the bounds, UTF-8, and json's own
-    errors (an integer of more digits than Python converts among them)."""
+    errors."""
     text = check(text, max_depth=max_depth, max_size=max_size)
+    options.setdefault("parse_int", _integer)
     try:
         return json.loads(text, **options)
     except RecursionError:      # not reached within the bounds; kept so nothing escapes

@@ -3,7 +3,9 @@ value (hypothesis, bounded) and on hostile texts (brackets inside strings, escap
 unclosed strings, stray closers), the depth and size bounds at the limit and one past it, and
 the regression corpus under tests/corpus/json/ (inputs that once raised RecursionError)."""
 import json
+import math
 import pathlib
+import sys
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -102,15 +104,28 @@ def test_size_at_the_limit_and_past_it():
     assert bounded_json.MAX_SIZE == 1 << 20
 
 
-def test_json_errors_bytes_and_huge_integers_are_one_line_refusals():
+def test_json_errors_and_bytes_are_one_line_refusals():
     for bad, words in ((b'{"a": \xff}', "not UTF-8 (byte 6)"), ("[1,\n2,", "Expecting value"),
-                       ("9" * 5000, "digits"), ("", "Expecting value"), ("NaN", None)):
+                       ("", "Expecting value"), ("NaN", None)):
         try:
             loads(bad, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
         except JSONRefused as err:
             assert "\n" not in str(err) and (words is None or words in str(err))
         else:
             raise AssertionError(bad)
+
+
+def test_integers_beyond_a_floats_range_read_as_infinities_as_exponents_do():
+    """So that a field's check for a finite number refuses 10**400 (or 5,000 nines) as it
+    refuses 1e400, and no reader's float() raises OverflowError."""
+    largest = int(sys.float_info.max)             # 309 digits, the largest finite float
+    text = f'[{10 ** 400}, -{10 ** 400}, {"9" * 5000}, {largest}, -{largest}, {largest + 1}, ' \
+           f'-{largest + 1}, 1e400, {2 ** 53 + 1}, -0, 7]'
+    got = loads(text)
+    assert got[:3] == [math.inf, -math.inf, math.inf] and got[5:8] == [math.inf, -math.inf, math.inf]
+    assert got[3:5] == [largest, -largest] and all(type(x) is int for x in got[3:5])
+    assert got[8:] == [2 ** 53 + 1, 0, 7] and type(got[8]) is int
+    assert loads("123", parse_int=str) == "123"          # a caller's own hook is kept
 
 
 def test_a_hundred_thousand_levels_are_refused_without_recursion():

@@ -178,7 +178,9 @@ HOSTILE_POOLS = {
     "huge step": (_raw(b'{"version": 1, "entries": [{"name": "a", "path": "p", "step": '
                        + b"9" * 30 + b', "weight": 1}]}'), "step"),
     "5000-digit step": (_raw(b'{"version": 1, "entries": [{"name": "a", "path": "p", "step": '
-                             + b"9" * 5000 + b', "weight": 1}]}'), "not JSON"),
+                             + b"9" * 5000 + b', "weight": 1}]}'), "step"),
+    "401-digit weight": (_raw(b'{"version": 1, "entries": [{"name": "a", "path": "p", "step": 0, '
+                              b'"weight": 1' + b"0" * 400 + b'}]}'), "weight"),
 }
 
 
