@@ -10,8 +10,11 @@ from fastgo.diskfull import no_wait
 from fastgo.files import atomic_write_text
 from fastgo.run.ratings import cgos_text
 from fastgo.run.rundir import player_step, status_path
+from fastgo.run.statefiles import MAX_ELO, finite
 from fastgo.run.strength import read_strength
 from roles.registry import SUPERVISOR
+
+MAX_CORES = 1e6             # a CPU share or budget of the evaluator's status, in cores
 
 
 def read_cgos(run_dir):
@@ -32,11 +35,12 @@ def current_ratings(ratings, run_dir):
         return ratings
     out = dict(ratings)
     latest = out.get("latest")
-    if isinstance(latest, dict) and latest.get("player") in elo:
+    if isinstance(latest, dict) and isinstance(latest.get("player"), str) \
+            and latest["player"] in elo:
         value = elo[latest["player"]]
         out["latest"] = dict(latest, elo=value[0], elo_low=value[1], elo_high=value[2])
     if isinstance(out.get("ratings"), dict):
-        out["ratings"] = {name: list(elo[name]) if name in elo else value
+        out["ratings"] = {name: list(elo[name]) if isinstance(name, str) and name in elo else value
                           for name, value in out["ratings"].items()}
     return out
 
@@ -77,12 +81,23 @@ def _restart_text(restarts):
 
 
 def _cpu_share(evaluator):
-    """The evaluator's status file's CPU share and budget (cores) as numbers, or None."""
+    """The evaluator's status file's CPU share and budget (cores) as finite numbers in
+    0..MAX_CORES (the strict reader's range: 10**400 is refused, not an OverflowError), or
+    None."""
     try:
-        share, budget = float(evaluator["cpu_share"]), float(evaluator["cpu_budget"])
+        return (finite(evaluator["cpu_share"], "cpu_share", 0, MAX_CORES),
+                finite(evaluator["cpu_budget"], "cpu_budget", 0, MAX_CORES))
     except (KeyError, TypeError, ValueError):
         return None
-    return (share, budget) if share == share and budget == budget else None
+
+
+def _elo_text(value) -> str:
+    """An Elo figure of ratings.json as status and summary print it: '-' unless a finite
+    number within the ratings' range."""
+    try:
+        return f"{finite(value, 'elo', -MAX_ELO, MAX_ELO):.0f}"
+    except ValueError:
+        return "-"
 
 
 def status_line(elapsed, train, moves, evals, fill, ratings, restarts, evaluator=None, cgos=None):
@@ -94,7 +109,7 @@ def status_line(elapsed, train, moves, evals, fill, ratings, restarts, evaluator
     elo = "-"
     try:
         latest = ratings["latest"]
-        elo = f"{latest['elo']:.0f} ({latest['player']})"
+        elo = f"{_elo_text(latest['elo'])} ({str(latest['player'])[:100]})"
         if cgos and latest["player"] in cgos:
             elo += "  " + cgos_text(cgos[latest["player"]])
     except (KeyError, TypeError, ValueError):
@@ -135,13 +150,13 @@ def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evalua
              f"restarts {_restart_text(restarts) if restarts else 0}"]
     try:
         latest = ratings["latest"]
-        lines.append(f"  {latest['player']}: Elo {latest['elo']:.0f} "
-                     f"({latest['elo_low']:.0f}..{latest['elo_high']:.0f})"
+        lines.append(f"  {str(latest['player'])[:100]}: Elo {_elo_text(latest['elo'])} "
+                     f"({_elo_text(latest['elo_low'])}..{_elo_text(latest['elo_high'])})"
                      + (f", {cgos_text(cgos[latest['player']])}" if cgos and latest["player"] in cgos
                         else "") + "; last results: " + ", ".join(latest["results"]))
         for name, value in sorted(ratings["ratings"].items(), key=lambda kv: -kv[1][0]):
             if player_step(name) is None:
-                lines.append(f"  anchor {name}: Elo {value[0]:.0f}")
+                lines.append(f"  anchor {name}: Elo {_elo_text(value[0])}")
     except (KeyError, TypeError, ValueError, AttributeError, IndexError):
         lines.append("  no evaluation yet")
     if final:

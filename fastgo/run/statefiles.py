@@ -15,6 +15,7 @@ import os
 import stat
 
 from fastgo import bounded_json
+from fastgo.coords import json_number
 from fastgo.files import NotRegularFile
 
 log = logging.getLogger("fastgo.run.statefiles")
@@ -190,17 +191,92 @@ def read_json(path, max_bytes=1 << 20):
 
 
 RATINGS_MAX_BYTES = 16 << 20       # RUN/ratings.json read at most (8 hours' run: ~100 KB)
+MAX_ELO = 1e6                      # any rating or bound of ratings.json, in Elo, at most this
+MAX_PLAYER_CHARS = 400             # a player's name in ratings.json
+_said = set()                      # (path, why) already logged: a file read every status line
+
+
+def _refuse(path, why):
+    if (path, why) not in _said:
+        _said.add((path, why))
+        log.warning("%s: %s", path, why)
+
+
+def _elo(value):
+    """A rating or bound as a float, NaN where it is not a number within MAX_ELO."""
+    try:
+        return finite(value, low=-MAX_ELO, high=MAX_ELO)
+    except ValueError:
+        return math.nan
+
+
+def _latest(latest, path):
+    """ratings.json's "latest" of checked types: {} (refused, logged) unless it is an object
+    whose player is a name; elo, elo_low, elo_high floats (NaN where not a number in range);
+    results a list of str; step, seconds, cpu_share and anchors kept only where well typed."""
+    if not isinstance(latest, dict):
+        if latest is not None:
+            _refuse(path, f'"latest" refused: an object expected, not {type(latest).__name__}')
+        return {}
+    player = latest.get("player")
+    if not isinstance(player, str) or not 0 < len(player) <= MAX_PLAYER_CHARS:
+        _refuse(path, f'"latest" refused: its player must be a name of 1..{MAX_PLAYER_CHARS} '
+                      f'characters, not {type(player).__name__}')
+        return {}
+    out = dict(latest, player=player)
+    for key in ("elo", "elo_low", "elo_high"):
+        out[key] = _elo(latest.get(key))
+    results = latest.get("results")
+    out["results"] = [r[:200] for r in results if isinstance(r, str)][:1000] \
+        if isinstance(results, list) else []
+    for key, check in (("step", lambda v: count(v)), ("seconds", lambda v: finite(v, low=0)),
+                       ("cpu_share", lambda v: finite(v, low=0, high=MAX_COUNT))):
+        if key in out:
+            try:
+                out[key] = check(out[key])
+            except ValueError:
+                _refuse(path, f'"latest.{key}" refused: not a number in range')
+                del out[key]
+    anchors = latest.get("anchors")
+    out["anchors"] = {k: _elo(v) for k, v in anchors.items() if isinstance(k, str)} \
+        if isinstance(anchors, dict) else {}
+    return out
+
+
+def _ratings(ratings, path):
+    """{player: [elo, low, high]} of ratings.json with every entry checked: a name and three
+    numbers or nulls, each a float (NaN where not a number within MAX_ELO: an unbounded
+    interval, or not rated); other entries are dropped, logged."""
+    if not isinstance(ratings, dict):
+        if ratings is not None:
+            _refuse(path, f'"ratings" refused: an object expected, not {type(ratings).__name__}')
+        return {}
+    out, dropped = {}, []
+    for name, value in ratings.items():
+        triple = None
+        if isinstance(value, list) and len(value) == 3 and not any(
+                isinstance(v, bool) or not isinstance(v, (int, float, type(None))) for v in value):
+            triple = [_elo(v) for v in value]
+        if triple is None or not 0 < len(name) <= MAX_PLAYER_CHARS:
+            dropped.append(name)
+        else:
+            out[name] = triple
+    if dropped:
+        _refuse(path, f'"ratings": {len(dropped)} entr{"y" if len(dropped) == 1 else "ies"} '
+                      f'refused as not [elo, low, high] (first: {dropped[0][:60]!r})')
+    return out
 
 
 def read_ratings(path) -> dict:
     """The evaluator's ratings.json (evaluation.evaluator writes it), the one reader of it:
     {"latest": dict, "ratings": {player: [elo, low, high]}}, each {} where the file is
-    missing, larger than RATINGS_MAX_BYTES, not JSON or not of that shape. The values inside
-    "ratings" are as written: its readers check what they use."""
+    missing, larger than RATINGS_MAX_BYTES, not JSON or not of that shape, every value inside
+    of the types its readers take (_latest, _ratings): a refused part is logged once, never
+    raised."""
     data = read_json(path, max_bytes=RATINGS_MAX_BYTES) or {}
-    latest, ratings = data.get("latest"), data.get("ratings")
-    return {"latest": latest if isinstance(latest, dict) else {},
-            "ratings": ratings if isinstance(ratings, dict) else {}}
+    where = os.fspath(path)
+    return {"latest": _latest(data.get("latest"), where),
+            "ratings": _ratings(data.get("ratings"), where)}
 
 
 def count(value, what="count") -> int:
@@ -211,11 +287,7 @@ def count(value, what="count") -> int:
 
 
 def finite(value, what="number", low=None, high=None) -> float:
-    """A finite int or float within [low, high] (bool refused); ValueError else."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{what} must be a number")
-    number = float(value)
-    if not math.isfinite(number) or (low is not None and number < low) \
-            or (high is not None and number > high):
-        raise ValueError(f"{what} out of range")
-    return number
+    """A finite int or float within [low, high] (bool refused), by the one strict reader
+    (coords.json_number: an integer of any length is refused by its range, never by
+    OverflowError); ValueError naming `what` else."""
+    return json_number(value, low=low, high=high, what=what)

@@ -6,6 +6,7 @@ from roles.registry import role_argv, role_specs
 from supervision.status import server_rates, status_line, summary_text
 from fastgo.run.statefiles import read_ratings
 from fastgo.run.config import Config
+from fastgo.run.ratings import append_result
 from fastgo.run.rundir import open_run_dir
 
 RATINGS = {"latest": {"player": "ckpt-40", "elo": 212.4, "elo_low": 150.2, "elo_high": 270.9,
@@ -73,3 +74,39 @@ def test_roles_in_start_order_with_their_command_lines(tmp_path):
     assert serve == ["serve", "--config", "c.toml", "--checkpoint",
                      f"{config.trainer.publish_slot}={run_dir.latest}", "--shards", run_dir.shards, "--log-file",
                      run_dir.log("serve")]
+
+
+HUGE = 10 ** 400                     # valid JSON; float() of it raises OverflowError
+
+
+def test_numbers_too_large_for_a_float_in_ratings_or_the_evaluators_status_are_shown_as_dashes(
+        tmp_path):
+    """A resumed run whose ratings.json holds "elo": 10**400 and whose stale evaluator status
+    holds such a cpu_share: the status line and the summary print, they never raise."""
+    run_dir = open_run_dir(tmp_path / "run")
+    (tmp_path / "run" / "ratings.json").write_text(json.dumps(
+        {"latest": {"player": "ckpt-40", "elo": HUGE, "elo_low": -HUGE, "elo_high": 1e308 * 10,
+                    "results": ["random 9-1"]},
+         "ratings": {"random": [0, 0, 0], "mcts:100": [HUGE, 0, 1]}}))
+    ratings = read_ratings(run_dir.ratings)
+    evaluator = {"cpu_share": HUGE, "cpu_budget": 0.2}
+    line = status_line(5, {"loss": HUGE}, 0, 0, 0, ratings, {}, evaluator)
+    assert line.endswith("Elo - (ckpt-40)") and "eval cpu" not in line
+    text = summary_text(61, None, {}, {}, ratings, run_dir, evaluator)
+    assert "  ckpt-40: Elo - (-..-); last results: random 9-1" in text.splitlines()
+    assert "  anchor mcts:100: Elo -" in text.splitlines() and "evaluator CPU" not in text
+    # the same values as Python objects, as a caller may hand them, are refused alike
+    assert status_line(5, {}, 0, 0, 0, {"latest": {"player": "p", "elo": HUGE}}, {},
+                       {"cpu_share": 0.1, "cpu_budget": HUGE}).endswith("Elo - (p)")
+
+
+def test_a_latest_player_that_is_a_list_does_not_stop_current_ratings(tmp_path):
+    from supervision.status import current_ratings
+
+    run_dir = open_run_dir(tmp_path / "run")
+    append_result(run_dir.ratings_table, "ckpt-1", "random", 6, 2)       # the table rates both
+    hostile = {"latest": {"player": ["ckpt-1"], "elo": 1}, "ratings": {"ckpt-1": [0, 0, 0]}}
+    got = current_ratings(hostile, run_dir)
+    assert got["latest"] == hostile["latest"] and got["ratings"]["ckpt-1"][0] > 0
+    (tmp_path / "run" / "ratings.json").write_text(json.dumps(hostile))
+    assert read_ratings(run_dir.ratings)["latest"] == {}

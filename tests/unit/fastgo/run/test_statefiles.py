@@ -130,3 +130,60 @@ def test_status_files_that_are_not_objects_read_as_none(tmp_path):
         assert read_json(path) is None
     path.write_bytes(b'{"games": 3}')
     assert read_json(path) == {"games": 3}
+
+
+# ratings.json read on resume: any JSON shape is a logged refusal of the part, never a crash
+HUGE = "1" + "0" * 400                       # 10**400: valid JSON, beyond a float's range
+
+
+def write_ratings(tmp_path, text):
+    path = tmp_path / "ratings.json"
+    path.write_text(text)
+    return statefiles.read_ratings(path)
+
+
+@pytest.mark.parametrize("latest", ['["ckpt-1"]', '{"player": ["ckpt-1"], "elo": 1}',
+                                    '{"player": {"a": 1}}', '{"player": 7}', '{"player": ""}',
+                                    '"ckpt-1"', '{"player": null}'])
+def test_a_latest_player_that_is_not_a_name_refuses_the_latest_entry(tmp_path, latest, caplog):
+    caplog.set_level("WARNING", logger="fastgo.run.statefiles")
+    got = write_ratings(tmp_path, '{"latest": %s, "ratings": {"random": [0, 0, 0]}}' % latest)
+    assert got == {"latest": {}, "ratings": {"random": [0.0, 0.0, 0.0]}}
+    assert any('"latest" refused' in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("field", ["elo", "elo_low", "elo_high"])
+@pytest.mark.parametrize("value", [HUGE, "-" + HUGE, "1e400", "NaN", "-Infinity", '"12"', "true",
+                                   "[1]", "null"])
+def test_an_elo_that_is_not_a_number_in_range_reads_as_nan(tmp_path, field, value):
+    got = write_ratings(tmp_path, '{"latest": {"player": "ckpt-5", "elo": 10, "elo_low": 5, '
+                                  '"elo_high": 15, "%s": %s, "results": ["a 1-0", 3]}}'
+                        % (field, value))
+    latest = got["latest"]
+    assert latest["player"] == "ckpt-5" and latest["results"] == ["a 1-0"]
+    assert latest[field] != latest[field]                              # NaN
+    assert [latest[k] for k in ("elo", "elo_low", "elo_high") if k != field] == \
+        [v for k, v in (("elo", 10.0), ("elo_low", 5.0), ("elo_high", 15.0)) if k != field]
+
+
+def test_ratings_entries_not_of_three_numbers_are_dropped_and_said_once(tmp_path, caplog):
+    caplog.set_level("WARNING", logger="fastgo.run.statefiles")
+    text = ('{"latest": {"player": "ckpt-5", "elo": 10, "step": %s, "cpu_share": %s}, '
+            '"ratings": {"random": [0, 0, 0], "a": [1, 2], "b": "x", "c": [%s, 0, 1], '
+            '"d": [5, null, Infinity], "e": [true, 1, 2]}}' % (HUGE, HUGE, HUGE))
+    for _ in range(3):
+        got = write_ratings(tmp_path, text)
+    assert "step" not in got["latest"] and "cpu_share" not in got["latest"]
+    assert sorted(got["ratings"]) == ["c", "d", "random"]
+    c, d = got["ratings"]["c"], got["ratings"]["d"]
+    assert c[0] != c[0] and c[1:] == [0.0, 1.0] and d[0] == 5.0 and d[1] != d[1] and d[2] != d[2]
+    said = [r.getMessage() for r in caplog.records if "entries refused" in r.getMessage()]
+    assert len(said) == 1 and "3 entries" in said[0]
+
+
+def test_finite_refuses_numbers_beyond_a_float_by_range_not_overflow():
+    with pytest.raises(ValueError, match="^cpu_share is outside 0..1$"):
+        statefiles.finite(10 ** 400, "cpu_share", 0, 1)
+    with pytest.raises(ValueError, match="^x is beyond a float's range$"):
+        statefiles.finite(-(10 ** 400), "x")
+    assert statefiles.finite(10 ** 300, "x") == 1e300
