@@ -2,7 +2,8 @@
 
 Every `fastgo/*.pyx` is compiled as `fastgo.<name>`. The TOML files of the top-level configs/
 folder are installed as package data in fastgo/configs/, where `fastgo.run.config.resolve_config`
-finds them by name. Compiler directives are set once here;
+finds them by name; the reference players of fastgo/references/ (fastgo.reference_players) are
+package data of fastgo. Compiler directives are set once here;
 `FASTGO_DEBUG=1` turns bounds checking, wraparound and initialised-memoryview checks back on
 for a debug test run.
 """
@@ -79,7 +80,9 @@ setup(
                                     "comparison", "comparison.*", "fastgo_cli", "fastgo_cli.*"])
     + ["fastgo.configs"],
     package_dir={"fastgo.configs": "configs"},
-    package_data={"fastgo": ["*.pxd", "*.pyx"], "fastgo.configs": ["*.toml"],
+    # the reference players (ref:NAME): fastgo/references/index.json and its NAME.ckpt files
+    package_data={"fastgo": ["*.pxd", "*.pyx", "references/index.json", "references/*.ckpt"],
+                  "fastgo.configs": ["*.toml"],
                   "dashboard": ["static/*.html", "static/*.js", "static/*.css"]},
     # both steps on every core: Cython's translation and the C compiler (ParallelBuildExt)
     ext_modules=cythonize(extensions, compiler_directives=directives, annotate=False,

@@ -31,7 +31,7 @@ from fastgo.run.statefiles import count, read_json
 from roles.registry import SUPERVISOR, Role
 from play.gtp.side import GtpEngineError
 from fastgo.player_spec import parse_spec
-from play.specs import gnugo_installed, katago_missing, make_side
+from play.specs import gnugo_installed, katago_missing, make_side, reference_bytes
 from trainer.metrics import read_metrics
 
 MAX_OPPONENTS = 16
@@ -77,7 +77,8 @@ def parse_opponents(text) -> list:
             raise CompareError(f"opponent {label[:60]!r}: {err}") from None
         if spec.kind == "checkpoint" and not os.path.isfile(spec.path):
             raise CompareError(f"opponent {label[:60]!r}: no such checkpoint file")
-        out.append(Opponent(label, os.path.abspath(spec.path) if spec.path else spec.text))
+        out.append(Opponent(label, os.path.abspath(spec.path) if spec.kind == "checkpoint"
+                            else spec.text))
     return out
 
 
@@ -99,8 +100,14 @@ def _split(text):
 def check_opponent(opponent: Opponent, size: int, komi: float) -> None:
     """Starts a GTP opponent (gnugo:LEVEL, gtp:COMMAND, katago:VISITS) once on a size x size
     board with `komi` and stops it again, so that a missing or unwilling engine is known before
-    hours of runs; CompareError if it cannot."""
+    hours of runs; a reference player's file is read and its sha256 checked; CompareError if
+    it cannot."""
     spec = parse_spec(opponent.spec)
+    if spec.kind == "ref":              # its file there and as the index says, before any run
+        try:
+            reference_bytes(spec)
+        except ValueError as err:
+            raise CompareError(f"opponent {opponent.label}: {err}") from None
     if spec.kind not in ("gnugo", "gtp", "katago"):
         return
     if spec.kind == "gnugo" and gnugo_installed(spec.argv[0]) is None:

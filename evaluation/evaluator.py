@@ -106,8 +106,12 @@ class Evaluator:
     # --- budget and heartbeat ------------------------------------------------------------------
 
     def beat(self, force=False):
+        """The status file: the figures of the point in hand, the CPU budget's, and the
+        anchors skipped on this machine ("skipped_anchors": Opponents.skipped_figures)."""
         if self.status is not None:
-            self.status.beat(lambda: {**self.figures, **self.budget.figures()}, force=force)
+            self.status.beat(lambda: {**self.figures, **self.budget.figures(),
+                                      "skipped_anchors": self.opponents.skipped_figures()},
+                             force=force)
 
     def wait_for_budget(self, credit_s=0.0):
         """Idles (beating) while the CPU used, less `credit_s` seconds, is over the budget;

@@ -3,7 +3,8 @@ this machine can run, the run's earlier checkpoints as networks at cluster.eval_
 visits cluster.eval_move_seconds buys at this network's own speed), and which of them comes
 next (evaluation.pairings). Each side is made when reached, so that a checkpoint pruned or an
 engine missing meanwhile costs that one pairing only; a gnugo or katago anchor whose program is
-not found here is skipped from the start. Beating wraps a side so that the role's
+not found here (or a reference player of another board size) is skipped from the start, logged
+with the command that adds it, and listed in the role's status file (skipped_figures). Beating wraps a side so that the role's
 heartbeat beats at each of its turns."""
 import os
 
@@ -15,9 +16,32 @@ from play.equal_time import one_thread_rate, speed_key, visits_for
 from play.network_player import network_side
 from play.players import MatchSide
 from fastgo.player_spec import parse_spec
-from play.specs import gnugo_installed, katago_missing, make_side
+from fastgo.reference_players import reference
+from play.specs import Missing, make_side, missing
 
 OPENING_MOVES = 2             # a network's first moves sampled by visits, as in the arena
+
+
+MAX_SKIPPED_GROUPS = 8        # groups of skipped anchors read back from a status file
+
+
+def skipped_anchors(status) -> list:
+    """[{"what", "anchors", "command", "why"}] of an evaluator's status file's
+    "skipped_anchors" (Opponents.skipped_figures), for the status line and the dashboard: every
+    field checked (strings, a non-empty list of names) and escaped to one bounded line; a
+    malformed group is left out, a malformed value is []."""
+    groups = status.get("skipped_anchors") if isinstance(status, dict) else None
+    out = []
+    for group in groups[:MAX_SKIPPED_GROUPS] if isinstance(groups, list) else ():
+        if not isinstance(group, dict) or not isinstance(group.get("anchors"), list):
+            continue
+        what, command, why = group.get("what"), group.get("command", ""), group.get("why", "")
+        names = [escaped(n, 60, one_line=True) for n in group["anchors"][:64] if isinstance(n, str)]
+        if isinstance(what, str) and isinstance(command, str) and isinstance(why, str) and names:
+            out.append({"what": escaped(what, 40, one_line=True), "anchors": names,
+                        "command": escaped(command, 80, one_line=True),
+                        "why": escaped(why, 300, one_line=True)})
+    return out
 
 
 class Beating(MatchSide):
@@ -45,6 +69,7 @@ class Opponents:
         self.config, self.cc, self.log = config, config.cluster, log
         self.unusable = {}
         self.rates = {}
+        self.skipped = {}             # {anchor: play.specs.Missing} not playable on this machine
         self.anchors = self._usable_anchors()
 
     def _usable_anchors(self):
@@ -54,20 +79,30 @@ class Opponents:
                 spec = parse_spec(text)
             except ValueError as err:
                 raise ConfigError(f"cluster.anchors: {err}") from None
-            if spec.kind == "gnugo" and gnugo_installed(spec.argv[0]) is None:
-                self.log.info("anchor %s skipped: GNU Go is not installed (on PATH or in "
-                              "/usr/games; e.g. apt-get install gnugo)", spec.name)
-                continue
-            if spec.kind == "katago":
-                missing = katago_missing(spec)
-                if missing:
-                    self.log.info("anchor %s skipped: %s", spec.name, missing)
-                    continue
-            if spec.kind == "checkpoint" and not os.path.isfile(spec.path):
-                self.log.warning("anchor %s skipped: no such checkpoint file", spec.path)
+            gone, size = missing(spec), self.config.model.board_size
+            plays = reference(spec.name[4:]).board_size if spec.kind == "ref" else size
+            if gone is None and plays != size:
+                gone = Missing("reference player", f"it plays {plays}x{plays}, this run "
+                                                   f"{size}x{size}")
+            if gone is not None:
+                log = self.log.warning if spec.kind in ("checkpoint", "ref") else self.log.info
+                log("anchor %s skipped: %s%s", spec.name, gone.why,
+                    f" (add it: {gone.command})" if gone.command else "")
+                self.skipped[table_name(spec.name)] = gone
                 continue
             out[table_name(spec.name)] = spec
         return out
+
+    def skipped_figures(self):
+        """The anchors skipped here, for the role's status file (the status line and the
+        dashboard show them): [{"what", "anchors": [names], "command", "why"}], one entry per
+        thing missing and command, in the order of cluster.anchors."""
+        groups = {}
+        for name, gone in self.skipped.items():
+            group = groups.setdefault((gone.what, gone.command), {
+                "what": gone.what, "anchors": [], "command": gone.command, "why": gone.why})
+            group["anchors"].append(name)
+        return list(groups.values())
 
     def failed(self, anchor, err, what="cannot start"):
         """`anchor` failed (`err`): logged, and not offered again in this process."""
@@ -160,6 +195,8 @@ class Opponents:
             try:
                 side = make_side(self.anchors[anchor], seed=seed,
                                  move_seconds=self.cc.eval_move_seconds or None,
+                                 backend=self.config.server.backend,
+                                 capacity=max(64, self.cc.eval_batch_games),
                                  checkpoint_side=lambda path, seed: self.checkpoint_side(
                                      path, anchor, seed)[1])
                 side.name = anchor

@@ -11,6 +11,9 @@ B, `fastgo compare --opponents`, the evaluator's anchors and `cluster.anchors` i
                     move sampled at temperature T (0..MAX_TEMPERATURE) from its search's visits
                     (at 1 visit: its raw policy); katago:VISITS,r=P a share P (0..1) of its
                     moves played by `random` instead; both may be given (katago:1,t=4,r=0.1)
+    ref:NAME        a reference player shipped with the project: its network at its own fixed
+                    visits (fastgo.reference_players; an unknown NAME is refused, naming the
+                    known ones)
     anything else   a checkpoint path
 
 `parse_spec` checks a text and says what it names; play.specs builds a match side from it. The
@@ -29,7 +32,7 @@ MAX_PLAYOUTS = 10_000_000      # mcts:N
 MAX_KATAGO_VISITS = 10_000_000     # katago:VISITS
 MAX_TEMPERATURE = 5.0          # KataGo refuses a chosenMoveTemperature outside 0..5
 
-KINDS = ("random", "mcts", "gnugo", "gtp", "katago", "checkpoint")
+KINDS = ("random", "mcts", "gnugo", "gtp", "katago", "ref", "checkpoint")
 GNUGO_PROGRAM = "gnugo"
 GNUGO_LEVELS = (0, 10)
 # Our matches are scored by Tromp-Taylor area: every stone left on the board counts as alive.
@@ -38,18 +41,20 @@ GNUGO_LEVELS = (0, 10)
 # runs GNU Go with --chinese-rules --capture-all-dead: it removes dead stones before it passes.
 # --positional-superko: the repetition rule our games are played under.
 GNUGO_OPTIONS = ("--chinese-rules", "--capture-all-dead", "--positional-superko")
-SPEC_FORMS = "random, mcts:N, gnugo:LEVEL, gtp:\"COMMAND\", katago:VISITS or a checkpoint path"
+SPEC_FORMS = ("random, mcts:N, gnugo:LEVEL, gtp:\"COMMAND\", katago:VISITS, ref:NAME or a "
+              "checkpoint path")
 
 
 @dataclass(frozen=True)
 class Spec:
     """What a spec names. `kind` one of KINDS; `count` the playouts of mcts:N, the level of
-    gnugo:LEVEL or the visits of katago:VISITS (else None); `argv` the engine's command line of
-    gnugo and gtp specs (else ()); `path` the checkpoint's path, or katago's network when the
-    spec names one (else None); `temperature` katago's move temperature of katago:VISITS,t=T
-    (else None); `random_share` the share of katago's moves played at random (r=P, else
-    None); `name` the player's name in tables and output (a checkpoint's is its path:
-    the loader may name it otherwise)."""
+    gnugo:LEVEL or the visits of katago:VISITS or of a reference player (else None); `argv`
+    the engine's command line of gnugo and gtp specs (else ()); `path` the checkpoint's path
+    (a reference player's file), or katago's network when the spec names one (else None);
+    `temperature` katago's move temperature of katago:VISITS,t=T (else None); `random_share`
+    the share of katago's moves played at random (r=P, else None); `name` the player's name
+    in tables and output (a checkpoint's is its path: the loader may name it otherwise; a
+    reference player's is ref:NAME)."""
     kind: str
     text: str
     name: str
@@ -100,8 +105,10 @@ def parse_spec(text) -> Spec:
         if colon:
             raise ValueError(f"player spec {_shown(text)}: random takes no argument")
         return Spec("random", text, "random")
-    if kind in ("mcts", "gnugo", "gtp", "katago") and not colon and not os.path.exists(text):
-        argument = {"mcts": "N", "gnugo": "LEVEL", "gtp": '"COMMAND"', "katago": "VISITS"}[kind]
+    if kind in ("mcts", "gnugo", "gtp", "katago", "ref") and not colon \
+            and not os.path.exists(text):
+        argument = {"mcts": "N", "gnugo": "LEVEL", "gtp": '"COMMAND"', "katago": "VISITS",
+                    "ref": "NAME"}[kind]
         raise ValueError(f"unknown player spec {_shown(text)}: expected {kind}:{argument}")
     if kind == "mcts":
         try:
@@ -120,6 +127,13 @@ def parse_spec(text) -> Spec:
         return Spec("gnugo", text, f"gnugo:{level}", count=level, argv=tuple(gnugo_argv(level)))
     if kind == "katago":
         return _katago_spec(text, rest)
+    if kind == "ref" and colon and not os.path.exists(text):
+        from fastgo.reference_players import ReferenceIndexError, reference
+        try:
+            found = reference(rest)
+        except ReferenceIndexError as err:
+            raise ValueError(f"player spec {_shown(text)}: {err}") from None
+        return Spec("ref", text, found.spec, count=found.visits, path=found.path)
     if kind == "gtp" and colon:
         argv = parse_gtp_spec(text)
         return Spec("gtp", text, "gtp:" + shlex.join(argv), argv=tuple(argv))

@@ -3,8 +3,8 @@ with 95% intervals, optionally stopped early by a sequential probability ratio t
 Zero's gating), the result appended to the ratings table (fastgo.run.ratings).
 
 A player is a checkpoint path (its network behind the batched PUCT search, in this process,
-torch on CPU with one thread), 'random', 'mcts:N', 'gnugo:LEVEL', 'gtp:COMMAND' or
-'katago:VISITS' (play.specs). Called by fastgo_cli.main
+torch on CPU with one thread), 'random', 'mcts:N', 'gnugo:LEVEL', 'gtp:COMMAND',
+'katago:VISITS' or 'ref:NAME' (a reference player at its own visits, never retimed) (play.specs). Called by fastgo_cli.main
 through `add_arguments(parser)` and `run(args) -> int`; bad arguments exit 2 with one line.
 SIGINT or SIGTERM (also while a GTP engine does not answer) ends the match: the games finished
 so far are reported and appended to the table, the engines are ended, exit status 130.
@@ -70,7 +70,8 @@ def add_arguments(parser):
                              "N playouts per move), 'gnugo:LEVEL' (GNU Go 0..10, run as CGOS "
                              "runs it), gtp:\"COMMAND\" (an external GTP engine) or "
                              "'katago:VISITS' (KataGo, at most VISITS a move; `fastgo katago "
-                             "fetch` downloads it)")
+                             "fetch` downloads it) or 'ref:NAME' (a reference player shipped "
+                             "with fastgo, at its own fixed visits)")
     parser.add_argument("b", metavar="B", help="second player, same forms as A")
     parser.add_argument("--games", type=int, default=DEFAULT_GAMES,
                         help="games to play (with --sprt: at most)")
@@ -339,8 +340,8 @@ def _run(args):
                 except GtpEngineError as exc:
                     raise ArgumentError(f"{which}: {one_line(exc)}") from None
         if args.move_seconds is not None or args.game_seconds is not None:
-            timed = [(which, side) for which, side in (("A", a), ("B", b))
-                     if isinstance(side, SearchSide)]
+            timed = [(which, side) for which, side in (("A", a), ("B", b))   # not ref:NAME
+                     if isinstance(side, SearchSide) and not getattr(side, "fixed_visits", False)]
             time_network_sides(timed, args.move_seconds, size, args.komi)
         return _play(args, a, b, size, sprt_elos)
     finally:

@@ -92,8 +92,9 @@ def make_side(spec, args, seed, which):
     """A match side from a player spec (play.specs); ArgumentError naming what is wrong."""
     from play.specs import make_side as side_from_spec
 
-    try:
+    try:        # a reference player (ref:NAME) runs on the side's backend at its own visits
         return side_from_spec(spec, seed=seed, move_seconds=args.move_seconds,
+                              backend=args.backend_b if which == "B" else args.backend_a,
                               checkpoint_side=lambda path, seed: checkpoint_side(
                                   path, args, seed, which))
     except ValueError as exc:            # ArgumentError from the loader passes as it is

@@ -11,17 +11,21 @@ B, `fastgo compare --opponents`, the evaluator's anchors, `fastgo gtp --player`)
                     search's visits (at 1 visit: its raw policy); katago:VISITS,r=P a share P
                     (0..1) of its moves played by `random` instead; both may be given
                     (katago:1,t=4,r=0.1): the ladder's weaker rungs
+    ref:NAME        a reference player shipped with the project (fastgo.reference_players):
+                    its network at its own fixed visits (reference_side)
     anything else   a checkpoint path, played by the side the caller's checkpoint_side(path,
                     seed) builds
 
 `parse_spec` (fastgo.player_spec, the grammar's one owner) checks a text and says what it names;
-`make_side` builds a match side from it. This package never imports torch: the network behind a
-checkpoint comes from the caller's function.
+`make_side` builds a match side from it; `missing` says why an engine cannot play here and the
+command that adds it. The network behind a checkpoint comes from the caller's function; a
+reference player's is loaded here, through inference_server.network.load_network.
 """
 from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass
 
 import fastgo.player_spec as grammar
 from fastgo.player_spec import Spec, _shown, parse_spec
@@ -51,6 +55,82 @@ def katago_missing(spec: Spec, env=None) -> str:
     return ""
 
 
+REFERENCE_OPENING_MOVES = 2       # a reference player samples its first moves by visits, as
+                                  # the arena's and the evaluator's networks do
+
+
+@dataclass(frozen=True)
+class Missing:
+    """Why a player cannot be played on this machine: `what` is missing (GNU Go, KataGo, a
+    checkpoint), `why` in one line, `command` the one command that adds it ('' when none
+    does)."""
+    what: str
+    why: str
+    command: str = ""
+
+
+GNUGO_COMMAND = "apt-get install gnugo"
+KATAGO_COMMAND = "fastgo katago fetch"
+
+
+def missing(spec: Spec, env=None) -> Missing | None:
+    """What keeps `spec` from playing here (a gnugo spec without GNU Go, a katago spec
+    without KataGo or its network, a checkpoint or reference player whose file is not
+    there), or None when nothing does."""
+    if spec.kind == "gnugo" and gnugo_installed(spec.argv[0]) is None:
+        return Missing("GNU Go", "GNU Go is not installed (on PATH or in /usr/games)",
+                       GNUGO_COMMAND)
+    if spec.kind == "katago":
+        why = katago_missing(spec, env)
+        if why:
+            return Missing("KataGo", why, "" if spec.path else KATAGO_COMMAND)
+    if spec.kind == "checkpoint" and not os.path.isfile(spec.path):
+        return Missing("checkpoint", "no such checkpoint file")
+    if spec.kind == "ref" and not os.path.isfile(spec.path):
+        return Missing("reference player", f"its file {spec.path} is not there")
+    return None
+
+
+def reference_bytes(spec: Spec):
+    """(fastgo.reference_players.Reference, the bytes of its file) of reference player `spec`,
+    the file read as a checkpoint's (inference_server.checkpoint_file) and its sha256 checked
+    against the index, without torch; ValueError of one line when it is missing, damaged or
+    replaced."""
+    from fastgo.reference_players import check_digest, reference
+    from inference_server.checkpoint_file import CheckpointError, read_checkpoint_bytes
+
+    ref = reference(spec.name.partition(":")[2])
+    try:
+        data = read_checkpoint_bytes(ref.path)
+    except CheckpointError as err:
+        raise ValueError(f"reference player {ref.spec}: {err}") from None
+    check_digest(ref, data)
+    return ref, data
+
+
+def reference_side(spec: Spec, *, seed=0, backend=None, capacity=None):
+    """The match side of reference player `spec` (kind "ref"): its file read, its sha256
+    checked against the index (fastgo.reference_players.check_digest), loaded through
+    inference_server.network.load_network (the usual checkpoint checks and canaries) and
+    played at the index's visits with REFERENCE_OPENING_MOVES, named ref:NAME. Its
+    `fixed_visits` is True: equal-time modes leave its visits alone. ValueError of one line
+    when the file is missing, damaged or replaced."""
+    from inference_server.network import DEFAULT_BACKEND, DEFAULT_CAPACITY, load_network
+    from play.network_player import network_side
+
+    ref, data = reference_bytes(spec)
+    network = load_network(ref.path, "match", data=data, backend=backend or DEFAULT_BACKEND,
+                           capacity=capacity or DEFAULT_CAPACITY, what=ref.spec)
+    if network.config.board_size != ref.board_size:
+        raise ValueError(f"reference player {ref.spec}: its network plays "
+                         f"{network.config.board_size}x{network.config.board_size}, the index "
+                         f"says {ref.board_size}")
+    side = network_side(network, visits=ref.visits, seed=seed, name=ref.spec,
+                        opening_moves=REFERENCE_OPENING_MOVES)
+    side.fixed_visits = True
+    return side
+
+
 def make_player(text, *, seed=None):
     """A Player (genmove(game)) from 'random' or 'mcts:N'; ValueError naming the spec for any
     other text (GTP engines and checkpoints are match sides: make_side)."""
@@ -64,17 +144,21 @@ def make_player(text, *, seed=None):
 
 
 def make_side(text, *, seed=None, checkpoint_side=None, move_timeout=None, start_timeout=None,
-              move_seconds=None):
+              move_seconds=None, backend=None, capacity=None):
     """A match side (play.match.play_match) for the spec `text` (or a Spec): a Player for random
     and mcts:N, a GtpSide (started by its first prepare) for gnugo:LEVEL, gtp:COMMAND and
     katago:VISITS (play.katago.side.KataGoSide: KataGoMissing, a ValueError, when KataGo or
-    its network is not found), and
-    checkpoint_side(path, seed) for a checkpoint. ValueError of one line for a malformed spec, or
-    a checkpoint where no checkpoint_side is given. move_seconds: a GTP engine's time a move
-    (GtpSide; the equal-time mode of play.equal_time)."""
+    its network is not found), reference_side for ref:NAME (on `backend`, sized for
+    `capacity` positions), and checkpoint_side(path, seed) for a checkpoint. ValueError of
+    one line for a malformed spec, or a checkpoint where no checkpoint_side is given.
+    move_seconds: a GTP engine's time a move (GtpSide; the equal-time mode of
+    play.equal_time)."""
     spec = text if isinstance(text, Spec) else parse_spec(text)
     if spec.kind in ("random", "mcts"):
         return make_player(spec.text, seed=seed)
+    if spec.kind == "ref":
+        return reference_side(spec, seed=0 if seed is None else seed, backend=backend,
+                              capacity=capacity)
     if spec.kind in ("gnugo", "gtp", "katago"):
         options = {key: value for key, value in (("move_timeout", move_timeout),
                                                  ("start_timeout", start_timeout),
@@ -88,5 +172,6 @@ def make_side(text, *, seed=None, checkpoint_side=None, move_timeout=None, start
         return GtpSide(list(spec.argv), name=spec.name, **options)
     if checkpoint_side is None:
         raise ValueError(f"player spec {_shown(spec.text)}: a checkpoint cannot be played here "
-                         "(expected random, mcts:N, gnugo:LEVEL, gtp:\"COMMAND\" or katago:VISITS)")
+                         "(expected random, mcts:N, gnugo:LEVEL, gtp:\"COMMAND\", katago:VISITS or "
+                         "ref:NAME)")
     return checkpoint_side(spec.path, seed)

@@ -458,3 +458,33 @@ def dashboard_run():
 @pytest.fixture(scope="session")
 def dashboard_checkpoint():
     return _dashboard_checkpoint
+
+
+def _reference_folder(folder, players, *, size=9):
+    """A folder of reference players as fastgo/references/ holds them (fastgo.reference_players),
+    from tiny real networks (b1c8, score head): `players` [(name, visits)], network seed k for
+    the k-th; its index.json lists each with its file's sha256. Point FASTGO_REFERENCES at it.
+    Returns the folder."""
+    import json
+
+    from fastgo.reference_players import INDEX_FORMAT, INDEX_NAME, index_entry
+    from fastgo.run.config import ModelConfig
+    from inference_server.checkpoint import save_checkpoint
+    from inference_server.model import build_model
+
+    os.makedirs(folder, exist_ok=True)
+    entries = []
+    for k, (name, visits) in enumerate(players):
+        path = os.path.join(folder, f"{name}.ckpt")
+        save_checkpoint(path, build_model(ModelConfig(board_size=size, blocks=1, channels=8,
+                                                      score_head=True), seed=k + 1), step=k + 1)
+        entries.append(index_entry(name, path, visits=visits, board_size=size,
+                                   provenance=f"a test network, seed {k + 1}"))
+    with open(os.path.join(folder, INDEX_NAME), "w") as handle:
+        json.dump({"format": INDEX_FORMAT, "references": entries}, handle)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def reference_folder():
+    return _reference_folder

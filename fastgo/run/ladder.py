@@ -1,8 +1,10 @@
-"""The evaluator's ladder of anchors, from `random` to KataGo, and the games that calibrate its
-top: rungs above GNU Go level 10 (CGOS's stand-in, fastgo.run.ratings.CGOS_STAND_IN) whose
+"""The evaluator's ladder of anchors, from `random` to KataGo, and the games that calibrate it:
+rungs below and above GNU Go level 10 (CGOS's stand-in, fastgo.run.ratings.CGOS_STAND_IN) whose
 distance to it was measured once (docs/guide.md#the-ladder) and is added to every fit that
-rates one of them (fastgo.run.strength), so that a checkpoint near a KataGo rung gets its CGOS
-rating from games near 50% rather than from a one-sided record against GNU Go.
+rates one of them (fastgo.run.strength). A checkpoint near a KataGo rung gets its CGOS rating
+from games near 50% rather than from a one-sided record against GNU Go; a run that played only
+the shipped reference players (ref:NAME, fastgo.reference_players), on a machine without GNU Go
+or KataGo, still gets one: the calibration games join its rungs to gnugo:10 = 1800.
 
 Each rung plays at fixed visits, so its strength does not depend on the machine: the games
 below were played once, at the arena's settings, and hold wherever the rung is played. Stdlib
@@ -12,18 +14,22 @@ from __future__ import annotations
 
 
 # cluster.anchors' default: in rising strength (as far as a dozen games a pair tell: two rungs
-# near 50%, katago:1,t=0.5 and katago:1, may come out either way); the katago ones are skipped
-# where KataGo is not found (`fastgo katago fetch`), so a machine without it has the GNU Go
-# ladder as before.
+# near 50%, katago:1,t=0.5 and katago:1, may come out either way); the gnugo ones are skipped
+# where GNU Go is not installed (apt-get install gnugo), the katago ones where KataGo is not
+# found (`fastgo katago fetch`). Each shipped reference player (fastgo/references/index.json)
+# is a rung here, ref:NAME at its place by strength (a test holds the index and the ladder to
+# each other); they are what a machine without GNU Go and KataGo plays.
 LADDER = ("random", "mcts:100", "mcts:1000", "gnugo:1", "gnugo:5", "gnugo:10",
           "katago:1,t=4,r=0.05", "katago:1,t=4", "katago:1,t=2", "katago:1,t=1.4",
           "katago:1,t=1", "katago:1,t=0.5", "katago:1")
 
 # The calibration games: (a, b, wins_a, wins_b, draws), the arena's result of a against b
 # (`fastgo arena A B --size 9`: Tromp-Taylor area, komi 7.5, colours alternating), as
-# docs/guide.md#the-ladder lists them: a chain from the stand-in up, each neighbouring pair
-# played (the lower scoring 20-80%: games near 50% say the most), and pairs that skip a rung
-# where they were played.
+# docs/guide.md#the-ladder lists them: a chain through the stand-in, each neighbouring pair of
+# calibrated rungs on LADDER played (the lower first, scoring 20-80%: games near 50% say the
+# most), and pairs that skip a rung where they were played. A reference player's rows: its games
+# against gnugo:1, gnugo:5 and gnugo:10 and against its calibrated neighbours, added here (and
+# to the guide's table) with its file; a calibrated rung is any player of a row.
 CALIBRATION = (
     ("gnugo:10", "katago:1,t=4,r=0.05", 10, 14, 0),
     ("katago:1,t=4,r=0.05", "katago:1,t=4", 6, 10, 0),
@@ -40,7 +46,7 @@ CALIBRATION = (
 
 
 def rungs() -> set:
-    """The calibrated rungs: every player of CALIBRATION but the stand-in."""
+    """The calibrated rungs: every player of CALIBRATION but the stand-in, below it or above."""
     from fastgo.run.ratings import CGOS_STAND_IN
 
     return {name for row in CALIBRATION for name in row[:2]} - {CGOS_STAND_IN}
@@ -48,7 +54,9 @@ def rungs() -> set:
 
 def with_calibration(rows):
     """`rows` (a ratings table's rows) plus the calibration games when a player of `rows` is a
-    calibrated rung (else `rows` itself); the rows added carry "calibration": True."""
+    calibrated rung (else `rows` itself); the rows added carry "calibration": True. The stand-in
+    is among their players, so a fit of the result has it, and so a CGOS estimate, wherever a
+    rung is connected by games to the players rated, whether the run played GNU Go or not."""
     from fastgo.run.ratings import RatingsTable
 
     above = rungs()

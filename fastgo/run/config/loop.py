@@ -63,11 +63,11 @@ class ClusterConfig:
     anchors: tuple[str, ...] = setting(
         LADDER,
         doc="fixed opponents in rising strength, player specs as the arena's (random, mcts:N, "
-            "gnugo:LEVEL, gtp:\"COMMAND\", katago:VISITS[,t=T], a checkpoint path); each "
-            "checkpoint plays those whose expected score is informative; gnugo ones are skipped "
-            "where GNU Go is not installed, katago ones where KataGo or its network is not found "
-            "(`fastgo katago fetch`); the katago rungs are calibrated against gnugo:10 "
-            "(fastgo.run.ladder) "
+            "gnugo:LEVEL, gtp:\"COMMAND\", katago:VISITS[,t=T], ref:NAME, a checkpoint path); "
+            "each checkpoint plays those whose expected score is informative; gnugo ones are "
+            "skipped where GNU Go is not installed (apt-get install gnugo), katago ones where "
+            "KataGo or its network is not found (`fastgo katago fetch`); the ref and katago "
+            "rungs are calibrated against gnugo:10 (fastgo.run.ladder) "
             "(mcts:10000 is no default: it costs several times what the others do, "
             "docs/guide.md#the-evaluator)")
     eval_anchors: int = setting(2, min=0, max=64,

@@ -1,0 +1,165 @@
+"""The reference players that ship with the project: small networks, each played at its own
+fixed visits, named `ref:NAME` in the player-spec grammar (fastgo.player_spec). A player at
+fixed visits is the same player on every machine, so their games against GNU Go, calibrated once
+(fastgo.run.ladder.CALIBRATION), put a run's curve on CGOS's scale where neither GNU Go nor
+KataGo is installed.
+
+The folder (REFERENCES_DIR, installed as package data; the environment variable REFERENCES_ENV
+names another folder instead) holds NAME.ckpt files and one index, INDEX_NAME:
+
+    {"format": 1,
+     "references": [
+       {"name": "q60", "file": "q60.ckpt", "visits": 64, "board_size": 9,
+        "sha256": "<64 hex digits of the file>",
+        "provenance": "one line: the run, its config and the checkpoint's step"}]}
+
+in rising strength. A name is immutable once published: a rating table row names `ref:NAME`,
+so another network or other visits is another name. Stdlib only (the kernel's layer).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass
+
+REFERENCES_ENV = "FASTGO_REFERENCES"      # a folder of reference players instead of the shipped
+REFERENCES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "references")
+INDEX_NAME = "index.json"
+INDEX_FORMAT = 1
+MAX_INDEX_BYTES = 1 << 20
+MAX_REFERENCES = 64
+MAX_VISITS = 100_000
+NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,39}")
+FILE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}\.ckpt")
+DIGEST = re.compile(r"[0-9a-f]{64}")
+MAX_PROVENANCE = 300                      # characters of the provenance line
+FIELDS = ("name", "file", "visits", "board_size", "sha256", "provenance")
+
+
+class ReferenceIndexError(ValueError):
+    """A reference folder whose index cannot be read or breaks the format: one line naming
+    the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One shipped player: `name` (the NAME of ref:NAME), `path` (its checkpoint file),
+    `visits` (root visits a move, fixed), `board_size`, `sha256` (hex digest of the file's
+    bytes), `provenance` (one line)."""
+    name: str
+    path: str
+    visits: int
+    board_size: int
+    sha256: str
+    provenance: str
+
+    @property
+    def spec(self) -> str:
+        return f"ref:{self.name}"
+
+
+def references_dir(env=None) -> str:
+    """The folder of reference players: $FASTGO_REFERENCES when set (and not empty), else the
+    shipped one."""
+    env = os.environ if env is None else env
+    return env.get(REFERENCES_ENV) or REFERENCES_DIR
+
+
+_CACHE = {}          # index path -> ((mtime_ns, size), {name: Reference})
+
+
+def read_index(folder=None) -> dict:
+    """{name: Reference} of the index in `folder` (default: references_dir()), in the index's
+    order; {} when the folder has no index. ReferenceIndexError for a malformed one (not JSON,
+    another format, a field missing or out of range, a name or file named twice). Read again
+    only when the file changed."""
+    folder = os.fspath(folder) if folder is not None else references_dir()
+    path = os.path.join(folder, INDEX_NAME)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return {}
+    except OSError as err:
+        raise ReferenceIndexError(f"{path}: {err.strerror or err}") from None
+    key = (st.st_mtime_ns, st.st_size)
+    cached = _CACHE.get(path)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    if st.st_size > MAX_INDEX_BYTES:
+        raise ReferenceIndexError(f"{path}: over {MAX_INDEX_BYTES} bytes")
+    try:
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read(MAX_INDEX_BYTES + 1).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise ReferenceIndexError(f"{path}: not a JSON index: {str(err)[:120]}") from None
+    value = _parse(path, folder, data)
+    _CACHE[path] = (key, value)
+    return value
+
+
+def _parse(path, folder, data):
+    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT \
+            or not isinstance(data.get("references"), list):
+        raise ReferenceIndexError(f"{path}: expected {{\"format\": {INDEX_FORMAT}, "
+                                  f"\"references\": [...]}}")
+    entries = data["references"]
+    if len(entries) > MAX_REFERENCES:
+        raise ReferenceIndexError(f"{path}: {len(entries)} references, at most {MAX_REFERENCES}")
+    out, files = {}, set()
+    for k, entry in enumerate(entries):
+        where = f"{path}: reference {k + 1}"
+        if not isinstance(entry, dict) or set(entry) != set(FIELDS):
+            raise ReferenceIndexError(f"{where}: expected exactly the fields {', '.join(FIELDS)}")
+        name, file = entry["name"], entry["file"]
+        if not isinstance(name, str) or not NAME.fullmatch(name):
+            raise ReferenceIndexError(f"{where}: name must match {NAME.pattern}")
+        if not isinstance(file, str) or not FILE.fullmatch(file):
+            raise ReferenceIndexError(f"{where}: file must be a file name matching {FILE.pattern}")
+        for field, low, high in (("visits", 1, MAX_VISITS), ("board_size", 2, 25)):
+            value = entry[field]
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ReferenceIndexError(f"{where}: {field} must be an integer in {low}..{high}")
+        if not isinstance(entry["sha256"], str) or not DIGEST.fullmatch(entry["sha256"]):
+            raise ReferenceIndexError(f"{where}: sha256 must be 64 lowercase hex digits")
+        provenance = entry["provenance"]
+        if not isinstance(provenance, str) or not provenance.strip() \
+                or len(provenance) > MAX_PROVENANCE or not provenance.isprintable():
+            raise ReferenceIndexError(f"{where}: provenance must be one line of at most "
+                                      f"{MAX_PROVENANCE} characters")
+        if name in out or file in files:
+            raise ReferenceIndexError(f"{where}: {name!r} or {file!r} is named twice")
+        files.add(file)
+        out[name] = Reference(name, os.path.join(folder, file), entry["visits"],
+                              entry["board_size"], entry["sha256"], provenance)
+    return out
+
+
+def reference(name, folder=None) -> Reference:
+    """The Reference called `name` (case-insensitive); ValueError of one line naming the
+    known ones for any other."""
+    index = read_index(folder)
+    found = index.get(str(name).strip().lower())
+    if found is None:
+        known = ", ".join(f"ref:{n}" for n in index) or "none in " + (
+            os.fspath(folder) if folder is not None else references_dir())
+        raise ValueError(f"unknown reference player ref:{str(name)[:40]} (known: {known})")
+    return found
+
+
+def check_digest(ref: Reference, data: bytes) -> None:
+    """ValueError unless `data` (the bytes of ref.path) has the index's sha256."""
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != ref.sha256:
+        raise ValueError(f"reference player {ref.spec}: {ref.path} has sha256 {digest[:16]}..., "
+                         f"the index says {ref.sha256[:16]}... (a damaged or replaced file)")
+
+
+def index_entry(name, path, *, visits, board_size, provenance) -> dict:
+    """The index entry of the checkpoint file at `path` as reference `name` (its sha256
+    computed): what adding a reference player writes into INDEX_NAME."""
+    with open(path, "rb") as handle:
+        digest = hashlib.sha256(handle.read()).hexdigest()
+    return {"name": name, "file": os.path.basename(path), "visits": int(visits),
+            "board_size": int(board_size), "sha256": digest, "provenance": provenance}
