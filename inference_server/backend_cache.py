@@ -50,11 +50,16 @@ def cache_path() -> str:
     return os.path.join(base, "fastgo", "backends.json")
 
 
+# Bumped when the set of candidates `auto` times changes (2: int8 and bf16 offered by what the
+# runtimes report, not by the CPU's flags), so that a choice made among fewer is made again.
+CANDIDATES_VERSION = 2
+
+
 def cache_key(config, *, batch: int, threads: int) -> str:
     flags = sorted(f for f in cpu_flags() if f.startswith(("avx", "amx", "fma")))
     machine = hashlib.sha256(" ".join([cpu_name()] + flags).encode()).hexdigest()[:16]
     runtimes = ",".join(f"{k}={v}" for k, v in sorted(versions().items()))
-    return (f"{machine}|{runtimes}|{config.name}|{config.board_size}|{config.encoding}|"
+    return (f"{machine}|c{CANDIDATES_VERSION}|{runtimes}|{config.name}|{config.board_size}|{config.encoding}|"
             f"b{int(batch)}|t{int(threads)}")
 
 

@@ -68,6 +68,16 @@ SHARD_READ_SECONDS = 5.0         # no shard is opened after this
 POOL_POSITIONS = 16384           # no further shard is opened once the games read hold this many
 
 
+_progress = {"say": None}
+
+
+def set_progress(say) -> None:
+    """`say(text)` is called before each backend is built and timed (a role's start shows it is
+    busy, not stuck: roles/serve.py prints it, and the supervisor waits on while lines come);
+    None: nothing is said."""
+    _progress["say"] = say
+
+
 def reference_positions(config, count: int, seed: int = 2024) -> np.ndarray:
     """uint8 [count, P, N, N]: positions after a seeded random number of random legal moves
     (0 .. 1.2 * N * N), encoded with the network's encoding; the same for the same arguments.
@@ -309,6 +319,8 @@ def measure_backends(net, *, batch: int, threads: int, names=None, seconds: floa
     onnx_cache: dict = {}
     table = {}
     for name in names:
+        if _progress["say"] is not None:
+            _progress["say"](f"timing backend {name} at batch {batch}")
         try:
             backend = build_backend(name, net, threads=threads, channels_last=channels_last,
                                     calibration=positions if calibration is None else calibration,
