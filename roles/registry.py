@@ -40,6 +40,13 @@ class Role(StrEnum):
         return READY.get(self)
 
     @property
+    def starting(self) -> str | None:
+        """The start of the lines it prints on stdout while a long start is under way (`auto`'s
+        timing of the backends), before its ready line; None for roles without one."""
+        ready = READY.get(self)
+        return ready.replace("ready on ", "starting: ") if ready else None
+
+    @property
     def resources_key(self) -> str:
         """The [cluster] key of its Ray resources."""
         return RESOURCES_KEY[self]

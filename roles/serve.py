@@ -90,6 +90,10 @@ def run(args) -> int:
     if shards:
         log.info("int8 calibration and fp32 checks on the games of %s", shards)
     set_calibration_shards(shards)
+    # the ready line waits for `auto`'s timing (seconds a backend; more on a loaded machine):
+    # each step says so, and the supervisor waits on while these lines come
+    from inference_server.backend_choice import set_progress
+    set_progress(lambda text: print(f"{Role.SERVE.starting}{text}", flush=True))
     try:
         server = start_server(config)
     except (StartupError, CheckpointError, ConfigError) as err:

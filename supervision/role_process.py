@@ -18,6 +18,7 @@ from roles.registry import Role
 ONE_THREAD = {"OMP_NUM_THREADS": "1"}       # added to a role's environment unless told otherwise
 POLL_S = 0.05                               # how often the log is read for the ready line
 COPY_POLL_S = 0.1                           # how often Children copies a child's output
+START_CAP = 15                              # a start that keeps printing waits this many timeouts at most
 SCAN_BYTES = 1 << 16                        # the ready line is looked for in this much output
 TAIL_BYTES = 4000                           # the end of a log read for its last lines
 
@@ -93,15 +94,29 @@ class RoleProcess:
 
     def wait_ready(self, marker, timeout_s):
         """The rest (stripped) of the first complete line since start() that begins with
-        `marker`; None when the process ends without it or timeout_s passes (the process is
-        left as it is)."""
-        deadline = time.monotonic() + timeout_s
+        `marker`; None when the process ends without it, or when timeout_s pass without new
+        output (a role busy starting says so on stdout, each line renewing the wait), or
+        START_CAP times timeout_s in all (the process is left as it is)."""
+        start = time.monotonic()
+        deadline = start + timeout_s
+        cap = start + START_CAP * timeout_s
+        size = self._size()
         while True:
             ended = self.proc.poll() is not None
             found = self._ready_line(marker)
-            if found is not None or ended or time.monotonic() > deadline:
+            now = time.monotonic()
+            grown = self._size()
+            if grown > size:
+                size, deadline = grown, min(cap, now + timeout_s)
+            if found is not None or ended or now > deadline:
                 return found
             time.sleep(POLL_S)
+
+    def _size(self):
+        try:
+            return os.path.getsize(self.out_path)
+        except OSError:
+            return 0
 
     def _ready_line(self, marker):
         text = _read_from(self.out_path, self._offset, SCAN_BYTES)

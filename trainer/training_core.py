@@ -174,8 +174,12 @@ class TrainingCore:
         if self.tc.channels_last:
             example = example.contiguous(memory_format=torch.channels_last)
         start = time.monotonic()
-        view = compile_training(self.model, example,
-                                lambda: autocast(self.device, self.tc.precision))
+        # a minute or more on a slow or busy CPU: progress, not a stuck trainer
+        busy = (self.status.busy("compiling the training step") if self.status is not None
+                else contextlib.nullcontext())
+        with busy:
+            view = compile_training(self.model, example,
+                                    lambda: autocast(self.device, self.tc.precision))
         if view.compiled:
             log.info("trainer.compile: the training step compiled in %.1f s",
                      time.monotonic() - start)

@@ -20,9 +20,11 @@ it so); everyone else asks it. Stdlib only.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass
 
@@ -179,6 +181,11 @@ class StatusFile:
     refreshed. While a write of the role waits for space (fastgo.diskfull), the wait keeps it
     fresh with the last figures and "disk_full": the wait's condition."""
 
+    # A busy phase (busy()) keeps the heartbeat fresh for at most this long by default: a compile
+    # or a timing that takes longer than this is taken for stuck once cluster.stuck_seconds more
+    # have passed in silence.
+    BUSY_LIMIT_S = 900.0
+
     def __init__(self, run_dir: RunDir, role: str, interval_s: float = 1.0):
         self._time = time.monotonic
         self.path = status_path(run_dir, role)
@@ -199,6 +206,34 @@ class StatusFile:
     def keep_alive(self):
         """Writes the last figures again, with the disk condition when there is one."""
         self._write(self._last)
+
+    @contextlib.contextmanager
+    def busy(self, what: str, limit_s: float | None = None):
+        """While the body runs, a long step that is progress though the role's loop beats
+        nothing (torch.compile of the training step, a backend's timing): a thread rewrites the
+        heartbeat every interval_s with the last figures and "busy": what, for at most limit_s
+        (BUSY_LIMIT_S by default). Past the limit it falls silent, so a body that hangs is
+        still found stuck, cluster.stuck_seconds after the limit."""
+        limit_s = self.BUSY_LIMIT_S if limit_s is None else float(limit_s)
+        done = threading.Event()
+        fields = dict(self._last, busy=str(what)[:200])
+
+        def keep():
+            end = self._time() + limit_s
+            while True:
+                self._write(fields)
+                if done.wait(min(self.interval_s, max(0.0, end - self._time()))) or \
+                        self._time() >= end:
+                    return
+
+        thread = threading.Thread(target=keep, name=f"busy: {what}"[:60], daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
+            self._write(self._last)
 
     def _write(self, fields):
         condition = diskfull.condition()

@@ -23,6 +23,12 @@ if mode == "refuse":
     sys.exit(2)
 if mode in ("serve", "ignore-term"):
     print("fake: ready on tcp://127.0.0.1:4242", flush=True)
+if mode in ("busy-start", "silent-start", "busy-forever"):
+    for step in range(10**6 if mode == "busy-forever" else 8):
+        if mode != "silent-start":
+            print(f"fake: starting: step {step}", flush=True)
+        time.sleep(0.25)
+    print("fake: ready on tcp://127.0.0.1:4343", flush=True)
 if mode == "partial":
     sys.stdout.write("fake: ready on tcp://never")     # no newline: not a complete line
     sys.stdout.flush()
@@ -85,3 +91,29 @@ def test_last_line_of_a_missing_or_blank_log(tmp_path):
     assert last_line(tmp_path / "none.out") == "(no output)"
     (tmp_path / "blank.out").write_text("first\n\n  \n")
     assert last_line(tmp_path / "blank.out") == "first"
+
+
+def test_a_start_that_says_it_is_busy_is_waited_for_past_the_timeout(role):
+    # 8 steps of 0.25 s: 2 s to the ready line, twice the timeout, each line renewing the wait
+    process = role("busy-start", ready_timeout_s=1.0).start()
+    try:
+        assert process.endpoint == "tcp://127.0.0.1:4343"
+        assert process.output().count("fake: starting: step") == 8
+    finally:
+        process.stop(timeout_s=10)
+
+
+def test_a_silent_start_past_the_timeout_is_refused(role):
+    began = time.monotonic()
+    with pytest.raises(RoleStartError):
+        role("silent-start", ready_timeout_s=1.0).start()
+    assert time.monotonic() - began < 1.9          # the ready line would have come at 2 s
+
+
+def test_a_start_that_never_ends_is_refused_at_the_cap(role):
+    from supervision.role_process import START_CAP
+
+    began = time.monotonic()
+    with pytest.raises(RoleStartError):
+        role("busy-forever", ready_timeout_s=0.6).start()
+    assert START_CAP * 0.6 - 0.1 <= time.monotonic() - began < START_CAP * 0.6 + 3.0

@@ -104,3 +104,41 @@ def test_the_trainer_config_key(compile_on):
 
     config = loads_config(f"[trainer]\ncompile = {str(compile_on).lower()}\n")
     assert config.trainer.compile is compile_on
+
+
+def test_the_trainers_compile_runs_under_its_busy_heartbeat(tmp_path, monkeypatch,
+                                                          small_trainer_config):
+    # the compile (a minute or more on a slow or loaded CPU) keeps the heartbeat fresh, so the
+    # supervisor does not take a starting trainer for stuck (tests/system/cluster/test_busy_start.py)
+    import trainer.compiled as compiled
+    from fastgo.run.config import loads_config
+    from fastgo.run.rundir import StatusFile, open_run_dir
+    from trainer.factory import make_trainer
+
+    phases = []
+
+    class Status(StatusFile):
+        def busy(self, what, limit_s=None):
+            phases.append(("enter", what))
+            inner = super().busy(what, limit_s)
+
+            class Watch:
+                def __enter__(self):
+                    return inner.__enter__()
+
+                def __exit__(self, *exc):
+                    phases.append(("exit", what))
+                    return inner.__exit__(*exc)
+            return Watch()
+
+    def fake_compile(model, example, precision_context):
+        phases.append(("compile", tuple(example.shape)))
+        return compiled.TrainView(model)
+
+    monkeypatch.setattr(compiled, "compile_training", fake_compile)
+    config = loads_config(small_trainer_config() + "compile = true\n")
+    run_dir = open_run_dir(tmp_path / "run")
+    make_trainer(config, run_dir, status=Status(run_dir, "train"))
+    assert [p[0] for p in phases] == ["enter", "compile", "exit"]
+    assert phases[0][1] == "compiling the training step"
+    assert phases[1][1][0] == config.trainer.batch_size
