@@ -20,6 +20,18 @@ from fastgo.diskfull import EXIT_STATUS as DISK_FULL_STATUS
 from fastgo.run.rundir import checkpoint_player, read_status
 from fastgo.run.statefiles import read_ratings
 
+def serving_line(server_config, stats) -> str:
+    """What the server runs and why, from its stats reply: the backend `auto` measured fastest
+    here among those that agree with fp32 (its table in the server's log), or the configured one."""
+    runner = stats.get("runner") if isinstance(stats, dict) else None
+    backend = str((runner or {}).get("backend", "?"))[:40]
+    if server_config.backend == "auto":
+        why = "the fastest on this CPU of the backends that agree with fp32, timed at the start"
+    else:
+        why = f"server.backend = {server_config.backend!r}"
+    return f"server backend {backend} ({why}; the table is in logs/serve.log)"
+
+
 FINAL_POLL_S = 0.5              # how often the final rating's deadline and signals are looked at
 
 
@@ -93,7 +105,7 @@ class LocalCluster:
             raise RuntimeError(f"the server did not start: {err.last_line} "
                                f"(see {self.server.out_path})") from None
         deadline = time.monotonic() + STARTUP_S
-        while self.server_stats() is None:
+        while (stats := self.server_stats()) is None:
             if not server.alive() or time.monotonic() > deadline:
                 if server.process.poll() == REFUSED:
                     self.fail_code = REFUSED
@@ -105,6 +117,7 @@ class LocalCluster:
         for role in self.children:
             print(f"fastgo cluster: {role.role:<12} pid {role.child.pid:<7} log {role.log_path}",
                   flush=True)
+        print(f"fastgo cluster: {serving_line(self.config.server, stats)}", flush=True)
 
     def supervise_once(self):
         now = time.monotonic()
