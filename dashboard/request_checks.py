@@ -1,14 +1,14 @@
 """The checks every dashboard request passes before anything acts on it: bodies bounded, UTF-8,
-a JSON object of known fields with the right types and ranges; a refused request gets a
+a JSON object of known fields with the right types and ranges (numbers by the one strict reader,
+coords.json_number); a refused request gets a
 BadRequest whose message names what was wrong (the server answers it as a JSON error)."""
 from __future__ import annotations
 
-import math
 import re
 
 from fastgo import bounded_json
 from fastgo.board import BLACK, WHITE
-from fastgo.coords import from_gtp
+from fastgo.coords import from_gtp, json_number
 
 MAX_BODY_BYTES = 16 * 1024    # a request body, at most
 MAX_BODY_DEPTH = 8            # its arrays and objects inside each other (the requests are flat)
@@ -66,13 +66,16 @@ def new_game(body: dict):
     if visits is not None and seconds is not None:
         raise BadRequest("give visits or seconds, not both")
     if seconds is not None:
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
-                or not math.isfinite(seconds) or not 0.1 <= seconds <= MAX_SECONDS:
-            raise BadRequest(f"seconds must be a number in 0.1..{MAX_SECONDS:g}")
-        return name, BLACK if color == "B" else WHITE, None, float(seconds)
-    visits = 100 if visits is None else visits
-    if isinstance(visits, bool) or not isinstance(visits, int) or not 1 <= visits <= MAX_VISITS:
-        raise BadRequest(f"visits must be an integer in 1..{MAX_VISITS}")
+        try:
+            seconds = json_number(seconds, low=0.1, high=MAX_SECONDS, what="seconds")
+        except ValueError:
+            raise BadRequest(f"seconds must be a number in 0.1..{MAX_SECONDS:g}") from None
+        return name, BLACK if color == "B" else WHITE, None, seconds
+    try:
+        visits = json_number(100 if visits is None else visits, low=1, high=MAX_VISITS,
+                             what="visits", integer=True)
+    except ValueError:
+        raise BadRequest(f"visits must be an integer in 1..{MAX_VISITS}") from None
     return name, BLACK if color == "B" else WHITE, visits, None
 
 

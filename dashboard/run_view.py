@@ -13,12 +13,14 @@ import os
 import re
 
 from evaluation.evaluations import read_evaluations
+from fastgo import bounded_json
+from fastgo.coords import json_number
 from fastgo.game import Game
 from fastgo.run.ratings import CGOS_STAND_IN, read_table
 from fastgo.run.rundir import CHECKPOINT_NAME as RUN_CHECKPOINT_NAME
 from fastgo.run.rundir import RunDir, checkpoint_player, player_step
 from fastgo.run.shards import ShardError, list_shards, read_shard
-from fastgo.run.statefiles import read_json
+from fastgo.run.statefiles import MAX_COUNT, read_json
 from fastgo.run.strength import strength_of
 from roles.registry import SUPERVISOR, Role, is_worker_file
 from trainer.metrics import read_metrics
@@ -51,11 +53,24 @@ def _endings(data):
 
 
 def _finite(value):
+    """A finite float of a number or a number's text (a CSV cell), else None: NaN, infinities,
+    an integer beyond a float's range, anything not a number."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
     try:
-        value = float(value)
-    except (TypeError, ValueError):
+        return json_number(value)
+    except ValueError:
         return None
-    return value if math.isfinite(value) else None
+
+
+def _loss(value):
+    """The trainer's loss as the page shows it: a finite number, a short text, or None."""
+    if isinstance(value, str):
+        return value[:40]
+    return _finite(value)
 
 
 def _rounded(triple):
@@ -120,15 +135,15 @@ class RunView:
             restarts = cluster.get("restarts") if isinstance(cluster.get("restarts"), dict) else {}
             disk = sorted(f"{role}: {str(d['disk_full'])[:300]}" for role, d in roles.items()
                           if d.get("disk_full"))
-            loss = train.get("loss")
             return {"games": _finite(train.get("games")) or 0, "step": _finite(train.get("step")) or 0,
-                    "loss": loss if isinstance(loss, (int, float, str)) else None,
+                    "loss": _loss(train.get("loss")),
                     "checkpoint": train.get("latest") if isinstance(train.get("latest"), (int, str)) else None,
                     "moves_per_s": round(_finite(cluster.get("moves_per_s")) or moves, 1),
                     "evals_per_s": _finite(cluster.get("evals_per_s")),
                     "fill": _finite(cluster.get("fill")),
-                    "restarts": {str(k)[:100]: int(v) for k, v in list(restarts.items())[:64]
-                                 if isinstance(v, int)},
+                    "restarts": {str(k)[:100]: v for k, v in list(restarts.items())[:64]
+                                 if isinstance(v, int) and not isinstance(v, bool)
+                                 and 0 <= v <= MAX_COUNT},
                     "eval_cpu": _finite(evaluator.get("cpu_share")),
                     "eval_budget": _finite(evaluator.get("cpu_budget")),
                     "disk_warnings": disk[:16],
@@ -342,10 +357,12 @@ class RunView:
 
     def snapshot(self) -> dict:
         """Every part the page draws at once, and a digest of it ('version') that changes when
-        any part does."""
+        any part does; finite by contract (bounded_json.finite: a NaN or an infinity any file
+        holds is null, which a browser's JSON.parse takes)."""
         data = {"run": os.path.basename(self.root) or self.root, "status": self.status(),
                 "losses": self.losses(), "strength": self.strength(),
                 "checkpoints": self.checkpoints(), "games": self.games()}
+        data = bounded_json.finite(data)
         text = json.dumps(data, sort_keys=True, default=str)
         data["version"] = hashlib.sha1(text.encode()).hexdigest()[:16]
         return data

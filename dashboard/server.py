@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import hmac
-import json
 import logging
 import os
 import time
@@ -32,6 +31,7 @@ from aiohttp import web
 from dashboard import request_checks as checks
 from dashboard.run_view import NotFound, RunView
 from dashboard.sessions import IDLE_S, Session, SessionError
+from fastgo import bounded_json
 
 log = logging.getLogger("fastgo.dashboard")
 
@@ -51,8 +51,14 @@ class Limits:
         self.sessions, self.event_clients, self.requests = sessions, event_clients, requests
 
 
+def json_response(data, **options):
+    """web.json_response written finite (bounded_json.dumps: NaN and infinities as null, which
+    a browser's JSON.parse takes): every answer of the dashboard."""
+    return web.json_response(data, dumps=bounded_json.dumps, **options)
+
+
 def _error(message, status):
-    return web.json_response({"error": str(message)[:500]}, status=status)
+    return json_response({"error": str(message)[:500]}, status=status)
 
 
 class Dashboard:
@@ -140,7 +146,7 @@ class Dashboard:
                             headers={"Cache-Control": "no-cache"})
 
     async def snapshot(self, request):
-        return web.json_response(await self.current())
+        return json_response(await self.current())
 
     async def events(self, request):
         if self.event_clients >= self.limits.event_clients:
@@ -156,7 +162,7 @@ class Dashboard:
                 if data["version"] != last:
                     last = data["version"]
                     await response.write(b"event: snapshot\ndata: "
-                                         + json.dumps(data).encode() + b"\n\n")
+                                         + bounded_json.dumps(data).encode() + b"\n\n")
                 else:
                     await response.write(b": idle\n\n")
                 await asyncio.sleep(POLL_S)
@@ -166,7 +172,7 @@ class Dashboard:
             self.event_clients -= 1
 
     async def game(self, request):
-        return web.json_response(await self.read(self.view.game, request.match_info["id"]))
+        return json_response(await self.read(self.view.game, request.match_info["id"]))
 
     # -- play ----------------------------------------------------------------------------------
 
@@ -201,23 +207,23 @@ class Dashboard:
             self.sessions.pop(session.id, None)
             await session.close()
             raise
-        return web.json_response(session.state())
+        return json_response(session.state())
 
     async def game_state(self, request):
-        return web.json_response(self._session(request).state())
+        return json_response(self._session(request).state())
 
     async def move(self, request):
         session = self._session(request)
         move = checks.move(await self.body(request), session.size)
         async with session.lock:
             await session.play(move)
-            return web.json_response(session.state())
+            return json_response(session.state())
 
     async def undo(self, request):
         session = self._session(request)
         async with session.lock:
             await session.undo()
-            return web.json_response(session.state())
+            return json_response(session.state())
 
     async def sgf(self, request):
         session = self._session(request)
@@ -229,7 +235,7 @@ class Dashboard:
         session = self._session(request)
         self.sessions.pop(session.id, None)
         await session.close()
-        return web.json_response({"ended": session.id})
+        return json_response({"ended": session.id})
 
     async def _reaper(self, app):
         """Closes idle games every minute, so their engines do not wait for the next request."""

@@ -103,6 +103,16 @@ HOSTILE = [
     ("POST", "/api/play/%ff/move", b'{"move": "D4"}', 404),
     ("DELETE", "/api/play/" + "0" * 24, None, 404),
     ("POST", "/api/snapshot", b"{}", 405),
+    # numbers too large for a float (valid JSON; float() of them raises OverflowError)
+    ("POST", "/api/play", b'{"checkpoint": "ckpt-000000300.ckpt", "seconds": 1' + b"0" * 400 + b"}",
+     400),
+    ("POST", "/api/play", b'{"checkpoint": "ckpt-000000300.ckpt", "seconds": -1' + b"0" * 400
+     + b"}", 400),
+    ("POST", "/api/play", b'{"checkpoint": "ckpt-000000300.ckpt", "seconds": 1e400}', 400),
+    ("POST", "/api/play", b'{"checkpoint": "ckpt-000000300.ckpt", "seconds": NaN}', 400),
+    ("POST", "/api/play", b'{"checkpoint": "ckpt-000000300.ckpt", "visits": 1' + b"0" * 400 + b"}",
+     400),
+    ("POST", "/api/play", b'{"checkpoint": "ckpt-000000300.ckpt", "visits": 5.0}', 400),
 ]
 
 
@@ -202,11 +212,15 @@ def test_a_body_nested_at_the_bound_is_parsed_and_past_it_refused():
             checks.json_body(body(levels))
 
 
+HUGE = st.sampled_from([10 ** 400, -(10 ** 400), 2 ** 1024, 10 ** 309])
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.one_of(st.binary(max_size=200),
-                 st.dictionaries(st.text(max_size=12),
+                 st.dictionaries(st.one_of(st.text(max_size=12), st.sampled_from(
+                     ["checkpoint", "color", "visits", "seconds", "move"])),
                                  st.one_of(st.none(), st.booleans(), st.integers(), st.floats(),
-                                           st.text(max_size=20)), max_size=5)
+                                           HUGE, st.text(max_size=20)), max_size=5)
                  .map(lambda d: json.dumps(d).encode())))
 def test_request_parsing_refuses_with_bad_request_only(raw):
     # whatever the body, the checks give a value or BadRequest, never another error
@@ -270,3 +284,58 @@ def test_idle_games_are_closed(run, monkeypatch):
         response = await client.get(f"/api/play/{ident}")
         return response.status
     assert with_client(dashboard, body) == 404 and closed == [True]
+
+
+def strict_json(text):
+    """json.loads as a browser's JSON.parse reads: NaN and Infinity are not JSON."""
+    return json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in an answer"))
+
+
+def test_status_files_with_numbers_no_float_holds_or_nan_give_a_finite_snapshot(run):
+    """A role's status file holding 10**400, NaN or -Infinity: every snapshot answers 200 with
+    JSON a browser parses, the figures null (or left out), the rest of the run shown."""
+    logs = run.logs
+    huge = "1" + "0" * 400
+    with open(os.path.join(logs, "train.status.json"), "w") as handle:
+        handle.write('{"games": %s, "step": 300, "loss": NaN, "latest": 300, '
+                     '"endings": {"games": %s, "passes": 0.5, "move_cap": 0, "resign": 0}}'
+                     % (huge, huge))
+    with open(os.path.join(logs, "evaluate.status.json"), "w") as handle:
+        handle.write('{"cpu_share": %s, "cpu_budget": -Infinity}' % huge)
+    with open(os.path.join(logs, "cluster.status.json"), "w") as handle:
+        handle.write('{"evals_per_s": -%s, "fill": 1e400, "moves_per_s": NaN, '
+                     '"restarts": {"serve": %s, "w": true, "x": 2}}' % (huge, huge))
+
+    async def body(client):
+        answers = []
+        for _ in range(2):
+            response = await client.get("/api/snapshot")
+            answers.append((response.status, await response.text()))
+        return answers
+    for status, text in with_client(Dashboard(run.root), body):
+        assert status == 200
+        snap = strict_json(text)["status"]
+        assert snap["step"] == 300 and snap["games"] == 0 and snap["loss"] is None
+        assert snap["eval_cpu"] is None and snap["eval_budget"] is None
+        assert snap["evals_per_s"] is None and snap["fill"] is None
+        assert snap["restarts"] == {"x": 2} and snap["endings"] is None
+
+
+@pytest.mark.parametrize("loss", ["NaN", "Infinity", "-Infinity", "1e400", "1" + "0" * 400])
+def test_a_loss_that_is_not_finite_reaches_the_page_as_null(run, loss):
+    with open(os.path.join(run.logs, "train.status.json"), "w") as handle:
+        handle.write('{"games": 5, "step": 3, "loss": %s}' % loss)
+
+    async def body(client):
+        response = await client.get("/api/snapshot")
+        return response.status, await response.text()
+    status, text = with_client(Dashboard(run.root), body)
+    assert status == 200 and strict_json(text)["status"]["loss"] is None
+    assert strict_json(text)["status"]["games"] == 5
+
+
+def test_every_answer_is_written_finite():
+    from dashboard.server import json_response
+
+    response = json_response({"scoreLead": float("nan"), "x": [float("inf"), 1.5]})
+    assert strict_json(response.body) == {"scoreLead": None, "x": [None, 1.5]}
