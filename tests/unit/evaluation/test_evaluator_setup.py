@@ -25,7 +25,55 @@ def test_anchors_it_cannot_play_are_skipped_with_a_line(tmp_path, monkeypatch, c
                                    '"gtp:engine --x", "missing.ckpt"]\n')
     assert list(evaluator.anchors) == ["random", "mcts:50", "gtp:engine --x"]
     assert "anchor gnugo:1 skipped: GNU Go is not installed" in caplog.text
+    assert "(add it: apt-get install gnugo)" in caplog.text
     assert "anchor missing.ckpt skipped: no such checkpoint file" in caplog.text
+
+
+class Beats:
+    """A status file that keeps what the role would write."""
+
+    def __init__(self):
+        self.fields = None
+
+    def beat(self, fields_fn, force=False):
+        self.fields = fields_fn()
+
+
+def test_the_status_file_lists_the_skipped_anchors_and_the_command_that_adds_each(
+        tmp_path, monkeypatch):
+    from fastgo import player_spec
+
+    monkeypatch.setattr(player_spec, "GNUGO_PROGRAM", "no-such-gnugo-program")
+    monkeypatch.setenv("FASTGO_KATAGO_HOME", str(tmp_path / "no-katago"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("FASTGO_KATAGO", raising=False)
+    status = Beats()
+    run_dir = open_run_dir(tmp_path / "run")
+    evaluator = Evaluator(loads_config('[cluster]\nanchors = ["random", "gnugo:1", "gnugo:10", '
+                                       '"katago:1,t=4", "gone.ckpt"]\n'), run_dir,
+                          logging.getLogger("test"), status)
+    evaluator.beat(force=True)
+    groups = status.fields["skipped_anchors"]
+    assert [(g["what"], g["anchors"], g["command"]) for g in groups] == [
+        ("GNU Go", ["gnugo:1", "gnugo:10"], "apt-get install gnugo"),
+        ("KataGo", ["katago:1,t=4"], "fastgo katago fetch"),
+        ("checkpoint", ["gone.ckpt"], "")]
+    assert groups[0]["why"].startswith("GNU Go is not installed")
+    assert status.fields["cpu_budget"] == evaluator.budget.share       # the budget's figures too
+
+
+def test_a_reference_player_of_another_board_size_is_skipped(tmp_path, monkeypatch,
+                                                              reference_folder):
+    from fastgo.reference_players import REFERENCES_ENV
+
+    monkeypatch.setenv(REFERENCES_ENV, str(reference_folder(tmp_path / "refs", [("nine", 4)])))
+    evaluator = make(tmp_path, '[model]\nboard_size = 7\n[cluster]\nanchors = ["random", '
+                               '"ref:nine"]\n')
+    assert list(evaluator.anchors) == ["random"]
+    (group,) = evaluator.opponents.skipped_figures()
+    assert group["anchors"] == ["ref:nine"] and group["why"] == "it plays 9x9, this run 7x7"
+    nine = make(tmp_path / "9", '[model]\nboard_size = 9\n[cluster]\nanchors = ["ref:nine"]\n')
+    assert list(nine.anchors) == ["ref:nine"] and nine.anchors["ref:nine"].count == 4
 
 
 def test_a_katago_anchor_is_skipped_where_katago_is_not_found(tmp_path, monkeypatch, caplog):

@@ -1,6 +1,8 @@
-"""The ladder's calibration (fastgo.run.ladder): the rungs above GNU Go level 10 carry their
-measured games into every fit that rates one of them, so a checkpoint near a rung gets a CGOS
-interval from games near 50%; the published table says the same as the code."""
+"""The ladder's calibration (fastgo.run.ladder): the rungs below and above GNU Go level 10 carry
+their measured games into every fit that rates one of them, so a checkpoint near a rung gets a
+CGOS interval from games near 50%, and a run that played only shipped reference players gets one
+without GNU Go; the published table says the same as the code; the shipped reference players
+and the ladder name each other."""
 import math
 import pathlib
 import re
@@ -18,9 +20,8 @@ def test_the_ladder_is_the_default_and_rises_through_the_stand_in():
     assert Config().cluster.anchors == ladder.LADDER
     names = [parse_spec(text).name for text in ladder.LADDER]
     assert names == list(ladder.LADDER) and CGOS_STAND_IN in names
-    # every calibrated rung is on the ladder above the stand-in
-    above = names[names.index(CGOS_STAND_IN) + 1:]
-    assert ladder.rungs() and ladder.rungs() <= set(above)
+    # every calibrated rung is on the ladder, below the stand-in or above it
+    assert ladder.rungs() and ladder.rungs() <= set(names)
 
 
 def test_calibration_games_join_a_fit_only_where_a_rung_was_played(monkeypatch):
@@ -84,20 +85,101 @@ def test_the_published_table_is_the_calibration():
         assert wins_a + wins_b + draws >= 16
 
 
-def test_each_calibrated_distance_is_measured():
-    # the rungs go up LADDER from the stand-in: each neighbouring pair was played, both sides
-    # won games (so the pair's Elo distance has a finite interval, not only a bound) and the
-    # lower one scored 20-80% (a step the evaluator's games near 50% can measure); other pairs
-    # may be played too
-    played = {(a, b): (wins_a, wins_b, draws) for a, b, wins_a, wins_b, draws in
-              ladder.CALIBRATION}
-    start = ladder.LADDER.index(CGOS_STAND_IN)
-    calibrated = ladder.rungs() | {CGOS_STAND_IN}
-    chain = [name for name in ladder.LADDER[start:] if name in calibrated]
-    assert tuple(chain) == ladder.LADDER[start:start + len(chain)] and len(chain) >= 2
+def calibration_problems(rungs, calibration, shipped):
+    """What is wrong with a ladder `rungs` and its `calibration` rows for the reference players
+    `shipped` (names ref:NAME), as lines; [] when nothing is. The calibrated rungs, in ladder
+    order, are a chain through the stand-in: each neighbouring pair (but two GNU Go levels,
+    which every reference player joins) was played with the lower first, both sides won games (so the pair's Elo distance has a finite interval, not only a
+    bound) and the lower one scored 20-80% (a step the evaluator's games near 50% can
+    measure); other pairs may be played too, the lower first. Each shipped player is a rung
+    and played GNU Go levels 1, 5 and 10; a ref rung is shipped."""
+    out = []
+    played = {(a, b): (wins_a, wins_b, draws) for a, b, wins_a, wins_b, draws in calibration}
+    calibrated = {name for pair in played for name in pair}
+    chain = [name for name in rungs if name in calibrated]
+    if CGOS_STAND_IN not in chain or len(chain) < 2:
+        out.append(f"no chain of calibrated rungs through {CGOS_STAND_IN}")
     for low, high in zip(chain, chain[1:]):
+        if low.startswith("gnugo:") and high.startswith("gnugo:") and (low, high) not in played:
+            continue             # two GNU Go levels: joined through the players of both
+        if (low, high) not in played:
+            out.append(f"{low} and {high}: neighbours never played, the lower first")
+            continue
         wins_low, wins_high, draws = played[(low, high)]
         score = (wins_low + draws / 2) / (wins_low + wins_high + draws)
-        assert wins_low > 0 and wins_high > 0 and 0.2 <= score <= 0.8, (low, high)
+        if not (wins_low > 0 and wins_high > 0 and 0.2 <= score <= 0.8):
+            out.append(f"{low} and {high}: {wins_low}-{wins_high}-{draws} is no measured step")
     for a, b in played:
-        assert a in chain and b in chain and chain.index(a) < chain.index(b), (a, b)
+        if a not in chain or b not in chain or chain.index(a) > chain.index(b):
+            out.append(f"{a} against {b}: not two rungs, the lower first")
+    for name in shipped:
+        if name not in rungs:
+            out.append(f"{name} is shipped but not on the ladder")
+        for level in ("gnugo:1", "gnugo:5", "gnugo:10"):
+            if (name, level) not in played and (level, name) not in played:
+                out.append(f"{name} never played {level}")
+    out.extend(f"{name} is on the ladder but not shipped" for name in rungs
+               if name.startswith("ref:") and name not in shipped)
+    return out
+
+
+def test_each_calibrated_distance_is_measured_and_each_reference_player_calibrated(monkeypatch):
+    from fastgo.reference_players import REFERENCES_ENV, read_index
+
+    monkeypatch.delenv(REFERENCES_ENV, raising=False)
+    shipped = [ref.spec for ref in read_index().values()]
+    assert calibration_problems(ladder.LADDER, ladder.CALIBRATION, shipped) == []
+    for a, b, *_ in ladder.CALIBRATION:
+        for name in (a, b):
+            assert not name.startswith("ref:") or name in shipped, name
+
+
+def test_the_calibration_check_finds_each_gap():
+    rungs = ("random", "ref:low", "gnugo:1", "gnugo:5", "ref:mid", "gnugo:10", "ref:gone")
+    rows = (("ref:low", "gnugo:1", 5, 11, 0),
+            ("gnugo:5", "ref:mid", 1, 15, 0), ("ref:mid", "gnugo:10", 6, 10, 0),
+            ("gnugo:10", "ref:low", 16, 0, 0), ("ref:low", "gnugo:10", 0, 16, 0))
+    assert calibration_problems(rungs, rows, ["ref:low", "ref:mid", "ref:extra"]) == [
+        "gnugo:5 and ref:mid: 1-15-0 is no measured step",
+        "gnugo:10 against ref:low: not two rungs, the lower first",
+        "ref:low never played gnugo:5",
+        "ref:mid never played gnugo:1",
+        "ref:extra is shipped but not on the ladder",
+        "ref:extra never played gnugo:1", "ref:extra never played gnugo:5",
+        "ref:extra never played gnugo:10",
+        "ref:gone is on the ladder but not shipped"]
+
+
+# A calibration made up for the test (not the shipped one): two reference players measured once
+# against GNU Go levels 1, 5 and 10 and against each other, 32 games a pair.
+REFERENCE_ROWS = (("ref:low", "gnugo:1", 16, 16, 0), ("ref:low", "gnugo:5", 8, 24, 0),
+                  ("ref:low", "gnugo:10", 2, 30, 0), ("ref:low", "ref:high", 7, 25, 0),
+                  ("gnugo:1", "ref:high", 4, 28, 0), ("gnugo:5", "ref:high", 12, 20, 0),
+                  ("ref:high", "gnugo:10", 12, 20, 0))
+
+
+def test_a_run_that_played_only_shipped_rungs_is_on_cgoss_scale(monkeypatch):
+    # a run without GNU Go and KataGo: its checkpoints played random and the reference players
+    run = [{"a": "ckpt-100", "b": "random", "wins_a": 16, "wins_b": 0, "draws": 0},
+           {"a": "ckpt-100", "b": "ref:low", "wins_a": 24, "wins_b": 8, "draws": 0},
+           {"a": "ckpt-200", "b": "ckpt-100", "wins_a": 24, "wins_b": 8, "draws": 0},
+           {"a": "ckpt-200", "b": "ref:high", "wins_a": 16, "wins_b": 16, "draws": 0}]
+    # without the reference players' calibration: no CGOS estimate at all
+    assert strength_of(RatingsTable(run)).cgos == {}
+    monkeypatch.setattr(ladder, "CALIBRATION", ladder.CALIBRATION + REFERENCE_ROWS)
+    view = strength_of(RatingsTable(run))
+    # ref:high's distance to the stand-in from the calibration games alone (an independent fit
+    # of those rows), and ckpt-200 split 16-16 with it: the same rating, give or take the prior
+    alone = cgos_ratings(RatingsTable([{"a": a, "b": b, "wins_a": wa, "wins_b": wb, "draws": d}
+                                       for a, b, wa, wb, d in REFERENCE_ROWS]))
+    high = alone["ref:high"][0]
+    # the direct pair alone says 1800 + 400 log10(12 / 20) = 1711; the chain through gnugo:5
+    # says about the same
+    assert abs(high - (CGOS_ANCHOR_ELO + 400 * math.log10(12 / 20))) < 60
+    rating, low, high95 = view.cgos["ckpt-200"]
+    assert abs(rating - high) < 25 and high95 - low < 400
+    assert view.cgos["ckpt-100"][0] < rating and "ckpt-100" in view.cgos
+    # the stand-in itself was never played in the run: it is in the fit through the
+    # calibration rows only
+    assert all(CGOS_STAND_IN not in (r["a"], r["b"]) for r in run)
+    assert view.cgos[CGOS_STAND_IN][0] == CGOS_ANCHOR_ELO
