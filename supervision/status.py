@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import time
 
+from evaluation.opponents import skipped_anchors
+from fastgo import bounded_json
 from fastgo.diskfull import no_wait
 from fastgo.files import atomic_write_text
 from fastgo.run.ratings import cgos_text
@@ -52,7 +54,8 @@ def write_cluster_status(run_dir, figures):
     and renamed; a failed write (a full disk) is skipped, the next status line writes again."""
     try:
         with no_wait():
-            atomic_write_text(status_path(run_dir, SUPERVISOR), json.dumps(figures))
+            atomic_write_text(status_path(run_dir, SUPERVISOR),
+                              bounded_json.dumps(figures))
     except Exception:
         pass
 
@@ -100,11 +103,24 @@ def _elo_text(value) -> str:
         return "-"
 
 
+def skipped_text(evaluator) -> str:
+    """'  skipped GNU Go x3 (apt-get install gnugo), KataGo x7 (fastgo katago fetch)': the
+    anchors the evaluator skips on this machine and the command that adds each; ''
+    without any."""
+    groups = skipped_anchors(evaluator)
+    if not groups:
+        return ""
+    return "  skipped " + ", ".join(f"{g['what']} x{len(g['anchors'])}"
+                                    + (f" ({g['command']})" if g["command"] else "")
+                                    for g in groups)
+
+
 def status_line(elapsed, train, moves, evals, fill, ratings, restarts, evaluator=None, cgos=None):
     """One status line: train is the trainer's status, ratings the evaluator's ratings.json
     (or None), restarts {role: count}, evaluator the evaluator's status (its CPU share of a
-    core on average over the run and its budget: 'eval cpu 0.18/0.2'), or None; cgos: the
-    players' ratings on CGOS's scale (read_cgos), shown for the latest rated checkpoint as
+    core on average over the run and its budget: 'eval cpu 0.18/0.2'; the anchors it skips
+    here with the command that adds each: skipped_text), or None; cgos: the players' ratings
+    on CGOS's scale (read_cgos), shown for the latest rated checkpoint as
     'CGOS 1650 (1580..1720)' after its Elo over random."""
     elo = "-"
     try:
@@ -122,6 +138,7 @@ def status_line(elapsed, train, moves, evals, fill, ratings, restarts, evaluator
             f"loss {loss if loss is not None else '-'}  ckpt {'-' if latest is None else latest}  "
             + endings_text(train.get("endings")) + f"Elo {elo}"
             + (f"  eval cpu {cpu[0]:.2f}/{cpu[1]:g}" if cpu else "")
+            + skipped_text(evaluator)
             + (f"  restarts {_restart_text(restarts)}" if restarts else ""))
 
 
@@ -164,6 +181,11 @@ def summary_text(elapsed, stop_reason, train, restarts, ratings, run_dir, evalua
     cpu = _cpu_share(evaluator)
     if cpu:
         lines.append(f"  evaluator CPU: {cpu[0]:.3f} of a core on average (budget {cpu[1]:g})")
+    for group in skipped_anchors(evaluator):
+        names = group["anchors"]
+        lines.append(f"  skipped {', '.join(names)}: {group['why']}"
+                     + (f"; `{group['command']}` adds {'them' if len(names) > 1 else 'it'}"
+                        if group["command"] else ""))
     lines.append(f"  curve {run_dir.curve}, SGFs {run_dir.sgf}, "
                  f"checkpoint {run_dir.latest}")
     return "\n".join(lines)

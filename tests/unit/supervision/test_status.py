@@ -29,6 +29,34 @@ def test_status_line_with_every_figure():
     assert "eval cpu" not in status_line(5, train, 0, 0, 0, RATINGS, {}, {"cpu_share": "x"})
 
 
+SKIPPED = [{"what": "GNU Go", "anchors": ["gnugo:1", "gnugo:5", "gnugo:10"],
+            "command": "apt-get install gnugo", "why": "GNU Go is not installed"},
+           {"what": "KataGo", "anchors": ["katago:1"], "command": "fastgo katago fetch",
+            "why": "KataGo's program not found"},
+           {"what": "checkpoint", "anchors": ["old.ckpt"], "command": "",
+            "why": "no such checkpoint file"}]
+
+
+def test_the_status_line_and_summary_name_the_skipped_anchors_and_their_commands(tmp_path):
+    evaluator = {"cpu_share": 0.1, "cpu_budget": 0.2, "skipped_anchors": SKIPPED}
+    line = status_line(5, {}, 0, 0, 0, None, {}, evaluator)
+    assert line.endswith("Elo -  eval cpu 0.10/0.2  skipped GNU Go x3 (apt-get install gnugo), "
+                         "KataGo x1 (fastgo katago fetch), checkpoint x1")
+    run_dir = open_run_dir(tmp_path / "run")
+    text = summary_text(1, None, {}, {}, None, run_dir, evaluator).splitlines()
+    assert text[-4:-1] == [
+        "  skipped gnugo:1, gnugo:5, gnugo:10: GNU Go is not installed; "
+        "`apt-get install gnugo` adds them",
+        "  skipped katago:1: KataGo's program not found; `fastgo katago fetch` adds it",
+        "  skipped old.ckpt: no such checkpoint file"]
+    # a status file's malformed groups are left out, a control character escaped
+    odd = {"skipped_anchors": [{"what": "GNU Go\x1b[2J", "anchors": ["gnugo:1"], "command": ""},
+                               {"what": "x", "anchors": []}, {"what": 3, "anchors": ["a"]},
+                               "text"]}
+    assert status_line(5, {}, 0, 0, 0, None, {}, odd).endswith(r"skipped GNU Go\x1b[2J x1")
+    assert "skipped" not in status_line(5, {}, 0, 0, 0, None, {}, {"skipped_anchors": "all"})
+
+
 def test_server_rates_between_two_stats():
     before = {"positions": 1000, "batches": 20, "max_batch": 64}
     after = {"positions": 3000, "batches": 60, "max_batch": 64}
