@@ -11,11 +11,14 @@ import json
 import math
 import os
 import re
+import time
 
 from evaluation.evaluations import read_evaluations
 from fastgo import bounded_json
 from fastgo.coords import json_number
+from evaluation.opponents import skipped_anchors
 from fastgo.game import Game
+from fastgo.reference_players import read_index
 from fastgo.run.ratings import CGOS_STAND_IN, read_table
 from fastgo.run.rundir import CHECKPOINT_NAME as RUN_CHECKPOINT_NAME
 from fastgo.run.rundir import RunDir, checkpoint_player, player_step
@@ -32,6 +35,8 @@ MAX_LOSS_ROWS = 2000          # rows of metrics.csv sent (evenly thinned, the la
 NEWEST_GAMES = 20             # self-play games listed
 NEWEST_SHARDS = 8             # shards read for them, newest first
 MAX_STATUS_FILES = 64         # role status files read
+RUNNING_S = 120.0             # a run whose newest status file is older than this has ended
+                              # (cluster.stuck_seconds' default: a role silent longer is stuck)
 
 
 class NotFound(LookupError):
@@ -50,6 +55,13 @@ def _endings(data):
     margin = _finite(data.get("median_margin"))
     return {"games": int(games), **shares,
             "median_margin": margin if margin is not None and 0.0 <= margin <= 1e4 else None}
+
+
+def _mtime(path):
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None
 
 
 def _finite(value):
@@ -113,13 +125,18 @@ class RunView:
     def status(self) -> dict:
         """The figures of the status line: the trainer's heartbeat (games, step, loss, the
         newest checkpoint), the workers' moves/s, the supervisor's evals/s, batch fill and
-        restarts (logs/cluster.status.json), the evaluator's CPU share, every disk warning."""
+        restarts (logs/cluster.status.json), the evaluator's CPU share and the anchors it
+        skips on its machine with the command that adds each, every disk warning; and whether
+        the run is running: "updated" (unix time of the newest status file, None without
+        one) and "running" (that file is at most RUNNING_S old)."""
         names = []
         try:
             names = sorted(n for n in os.listdir(self.run.logs) if n.endswith(".status.json"))
         except OSError:
             pass
-        key = self._key(*(os.path.join(self.run.logs, n) for n in names[:MAX_STATUS_FILES]))
+        paths = [os.path.join(self.run.logs, n) for n in names[:MAX_STATUS_FILES]]
+        key = self._key(*paths)
+        updated = max((t for t in map(_mtime, paths) if t is not None), default=None)
 
         def compute():
             roles = {}
@@ -148,8 +165,11 @@ class RunView:
                     "eval_budget": _finite(evaluator.get("cpu_budget")),
                     "disk_warnings": disk[:16],
                     "endings": _endings(train.get("endings")),
+                    "skipped_anchors": skipped_anchors(evaluator),
                     "line": str(cluster.get("line", ""))[:1000]}
-        return self._cached("status", key, compute)
+        figures = self._cached("status", key, compute)
+        running = updated is not None and time.time() - updated <= RUNNING_S
+        return dict(figures, updated=updated, running=running)
 
     # -- losses --------------------------------------------------------------------------------
 
@@ -188,7 +208,8 @@ class RunView:
         def compute():
             view = strength_of(read_table(table))
             if view.error:
-                return {"points": [], "anchors": {}, "error": view.error}
+                return {"points": [], "anchors": {}, "error": view.error, "scale": "elo",
+                        "scale_note": scale_note([], "elo")}
             rows, elo, cgos = view.rows, view.elo, view.cgos
             points = [e for e in read_evaluations(evaluations) if e["player"] in elo]
             gains = {}
@@ -214,7 +235,9 @@ class RunView:
                             "gnugo": gnugo.get(name, {})})
             anchors = {n: {"elo": _rounded(v), "cgos": _rounded(cgos[n]) if n in cgos else None}
                        for n, v in elo.items() if player_step(n) is None}
+            scale = "cgos" if any(p["cgos"] for p in out) else "elo"
             return {"points": out, "anchors": anchors, "stand_in": CGOS_STAND_IN,
+                    "scale": scale, "scale_note": scale_note(rows, scale),
                     "skipped_lines": rows.skipped}
         return self._cached("strength", self._key(table, evaluations), compute)
 
@@ -361,11 +384,45 @@ class RunView:
         holds is null, which a browser's JSON.parse takes)."""
         data = {"run": os.path.basename(self.root) or self.root, "status": self.status(),
                 "losses": self.losses(), "strength": self.strength(),
-                "checkpoints": self.checkpoints(), "games": self.games()}
+                "checkpoints": self.checkpoints(), "games": self.games(),
+                "references": references()}
         data = bounded_json.finite(data)
         text = json.dumps(data, sort_keys=True, default=str)
         data["version"] = hashlib.sha1(text.encode()).hexdigest()[:16]
         return data
+
+
+def scale_note(rows, scale) -> str:
+    """The strength chart's caption, true to the scale its points are on: CGOS's (`scale`
+    "cgos") from the run's own games against the stand-in, through the ladder's calibration
+    games (rows marked "calibration", fastgo.run.ladder) or both; else Elo over random."""
+    bars = "; thick bars: the 95% interval of its gain over the point before."
+    if scale != "cgos":
+        return ("Points: each checkpoint's Elo over random (random = 0) with its 95% interval, "
+                f"not on CGOS's scale: no games join the run's checkpoints to {CGOS_STAND_IN}"
+                + bars)
+    direct = any(CGOS_STAND_IN in (row["a"], row["b"]) for row in rows
+                 if not row.get("calibration"))
+    calibrated = any(row.get("calibration") for row in rows)
+    if direct:
+        how = "from the run's games against it" + (
+            " and the ladder's calibration games" if calibrated else "")
+    else:
+        how = ("through the ladder's calibration games: the rungs the run played were measured "
+               "once against it")
+    return (f"Points: each checkpoint on CGOS's 9x9 scale ({CGOS_STAND_IN} = 1800, {how}) "
+            "with its 95% interval" + bars)
+
+
+def references() -> list:
+    """[{"name": "ref:NAME", "visits", "board_size"}] of the reference players this install
+    ships (fastgo.reference_players), to play on the page; [] where its index is unreadable."""
+    try:
+        index = read_index()
+    except ValueError:
+        return []
+    return [{"name": ref.spec, "visits": ref.visits, "board_size": ref.board_size}
+            for ref in index.values()]
 
 
 def _board_text(game) -> str:

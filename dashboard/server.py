@@ -8,7 +8,8 @@ Endpoints (every answer JSON unless said; every error {"error": "..."} with its 
     GET  /api/snapshot             status, losses, strength, checkpoints, newest games, version
     GET  /api/events               text/event-stream: a 'snapshot' event on every change
     GET  /api/game/SHARD:INDEX     one self-play game to replay (RunView.game)
-    POST /api/play                 a new game {"checkpoint", "color", "visits"|"seconds"}
+    POST /api/play                 a new game {"checkpoint", "color", "visits"|"seconds"}; a
+                                   checkpoint "ref:NAME" is a reference player, at its visits
     GET  /api/play/ID              its state (board, moves, overlay)
     POST /api/play/ID/move         {"move": "D4"|"pass"}: the move, the reply, a new overlay
     POST /api/play/ID/undo         takes back the last move and its reply
@@ -193,7 +194,11 @@ class Dashboard:
 
     async def new_game(self, request):
         name, human, visits, seconds = checks.new_game(await self.body(request))
-        path = await self.read(self.view.checkpoint_path, name)
+        if name.lower().startswith("ref:"):      # a reference player: at its own visits
+            name, path, visits = await self.read(_reference_game, name)
+            seconds = None
+        else:
+            path = await self.read(self.view.checkpoint_path, name)
         await self._expire()
         if len(self.sessions) >= self.limits.sessions:
             return _error(f"{self.limits.sessions} games are open already; end one first", 503)
@@ -227,9 +232,10 @@ class Dashboard:
 
     async def sgf(self, request):
         session = self._session(request)
+        name = session.checkpoint.replace(":", "-")          # ref:NAME
         return web.Response(text=session.sgf(), content_type="application/x-go-sgf",
                             headers={"Content-Disposition":
-                                     f'attachment; filename="fastgo-{session.checkpoint}.sgf"'})
+                                     f'attachment; filename="fastgo-{name}.sgf"'})
 
     async def end(self, request):
         session = self._session(request)
@@ -269,6 +275,24 @@ class Dashboard:
         app.on_shutdown.append(self.close)
         app.cleanup_ctx.append(self._reaper)
         return app
+
+
+def _reference_game(text):
+    """(ref:NAME, its file, its visits) of the reference player `text` names, its file
+    checked against the index (play.specs.reference_bytes); NotFound for an unknown name,
+    SessionError for a missing or damaged file."""
+    from fastgo.player_spec import parse_spec
+    from play.specs import reference_bytes
+
+    try:
+        spec = parse_spec(text)
+    except ValueError as err:
+        raise NotFound(str(err)) from None
+    try:
+        ref, _ = reference_bytes(spec)
+    except ValueError as err:
+        raise SessionError(str(err)) from None
+    return ref.spec, ref.path, ref.visits
 
 
 def _checkpoint_game(path):

@@ -27,12 +27,23 @@ function renderStatus(s) {
     const dd = document.createElement("dd"); dd.textContent = v == null ? "-" : v; dd.dataset.key = k; dl.appendChild(dd);
   }
   $("disk").textContent = (st.disk_warnings || []).join("; ");
+  const ul = $("skipped"); ul.textContent = "";
+  for (const g of st.skipped_anchors || []) {   // anchors this machine cannot play, and the command that adds each
+    const li = document.createElement("li"); li.dataset.what = g.what;
+    li.textContent = `${g.anchors.length} anchor${g.anchors.length > 1 ? "s" : ""} skipped (${g.anchors.join(", ")}): ${g.why}` +
+      (g.command ? `; add ${g.anchors.length > 1 ? "them" : "it"} with: ${g.command}` : "");
+    ul.appendChild(li);
+  }
+  const live = $("live");   // a run whose status files stopped changing has ended
+  live.textContent = st.running ? "live" : st.updated ? "ended" : "waiting for the run";
+  live.title = st.updated ? "last update " + new Date(st.updated * 1000).toLocaleString() : "";
+  live.classList.toggle("on", !!st.running);
 }
 
 function renderStrength(s) {
   const str = s.strength, pts = str.points;
-  $("stand-in").textContent = str.stand_in || "gnugo:10";
-  const useCgos = pts.some(p => p.cgos);
+  $("scale-note").textContent = str.scale_note || "";
+  const useCgos = str.scale === "cgos";
   const val = p => useCgos ? p.cgos : p.elo;
   const gain = (p, k) => {
     if (!p.gain || k === 0) return {};
@@ -68,24 +79,40 @@ function renderLosses(s) {
   lineChart($("losses"), series, {empty: "no training yet"});
 }
 
+// rated checkpoints in the table, newest first; the unrated ones folded below it
 function renderCheckpoints(s) {
-  const tbody = $("checkpoints").querySelector("tbody"); tbody.textContent = "";
   const gnugo = {};
   for (const p of s.strength.points) gnugo[p.player] = p.gnugo;
-  for (const c of s.checkpoints) {
+  const rated = s.checkpoints.filter(c => c.elo), unrated = s.checkpoints.filter(c => !c.elo);
+  const row = (c, cells) => {
     const tr = document.createElement("tr"); tr.dataset.name = c.name;
-    const g = (c.player && gnugo[c.player]) || {};
-    const gtext = Object.keys(g).sort().map(k => `${k} ${g[k][0]}-${g[k][1]}`).join(", ");
-    for (const v of [c.name, c.step < 0 ? "-" : c.step, interval(c.cgos), interval(c.elo), c.games == null ? "-" : c.games, gtext || "-"]) {
-      const td = document.createElement("td"); td.textContent = v; tr.appendChild(td);
-    }
+    for (const v of cells) { const td = document.createElement("td"); td.textContent = v; tr.appendChild(td); }
     const td = document.createElement("td"), b = document.createElement("button");
     b.textContent = "play"; b.onclick = () => { $("play-checkpoint").value = c.name; startGame(); };
-    td.appendChild(b); tr.appendChild(td); tbody.appendChild(tr);
+    td.appendChild(b); tr.appendChild(td); return tr;
+  };
+  const tbody = $("checkpoints").querySelector("tbody"); tbody.textContent = "";
+  for (const c of rated) {
+    const g = (c.player && gnugo[c.player]) || {};
+    const gtext = Object.keys(g).sort().map(k => `${k} ${g[k][0]}-${g[k][1]}`).join(", ");
+    tbody.appendChild(row(c, [c.name, c.step < 0 ? "-" : c.step, interval(c.cgos), interval(c.elo), c.games == null ? "-" : c.games, gtext || "-"]));
   }
+  const folded = $("unrated-checkpoints").querySelector("tbody"); folded.textContent = "";
+  for (const c of unrated) folded.appendChild(row(c, [c.name, c.step < 0 ? "-" : c.step]));
+  $("unrated").hidden = !unrated.length;
+  $("unrated-summary").textContent = `${unrated.length} checkpoint${unrated.length === 1 ? "" : "s"} not rated`;
   const sel = $("play-checkpoint"), chosen = sel.value; sel.textContent = "";
-  for (const c of s.checkpoints) { const o = document.createElement("option"); o.value = o.textContent = c.name; sel.appendChild(o); }
-  if (chosen && s.checkpoints.some(c => c.name === chosen)) sel.value = chosen;
+  const names = [];
+  for (const [label, items] of [["rated", rated], ["not rated", unrated], ["reference players", s.references || []]]) {
+    if (!items.length) continue;
+    const group = document.createElement("optgroup"); group.label = label;
+    for (const c of items) {
+      const o = document.createElement("option"); o.value = c.name; names.push(c.name);
+      o.textContent = c.visits ? `${c.name} (${c.visits} visits a move)` : c.name; group.appendChild(o);
+    }
+    sel.appendChild(group);
+  }
+  if (chosen && names.includes(chosen)) sel.value = chosen;
 }
 
 function endingsText(e) {
@@ -183,7 +210,7 @@ $("show-ownership").onchange = $("show-policy").onchange = () => game && showGam
 // --- live updates ---
 function connect() {
   const es = new EventSource(api("/api/events"));
-  es.addEventListener("snapshot", e => { $("live").textContent = "live"; $("live").classList.add("on"); render(JSON.parse(e.data)); });
+  es.addEventListener("snapshot", e => render(JSON.parse(e.data)));
   es.onerror = () => { $("live").textContent = "reconnecting"; $("live").classList.remove("on"); };
 }
 connect();
