@@ -14,7 +14,6 @@ in order); an arena does not.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from comparison.report import RUNS, draw, markdown_table
 from evaluation.plots import RunCurveError, read_run
 from supervision.role_process import Children, last_line
 from supervision.status import clock
+from fastgo import bounded_json
 from fastgo.files import atomic_write_text
 from fastgo.run.config import ConfigError, load_config, resolve_config
 from fastgo.run.match_stats import elo_from_score, wilson_interval
@@ -456,7 +456,7 @@ def compare(plan: Plan, out=print) -> int:
                 return _stopped(out, children.stopped, "run a against run b")
     data, curves = assemble(plan, statuses)
     json_path = os.path.join(plan.out, "compare.json")
-    atomic_write_text(json_path, json.dumps(data, indent=1) + "\n")
+    atomic_write_text(json_path, bounded_json.dumps(data, indent=1) + "\n")
     anchors = [a for run in plan.runs for a in run.anchors]
     anchors = sorted(set(anchors), key=anchors.index)
     png = os.path.join(plan.out, "compare.png")

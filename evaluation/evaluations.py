@@ -7,11 +7,11 @@ the run has been running: a resumed run's pauses do not count, RunClock), 'games
 'opponents' (names it played), 'eval_cpu_s', 'eval_wall_s' (the evaluator's budget so far)}."""
 from __future__ import annotations
 
-import json
 import math
 import os
 
 from evaluation.pairings import kept_steps
+from fastgo import bounded_json
 from fastgo.run.config import ConfigError
 from fastgo.files import append_bytes, atomic_write
 from fastgo.run.statefiles import MAX_COUNT, finite, read_jsonl
@@ -70,7 +70,7 @@ def append_evaluation(path, row: dict):
     if checked is None:
         raise ValueError(f"not an evaluations.jsonl row{why}: {row!r}"[:300])
     try:
-        append_bytes(path, (json.dumps(row) + "\n").encode("utf-8"), sync=True, line=True)
+        append_bytes(path, (bounded_json.dumps(row) + "\n").encode("utf-8"), sync=True, line=True)
     except OSError as err:
         raise ConfigError(f"{path}: {err.strerror or err}") from None
 

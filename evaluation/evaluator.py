@@ -20,7 +20,6 @@ to RUN/evaluations.jsonl (never rewritten); the ratings of every player are refi
 0), RUN/ratings.json holds them, and RUN/curve.png and RUN/loss.png are redrawn
 (evaluation.curves: at most once a minute).
 """
-import json
 import os
 import time
 
@@ -31,6 +30,7 @@ from evaluation.evaluations import (RunClock, append_evaluation, keep_copy, last
 from evaluation.opponents import Beating, Opponents
 from evaluation.pairings import PairingRule, expected_score, one_sided, pairing_verdict
 from evaluation.curves import REDRAW_S, Curves
+from fastgo import bounded_json
 from fastgo.files import atomic_write_text, check_regular, escaped, read_bounded
 from fastgo.run.config import ConfigError
 from fastgo.run.ratings import append_result
@@ -487,4 +487,4 @@ def _check_appendable(path):
 
 
 def _write_json(path, data):
-    atomic_write_text(path, json.dumps(data, indent=1))
+    atomic_write_text(path, bounded_json.dumps(data, indent=1))

@@ -1,10 +1,10 @@
 """JSON text read within bounds, and written finite: every JSON reader of the project calls
-`loads`, which checks the text's size and its nesting before json.loads runs; every JSON writer
-calls `dumps`, which writes a NaN or an infinity as null (JSON has no such numbers, and a
-browser's JSON.parse refuses the NaN and Infinity json.dumps writes by default). json recurses once per array or object
-level and so depends on how deep the caller's stack already is; a fixed depth far below the
-interpreter's limit, measured by a linear scan without recursion, makes that irrelevant. Stdlib
-only.
+`loads`, which checks the text's size and its nesting before json.loads runs; every JSON
+writer calls `dumps`, which writes a NaN or an infinity as null (JSON has no such numbers, and
+a browser's JSON.parse refuses the NaN and Infinity json.dumps writes by default). json
+recurses once per array or object level and so depends on how deep the caller's stack already
+is; a fixed depth far below the interpreter's limit, measured by a linear scan without
+recursion, makes that irrelevant. Stdlib only.
 """
 from __future__ import annotations
 

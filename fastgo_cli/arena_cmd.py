@@ -11,13 +11,13 @@ so far are reported and appended to the table, the engines are ended, exit statu
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import secrets
 import sys
 import time
 
+from fastgo import bounded_json
 from fastgo.run.config import BACKEND_CHOICES, MATCH_VISITS, SEARCH_CHOICES
 from fastgo.constants import SIZE_RANGE
 from fastgo.coords import is_board_size
@@ -413,7 +413,7 @@ def _play(args, a, b, size, sprt_elos):
         data.update(size=size, komi=args.komi, visits=args.visits,
                     move_seconds=args.move_seconds, game_seconds=args.game_seconds,
                     interrupted=interrupted)
-        _write_atomic(args.json, json.dumps(data, indent=2) + "\n")
+        _write_atomic(args.json, bounded_json.dumps(data, indent=2) + "\n")
     if not args.no_table and total.games > 0:
         from fastgo.run.ratings import append_result
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import os
 import re
 import sys
 
+from fastgo import bounded_json
 from fastgo.constants import SIZE_RANGE
 
 # A duration: a positive number with an optional unit (none or s: seconds; m, h, d), in
@@ -245,7 +245,7 @@ def prepare(parser, args) -> bool:
     if getattr(args, "print_config", False):
         from fastgo.run.config import to_dict
         try:
-            print(json.dumps(to_dict(config), indent=2), flush=True)
+            print(bounded_json.dumps(to_dict(config), indent=2), flush=True)
         except BrokenPipeError:          # `| head`: the reader left; nothing more to say
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())

@@ -3,11 +3,11 @@
 fastgo_cli.main through `add_arguments(parser)` and `run(args) -> int`."""
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
 
+from fastgo import bounded_json
 from fastgo.files import check_regular, printable
 from fastgo.run.rundir import RATINGS_TABLE
 
@@ -112,7 +112,7 @@ def run(args):
             data[name]["cgos"] = [round(v, 2) for v in r]
         try:
             check_regular(args.json)
-            atomic_write_text(args.json, json.dumps(data, indent=2) + "\n")
+            atomic_write_text(args.json, bounded_json.dumps(data, indent=2) + "\n")
         except OSError as err:
             print(f"{PROG}: cannot write {printable(args.json)}: {err.strerror or err}",
                   file=sys.stderr)

@@ -19,7 +19,6 @@ before using it, so an entry claiming that a backend agrees decides nothing.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 import os
@@ -193,6 +192,6 @@ def write_cache(key: str, entry: dict, path=None) -> None:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with diskfull.no_wait():              # a cache is worth no wait for disk space
-            atomic_write_text(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+            atomic_write_text(path, bounded_json.dumps(doc, indent=1, sort_keys=True) + "\n")
     except (OSError, ValueError) as err:          # ValueError: a table json cannot write
         _warn(f"backend cache {path} not written: {reason(err) if isinstance(err, OSError) else err}")

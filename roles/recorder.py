@@ -3,6 +3,7 @@ writes them into RUN/shards; says Role.RECORDER.ready and its endpoint once it l
 RUN/logs/recorder.status.json."""
 import json
 
+from fastgo import bounded_json
 from fastgo.run.role_entry import run_role
 from roles.registry import Role
 
@@ -43,6 +44,6 @@ def _run(args) -> int:
     print(f"{Role.RECORDER.ready}{recorder.endpoint}", flush=True)
     recorder.serve_forever()
     stats = recorder.stats()
-    log.info("stats %s", json.dumps(stats))
-    print("fastgo recorder: stats " + json.dumps(stats), flush=True)
+    log.info("stats %s", bounded_json.dumps(stats))
+    print("fastgo recorder: stats " + bounded_json.dumps(stats), flush=True)
     return 0

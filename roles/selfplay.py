@@ -1,8 +1,8 @@
 """The self-play worker role (`fastgo selfplay`): one worker process playing games through the
 inference server and writing shards into RUN/shards, or sending them to the recorder; the
 policy-only worker under the AlphaGo pipeline's algorithms."""
-import json
 
+from fastgo import bounded_json
 from fastgo.run.role_entry import run_role
 from roles.registry import Role
 
@@ -90,8 +90,8 @@ def _run(args) -> int:
         if sink is not None:
             sink.flush(5.0)
             sink.close()
-    log.info("stats %s", json.dumps(stats))
-    print("fastgo selfplay: stats " + json.dumps(stats), flush=True)
+    log.info("stats %s", bounded_json.dumps(stats))
+    print("fastgo selfplay: stats " + bounded_json.dumps(stats), flush=True)
     return 0
 
 

@@ -10,7 +10,6 @@ not all 0; an opponent is drawn with probability weight / sum of weights.
 """
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
@@ -205,7 +204,7 @@ class OpponentPool:
             if not self._move_aside(f"changed on disk while the trainer ran{problem}"):
                 return False
         doc = {"version": POOL_VERSION, "entries": [e.to_dict() for e in self.entries]}
-        text = json.dumps(doc, indent=1) + "\n"
+        text = bounded_json.dumps(doc, indent=1) + "\n"
         try:
             atomic_write(self.path, lambda handle: handle.write(text), binary=False,
                          suffix=".json")

@@ -10,7 +10,6 @@ second. Ceiling in the same run: the raw batched forward of the same network wit
 the same visits.
 """
 import io
-import json
 import time
 
 
@@ -89,7 +88,7 @@ def run(args):
              "boardXSize": size, "boardYSize": size, "maxVisits": args.visits,
              "analyzeTurns": list(range(len(moves) + 1)), "includeOwnership": True}
     start = time.perf_counter()
-    engine.handle_line(json.dumps(query).encode())
+    engine.handle_line(bounded_json.dumps(query).encode())
     while engine.step():
         pass
     elapsed = time.perf_counter() - start
@@ -118,5 +117,5 @@ def run(args):
           f"(share {result['share_of_raw']})")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
+            f.write(bounded_json.dumps(result, indent=2))
     return 0

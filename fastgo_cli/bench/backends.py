@@ -17,7 +17,6 @@ The top-level agreement figures are the worst over the position sets ("shards" o
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 
@@ -170,8 +169,9 @@ def run(args) -> int:
     for name, share in result["peak_share"].items():
         print(f"  {name:<15} {share:6.1%} of the fp32 peak")
     if args.json:
+        from fastgo import bounded_json
         from fastgo.files import atomic_write_text
 
-        atomic_write_text(args.json, json.dumps(result, indent=2) + "\n")
+        atomic_write_text(args.json, bounded_json.dumps(result, indent=2) + "\n")
     return 0
 

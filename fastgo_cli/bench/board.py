@@ -6,7 +6,6 @@ reported. In the same run a plain pure-Python board (fastgo_cli.bench.python_boa
 playouts for --python-seconds, and the ratio is printed (--no-python skips it).
 With --json FILE: {"9": {"playouts_per_s": X, "moves_per_s": Y, ...}, "19": {...}}.
 """
-import json
 import statistics
 
 
@@ -78,7 +77,8 @@ def run(args):
             print(f"       pure-Python board: {py_playouts:>7,.1f} playouts/s  {py_moves:>10,.0f} moves/s"
                   f"  -> ratio {figures['ratio_vs_python']:,.0f}x")
     if args.json:
+        from fastgo import bounded_json
         from fastgo.files import atomic_write_text
 
-        atomic_write_text(args.json, json.dumps(results, indent=2) + "\n")
+        atomic_write_text(args.json, bounded_json.dumps(results, indent=2) + "\n")
     return 0

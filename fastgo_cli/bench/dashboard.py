@@ -4,7 +4,6 @@ directory of an 8-hour run: CHECKPOINTS rated checkpoints with their results aga
 ones and the anchors, GAMES self-play games in shards, a metrics row per checkpoint."""
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import time
@@ -24,6 +23,7 @@ def build(root, checkpoints, games, seed=0):
     files (empty: only their names are listed), shards of random 9x9 games."""
     import numpy as np
 
+    from fastgo import bounded_json
     from fastgo.game import Game
     from fastgo.run.ratings import append_result
     from fastgo.run.records import GameRecord
@@ -47,9 +47,10 @@ def build(root, checkpoints, games, seed=0):
                 p = 1 / (1 + 10 ** ((level - strength) / 400))
                 wins = int(rng.binomial(20, p))
                 append_result(table, name, other, wins, 20 - wins)
-            evaluations.write(json.dumps({"player": name, "step": step, "wall_s": 57.6 * k,
-                                          "games": games * k // checkpoints,
-                                          "opponents": anchors}) + "\n")
+            evaluations.write(bounded_json.dumps({"player": name, "step": step,
+                                                  "wall_s": 57.6 * k,
+                                                  "games": games * k // checkpoints,
+                                                  "opponents": anchors}) + "\n")
             metrics.write(f"{step},{3 - k / checkpoints:.3f},{2 - k / checkpoints:.3f},0.8\n")
             open(run.checkpoint(step), "wb").close()
     per_shard = 64
@@ -104,6 +105,8 @@ def run(args):
           f"snapshot {first:.3f} s (median of {', '.join(f'{t:.3f}' for t in firsts)}), "
           f"unchanged {again * 1000:.1f} ms ({root})")
     if args.json:
+        from fastgo import bounded_json
+
         with open(args.json, "w") as handle:
-            json.dump(figures, handle, indent=2)
+            handle.write(bounded_json.dumps(figures, indent=2))
     return 0

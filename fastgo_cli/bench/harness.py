@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import tempfile
 import time
@@ -145,4 +144,4 @@ def write_json(path, result):
     """The result as JSON at `path` (temporary name + rename), when one was asked for."""
     if path:
         from fastgo.files import atomic_write_text
-        atomic_write_text(path, json.dumps(result, indent=2) + "\n")
+        atomic_write_text(path, bounded_json.dumps(result, indent=2) + "\n")

@@ -6,13 +6,13 @@ Prints one JSON object on stdout: positions, requests, latencies_ms, ready_at, e
 """
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections import deque
 
 import numpy as np
 
+from fastgo import bounded_json
 from fastgo_cli.parser import Parser
 from inference_server.client import InferenceClient, ServerError
 
@@ -53,8 +53,9 @@ def main(argv=None) -> int:
         if wall < args.end_at:
             flight.append((client.submit(buffers[index]), time.perf_counter(), index))
     client.close()
-    json.dump({"positions": positions, "requests": requests, "latencies_ms": latencies,
-               "ready_at": ready_at, "errors": errors}, sys.stdout)
+    sys.stdout.write(bounded_json.dumps({"positions": positions, "requests": requests,
+                                         "latencies_ms": latencies, "ready_at": ready_at,
+                                         "errors": errors}))
     return 0
 
 

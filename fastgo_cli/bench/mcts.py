@@ -8,7 +8,6 @@ then a move sampled at temperature 1 and tree reuse. Figure: the median over `--
 pure-Python PUCT search of the same kind (node objects, the same C board underneath) are timed
 for comparison.
 """
-import json
 import math
 import statistics
 import sys
@@ -163,7 +162,9 @@ def run(args):
         print(f"  pure-Python PUCT on the same C board: {reference:,.0f} simulations/s "
               f"-> ratio {result['ratio_vs_pure_python']}x")
     if args.json:
+        from fastgo import bounded_json
+
         with open(args.json, "w") as f:
-            json.dump(result, f, indent=2)
+            f.write(bounded_json.dumps(result, indent=2))
             f.write("\n")
     return 0

@@ -7,7 +7,6 @@ cheap to make but have real lengths); nothing here needs a server.
 """
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import sys
@@ -212,6 +211,8 @@ def run(args) -> int:
                  "torch.compile failed here, so both ran eagerly (see the warning)")
               + f"; the config's trainer.compile: {str(tc.compile).lower()}")
     if args.json:
+        from fastgo import bounded_json
+
         with open(args.json, "w") as handle:
-            json.dump(result, handle, indent=2)
+            handle.write(bounded_json.dumps(result, indent=2))
     return 0
