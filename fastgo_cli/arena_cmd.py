@@ -422,7 +422,8 @@ def _play(args, a, b, size, sprt_elos):
             meta["move_seconds"] = args.move_seconds
         elif args.game_seconds is not None:
             meta["game_seconds"] = args.game_seconds
-        elif any(isinstance(side, SearchSide) for side in (a, b)):
+        elif any(isinstance(side, SearchSide) and not getattr(side, "fixed_visits", False)
+                 for side in (a, b)):                   # a reference player's are its own
             meta["visits"] = args.visits
         if total.forfeits:
             meta["forfeits"] = len(total.forfeits)

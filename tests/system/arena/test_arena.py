@@ -367,3 +367,29 @@ def test_an_engine_past_its_game_clock_loses_on_time(tmp_path, capsys):
 def test_game_clock_arguments(capsys, argv, message):
     code, out, err = arena(capsys, "random", "mcts:10", *argv, "--no-table")
     assert code == 2 and message in err, err
+
+
+def test_a_reference_player_plays_at_its_own_visits_even_at_equal_time(tmp_path, capsys,
+                                                                       monkeypatch,
+                                                                       reference_folder):
+    """ref:NAME in the arena: the index's visits a move, not --visits, and --move-seconds does
+    not retime it (the other network side is); the table names it ref:NAME."""
+    from fastgo.reference_players import REFERENCES_ENV
+
+    monkeypatch.setenv(REFERENCES_ENV, str(reference_folder(tmp_path / "refs", [("low", 3)])))
+    out_json, table = tmp_path / "r.json", tmp_path / "t.jsonl"
+    code, out, err = arena(capsys, "ref:low", "random", "--games", "2", "--visits", "50",
+                           "--json", str(out_json), "--table", str(table), "--seed", "4")
+    assert code == 0, err
+    data = json.loads(out_json.read_text())
+    assert data["a"] == "ref:low" and 2 <= data["visits_per_move_a"] <= 3
+    (row,) = read_table(table)
+    assert (row["a"], row["b"], row["games"]) == ("ref:low", "random", 2) and "visits" not in row
+    code, out, err = arena(capsys, "ref:low", "ref:low", "--games", "2", "--move-seconds", "0.05",
+                           "--json", str(out_json), "--table", str(table), "--seed", "5")
+    assert code == 0, err
+    data = json.loads(out_json.read_text())
+    assert data["visits_per_move_a"] <= 3 and data["visits_per_move_b"] <= 3
+    assert "visits/s on one thread" not in out                    # nothing was timed
+    code, out, err = arena(capsys, "ref:nothing", "random", "--games", "2")
+    assert code == 2 and "unknown reference player ref:nothing (known: ref:low)" in err
