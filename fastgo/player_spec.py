@@ -26,7 +26,7 @@ import os
 import shlex
 from dataclasses import dataclass
 
-from fastgo.coords import parse_int
+from fastgo.coords import parse_float, parse_int
 
 MAX_PLAYOUTS = 10_000_000      # mcts:N
 MAX_KATAGO_VISITS = 10_000_000     # katago:VISITS
@@ -154,15 +154,10 @@ def _katago_option(text, option, seen):
         raise ValueError(f"player spec {_shown(text)}: katago:VISITS takes the options t=T "
                          f"(temperature) and r=P (random moves), each at most once")
     high, form = ranges[key]
-    try:
-        if len(value) > 20:
-            raise ValueError
-        number = float(value)
-        if not 0.0 <= number <= high:        # also refuses nan
-            raise ValueError
+    try:       # the strict reader: ASCII digits only, no '_', nan or inf (float() takes them)
+        seen[key] = parse_float(value.strip(), low=0.0, high=high, what=key)
     except ValueError:
         raise ValueError(f"player spec {_shown(text)}: {form}") from None
-    seen[key] = number
 
 
 def _katago_spec(text, rest):

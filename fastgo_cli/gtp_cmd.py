@@ -9,9 +9,12 @@ import sys
 from fastgo.run.config import BACKEND_CHOICES, SEARCH_CHOICES
 from fastgo.constants import SIZE_RANGE
 from fastgo.coords import is_board_size
+from fastgo.files import escaped
 from fastgo.move_choice import PASS_RULE_HELP
 
 DEFAULT_VISITS = 400
+SHOWN_SPEC = 80            # characters of a --player spec its error shows
+SHOWN_ERROR = 300          # of the reason after it
 
 
 def parents():
@@ -106,7 +109,8 @@ def _baseline_player(args):
     try:
         return make_player(args.player or "random", seed=args.seed)
     except (ValueError, ImportError) as exc:
-        raise ValueError(f"cannot make player {args.player!r}: {exc}") from None
+        raise ValueError(f"cannot make player {escaped(args.player, SHOWN_SPEC, quoted=True)}: "
+                         f"{escaped(exc, SHOWN_ERROR, one_line=True)}") from None
 
 
 def _network_player(args):
