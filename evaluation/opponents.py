@@ -1,11 +1,11 @@
 """Who the evaluator's checkpoints play (evaluation.evaluator): the anchors of cluster.anchors that
 this machine can run, the run's earlier checkpoints as networks at cluster.eval_visits (or the
-visits cluster.eval_move_seconds buys at this network's own speed), and which of them comes
-next (evaluation.pairings). Each side is made when reached, so that a checkpoint pruned or an
-engine missing meanwhile costs that one pairing only; a gnugo or katago anchor whose program is
-not found here (or a reference player of another board size) is skipped from the start, logged
-with the command that adds it, and listed in the role's status file (skipped_figures). Beating wraps a side so that the role's
-heartbeat beats at each of its turns."""
+visits cluster.eval_move_seconds buys at this network's own speed), and which of them comes next
+(evaluation.pairings). Each side is made when reached, so that a checkpoint pruned or an engine
+missing meanwhile costs that one pairing only; a gnugo or katago anchor whose program is not found
+here (or a reference player of another board size) is skipped from the start, logged with the
+command that adds it, and listed in the role's status file (skipped_figures). Beating wraps a side
+so that the role's heartbeat beats at each of its turns."""
 import os
 
 from evaluation.pairings import checkpoint_opponents, next_anchor, one_sided, retired_anchors

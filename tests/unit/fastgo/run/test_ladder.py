@@ -89,10 +89,11 @@ def calibration_problems(rungs, calibration, shipped):
     """What is wrong with a ladder `rungs` and its `calibration` rows for the reference players
     `shipped` (names ref:NAME), as lines; [] when nothing is. The calibrated rungs, in ladder
     order, are a chain through the stand-in: each neighbouring pair (but two GNU Go levels,
-    which every reference player joins) was played with the lower first, both sides won games (so the pair's Elo distance has a finite interval, not only a
-    bound) and the lower one scored 20-80% (a step the evaluator's games near 50% can
-    measure); other pairs may be played too, the lower first. Each shipped player is a rung
-    and played GNU Go levels 1, 5 and 10; a ref rung is shipped."""
+    which every reference player joins) was played with the lower first, both sides won games
+    (so the pair's Elo distance has a finite interval, not only a bound) and the lower one
+    scored 20-80% (a step the evaluator's games near 50% can measure); other pairs may be
+    played too, the lower first. Each shipped player is a rung and played GNU Go levels 1, 5
+    and 10; a ref rung is shipped."""
     out = []
     played = {(a, b): (wins_a, wins_b, draws) for a, b, wins_a, wins_b, draws in calibration}
     calibrated = {name for pair in played for name in pair}
