@@ -29,10 +29,13 @@ def run(args) -> int:
     if args.cache is not None:
         os.environ[HOME_ENV] = os.path.abspath(args.cache)
     if args.action == "fetch":
-        from play.katago.fetch import FetchError, fetch
+        from play.katago.fetch import FetchError, FetchInterrupted, fetch
 
         try:
             cache = fetch(args.cache, force=args.force, preset_tuning=args.preset_tuning)
+        except FetchInterrupted as err:
+            print(f"{PROG} fetch: {err}", file=sys.stderr)
+            return err.status
         except (FetchError, OSError) as err:
             print(f"{PROG} fetch: {err}", file=sys.stderr)
             return 1

