@@ -25,6 +25,7 @@ from fastgo.move_choice import PASS_RULE_HELP
 from play.gtp.side import GtpSide
 from play.match import SearchSide
 from fastgo_cli.arena_timing import time_network_sides
+from fastgo_cli.deferred_signals import deferred_interrupts, quiet
 from fastgo_cli.arena_players import (PUCT_FLAGS, PLAYER_SEARCH, ArgumentError, make_side,
                                       one_line, puct_flag)
 from fastgo.run.rundir import RATINGS_TABLE
@@ -370,16 +371,16 @@ def _play(args, a, b, size, sprt_elos):
     total = MatchResult(a.name, b.name)
     interrupted = False
     started = time.monotonic()
+    pending = None          # a batch over but not yet counted (an interrupt may fall there)
     try:
         while total.games < args.games:
             n = min(args.games_at_once, args.games - total.games)
-            chunk = play_match(a, b, n, size=size, komi=args.komi,
-                               keep_records=args.sgf_dir is not None, game_offset=total.games,
-                               game_seconds=args.game_seconds)
-            if args.sgf_dir is not None:
-                write_sgfs(chunk, args.sgf_dir, stamp)
-                chunk.records = []
-            total.add(chunk)
+            pending = play_match(a, b, n, size=size, komi=args.komi,
+                                 keep_records=args.sgf_dir is not None, game_offset=total.games,
+                                 game_seconds=args.game_seconds)
+            with deferred_interrupts():          # counted and written whole, then the signal
+                _settle(total, pending, args.sgf_dir, stamp)
+                pending = None
             line = (f"  {total.games} games, {time.monotonic() - started:.0f} s: "
                     f"A {total.wins_a}, B {total.wins_b}")
             if total.draws:
@@ -393,14 +394,32 @@ def _play(args, a, b, size, sprt_elos):
             if sprt is not None and sprt["accepted"] is not None:
                 break
     except KeyboardInterrupt as interrupt:
+        quiet()                                  # a second signal while it ends is ignored
         interrupted = True
-        chunk = getattr(interrupt, "match_result", None)     # the games over in the batch
+        # the games over in the batch play_match was playing, or a batch it had returned
+        chunk = getattr(interrupt, "match_result", None) or pending
         if chunk is not None and chunk.games:
-            if args.sgf_dir is not None:
-                write_sgfs(chunk, args.sgf_dir, stamp)
-                chunk.records = []
-            total.add(chunk)
+            _settle(total, chunk, args.sgf_dir, stamp)
         print(f"{PROG}: interrupted after {total.games} games", file=sys.stderr)
+    with deferred_interrupts(raise_after=False) as held:     # the report is never cut short
+        status = _report(args, a, b, size, total, sprt, interrupted)
+    if held.signum is not None:
+        print(f"{PROG}: interrupted after {total.games} games (all reported)", file=sys.stderr)
+        status = status or 130
+    return status
+
+
+def _settle(total, chunk, sgf_dir, stamp):
+    """Counts a finished batch into `total` and writes its SGFs (records then dropped)."""
+    total.add(chunk)
+    if sgf_dir is not None:
+        write_sgfs(chunk, sgf_dir, stamp)
+    total.records = []
+    chunk.records = []
+
+
+def _report(args, a, b, size, total, sprt, interrupted):
+    """Prints the report, writes --json and appends to the ratings table; the exit status."""
     if sprt is not None:
         sprt["llr"] = round(sprt["llr"], 6)
     print_report(total, sprt)
