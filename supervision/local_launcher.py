@@ -18,7 +18,7 @@ from supervision.status import (current_ratings, read_cgos, server_rates, status
                             write_cluster_status)
 from fastgo.diskfull import EXIT_STATUS as DISK_FULL_STATUS
 from fastgo.run.rundir import checkpoint_player, read_status
-from fastgo.run.statefiles import read_ratings
+from fastgo.run.statefiles import finite, read_ratings
 
 def serving_line(server_config, stats) -> str:
     """What the server runs and why, from its stats reply: the backend `auto` measured fastest
@@ -228,7 +228,10 @@ class LocalCluster:
         for worker in self.workers:
             data, _ = read_status(self.run_dir, worker.spec.heartbeat)
             if data and worker.child.alive():
-                moves += float(data.get("moves_per_s", 0.0))
+                try:        # a worker's figure as any number from outside: checked, or left out
+                    moves += finite(data.get("moves_per_s", 0.0), "moves_per_s", low=0.0, high=1e9)
+                except (ValueError, TypeError):
+                    pass
         stats = self.server_stats(timeout_s=0.5)
         evals, fill = server_rates(stats, self._last_stats)
         if stats:

@@ -21,14 +21,13 @@ it so); everyone else asks it. Stdlib only.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import threading
 import time
 from dataclasses import dataclass
 
-from fastgo import diskfull
+from fastgo import bounded_json, diskfull
 from fastgo.files import atomic_write_text
 from fastgo.run.statefiles import read_json
 
@@ -237,7 +236,7 @@ class StatusFile:
 
     def _write(self, fields):
         condition = diskfull.condition()
-        text = json.dumps(dict(fields, disk_full=condition) if condition else fields)
+        text = bounded_json.dumps(dict(fields, disk_full=condition) if condition else fields)
         try:
             with diskfull.no_wait():
                 atomic_write_text(self.path, text)

@@ -17,7 +17,6 @@ PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer",
 ALLOWED = {
     "fastgo/bounded_json.py": "the writer itself",
     "fastgo/run/ratings.py": "ratings rows, with allow_nan=False",
-    "fastgo/run/rundir.py": "status files (to move to bounded_json.dumps by its owner)",
     "dashboard/sessions.py": "a checked query to the analysis engine's stdin",
     "dashboard/run_view.py": "the digest of a snapshot already finite (never written)",
     "play/analysis/query.py": "a refused value echoed inside an error's text",
