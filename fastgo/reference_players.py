@@ -24,6 +24,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from fastgo.constants import MAX_BOARD_SIZE, MIN_BOARD_SIZE
+
 REFERENCES_ENV = "FASTGO_REFERENCES"      # a folder of reference players instead of the shipped
 REFERENCES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "references")
 INDEX_NAME = "index.json"
@@ -117,7 +119,8 @@ def _parse(path, folder, data):
             raise ReferenceIndexError(f"{where}: name must match {NAME.pattern}")
         if not isinstance(file, str) or not FILE.fullmatch(file):
             raise ReferenceIndexError(f"{where}: file must be a file name matching {FILE.pattern}")
-        for field, low, high in (("visits", 1, MAX_VISITS), ("board_size", 2, 25)):
+        for field, low, high in (("visits", 1, MAX_VISITS),
+                                 ("board_size", MIN_BOARD_SIZE, MAX_BOARD_SIZE)):
             value = entry[field]
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise ReferenceIndexError(f"{where}: {field} must be an integer in {low}..{high}")

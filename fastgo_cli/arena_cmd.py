@@ -342,7 +342,7 @@ def _run(args):
                     raise ArgumentError(f"{which}: {one_line(exc)}") from None
         if args.move_seconds is not None or args.game_seconds is not None:
             timed = [(which, side) for which, side in (("A", a), ("B", b))   # not ref:NAME
-                     if isinstance(side, SearchSide) and not getattr(side, "fixed_visits", False)]
+                     if isinstance(side, SearchSide) and not side.fixed_visits]
             time_network_sides(timed, args.move_seconds, size, args.komi)
         return _play(args, a, b, size, sprt_elos)
     finally:
@@ -441,7 +441,7 @@ def _report(args, a, b, size, total, sprt, interrupted):
             meta["move_seconds"] = args.move_seconds
         elif args.game_seconds is not None:
             meta["game_seconds"] = args.game_seconds
-        elif any(isinstance(side, SearchSide) and not getattr(side, "fixed_visits", False)
+        elif any(isinstance(side, SearchSide) and not side.fixed_visits
                  for side in (a, b)):                   # a reference player's are its own
             meta["visits"] = args.visits
         if total.forfeits:

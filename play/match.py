@@ -48,11 +48,15 @@ class SearchSide(MatchSide):
     and its clock is charged their seconds at that rate.
 
     shape: what that speed depends on besides the search (play.network_player: the network's
-    name, board size, encoding and backend); None for an evaluator that is no network."""
+    name, board size, encoding and backend); None for an evaluator that is no network.
+
+    fixed_visits: a player defined by its visits (a reference player, ref:NAME): equal-time
+    modes neither retime nor pace it."""
 
     def __init__(self, evaluator, visits, settings=None, *, name="net", opening_moves=0, seed=0,
-                 pass_rule="fill", board_size=None, rate=None, shape=None):
+                 pass_rule="fill", board_size=None, rate=None, shape=None, fixed_visits=False):
         self.pass_rule = check_pass_rule(pass_rule)
+        self.fixed_visits = bool(fixed_visits)   # equal-time modes leave its visits alone
         self.evaluator = evaluator
         self.shape = shape
         self.visits = int(visits)

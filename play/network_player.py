@@ -29,7 +29,7 @@ def network_player(network, *, visits, search="puct", leaves=1, resign=None, see
 
 
 def network_side(network, *, visits, search="puct", leaves=1, seed=0, opening_moves=0,
-                 pass_rule="fill", name=None, changes=None) -> SearchSide:
+                 pass_rule="fill", name=None, changes=None, fixed_visits=False) -> SearchSide:
     """A SearchSide of `visits` root visits a move over the network, for many games at once
     (play.match.play_match); it plays the network's board size only. `changes`: SearchSettings
     fields other than the defaults of a player (c_puct, fpu_reduction)."""
@@ -37,4 +37,4 @@ def network_side(network, *, visits, search="puct", leaves=1, seed=0, opening_mo
                                                            changes=changes),
                       name=name or network.name, opening_moves=opening_moves, seed=seed,
                       pass_rule=pass_rule, board_size=network.config.board_size,
-                      shape=network.shape)
+                      shape=network.shape, fixed_visits=fixed_visits)

@@ -126,8 +126,7 @@ def reference_side(spec: Spec, *, seed=0, backend=None, capacity=None):
                          f"{network.config.board_size}x{network.config.board_size}, the index "
                          f"says {ref.board_size}")
     side = network_side(network, visits=ref.visits, seed=seed, name=ref.spec,
-                        opening_moves=REFERENCE_OPENING_MOVES)
-    side.fixed_visits = True
+                        opening_moves=REFERENCE_OPENING_MOVES, fixed_visits=True)
     return side
 
 
