@@ -19,7 +19,7 @@ from __future__ import annotations
 # found (`fastgo katago fetch`). Each shipped reference player (fastgo/references/index.json)
 # is a rung here, ref:NAME at its place by strength (a test holds the index and the ladder to
 # each other); they are what a machine without GNU Go and KataGo plays.
-LADDER = ("random", "mcts:100", "mcts:1000", "gnugo:1", "gnugo:5", "gnugo:10",
+LADDER = ("random", "mcts:100", "mcts:1000", "gnugo:1", "gnugo:5", "ref:qs60-avx2", "gnugo:10",
           "katago:1,t=4,r=0.05", "katago:1,t=4", "katago:1,t=2", "katago:1,t=1.4",
           "katago:1,t=1", "katago:1,t=0.5", "katago:1")
 
@@ -31,6 +31,9 @@ LADDER = ("random", "mcts:100", "mcts:1000", "gnugo:1", "gnugo:5", "gnugo:10",
 # against gnugo:1, gnugo:5 and gnugo:10 and against its calibrated neighbours, added here (and
 # to the guide's table) with its file; a calibrated rung is any player of a row.
 CALIBRATION = (
+    ("gnugo:1", "ref:qs60-avx2", 10, 14, 0),
+    ("gnugo:5", "ref:qs60-avx2", 18, 22, 0),
+    ("ref:qs60-avx2", "gnugo:10", 19, 21, 0),
     ("gnugo:10", "katago:1,t=4,r=0.05", 10, 14, 0),
     ("katago:1,t=4,r=0.05", "katago:1,t=4", 6, 10, 0),
     ("gnugo:10", "katago:1,t=4", 3, 21, 0),

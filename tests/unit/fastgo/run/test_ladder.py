@@ -167,7 +167,11 @@ def test_a_run_that_played_only_shipped_rungs_is_on_cgoss_scale(monkeypatch):
            {"a": "ckpt-200", "b": "ref:high", "wins_a": 16, "wins_b": 16, "draws": 0}]
     # without the reference players' calibration: no CGOS estimate at all
     assert strength_of(RatingsTable(run)).cgos == {}
-    monkeypatch.setattr(ladder, "CALIBRATION", ladder.CALIBRATION + REFERENCE_ROWS)
+    # the made-up rows beside the shipped calibration less its own reference players' rows
+    # (which would move the GNU Go levels the made-up ones are measured against)
+    base = tuple(row for row in ladder.CALIBRATION
+                 if not any(name.startswith("ref:") for name in row[:2]))
+    monkeypatch.setattr(ladder, "CALIBRATION", base + REFERENCE_ROWS)
     view = strength_of(RatingsTable(run))
     # ref:high's distance to the stand-in from the calibration games alone (an independent fit
     # of those rows), and ckpt-200 split 16-16 with it: the same rating, give or take the prior
@@ -184,3 +188,23 @@ def test_a_run_that_played_only_shipped_rungs_is_on_cgoss_scale(monkeypatch):
     # calibration rows only
     assert all(CGOS_STAND_IN not in (r["a"], r["b"]) for r in run)
     assert view.cgos[CGOS_STAND_IN][0] == CGOS_ANCHOR_ELO
+
+
+def test_the_shipped_reference_player_puts_a_run_without_gnu_go_on_cgoss_scale(monkeypatch):
+    # a run on a machine without GNU Go and KataGo: its checkpoint played random and the
+    # shipped ref:qs60-avx2, 32 games; its CGOS estimate comes from the shipped calibration
+    from fastgo.reference_players import REFERENCES_ENV, read_index
+
+    monkeypatch.delenv(REFERENCES_ENV, raising=False)
+    assert "qs60-avx2" in read_index()
+    run = [{"a": "ckpt-100", "b": "random", "wins_a": 16, "wins_b": 0, "draws": 0},
+           {"a": "ckpt-100", "b": "ref:qs60-avx2", "wins_a": 16, "wins_b": 16, "draws": 0}]
+    view = strength_of(RatingsTable(run))
+    rating, low, high = view.cgos["ckpt-100"]
+    ref = view.cgos["ref:qs60-avx2"][0]
+    # level with the reference player, whose games put it near gnugo:10 (19-21 against it)
+    assert abs(rating - ref) < 25 and abs(ref - CGOS_ANCHOR_ELO) < 120
+    assert high - low < 400
+    # without the calibration rows: no estimate
+    monkeypatch.setattr(ladder, "CALIBRATION", ())
+    assert strength_of(RatingsTable(run)).cgos == {}
