@@ -13,7 +13,9 @@ import pytest
 
 WAIT_S = 30.0
 DRIVER = """
-import functools, sys
+import functools, signal, sys
+# as at a terminal: a test runner's worker may hand its children SIGINT ignored
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import play.katago.fetch as fetch
 fetch.fetch = functools.partial(fetch.fetch, python=sys.argv[1])   # pip run by the fake
 from fastgo_cli.main import main
