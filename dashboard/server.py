@@ -297,9 +297,9 @@ def _reference_game(text):
 
 def _checkpoint_game(path):
     """(board size, komi) a checkpoint plays: its model's size and the komi it records that it
-    was trained at (inference_server.network.trained_at)."""
-    from inference_server.checkpoint import CheckpointError, load_checkpoint
-    from inference_server.network import NetworkError, trained_at
+    was trained at (network.loading.trained_at)."""
+    from network.checkpoint import CheckpointError, load_checkpoint
+    from network.loading import NetworkError, trained_at
     try:
         checkpoint = load_checkpoint(path)
         komi, _, _ = trained_at(checkpoint.extra or {}, path)

@@ -244,8 +244,8 @@ class Evaluator:
         as its curve point; the rest of its pairings become self.refinement, a generator that
         plays one batch per next() (run to its end here without eval_interval_s). Returns the
         summary, or None when the checkpoint is unreadable or the role is stopping."""
-        from inference_server.checkpoint import MAX_CHECKPOINT_BYTES
-        from inference_server.network import NetworkError
+        from network.checkpoint import MAX_CHECKPOINT_BYTES
+        from network.loading import NetworkError
 
         started, cpu0 = self.clock(), self.budget.cpu_s()
         name = checkpoint_player(step)

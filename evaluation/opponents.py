@@ -111,10 +111,10 @@ class Opponents:
 
     def checkpoint_side(self, path, name, seed, data=None):
         """(network, SearchSide) of the checkpoint at `path` (its bytes `data` when already
-        read) at cluster.eval_visits: inference_server.network.load_network (canaries checked)
+        read) at cluster.eval_visits: network.loading.load_network (canaries checked)
         and play.network_player, as every command plays a checkpoint. NetworkError when
         unusable."""
-        from inference_server.network import load_network
+        from network.loading import load_network
 
         network = load_network(path, "match", data=data, expect=self.config.model,
                                backend=self.config.server.backend,

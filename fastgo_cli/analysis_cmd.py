@@ -1,7 +1,7 @@
 """`fastgo analysis --model CKPT`: KataGo's JSON analysis engine on stdin/stdout (KaTrain's
 custom engine command, analysis scripts). Queries in, one JSON object per line; responses out,
 one per line, possibly out of order; logs on stderr only. The network runs in this process
-with every head (inference_server.heads_evaluator) behind an NN cache; play.analysis.engine
+with every head (network.heads_evaluator) behind an NN cache; play.analysis.engine
 does the rest.
 """
 import logging
@@ -56,7 +56,7 @@ def build_engine(args):
     """(AnalysisEngine, HeadsEvaluator) for parsed arguments; ValueError with a message for a
     bad flag, checkpoint or device."""
     _check(args)
-    from inference_server.network import NetworkError, load_network
+    from network.loading import NetworkError, load_network
     from play.analysis.engine import AnalysisEngine, EngineSettings
     from play.analysis.query import Limits
     from play.heads_cache import HeadsCache

@@ -39,7 +39,7 @@ def checkpoint_side(path, args, seed, which):
                             f"{SPEC_FORMS})")
     if not os.path.isfile(path):
         raise ArgumentError(f"{which} {path!r}: not a checkpoint file")
-    from inference_server.network import NetworkError, load_network
+    from network.loading import NetworkError, load_network
     from play.network_player import network_side
 
     backend = args.backend_b if which == "B" else args.backend_a

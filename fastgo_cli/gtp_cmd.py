@@ -115,7 +115,7 @@ def _baseline_player(args):
 
 def _network_player(args):
     """A SearchPlayer over the checkpoint's network, evaluated in this process
-    (inference_server.network.load_network, play.network_player)."""
+    (network.loading.load_network, play.network_player)."""
     visits = DEFAULT_VISITS if args.visits is None else args.visits
     if visits < 1:
         raise ValueError(f"--visits must be >= 1, got {visits}")
@@ -124,7 +124,7 @@ def _network_player(args):
     leaves = getattr(args, "leaves", 1)
     if not 1 <= leaves <= 256:
         raise ValueError(f"--leaves must be in 1..256, got {leaves}")
-    from inference_server.network import load_network
+    from network.loading import load_network
     from play.network_player import network_player
 
     network = load_network(args.model, "gtp", device=args.device, what="--model",
@@ -146,7 +146,7 @@ def _analysis_heads(model, device):
 
     def heads():
         if not made:
-            from inference_server.network import load_network
+            from network.loading import load_network
             from play.heads_cache import HeadsCache
             made.append(HeadsCache(load_network(model, "analysis", device=device).evaluator))
         return made[0]

@@ -20,7 +20,7 @@ def run(args) -> int:
     import os
     import sys
 
-    from inference_server.keys import write_key_pair
+    from wire.keys import write_key_pair
 
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         print(f"fastgo keys: --out {args.out}: not a folder", file=sys.stderr)

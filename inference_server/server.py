@@ -22,9 +22,9 @@ import numpy as np
 import zmq
 
 from fastgo.run.config import Config
-from inference_server import protocol
+from wire import protocol
 from inference_server.binding import StartupError, bind
-from inference_server.checkpoint import CheckpointError
+from network.checkpoint import CheckpointError
 from inference_server.counters import ServerCounters
 from inference_server.pipeline import BatchJob, ForwardThread
 from inference_server.slots import Reloader, Slot, file_signature, initial_slots
@@ -80,7 +80,7 @@ class InferenceServer:
         try:
             self.curve_allow = None   # with CURVE: counts the clients ZAP refused
             if self.server.curve_secret_key_file:
-                from inference_server.keys import CurveKeyError, make_server
+                from wire.keys import CurveKeyError, make_server
                 try:
                     self.curve_allow = make_server(self.socket, self.server.curve_secret_key_file,
                                                    self.server.curve_allowed, what="server")

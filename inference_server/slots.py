@@ -14,9 +14,9 @@ import threading
 from dataclasses import dataclass, field
 
 from fastgo.run.config import ModelConfig, ServerConfig
-from inference_server.checkpoint import CheckpointError, CheckpointUnreadable, load_checkpoint
-from inference_server.model import build_model
-from inference_server.runner import ModelRunner, check_canaries
+from network.checkpoint import CheckpointError, CheckpointUnreadable, load_checkpoint
+from network.model import build_model
+from network.runner import ModelRunner, check_canaries
 
 log = logging.getLogger("fastgo.serve")
 

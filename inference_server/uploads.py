@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 
-from inference_server import protocol
+from wire import protocol
 
 MAX_UPLOADS = 4                  # checkpoint uploads open at once
 UPLOAD_IDLE_S = 120.0            # an upload untouched this long may be dropped

@@ -1,4 +1,4 @@
-"""A Network (inference_server.network.load_network: a checkpoint loaded, checked and running
+"""A Network (network.loading.load_network: a checkpoint loaded, checked and running
 in this process) as a player, the one way gtp, arena and the evaluator make one: a SearchPlayer
 for one game at a time (the GTP engine) or a SearchSide for many games at once (matches). Its
 search settings come from the network's encoding; its komi is the one the network was trained

@@ -19,7 +19,7 @@ B, `fastgo compare --opponents`, the evaluator's anchors, `fastgo gtp --player`)
 `parse_spec` (fastgo.player_spec, the grammar's one owner) checks a text and says what it names;
 `make_side` builds a match side from it; `missing` says why an engine cannot play here and the
 command that adds it. The network behind a checkpoint comes from the caller's function; a
-reference player's is loaded here, through inference_server.network.load_network.
+reference player's is loaded here, through network.loading.load_network.
 """
 from __future__ import annotations
 
@@ -93,11 +93,11 @@ def missing(spec: Spec, env=None) -> Missing | None:
 
 def reference_bytes(spec: Spec):
     """(fastgo.reference_players.Reference, the bytes of its file) of reference player `spec`,
-    the file read as a checkpoint's (inference_server.checkpoint_file) and its sha256 checked
+    the file read as a checkpoint's (network.checkpoint_file) and its sha256 checked
     against the index, without torch; ValueError of one line when it is missing, damaged or
     replaced."""
     from fastgo.reference_players import check_digest, reference
-    from inference_server.checkpoint_file import CheckpointError, read_checkpoint_bytes
+    from network.checkpoint_file import CheckpointError, read_checkpoint_bytes
 
     ref = reference(spec.name.partition(":")[2])
     try:
@@ -111,11 +111,11 @@ def reference_bytes(spec: Spec):
 def reference_side(spec: Spec, *, seed=0, backend=None, capacity=None):
     """The match side of reference player `spec` (kind "ref"): its file read, its sha256
     checked against the index (fastgo.reference_players.check_digest), loaded through
-    inference_server.network.load_network (the usual checkpoint checks and canaries) and
+    network.loading.load_network (the usual checkpoint checks and canaries) and
     played at the index's visits with REFERENCE_OPENING_MOVES, named ref:NAME. Its
     `fixed_visits` is True: equal-time modes leave its visits alone. ValueError of one line
     when the file is missing, damaged or replaced."""
-    from inference_server.network import DEFAULT_BACKEND, DEFAULT_CAPACITY, load_network
+    from network.loading import DEFAULT_BACKEND, DEFAULT_CAPACITY, load_network
     from play.network_player import network_side
 
     ref, data = reference_bytes(spec)

@@ -21,7 +21,7 @@ def _run(args) -> int:
     from fastgo.run.config import ConfigError, RecorderConfig, load_config, parse_section, to_dict
     from fastgo.run.rundir import open_run_dir
     from fastgo.run.role_entry import on_disk_full, on_stop_signals, setup_logging
-    from trainer.game_recorder import Recorder
+    from recorder.server import Recorder
 
     config = load_config(args.config, overrides=args.overrides)
     if args.bind is not None:

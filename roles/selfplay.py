@@ -19,8 +19,8 @@ def _run(args) -> int:
     from fastgo.run.config import ConfigError, check_setting_flag, load_config
     from fastgo.run.rundir import open_run_dir
     from fastgo.run.role_entry import on_disk_full, setup_logging
-    from inference_server import protocol
-    from inference_server.client import (ClientStopped, InferenceClient, ServerError,
+    from wire import protocol
+    from wire.client import (ClientStopped, InferenceClient, ServerError,
                                          ServerUnavailable)
     from fastgo.run.shards import remove_stale_temporaries
     from selfplay_workers.worker import SelfplayWorker
@@ -102,7 +102,7 @@ def _curve_client_keys(config):
     sp = config.selfplay
     if not (sp.server_public_key or sp.curve_key_file):
         return None, None
-    from inference_server.keys import CurveKeyError, client_keys
+    from wire.keys import CurveKeyError, client_keys
     try:
         return client_keys(sp.curve_key_file, sp.server_public_key,
                            "selfplay.curve_key_file / server_public_key")
@@ -129,12 +129,12 @@ def _remote_sink(args, config, run_dir, key_pair):
                           f"played at once ({games})")
     recorder_key = None
     if sp.recorder_public_key:
-        from inference_server.keys import CurveKeyError, read_public_key
+        from wire.keys import CurveKeyError, read_public_key
         try:
             recorder_key = read_public_key(sp.recorder_public_key)
         except CurveKeyError as err:
             raise ConfigError(f"selfplay.recorder_public_key: {err}") from None
-    from selfplay_workers.remote_sink import RemoteSink
+    from recorder.sink import RemoteSink
     return RemoteSink(endpoint, outbox=run_dir.outbox(args.worker_id),
                       worker_id=args.worker_id, max_unconfirmed=sp.max_unconfirmed,
                       timeout_s=sp.shard_seconds + sp.recorder_timeout_s,

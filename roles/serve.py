@@ -82,8 +82,8 @@ def run(args) -> int:
         return 2
     # torch (3 CPU seconds to import) only once the config is known good: a usage error is
     # answered at once
-    from inference_server.checkpoint import CheckpointError
-    from inference_server.runner import set_calibration_shards
+    from network.checkpoint import CheckpointError
+    from network.runner import set_calibration_shards
     from inference_server.server import StartupError, start_server
 
     shards = calibration_shards(args, config)
@@ -92,7 +92,7 @@ def run(args) -> int:
     set_calibration_shards(shards)
     # the ready line waits for `auto`'s timing (seconds a backend; more on a loaded machine):
     # each step says so, and the supervisor waits on while these lines come
-    from inference_server.backend_choice import set_progress
+    from network.backend_choice import set_progress
     set_progress(lambda text: print(f"{Role.SERVE.starting}{text}", flush=True))
     try:
         server = start_server(config)

@@ -39,9 +39,9 @@ def _run(args) -> int:
     publisher = None
     client = None
     if config.trainer.publish and not args.no_publish:
-        from inference_server.client import InferenceClient
+        from wire.client import InferenceClient
         endpoint = args.server or config.server.endpoint
-        from inference_server.keys import CurveKeyError, client_keys
+        from wire.keys import CurveKeyError, client_keys
         try:
             server_key, key_pair = client_keys(config.trainer.curve_key_file,
                                                config.trainer.server_public_key,

@@ -1,6 +1,6 @@
 """The interfaces the self-play workers meet, as typing.Protocols: where finished games go (a
 game sink) and the inference client of the policy-only worker. The evaluator the search worker
-takes is inference_server.batch_evaluator.Evaluator."""
+takes is network.batch_evaluator.BatchEvaluator."""
 from __future__ import annotations
 
 from collections.abc import Sized
@@ -13,7 +13,7 @@ from fastgo.run.shards import GameRecord
 
 class GameSink(Protocol):
     """Takes finished games and keeps each until its receiver confirms it
-    (selfplay_workers.remote_sink.RemoteSink sends them to a recorder). Not thread-safe.
+    (recorder.sink.RemoteSink sends them to a recorder). Not thread-safe.
 
     The worker holds back new work while full(headroom=G) is true, G being its games at once,
     so that at most max_unconfirmed games are ever held."""
@@ -43,7 +43,7 @@ class GameSink(Protocol):
 
 class PolicyClient(Protocol):
     """The inference client of the policy-only worker: batches to named model slots
-    (inference_server.client.InferenceClient).
+    (wire.client.InferenceClient).
 
     planes: np.uint8 [B, P, N, N], unchanged until its receive returns; receive gives
     (logits np.float32 [B, N*N + 1], values np.float32 [B]) and sets model_version to the
@@ -55,7 +55,7 @@ class PolicyClient(Protocol):
         """Sends a batch to `slot` (None: the client's default slot); returns its ticket."""
 
     def receive(self, ticket: int) -> tuple[np.ndarray, np.ndarray]:
-        """The reply to `ticket`; raises inference_server.client.ServerError on an error reply."""
+        """The reply to `ticket`; raises wire.client.ServerError on an error reply."""
 
     def reload(self, slot: str, path: str = "", *, data: bytes | None = None) -> int:
         """Loads checkpoint bytes `data` into `slot`; returns the version now served there."""

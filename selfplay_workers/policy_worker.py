@@ -144,7 +144,7 @@ class PolicyWorker:
     def _load(self, entry, group):
         """Puts `entry`'s checkpoint into opponent slot `group` (unless it is there already);
         returns True, or False (logged) when it cannot be read or the server refuses it."""
-        from inference_server.client import ServerError
+        from wire.client import ServerError
 
         slot = self.opponent_slots[group]
         try:

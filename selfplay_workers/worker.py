@@ -55,7 +55,7 @@ class _GameInProgress:
 class SelfplayWorker:
     """SelfplayWorker(config, evaluator, shard_dir, ...).run(): plays until stopped.
 
-    evaluator: an inference_server.batch_evaluator.Evaluator (submit(planes) -> ticket,
+    evaluator: a network.batch_evaluator.BatchEvaluator (submit(planes) -> ticket,
     receive(ticket) -> (logits, values), model_version; the client in production). config: a
     fastgo Config (model for the board size and encoding, selfplay for the search and the
     shards). sink: a GameSink or None (local shards in shard_dir); status: a

@@ -145,7 +145,7 @@ class WorkerCore:
     def receive(self, receive, resubmit, ticket):
         """receive(ticket); while the server answers 'busy', resubmit() -> ticket sends the same
         planes again (with back-off) until it is answered or stop_requested."""
-        from inference_server.client import receive_resubmitting_when_busy
+        from wire.client import receive_resubmitting_when_busy
 
         return receive_resubmitting_when_busy(receive, resubmit, ticket,
                                               lambda: self.stop_requested)

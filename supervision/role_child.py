@@ -24,7 +24,7 @@ class ServerPing:
     def stats(self, endpoint, pid, timeout_s=1.0):
         """The server's stats dict when the process answering on `endpoint` has pid `pid`,
         else None (no answer within timeout_s, or another process)."""
-        from inference_server.client import InferenceClient
+        from wire.client import InferenceClient
         try:
             if self._client is None or self._endpoint != endpoint:
                 self.close()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
 SLOW_FOLDERS = frozenset({"system", "learning"})
 
 
@@ -84,6 +85,13 @@ def pytest_collection_modifyitems(config, items):
 
 
 # --- GNU Go --------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def project_packages():
+    """The project's top-level packages, read from the tree (a folder with an __init__.py),
+    for the tests that scan every module: one list, so a new package is never left out."""
+    return tuple(sorted(path.parent.name for path in ROOT.glob("*/__init__.py")))
+
 
 @pytest.fixture(scope="session")
 def gnugo_path():
@@ -401,8 +409,8 @@ def _dashboard_checkpoint(root, step, *, rate=True):
     from fastgo.run.config import ModelConfig
     from fastgo.run.ratings import append_result
     from fastgo.run.rundir import open_run_dir
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.model import build_model
+    from network.checkpoint import save_checkpoint
+    from network.model import build_model
 
     run = open_run_dir(root)
     save_checkpoint(run.checkpoint(step), build_model(ModelConfig(
@@ -469,8 +477,8 @@ def _reference_folder(folder, players, *, size=9):
 
     from fastgo.reference_players import INDEX_FORMAT, INDEX_NAME, index_entry
     from fastgo.run.config import ModelConfig
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.model import build_model
+    from network.checkpoint import save_checkpoint
+    from network.model import build_model
 
     os.makedirs(folder, exist_ok=True)
     entries = []

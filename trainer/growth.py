@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from fastgo.run.rundir import checkpoint_player, player_step
-from inference_server.model import PolicyValueNet, build_model
+from network.model import PolicyValueNet, build_model
 
 def shape_at(config, stages, step: int):
     """The model config a run with `stages` (TrainerConfig.grow_stages()) trains at `step`: the

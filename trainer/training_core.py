@@ -18,11 +18,11 @@ import time
 import torch
 
 from fastgo.files import escaped
-from inference_server.backends import cpu_has_bf16
-from inference_server.network import training_record
-from inference_server.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from inference_server.model import build_model
-from inference_server.protocol import RELOAD_FAILED
+from network.backends import cpu_has_bf16
+from network.loading import training_record
+from network.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from network.model import build_model
+from wire.protocol import RELOAD_FAILED
 from fastgo.run.statefiles import read_ratings
 from trainer.growth import grow_model, shape_at, stopped_gaining
 from trainer.metrics import append_metrics_row, tensorboard

@@ -3,8 +3,8 @@
 each (56 to 64 bytes, plus an 8-byte slot in the outer list).
 
 Two paths, each measured for the current code and for plain msgpack (the "before"):
-  recorder  the message as the recorder gets it: inference_server.recorder_wire.parse_game_message
-            then fastgo.run.records.unpack_record (trainer.game_recorder); plain: msgpack.unpackb
+  recorder  the message as the recorder gets it: recorder.messages.parse_game_message
+            then fastgo.run.records.unpack_record (recorder.server); plain: msgpack.unpackb
   shard     the same body in a shard file (header, body, trailer with count and sha256) read by
             fastgo.run.shards.read_shard; plain: the file's bytes through msgpack.Unpacker
 
@@ -84,14 +84,14 @@ def child(path: str, code: str, shape: str, size: int, shard: str | None) -> dic
     if code == "current":
         from fastgo.run.records import unpack_record
         from fastgo.run.shards import read_shard
-        from inference_server import recorder_wire
+        from recorder import messages
     message = body(shape, size) if path == "recorder" else None
     before, hwm_before = peak_mib(), hwm_mib()
     started = time.perf_counter()
     try:
         if path == "recorder" and code == "current":
-            frames = recorder_wire.game_message(1, GAME_ID, 0, message)
-            _, _, _, record = recorder_wire.parse_game_message(frames, 16 << 20)
+            frames = messages.game_message(1, GAME_ID, 0, message)
+            _, _, _, record = messages.parse_game_message(frames, 16 << 20)
             decoded = unpack_record(record)
         elif path == "recorder":
             decoded = msgpack.unpackb(message, raw=False)

@@ -63,8 +63,8 @@ def run(args):
     from fastgo import bounded_json
     from fastgo.run.config import load_config
     from fastgo_cli.bench.harness import measure_raw, random_planes
-    from inference_server.heads_evaluator import HeadsEvaluator
-    from inference_server.model import build_model
+    from network.heads_evaluator import HeadsEvaluator
+    from network.model import build_model
     from play.analysis.engine import AnalysisEngine, EngineSettings
     from play.analysis.query import Limits
     from play.heads_cache import HeadsCache

@@ -3,7 +3,7 @@ one batch, side by side in one run, each with its share of the core's fp32 peak 
 matrix product timed in the same run) and its agreement with torch fp32; and what `auto` picks.
 With --shards DIR (a run's shard folder) int8 is calibrated on positions of the run's newest
 games and every backend is checked on positions of other games as well as on the reference
-positions (inference_server.backend_choice.check_positions), as the server does.
+positions (network.backend_choice.check_positions), as the server does.
 
 JSON: {"batch": B, "threads": T, "model": "b4c32", "board_size": 9, "gflop_per_eval": x,
        "fp32_peak_gflops": x, "evals_per_s": {name: x}, "peak_share": {name: x},
@@ -89,10 +89,10 @@ def run(args) -> int:
     import torch
 
     from fastgo.run.config import Config, ConfigError, load_config, resolve_config
-    from inference_server.backend_choice import (check_positions, format_table, measure_backends,
+    from network.backend_choice import (check_positions, format_table, measure_backends,
                                                  pick, reference_positions)
-    from inference_server.backends import available_backends
-    from inference_server.model import build_model, fuse_for_inference
+    from network.backends import available_backends
+    from network.model import build_model, fuse_for_inference
 
     try:
         config = load_config(resolve_config(args.config)) if args.config else Config()
@@ -101,7 +101,7 @@ def run(args) -> int:
         return 2
     if args.model:
         from fastgo.files import escaped
-        from inference_server.checkpoint import CheckpointError, load_checkpoint
+        from network.checkpoint import CheckpointError, load_checkpoint
 
         try:        # the same refusal as gtp, analysis and arena give: one line, exit 2
             model = load_checkpoint(args.model).model

@@ -325,9 +325,9 @@ def run(args) -> int:
     import torch
 
     from fastgo_cli.bench.harness import random_planes, write_json
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.model import build_model
-    from inference_server.runner import ModelRunner
+    from network.checkpoint import save_checkpoint
+    from network.model import build_model
+    from network.runner import ModelRunner
 
     torch.set_num_threads(args.threads)
     positions = openings(args.size, args.moves + 1, args.seed)      # [0] is the warm-up

@@ -55,7 +55,7 @@ def served_loop(config, prefix, trainer=None):
     import torch
 
     from fastgo.run.config import to_dict
-    from inference_server.model import build_model
+    from network.model import build_model
     from inference_server.slots import make_runner
 
     server = dataclasses.replace(config.server, endpoint="tcp://127.0.0.1:*", checkpoints={},
@@ -111,7 +111,7 @@ def selfplay_round(args, config_path, endpoint, workdir, round_index):
     directory; the server's counters over the measured window (from args.warmup after the
     first request, for args.seconds) and the workers' own stats: {"seconds", "delta" (positions,
     batches, forward_s_total, overhead_s_total), "workers", "max_batch", "runner"}."""
-    from inference_server.client import InferenceClient
+    from wire.client import InferenceClient
 
     total = args.warmup + args.seconds
     run_dir = os.path.join(workdir, f"run{round_index}")

@@ -14,7 +14,7 @@ import numpy as np
 
 from fastgo import bounded_json
 from fastgo_cli.parser import Parser
-from inference_server.client import InferenceClient, ServerError
+from wire.client import InferenceClient, ServerError
 
 
 def main(argv=None) -> int:

@@ -15,7 +15,7 @@ def _prepare_pool(run_dir, net):
     """A run directory whose pool.json names one checkpoint of `net`: the workers load it into
     their opponent slots, as in a REINFORCE run."""
     from fastgo.run.pool import OpponentPool
-    from inference_server.checkpoint import save_checkpoint
+    from network.checkpoint import save_checkpoint
 
     checkpoint = RunDir(run_dir).checkpoint(0)
     os.makedirs(os.path.dirname(checkpoint), exist_ok=True)

@@ -71,7 +71,7 @@ def _write_config(config, workdir, host, ports):
     by both); returns (config path, server endpoint, recorder endpoint)."""
     from supervision.role_process import write_toml
     from fastgo.run.config import to_dict
-    from inference_server.keys import write_key_pair
+    from wire.keys import write_key_pair
 
     keys = os.path.join(workdir, "keys")
     allowed = os.path.join(keys, "allowed")

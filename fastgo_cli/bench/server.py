@@ -78,7 +78,7 @@ def _check_arguments(args, config):
             raise ConfigError("--device cuda: torch sees no CUDA device on this machine")
     backend = args.backend or config.server.backend
     if backend not in ("auto", "torch", "onnx"):
-        from inference_server.backends import available_backends
+        from network.backends import available_backends
         if backend not in available_backends():
             raise ConfigError(f"--backend {backend}: not available on this machine "
                               f"(available: {', '.join(available_backends())})")
@@ -90,7 +90,7 @@ def _percentile(values, q):
 
 
 def _measure_server(endpoint, model, args, request_size, seconds):
-    from inference_server.client import InferenceClient
+    from wire.client import InferenceClient
     with InferenceClient(endpoint, timeout_s=30, retries=1) as admin:
         before = admin.stats()
         start_at = time.time() + 2.0          # client processes import numpy/zmq and connect first
@@ -226,8 +226,8 @@ def run(args) -> int:
         print(f"fastgo bench server: {err}", file=sys.stderr)
         return 2
     # torch only once the arguments are good: a refusal costs no torch import (3 CPU-s)
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.model import build_model
+    from network.checkpoint import save_checkpoint
+    from network.model import build_model
     results = []
     estimate = len(args.batch) * args.rounds * (2 * args.seconds + 3) + 5
     print(f"fastgo bench server: about {estimate:.0f} s ({len(args.batch)} batch size(s) x "

@@ -7,7 +7,7 @@ import sys
 
 def test_a_selfplay_worker_never_imports_torch():
     code = ("import sys, selfplay_workers.worker, play.match, fastgo_cli.selfplay_cmd, "
-            "inference_server.client, fastgo.run.shards; "
+            "wire.client, fastgo.run.shards; "
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -45,7 +45,7 @@ def test_bench_train_json_counts_the_games_it_made(tmp_path, write_tiny_config):
     assert result["channels_last"] is True and result["train_samples_per_s_other_layout"] > 0
     assert "the default layout" in out.stdout
     # fp32 is always timed beside the config's trainer; bf16 exactly where the CPU has it
-    from inference_server.backends import cpu_has_bf16
+    from network.backends import cpu_has_bf16
     by_variant = result["train_samples_per_s_by_variant"]
     assert set(by_variant) == {"config", "other layout", "fp32"} | ({"bf16"} if cpu_has_bf16() else set())
     assert all(rate > 0 for rate in by_variant.values()) and result["cpu_has_bf16"] == cpu_has_bf16()

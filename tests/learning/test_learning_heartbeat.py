@@ -12,7 +12,7 @@ import time
 import torch
 
 from fastgo.run.config import load_config
-from inference_server.batch_evaluator import InProcessEvaluator
+from network.batch_evaluator import InProcessEvaluator
 from fastgo.run.shards import list_shards, read_shard
 from play.match import SearchSide, play_match
 from play.players import RandomPlayer

@@ -18,11 +18,11 @@ from fastgo.mcts import BatchedSearch
 from fastgo.replay import check_game, encode_samples
 from fastgo.run.rundir import open_run_dir
 from fastgo.symmetry import transform_planes, transform_policy
-from inference_server.checkpoint import load_checkpoint, save_checkpoint
-from inference_server.client import InferenceClient
-from inference_server.batch_evaluator import UniformEvaluator
+from network.checkpoint import load_checkpoint, save_checkpoint
+from wire.client import InferenceClient
+from network.batch_evaluator import UniformEvaluator
 from fastgo.run.shards import list_shards, read_shard
-from inference_server.model import build_model
+from network.model import build_model
 from selfplay_workers.worker import SelfplayWorker
 from trainer.window import ReplayWindow, block_from_shard
 

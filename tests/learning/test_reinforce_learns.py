@@ -15,7 +15,7 @@ import torch
 
 from fastgo.run.config import load_config
 from fastgo.policy_play import distribution
-from inference_server.checkpoint import load_checkpoint
+from network.checkpoint import load_checkpoint
 from fastgo.run.shards import list_shards, read_shard
 from fastgo.run.match_stats import wilson_interval
 from play.match import play_match

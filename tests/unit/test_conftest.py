@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from inference_server.backend_cache import cache_path
+from network.backend_cache import cache_path
 
 ROOT_CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
 

@@ -17,7 +17,7 @@ from fastgo.run.config.loop import ClusterConfig, RecorderConfig
 from fastgo.search_settings import SEARCHES
 
 MODEL_NAME = re.compile(r"b(\d+)c(\d+)")
-# CPU inference backends (inference_server.backends); "torch" and "onnx" name their fp32 ones
+# CPU inference backends (network.backends); "torch" and "onnx" name their fp32 ones
 INFERENCE_BACKENDS = ("torch-fp32", "torch-bf16", "onnx-fp32", "onnx-int8",
                       "openvino-f32", "openvino-bf16", "openvino-int8")
 BACKEND_CHOICES = ("auto", "torch", "onnx") + INFERENCE_BACKENDS

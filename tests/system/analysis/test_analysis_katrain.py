@@ -21,8 +21,8 @@ VISITS = 12
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
     from fastgo.run.config import ModelConfig
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.model import build_model
+    from network.checkpoint import save_checkpoint
+    from network.model import build_model
 
     path = tmp_path_factory.mktemp("katrain") / "net.ckpt"
     save_checkpoint(path, build_model(ModelConfig(board_size=9, blocks=1, channels=8,

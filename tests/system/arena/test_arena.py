@@ -270,8 +270,8 @@ def test_an_interrupted_batch_keeps_its_finished_games(tmp_path, capsys, monkeyp
 def tiny_checkpoint(tmp_path):
     """A 7x7 b1c8 network at step 3, as a checkpoint file."""
     from fastgo.run.config import ModelConfig
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.model import build_model
+    from network.checkpoint import save_checkpoint
+    from network.model import build_model
 
     path = tmp_path / "net.ckpt"
     save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=1),

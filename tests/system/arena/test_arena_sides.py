@@ -4,8 +4,8 @@ import subprocess
 import sys
 
 from fastgo.run.config import ModelConfig
-from inference_server.checkpoint import save_checkpoint
-from inference_server.model import build_model
+from network.checkpoint import save_checkpoint
+from network.model import build_model
 
 
 def test_each_side_has_its_own_search(tmp_path):

@@ -3,8 +3,8 @@ import subprocess
 import sys
 
 from fastgo.run.config import ModelConfig
-from inference_server.checkpoint import save_checkpoint
-from inference_server.model import build_model
+from network.checkpoint import save_checkpoint
+from network.model import build_model
 
 
 def test_terminal_game_accepts_moves_undo_and_refuses_bad_input(tmp_path):

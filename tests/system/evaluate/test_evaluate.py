@@ -12,7 +12,7 @@ import sys
 from evaluation.pairings import one_sided
 from fastgo.run.config import load_config
 from fastgo.run.rundir import open_run_dir
-from inference_server.batch_evaluator import UniformEvaluator
+from network.batch_evaluator import UniformEvaluator
 from selfplay_workers.worker import SelfplayWorker
 from trainer.factory import make_trainer as Trainer
 

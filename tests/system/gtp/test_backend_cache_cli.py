@@ -18,7 +18,7 @@ def _table_list(path, key):
 # One case of each way the process meets a cache (each is a `fastgo gtp` that measures the
 # backends again: about 7 CPU-s): one it reads and refuses, one it cannot open as a file (and
 # must not block on), a folder it cannot write. The reader's fourteen hostile files, each one
-# line at most, are tests/unit/inference_server/test_backend_cache.py's, in one process.
+# line at most, are tests/unit/network/test_backend_cache.py's, in one process.
 CASES = {
     "table is a list": _table_list,
     "a FIFO": lambda path, key: os.mkfifo(path),
@@ -31,12 +31,12 @@ def model_and_key(tmp_path_factory):
     """A small checkpoint, and the cache key `fastgo gtp --model` looks it up under (read from
     the cache a first run writes)."""
     from fastgo.run.config import ModelConfig
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.model import build_model
+    from network.checkpoint import save_checkpoint
+    from network.model import build_model
 
     root = tmp_path_factory.mktemp("cache")
     path = root / "tiny.ckpt"
-    from inference_server.network import training_record
+    from network.loading import training_record
     # a checkpoint as the trainer writes it (komi and rules recorded: no notice about them)
     save_checkpoint(path, build_model(ModelConfig(blocks=1, channels=8, board_size=9), seed=0),
                     step=1, extra=training_record(7.5))

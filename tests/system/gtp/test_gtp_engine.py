@@ -141,8 +141,8 @@ def test_model_option_refusals_are_clear(tmp_path):
 def test_network_player_over_gtp(tmp_path):
     import torch  # noqa: F401  (a build without torch must fail here, not skip)
     from fastgo.run.config import ModelConfig
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.model import build_model
+    from network.checkpoint import save_checkpoint
+    from network.model import build_model
 
     path = str(tmp_path / "net.ckpt")
     save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=1), step=3)
@@ -179,8 +179,8 @@ def test_move_seconds_is_a_time_a_move_with_uncapped_visits(tmp_path):
     import time
 
     from fastgo.run.config import ModelConfig
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.model import build_model
+    from network.checkpoint import save_checkpoint
+    from network.model import build_model
 
     path = str(tmp_path / "net.ckpt")
     save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=1),
@@ -457,8 +457,8 @@ def test_lz_analyze_streams_until_the_next_command(tmp_path):
     import torch  # noqa: F401  (a build without torch must fail here, not skip)
     from fastgo import coords
     from fastgo.run.config import ModelConfig
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.model import build_model
+    from network.checkpoint import save_checkpoint
+    from network.model import build_model
 
     path = str(tmp_path / "net.ckpt")
     save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=2), step=1)

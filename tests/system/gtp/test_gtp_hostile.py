@@ -135,8 +135,8 @@ def test_gtp_model_with_nan_weights_is_refused_at_start(tmp_path):
     import torch
 
     from fastgo.run.config import ModelConfig
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.model import build_model
+    from network.checkpoint import save_checkpoint
+    from network.model import build_model
 
     model = build_model(ModelConfig(blocks=1, channels=8), seed=0)
     with torch.no_grad():

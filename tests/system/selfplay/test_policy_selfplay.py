@@ -270,9 +270,9 @@ device = "cpu"
 
 def test_reinforce_selfplay_writes_shards_against_pool_opponents(tmp_path):
     from fastgo.run.config import load_config
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.client import InferenceClient, ServerError
-    from inference_server.model import build_model
+    from network.checkpoint import save_checkpoint
+    from wire.client import InferenceClient, ServerError
+    from network.model import build_model
     from supervision.role_process import ServerProcess
 
     config_path = tmp_path / "c.toml"

@@ -132,8 +132,8 @@ def test_a_bad_record_is_refused_and_the_recorder_goes_on(tmp_path, free_endpoin
     import numpy as np
     import zmq
 
-    from inference_server import recorder_wire
-    from selfplay_workers.remote_sink import RemoteSink
+    from recorder import messages
+    from recorder.sink import RemoteSink
 
     endpoint = free_endpoint()
     config = recorder_config(tmp_path / "c.toml", "tcp://127.0.0.1:5555", endpoint, shard_seconds=0.2)
@@ -151,24 +151,24 @@ def test_a_bad_record_is_refused_and_the_recorder_goes_on(tmp_path, free_endpoin
                           end="passes", ownership=np.zeros(nn, np.int8), versions=[0],
                           id="a" * 32)
         bad = GameRecord(**{**good.__dict__, "winner": 1, "id": "b" * 32})   # wrong result
-        socket.send_multipart(recorder_wire.game_message(1, "b" * 32, 0, bad.to_msgpack()))
-        socket.send_multipart(recorder_wire.game_message(2, "c" * 32, 0, b"\xc1garbage"))
-        socket.send_multipart(recorder_wire.game_message(3, "a" * 32, 0, good.to_msgpack()))
-        socket.send_multipart(recorder_wire.game_message(4, "a" * 32, 0, good.to_msgpack()))
+        socket.send_multipart(messages.game_message(1, "b" * 32, 0, bad.to_msgpack()))
+        socket.send_multipart(messages.game_message(2, "c" * 32, 0, b"\xc1garbage"))
+        socket.send_multipart(messages.game_message(3, "a" * 32, 0, good.to_msgpack()))
+        socket.send_multipart(messages.game_message(4, "a" * 32, 0, good.to_msgpack()))
         replies = {}
         while len(replies) < 4:
             assert socket.poll(10_000), f"no reply; have {replies}"
-            kind, request_id, header = recorder_wire.parse_game_reply(socket.recv_multipart())
+            kind, request_id, header = messages.parse_game_reply(socket.recv_multipart())
             replies.setdefault(request_id, []).append((kind, header))
-        assert replies[1][0][0] == "error" and replies[1][0][1]["code"] == recorder_wire.BAD_RECORD
+        assert replies[1][0][0] == "error" and replies[1][0][1]["code"] == messages.BAD_RECORD
         assert "disagree" in replies[1][0][1]["msg"]
         assert replies[2][0][0] == "error" and "undecodable" in replies[2][0][1]["msg"]
         assert [k for k, _ in replies[3]] == ["recorded"] and [k for k, _ in replies[4]] == ["recorded"]
         assert shard_ids(tmp_path / "rec" / "shards") == ["a" * 32]
         # a game sent again later is confirmed as a duplicate and not written again
-        socket.send_multipart(recorder_wire.game_message(5, "a" * 32, 0, good.to_msgpack()))
+        socket.send_multipart(messages.game_message(5, "a" * 32, 0, good.to_msgpack()))
         assert socket.poll(10_000)
-        kind, _, header = recorder_wire.parse_game_reply(socket.recv_multipart())
+        kind, _, header = messages.parse_game_reply(socket.recv_multipart())
         assert kind == "recorded" and header["duplicate"] is True
         # the sink sends the same game from its outbox; the recorder confirms without a copy
         sink = RemoteSink(endpoint, outbox=tmp_path / "outbox", timeout_s=5.0)
@@ -181,9 +181,9 @@ def test_a_bad_record_is_refused_and_the_recorder_goes_on(tmp_path, free_endpoin
         # started again, the recorder knows the ids of its shards: still no second copy
         assert stop(recorder) == 0
         recorder = start_recorder(config, tmp_path / "rec", tmp_path / "rec.log")
-        socket.send_multipart(recorder_wire.game_message(6, "a" * 32, 0, good.to_msgpack()))
+        socket.send_multipart(messages.game_message(6, "a" * 32, 0, good.to_msgpack()))
         assert socket.poll(10_000)
-        kind, request_id, header = recorder_wire.parse_game_reply(socket.recv_multipart())
+        kind, request_id, header = messages.parse_game_reply(socket.recv_multipart())
         assert (kind, request_id, header["duplicate"]) == ("recorded", 6, True)
         assert shard_ids(tmp_path / "rec" / "shards") == ["a" * 32]
     finally:

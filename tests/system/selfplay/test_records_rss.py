@@ -1,6 +1,6 @@
 """Peak RSS of a real process decoding a 16 MiB message built to amplify (millions of one-byte
 empty arrays: plain msgpack turns each into a 56-byte list plus an 8-byte slot, ~70x the bytes):
-through the recorder's path (inference_server.recorder_wire.parse_game_message, then
+through the recorder's path (recorder.messages.parse_game_message, then
 fastgo.run.records.unpack_record) and as a shard read by fastgo.run.shards.read_shard, the growth stays
 under 4x the message. tests/unit/fastgo/run/test_records.py bounds the same with tracemalloc on 1 MiB in-process; this
 measures the whole process at the recorder's byte limit (recorder.max_game_bytes = 16 MiB).
@@ -34,7 +34,7 @@ CHILD = textwrap.dedent("""
     import msgpack
     from fastgo.run.records import unpack_record
     from fastgo.run.shards import read_shard
-    from inference_server import recorder_wire
+    from recorder import messages
 
     def hwm():
         with open("/proc/self/status") as handle:
@@ -48,8 +48,8 @@ CHILD = textwrap.dedent("""
     outcome = "decoded"
     try:
         if case == "recorder":
-            frames = recorder_wire.game_message(1, "a" * 32, 0, message)
-            _, _, _, record = recorder_wire.parse_game_message(frames, 16 << 20)
+            frames = messages.game_message(1, "a" * 32, 0, message)
+            _, _, _, record = messages.parse_game_message(frames, 16 << 20)
             unpack_record(record)
         elif case == "plain":
             msgpack.unpackb(message, raw=False)

@@ -7,9 +7,9 @@ import sys
 SCRIPT = r"""
 import gc, os, signal
 from fastgo.run.config import ModelConfig
-from inference_server.backend_choice import reference_positions
-from inference_server.backends import build_backend
-from inference_server.model import build_model, fuse_for_inference
+from network.backend_choice import reference_positions
+from network.backends import build_backend
+from network.model import build_model, fuse_for_inference
 
 net = fuse_for_inference(build_model(ModelConfig(board_size=7, blocks=2, channels=16), seed=0))
 positions = reference_positions(net.config, 16)

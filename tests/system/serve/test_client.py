@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import zmq
 
-from inference_server import protocol
-from inference_server.client import InferenceClient, ServerError, ServerUnavailable
+from wire import protocol
+from wire.client import InferenceClient, ServerError, ServerUnavailable
 
 
 def rows(request):
@@ -209,6 +209,6 @@ def test_error_reply_raises(scripted):
 def test_client_does_not_import_torch():
     import subprocess
     import sys
-    code = ("import sys, inference_server.client, inference_server.protocol, inference_server.batch_evaluator;"
+    code = ("import sys, wire.client, wire.protocol, network.batch_evaluator;"
             "sys.exit(1 if 'torch' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0

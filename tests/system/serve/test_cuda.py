@@ -13,10 +13,10 @@ import pytest
 import torch
 
 from fastgo.run.config import ModelConfig
-from inference_server.checkpoint import save_checkpoint
-from inference_server.client import InferenceClient
-from inference_server.model import build_model
-from inference_server.runner import ModelRunner, check_canaries
+from network.checkpoint import save_checkpoint
+from wire.client import InferenceClient
+from network.model import build_model
+from network.runner import ModelRunner, check_canaries
 from supervision.role_process import ServerProcess, write_config
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")

@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from inference_server.client import InferenceClient, ServerUnavailable
-from inference_server.keys import CurveKeyError, read_public_key, read_secret_key
+from wire.client import InferenceClient, ServerUnavailable
+from wire.keys import CurveKeyError, read_public_key, read_secret_key
 from supervision.role_process import ServerProcess, write_config
 
 
@@ -108,7 +108,7 @@ def test_server_serves_allowed_keys_only(tmp_path, key_dir):
 def test_recorder_takes_games_from_allowed_keys_only(tmp_path, key_dir, free_endpoint, recorder_config,
                                                     start_recorder, stop, shard_ids):
     from fastgo.run.shards import GameRecord
-    from selfplay_workers.remote_sink import RemoteSink
+    from recorder.sink import RemoteSink
 
     endpoint = free_endpoint()
     config = recorder_config(tmp_path / "c.toml", "tcp://127.0.0.1:5555", endpoint, shard_seconds=0.2)
@@ -152,9 +152,9 @@ def test_server_refuses_checkpoint_bytes_whose_hash_differs(tmp_path):
     import torch
 
     from fastgo.run.config import ModelConfig
-    from inference_server import protocol
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.model import PolicyValueNet
+    from wire import protocol
+    from network.checkpoint import save_checkpoint
+    from network.model import PolicyValueNet
 
     model_config = ModelConfig(board_size=5, blocks=1, channels=8)
     torch.manual_seed(3)

@@ -69,7 +69,7 @@ def test_remote_bind_needs_curve_and_curve_works(tmp_path):
     import numpy as np
     import pytest
 
-    from inference_server.client import InferenceClient, ServerUnavailable
+    from wire.client import InferenceClient, ServerUnavailable
 
     path = tmp_path / "remote.toml"
     path.write_text('[server]\nendpoint = "tcp://0.0.0.0:5555"\n')
@@ -82,7 +82,7 @@ def test_remote_bind_needs_curve_and_curve_works(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "old.key").exists()
     result = fastgo("keys", "new", "server", "-o", str(tmp_path / "keys"))
     assert result.returncode == 0, result.stderr
-    from inference_server.keys import read_public_key
+    from wire.keys import read_public_key
     key_file = tmp_path / "keys" / "server.key_secret"
     public_key = read_public_key(tmp_path / "keys" / "server.key").decode()
     assert len(public_key) == 40 and (key_file.stat().st_mode & 0o777) == 0o600

@@ -8,10 +8,10 @@ import torch
 import zmq
 
 from fastgo.run.config import ModelConfig
-from inference_server import protocol
-from inference_server.checkpoint import save_checkpoint
-from inference_server.client import InferenceClient
-from inference_server.model import build_model
+from wire import protocol
+from network.checkpoint import save_checkpoint
+from wire.client import InferenceClient
+from network.model import build_model
 from supervision.role_process import ServerProcess, write_config
 
 torch.set_num_threads(1)

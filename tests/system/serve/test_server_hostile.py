@@ -14,10 +14,10 @@ import pytest
 import zmq
 
 from fastgo.run.config import ModelConfig, loads_config
-from inference_server import protocol
-from inference_server.checkpoint import save_checkpoint
-from inference_server.client import InferenceClient, ServerError
-from inference_server.model import build_model
+from wire import protocol
+from network.checkpoint import save_checkpoint
+from wire.client import InferenceClient, ServerError
+from network.model import build_model
 from inference_server.server import InferenceServer
 from inference_server.slots import NAMED_PATH_UNREADABLE, Reloader
 from supervision.role_process import ServerProcess, write_config

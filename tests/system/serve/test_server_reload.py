@@ -13,9 +13,9 @@ import pytest
 import torch
 
 from fastgo.run.config import ModelConfig
-from inference_server.checkpoint import save_checkpoint
-from inference_server.client import InferenceClient, ServerError
-from inference_server.model import build_model
+from network.checkpoint import save_checkpoint
+from wire.client import InferenceClient, ServerError
+from network.model import build_model
 from supervision.role_process import ServerProcess, write_config
 
 torch.set_num_threads(1)

@@ -8,10 +8,10 @@ import torch
 import fastgo.mcts as mcts     # every build has it: a broken one fails here, never skips
 from fastgo.run.config import ModelConfig
 from fastgo.search_settings import SearchSettings
-from inference_server.checkpoint import save_checkpoint
-from inference_server.client import InferenceClient
-from inference_server.batch_evaluator import InProcessEvaluator
-from inference_server.model import build_model
+from network.checkpoint import save_checkpoint
+from wire.client import InferenceClient
+from network.batch_evaluator import InProcessEvaluator
+from network.model import build_model
 from supervision.role_process import ServerProcess, write_config
 torch.set_num_threads(1)
 GAMES, VISITS = 6, 24

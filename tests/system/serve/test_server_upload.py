@@ -7,10 +7,10 @@ import pytest
 import zmq
 
 from fastgo.run.config import ModelConfig
-from inference_server import protocol
-from inference_server.checkpoint import save_checkpoint
-from inference_server.client import InferenceClient
-from inference_server.model import build_model
+from wire import protocol
+from network.checkpoint import save_checkpoint
+from wire.client import InferenceClient
+from network.model import build_model
 from supervision.role_process import ServerProcess, write_config
 
 MODEL = {"board_size": 9, "blocks": 6, "channels": 64}

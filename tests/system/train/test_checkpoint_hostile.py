@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from fastgo.run.config import ModelConfig
-from inference_server.checkpoint import (MAX_STEP, CheckpointError, CheckpointUnreadable,
+from network.checkpoint import (MAX_STEP, CheckpointError, CheckpointUnreadable,
                                          load_checkpoint, save_checkpoint, state_hash)
-from inference_server.model import build_model
+from network.model import build_model
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 CONFIG = ModelConfig(blocks=1, channels=8)
@@ -67,7 +67,7 @@ def test_config_asking_for_a_huge_model_is_refused_before_building_it(payload, t
     path = saved(payload, tmp_path, rehash=False, model_config=huge)
     assert path.stat().st_size < 200_000
     code = ("import resource, sys\n"
-            "from inference_server.checkpoint import load_checkpoint, CheckpointError\n"
+            "from network.checkpoint import load_checkpoint, CheckpointError\n"
             "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
             "try:\n    load_checkpoint(sys.argv[1])\nexcept CheckpointError as err:\n"
             "    print(err)\n"

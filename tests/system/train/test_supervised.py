@@ -240,7 +240,7 @@ def test_heldout_accuracy_rises_well_above_chance(pretrained):
 
 
 def test_the_alphazero_trainer_resumes_from_the_pretrained_checkpoint(pretrained):
-    from inference_server.checkpoint import load_checkpoint
+    from network.checkpoint import load_checkpoint
     from trainer.factory import make_trainer
     config, run_dir, result, _ = pretrained
     ckpt = load_checkpoint(run_dir.latest, expect=config.model)

@@ -5,7 +5,7 @@ import torch
 
 from fastgo.run.config import load_config
 from fastgo.run.rundir import open_run_dir
-from inference_server.checkpoint import load_checkpoint
+from network.checkpoint import load_checkpoint
 from trainer.training_core import TrainingCore
 from trainer.factory import make_trainer
 

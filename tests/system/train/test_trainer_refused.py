@@ -14,9 +14,9 @@ import torch
 
 from fastgo.run.config import loads_config
 from fastgo.run.rundir import open_run_dir
-from inference_server.checkpoint import load_checkpoint, save_checkpoint
-from inference_server.client import ServerError, ServerUnavailable
-from inference_server.protocol import RELOAD_FAILED
+from network.checkpoint import load_checkpoint, save_checkpoint
+from wire.client import ServerError, ServerUnavailable
+from wire.protocol import RELOAD_FAILED
 from supervision.role_process import ServerProcess
 from trainer.training_core import CheckpointsRefused
 from trainer.factory import make_trainer

@@ -233,8 +233,6 @@ def test_board_settled_by_regions(black, white, settled):
 
 
 ROOT = Path(__file__).resolve().parents[3]
-PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "fastgo_cli",
-            "evaluation", "roles", "supervision", "comparison")
 OWNER = "fastgo/move_choice.pyx"
 # What only the owner does: asks the search for its root choice, asks a game where it may go
 # instead of a pass or whether its pass wins, and compares a value with a pass rule's name.
@@ -250,11 +248,11 @@ REFUSALS = {"fastgo/run/config/schema.py", OWNER}
 ROOT_CHOICE = {"fastgo/mcts.pyx", "fastgo_cli/bench/mcts.py"}
 
 
-def offenders(root, pattern, allowed, suffixes=(".py", ".pyx")):
+def offenders(project_packages, root, pattern, allowed, suffixes=(".py", ".pyx")):
     """['path:line'] of the lines of the packages' source under `root` that match `pattern`,
     outside the files in `allowed` (paths relative to root) and outside comments."""
     out = []
-    for package in PACKAGES:
+    for package in project_packages:
         for path in sorted((root / package).rglob("*")):
             rel = path.relative_to(root).as_posix()
             if path.suffix not in suffixes or rel in allowed or "__pycache__" in path.parts:
@@ -265,13 +263,13 @@ def offenders(root, pattern, allowed, suffixes=(".py", ".pyx")):
     return out
 
 
-def test_only_the_owner_decides_the_move_after_a_search():
-    assert offenders(ROOT, DECISIONS, {OWNER} | ROOT_CHOICE) == []
-    assert offenders(ROOT, DECISIONS, set()), "the scan must see the owner's own decisions"
+def test_only_the_owner_decides_the_move_after_a_search(project_packages):
+    assert offenders(project_packages, ROOT, DECISIONS, {OWNER} | ROOT_CHOICE) == []
+    assert offenders(project_packages, ROOT, DECISIONS, set()), "the scan must see the owner's own decisions"
 
 
-def test_the_old_pass_vocabulary_is_gone_but_for_its_refusals():
-    assert offenders(ROOT, OLD_WORDS, REFUSALS) == []
+def test_the_old_pass_vocabulary_is_gone_but_for_its_refusals(project_packages):
+    assert offenders(project_packages, ROOT, OLD_WORDS, REFUSALS) == []
     configs = [p.name for p in sorted((ROOT / "configs").glob("*.toml"))
                if OLD_WORDS.search(p.read_text(encoding="utf-8"))]
     assert configs == []
@@ -282,7 +280,7 @@ def test_the_old_pass_vocabulary_is_gone_but_for_its_refusals():
                              r"fastgo/pass_rule|--pass-rule (filled|search)", text), doc
 
 
-def test_the_scan_finds_a_second_decision(tmp_path):
+def test_the_scan_finds_a_second_decision(project_packages, tmp_path):
     play = tmp_path / "play"
     play.mkdir()
     (play / "side.py").write_text("def pick(search, game, rule):\n"
@@ -291,5 +289,5 @@ def test_the_scan_finds_a_second_decision(tmp_path):
                                   "    if rule == \"fill\" and game.pass_wins():\n"
                                   "        return move\n"
                                   "    return sp.pass_when_filled\n")
-    assert offenders(tmp_path, DECISIONS, set()) == ["play/side.py:3", "play/side.py:4"]
-    assert offenders(tmp_path, OLD_WORDS, set()) == ["play/side.py:6"]
+    assert offenders(project_packages, tmp_path, DECISIONS, set()) == ["play/side.py:3", "play/side.py:4"]
+    assert offenders(project_packages, tmp_path, OLD_WORDS, set()) == ["play/side.py:6"]

@@ -3,7 +3,7 @@ plus the regression corpus: inputs that once crashed, hung or ballooned a proces
 tests/corpus/<parser>/ and replayed here. A parser may refuse its input only with its own error
 type (SgfError, ConfigError, PoolError, ShardError), never another exception. The GTP engine's,
 the wire's and the evaluator's files have theirs beside their packages (tests/unit/play,
-tests/unit/inference_server, tests/unit/cluster)."""
+tests/unit/wire, tests/unit/evaluation)."""
 import json
 import pathlib
 

@@ -7,7 +7,7 @@ import play.equal_time
 from fastgo.search_settings import SearchSettings
 from fastgo_cli.arena_timing import TIMING_ROUNDS, time_network_sides
 from play.equal_time import speed_key
-from inference_server.batch_evaluator import UniformEvaluator
+from network.batch_evaluator import UniformEvaluator
 from play.match import SearchSide
 
 

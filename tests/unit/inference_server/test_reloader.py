@@ -7,8 +7,8 @@ import torch
 
 from fastgo.run.config import ModelConfig, ServerConfig
 from inference_server import slots as slots_module
-from inference_server.checkpoint import save_checkpoint
-from inference_server.model import build_model
+from network.checkpoint import save_checkpoint
+from network.model import build_model
 from inference_server.slots import Reloader
 
 torch.set_num_threads(1)

@@ -4,8 +4,8 @@ import hashlib
 
 import pytest
 
-from inference_server import protocol
-from inference_server.protocol import ProtocolError
+from wire import protocol
+from wire.protocol import ProtocolError
 from inference_server.uploads import MAX_UPLOADS, UPLOAD_IDLE_S, Uploads, check_sha256
 
 DATA = bytes(range(256)) * 10          # 2560 bytes, sent in chunks of 1000, 1000, 560

@@ -13,8 +13,6 @@ from fastgo.run.rundir import open_run_dir
 from roles.registry import READY, RESOURCES_KEY, SUPERVISOR, Role, is_worker_file, role_specs
 
 ROOT = Path(__file__).resolve().parents[3]
-PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "evaluation",
-            "roles", "supervision", "dashboard", "comparison", "fastgo_cli")
 FILE_CALLS = {"read_status", "StatusFile", "status_path", "log", "output", "status"}
 
 
@@ -81,9 +79,9 @@ def spelled_roles(path):
     return found
 
 
-def test_no_module_but_the_registry_spells_a_roles_files():
+def test_no_module_but_the_registry_spells_a_roles_files(project_packages):
     found = []
-    for package in PACKAGES:
+    for package in project_packages:
         for path in sorted((ROOT / package).rglob("*.py")):
             if path == ROOT / "roles" / "registry.py":
                 continue

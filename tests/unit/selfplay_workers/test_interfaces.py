@@ -32,7 +32,7 @@ def _check(protocol, implementation):
 
 
 def test_remote_sink_is_a_game_sink(tmp_path):
-    from selfplay_workers.remote_sink import RemoteSink
+    from recorder.sink import RemoteSink
 
     # nothing listens there: a DEALER connects lazily, and nothing is sent
     sink = RemoteSink("tcp://127.0.0.1:9", outbox=tmp_path / "outbox", max_unconfirmed=7)
@@ -46,7 +46,7 @@ def test_remote_sink_is_a_game_sink(tmp_path):
 
 
 def test_the_inference_client_is_a_policy_client():
-    from inference_server.client import InferenceClient
+    from wire.client import InferenceClient
 
     # nothing listens there: a DEALER connects lazily, and nothing is sent
     client = InferenceClient("tcp://127.0.0.1:9", timeout_s=1.0, retries=0)

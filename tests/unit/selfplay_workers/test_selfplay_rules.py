@@ -6,7 +6,7 @@ import pytest
 
 from fastgo.run.config import loads_config
 from fastgo.game import Game
-from inference_server.batch_evaluator import UniformEvaluator
+from network.batch_evaluator import UniformEvaluator
 from fastgo.run.shards import list_shards, read_shard
 from selfplay_workers.worker import SelfplayWorker
 

@@ -12,7 +12,7 @@ import pytest
 
 from fastgo.run.config import loads_config
 from fastgo.run.rundir import open_run_dir
-from inference_server.batch_evaluator import UniformEvaluator
+from network.batch_evaluator import UniformEvaluator
 from selfplay_workers.worker_core import SINK_POLL_S
 
 GAMES = 4

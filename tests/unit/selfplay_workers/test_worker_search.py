@@ -6,7 +6,7 @@ import pytest
 from fastgo.run.config import loads_config
 from fastgo.game import Game
 from fastgo.run.shards import list_shards, read_shard
-from inference_server.batch_evaluator import RandomEvaluator
+from network.batch_evaluator import RandomEvaluator
 from selfplay_workers.worker import SelfplayWorker
 
 BASE = """

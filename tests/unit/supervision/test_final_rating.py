@@ -6,8 +6,8 @@ import json
 from supervision.local_launcher import LocalCluster
 from fastgo.run.config import loads_config
 from fastgo.run.rundir import open_run_dir
-from inference_server.checkpoint import save_checkpoint
-from inference_server.model import build_model
+from network.checkpoint import save_checkpoint
+from network.model import build_model
 
 CONFIG = """
 [model]

@@ -15,7 +15,7 @@ from fastgo import symmetry
 from fastgo.board import BLACK, WHITE, Board
 from fastgo.run.config import ConfigError, ModelConfig, load_config, loads_config
 from fastgo.run.rundir import open_run_dir
-from inference_server.model import build_model
+from network.model import build_model
 from trainer.alphazero import AlphaZeroObjective, lead_terms, score_terms
 from trainer.training_core import make_optimizer
 from trainer.factory import make_trainer

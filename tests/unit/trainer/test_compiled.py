@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from fastgo.run.config import ModelConfig
-from inference_server.model import build_model
+from network.model import build_model
 from trainer.compiled import TrainView, compile_training
 
 
@@ -109,7 +109,7 @@ def test_the_trainer_config_key(compile_on):
 def test_the_trainers_compile_runs_under_its_busy_heartbeat(tmp_path, monkeypatch,
                                                           small_trainer_config):
     # the compile (a minute or more on a slow or loaded CPU) keeps the heartbeat fresh, so the
-    # supervisor does not take a starting trainer for stuck (tests/system/cluster/test_busy_start.py)
+    # supervisor does not take a starting trainer for stuck (tests/system/supervision/test_busy_start.py)
     import trainer.compiled as compiled
     from fastgo.run.config import loads_config
     from fastgo.run.rundir import StatusFile, open_run_dir

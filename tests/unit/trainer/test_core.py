@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from fastgo.run.config import loads_config
 from fastgo.run.rundir import open_run_dir
-from inference_server.checkpoint import load_checkpoint
+from network.checkpoint import load_checkpoint
 from trainer import metrics
 from trainer.alphazero import AlphaZeroObjective
 from trainer.training_core import TrainingCore
@@ -152,7 +152,7 @@ def test_channels_last_trains_the_same_network(tmp_path, config_text):
     for (name, a), b in zip(cores[True].model.state_dict().items(),
                             cores[False].model.state_dict().values()):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6, msg=name)
-    from inference_server.checkpoint import save_checkpoint
+    from network.checkpoint import save_checkpoint
     save_checkpoint(tmp_path / "cl.ckpt", cores[True].model, step=1)
     loaded = load_checkpoint(tmp_path / "cl.ckpt")
     for name, tensor in cores[False].model.state_dict().items():

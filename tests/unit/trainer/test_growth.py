@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from fastgo.run.config import ModelConfig
-from inference_server.model import build_model
+from network.model import build_model
 from fastgo.run.config import ConfigError, loads_config
 from trainer.growth import grow_model, shape_at
 

@@ -10,8 +10,6 @@ from trainer import metrics
 from trainer.metrics import ALPHAZERO_FIELDS, append_metrics_row, metrics_row, read_metrics
 
 ROOT = Path(__file__).resolve().parents[3]
-PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "fastgo_cli",
-            "dashboard", "evaluation", "roles", "supervision", "comparison")
 
 
 @pytest.fixture(autouse=True)
@@ -60,10 +58,10 @@ def test_a_row_the_readers_would_misread_is_refused_before_it_is_written(tmp_pat
         {"step": 1, "loss": ""}
 
 
-def test_no_module_but_the_trainer_metrics_reads_metrics_csv():
+def test_no_module_but_the_trainer_metrics_reads_metrics_csv(project_packages):
     # read_csv of fastgo.run.statefiles would take the first line of a tail as the header
     found = []
-    for package in PACKAGES:
+    for package in project_packages:
         for path in sorted((ROOT / package).rglob("*.py")):
             if path.relative_to(ROOT).as_posix() in ("trainer/metrics.py",
                                                      "fastgo/run/statefiles.py"):

@@ -10,8 +10,8 @@ import torch
 import torch.nn.functional as F
 
 from fastgo.run.config import ConfigError, ModelConfig, loads_config
-from inference_server import backends
-from inference_server.model import build_model
+from network import backends
+from network.model import build_model
 from trainer import training_core as core
 from trainer.alphazero import policy_terms
 

@@ -12,7 +12,7 @@ import torch
 
 from fastgo.board import Board
 from fastgo.run.config import ModelConfig
-from inference_server.model import build_model
+from network.model import build_model
 from trainer.reinforce import learner_batch, reinforce_step
 from trainer.window import block_from_games
 

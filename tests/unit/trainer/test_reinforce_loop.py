@@ -154,8 +154,8 @@ def test_metrics_begun_by_another_trainer_keep_their_columns(tmp_path):
 
 
 def test_a_pretrained_start_is_the_first_pool_entry(tmp_path, reinforce_config):
-    from inference_server.checkpoint import save_checkpoint
-    from inference_server.model import build_model
+    from network.checkpoint import save_checkpoint
+    from network.model import build_model
 
     config = loads_config(reinforce_config)
     run = open_run_dir(tmp_path / "run")

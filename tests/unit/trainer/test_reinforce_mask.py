@@ -13,7 +13,7 @@ from fastgo.board import Board
 from fastgo.run.config import ModelConfig
 from fastgo.game import Game
 from fastgo.policy_play import acceptable_masks, distribution
-from inference_server.model import build_model
+from network.model import build_model
 from trainer.reinforce import learner_batch, reinforce_loss
 from trainer.window import block_from_games
 

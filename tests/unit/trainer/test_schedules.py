@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from fastgo.run.config import loads_config
-from inference_server.checkpoint import load_checkpoint
+from network.checkpoint import load_checkpoint
 from trainer.factory import make_trainer
 from trainer.training_core import scheduled_lr
 

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fastgo.run.config import ModelConfig
-from inference_server.model import build_model
+from network.model import build_model
 from trainer.sgd import GROUP_DEFAULTS, PlainSGD
 
 
@@ -142,7 +142,7 @@ def test_a_cpu_trainer_never_imports_torch_dynamo(tmp_path, write_tiny_config):
     config = write_tiny_config(tmp_path / "c.toml")
     code = ("import sys, torch\n"
             "from fastgo.run.config import load_config\n"
-            "from inference_server.model import build_model\n"
+            "from network.model import build_model\n"
             "from trainer.training_core import make_optimizer\n"
             f"config = load_config({config!r})\n"
             "model = build_model(config.model, seed=0)\n"

@@ -9,8 +9,6 @@ from pathlib import Path
 from fastgo.run.rundir import RunDir, open_run_dir
 
 ROOT = Path(__file__).resolve().parents[4]
-PACKAGES = ("fastgo", "inference_server", "selfplay_workers", "play", "trainer", "fastgo_cli",
-            "dashboard", "evaluation", "roles", "supervision", "comparison")
 NAMES = {"evaluated", "evaluations.jsonl", "ratings.json", "ratings.jsonl", "pool.json", "tb",
          "sgf_shards", "curve.png", "loss.png", "metrics.csv", "latest.ckpt", "checkpoints",
          "quarantine", "logs"}
@@ -37,9 +35,9 @@ def test_checkpoints_are_listed_by_step(tmp_path):
     assert RunDir(str(tmp_path / "missing")).checkpoint_list() == []
 
 
-def test_no_module_but_rundir_spells_a_run_directory_name():
+def test_no_module_but_rundir_spells_a_run_directory_name(project_packages):
     found = []
-    for package in PACKAGES:
+    for package in project_packages:
         for path in sorted((ROOT / package).rglob("*.py")):
             if path.name == "rundir.py" and path.parent.name == "run":
                 continue
@@ -57,9 +55,9 @@ def test_no_module_but_rundir_spells_a_run_directory_name():
     assert found == []
 
 
-def test_one_reader_of_ratings_json():
+def test_one_reader_of_ratings_json(project_packages):
     readers = []
-    for package in PACKAGES:
+    for package in project_packages:
         for path in sorted((ROOT / package).rglob("*.py")):
             text = path.read_text(encoding="utf-8")
             if "def read_ratings" in text:
@@ -67,12 +65,12 @@ def test_one_reader_of_ratings_json():
     assert readers == ["fastgo/run/statefiles.py"]
 
 
-def test_no_module_but_rundir_spells_a_checkpoint_player_name():
+def test_no_module_but_rundir_spells_a_checkpoint_player_name(project_packages):
     # 'ckpt-STEP' is built by checkpoint_player and parsed by player_step only: a string that
     # starts with it (a name, a prefix test, a pattern) or an f-string that builds one elsewhere
     # is a second spelling; docstrings and help text may mention it
     found = []
-    for package in PACKAGES:
+    for package in project_packages:
         for path in sorted((ROOT / package).rglob("*.py")):
             if path.name == "rundir.py" and path.parent.name == "run":
                 continue

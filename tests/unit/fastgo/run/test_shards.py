@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from fastgo.run.config import loads_config
 from fastgo.run.rundir import open_run_dir
-from inference_server.batch_evaluator import UniformEvaluator
+from network.batch_evaluator import UniformEvaluator
 from fastgo.run.shards import (TRAILER, GameRecord, ShardError, ShardWriter,
                                          list_shards, read_shard)
 from selfplay_workers.worker import SelfplayWorker

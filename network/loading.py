@@ -1,0 +1,196 @@
+"""A checkpoint becomes a network to play with, one way for every command and role that plays
+one: `fastgo gtp`, `fastgo arena` (and so `fastgo compare`'s matches), `fastgo analysis` and the
+evaluator. play.network_player turns the Network into a player.
+
+load_network(source, use, ...) loads and verifies the checkpoint, runs it in this process on the
+device and backend asked for (defaults: DEFAULT_BACKEND, capacity DEFAULT_CAPACITY) with the
+evaluator and torch's CPU threads its use (USES) asks for, refuses a network whose canary
+outputs are not finite or out of range, and reads the komi and rules the network was trained
+at from the checkpoint (the trainer records them; an older checkpoint without them is taken as
+trained at the quickstart's ASSUMED_KOMI under ASSUMED_RULES, said once per process). Every failure is a NetworkError of one line.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+log = logging.getLogger("fastgo.network")
+
+DEFAULT_BACKEND = "auto"        # the fastest backend that agrees with fp32 (backend_choice)
+DEFAULT_CAPACITY = 64           # positions of one forward pass the runner is sized for
+ASSUMED_KOMI = 7.5              # the quickstart's, for checkpoints that do not record theirs
+ASSUMED_RULES = "tromp-taylor"  # area scoring, positional superko: the rules fastgo plays
+RULES = ("tromp-taylor",)
+_assumed_said = set()
+
+
+@dataclass(frozen=True)
+class Use:
+    """What a network is loaded for (KataGo's Setup::initializeNNEvaluators `setupFor`):
+    `heads`: every head (ownership, score) through HeadsEvaluator, instead of the search's
+    policy and value through the server's runner; `threads`: torch's CPU threads in this
+    process, set by load_network (None: torch's own)."""
+    heads: bool
+    threads: int | None
+
+
+USES = {
+    "match": Use(heads=False, threads=1),       # arena, compare, the evaluator: one thread a
+                                                # side, as equal time measures a player
+    "gtp": Use(heads=False, threads=None),      # the GTP engine's search
+    "analysis": Use(heads=True, threads=None),  # KataGo's analysis protocol, kata-analyze
+}
+
+
+class NetworkError(ValueError):
+    """A checkpoint that cannot be played: one line naming the file and what is wrong."""
+
+
+@dataclass
+class Network:
+    """A checkpoint's network ready to play: `evaluator` (InProcessEvaluator, or the
+    HeadsEvaluator with every head where `heads` was asked for), its ModelConfig, training
+    step, the komi and rules it was trained at (`assumed`: they are the quickstart's, the
+    checkpoint did not record them), the file it came from and its other records."""
+    evaluator: object
+    config: object
+    step: int
+    komi: float
+    rules: str
+    assumed: bool
+    path: str
+    extra: dict          # the rest the checkpoint carries (the trainer's state, ...)
+    backend: str | None = None   # the runner's backend (None: the heads evaluator)
+
+    @property
+    def name(self) -> str:
+        return f"{self.config.name}@{self.step}"
+
+    @property
+    def shape(self) -> tuple:
+        """What its speed on one thread depends on besides the search: (network name, board
+        size, encoding, backend)."""
+        return (self.config.name, self.config.board_size, self.config.encoding, self.backend)
+
+
+def trained_at(extra: dict, path: str = "") -> tuple:
+    """(komi, rules, assumed) a checkpoint's `extra` records; the quickstart's where it records
+    none (said once per file and process); NetworkError for recorded values out of range."""
+    komi, rules = extra.get("komi"), extra.get("rules")
+    if komi is None and rules is None:
+        if path not in _assumed_said:
+            _assumed_said.add(path)
+            log.warning("%s records no komi or rules: taken as trained at komi %g under %s "
+                        "(the quickstart's)", path or "the checkpoint", ASSUMED_KOMI,
+                        ASSUMED_RULES)
+        return ASSUMED_KOMI, ASSUMED_RULES, True
+    if isinstance(komi, bool) or not isinstance(komi, (int, float)) or not math.isfinite(komi) \
+            or not -10_000 <= komi <= 10_000:
+        raise NetworkError(f"{path}: recorded komi {str(komi)[:40]!r} is not a number in "
+                           f"-10000..10000")
+    if rules not in RULES:
+        raise NetworkError(f"{path}: recorded rules {str(rules)[:40]!r} are not one of "
+                           f"{', '.join(RULES)}")
+    return float(komi), rules, False
+
+
+def training_record(komi: float) -> dict:
+    """What the trainer records in every checkpoint's extra: the komi and rules it trains at."""
+    return {"komi": float(komi), "rules": ASSUMED_RULES}
+
+
+MAX_ABS_SCORE_OUTPUT = 10_000.0     # points: a score or lead head beyond this is broken
+
+
+def check_canary_heads(ownership, score, lead) -> None:
+    """ValueError naming the head unless the ownership, score and lead outputs on the canary
+    positions (each None where the network has no such head) are finite and in range:
+    ownership in [-1, 1], a margin within MAX_ABS_SCORE_OUTPUT points. A NaN or inf weight
+    there would reach analysis as "scoreLead": NaN, which JSON readers refuse."""
+    import numpy as np
+
+    for name, out, bound in (("ownership", ownership, 1.0 + 1e-4),
+                             ("score", score, MAX_ABS_SCORE_OUTPUT),
+                             ("lead", lead, MAX_ABS_SCORE_OUTPUT)):
+        if out is None:
+            continue
+        out = np.asarray(out, dtype=np.float64)
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"the {name} head gives non-finite outputs on the canary positions")
+        if out.size and np.abs(out).max() > bound:
+            raise ValueError(f"the {name} head's canary outputs are out of range (max |{name}| "
+                             f"{np.abs(out).max():.3g}, the bound {bound:g})")
+
+
+def _device(device):
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise NetworkError("--device cuda: this machine has no usable CUDA device")
+    return device
+
+
+def load_network(source, use="match", *, device="cpu", backend=DEFAULT_BACKEND,
+                 capacity=DEFAULT_CAPACITY, threads=None, expect=None, data=None,
+                 what=None) -> Network:
+    """The Network of checkpoint `source` (a path; `data`: its bytes already read) for `use`
+    (a key of USES), see the module: the one way every command and role loads a network to
+    play. `expect`: a ModelConfig whose board size and encoding the checkpoint must have.
+    `threads`: torch's CPU threads in this process and the runner's (None: the use's; set
+    here, once the checkpoint is read). `what`: how the caller's user named the checkpoint
+    (a flag such as '--model'), the start of every message (default: its path)."""
+    if use not in USES:
+        raise ValueError(f"load_network: use must be one of {', '.join(USES)}, got {use!r}")
+    heads = USES[use].heads
+    threads = USES[use].threads if threads is None else int(threads)
+    from network.checkpoint_file import CheckpointError, read_checkpoint_bytes
+
+    path = str(source)
+    label = what or path
+    try:
+        # the file and its archive first: a wrong path is refused before torch is imported
+        data = read_checkpoint_bytes(source) if data is None else data
+        from network.checkpoint import load_checkpoint
+        from network.runner import canary_planes, check_canary_outputs
+
+        checkpoint = load_checkpoint(source, expect=expect, data=data)
+    except CheckpointError as err:       # its text names the file and what is wrong
+        raise NetworkError(f"cannot load {label}: {' '.join(str(err).split())[:300]}") from None
+    except OSError as err:
+        raise NetworkError(f"cannot load {label}: {path}: {err.strerror or err}") from None
+    komi, rules, assumed = trained_at(checkpoint.extra or {}, path)
+    where = _device(device)
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(max(1, threads))
+    try:
+        if heads:
+            from network.heads_evaluator import HeadsEvaluator
+            evaluator = HeadsEvaluator(checkpoint.model, device=where)
+            evaluator.model_version = checkpoint.step
+            outputs = evaluator(canary_planes(checkpoint.config))
+        else:
+            from network.batch_evaluator import InProcessEvaluator
+            options = {} if threads is None else {"threads": threads}
+            evaluator = InProcessEvaluator(checkpoint.model, device=where, backend=backend,
+                                           capacity=max(8, int(capacity)),
+                                           version=checkpoint.step, **options)
+            outputs = evaluator.runner.forward(canary_planes(checkpoint.config), graphs=False)
+    except RuntimeError as err:          # a device or backend that cannot run it
+        raise NetworkError(f"cannot run {label} on {where}: "
+                           f"{' '.join(str(err).split())[:300]}") from None
+    try:       # NaN or inf weights, or outputs out of range, are refused before the first game
+        check_canary_outputs(*outputs[:2])
+        if heads:
+            check_canary_heads(*outputs[2:])
+    except ValueError as err:
+        raise NetworkError(f"refusing {label} {path}: {err}" if what else
+                           f"refusing {path}: {err}") from None
+    return Network(evaluator=evaluator, config=checkpoint.config, step=checkpoint.step,
+                   komi=komi, rules=rules, assumed=assumed, path=path,
+                   extra=dict(checkpoint.extra or {}),
+                   backend=None if heads else evaluator.runner.backend)
