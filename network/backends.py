@@ -57,14 +57,64 @@ def cpu_flags() -> frozenset:
     return frozenset()
 
 
+# oneDNN's instruction-set levels as ONEDNN_MAX_CPU_ISA names them, lowest first (oneDNN's
+# dispatcher control; AVX512_CORE_FP16 and AVX10_1_512 are one level, as are the AMX names)
+ISA_LEVELS = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE", "AVX512_CORE_VNNI",
+              "AVX512_CORE_BF16", "AVX512_CORE_FP16", "AVX512_CORE_AMX", "AVX512_CORE_AMX_FP16")
+_ISA_ALIASES = {"AVX10_1_512": "AVX512_CORE_FP16", "AVX10_1_512_AMX": "AVX512_CORE_AMX",
+                "AVX10_1_512_AMX_FP16": "AVX512_CORE_AMX_FP16"}
+# what each level needs of the CPU's flags (/proc/cpuinfo names), highest first
+_ISA_FLAGS = (("AVX512_CORE_AMX", {"amx_int8", "amx_bf16"}), ("AVX512_CORE_BF16", {"avx512_bf16"}),
+              ("AVX512_CORE_VNNI", {"avx512_vnni"}), ("AVX512_CORE", {"avx512bw", "avx512vl", "avx512dq"}),
+              ("AVX2_VNNI", {"avx_vnni", "avx2"}), ("AVX2", {"avx2", "fma"}), ("AVX", {"avx"}),
+              ("SSE41", {"sse4_1"}))
+
+
+def native_isa() -> str | None:
+    """The highest oneDNN level this CPU's flags allow (None where the flags cannot be read)."""
+    flags = cpu_flags()
+    return next((level for level, needs in _ISA_FLAGS if needs <= flags), None)
+
+
+def isa_limit() -> str | None:
+    """The level ONEDNN_MAX_CPU_ISA holds torch's oneDNN and OpenVINO's CPU plugin to, where it
+    is set below this CPU's own (e.g. AVX2 on an AVX-512 CPU, to measure what an AVX2-only CPU
+    gets); None where it is unset, ALL or DEFAULT, a name oneDNN does not know, or not below
+    the CPU's level. Both runtimes honour it (`fastgo bench backends` before and after, on an
+    AVX-512 Zen 5: torch-fp32 0.62x, openvino-f32 0.57x, openvino-int8 0.42x); ONNX Runtime's
+    kernels (MLAS) choose from the CPU alone and ignore it (onnx-int8 and onnx-fp32 unchanged)."""
+    value = os.environ.get("ONEDNN_MAX_CPU_ISA", "").strip().upper()
+    value = _ISA_ALIASES.get(value, value)
+    native = native_isa()
+    if value not in ISA_LEVELS or native is None:
+        return None
+    return value if ISA_LEVELS.index(value) < ISA_LEVELS.index(native) else None
+
+
+def _allowed(level: str) -> bool:
+    """Whether the runtimes held by isa_limit() may use instructions of `level`."""
+    limit = isa_limit()
+    return limit is None or ISA_LEVELS.index(limit) >= ISA_LEVELS.index(level)
+
+
 def cpu_has_bf16() -> bool:
     flags = cpu_flags()
-    return bool({"avx512_bf16", "amx_bf16"} & flags)
+    return bool({"avx512_bf16", "amx_bf16"} & flags) and _allowed("AVX512_CORE_BF16")
 
 
 def cpu_has_vnni() -> bool:
     flags = cpu_flags()
-    return bool({"avx512_vnni", "avx_vnni", "amx_int8"} & flags)
+    return (bool({"avx512_vnni", "amx_int8"} & flags) and _allowed("AVX512_CORE_VNNI")) or \
+        ("avx_vnni" in flags and _allowed("AVX2_VNNI"))
+
+
+def isa_note() -> str:
+    """One line on the instruction-set limit in force, or "" where there is none."""
+    limit = isa_limit()
+    if limit is None:
+        return ""
+    return (f"ONEDNN_MAX_CPU_ISA={limit} (this CPU: {native_isa()}): torch and OpenVINO are held "
+            f"to it; ONNX Runtime ignores it, so its backends are left out")
 
 
 def cpu_name() -> str:
@@ -111,13 +161,15 @@ def backend_available(name: str) -> bool:
     if name not in ALL_BACKENDS or _module("onnx") is None:
         return False
     if name.startswith("onnx-"):
-        # ONNX Runtime's int8 kernels (MLAS) run on every x86-64 and Arm CPU it supports
-        return _module("onnxruntime") is not None
+        # ONNX Runtime's int8 kernels (MLAS) run on every x86-64 and Arm CPU it supports; they
+        # ignore an instruction-set limit, so under one they would measure another CPU
+        return _module("onnxruntime") is not None and isa_limit() is None
     caps = _openvino_capabilities()
     if name == "openvino-f32":
         return bool(caps)
     if name == "openvino-bf16":
-        return "BF16" in caps
+        # OpenVINO reports BF16 from the CPU even where the limit forbids its kernels
+        return "BF16" in caps and _allowed("AVX512_CORE_BF16")
     # int8 starts from the QDQ model ONNX Runtime's quantizer writes
     return "INT8" in caps and _module("onnxruntime") is not None
 
@@ -125,7 +177,7 @@ def backend_available(name: str) -> bool:
 def torch_bf16_supported() -> bool:
     """Whether torch's oneDNN has native bf16 kernels here (it reports AVX-512 BF16 or AMX;
     elsewhere bf16 autocast is emulated and slower than fp32)."""
-    if not torch.backends.mkldnn.is_available():
+    if not _allowed("AVX512_CORE_BF16") or not torch.backends.mkldnn.is_available():
         return False
     try:
         return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from network.backend_choice import (acceptable_everywhere, agreement, check_positions,
-                                             choose_backend, describe_agreement, ranked)
+                                    choose_backend, describe_agreement, ranked)
 from network.backends import ALL_BACKENDS, TORCH_FP32, build_backend
 from network.model import PolicyValueNet, fuse_for_inference
 

@@ -90,8 +90,8 @@ def run(args) -> int:
 
     from fastgo.run.config import Config, ConfigError, load_config, resolve_config
     from network.backend_choice import (check_positions, format_table, measure_backends,
-                                                 pick, reference_positions)
-    from network.backends import available_backends
+                                        pick, reference_positions)
+    from network.backends import available_backends, isa_note
     from network.model import build_model, fuse_for_inference
 
     try:
@@ -142,6 +142,8 @@ def run(args) -> int:
     print(f"fastgo bench backends: {model.config.name} {model.config.board_size}x"
           f"{model.config.board_size}, batch {batch}, {threads} thread(s), {args.seconds:g} s each; "
           f"fp32 peak {peak:.1f} GFLOP/s, {flop * 1e3:.2f} MFLOP per evaluation", file=sys.stderr)
+    if isa_note():
+        print(f"  {isa_note()}", file=sys.stderr)
     positions = check_positions(model.config, args.shards)
     print(f"  int8 calibrated on {positions.source}", file=sys.stderr)
     table = measure_backends(net, batch=batch, threads=threads, names=names, seconds=args.seconds,

@@ -19,7 +19,7 @@ from fastgo.replay import encode_samples
 from network import backend_choice
 from network import runner as runner_module
 from network.backend_choice import (REFERENCE, SHARDS, TORCH_FP32, check_positions,
-                                             reference_positions, shard_positions)
+                                    reference_positions, shard_positions)
 from network.backends import available_backends
 from network.model import fuse_for_inference
 
