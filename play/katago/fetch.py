@@ -102,14 +102,39 @@ def _run(argv, *, timeout, **options):
     """subprocess.run(argv, timeout=...) with the child in its own process group, which is
     ended (SIGTERM, then SIGKILL after STOP_WAIT_S) on a timeout and on any exception here,
     an interrupt included: no pip is left running."""
-    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             start_new_session=True, **options)
+    child = _start(argv, options)
     try:
         stdout, stderr = child.communicate(timeout=timeout)
     except BaseException:
         _end(child)
         raise
     return subprocess.CompletedProcess(argv, child.returncode, stdout, stderr)
+
+
+def _start(argv, options):
+    """subprocess.Popen(argv) with SIGINT and SIGTERM held until it has returned: a signal
+    that lands inside Popen (the child forked and running, its handle not yet ours) would
+    otherwise leave the child running with nobody to end it. A held signal then ends the
+    child and is raised as it would have been."""
+    if threading.current_thread() is not threading.main_thread():
+        return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True, **options)
+    held = []
+    saved = {sig: signal.signal(sig, lambda signum, frame: held.append(signum))
+             for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 start_new_session=True, **options)
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+    held = [sig for sig in held if saved[sig] is not signal.SIG_IGN]
+    if held:
+        _end(child)
+        if callable(saved[held[0]]):
+            saved[held[0]](held[0], None)         # KeyboardInterrupt, or the fetch's stop
+        os.kill(os.getpid(), held[0])             # the default action: the process ends
+    return child
 
 
 def _end(child):

@@ -100,3 +100,34 @@ def test_a_failing_pip_is_one_line_and_leaves_no_folder(tmp_path):
         "fastgo katago fetch: pip download katrain==1.20.0 failed: ERROR: No matching "
         "distribution found")
     assert list(cache.glob("fastgo-katago-fetch-*")) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_inside_popen_still_ends_the_child(monkeypatch, sig):
+    """The signal lands while subprocess.Popen is still returning (the child forked and
+    running, its handle not yet the fetch's): the child is ended all the same, and the
+    interrupt raised as the fetch raises it."""
+    from play.katago import fetch
+
+    started = []
+    real_popen = subprocess.Popen
+
+    def popen_then_signal(*args, **kwargs):
+        child = real_popen(*args, **kwargs)
+        started.append(child)
+        os.kill(os.getpid(), sig)        # delivered before Popen's caller holds the child
+        return child
+
+    monkeypatch.setattr(fetch.subprocess, "Popen", popen_then_signal)
+    previous = signal.signal(signal.SIGTERM, fetch._raise_stop)
+    try:
+        with pytest.raises((KeyboardInterrupt, fetch._Stop)):
+            fetch._run(["sleep", "600"], timeout=WAIT_S)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        left = [child for child in started if child.poll() is None]
+        for child in left:
+            child.kill()
+            child.wait()
+    assert len(started) == 1
+    assert left == [], "the child was left running"
