@@ -10,7 +10,7 @@ Either way the process says so in one log line naming the condition and the path
 when space has returned. While it waits, condition() describes the wait (the role's status file
 shows it) and the status file's keep-alive (set_heartbeat) runs, so the supervisor neither
 takes it for stuck nor counts a crash. A role that meets a full disk where no writer waits exits
-with EXIT_STATUS (fastgo.run.role_entry), which the supervisor treats the same way.
+with EXIT_STATUS (roles.start), which the supervisor treats the same way.
 
 A process that never called configure() (commands, tools, tests) gets the OSError as before.
 """
@@ -132,7 +132,7 @@ def handle(err, path) -> bool:
     does not wait (the writer raises `err`); otherwise waits for space and returns True (the
     writer tries again), or raises DiskFullStop."""
     full = disk_full(err)
-    if full is None or _state["policy"] is None or getattr(_local, "depth", 0):
+    if full is None or _state["policy"] is None or getattr(_local, "depth", 0) > 0:
         return False
     path = os.fspath(path)
     if _state["policy"] == "stop":

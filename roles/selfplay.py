@@ -3,27 +3,23 @@ inference server and writing shards into RUN/shards, or sending them to the reco
 policy-only worker under the AlphaGo pipeline's algorithms."""
 
 from fastgo import bounded_json
-from fastgo.run.role_entry import run_role
 from roles.registry import Role
+from roles.start import run_role
 
 MAX_WORKER_ID = 1_000_000
 
 
 def run(args) -> int:
-    """The worker's body under fastgo.run.role_entry.run_role; `args`: `fastgo selfplay`'s
-    parsed options."""
-    return run_role(Role.SELFPLAY, lambda: _run(args))
+    """The worker's body under roles.start.run_role; `args`: `fastgo selfplay`'s parsed
+    options."""
+    return run_role(Role.SELFPLAY, args, _play, config=_config, worker_id=args.worker_id,
+                    signals=False)
 
 
-def _run(args) -> int:
+def _config(args):
+    """The config with --visits applied, the flags that stand for a setting and the ranges of
+    --worker-id and --max-games checked."""
     from fastgo.run.config import ConfigError, check_setting_flag, load_config
-    from fastgo.run.rundir import open_run_dir
-    from fastgo.run.role_entry import on_disk_full, setup_logging
-    from wire import protocol
-    from wire.client import (ClientStopped, InferenceClient, ServerError,
-                                         ServerUnavailable)
-    from fastgo.run.shards import remove_stale_temporaries
-    from selfplay_workers.worker import SelfplayWorker
 
     config = load_config(args.config, overrides=args.overrides)
     for flag, value, key in (("--games-at-once", args.games_at_once, "selfplay.games"),
@@ -37,10 +33,22 @@ def _run(args) -> int:
                                    ("--max-games", args.max_games, 1, 1 << 40)):
         if value is not None and not low <= value <= high:
             raise ConfigError(f"{name}: must be in {low}..{high}, got {value}")
-    run_dir = open_run_dir(args.run_dir)
-    setup_logging(Role.SELFPLAY.log(run_dir, args.worker_id), quiet=args.quiet)
-    import logging
-    log = logging.getLogger("fastgo.selfplay")
+    return config
+
+
+def _play(ctx) -> int:
+    from fastgo.run.config import ConfigError
+    from fastgo.run.shards import remove_stale_temporaries
+    from selfplay_workers.worker import SelfplayWorker
+    from wire import protocol
+    from wire.client import (
+        ClientStopped,
+        InferenceClient,
+        ServerError,
+        ServerUnavailable,
+    )
+
+    args, config, run_dir, log = ctx.args, ctx.config, ctx.run_dir, ctx.log
     removed = remove_stale_temporaries(run_dir.shards, f"w{args.worker_id}")
     if removed:
         log.info("removed %d unfinished shard(s) of an earlier run of worker %d", removed, args.worker_id)
@@ -66,9 +74,11 @@ def _run(args) -> int:
         sp = config.selfplay
         how = (f"visits by training step {', '.join(sp.visits_schedule)}" if sp.visits_schedule
                else f"{sp.visits} visits")
-    worker.install_signal_handlers()
+
+    def stop():
+        worker.stop_requested = True
+    ctx.stop_on_signals(stop)
     client.should_stop = lambda: worker.stop_requested     # a silent server cannot keep us
-    on_disk_full(config, should_stop=client.should_stop)
     log.info("worker %d: %d games at once, %s, server %s", args.worker_id, worker.games, how,
              endpoint)
     try:

@@ -2,6 +2,7 @@
 Role.SERVE.ready and its endpoint on stdout once it answers; SIGTERM or SIGINT stops it after
 answering every request it holds."""
 from roles.registry import Role
+from roles.start import run_role
 
 
 def config_from_args(args):
@@ -9,7 +10,13 @@ def config_from_args(args):
     ConfigError naming the key."""
     import dataclasses
 
-    from fastgo.run.config import ConfigError, ServerConfig, load_config, parse_section, to_dict
+    from fastgo.run.config import (
+        ConfigError,
+        ServerConfig,
+        load_config,
+        parse_section,
+        to_dict,
+    )
 
     config = load_config(args.config, overrides=getattr(args, "overrides", ()))
     overrides = {}
@@ -52,39 +59,37 @@ def calibration_shards(args, config):
 
 
 def run(args) -> int:
-    """The server's body; `args`: `fastgo serve`'s parsed options. Exit status 0 once stopped,
-    2 for a config or start-up problem (one line), 1 for any other failure (logged)."""
-    import logging
-    import sys
+    """The server's body under roles.start.run_role; `args`: `fastgo serve`'s parsed options.
+    Its log is server.log_file (there is no run directory); exit status 0 once stopped."""
+    return run_role(Role.SERVE, args, _serve, config=_config, run_dir=False,
+                    log_file=lambda config: (config.server.log_file,
+                                             f"{args.config}: server.log_file"),
+                    signals=False, on_disk_full=None)
 
+
+def _config(args):
+    """config_from_args once the options that need no config are answered."""
     from fastgo.run.config import ConfigError
-    from fastgo.files import escaped, reason
-    from fastgo.run.role_entry import on_stop_signals, setup_logging
 
-    log = logging.getLogger("fastgo.serve")
     if getattr(args, "make_curve_key", None):
-        print("fastgo serve: --make-curve-key: use `fastgo keys new NAME` to write a key pair "
-              "(NAME.key_secret is the server's curve_secret_key_file)", file=sys.stderr)
-        return 2
+        raise ConfigError("--make-curve-key: use `fastgo keys new NAME` to write a key pair "
+                          "(NAME.key_secret is the server's curve_secret_key_file)")
     if not args.config:
-        print("fastgo serve: --config is required", file=sys.stderr)
-        return 2
-    try:
-        config = config_from_args(args)
-    except ConfigError as err:
-        print(f"fastgo serve: {escaped(err, 500, one_line=True)}", file=sys.stderr)
-        return 2
-    try:
-        setup_logging(config.server.log_file)
-    except OSError as err:
-        print(f"fastgo serve: {args.config}: server.log_file: cannot open "
-              f"{config.server.log_file}: {reason(err)}", file=sys.stderr)
-        return 2
+        raise ConfigError("--config is required")
+    return config_from_args(args)
+
+
+def _serve(ctx) -> int:
+    """Starts the server (a start-up problem: one line, exit status 2) and serves until SIGTERM
+    or SIGINT, after answering every request it holds."""
+    from fastgo.run.config import ConfigError
+
+    args, config, log = ctx.args, ctx.config, ctx.log
     # torch (3 CPU seconds to import) only once the config is known good: a usage error is
     # answered at once
+    from inference_server.server import StartupError, start_server
     from network.checkpoint import CheckpointError
     from network.runner import set_calibration_shards
-    from inference_server.server import StartupError, start_server
 
     shards = calibration_shards(args, config)
     if shards:
@@ -97,21 +102,11 @@ def run(args) -> int:
     try:
         server = start_server(config)
     except (StartupError, CheckpointError, ConfigError) as err:
-        print(f"fastgo serve: {args.config}: {escaped(err, 500, one_line=True)}", file=sys.stderr)
-        return 2
-    except Exception:
-        log.exception("fastgo serve failed to start")
-        return 1
-    try:
-        on_stop_signals(server.stop)
-        log.info("serving %s on %s: %s", list(server.slots), server.endpoint,
-                 next(iter(server.slots.values())).runner.describe())
-        print(f"{Role.SERVE.ready}{server.endpoint}", flush=True)
-        server.serve_forever()
-        log.info("stopped")
-        return 0
-    except Exception:
-        log.exception("fastgo serve failed")
-        return 1
-
-
+        raise ConfigError(f"{args.config}: {err}") from None
+    ctx.stop_on_signals(server.stop)
+    log.info("serving %s on %s: %s", list(server.slots), server.endpoint,
+             next(iter(server.slots.values())).runner.describe())
+    print(f"{Role.SERVE.ready}{server.endpoint}", flush=True)
+    server.serve_forever()
+    log.info("stopped")
+    return 0

@@ -3,39 +3,56 @@ and RUN/metrics.csv and asks the server to hot-reload each checkpoint; or, with 
 supervised pretraining on game records (trainer.supervised) into the same checkpoints."""
 import sys
 
-from fastgo.run.role_entry import run_role
 from roles.registry import Role
+from roles.start import REFUSED, run_role
 
 MAX_STEPS = 1 << 40          # --steps of one command
 
 
 def run(args) -> int:
-    """The trainer's body under fastgo.run.role_entry.run_role; `args`: `fastgo train`'s
-    parsed options."""
-    return run_role(Role.TRAIN, lambda: _run(args))
+    """The trainer's body under roles.start.run_role; `args`: `fastgo train`'s parsed
+    options."""
+    return run_role(Role.TRAIN, args, _train, config=_config)
 
 
-def _run(args) -> int:
-    import logging
-
+def _config(args):
+    """The config, with the options checked before the run directory is opened: --steps, and
+    with --sgf the pretraining's options and game records (a missing path or a non-SGF file
+    before anything else); trainer.device "cuda" needs a CUDA device torch sees."""
     from fastgo.run.config import ConfigError, load_config
-    from fastgo.run.rundir import open_run_dir
-    from fastgo.run.role_entry import on_disk_full, setup_logging, stop_on_signals
 
     config = load_config(args.config, overrides=args.overrides)
     if args.sgf is not None:
-        return _run_supervised(args, config)
-    _check_steps(args)
+        if not 0.0 <= args.holdout < 1.0:
+            raise ConfigError(f"--holdout: must be in [0, 1), got {args.holdout}")
+        if args.epochs is not None and args.steps is not None:
+            raise ConfigError("--epochs and --steps: give one of them")
+        if args.epochs is not None and not 0 < args.epochs <= 1e6:
+            raise ConfigError(f"--epochs: must be in (0, 1e6], got {args.epochs}")
+    if args.steps is not None and not 0 <= args.steps <= MAX_STEPS:
+        raise ConfigError(f"--steps: must be in 0..2**40, got {args.steps}")
+    if args.sgf is not None and args.log_every is not None \
+            and not 1 <= args.log_every <= 1 << 40:
+        raise ConfigError(f"--log-every: must be in 1..2**40, got {args.log_every}")
     if config.trainer.device == "cuda":
         import torch
         if not torch.cuda.is_available():
             raise ConfigError(f"{args.config}: trainer.device: 'cuda' but torch sees no CUDA device")
-    run_dir = open_run_dir(args.run_dir)
-    setup_logging(Role.TRAIN.log(run_dir), quiet=args.quiet)
-    log = logging.getLogger("fastgo.train")
-    stopping = stop_on_signals()
-    on_disk_full(config)
+    if args.sgf is not None:
+        from trainer.sgf_import import SgfInputError, find_sgf_files
+        try:
+            find_sgf_files(args.sgf)
+        except SgfInputError as err:
+            raise ConfigError(str(err)) from None
+    return config
 
+
+def _train(ctx) -> int:
+    from fastgo.run.config import ConfigError
+
+    if ctx.args.sgf is not None:
+        return _pretrain(ctx)
+    args, config, run_dir, log, stopping = ctx.args, ctx.config, ctx.run_dir, ctx.log, ctx.stopping
     publisher = None
     client = None
     if config.trainer.publish and not args.no_publish:
@@ -58,8 +75,8 @@ def _run(args) -> int:
             version = client.reload(slot, path, data=data, timeout_s=2.0 if stopping() else 30.0)
             log.info("published step %d to %s slot %s (server version %s)", step, endpoint, slot, version)
 
-    from trainer.training_core import CheckpointsRefused, NonFiniteTraining, ResumeError
     from trainer.factory import make_trainer
+    from trainer.training_core import CheckpointsRefused, NonFiniteTraining, ResumeError
     try:
         trainer = make_trainer(config, run_dir, publisher=publisher,
                                status=Role.TRAIN.status_file(run_dir))
@@ -73,7 +90,7 @@ def _run(args) -> int:
     except (CheckpointsRefused, NonFiniteTraining) as err:
         log.error("%s", err)
         print(f"fastgo train: stopped at step {trainer.step}: {err}", file=sys.stderr, flush=True)
-        return 2
+        return REFUSED
     finally:
         if client is not None:
             client.close()
@@ -82,47 +99,16 @@ def _run(args) -> int:
     return 0
 
 
-def _check_steps(args):
+def _pretrain(ctx) -> int:
+    """Supervised pretraining on the game records of --sgf (trainer.supervised)."""
     from fastgo.run.config import ConfigError
-    if args.steps is not None and not 0 <= args.steps <= MAX_STEPS:
-        raise ConfigError(f"--steps: must be in 0..2**40, got {args.steps}")
-
-
-def _run_supervised(args, config) -> int:
-    import logging
-
-    from fastgo.run.config import ConfigError
-    from fastgo.run.rundir import open_run_dir
-    from fastgo.run.role_entry import on_disk_full, setup_logging, stop_on_signals
-
-    if not 0.0 <= args.holdout < 1.0:
-        raise ConfigError(f"--holdout: must be in [0, 1), got {args.holdout}")
-    if args.epochs is not None and args.steps is not None:
-        raise ConfigError("--epochs and --steps: give one of them")
-    if args.epochs is not None and not 0 < args.epochs <= 1e6:
-        raise ConfigError(f"--epochs: must be in (0, 1e6], got {args.epochs}")
-    _check_steps(args)
-    if args.log_every is not None and not 1 <= args.log_every <= 1 << 40:
-        raise ConfigError(f"--log-every: must be in 1..2**40, got {args.log_every}")
-    if config.trainer.device == "cuda":
-        import torch
-        if not torch.cuda.is_available():
-            raise ConfigError(f"{args.config}: trainer.device: 'cuda' but torch sees no CUDA device")
-    from trainer.sgf_import import SgfInputError, find_sgf_files
-    try:
-        find_sgf_files(args.sgf)         # a missing path or a non-SGF file: before anything else
-    except SgfInputError as err:
-        raise ConfigError(str(err)) from None
-    run_dir = open_run_dir(args.run_dir)
-    setup_logging(Role.TRAIN.log(run_dir), quiet=args.quiet)
-    log = logging.getLogger("fastgo.train")
-    stopping = stop_on_signals()
-    on_disk_full(config)
-
-    from trainer.training_core import ResumeError
+    from trainer.sgf_import import SgfInputError
     from trainer.supervised import pretrain
+    from trainer.training_core import ResumeError
+
+    args, run_dir, stopping = ctx.args, ctx.run_dir, ctx.stopping
     try:
-        result = pretrain(config, run_dir, args.sgf, holdout=args.holdout, epochs=args.epochs,
+        result = pretrain(ctx.config, run_dir, args.sgf, holdout=args.holdout, epochs=args.epochs,
                           steps=args.steps, value=args.value, log_every=args.log_every,
                           seconds=args.seconds, should_stop=stopping,
                           status=Role.TRAIN.status_file(run_dir),
@@ -133,6 +119,6 @@ def _run_supervised(args, config) -> int:
     held = (f"held-out top-1 {evaluation['heldout_top1']:.4f} top-5 "
             f"{evaluation['heldout_top5']:.4f} on {evaluation['heldout_positions']} positions"
             if evaluation else "no games held out")
-    log.info("stopped at step %d", trainer.step)
+    ctx.log.info("stopped at step %d", trainer.step)
     print(f"fastgo train: stopped at step {trainer.step}; {held}; {run_dir.latest}", flush=True)
     return 0

@@ -7,7 +7,7 @@ import logging
 import os
 import time
 
-from fastgo.run.role_entry import stop_on_signals
+from fastgo.run.stop_signals import stop_on_signals
 from selfplay_workers.game_output import GameOutput
 
 log = logging.getLogger("fastgo.selfplay")

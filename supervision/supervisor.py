@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Callable, Protocol
 
-from fastgo.run.role_entry import ignore_stop_signals, stop_on_signals
+from fastgo.run.stop_signals import ignore_stop_signals, stop_on_signals
 
 TICK_S = 0.2                      # supervision period
 

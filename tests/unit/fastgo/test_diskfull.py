@@ -161,20 +161,6 @@ def test_the_status_file_shows_the_wait_when_it_cannot_be_replaced(tmp_path, mon
     assert mtime is not None
 
 
-def test_a_role_stopped_on_a_full_disk_is_one_line_and_status_75(capsys):
-    from fastgo.run.role_entry import run_role
-
-    def stopped():
-        raise diskfull.DiskFullStop("/run/metrics.csv", ENOSPC)
-
-    def unguarded():
-        raise OSError(errno.ENOSPC, "No space left on device", "/run/x")
-    for body in (stopped, unguarded):
-        assert run_role("train", body) == diskfull.EXIT_STATUS
-        err = capsys.readouterr().err.strip().splitlines()
-        assert len(err) == 1 and "disk full (No space left on device) writing /run/" in err[0]
-
-
 def test_the_supervisor_counts_no_crash_for_a_full_disk():
     from types import SimpleNamespace
 

@@ -13,7 +13,7 @@ import pytest
 # finaliser runs after the interpreter has put its default handlers back.
 ROLE = r"""
 import sys, time
-from fastgo.run.role_entry import stop_on_signals
+from fastgo.run.stop_signals import stop_on_signals
 
 class SlowToEnd:
     def __del__(self):

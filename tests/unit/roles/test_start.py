@@ -1,0 +1,111 @@
+"""roles.start: every role is started by run_role, which alone loads the config, opens the run
+directory, sets up the log, installs the stop signals with the disk-full policy and maps how the
+body ends to the exit status. A bad run directory is the same one line and exit status 2 for
+every role; a full disk is one line and 75; no role module keeps a copy of the start."""
+from __future__ import annotations
+
+import ast
+import errno
+import signal
+from pathlib import Path
+
+import pytest
+
+from fastgo import diskfull
+from fastgo_cli.main import main
+from roles.registry import Role
+from roles.start import REFUSED, RoleContext, exit_status
+
+ROOT = Path(__file__).resolve().parents[3]
+# what only roles/start.py may call or import: the start's steps
+START_STEPS = {"open_run_dir", "setup_logging", "stop_on_signals", "on_stop_signals",
+               "configure", "diskfull", "stop_signals", "exit_status"}
+
+
+def test_a_role_stopped_on_a_full_disk_is_one_line_and_status_75(capsys):
+    def stopped():
+        raise diskfull.DiskFullStop("/run/metrics.csv", errno.ENOSPC)
+
+    def unguarded():
+        raise OSError(errno.ENOSPC, "No space left on device", "/run/x")
+    for body in (stopped, unguarded):
+        assert exit_status("train", body) == diskfull.EXIT_STATUS
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "disk full (No space left on device) writing /run/" in err[0]
+
+
+RUN_DIR_ROLES = [Role.TRAIN, Role.SELFPLAY, Role.RECORDER, Role.EVALUATE]
+
+
+@pytest.mark.parametrize("role", RUN_DIR_ROLES)
+def test_every_role_refuses_a_run_directory_it_cannot_open_in_the_same_line(
+        tmp_path, capsys, write_tiny_config, role):
+    config = write_tiny_config(tmp_path / "c.toml")
+    not_a_folder = tmp_path / "run"
+    not_a_folder.write_text("a file where the run directory goes\n")
+    assert main([role.command, "--config", config, "--run-dir", str(not_a_folder)]) == REFUSED
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err == (f"fastgo {role.command}: --run-dir {not_a_folder}: run directory "
+                   f"{not_a_folder} exists and is not a directory\n")
+
+
+def test_the_server_refuses_a_log_file_it_cannot_open_in_one_line(tmp_path, capsys,
+                                                                   write_tiny_config):
+    config = write_tiny_config(tmp_path / "c.toml")
+    assert main(["serve", "--config", config, "--log-file", str(tmp_path)]) == REFUSED
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"fastgo serve: {config}: server.log_file: cannot open {tmp_path}: ")
+
+
+def start_steps(path):
+    """The start's steps (START_STEPS) that the module at `path` names or imports (a context's
+    own stop_on_signals, an attribute, is the one start's)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            found |= {alias.name for alias in node.names} | set((node.module or "").split("."))
+        elif isinstance(node, ast.Import):
+            found |= {part for alias in node.names for part in alias.name.split(".")}
+        elif isinstance(node, ast.Name):
+            found.add(node.id)
+    return found & START_STEPS
+
+
+def test_every_role_body_is_started_through_the_one_context():
+    for role in Role:
+        path = ROOT / "roles" / f"{role.value}.py"
+        source = path.read_text(encoding="utf-8")
+        assert "run_role(Role." in source, role
+        assert start_steps(path) == set(), role
+    assert start_steps(ROOT / "roles" / "start.py") >= {"open_run_dir", "setup_logging",
+                                                          "stop_on_signals", "diskfull"}
+
+
+def test_the_scan_finds_a_copy_of_the_start(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("from fastgo.run.rundir import open_run_dir\n"
+                    "from fastgo.run.stop_signals import on_stop_signals\n"
+                    "run = open_run_dir(x)\ndiskfull.configure('wait')\n")
+    assert start_steps(path) == {"open_run_dir", "on_stop_signals", "stop_signals", "diskfull"}
+
+
+def test_the_context_installs_the_stop_signals_with_the_disk_full_policy(monkeypatch):
+    seen = []
+    monkeypatch.setattr(diskfull, "configure",
+                        lambda policy, should_stop=None: seen.append((policy, should_stop)))
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    stops = []
+    try:
+        context = RoleContext(Role.RECORDER, None, None, None, None, "wait")
+        assert context.stopping() is None
+        stopping = context.stop_on_signals(lambda: stops.append(1))
+        assert seen == [("wait", stopping)] and context.stopping is stopping
+        signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)
+        assert stopping() == "SIGTERM" and stops == [1]
+        RoleContext(Role.SERVE, None, None, None, None, None).stop_on_signals()
+        assert len(seen) == 1                       # the server's disk-full policy stays off
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
