@@ -2,10 +2,10 @@
 them through the network (network/) in batches and answers over the wire (wire/).
 
 Modules, in dependency order:
-  counters        the server's statistics (batches, positions, waits)
-  binding         binding the ROUTER; an endpoint a live server holds is refused
-  uploads         checkpoints sent in chunks before a reload names them
-  slots           model slots and the hot-reload thread
-  pipeline        the optional forward thread (server.overlap)
-  server          the ROUTER loop: batching, reloads, stats; start_server
+  counters         the server's statistics (batches, positions, waits)
+  binding          binding the ROUTER; an endpoint a live server holds is refused
+  uploads          checkpoints sent in chunks before a reload names them
+  slots            model slots and the hot-reload thread
+  pipeline         the optional forward thread (server.overlap)
+  server           the ROUTER loop: batching, reloads, stats; start_server
 """

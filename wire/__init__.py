@@ -2,8 +2,7 @@
 to each other, and how they authenticate. No module here imports torch.
 
 Modules:
-  protocol        msgpack headers + raw buffers, versioned, size-checked (numpy, msgpack)
-  client          InferenceClient: a DEALER, batches in flight, Lazy Pirate retries (zmq)
-  keys            CURVE key files, allow lists and the ZAP authenticator (ironhouse) (zmq)
-  recorder_wire   the game recorder's messages: finished games from remote workers
+  protocol         msgpack headers + raw buffers, versioned, size-checked (numpy, msgpack)
+  client           InferenceClient: a DEALER, batches in flight, Lazy Pirate retries (zmq)
+  keys             CURVE key files, allow lists and the ZAP authenticator (ironhouse) (zmq)
 """

@@ -3,8 +3,11 @@ its line there fails here (a kernel by its .pyx, or its .pxd where it has no .py
 its name in the `*_cmd.py` row, a bench by its name in the `bench/<target>.py` row)."""
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,3 +56,22 @@ def test_the_check_finds_a_module_without_its_line(project_packages):
     text = (ROOT / "docs" / "architecture.md").read_text()
     assert missing(project_packages, text.replace("`fastgo/coords.py`", "`fastgo/coords`")) == ["fastgo/coords.py"]
     assert "fastgo_cli/gtp_cmd.py" in missing(project_packages, text.replace("`gtp`, `analysis`", "`analysis`"))
+
+
+INDEXED = ("network", "wire", "inference_server", "recorder")   # packages whose __init__ lists its modules
+
+
+def index_names(text):
+    """The module names an __init__ docstring's index lists: lines `  name  what it holds`."""
+    return {m.group(1) for m in re.finditer(r"^  ([a-z_]+)\s{2,}\S", text, re.M)}
+
+
+@pytest.mark.parametrize("package", INDEXED)
+def test_a_package_index_lists_every_module_it_holds(package):
+    doc = ast.get_docstring(ast.parse((ROOT / package / "__init__.py").read_text())) or ""
+    modules = {path.stem for path in (ROOT / package).glob("*.py") if path.stem != "__init__"}
+    assert index_names(doc) == modules
+
+
+def test_the_index_check_sees_a_missing_module():
+    assert index_names("Modules:\n  protocol    the wire\n  client      a DEALER\n") == {"protocol", "client"}
