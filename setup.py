@@ -110,8 +110,10 @@ setup(
         # katrain: its own analysis client drives `fastgo analysis` in a system test.
         # selenium: the dashboard's tests in Debian's chromium (apt: chromium chromium-driver).
         # pytest-xdist (3.8: --no-loadscope-reorder): the suite runs on every core (pyproject.toml's addopts).
+        # ruff and mypy pinned: .ci/run runs them before the tests, and a new release's new rules
+        # would fail CI on code that did not change.
         "test": ["pytest>=7", "pytest-xdist>=3.8", "hypothesis>=6", "ray>=2.9", "katrain>=1.20",
-                 "selenium>=4.10"],
+                 "selenium>=4.10", "ruff==0.17.6", "mypy==2.4.1"],
     },
     entry_points={"console_scripts": ["fastgo = fastgo_cli.main:main"]},
     zip_safe=False,

@@ -167,7 +167,8 @@ def reason(err: OSError) -> str:
     """An OSError as a short reason without the path: 'not a regular file (a directory)', 'No
     such file or directory', ..."""
     text = err.strerror or type(err).__name__
-    return f"{text} ({err.what})" if getattr(err, "what", "") else text
+    what = getattr(err, "what", "")       # NotRegularFile's file type
+    return f"{text} ({what})" if what else text
 
 
 def printable(text) -> str:

@@ -69,7 +69,7 @@ def references_dir(env=None) -> str:
     return env.get(REFERENCES_ENV) or REFERENCES_DIR
 
 
-_CACHE = {}          # index path -> ((mtime_ns, size), {name: Reference})
+_CACHE: dict = {}    # index path -> ((mtime_ns, size), {name: Reference})
 
 
 def read_index(folder=None) -> dict:

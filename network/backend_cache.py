@@ -37,7 +37,7 @@ MAX_TEXT_CHARS = 1024            # an error text or a label
 MAX_CHECKS = 16                  # position sets of one row
 FIGURES = ("top1", "value_mae", "policy_kl", "max_logit_err")
 
-_state = {"warned": False, "docs": {}}     # one warning per process; path -> entries read
+_state: dict = {"warned": False, "docs": {}}     # one warning per process; path -> entries read
 
 
 class CacheInvalid(ValueError):

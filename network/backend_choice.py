@@ -139,7 +139,8 @@ def shard_positions(config, directory, *, calibration=CALIBRATION_POSITIONS,
         log.warning("calibration shards %s unreadable: %s", directory, err)
         names = []
     deadline = time.monotonic() + seconds
-    games, read, skipped = [], [], []
+    games: list = []                     # GameRecords with a move each
+    read, skipped = [], []
     for name in reversed(names[-int(max_shards):] if max_shards > 0 else []):
         if time.monotonic() > deadline or sum(len(g.moves) for g in games) >= POOL_POSITIONS:
             break

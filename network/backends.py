@@ -213,7 +213,7 @@ def versions() -> dict:
     distributions' metadata (no import), or from the module where no distribution names it."""
     from importlib import metadata
 
-    out = {"torch": torch.__version__}
+    out: dict[str, str] = {"torch": torch.__version__}
     for name, dists in _DISTRIBUTIONS.items():
         for dist in dists:
             try:
@@ -269,7 +269,8 @@ def export_onnx(net) -> bytes:
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")          # the TorchScript exporter is deprecated, still fine
-        torch.onnx.export(net, (example,), buffer, input_names=["planes"],
+        # the TorchScript exporter writes to a file object too; torch's annotation names paths only
+        torch.onnx.export(net, (example,), buffer, input_names=["planes"],  # type: ignore[arg-type]
                           output_names=["logits", "value"], opset_version=ONNX_OPSET, dynamo=False,
                           dynamic_axes={"planes": {0: "batch"}, "logits": {0: "batch"},
                                         "value": {0: "batch"}})
@@ -312,8 +313,8 @@ def quantize_onnx(model_bytes: bytes, calibration: np.ndarray) -> bytes:
                             per_channel=True)
         finally:
             quiet.setLevel(level)
-        with open(target, "rb") as handle:
-            return handle.read()
+        with open(target, "rb") as quantized:
+            return quantized.read()
 
 
 class OnnxRuntimeBackend:

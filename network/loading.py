@@ -14,6 +14,10 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:      # the config's schema imports numpy: not on the way to a command's --help
+    from fastgo.run.config import ModelConfig
 
 log = logging.getLogger("fastgo.network")
 
@@ -22,7 +26,7 @@ DEFAULT_CAPACITY = 64           # positions of one forward pass the runner is si
 ASSUMED_KOMI = 7.5              # the quickstart's, for checkpoints that do not record theirs
 ASSUMED_RULES = "tromp-taylor"  # area scoring, positional superko: the rules fastgo plays
 RULES = ("tromp-taylor",)
-_assumed_said = set()
+_assumed_said: set = set()      # checkpoint paths whose assumed komi and rules were said
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,7 @@ class Network:
     step, the komi and rules it was trained at (`assumed`: they are the quickstart's, the
     checkpoint did not record them), the file it came from and its other records."""
     evaluator: object
-    config: object
+    config: ModelConfig
     step: int
     komi: float
     rules: str
@@ -167,19 +171,22 @@ def load_network(source, use="match", *, device="cpu", backend=DEFAULT_BACKEND,
         import torch
 
         torch.set_num_threads(max(1, threads))
+    evaluator: object                    # a HeadsEvaluator (heads) or an InProcessEvaluator
     try:
         if heads:
             from network.heads_evaluator import HeadsEvaluator
-            evaluator = HeadsEvaluator(checkpoint.model, device=where)
-            evaluator.model_version = checkpoint.step
-            outputs = evaluator(canary_planes(checkpoint.config))
+            heads_evaluator = HeadsEvaluator(checkpoint.model, device=where)
+            heads_evaluator.model_version = checkpoint.step
+            outputs = heads_evaluator(canary_planes(checkpoint.config))
+            evaluator, runs_on = heads_evaluator, None
         else:
             from network.batch_evaluator import InProcessEvaluator
             options = {} if threads is None else {"threads": threads}
-            evaluator = InProcessEvaluator(checkpoint.model, device=where, backend=backend,
-                                           capacity=max(8, int(capacity)),
-                                           version=checkpoint.step, **options)
-            outputs = evaluator.runner.forward(canary_planes(checkpoint.config), graphs=False)
+            in_process = InProcessEvaluator(checkpoint.model, device=where, backend=backend,
+                                            capacity=max(8, int(capacity)),
+                                            version=checkpoint.step, **options)
+            outputs = in_process.runner.forward(canary_planes(checkpoint.config), graphs=False)
+            evaluator, runs_on = in_process, in_process.runner.backend
     except RuntimeError as err:          # a device or backend that cannot run it
         raise NetworkError(f"cannot run {label} on {where}: "
                            f"{' '.join(str(err).split())[:300]}") from None
@@ -193,4 +200,4 @@ def load_network(source, use="match", *, device="cpu", backend=DEFAULT_BACKEND,
     return Network(evaluator=evaluator, config=checkpoint.config, step=checkpoint.step,
                    komi=komi, rules=rules, assumed=assumed, path=path,
                    extra=dict(checkpoint.extra or {}),
-                   backend=None if heads else evaluator.runner.backend)
+                   backend=runs_on)

@@ -9,7 +9,7 @@ value [B] in [-1, 1] from the side to move's point of view. The training-only au
 from __future__ import annotations
 
 import copy
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 import torch
 from torch import nn
@@ -41,10 +41,10 @@ class ResidualBlock(nn.Module):
     def __init__(self, channels, global_pool=False):
         super().__init__()
         self.conv1 = conv3x3(channels, channels)
-        self.bn1 = nn.BatchNorm2d(channels)
+        self.bn1: nn.Module = nn.BatchNorm2d(channels)     # nn.Identity once folded (fuse_bn)
         self.pool = GlobalPoolBias(channels) if global_pool else nn.Identity()
         self.conv2 = conv3x3(channels, channels)
-        self.bn2 = nn.BatchNorm2d(channels)
+        self.bn2: nn.Module = nn.BatchNorm2d(channels)
 
     def forward(self, x):
         y = F.relu(self.bn1(self.conv1(x)))
@@ -57,10 +57,10 @@ class TrainOutputs(NamedTuple):
     """forward_train's outputs; an auxiliary output is None when its head is off."""
     logits: torch.Tensor                       # [B, N*N+1], pass last
     value: torch.Tensor                        # [B] in [-1, 1], side to move's view
-    ownership: Optional[torch.Tensor]          # [B, N*N] in [-1, 1], +1 = the mover's
-    score: Optional[torch.Tensor]              # [B] final score margin in points, mover's view
-    opponent_policy: Optional[torch.Tensor]    # [B, N*N+1] logits of the opponent's reply
-    lead: Optional[torch.Tensor] = None        # [B] the median final margin in points, mover's
+    ownership: torch.Tensor | None             # [B, N*N] in [-1, 1], +1 = the mover's
+    score: torch.Tensor | None                 # [B] final score margin in points, mover's view
+    opponent_policy: torch.Tensor | None       # [B, N*N+1] logits of the opponent's reply
+    lead: torch.Tensor | None = None           # [B] the median final margin in points, mover's
                                                # view: KataGo's scoreLead (model.lead_head)
 
 
@@ -70,16 +70,16 @@ class PolicyValueNet(nn.Module):
         self.config = config
         n, c = config.board_size, config.channels
         self.stem = conv3x3(config.planes, c)
-        self.stem_bn = nn.BatchNorm2d(c)
+        self.stem_bn: nn.Module = nn.BatchNorm2d(c)    # each batch norm nn.Identity once folded (fuse_bn)
         every = config.global_pool_every
         self.blocks = nn.Sequential(*[
             ResidualBlock(c, global_pool=bool(every) and (i + 1) % every == 0)
             for i in range(config.blocks)])
         self.policy_conv = nn.Conv2d(c, config.policy_channels, 1, bias=False)
-        self.policy_bn = nn.BatchNorm2d(config.policy_channels)
+        self.policy_bn: nn.Module = nn.BatchNorm2d(config.policy_channels)
         self.policy_fc = nn.Linear(config.policy_channels * n * n, config.moves)
         self.value_conv = nn.Conv2d(c, config.value_channels, 1, bias=False)
-        self.value_bn = nn.BatchNorm2d(config.value_channels)
+        self.value_bn: nn.Module = nn.BatchNorm2d(config.value_channels)
         self.value_fc1 = nn.Linear(config.value_channels * n * n, config.value_hidden)
         self.value_fc2 = nn.Linear(config.value_hidden, 1)
         # Ownership (KataGo's auxiliary target): one 1x1 conv, tanh per point, side to move's view.
@@ -88,7 +88,10 @@ class PolicyValueNet(nn.Module):
         # MLP -> the margin / (N*N). The batch norm keeps the pooled features at unit scale, which
         # the unbounded regression needs to stay stable under SGD; the last layer starts at zero,
         # so an untrained net predicts an even game.
-        self.score_conv = self.score_bn = self.score_fc1 = self.score_fc2 = None
+        self.score_conv: nn.Conv2d | None = None
+        self.score_bn: nn.BatchNorm2d | None = None
+        self.score_fc1: nn.Linear | None = None
+        self.score_fc2: nn.Linear | None = None
         if config.score_head:
             self.score_conv = nn.Conv2d(c, SCORE_CHANNELS, 1, bias=False)
             self.score_bn = nn.BatchNorm2d(SCORE_CHANNELS)
@@ -100,18 +103,19 @@ class PolicyValueNet(nn.Module):
         # the score head's hidden layer, trained on the absolute error (trainer.alphazero
         # lead_terms), so it learns the median final margin, whose sign is the sign of
         # P(win) - 1/2, where the score above learns the mean.
-        self.lead_fc2 = None
+        self.lead_fc2: nn.Linear | None = None
         if config.score_head and config.lead_head:
             self.lead_fc2 = nn.Linear(config.value_hidden, 1)
             nn.init.zeros_(self.lead_fc2.weight)
             nn.init.zeros_(self.lead_fc2.bias)
         # The opponent's reply (KataGo): a second policy head of the same shape as the first.
+        self.opponent_policy_conv: nn.Conv2d | None = None
+        self.opponent_policy_bn: nn.BatchNorm2d | None = None
+        self.opponent_policy_fc: nn.Linear | None = None
         if config.opponent_policy_head:
             self.opponent_policy_conv = nn.Conv2d(c, config.policy_channels, 1, bias=False)
             self.opponent_policy_bn = nn.BatchNorm2d(config.policy_channels)
             self.opponent_policy_fc = nn.Linear(config.policy_channels * n * n, config.moves)
-        else:
-            self.opponent_policy_conv = self.opponent_policy_bn = self.opponent_policy_fc = None
 
     def _heads(self, planes):
         x = F.relu(self.stem_bn(self.stem(planes)))
@@ -136,6 +140,8 @@ class PolicyValueNet(nn.Module):
         if self.ownership_conv is not None:
             ownership = torch.tanh(torch.flatten(self.ownership_conv(x), 1))
         if self.score_conv is not None:
+            # the head's layers exist together (__init__)
+            assert self.score_bn is not None and self.score_fc1 is not None and self.score_fc2 is not None
             y = F.relu(self.score_bn(self.score_conv(x)))
             pooled = torch.cat([y.mean(dim=(2, 3)), y.amax(dim=(2, 3))], dim=1)   # [B, 2S]
             area = self.config.board_size * self.config.board_size
@@ -144,6 +150,7 @@ class PolicyValueNet(nn.Module):
             if self.lead_fc2 is not None:
                 lead = self.lead_fc2(hidden).squeeze(1) * area
         if self.opponent_policy_conv is not None:
+            assert self.opponent_policy_bn is not None and self.opponent_policy_fc is not None
             q = F.relu(self.opponent_policy_bn(self.opponent_policy_conv(x)))
             opponent = self.opponent_policy_fc(torch.flatten(q, 1))
         return TrainOutputs(logits, value, ownership, score, opponent, lead)

@@ -97,7 +97,8 @@ class ModelRunner:
         net = fuse_for_inference(model) if fuse_batchnorm else model.eval()
         net = net.to(self.device)
         if self.channels_last:
-            net = net.to(memory_format=torch.channels_last)
+            # Module.to takes memory_format (its documentation); torch's overloads leave it out
+            net = net.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
         for p in net.parameters():
             p.requires_grad_(False)
         self.net = net
@@ -115,9 +116,9 @@ class ModelRunner:
         self._staging_np = [buffer.numpy() for buffer in self._host_in]
         self.graph_batches = tuple(sorted(set(graph_batches or (self.capacity,)))) if cuda_graphs else ()
         self.graph_batches = tuple(b for b in self.graph_batches if b <= self.capacity)
-        self._graphs = {}   # batch size -> (graph, static logits, static values); built lazily
+        self._graphs: dict = {}   # batch size -> (graph, static logits, static values); built lazily
         self._cpu = None
-        self.backend_table = {}
+        self.backend_table: dict = {}
         self.auto_batch = int(auto_batch or min(self.capacity, 256))
         # OpenVINO's static shapes: the sizes graph_batches names, else the serving batch.
         self.static_batches = () if self._is_cuda else tuple(
@@ -220,6 +221,7 @@ class ModelRunner:
         thread that first runs a captured size: the server's, never the reload thread."""
         if self._is_cuda:
             return self._run_cuda(n, graphs, buffer)
+        assert self._cpu is not None            # every device but CUDA has one (__init__)
         return self._cpu.run(self._staging_np[buffer][:n])
 
     # -- CUDA ---------------------------------------------------------------------------------

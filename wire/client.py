@@ -100,14 +100,14 @@ class InferenceClient:
         self.stale_replies = 0
         self.busy_replies = 0
         self._ids = itertools.count(int.from_bytes(os.urandom(3), "little") << 20)
-        self._in_flight = OrderedDict()    # request id -> frames (kept for resending)
-        self._sent_at = {}                 # request id -> monotonic time it was last sent
-        self._timeout = {}                 # request id -> seconds it may go unanswered
-        self._attempts = {}                # request id -> times sent again on a reconnect
-        self._busy = {}                    # eval id -> busy answers so far
-        self._retry_at = {}                # eval id refused as busy -> when to send it again
-        self._done = {}                    # request id -> protocol.Reply
-        self._abandoned = set()            # ids given up after ServerUnavailable
+        self._in_flight: OrderedDict[int, list] = OrderedDict()  # request id -> frames (kept for resending)
+        self._sent_at: dict[int, float] = {}         # request id -> monotonic time it was last sent
+        self._timeout: dict[int, float] = {}         # request id -> seconds it may go unanswered
+        self._attempts: dict[int, int] = {}          # request id -> times sent again on a reconnect
+        self._busy: dict[int, int] = {}              # eval id -> busy answers so far
+        self._retry_at: dict[int, float] = {}        # eval id refused as busy -> when to send it again
+        self._done: dict[int, protocol.Reply] = {}   # request id -> protocol.Reply
+        self._abandoned: set[int] = set()            # ids given up after ServerUnavailable
         self._socket = None
         self._connect()
 

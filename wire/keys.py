@@ -148,7 +148,7 @@ def read_public_key(spec) -> bytes:
 def allowed_keys(specs) -> set[bytes]:
     """The public keys named by `specs`: key files, folders (every *.key file in them) or Z85
     keys. At most MAX_ALLOWED_KEYS."""
-    keys = set()
+    keys: set[bytes] = set()
     for spec in specs:
         if os.path.isdir(spec):
             names = sorted(n for n in os.listdir(spec) if n.endswith(".key"))
@@ -179,7 +179,7 @@ class _AllowList:
         return False
 
 
-_authenticators = {}                 # id(context) -> (ThreadAuthenticator, [_AllowList])
+_authenticators: dict = {}           # id(context) -> (ThreadAuthenticator, [_AllowList])
 _auth_lock = threading.Lock()
 
 

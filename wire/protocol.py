@@ -148,7 +148,7 @@ def eval_request(request_id: int, planes: np.ndarray, slot: str) -> list:
     count, nplanes, size, _ = planes.shape
     header = pack_header({"k": "eval", "id": request_id, "slot": slot, "n": count, "size": size,
                     "planes": nplanes, "dtype": "uint8"})
-    return [header, memoryview(planes).cast("B")]
+    return [header, planes.data.cast("B")]
 
 
 def stats_request(request_id: int) -> list:

@@ -20,7 +20,7 @@ class EndingStats:
     def __init__(self, recent: int = RECENT_GAMES):
         if not 1 <= recent <= 1_000_000:
             raise ValueError(f"recent must be 1..1000000 games, got {recent!r}")
-        self._games = deque(maxlen=recent)
+        self._games: deque[tuple[str, float]] = deque(maxlen=recent)
 
     def add(self, end: str, score: float) -> None:
         if end not in ENDS:
@@ -37,7 +37,7 @@ class EndingStats:
         points or None}: shares in [0, 1] of the last n games (0 each when n is 0); the median
         of |margin| over the games that ended on the board (passes or the move cap)."""
         n = len(self._games)
-        out = {"games": n}
+        out: dict[str, float | None] = {"games": n}
         for end in ("passes", "move_cap", "resign"):
             out[end] = round(sum(1 for e, _ in self._games if e == end) / n, 4) if n else 0.0
         margins = [abs(s) for e, s in self._games if e in ("passes", "move_cap")]

@@ -146,7 +146,7 @@ class RotatingShards:
         self.directory = os.fspath(directory)
         self.prefix, self.size, self.komi, self.worker = prefix, int(size), float(komi), int(worker)
         self.max_games, self.max_seconds = int(max_games), float(max_seconds)
-        self.writer = None
+        self.writer: ShardWriter | None = None
         self.seq = 0
         self.shards_closed = 0
         self.games_in_shards = 0

@@ -153,7 +153,8 @@ def read_csv(path, **bounds) -> tuple[list, StateRows]:
     rows longer than the header are skipped and counted; a header of more than MAX_COLUMNS
     columns gives no rows (and a note)."""
     lines = _Lines(path, **bounds)
-    header, rows, skipped, note = [], [], [], ""
+    header: list[str] = []
+    rows, skipped, note = [], [], ""
     for number, raw in lines:
         try:
             text = raw.decode("utf-8")
@@ -193,7 +194,7 @@ def read_json(path, max_bytes=1 << 20):
 RATINGS_MAX_BYTES = 16 << 20       # RUN/ratings.json read at most (8 hours' run: ~100 KB)
 MAX_ELO = 1e6                      # any rating or bound of ratings.json, in Elo, at most this
 MAX_PLAYER_CHARS = 400             # a player's name in ratings.json
-_said = set()                      # (path, why) already logged: a file read every status line
+_said: set = set()                 # (path, why) already logged: a file read every status line
 
 
 def _refuse(path, why):
