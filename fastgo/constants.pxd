@@ -10,3 +10,10 @@ cdef enum:
     AZ_PLANES = 17           # 'alphazero': 8 positions x (own, opponent) + side to move
     LIB_PLANES = 11          # 'liberty': own and opponent stones by 1, 2, 3, 4+ liberties, ...
     KATAGO_PLANES = 16       # 'katago': Wu 2019's table 2 subset
+
+
+cdef inline int check_board_size(int size) except -1:
+    # The board-size check of every kernel that takes a size: ValueError naming the range.
+    if size < MIN_SIZE or size > MAX_SIZE:
+        raise ValueError(f"board size must be {<int>MIN_SIZE}..{<int>MAX_SIZE}, got {size}")
+    return 0

@@ -10,7 +10,7 @@
 #     touches a seki region.
 # The empty board, and any board with a group of one eye (an untrained network's first stones),
 # is not decided: that is what keeps an early pass out of self-play.
-from fastgo.board cimport BoardState
+from fastgo.rules cimport BoardState
 
 cdef enum:
     SEKI_MAX_POINTS = 3      # larger two-colour regions are dame to fill, never seki

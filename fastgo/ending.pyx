@@ -2,7 +2,8 @@
 # pass rule "decided" (fastgo.move_choice) asks before it lets a player pass.
 from libc.stdint cimport int16_t, int32_t, uint8_t
 from libc.string cimport memset
-from fastgo.board cimport BoardState, Board, EMPTY, BLACK, WHITE
+from fastgo.board cimport Board
+from fastgo.rules cimport BoardState, EMPTY, BLACK, WHITE
 from fastgo.constants cimport PADDED
 
 import numpy as np

@@ -1,7 +1,7 @@
 # Feature planes for the network, written into a caller's uint8 buffer without the GIL.
 # Layout of `out`: [planes, N, N] contiguous, row-major by move index (row 0 = top).
 from libc.stdint cimport uint8_t
-from fastgo.board cimport BoardState
+from fastgo.rules cimport BoardState
 from fastgo.constants cimport AZ_PLANES, LIB_PLANES, KATAGO_PLANES
 
 cdef enum:

@@ -6,7 +6,8 @@ cimport numpy as cnp
 from libc.stdint cimport uint8_t
 from libc.string cimport memset
 
-from fastgo.board cimport (BoardState, Board, EMPTY, BLACK, WHITE, HISTORY, RECENT_MOVES)
+from fastgo.board cimport Board
+from fastgo.rules cimport BoardState, EMPTY, BLACK, WHITE, HISTORY, RECENT_MOVES
 
 cnp.import_array()
 

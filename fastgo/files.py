@@ -241,5 +241,9 @@ def _write_replace(path, directory, write, binary, suffix):
     fsync_dir(directory)
 
 
+def atomic_write_bytes(path, data: bytes, *, suffix="") -> None:
+    atomic_write(path, lambda handle: handle.write(data), suffix=suffix)
+
+
 def atomic_write_text(path, text: str, *, suffix="") -> None:
     atomic_write(path, lambda handle: handle.write(text), binary=False, suffix=suffix)

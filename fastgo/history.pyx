@@ -7,7 +7,8 @@ from libc.stdint cimport uint8_t, uint64_t, int32_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
-from fastgo.board cimport Board, BoardState, board_play_copy, board_position_hash
+from fastgo.board cimport Board
+from fastgo.rules cimport BoardState, board_play_copy, board_position_hash
 
 cnp.import_array()
 

@@ -8,7 +8,8 @@
 # belongs to (+1: the player to move there wins). The network's value is for the side to move in
 # the encoded position. A parent compares its children by -value_sum[c] / visits[c].
 from libc.stdint cimport uint8_t, int16_t, int32_t, uint64_t
-from fastgo.board cimport BoardState, MAX_MOVES
+from fastgo.constants cimport MAX_MOVES
+from fastgo.rules cimport BoardState
 from fastgo.rng cimport Rng
 from fastgo.tree cimport Tree
 from fastgo.search_game cimport SearchGame

@@ -46,10 +46,12 @@ from libc.stdint cimport uint8_t, int16_t, int32_t, uint64_t
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memmove, memset
 
-from fastgo.board cimport (
-    Board, BoardState, MAX_MOVES, MIN_SIZE, MAX_SIZE, BLACK, WHITE,
-    board_init, board_copy, board_is_legal, board_play, board_legal_moves, board_is_over,
-    board_score, board_playout, board_position_hash)
+from fastgo.board cimport Board
+from fastgo.constants cimport MAX_MOVES, check_board_size
+from fastgo.rules cimport (
+    BoardState, BLACK, WHITE, board_init, board_copy, board_is_legal, board_play,
+    board_legal_moves, board_is_over, board_playout, board_position_hash)
+from fastgo.scoring cimport board_score
 from fastgo.features cimport encoding_planes, encode
 from fastgo.rng cimport Rng, rng_seed, rng_next, rng_below, rng_uniform
 from fastgo.symmetry cimport sym_move, sym_planes
@@ -148,8 +150,7 @@ cdef class BatchedSearch:
             settings = SearchSettings()
         elif not isinstance(settings, SearchSettings):
             raise TypeError(f"settings must be a SearchSettings, got {type(settings).__name__}")
-        if not MIN_SIZE <= size <= MAX_SIZE:
-            raise ValueError(f"board size must be {MIN_SIZE}..{MAX_SIZE}, got {size}")
+        check_board_size(size)
         if games < 1:
             raise ValueError(f"games must be >= 1, got {games}")
         if settings.max_nodes < 2 * (size * size + 1) + 1:
@@ -805,9 +806,9 @@ cdef class BatchedSearch:
 def _game_history(game):
     # Positional hashes of the game's positions before the current one, oldest first (Game keeps
     # them in hash_history, the current position last); none when the Game plays without superko.
-    if not getattr(game, "superko", True):
+    if not game.superko:
         return []
-    hashes = list(getattr(game, "hash_history", ()))
+    hashes = list(game.hash_history)
     if hashes and int(hashes[len(hashes) - 1]) == int(game.board.position_hash):
         hashes = hashes[:len(hashes) - 1]
     return hashes

@@ -1,7 +1,7 @@
 # Policy-only play (AlphaGo's REINFORCE self-play and its value stage): G games at once, each move
 # sampled from the network's policy with a probability floor, no search.
 from libc.stdint cimport int16_t, int32_t, uint64_t
-from fastgo.board cimport BoardState
+from fastgo.rules cimport BoardState
 from fastgo.rng cimport Rng
 from fastgo.history cimport History
 

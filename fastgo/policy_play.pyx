@@ -30,10 +30,12 @@ from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
-from fastgo.board cimport (
-    Board, BoardState, MAX_MOVES, MIN_SIZE, MAX_SIZE, BLACK, WHITE, board_init, board_play,
-    board_legal_moves, board_is_eye, board_is_over, board_score, board_ownership,
-    board_position_hash)
+from fastgo.board cimport Board
+from fastgo.constants cimport MAX_MOVES, check_board_size
+from fastgo.rules cimport (
+    BoardState, BLACK, WHITE, board_init, board_play, board_legal_moves, board_is_eye,
+    board_is_over, board_position_hash)
+from fastgo.scoring cimport board_score, board_ownership
 from fastgo.features cimport encoding_planes, encode
 from fastgo.replay cimport check_samples, seek_position
 from fastgo.rng cimport Rng, rng_seed, rng_below, rng_uniform
@@ -178,8 +180,7 @@ def acceptable_masks(int size, float komi, const int16_t[::1] moves not None,
     cdef int cursor[2]
     cdef int16_t cand[MAX_MOVES]
     cdef BoardState* b
-    if not MIN_SIZE <= size <= MAX_SIZE:
-        raise ValueError(f"board size must be {MIN_SIZE}..{MAX_SIZE}, got {size}")
+    check_board_size(size)
     check_samples(moves, game_start, sample_game, sample_move)
     if out.shape[0] < count or out.shape[1] != nn + 1:
         raise ValueError(f"acceptable_masks: need out [>= {count}, {nn + 1}], got "
@@ -265,8 +266,7 @@ cdef class PolicyPlay:
                   float floor=1e-3, bint allow_pass=False, bint symmetries=True):
         if not 1 <= games <= 65536:
             raise ValueError(f"games: must be in 1..65536, got {games}")
-        if not MIN_SIZE <= size <= MAX_SIZE:
-            raise ValueError(f"size: must be in {MIN_SIZE}..{MAX_SIZE}, got {size}")
+        check_board_size(size)
         if encoding not in _ENCODINGS:
             raise ValueError(f"encoding: {encoding!r} is not one of {sorted(_ENCODINGS)}")
         if not 0.0 <= floor <= 1.0:

@@ -3,7 +3,8 @@
 # steps are inline here so the batched driver pays no call across modules for them.
 from libc.math cimport sqrt, INFINITY
 from libc.stdint cimport uint8_t, int32_t
-from fastgo.board cimport BoardState, BLACK, board_score
+from fastgo.rules cimport BoardState, BLACK
+from fastgo.scoring cimport board_score
 from fastgo.tree cimport (Tree, NO_NODE, UNEXPANDED, FLAG_PENDING, FLAG_ILLEGAL, FLAG_WIN,
                           FLAG_LOSS)
 

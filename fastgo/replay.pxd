@@ -3,7 +3,7 @@
 # GIL; sampled positions of a window of games are put on a board by seek_position, the one
 # replay of encode_samples and of fastgo.policy_play.acceptable_masks.
 from libc.stdint cimport int16_t, int32_t, int64_t
-from fastgo.board cimport BoardState
+from fastgo.rules cimport BoardState
 
 # What check_game found (codes of the first illegal move; REPLAY_OK: none).
 cdef enum:

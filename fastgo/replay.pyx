@@ -9,10 +9,10 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memset
 
-from fastgo.board cimport (
-    BoardState, MIN_SIZE, MAX_SIZE, BLACK,
-    board_init, board_play, board_is_legal, board_is_over, board_score, board_ownership,
-    board_position_hash)
+from fastgo.constants cimport check_board_size
+from fastgo.rules cimport (
+    BoardState, BLACK, board_init, board_play, board_is_legal, board_is_over, board_position_hash)
+from fastgo.scoring cimport board_score, board_ownership
 from fastgo.features cimport encoding_planes, encode
 from fastgo.symmetry cimport sym_move, sym_planes
 from fastgo.history cimport History, history_init, history_free, history_push, history_contains
@@ -95,8 +95,7 @@ def check_game(int size, float komi, const int16_t[::1] moves not None):
     cdef int count = moves.shape[0], bad = -1, code
     cdef float score
     cdef bint over
-    if not MIN_SIZE <= size <= MAX_SIZE:
-        raise ValueError(f"board size must be {MIN_SIZE}..{MAX_SIZE}, got {size}")
+    check_board_size(size)
     ownership = np.zeros(size * size, dtype=np.int8)
     cdef int8_t[::1] own = ownership
     if not history_init(&seen, count + 1):
@@ -159,8 +158,7 @@ def encode_samples(int size, float komi, encoding,
     cdef uint8_t* scratch
     if enc < 0:
         raise ValueError(f"unknown encoding {encoding!r}")
-    if not MIN_SIZE <= size <= MAX_SIZE:
-        raise ValueError(f"board size must be {MIN_SIZE}..{MAX_SIZE}, got {size}")
+    check_board_size(size)
     planes = encoding_planes(enc)
     row_bytes = planes * nn
     positions = policy_start.shape[0] - 1

@@ -1,6 +1,6 @@
 # The root's Dirichlet noise (see root_noise.pxd).
 from libc.stdint cimport int32_t
-from fastgo.board cimport MAX_MOVES
+from fastgo.constants cimport MAX_MOVES
 from fastgo.rng cimport Rng, rng_gamma
 from fastgo.tree cimport Tree, UNEXPANDED
 

@@ -1,7 +1,8 @@
 # The per-game state of the batched search (fastgo.mcts), as a plain struct so that the move
 # choice (fastgo.move_choice) and the Gumbel root (fastgo.gumbel) read it without the driver module.
 from libc.stdint cimport uint8_t, int32_t, uint64_t
-from fastgo.board cimport BoardState, MAX_MOVES
+from fastgo.constants cimport MAX_MOVES
+from fastgo.rules cimport BoardState
 from fastgo.rng cimport Rng
 from fastgo.tree cimport Tree
 from fastgo.history cimport History

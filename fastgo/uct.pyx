@@ -30,10 +30,12 @@ from libc.stddef cimport size_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
 
-from fastgo.board cimport (
-    Board, Random, BoardState, MAX_MOVES, BLACK, WHITE,
-    board_copy, board_play, board_legal_moves, board_is_eye, board_is_over, board_score,
-    board_playout)
+from fastgo.board cimport Board, Random
+from fastgo.constants cimport MAX_MOVES
+from fastgo.rules cimport (
+    BoardState, BLACK, WHITE, board_copy, board_play, board_legal_moves, board_is_eye,
+    board_is_over, board_playout)
+from fastgo.scoring cimport board_score
 from fastgo.rng cimport Rng, rng_below
 from fastgo.tree cimport grow_arrays
 

@@ -230,3 +230,11 @@ def client_keys(key_file, server_key_spec, what):
     except CurveKeyError as err:
         raise CurveKeyError(f"{escaped(what, SHOWN_CHARS)}: {err}") from None
     return server, pair
+
+
+def stop_authenticators():
+    """Stops every authenticator this process started (at shutdown)."""
+    with _auth_lock:
+        for auth, _ in _authenticators.values():
+            auth.stop()
+        _authenticators.clear()

@@ -1,9 +1,9 @@
 """`fastgo bench board`: random playouts per second on one core, 9x9 and 19x19.
 
-Each repeat runs fastgo.board.bench_playouts (a nogil C loop: copy the empty board, play random
-non-eye-filling moves until two passes or the 2 * N * N cap) for --seconds; the median repeat is
-reported. In the same run a plain pure-Python board (fastgo_cli.bench.python_board) plays the same
-playouts for --python-seconds, and the ratio is printed (--no-python skips it).
+Each repeat runs fastgo.playout_bench.bench_playouts (a nogil C loop: copy the empty board, play
+random non-eye-filling moves until two passes or the 2 * N * N cap) for --seconds; the median
+repeat is reported. In the same run a plain pure-Python board (fastgo_cli.bench.python_board)
+plays the same playouts for --python-seconds, and the ratio is printed (--no-python skips it).
 With --json FILE: {"9": {"playouts_per_s": X, "moves_per_s": Y, ...}, "19": {...}}.
 """
 import statistics
@@ -27,7 +27,7 @@ def add_arguments(parser):
 
 def measure(size, repeats, seconds, komi=7.5, seed=1):
     """Median playouts/s and moves/s over `repeats` runs of `seconds` each."""
-    from fastgo.board import bench_playouts
+    from fastgo.playout_bench import bench_playouts
 
     bench_playouts(size, min(0.1, seconds), seed, komi)           # warm caches and clocks
     runs = []

@@ -38,6 +38,25 @@ def test_the_kernels_take_exactly_the_range():
         transform_planes(np.zeros((1, 26, 26), np.uint8), 1)
 
 
+def test_every_kernel_refuses_a_size_outside_the_range_in_one_message():
+    # constants.pxd's check_board_size, the one check of every kernel that takes a board size
+    from fastgo.mcts import BatchedSearch
+    from fastgo.playout_bench import bench_playouts
+    from fastgo.policy_play import PolicyPlay
+    from fastgo.replay import check_game
+
+    entries = {"Board": lambda n: Board(n), "BatchedSearch": lambda n: BatchedSearch(size=n),
+               "PolicyPlay": lambda n: PolicyPlay(size=n),
+               "check_game": lambda n: check_game(n, 7.5, np.zeros(0, np.int16)),
+               "bench_playouts": lambda n: bench_playouts(n, 0.0)}
+    for name, make in entries.items():
+        for size in (constants.MIN_BOARD_SIZE - 1, constants.MAX_BOARD_SIZE + 1):
+            with pytest.raises(ValueError) as raised:
+                make(size)
+            assert str(raised.value) == f"board size must be {constants.SIZE_RANGE}, got {size}", name
+        make(constants.MIN_BOARD_SIZE)
+
+
 def test_no_restatement_outside_the_constants_module(project_packages):
     found = []
     for package in project_packages:
