@@ -9,16 +9,17 @@ from __future__ import annotations
 import signal
 import time
 
-from supervision.role_child import RoleChild
 from evaluation.evaluations import unrated_newest
-from supervision.restarts import DISK_FULL, REFUSED, STARTUP_S, Backoff, RestartPolicy
-from supervision.role_process import RoleStartError
-from roles.registry import Role, role_argv, role_specs
-from supervision.status import (current_ratings, read_cgos, server_rates, status_line, summary_text,
-                            write_cluster_status)
 from fastgo.diskfull import EXIT_STATUS as DISK_FULL_STATUS
 from fastgo.run.rundir import checkpoint_player, read_status
-from fastgo.run.statefiles import finite, read_ratings
+from fastgo.run.statefiles import read_ratings
+from roles.registry import Role, role_argv, role_specs
+from supervision.policy import Supervision, moves_per_s, stop_groups
+from supervision.restarts import REFUSED, STARTUP_S, Backoff
+from supervision.role_child import RoleChild
+from supervision.role_process import RoleStartError
+from supervision.status import current_ratings, read_cgos, summary_text
+
 
 def serving_line(server_config, stats) -> str:
     """What the server runs and why, from its stats reply: the backend `auto` measured fastest
@@ -58,7 +59,7 @@ class LocalCluster:
         self.config_path = config_path
         self.run_dir = run_dir
         self.log = log
-        self.policy = RestartPolicy(self.cc, log)
+        self.supervision = Supervision(self.cc, log)
         self.endpoint = config.server.endpoint
         self.children = [LocalRole(spec, role_argv(spec, config, config_path, run_dir,
                                                    endpoint=self.endpoint, overrides=overrides),
@@ -68,28 +69,13 @@ class LocalCluster:
         self.workers = [c for c in self.children if c.spec.kind is Role.SELFPLAY]
         self.evaluator = next((c for c in self.children if c.spec.kind is Role.EVALUATE), None)
         self.where = "this machine"
-        self.stop_reason = None
         self.final_note = None         # what became of the final rating, for the summary
-        self.failed = None
-        self.fail_code = 1             # the exit status after a failure (REFUSED: bad settings)
-        self.started = time.monotonic()
         self.should_stop = lambda: False
-        self._last_stats = None
 
     def server_stats(self, timeout_s=1.0):
         """The stats of OUR server (the process answering on the endpoint must be our child),
         or None."""
         return self.server.child.server_stats(self.endpoint, timeout_s)
-
-    def restarts(self):
-        return RestartPolicy.counts(self.children)
-
-    def _restart(self, role, why, code=None):
-        failed = self.policy.restart(role, why, code=code)
-        if failed:
-            self.failed = failed
-            if code == DISK_FULL:             # stopped cleanly on a full disk
-                self.fail_code = DISK_FULL
 
     # -- supervision ----------------------------------------------------------------------------
 
@@ -101,14 +87,14 @@ class LocalCluster:
             server.start(self.server.argv, ready=Role.SERVE.ready, ready_timeout_s=STARTUP_S)
         except RoleStartError as err:
             if err.code == REFUSED:
-                self.fail_code = REFUSED
+                self.supervision.fail_code = REFUSED
             raise RuntimeError(f"the server did not start: {err.last_line} "
                                f"(see {self.server.out_path})") from None
         deadline = time.monotonic() + STARTUP_S
         while (stats := self.server_stats()) is None:
             if not server.alive() or time.monotonic() > deadline:
                 if server.process.poll() == REFUSED:
-                    self.fail_code = REFUSED
+                    self.supervision.fail_code = REFUSED
                 raise RuntimeError(f"the server did not start: {server.last_line()} "
                                    f"(see {self.server.out_path})")
             time.sleep(0.2)
@@ -121,6 +107,7 @@ class LocalCluster:
 
     def supervise_once(self):
         now = time.monotonic()
+        supervision = self.supervision
         for role in self.children:
             child = role.child
             if child.process is None:
@@ -130,28 +117,27 @@ class LocalCluster:
             code = child.poll()
             if code is not None:
                 if code == REFUSED:
-                    self.fail_code = REFUSED
-                    self.failed = RestartPolicy.refused(role, child.last_line())
+                    supervision.refused(role, child.last_line())
                     return
-                self._restart(role, f"exited with status {code}", code)
+                supervision.restart(role, f"exited with status {code}", code)
                 continue
             if role is self.server and now - child.ping.last_ok > 2.0:
                 self.server_stats(timeout_s=0.5)
             _, last, beaten = child.progress()
             idle = now - last
-            if self.policy.stuck(idle, beaten):
+            if supervision.policy.stuck(idle, beaten):
                 child.kill()
-                self._restart(role, f"made no progress for {idle:.0f} s (stuck or stopped); killed")
+                supervision.restart(role, f"made no progress for {idle:.0f} s (stuck or stopped); "
+                                          f"killed")
             elif child.alive():
-                self.policy.healthy(role.backoff, child.started, now)
+                supervision.policy.healthy(role.backoff, child.started, now)
 
     def shutdown(self):
-        """Workers (they close their shards), evaluator, trainer (it writes its checkpoint),
-        server, in that order; the whole within cluster.shutdown_s, SIGKILL for what is left."""
+        """The roles in supervision.policy's stop order (workers, evaluator, trainer, server),
+        each group SIGTERM and up to its share of cluster.shutdown_s; the whole within
+        cluster.shutdown_s, SIGKILL for what is left."""
         deadline = time.monotonic() + self.cc.shutdown_s - 0.5
-        groups = [self.workers, [self.evaluator] if self.evaluator else [], [self.trainer], [self.server]]
-        shares = [0.25, 0.1, 0.45, 0.2]
-        for group, share in zip(groups, shares):
+        for group, share in stop_groups(self.children):
             for role in group:
                 role.child.signal(signal.SIGTERM)
             group_deadline = min(deadline, time.monotonic() + share * self.cc.shutdown_s)
@@ -222,37 +208,22 @@ class LocalCluster:
     # -- the status line ------------------------------------------------------------------------
 
     def status(self):
-        elapsed = time.monotonic() - self.started
-        train, _ = Role.TRAIN.read_status(self.run_dir)
-        moves = 0.0
-        for worker in self.workers:
-            data, _ = read_status(self.run_dir, worker.spec.heartbeat)
-            if data and worker.child.alive():
-                try:        # a worker's figure as any number from outside: checked, or left out
-                    moves += finite(data.get("moves_per_s", 0.0), "moves_per_s", low=0.0, high=1e9)
-                except (ValueError, TypeError):
-                    pass
-        stats = self.server_stats(timeout_s=0.5)
-        evals, fill = server_rates(stats, self._last_stats)
-        if stats:
-            self._last_stats = (stats, time.monotonic())
-        evaluator, _ = Role.EVALUATE.read_status(self.run_dir)
         statuses = {role.role: read_status(self.run_dir, role.spec.heartbeat)[0]
                     for role in self.children if role.spec.heartbeat}
-        ratings = current_ratings(read_ratings(self.run_dir.ratings), self.run_dir)
-        line = status_line(elapsed, train or {}, moves, evals, fill, ratings,
-                           self.restarts(), evaluator, read_cgos(self.run_dir)) \
-            + self.policy.disk_note(self.children, statuses)
-        write_cluster_status(self.run_dir, {"evals_per_s": round(evals, 1), "fill": round(fill, 4),
-                                            "moves_per_s": round(moves, 1),
-                                            "restarts": self.restarts(), "line": line})
-        return line
+        moves = moves_per_s(statuses[w.role] for w in self.workers if w.child.alive())
+        return self.supervision.status(
+            self.children, train=statuses[self.trainer.role], moves=moves,
+            stats=self.server_stats(timeout_s=0.5),
+            evaluator=Role.EVALUATE.read_status(self.run_dir)[0],
+            ratings=current_ratings(read_ratings(self.run_dir.ratings), self.run_dir),
+            cgos=read_cgos(self.run_dir), statuses=statuses, run_dir=self.run_dir)
 
     def summary(self):
         train, _ = Role.TRAIN.read_status(self.run_dir)
         evaluator, _ = Role.EVALUATE.read_status(self.run_dir)
-        return summary_text(time.monotonic() - self.started, self.stop_reason, train or {},
-                            self.restarts(),
+        supervision = self.supervision
+        return summary_text(time.monotonic() - supervision.started, supervision.stop_reason,
+                            train or {}, supervision.restarts(self.children),
                             current_ratings(read_ratings(self.run_dir.ratings), self.run_dir),
                             self.run_dir, evaluator, final=self.final_note,
                             cgos=read_cgos(self.run_dir))

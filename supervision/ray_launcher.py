@@ -22,9 +22,9 @@ they bind the node's address, which their own config checks accept only with CUR
 The run directory is the same path on every node; each role writes its own node's copy, and the
 driver learns everything (heartbeats, server stats, ratings) from the actors' replies.
 
-Supervision follows the local launcher's restart policy (supervision.restarts): Ray restarts a lost
-actor (max_restarts = -1; the driver's cluster.max_restarts within restart_window_s decides when to
-give up), the driver sees the new incarnation (another actor pid, or the actor's death reply),
+Supervision follows the policy both launchers read (supervision.policy: the stop order, the
+restart bookkeeping, the status line): Ray restarts a lost actor (max_restarts = -1; the driver's
+cluster.max_restarts within restart_window_s decides when to give up), the driver sees the new incarnation (another actor pid, or the actor's death reply),
 counts a restart for the role and starts the role again in it; a child that exits or stops making
 progress is restarted the same way with back-off. Calls are never retried by Ray (max_task_retries =
 0): the driver polls again on its next tick, so no call runs twice. A node that leaves takes with it
@@ -38,14 +38,19 @@ import os
 import signal
 import time
 
-from supervision.ray_placement import (RayUnavailable, actor_options, check_feasible,
-                                   check_reachable, local_instance_options)
-from supervision.restarts import DISK_FULL, REFUSED, Backoff, RestartPolicy
-from supervision.role_host import CONFIG_TOKEN, RoleHost
-from roles.registry import Role, role_argv, role_specs
-from supervision.status import (current_ratings, read_cgos, server_rates, status_line, summary_text,
-                            write_cluster_status)
 from fastgo.run.rundir import RATINGS
+from roles.registry import Role, role_argv, role_specs
+from supervision.policy import Supervision, moves_per_s, stop_groups
+from supervision.ray_placement import (
+    RayUnavailable,
+    actor_options,
+    check_feasible,
+    check_reachable,
+    local_instance_options,
+)
+from supervision.restarts import REFUSED, Backoff
+from supervision.role_host import CONFIG_TOKEN, RoleHost
+from supervision.status import current_ratings, read_cgos, summary_text
 
 PLACEMENT_TIMEOUT_S = 60.0         # a role no node can take within this is an error
 POLL_EVERY_S = 1.0
@@ -105,11 +110,7 @@ class RayCluster:
         self.cc = config.cluster
         self.run_dir = run_dir
         self.log = log
-        self.policy = RestartPolicy(self.cc, log)
-        self.failed = None
-        self.fail_code = 1
-        self.stop_reason = None
-        self.started = time.monotonic()
+        self.supervision = Supervision(self.cc, log)
         self.should_stop = lambda: False
         with open(config_path, encoding="utf-8") as handle:
             self.config_text = handle.read()
@@ -121,8 +122,6 @@ class RayCluster:
         self.evaluator = next((c for c in self.children if c.kind is Role.EVALUATE), None)
         self.endpoint = None                # the server's, as it reported it
         self.recorder_endpoint = None
-        self._last_stats = None
-        self._last_rates = (0.0, 0.0)
         self._next_poll = 0.0
         self._actors_by_kind = {}
         if address:
@@ -182,7 +181,7 @@ class RayCluster:
             ready, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0.5)
         for child, ref in zip(children, refs):
             if ref not in ready:
-                self.fail_code = REFUSED
+                self.supervision.fail_code = REFUSED
                 raise RuntimeError(f"{child.role}: no node of the Ray cluster took it within "
                                    f"{PLACEMENT_TIMEOUT_S:g} s (it needs {child.resources})")
             info = self.ray.get(ref)
@@ -194,7 +193,7 @@ class RayCluster:
         self._make_actor(self.trainer)
         self._place([self.server, self.trainer])
         if not self._start(self.server):
-            raise RuntimeError(self.failed or "the server did not start")
+            raise RuntimeError(self.supervision.failed or "the server did not start")
         beside = NodeAffinitySchedulingStrategy(node_id=self.trainer.node, soft=False)
         for child in (self.recorder, self.evaluator):
             if child is not None:
@@ -204,7 +203,7 @@ class RayCluster:
         self._place([c for c in self.children
                      if c.kind in (Role.RECORDER, Role.SELFPLAY, Role.EVALUATE)])
         if self.recorder is not None and not self._start(self.recorder):
-            raise RuntimeError(self.failed or "the recorder did not start")
+            raise RuntimeError(self.supervision.failed or "the recorder did not start")
         for child in self.children[1:]:
             if child is not self.recorder:
                 self._start(child)
@@ -226,16 +225,6 @@ class RayCluster:
                          endpoint=self.endpoint, bind=bind, recorder=recorder,
                          overrides=self.overrides)
 
-    def _restart(self, child, why, code=None):
-        failed = self.policy.restart(child, why, code=code)
-        if failed:
-            self.failed = failed
-            if code == DISK_FULL:             # stopped cleanly on a full disk
-                self.fail_code = DISK_FULL
-
-    def restarts(self):
-        return RestartPolicy.counts(self.children)
-
     def _start(self, child):
         """Starts the role in its actor; False when it could not (a lost actor is polled again
         next tick; a server that fails to bind is a failure)."""
@@ -255,10 +244,9 @@ class RayCluster:
         if child.kind.ready:
             if reply["endpoint"] is None:
                 if reply["code"] == REFUSED:
-                    self.fail_code = REFUSED
-                    self.failed = RestartPolicy.refused(child, reply["last_line"], f" on node {child.ip}")
+                    self.supervision.refused(child, reply["last_line"], f" on node {child.ip}")
                 else:
-                    self._restart(child, f"did not start ({reply['last_line']})")
+                    self.supervision.restart(child, f"did not start ({reply['last_line']})")
                     child.need_start = True
                 return False
             if child.kind is Role.SERVE:
@@ -299,7 +287,7 @@ class RayCluster:
         child.child = None
         child.need_start = True
         child.expect_exit = False
-        self._restart(child, "lost its actor (process or node gone); Ray restarts it")
+        self.supervision.restart(child, "lost its actor (process or node gone); Ray restarts it")
 
     # -- supervision ----------------------------------------------------------------------------
 
@@ -326,7 +314,7 @@ class RayCluster:
                 continue
             self._seen(child, reply)
             self._handle(child, reply)
-            if self.failed:
+            if self.supervision.failed:
                 return
         now = time.monotonic()
         for child in self.children:
@@ -334,7 +322,7 @@ class RayCluster:
                 if child.kind is not Role.SERVE and self.endpoint is None:
                     continue                       # the server first: the others need its address
                 self._start(child)
-                if self.failed:
+                if self.supervision.failed:
                     return
 
     def _handle(self, child, reply):
@@ -346,10 +334,9 @@ class RayCluster:
             if child.expect_exit:
                 child.expect_exit = False
             elif code == REFUSED:                # a restart cannot help
-                self.fail_code = REFUSED
-                self.failed = RestartPolicy.refused(child, reply["last_line"], f" on node {child.ip}")
+                self.supervision.refused(child, reply["last_line"], f" on node {child.ip}")
             else:
-                self._restart(child, f"exited with status {code}", code)
+                self.supervision.restart(child, f"exited with status {code}", code)
             return
         if reply["child"] is None:
             if child.child is not None:            # the actor no longer has it (a new incarnation)
@@ -365,9 +352,10 @@ class RayCluster:
                 pass
             child.child = None
             child.need_start = True
-            self._restart(child, f"made no progress for {idle:.0f} s (stuck or stopped); killed")
+            self.supervision.restart(child, f"made no progress for {idle:.0f} s (stuck or stopped); "
+                                            f"killed")
         else:
-            self.policy.healthy(child.backoff, child.started, time.monotonic())
+            self.supervision.policy.healthy(child.backoff, child.started, time.monotonic())
 
     # -- the status line, shutdown, summary -----------------------------------------------------
 
@@ -381,42 +369,25 @@ class RayCluster:
         return (self.evaluator.last.get("files") or {}).get(RATINGS) if self.evaluator else None
 
     def status(self):
-        elapsed = time.monotonic() - self.started
-        moves = sum(float((w.last.get("status") or {}).get("moves_per_s", 0.0))
-                    for w in self.workers if w.child is not None)
-        stats = self.server.last.get("stats")
-        if stats and self._last_stats and stats is self._last_stats[0]:
-            evals, fill = self._last_rates         # no fresh figures since the last line
-        else:
-            evals, fill = self._last_rates = server_rates(stats, self._last_stats)
-        if stats:
-            self._last_stats = (stats, time.monotonic())
         statuses = {child.role: child.last.get("status") for child in self.children}
+        moves = moves_per_s(statuses[w.role] for w in self.workers if w.child is not None)
         # the run directory is the driver's own where the trainer's node is this one: the
         # CGOS estimate from its table, and logs/cluster.status.json for `fastgo dashboard`
         local = os.path.isdir(self.run_dir.logs)
         ratings = current_ratings(self._ratings(), self.run_dir) if local else self._ratings()
-        line = status_line(elapsed, self._train_status(), moves, evals, fill, ratings,
-                           self.restarts(), self._evaluator_status(),
-                           read_cgos(self.run_dir) if local else None) + \
-            self.policy.disk_note(self.children, statuses)
-        if local:
-            write_cluster_status(self.run_dir, {"evals_per_s": round(evals, 1),
-                                                "fill": round(fill, 4),
-                                                "moves_per_s": round(moves, 1),
-                                                "restarts": self.restarts(), "line": line})
-        return line
+        return self.supervision.status(
+            self.children, train=self._train_status(), moves=moves,
+            stats=self.server.last.get("stats"), evaluator=self._evaluator_status(),
+            ratings=ratings, cgos=read_cgos(self.run_dir) if local else None,
+            statuses=statuses, run_dir=self.run_dir if local else None)
 
     def shutdown(self):
-        """Workers (their shards close, their games reach the recorder), recorder, evaluator,
-        trainer (its checkpoint), server, in that order: each actor stops its child (SIGTERM,
-        then SIGKILL at its share of shutdown_s); then the actors themselves."""
+        """The roles in supervision.policy's stop order (workers, recorder, evaluator, trainer,
+        server): each actor stops its child (SIGTERM, then SIGKILL at its group's share of
+        shutdown_s); then the actors themselves."""
         ray = self.ray
         deadline = time.monotonic() + self.cc.shutdown_s - 0.5
-        groups = [self.workers, [self.recorder] if self.recorder else [],
-                  [self.evaluator] if self.evaluator else [], [self.trainer], [self.server]]
-        shares = [0.25, 0.1, 0.1, 0.35, 0.2]
-        for group, share in zip(groups, shares):
+        for group, share in stop_groups(self.children):
             group = [c for c in group if c.actor is not None]
             if not group:
                 continue
@@ -449,9 +420,10 @@ class RayCluster:
         return None
 
     def summary(self):
-        return summary_text(time.monotonic() - self.started, self.stop_reason, self._train_status(),
-                            self.restarts(), self._ratings(), self.run_dir,
-                            self._evaluator_status())
+        supervision = self.supervision
+        return summary_text(time.monotonic() - supervision.started, supervision.stop_reason,
+                            self._train_status(), supervision.restarts(self.children),
+                            self._ratings(), self.run_dir, self._evaluator_status())
 
     def close(self):
         self.ray.shutdown()
