@@ -138,7 +138,7 @@ class RunPlan:
     size: int
     komi: float
     backend: str                # the CPU inference backend its checkpoint plays with
-    anchors: tuple              # its evaluator's anchors (cluster.anchors)
+    anchors: tuple              # its evaluator's anchors (evaluator.anchors)
     shutdown_s: float           # its cluster's bound on an ordered shutdown
 
 
@@ -188,7 +188,7 @@ def load_run_plan(name, config, overrides, seed=None) -> RunPlan:
     return RunPlan(name=name, config_path=path,
                    config_name=os.path.splitext(os.path.basename(path))[0], overrides=items,
                    size=loaded.model.board_size, komi=loaded.selfplay.komi,
-                   backend=loaded.server.backend, anchors=tuple(loaded.cluster.anchors),
+                   backend=loaded.server.backend, anchors=tuple(loaded.evaluator.anchors),
                    shutdown_s=loaded.cluster.shutdown_s)
 
 

@@ -1,4 +1,4 @@
-"""The evaluator's bounded share of the machine (cluster.eval_cpu_share): the CPU time it has used
+"""The evaluator's bounded share of the machine (evaluator.cpu_share): the CPU time it has used
 against the wall time it has run, carried over its restarts within a run. Its CPU time counts its
 own threads, its children that have ended and, where /proc tells, its children still running (a
 GTP engine such as GNU Go while it plays, so that a long pairing is seen as it goes)."""

@@ -1,20 +1,20 @@
 """The evaluator role of a run (`fastgo evaluate`): rates the run's checkpoints as they come, so
 that curve.png keeps measuring for the whole run.
 
-Cheap points first, refined later. Every cluster.eval_interval_s (once cluster.evaluate_every
+Cheap points first, refined later. Every evaluator.interval_s (once evaluator.every
 new checkpoints are there) the newest checkpoint gets its first rating: one batch of half
-cluster.eval_batch_games games against the previous rated checkpoint (the first one: against the
+evaluator.batch_games games against the previous rated checkpoint (the first one: against the
 weakest anchor), written at once to RUN/evaluations.jsonl, ratings.json and the curves. Between
 points the newest point is refined, one batch at a time and only while the CPU budget leaves
-room for the next point on time: the first anchor of cluster.anchors (player specs, play.specs)
+room for the next point on time: the first anchor of evaluator.anchors (player specs, play.specs)
 whose expected score is informative (evaluation.pairings), then earlier evaluated checkpoints
 spaced geometrically in steps (1/2 and 1/4 of its step: the gain over a long span measured
 directly, so that a chain of short links cannot drift), then the previous checkpoint until its
 interval is narrow or its result one-sided, then the other informative anchors. A newer point
 supersedes the refinement in progress; the games it had played are kept. When points are due
 and how much refining fits is evaluation.schedule's; who is played, evaluation.opponents'.
-Games are played through the batched search at cluster.eval_visits (network in this process).
-Before each batch the role idles while its CPU is over cluster.eval_cpu_share
+Games are played through the batched search at evaluator.visits (network in this process).
+Before each batch the role idles while its CPU is over evaluator.cpu_share
 (evaluation.budget). Results are appended to RUN/ratings.jsonl and each evaluated checkpoint
 to RUN/evaluations.jsonl (never rewritten); the ratings of every player are refitted (random =
 0), RUN/ratings.json holds them, and RUN/curve.png and RUN/loss.png are redrawn
@@ -58,7 +58,7 @@ class _Job:
 class Evaluator:
     """Rates the checkpoints of `run_dir` as they come (see the module); `log`: a logger,
     `status`: the role's StatusFile or None; `stopping()`: True once the role should stop;
-    `budget`: a CpuBudget (default: cluster.eval_cpu_share, carried over from
+    `budget`: a CpuBudget (default: evaluator.cpu_share, carried over from
     evaluations.jsonl), waited on only when `enforce_budget`; `outside_budget`: this process's
     CPU is not counted in it (the final rating, made once the run's other roles have stopped),
     so the figures recorded stay the run's own."""
@@ -66,7 +66,7 @@ class Evaluator:
     def __init__(self, config, run_dir, log, status=None, *, stopping=None, budget=None,
                  enforce_budget=True, outside_budget=False, sleep=time.sleep,
                  clock=time.monotonic, redraw_s=REDRAW_S):
-        self.config, self.cc, self.run_dir, self.log = config, config.cluster, run_dir, log
+        self.config, self.ec, self.run_dir, self.log = config, config.evaluator, run_dir, log
         self.status = status
         self.stopping = stopping or (lambda: False)
         self.sleep, self.clock = sleep, clock
@@ -81,12 +81,12 @@ class Evaluator:
         self.last_step = last_rated_step(self.evaluations)
         last = self.evaluations[-1] if self.evaluations else {}
         clocks = {"cpu_clock": lambda: 0.0, "wall_clock": lambda: 0.0} if outside_budget else {}
-        self.budget = budget or CpuBudget(self.cc.eval_cpu_share,
+        self.budget = budget or CpuBudget(self.ec.cpu_share,
                                           carried_cpu_s=last.get("eval_cpu_s", 0.0),
                                           carried_wall_s=last.get("eval_wall_s", 0.0), **clocks)
-        self.rule = PairingRule(batch=self.cc.eval_batch_games, max_games=self.cc.eval_max_games,
-                                elo_width=self.cc.eval_elo_width)
-        self.schedule = Schedule(self.cc.eval_interval_s, self.budget, clock, enforce_budget,
+        self.rule = PairingRule(batch=self.ec.batch_games, max_games=self.ec.max_games,
+                                elo_width=self.ec.elo_width)
+        self.schedule = Schedule(self.ec.interval_s, self.budget, clock, enforce_budget,
                                  self.rule)
         self.opponents = Opponents(config, log)      # anchors and earlier checkpoints
         self.figures = {}                             # what the status file shows besides CPU
@@ -130,9 +130,9 @@ class Evaluator:
 
     def pending(self, every=None):
         """The checkpoint to evaluate now (step, path) or None: the newest, once `every`
-        (default cluster.evaluate_every) checkpoints newer than the last evaluated are there."""
+        (default evaluator.every) checkpoints newer than the last evaluated are there."""
         new = [(s, p) for s, p in self.run_dir.checkpoint_list() if s > self.last_step]
-        every = self.cc.evaluate_every if every is None else every
+        every = self.ec.every if every is None else every
         if not new or (self.last_step >= 0 and len(new) < every):
             return None
         return new[-1]
@@ -242,7 +242,7 @@ class Evaluator:
         """The first rating of a checkpoint (see the module): one batch against the previous
         rated checkpoint (the first checkpoint: against the weakest anchor), recorded at once
         as its curve point; the rest of its pairings become self.refinement, a generator that
-        plays one batch per next() (run to its end here without eval_interval_s). Returns the
+        plays one batch per next() (run to its end here without evaluator.interval_s). Returns the
         summary, or None when the checkpoint is unreadable or the role is stopping."""
         from network.checkpoint import MAX_CHECKPOINT_BYTES
         from network.loading import NetworkError
@@ -452,8 +452,8 @@ class Evaluator:
     def _record(self, job, label, fresh, total, why):
         """Appends the games of `fresh` to the ratings table (one row), notes the pairing in
         `job` (results as the log and summary show them: the pairing's totals)."""
-        pace = ({"move_seconds": self.cc.eval_move_seconds} if self.cc.eval_move_seconds > 0
-                else {"visits": self.cc.eval_visits})
+        pace = ({"move_seconds": self.ec.move_seconds} if self.ec.move_seconds > 0
+                else {"visits": self.ec.visits})
         append_result(self.table, job.name, label, fresh.wins_a, fresh.wins_b, fresh.draws,
                       size=self.config.model.board_size, source="evaluator", stop=why, **pace)
         text = f"{label} {total.wins_a}-{total.wins_b}" + (

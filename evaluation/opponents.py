@@ -1,6 +1,6 @@
-"""Who the evaluator's checkpoints play (evaluation.evaluator): the anchors of cluster.anchors that
-this machine can run, the run's earlier checkpoints as networks at cluster.eval_visits (or the
-visits cluster.eval_move_seconds buys at this network's own speed), and which of them comes next
+"""Who the evaluator's checkpoints play (evaluation.evaluator): the anchors of evaluator.anchors that
+this machine can run, the run's earlier checkpoints as networks at evaluator.visits (or the
+visits evaluator.move_seconds buys at this network's own speed), and which of them comes next
 (evaluation.pairings). Each side is made when reached, so that a checkpoint pruned or an engine
 missing meanwhile costs that one pairing only; a gnugo or katago anchor whose program is not found
 here (or a reference player of another board size) is skipped from the start, logged with the
@@ -61,12 +61,12 @@ class Beating(MatchSide):
 
 
 class Opponents:
-    """The sides a rated checkpoint meets. `anchors`: {table name: Spec} of cluster.anchors that
+    """The sides a rated checkpoint meets. `anchors`: {table name: Spec} of evaluator.anchors that
     can run here, in rising strength; `unusable`: {anchor: why} for those that failed in this
     process (not offered again); `rates`: {speed_key: visits/s on one thread}."""
 
     def __init__(self, config, log):
-        self.config, self.cc, self.log = config, config.cluster, log
+        self.config, self.ec, self.log = config, config.evaluator, log
         self.unusable = {}
         self.rates = {}
         self.skipped = {}             # {anchor: play.specs.Missing} not playable on this machine
@@ -74,11 +74,11 @@ class Opponents:
 
     def _usable_anchors(self):
         out = {}
-        for text in self.cc.anchors:
+        for text in self.ec.anchors:
             try:
                 spec = parse_spec(text)
             except ValueError as err:
-                raise ConfigError(f"cluster.anchors: {err}") from None
+                raise ConfigError(f"evaluator.anchors: {err}") from None
             gone, size = missing(spec), self.config.model.board_size
             plays = reference(spec.name[4:]).board_size if spec.kind == "ref" else size
             if gone is None and plays != size:
@@ -96,7 +96,7 @@ class Opponents:
     def skipped_figures(self):
         """The anchors skipped here, for the role's status file (the status line and the
         dashboard show them): [{"what", "anchors": [names], "command", "why"}], one entry per
-        thing missing and command, in the order of cluster.anchors."""
+        thing missing and command, in the order of evaluator.anchors."""
         groups = {}
         for name, gone in self.skipped.items():
             group = groups.setdefault((gone.what, gone.command), {
@@ -111,22 +111,22 @@ class Opponents:
 
     def checkpoint_side(self, path, name, seed, data=None):
         """(network, SearchSide) of the checkpoint at `path` (its bytes `data` when already
-        read) at cluster.eval_visits: network.loading.load_network (canaries checked)
+        read) at evaluator.visits: network.loading.load_network (canaries checked)
         and play.network_player, as every command plays a checkpoint. NetworkError when
         unusable."""
         from network.loading import load_network
 
         network = load_network(path, "match", data=data, expect=self.config.model,
                                backend=self.config.server.backend,
-                               capacity=max(64, self.cc.eval_batch_games))
-        side = network_side(network, visits=self.cc.eval_visits, name=name, seed=seed,
+                               capacity=max(64, self.ec.batch_games))
+        side = network_side(network, visits=self.ec.visits, name=name, seed=seed,
                             opening_moves=OPENING_MOVES)
-        if self.cc.eval_move_seconds > 0:    # equal time: the visits its own speed fits
+        if self.ec.move_seconds > 0:    # equal time: the visits its own speed fits
             side.visits = self._timed_visits(network, side)
         return network, side
 
     def _timed_visits(self, network, side):
-        """cluster.eval_move_seconds in visits for this network: its one-game, one-thread
+        """evaluator.move_seconds in visits for this network: its one-game, one-thread
         speed (play.equal_time), measured once per speed_key (network shape, backend,
         search) in this process."""
         key = speed_key(side)
@@ -136,9 +136,9 @@ class Opponents:
                                               self.config.selfplay.komi)
             self.log.info("%s searches %.0f visits/s on one thread: %d visits a move in %g s",
                           network.config.name, self.rates[key],
-                          visits_for(self.cc.eval_move_seconds, self.rates[key]),
-                          self.cc.eval_move_seconds)
-        return visits_for(self.cc.eval_move_seconds, self.rates[key])
+                          visits_for(self.ec.move_seconds, self.rates[key]),
+                          self.ec.move_seconds)
+        return visits_for(self.ec.move_seconds, self.rates[key])
 
     def earlier(self, job, evaluation, offset):
         """The SearchSide of the earlier rated checkpoint `evaluation` (a row of
@@ -184,7 +184,7 @@ class Opponents:
             predicted = {a: p for a in self.anchors if (p := predict(job.name, a)) is not None}
             anchor, skipped = next_anchor(list(self.anchors), retired=retired,
                                           played=job.anchors, predicted=predicted,
-                                          max_informative=self.cc.eval_anchors)
+                                          max_informative=self.ec.anchors_per_checkpoint)
             if anchor is None:
                 if skipped:
                     self.log.info("%s: anchors not played: %s", job.name,
@@ -194,9 +194,9 @@ class Opponents:
             job.anchors.setdefault(anchor, 0)
             try:
                 side = make_side(self.anchors[anchor], seed=seed,
-                                 move_seconds=self.cc.eval_move_seconds or None,
+                                 move_seconds=self.ec.move_seconds or None,
                                  backend=self.config.server.backend,
-                                 capacity=max(64, self.cc.eval_batch_games),
+                                 capacity=max(64, self.ec.batch_games),
                                  checkpoint_side=lambda path, seed: self.checkpoint_side(
                                      path, anchor, seed)[1])
                 side.name = anchor

@@ -1,5 +1,5 @@
 """When the evaluator makes a curve point and when it refines one (evaluation.evaluator): a first
-rating of the newest checkpoint every cluster.eval_interval_s, refining batches between points
+rating of the newest checkpoint every evaluator.interval_s, refining batches between points
 only where the CPU budget (evaluation.budget) stays clear for the next point, and batches of
 dear opponents kept small. Costs are learnt as games are played; the clocks are injected, so
 the rules are tested without playing."""
@@ -18,7 +18,7 @@ def kind(label):
 
 
 class Schedule:
-    """interval: cluster.eval_interval_s (0: each checkpoint in full before the next); budget: a
+    """interval: evaluator.interval_s (0: each checkpoint in full before the next); budget: a
     CpuBudget; clock: monotonic seconds; enforce: the budget is waited on (not for --once);
     rule: the PairingRule (batch, max_games)."""
 

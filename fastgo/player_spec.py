@@ -1,5 +1,5 @@
 """Player specs: the one grammar that names a player wherever one is named (`fastgo arena` A and
-B, `fastgo compare --opponents`, the evaluator's anchors and `cluster.anchors` in a config,
+B, `fastgo compare --opponents`, the evaluator's anchors and `evaluator.anchors` in a config,
 `fastgo gtp --player`):
 
     random          uniform over the legal moves that fill no own eye (play.players.RandomPlayer)
@@ -17,7 +17,7 @@ B, `fastgo compare --opponents`, the evaluator's anchors and `cluster.anchors` i
     anything else   a checkpoint path
 
 `parse_spec` checks a text and says what it names; play.specs builds a match side from it. The
-grammar lives here, in the kernel's layer, so that fastgo.run.config checks `cluster.anchors` by
+grammar lives here, in the kernel's layer, so that fastgo.run.config checks `evaluator.anchors` by
 the same grammar the arena plays by.
 """
 from __future__ import annotations

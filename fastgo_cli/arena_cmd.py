@@ -31,7 +31,7 @@ from fastgo_cli.arena_players import (PUCT_FLAGS, PLAYER_SEARCH, ArgumentError, 
 from fastgo.run.rundir import RATINGS_TABLE
 
 DEFAULT_GAMES = 100
-DEFAULT_VISITS = MATCH_VISITS       # the evaluator plays at the same visits (cluster.eval_visits)
+DEFAULT_VISITS = MATCH_VISITS       # the evaluator plays at the same visits (evaluator.visits)
 DEFAULT_GAMES_AT_ONCE = 20
 DEFAULT_TABLE = RATINGS_TABLE      # in the current folder
 MAX_GAMES = 1_000_000

@@ -5,7 +5,7 @@ Parses the options; the role's body is roles.evaluate."""
 
 def parents():
     from fastgo_cli.parser import config_options, logging_options, run_dir_options
-    return (config_options(sections="[model], [cluster], [selfplay]"),
+    return (config_options(sections="[model], [evaluator], [selfplay]"),
             run_dir_options(help="the run directory"), logging_options())
 
 

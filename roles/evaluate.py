@@ -15,7 +15,7 @@ def run(args) -> int:
 def _evaluate(ctx) -> int:
     """The role's main loop: beats RUN/logs/evaluate.status.json (with the CPU share),
     evaluates what pending() names until SIGTERM or SIGINT (with --once: the newest checkpoint
-    not yet evaluated, whatever cluster.evaluate_every, outside the CPU budget: neither waiting
+    not yet evaluated, whatever evaluator.every, outside the CPU budget: neither waiting
     on it nor counted in it). Returns 0."""
     import time
 

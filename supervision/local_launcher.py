@@ -152,17 +152,17 @@ class LocalCluster:
     def final_evaluation(self, stopping):
         """Once the run has reached its duration and its roles have stopped: the evaluator rates
         the newest checkpoint it has not rated (`fastgo evaluate --once`, the whole machine
-        free, outside its CPU budget) within cluster.final_eval_s; `stopping()`: true once a
+        free, outside its CPU budget) within evaluator.final_rating_s; `stopping()`: true once a
         signal asks the cluster to stop (then SIGTERM, as at the deadline). Returns the rated
         checkpoint's name, or None (nothing to rate, no evaluator, or not finished)."""
-        if self.evaluator is None or self.cc.final_eval_s <= 0:
+        if self.evaluator is None or self.ec.final_rating_s <= 0:
             return None
         job = unrated_newest(self.run_dir)
         if job is None:
             return None
         name = checkpoint_player(job[0])
         self.log(f"final rating of {name}, the run's last checkpoint, with the whole machine "
-                 f"(at most {self.cc.final_eval_s:g} s: cluster.final_eval_s)")
+                 f"(at most {self.ec.final_rating_s:g} s: evaluator.final_rating_s)")
         child = self.evaluator.child
         started = time.monotonic()
         try:
@@ -170,13 +170,13 @@ class LocalCluster:
         except Exception as err:
             return self._final(None, f"final rating of {name} skipped: could not start the "
                                      f"evaluator: {err}")
-        deadline = started + self.cc.final_eval_s
+        deadline = started + self.ec.final_rating_s
         code = None
         while code is None and time.monotonic() < deadline and not stopping():
             code = child.wait(min(FINAL_POLL_S, max(0.0, deadline - time.monotonic())))
         cut = None
         if code is None:
-            cut = "a signal" if stopping() else f"its {self.cc.final_eval_s:g} s"
+            cut = "a signal" if stopping() else f"its {self.ec.final_rating_s:g} s"
             child.stop(self.cc.shutdown_s)
         else:
             child.poll()

@@ -2,7 +2,7 @@
 (supervision.local_launcher, supervision.ray_launcher): start the roles, supervise them, print the
 status line, stop on SIGINT or SIGTERM, on a role that keeps failing or at the end of the duration,
 shut the roles down (in supervision.policy's stop order, within cluster.shutdown_s), after a run
-that reached its duration rate its last checkpoint (cluster.final_eval_s) and print the summary.
+that reached its duration rate its last checkpoint (evaluator.final_rating_s) and print the summary.
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ class Launcher(Protocol):
 
     def final_evaluation(self, stopping: Callable[[], bool]) -> str | None:
         """After the shutdown of a run that reached its duration: rates its newest unrated
-        checkpoint within cluster.final_eval_s (or says why not); returns its name or None."""
+        checkpoint within evaluator.final_rating_s (or says why not); returns its name or None."""
 
     def summary(self) -> str:
         """The closing lines."""

@@ -168,7 +168,7 @@ def steps(python=sys.executable) -> list:
                     fastgo + ["cluster", "--config", "9x9_gpu", "--duration", f"{CLUSTER_S}s",
                               "--run-dir", "{tmp}/run",
                               # the final rating would outlast the step's limit
-                              "--set", "cluster.final_eval_s=0"], CLUSTER_S + 40,
+                              "--set", "evaluator.final_rating_s=0"], CLUSTER_S + 40,
                     detail_from="self-play games"))
     return out
 

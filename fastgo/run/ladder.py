@@ -13,7 +13,7 @@ only at import (fastgo.run.config reads LADDER).
 from __future__ import annotations
 
 
-# cluster.anchors' default: in rising strength (as far as a dozen games a pair tell: two rungs
+# evaluator.anchors' default: in rising strength (as far as a dozen games a pair tell: two rungs
 # near 50%, katago:1,t=0.5 and katago:1, may come out either way); the gnugo ones are skipped
 # where GNU Go is not installed (apt-get install gnugo), the katago ones where KataGo is not
 # found (`fastgo katago fetch`). Each shipped reference player (fastgo/references/index.json)

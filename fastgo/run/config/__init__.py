@@ -3,9 +3,9 @@
 Every role (server, workers, trainer, cluster) reads the same file through `load_config`; an
 unknown key, a wrong type or an impossible value raises `ConfigError` naming the file (or
 --set) and the dotted key. Modules, in dependency order: fields (setting(), parse_section,
-to_dict), endpoints (bind addresses and their CURVE policy), loop (the cluster and recorder
-sections), schema (the other sections and Config), loader (files, --set overrides, shipped
-configs by name). Stdlib only.
+to_dict), endpoints (bind addresses and their CURVE policy), evaluator (the evaluator's
+section), loop (the cluster and recorder sections), schema (the other sections and Config),
+loader (files, --set overrides, shipped configs by name). Stdlib only.
 """
 from fastgo.run.config.endpoints import (
                                   check_bind,
@@ -31,7 +31,8 @@ from fastgo.run.config.loader import (
                                   setting_bounds,
                                   shipped_configs,
 )
-from fastgo.run.config.loop import MATCH_VISITS, ClusterConfig, RecorderConfig
+from fastgo.run.config.evaluator import MATCH_VISITS, EvaluatorConfig
+from fastgo.run.config.loop import ClusterConfig, RecorderConfig
 from fastgo.run.config.schema import (
                                   BACKEND_CHOICES,
                                   ENCODING_PLANES,
@@ -48,7 +49,7 @@ from fastgo.run.config.schema import (
 __all__ = [
     "BACKEND_CHOICES", "INFERENCE_BACKENDS",
     "ENCODING_PLANES", "MATCH_VISITS", "MAX_CONFIG_BYTES", "MAX_TOML_DEPTH", "MODEL_NAME",
-    "ClusterConfig",
+    "ClusterConfig", "EvaluatorConfig",
     "Config", "ConfigError", "ModelConfig", "RecorderConfig", "SEARCH_CHOICES", "SelfplayConfig",
     "ServerConfig",
     "TrainerConfig", "apply_overrides", "check_bind", "check_setting_flag", "endpoint_problem",

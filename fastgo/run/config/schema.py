@@ -12,6 +12,7 @@ from typing import Literal
 from fastgo.constants import ENCODING_PLANES, MAX_BOARD_SIZE, MIN_BOARD_SIZE
 from fastgo.move_choice import PASS_RULES
 from fastgo.run.config.endpoints import check_bind
+from fastgo.run.config.evaluator import EvaluatorConfig
 from fastgo.run.config.fields import ConfigError, mapping_setting, parse_section, setting
 from fastgo.run.config.loop import ClusterConfig, RecorderConfig
 from fastgo.search_settings import SEARCHES
@@ -429,6 +430,7 @@ class Config:
     selfplay: SelfplayConfig = field(default_factory=SelfplayConfig)
     trainer: TrainerConfig = field(default_factory=TrainerConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    evaluator: EvaluatorConfig = field(default_factory=EvaluatorConfig)
     recorder: RecorderConfig = field(default_factory=RecorderConfig)
 
     def check(self):

@@ -17,11 +17,11 @@ from selfplay_workers.worker import SelfplayWorker
 from trainer.factory import make_trainer as Trainer
 
 EXTRA = """
-[cluster]
-eval_visits = 8
-eval_batch_games = 4
-eval_max_games = 8
-eval_anchors = 2
+[evaluator]
+visits = 8
+batch_games = 4
+max_games = 8
+anchors_per_checkpoint = 2
 anchors = ["random", "mcts:20", "mcts:200"]
 """
 STOPS = {"one-sided", "interval", "max games"}
@@ -72,7 +72,7 @@ def test_evaluator_chains_checkpoints_and_anchors_and_draws_the_curve(tmp_path, 
         totals = {}
         for r in played:
             totals[r["b"]] = totals.get(r["b"], 0) + r["games"]
-        assert all(games <= 8 for games in totals.values())      # eval_max_games over its rows
+        assert all(games <= 8 for games in totals.values())      # evaluator.max_games over its rows
         # --once refines to the end: every pairing's last row gives its verdict
         last = {r["b"]: r["stop"] for r in played}
         assert set(last.values()) <= STOPS, last
@@ -134,14 +134,14 @@ def test_evaluator_chains_checkpoints_and_anchors_and_draws_the_curve(tmp_path, 
 
 
 def test_the_evaluator_at_equal_time(tmp_path, write_tiny_config):
-    """cluster.eval_move_seconds: the checkpoints play the visits their measured one-thread
+    """evaluator.move_seconds: the checkpoints play the visits their measured one-thread
     speed fits in the seconds (logged), and the table's rows say the seconds, not visits."""
     import re
 
-    extra = EXTRA.replace("[cluster]\n", "[cluster]\neval_move_seconds = 0.02\n")
+    extra = EXTRA.replace("[evaluator]\n", "[evaluator]\nmove_seconds = 0.02\n")
     config_path = write_tiny_config(tmp_path / "c.toml", checkpoint_every=5, extra=extra)
     config = load_config(config_path)
-    assert config.cluster.eval_move_seconds == 0.02
+    assert config.evaluator.move_seconds == 0.02
     root = tmp_path / "run"
     run = open_run_dir(root)
     trainer = Trainer(config, run)                    # writes ckpt-0

@@ -10,13 +10,14 @@ from pathlib import Path
 CLUSTER = """
 [cluster]
 workers = 1
-eval_batch_games = 2
-eval_max_games = 2
-eval_visits = 2
-anchors = ["random"]
-eval_cpu_share = 4.0
 status_interval_s = 2
 shutdown_s = 10
+[evaluator]
+batch_games = 2
+max_games = 2
+visits = 2
+anchors = ["random"]
+cpu_share = 4.0
 """
 
 
@@ -38,7 +39,7 @@ def test_two_tiny_configs_compared(tmp_path, write_tiny_config, free_endpoint):
                            "--opponents", "random", "--set-b", "trainer.lr=0.01", "--out", out,
                            # the evaluator rates only its first checkpoint within a run: the last
                            # checkpoint reaches the curve through the final rating alone
-                           "--set", "cluster.evaluate_every=1000000"],
+                           "--set", "evaluator.every=1000000"],
                           capture_output=True, text=True, timeout=150, check=False,
                           env=dict(os.environ, OMP_NUM_THREADS="1"))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
@@ -60,7 +61,7 @@ def test_two_tiny_configs_compared(tmp_path, write_tiny_config, free_endpoint):
         rated = [json.loads(line)["step"] for line in
                  (out / name / "evaluations.jsonl").read_text().splitlines()]
         # the checkpoint the evaluator found first where it rated one within the 12 s (a loaded
-        # machine may take them all to start it; evaluate_every keeps it to one), and the run's
+        # machine may take them all to start it; evaluator.every keeps it to one), and the run's
         # last checkpoint through the final rating
         assert steps[-1] > 0 and rated[-1] == steps[-1], (steps, rated)
         assert len(rated) <= 2 and rated == sorted(set(rated)), (steps, rated)

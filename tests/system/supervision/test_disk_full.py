@@ -243,7 +243,7 @@ def test_the_cluster_stops_cleanly_on_a_full_disk_when_told_to(
 def test_the_final_rating_never_waits_for_space(small_disk, tmp_path, write_tiny_config):
     """`fastgo evaluate --once` (the final rating of a run that reached its duration) on a full
     disk with cluster.on_disk_full = "wait": it stops at once with exit status 75 and one line
-    (it used to wait for space for up to cluster.final_eval_s), and the supervisor's summary says
+    (it used to wait for space for up to evaluator.final_rating_s), and the supervisor's summary says
     the rating was skipped and why."""
     from supervision.local_launcher import LocalCluster
     from fastgo.run.config import load_config
@@ -254,12 +254,13 @@ def test_the_final_rating_never_waits_for_space(small_disk, tmp_path, write_tiny
     config_path = write_tiny_config(tmp_path / "c.toml", extra="""
 [cluster]
 evaluate = true
-anchors = ["random"]
-eval_visits = 4
-eval_batch_games = 2
-eval_max_games = 2
 on_disk_full = "wait"
-final_eval_s = 120
+[evaluator]
+anchors = ["random"]
+visits = 4
+batch_games = 2
+max_games = 2
+final_rating_s = 120
 """)
     config = load_config(config_path)
     run = small_disk / "run"

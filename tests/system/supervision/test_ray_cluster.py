@@ -21,10 +21,6 @@ CLUSTER = """
 launcher = "ray"
 workers = 2
 evaluate = true
-evaluate_every = 1000000
-eval_batch_games = 2
-eval_max_games = 2
-anchors = ["random"]
 stuck_seconds = 30
 backoff_s = 0.2
 status_interval_s = 0.5
@@ -33,6 +29,11 @@ server_resources = {CPU = 0, trainer_node = 0.25}
 trainer_resources = {CPU = 0, trainer_node = 0.25}
 evaluator_resources = {CPU = 0}
 worker_resources = {CPU = 0, worker_node = 1}
+[evaluator]
+every = 1000000
+batch_games = 2
+max_games = 2
+anchors = ["random"]
 """
 LINE = re.compile(r"fastgo cluster: (\S+)\s+node ([0-9a-f]+) \(\S+\) actor pid (\d+) pid (\d+)")
 

@@ -23,7 +23,7 @@ class Clock:
 
 def scheduled(tmp_path, cpu, clock, share=0.2, interval=200.0):
     budget = CpuBudget(share, cpu_clock=lambda: cpu[0], wall_clock=clock)
-    return Evaluator(loads_config(f"[cluster]\neval_interval_s = {interval}\n"),
+    return Evaluator(loads_config(f"[evaluator]\ninterval_s = {interval}\n"),
                      open_run_dir(tmp_path / "run"), logging.getLogger("test"), budget=budget,
                      clock=clock)
 
@@ -127,9 +127,9 @@ def rows(path):
 
 def test_a_newer_point_supersedes_a_refinement_and_its_games_are_kept(tmp_path,
                                                                       write_tiny_config):
-    extra = ("[cluster]\neval_visits = 4\neval_batch_games = 2\neval_max_games = 8\n"
-             "eval_elo_width = 1.0\nanchors = [\"random\", \"mcts:8\"]\neval_interval_s = 200\n"
-             "eval_cpu_share = 1000.0\n")
+    extra = ("[evaluator]\nvisits = 4\nbatch_games = 2\nmax_games = 8\n"
+             "elo_width = 1.0\nanchors = [\"random\", \"mcts:8\"]\ninterval_s = 200\n"
+             "cpu_share = 1000.0\n")
     config_path = write_tiny_config(tmp_path / "c.toml", checkpoint_every=5, extra=extra)
     config = load_config(config_path)
     run = open_run_dir(tmp_path / "run")

@@ -21,7 +21,7 @@ def test_anchors_it_cannot_play_are_skipped_with_a_line(tmp_path, monkeypatch, c
 
     monkeypatch.setattr(player_spec, "GNUGO_PROGRAM", "no-such-gnugo-program")
     with caplog.at_level(logging.INFO):
-        evaluator = make(tmp_path, '[cluster]\nanchors = ["random", "gnugo:1", "MCTS:50", '
+        evaluator = make(tmp_path, '[evaluator]\nanchors = ["random", "gnugo:1", "MCTS:50", '
                                    '"gtp:engine --x", "missing.ckpt"]\n')
     assert list(evaluator.anchors) == ["random", "mcts:50", "gtp:engine --x"]
     assert "anchor gnugo:1 skipped: GNU Go is not installed" in caplog.text
@@ -49,7 +49,7 @@ def test_the_status_file_lists_the_skipped_anchors_and_the_command_that_adds_eac
     monkeypatch.delenv("FASTGO_KATAGO", raising=False)
     status = Beats()
     run_dir = open_run_dir(tmp_path / "run")
-    evaluator = Evaluator(loads_config('[cluster]\nanchors = ["random", "gnugo:1", "gnugo:10", '
+    evaluator = Evaluator(loads_config('[evaluator]\nanchors = ["random", "gnugo:1", "gnugo:10", '
                                        '"katago:1,t=4", "gone.ckpt"]\n'), run_dir,
                           logging.getLogger("test"), status)
     evaluator.beat(force=True)
@@ -67,12 +67,12 @@ def test_a_reference_player_of_another_board_size_is_skipped(tmp_path, monkeypat
     from fastgo.reference_players import REFERENCES_ENV
 
     monkeypatch.setenv(REFERENCES_ENV, str(reference_folder(tmp_path / "refs", [("nine", 4)])))
-    evaluator = make(tmp_path, '[model]\nboard_size = 7\n[cluster]\nanchors = ["random", '
+    evaluator = make(tmp_path, '[model]\nboard_size = 7\n[evaluator]\nanchors = ["random", '
                                '"ref:nine"]\n')
     assert list(evaluator.anchors) == ["random"]
     (group,) = evaluator.opponents.skipped_figures()
     assert group["anchors"] == ["ref:nine"] and group["why"] == "it plays 9x9, this run 7x7"
-    nine = make(tmp_path / "9", '[model]\nboard_size = 9\n[cluster]\nanchors = ["ref:nine"]\n')
+    nine = make(tmp_path / "9", '[model]\nboard_size = 9\n[evaluator]\nanchors = ["ref:nine"]\n')
     assert list(nine.anchors) == ["ref:nine"] and nine.anchors["ref:nine"].count == 4
 
 
@@ -81,7 +81,7 @@ def test_a_katago_anchor_is_skipped_where_katago_is_not_found(tmp_path, monkeypa
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("FASTGO_KATAGO", raising=False)
     with caplog.at_level(logging.INFO):
-        evaluator = make(tmp_path, '[cluster]\nanchors = ["random", "katago:1,t=1.5", '
+        evaluator = make(tmp_path, '[evaluator]\nanchors = ["random", "katago:1,t=1.5", '
                                    '"katago:2"]\n')
     assert list(evaluator.anchors) == ["random"]
     assert "anchor katago:2 skipped: KataGo's program not found" in caplog.text
@@ -93,7 +93,7 @@ def test_cpu_figures_carried_over_a_restart(tmp_path):
              "eval_wall_s": 100.0},
             {"player": "ckpt-80", "step": 80, "wall_s": 300, "games": 50, "eval_cpu_s": 100.0,
              "eval_wall_s": 400.0}]
-    evaluator = make(tmp_path, "[cluster]\neval_cpu_share = 0.25\n", rows)
+    evaluator = make(tmp_path, "[evaluator]\ncpu_share = 0.25\n", rows)
     budget = evaluator.budget
     assert budget.share == 0.25 and budget.carried_cpu_s == 100.0
     assert budget.carried_wall_s == 400.0 and evaluator.last_step == 80
@@ -103,7 +103,7 @@ def test_cpu_figures_carried_over_a_restart(tmp_path):
 
 def test_the_newest_checkpoint_once_enough_are_new(tmp_path):
     rows = [{"player": "ckpt-100", "step": 100, "wall_s": 0, "games": 0}]
-    evaluator = make(tmp_path, "[cluster]\nevaluate_every = 3\n", rows)
+    evaluator = make(tmp_path, "[evaluator]\nevery = 3\n", rows)
     folder = tmp_path / "run" / "checkpoints"
     for step in (50, 100, 200, 300):
         (folder / f"ckpt-{step:09d}.ckpt").write_bytes(b"")
@@ -127,7 +127,7 @@ def test_a_final_rating_is_outside_the_budget(tmp_path):
              "eval_wall_s": 400.0}]
     run_dir = open_run_dir(tmp_path / "run")
     (tmp_path / "run" / "evaluations.jsonl").write_text(json.dumps(rows[0]) + "\n")
-    config = loads_config("[cluster]\neval_cpu_share = 0.1\n")
+    config = loads_config("[evaluator]\ncpu_share = 0.1\n")
     log = logging.getLogger("test")
     outside = Evaluator(config, run_dir, log, enforce_budget=False, outside_budget=True)
     counted = Evaluator(config, run_dir, log)

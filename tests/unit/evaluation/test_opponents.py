@@ -15,9 +15,9 @@ CONFIG = """
 board_size = 5
 blocks = 1
 channels = 8
-[cluster]
+[evaluator]
 anchors = ["random", "mcts:50"]
-eval_visits = 4
+visits = 4
 """
 
 

@@ -16,7 +16,8 @@ blocks = 1
 channels = 8
 [cluster]
 evaluate = true
-final_eval_s = 0.3
+[evaluator]
+final_rating_s = 0.3
 """
 
 

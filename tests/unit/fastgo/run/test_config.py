@@ -304,45 +304,6 @@ def test_the_first_folder_holding_a_name_wins(tmp_path, monkeypatch):
     assert loader.resolve_config("b") == str(source / "b.toml")
 
 
-def test_evaluator_anchors_are_player_specs():
-    from fastgo.run.config import ConfigError, loads_config
-
-    config = loads_config('[cluster]\nanchors = ["random", "gnugo:10", "gtp:gnugo --mode gtp", '
-                          '"runs/a/ckpt-000000100.ckpt", "MCTS:50"]\n')
-    assert config.cluster.anchors[1] == "gnugo:10"
-    for bad in ('["gnugo:11"]', '["mcts"]', '["foo:3"]', '["gtp: "]', '[""]',
-                '["random", "Random"]'):
-        with pytest.raises(ConfigError, match="cluster.anchors"):
-            loads_config(f"[cluster]\nanchors = {bad}\n")
-    with pytest.raises(ConfigError, match="eval_max_games"):
-        loads_config("[cluster]\neval_batch_games = 16\neval_max_games = 8\n")
-
-
-@pytest.mark.parametrize("anchor", ["katago:1,t=9", "katago:1,r=1.5", "katago:0", "mcts:0",
-                                    "katago:1,t=1,t=2", "katago:1:", "gnugo:-1"])
-def test_an_anchor_is_refused_with_the_arenas_own_error(anchor):
-    # one grammar: the config refuses what the arena refuses, with the same words
-    from fastgo.run.config import ConfigError, loads_config
-    from fastgo.player_spec import parse_spec
-
-    with pytest.raises(ValueError) as arena:
-        parse_spec(anchor)
-    with pytest.raises(ConfigError) as config:
-        loads_config(f'[cluster]\nanchors = ["{anchor}"]\n')
-    assert "cluster.anchors" in str(config.value) and str(arena.value) in str(config.value)
-
-
-def test_an_anchor_named_twice_is_refused_however_it_is_written():
-    from fastgo.run.config import ConfigError, loads_config
-
-    config = loads_config('[cluster]\nanchors = ["katago:1,t=4", "katago:1,t=2", "KATAGO:4"]\n')
-    assert config.cluster.anchors == ("katago:1,t=4", "katago:1,t=2", "KATAGO:4")
-    for pair in ('"katago:1,t=4", "katago:1,t=4.0"', '"gnugo:5", "gnugo: 5"',
-                 '"katago:1,r=0.5,t=1", "katago:1,t=1,r=0.5"'):
-        with pytest.raises(ConfigError, match="named twice"):
-            loads_config(f"[cluster]\nanchors = [{pair}]\n")
-
-
 @pytest.mark.parametrize("old, new", [
     ("pass_when_filled = true", 'use pass_rule = "fill" (true) or "free" (false)'),
     ("no_pass_before = 10", "use earliest_pass"),

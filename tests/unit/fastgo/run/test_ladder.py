@@ -17,7 +17,7 @@ DOCS = pathlib.Path(__file__).resolve().parents[4] / "docs" / "guide.md"
 
 
 def test_the_ladder_is_the_default_and_rises_through_the_stand_in():
-    assert Config().cluster.anchors == ladder.LADDER
+    assert Config().evaluator.anchors == ladder.LADDER
     names = [parse_spec(text).name for text in ladder.LADDER]
     assert names == list(ladder.LADDER) and CGOS_STAND_IN in names
     # every calibrated rung is on the ladder, below the stand-in or above it
