@@ -155,14 +155,14 @@ class LocalCluster:
         free, outside its CPU budget) within evaluator.final_rating_s; `stopping()`: true once a
         signal asks the cluster to stop (then SIGTERM, as at the deadline). Returns the rated
         checkpoint's name, or None (nothing to rate, no evaluator, or not finished)."""
-        if self.evaluator is None or self.ec.final_rating_s <= 0:
+        if self.evaluator is None or self.config.evaluator.final_rating_s <= 0:
             return None
         job = unrated_newest(self.run_dir)
         if job is None:
             return None
         name = checkpoint_player(job[0])
         self.log(f"final rating of {name}, the run's last checkpoint, with the whole machine "
-                 f"(at most {self.ec.final_rating_s:g} s: evaluator.final_rating_s)")
+                 f"(at most {self.config.evaluator.final_rating_s:g} s: evaluator.final_rating_s)")
         child = self.evaluator.child
         started = time.monotonic()
         try:
@@ -170,13 +170,13 @@ class LocalCluster:
         except Exception as err:
             return self._final(None, f"final rating of {name} skipped: could not start the "
                                      f"evaluator: {err}")
-        deadline = started + self.ec.final_rating_s
+        deadline = started + self.config.evaluator.final_rating_s
         code = None
         while code is None and time.monotonic() < deadline and not stopping():
             code = child.wait(min(FINAL_POLL_S, max(0.0, deadline - time.monotonic())))
         cut = None
         if code is None:
-            cut = "a signal" if stopping() else f"its {self.ec.final_rating_s:g} s"
+            cut = "a signal" if stopping() else f"its {self.config.evaluator.final_rating_s:g} s"
             child.stop(self.cc.shutdown_s)
         else:
             child.poll()

@@ -413,7 +413,7 @@ class RayCluster:
     def final_evaluation(self, stopping):
         """No final rating under Ray (the evaluator's actor has gone with the others, and the
         checkpoints are on the trainer's node): says how to make one there. Returns None."""
-        if self.evaluator is not None and self.ec.final_rating_s > 0:
+        if self.evaluator is not None and self.config.evaluator.final_rating_s > 0:
             self.log(f"no final rating with the ray launcher: on the trainer's node, `fastgo "
                      f"evaluate --config CONFIG --run-dir {self.run_dir.root} --once` rates the "
                      f"run's last checkpoint")
