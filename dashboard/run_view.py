@@ -19,7 +19,8 @@ from fastgo.coords import json_number
 from evaluation.opponents import skipped_anchors
 from fastgo.game import Game
 from fastgo.reference_players import read_index
-from fastgo.run.ratings import CGOS_STAND_IN, read_table
+from fastgo.run.elo_fit import CGOS_STAND_IN
+from fastgo.run.ratings_table import read_table
 from fastgo.run.rundir import CHECKPOINT_NAME as RUN_CHECKPOINT_NAME
 from fastgo.run.rundir import RunDir, checkpoint_player, player_step
 from fastgo.run.shards import ShardError, list_shards, read_shard

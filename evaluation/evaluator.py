@@ -33,7 +33,7 @@ from evaluation.curves import REDRAW_S, Curves
 from fastgo import bounded_json
 from fastgo.files import atomic_write_text, check_regular, escaped, read_bounded
 from fastgo.run.config import ConfigError
-from fastgo.run.ratings import append_result
+from fastgo.run.ratings_table import append_result
 from fastgo.run.rundir import checkpoint_player
 from fastgo.run.strength import read_strength
 from play.gtp.side import GtpEngineError

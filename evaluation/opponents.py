@@ -11,7 +11,7 @@ import os
 from evaluation.pairings import checkpoint_opponents, next_anchor, one_sided, retired_anchors
 from fastgo.files import escaped
 from fastgo.run.config import ConfigError
-from fastgo.run.ratings import table_name
+from fastgo.run.ratings_table import table_name
 from play.equal_time import one_thread_rate, speed_key, visits_for
 from play.network_player import network_side
 from play.players import MatchSide

@@ -7,7 +7,8 @@ import os
 
 from evaluation.evaluations import read_evaluations
 from fastgo.files import atomic_write, escaped
-from fastgo.run.ratings import CGOS_STAND_IN, cgos_text, read_table
+from fastgo.run.elo_fit import CGOS_STAND_IN, cgos_text
+from fastgo.run.ratings_table import read_table
 from fastgo.run.rundir import RunDir
 from fastgo.run.strength import strength_of
 from trainer.metrics import read_metrics
@@ -73,7 +74,7 @@ def draw_curve(path, evaluations, ratings, anchors, rows=None, strength=None):
     rising strength, each drawn as a labelled horizontal line at its Elo over the checkpoints
     that played it (over the whole plot when the rows do not say). rows: the ratings table's
     results; given, each point also gets a thick bar, the 95% interval of its gain over the
-    point before it (fastgo.run.ratings.gain_intervals), placed on that point's Elo: what the
+    point before it (fastgo.run.elo_fit.gain_intervals), placed on that point's Elo: what the
     games say about each step of the curve, which the intervals against `random` (a chain of
     one-sided results, often thousands of Elo wide) cannot show. strength: the
     fastgo.run.strength.Strength of those rows, when the caller has it. With rows that rate the

@@ -1,6 +1,6 @@
 """`fastgo arena A B --games N`: a match between two players, its win rate and Elo difference
 with 95% intervals, optionally stopped early by a sequential probability ratio test (Leela
-Zero's gating), the result appended to the ratings table (fastgo.run.ratings).
+Zero's gating), the result appended to the ratings table (fastgo.run.ratings_table).
 
 A player is a checkpoint path (its network behind the batched PUCT search, in this process,
 torch on CPU with one thread), 'random', 'mcts:N', 'gnugo:LEVEL', 'gtp:COMMAND',
@@ -318,7 +318,7 @@ def _run(args):
             a.name = args.name_a
         if args.name_b:
             b.name = args.name_b
-        from fastgo.run.ratings import TableError, check_name, table_name
+        from fastgo.run.ratings_table import TableError, check_name, table_name
         for which, side, given in (("A", a, args.name_a), ("B", b, args.name_b)):
             if not given:                # e.g. a long GTP command line: shortened, escaped
                 side.name = table_name(side.name)
@@ -434,7 +434,7 @@ def _report(args, a, b, size, total, sprt, interrupted):
                     interrupted=interrupted)
         _write_atomic(args.json, bounded_json.dumps(data, indent=2) + "\n")
     if not args.no_table and total.games > 0:
-        from fastgo.run.ratings import append_result
+        from fastgo.run.ratings_table import append_result
 
         meta = {"size": size, "komi": args.komi, "source": "arena"}
         if args.move_seconds is not None:

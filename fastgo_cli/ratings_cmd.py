@@ -24,7 +24,7 @@ def add_arguments(parser):
                         help="the ratings table, JSON lines")
     parser.add_argument("--anchor", default="random",
                         help="player fixed at 0 Elo (absent: the table's first player)")
-    from fastgo.run.ratings import PRIOR_GAMES, SEQUENCE_GAMES
+    from fastgo.run.elo_fit import PRIOR_GAMES, SEQUENCE_GAMES
     parser.add_argument("--prior", type=float, default=PRIOR_GAMES, metavar="GAMES",
                         help="virtual draws between each pair of players that met (BayesElo "
                              "uses 2; ours is weak because a strong prior pins a chain of "
@@ -40,7 +40,8 @@ def _fmt(value):
 
 def run(args):
     from fastgo.files import atomic_write_text
-    from fastgo.run.ratings import CGOS_STAND_IN, cgos_text, player_games, read_table
+    from fastgo.run.elo_fit import CGOS_STAND_IN, cgos_text
+    from fastgo.run.ratings_table import player_games, read_table
     from fastgo.run.strength import strength_of
 
     if os.path.isdir(args.table):

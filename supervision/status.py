@@ -10,7 +10,7 @@ from evaluation.opponents import skipped_anchors
 from fastgo import bounded_json
 from fastgo.diskfull import no_wait
 from fastgo.files import atomic_write_text
-from fastgo.run.ratings import cgos_text
+from fastgo.run.elo_fit import cgos_text
 from fastgo.run.rundir import player_step, status_path
 from fastgo.run.statefiles import MAX_ELO, finite
 from fastgo.run.strength import read_strength

@@ -407,7 +407,7 @@ def _dashboard_checkpoint(root, step, *, rate=True):
     import json
 
     from fastgo.run.config import ModelConfig
-    from fastgo.run.ratings import append_result
+    from fastgo.run.ratings_table import append_result
     from fastgo.run.rundir import open_run_dir
     from network.checkpoint import save_checkpoint
     from network.model import build_model

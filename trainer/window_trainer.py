@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Protocol
-from collections.abc import Callable
+from typing import Callable, Protocol
 
 import numpy as np
 import torch

@@ -1,5 +1,5 @@
 """The evaluator's ladder of anchors, from `random` to KataGo, and the games that calibrate it:
-rungs below and above GNU Go level 10 (CGOS's stand-in, fastgo.run.ratings.CGOS_STAND_IN) whose
+rungs below and above GNU Go level 10 (CGOS's stand-in, fastgo.run.elo_fit.CGOS_STAND_IN) whose
 distance to it was measured once (docs/guide.md#the-ladder) and is added to every fit that
 rates one of them (fastgo.run.strength). A checkpoint near a KataGo rung gets its CGOS rating
 from games near 50% rather than from a one-sided record against GNU Go; a run that played only
@@ -50,7 +50,7 @@ CALIBRATION = (
 
 def rungs() -> set:
     """The calibrated rungs: every player of CALIBRATION but the stand-in, below it or above."""
-    from fastgo.run.ratings import CGOS_STAND_IN
+    from fastgo.run.elo_fit import CGOS_STAND_IN
 
     return {name for row in CALIBRATION for name in row[:2]} - {CGOS_STAND_IN}
 
@@ -60,7 +60,7 @@ def with_calibration(rows):
     calibrated rung (else `rows` itself); the rows added carry "calibration": True. The stand-in
     is among their players, so a fit of the result has it, and so a CGOS estimate, wherever a
     rung is connected by games to the players rated, whether the run played GNU Go or not."""
-    from fastgo.run.ratings import RatingsTable
+    from fastgo.run.ratings_table import RatingsTable
 
     above = rungs()
     if not any(row.get("a") in above or row.get("b") in above for row in rows):

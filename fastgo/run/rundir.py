@@ -13,7 +13,7 @@ it so); everyone else asks it. Stdlib only.
     pool.json          the REINFORCE opponent pool (fastgo.run.pool)
     outbox-wID/        games a remote worker has not yet had confirmed by the recorder
     evaluated/         copies of the checkpoints the evaluator rated (its later opponents)
-    ratings.jsonl      every match result of the evaluator, appended (fastgo.run.ratings)
+    ratings.jsonl      every match result of the evaluator, appended (fastgo.run.ratings_table)
     evaluations.jsonl  one row per rated checkpoint, appended (evaluation.evaluator)
     ratings.json       the evaluator's latest fit: {"latest", "ratings"}
     curve.png          the strength curve; loss.png: the training losses (evaluation.plots)

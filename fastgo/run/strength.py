@@ -3,19 +3,19 @@ rating on CGOS's 9x9 scale, each with a 95% interval, and the gain of one player
 The evaluator's ratings.json, the status line, curve.png, `fastgo ratings` and the dashboard all
 take their numbers from a Strength, so they show the same number for the same table.
 
-One fit (fastgo.run.ratings.GroupFit, with the covariance of the ratings) gives the anchor's
+One fit (fastgo.run.elo_fit.GroupFit, with the covariance of the ratings) gives the anchor's
 group: the Elo of each player, its rating on CGOS's scale when the stand-in of CGOS's anchor is
 in that group, and every gain interval. Players not connected to the anchor by games are fitted
-in their own groups (fastgo.run.ratings.fit_ratings, relative to each group's first player).
+in their own groups (fastgo.run.elo_fit.fit_ratings, relative to each group's first player).
 """
 from __future__ import annotations
 
 import os
 
 from fastgo.run.ladder import with_calibration
-from fastgo.run.ratings import (CGOS_STAND_IN, PRIOR_GAMES, SEQUENCE_GAMES, GroupFit,
-                                RatingsTable, TableError, cgos_ratings, components, fit_ratings,
-                                read_table)
+from fastgo.run.elo_fit import (CGOS_STAND_IN, PRIOR_GAMES, SEQUENCE_GAMES, GroupFit, cgos_ratings,
+                                components, fit_ratings)
+from fastgo.run.ratings_table import RatingsTable, TableError, read_table
 
 __all__ = ["Strength", "strength_of", "read_strength"]
 
@@ -28,7 +28,7 @@ class Strength:
 
     elo:    {name: (elo, low95, high95)}, anchor = 0 (its group's first player for the others)
     cgos:   {name: (elo, low95, high95)} on CGOS's 9x9 scale, players connected to CGOS_STAND_IN
-    groups: the players connected by games, the anchor's group first (fastgo.run.ratings.components)
+    groups: the players connected by games, the anchor's group first (fastgo.run.elo_fit.components)
     error:  '' or why nothing was fitted (a TableError: a group over MAX_FIT_PLAYERS); then elo
             and cgos are empty while rows stay readable."""
 

@@ -17,7 +17,7 @@ from dashboard.run_view import NotFound
 from dashboard.sessions import SessionError
 from fastgo import reference_players as refs
 from fastgo.run import ladder
-from fastgo.run.ratings import append_result
+from fastgo.run.ratings_table import append_result
 from fastgo.run.rundir import open_run_dir, status_path
 
 

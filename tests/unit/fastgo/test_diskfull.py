@@ -41,8 +41,7 @@ def test_the_error_is_found_where_torch_wraps_it():
         try:
             raise OSError(errno.EDQUOT, "Disk quota exceeded")
         except OSError:
-            # the implicit __context__ (no `from`) is what disk_full walks, as torch raises it
-            raise RuntimeError("[enforce fail at inline_container.cc] unexpected pos")  # noqa: B904
+            raise RuntimeError("[enforce fail at inline_container.cc] unexpected pos")
     except RuntimeError as err:
         assert diskfull.disk_full(err).errno == errno.EDQUOT
     assert diskfull.disk_full(OSError(errno.EIO, "I/O error")) is None

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[3]
 # (module path, what it writes): json.dumps calls that are not the project's JSON output
 ALLOWED = {
     "fastgo/bounded_json.py": "the writer itself",
-    "fastgo/run/ratings.py": "ratings rows, with allow_nan=False",
+    "fastgo/run/ratings_table.py": "ratings rows, with allow_nan=False",
     "dashboard/sessions.py": "a checked query to the analysis engine's stdin",
     "dashboard/run_view.py": "the digest of a snapshot already finite (never written)",
     "play/analysis/query.py": "a refused value echoed inside an error's text",

@@ -156,7 +156,7 @@ def test_records_corpus(path):
 
 
 def _state_readers(path):
-    from fastgo.run.ratings import read_table
+    from fastgo.run.ratings_table import read_table
     from fastgo.run.statefiles import read_csv, read_json
 
     return read_table(path), read_csv(path), read_json(path)

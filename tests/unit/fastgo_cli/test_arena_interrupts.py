@@ -10,7 +10,7 @@ import signal
 import pytest
 
 import play.match
-from fastgo.run.ratings import read_table
+from fastgo.run.ratings_table import read_table
 from fastgo_cli import arena_cmd
 from fastgo_cli.main import main
 

@@ -9,7 +9,8 @@ import re
 
 from fastgo.run import ladder
 from fastgo.run.config import Config
-from fastgo.run.ratings import CGOS_ANCHOR_ELO, CGOS_STAND_IN, RatingsTable, cgos_ratings
+from fastgo.run.elo_fit import CGOS_ANCHOR_ELO, CGOS_STAND_IN, cgos_ratings
+from fastgo.run.ratings_table import RatingsTable
 from fastgo.run.strength import strength_of
 from fastgo.player_spec import parse_spec
 
@@ -50,7 +51,7 @@ def test_calibration_games_join_a_fit_only_where_a_rung_was_played(monkeypatch):
 
 
 def test_fastgo_ratings_says_it_added_the_calibration(tmp_path, capsys):
-    from fastgo.run.ratings import append_result
+    from fastgo.run.ratings_table import append_result
     from fastgo_cli.main import main
 
     table = tmp_path / "ratings.jsonl"

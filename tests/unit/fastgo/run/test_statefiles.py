@@ -11,7 +11,8 @@ import pytest
 from evaluation.evaluations import read_evaluations
 from evaluation.plots import run_algorithm
 from fastgo.run import statefiles
-from fastgo.run.ratings import fit_ratings, read_table
+from fastgo.run.elo_fit import fit_ratings
+from fastgo.run.ratings_table import read_table
 from fastgo.run.statefiles import MAX_COUNT, read_csv, read_json, read_lines
 
 

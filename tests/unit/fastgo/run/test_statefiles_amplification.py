@@ -8,7 +8,8 @@ import json
 import tracemalloc
 
 
-from fastgo.run.ratings import MAX_FIT_PLAYERS, TableError, fit_ratings, read_table
+from fastgo.run.elo_fit import MAX_FIT_PLAYERS, fit_ratings
+from fastgo.run.ratings_table import TableError, read_table
 from fastgo.run.statefiles import read_csv, read_jsonl
 
 

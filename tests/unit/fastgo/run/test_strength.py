@@ -10,7 +10,8 @@ from evaluation.evaluator import Evaluator
 from supervision.status import current_ratings, read_cgos, status_line, summary_text
 from dashboard.run_view import RunView
 from fastgo.run.config import Config
-from fastgo.run.ratings import CGOS_STAND_IN, append_result, cgos_text, fit_ratings, read_table
+from fastgo.run.elo_fit import CGOS_STAND_IN, cgos_text, fit_ratings
+from fastgo.run.ratings_table import append_result, read_table
 from fastgo.run.rundir import checkpoint_player, open_run_dir
 from fastgo.run.statefiles import read_ratings
 from fastgo.run.strength import read_strength, strength_of
@@ -100,8 +101,8 @@ def test_the_view_agrees_with_the_fits_it_is_made_of(tmp_path):
 
 
 def test_a_table_too_large_to_fit_is_an_error_not_a_crash(monkeypatch, tmp_path):
-    from fastgo.run import ratings
-    monkeypatch.setattr(ratings, "MAX_FIT_PLAYERS", 2)
+    from fastgo.run import elo_fit
+    monkeypatch.setattr(elo_fit, "MAX_FIT_PLAYERS", 2)
     rows = [{"a": "a", "b": "b", "wins_a": 1, "wins_b": 1, "draws": 0},
             {"a": "b", "b": "c", "wins_a": 1, "wins_b": 1, "draws": 0}]
     view = strength_of(rows)

@@ -1,4 +1,4 @@
-"""CGOS's 9x9 scale (fastgo.run.ratings.cgos_ratings): the stand-in of CGOS's anchor at 1800, each
+"""CGOS's 9x9 scale (fastgo.run.elo_fit.cgos_ratings): the stand-in of CGOS's anchor at 1800, each
 player's interval that of its difference to the stand-in; the status line, `fastgo ratings` and
 curve.png say it the same way."""
 from __future__ import annotations
@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import math
 
-from fastgo.run.ratings import (CGOS_ANCHOR_ELO, CGOS_STAND_IN, Z95, append_result, cgos_ratings,
-                            cgos_text, fit_ratings, read_table)
+from fastgo.run.elo_fit import (CGOS_ANCHOR_ELO, CGOS_STAND_IN, Z95, cgos_ratings, cgos_text,
+                                fit_ratings)
+from fastgo.run.ratings_table import append_result, read_table
 from fastgo_cli.main import main
 
 
@@ -83,7 +84,7 @@ def test_one_fit_with_covariance_gives_what_refits_give():
     # a chain of checkpoints with one-sided and even results: the CGOS ratings and the gain
     # intervals from one fit anchored at random equal the refits anchored at the stand-in and
     # at each step's predecessor
-    from fastgo.run.ratings import GroupFit, gain_intervals
+    from fastgo.run.elo_fit import GroupFit, gain_intervals
 
     rows = [row("random", "ckpt-1", 1, 19), row("ckpt-1", "gnugo:1", 8, 12),
             row("ckpt-2", "ckpt-1", 14, 6), row("ckpt-2", CGOS_STAND_IN, 3, 17),
