@@ -1,15 +1,17 @@
 """`fastgo compare`: two configs learn for the same wall time on this machine, one after the other
 (`fastgo cluster` into OUT/a, then into OUT/b), then each run's last checkpoint plays the same
-opponents through `fastgo arena`, and the two last checkpoints play each other (the most
-sensitive of the matches: no reference's strength stands between them). OUT/compare.json,
-OUT/compare.png (both evaluator Elo curves against wall time) and a Markdown table hold the result.
+opponents in the arena (play.arena.loop.run_arena, in this process, from an ArenaPlan), and the
+two last checkpoints play each other (the most sensitive of the matches: no reference's strength
+stands between them). OUT/compare.json, OUT/compare.png (both evaluator Elo curves against wall
+time) and a Markdown table hold the result.
 
 OUT/matches/RUN-OPPONENT.json is the arena's JSON of one match, RUN-OPPONENT.out its output,
 OUT/matches/a-vs-b.json and .out the head-to-head match; RUN/logs/cluster.out the output of `fastgo
-cluster`. Children (supervision.role_process.Children) run in sessions of their own: a SIGINT or
-SIGTERM to this process is passed on to the running child, which stops cleanly, and nothing further
-is started. A cluster outlives a killed parent (it stops at its --duration and shuts its roles down
-in order); an arena does not.
+cluster`. The clusters are children (supervision.role_process.Children) in sessions of their own:
+a SIGINT or SIGTERM to this process is passed on to the running child, which stops cleanly, and
+nothing further is started; a cluster outlives a killed parent (it stops at its --duration and
+shuts its roles down in order). A match stops at a signal as `fastgo arena` does (its finished
+games reported), and nothing further is started.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import os
 import re
 from dataclasses import dataclass
 
+from comparison.matches import arena_plan, play_arena
 from comparison.report import RUNS, draw, markdown_table
 from evaluation.plots import RunCurveError, read_run
 from supervision.role_process import Children, last_line
@@ -221,17 +224,6 @@ def cluster_argv(run: RunPlan, root: str, seconds: float) -> list:
     return argv
 
 
-def arena_argv(run: RunPlan, checkpoint: str, opponent: Opponent, plan: Plan, seed: int,
-               json_path: str, backend_b: str | None = None) -> list:
-    pace = (["--move-seconds", f"{plan.move_seconds:g}"] if plan.move_seconds is not None
-            else ["--game-seconds", f"{plan.game_seconds:g}"] if plan.game_seconds is not None
-            else ["--visits", str(plan.visits)])
-    argv = ["arena", checkpoint, opponent.spec, "--games", str(plan.games), *pace,
-            "--komi", f"{run.komi:g}", "--size", str(run.size),
-            "--backend-a", run.backend, "--seed", str(seed), "--json", json_path, "--no-table"]
-    return argv + (["--backend-b", backend_b] if backend_b else [])
-
-
 def head_to_head_paths(out):
     """(json path, output path) of the match of run a's last checkpoint against run b's."""
     base = os.path.join(out, "matches", "a-vs-b")
@@ -393,8 +385,9 @@ def head_to_head(plan: Plan):
 
 # --- the whole comparison ----------------------------------------------------------------------
 
-def _play_head_to_head(plan: Plan, children, out) -> None:
-    """Run a's last checkpoint against run b's, each on its own run's backend."""
+def _play_head_to_head(plan: Plan, out):
+    """Run a's last checkpoint against run b's, each on its own run's backend; the name of the
+    signal that stopped it, else None."""
     run_a, run_b = plan.runs
     checkpoint_a, checkpoint_b = (last_checkpoint(plan.root(r.name))[1] for r in plan.runs)
     json_path, log_path = head_to_head_paths(plan.out)
@@ -402,12 +395,16 @@ def _play_head_to_head(plan: Plan, children, out) -> None:
         f"({os.path.basename(checkpoint_b)}), {plan.games} games at {plan.pace}")
     if os.path.exists(log_path):
         os.remove(log_path)
-    argv = arena_argv(run_a, checkpoint_a, Opponent("b", checkpoint_b), plan,
-                      plan.seed + len(plan.opponents), json_path, backend_b=run_b.backend)
-    code = children.run(argv, log_path, "[a vs b] ", stop_s=STOP_S, die_with_parent=True)
-    if code != 0 and not children.stopped:
+    arena = arena_plan(run_a, checkpoint_a, Opponent("b", checkpoint_b), plan,
+                       plan.seed + len(plan.opponents), json_path, backend_b=run_b.backend)
+    code, stopped = play_arena(arena, log_path, "[a vs b] ", out)
+    if stopped:
+        return stopped
+    if code != 0:
         raise CompareError(f"run a against run b: fastgo arena exited with status {code}: "
                            f"{last_line(log_path)} (see {log_path})", code=1)
+    return None
+
 
 def compare(plan: Plan, out=print) -> int:
     """Runs the plan (see the module); returns the exit status. CompareError for a failure that
@@ -439,21 +436,24 @@ def compare(plan: Plan, out=print) -> int:
                     json_path, log_path = match_paths(plan.out, run.name, opponent)
                     out(f"fastgo compare: run {run.name}: {os.path.basename(checkpoint)} against "
                         f"{opponent.label}, {plan.games} games at {plan.pace}")
-                    argv = arena_argv(run, checkpoint, opponent, plan, plan.seed + i, json_path)
-                    if os.path.exists(log_path):
-                        os.remove(log_path)
-                    code = children.run(argv, log_path, f"[{run.name} vs {opponent.label}] ",
-                                        stop_s=STOP_S, die_with_parent=True)
-                    if children.stopped:
+                    if children.stopped:        # a signal between two matches
                         return _stopped(out, children.stopped,
                                         f"run {run.name} against {opponent.label}")
+                    arena = arena_plan(run, checkpoint, opponent, plan, plan.seed + i,
+                                       json_path)
+                    if os.path.exists(log_path):
+                        os.remove(log_path)
+                    code, stopped = play_arena(arena, log_path,
+                                               f"[{run.name} vs {opponent.label}] ", out)
+                    if stopped:
+                        return _stopped(out, stopped, f"run {run.name} against {opponent.label}")
                     if code != 0:
                         raise CompareError(f"run {run.name} against {opponent.label}: fastgo "
                                            f"arena exited with status {code}: "
                                            f"{last_line(log_path)} (see {log_path})", code=1)
-            _play_head_to_head(plan, children, out)
-            if children.stopped:
-                return _stopped(out, children.stopped, "run a against run b")
+            stopped = children.stopped or _play_head_to_head(plan, out)
+            if stopped:
+                return _stopped(out, stopped, "run a against run b")
     data, curves = assemble(plan, statuses)
     json_path = os.path.join(plan.out, "compare.json")
     atomic_write_text(json_path, bounded_json.dumps(data, indent=1) + "\n")

@@ -12,8 +12,7 @@ from evaluation.pairings import checkpoint_opponents, next_anchor, one_sided, re
 from fastgo.files import escaped
 from fastgo.run.config import ConfigError
 from fastgo.run.ratings_table import table_name
-from play.equal_time import one_thread_rate, speed_key, visits_for
-from play.network_player import network_side
+from play.equal_time import pace_sides
 from play.players import MatchSide
 from fastgo.player_spec import parse_spec
 from fastgo.reference_players import reference
@@ -111,34 +110,30 @@ class Opponents:
 
     def checkpoint_side(self, path, name, seed, data=None):
         """(network, SearchSide) of the checkpoint at `path` (its bytes `data` when already
-        read) at evaluator.visits: network.loading.load_network (canaries checked)
-        and play.network_player, as every command plays a checkpoint. NetworkError when
-        unusable."""
-        from network.loading import load_network
+        read) at evaluator.visits: play.network_player.checkpoint_side from its
+        CheckpointOptions, as every command plays a checkpoint (canaries checked). NetworkError
+        when unusable."""
+        from play.network_player import CheckpointOptions, checkpoint_side
 
-        network = load_network(path, "match", data=data, expect=self.config.model,
-                               backend=self.config.server.backend,
-                               capacity=max(64, self.ec.batch_games))
-        side = network_side(network, visits=self.ec.visits, name=name, seed=seed,
-                            opening_moves=OPENING_MOVES)
+        options = CheckpointOptions(visits=self.ec.visits, backend=self.config.server.backend,
+                                    capacity=max(64, self.ec.batch_games),
+                                    opening_moves=OPENING_MOVES)
+        network, side = checkpoint_side(path, options, seed=seed, name=name, data=data,
+                                        expect=self.config.model)
         if self.ec.move_seconds > 0:    # equal time: the visits its own speed fits
-            side.visits = self._timed_visits(network, side)
+            self._pace(network, side)
         return network, side
 
-    def _timed_visits(self, network, side):
+    def _pace(self, network, side):
         """evaluator.move_seconds in visits for this network: its one-game, one-thread
-        speed (play.equal_time), measured once per speed_key (network shape, backend,
-        search) in this process."""
-        key = speed_key(side)
-        if key not in self.rates:
-            self.rates[key] = one_thread_rate(network.evaluator, side.settings,
-                                              network.config.board_size,
-                                              self.config.selfplay.komi)
-            self.log.info("%s searches %.0f visits/s on one thread: %d visits a move in %g s",
-                          network.config.name, self.rates[key],
-                          visits_for(self.ec.move_seconds, self.rates[key]),
-                          self.ec.move_seconds)
-        return visits_for(self.ec.move_seconds, self.rates[key])
+        speed, measured once per speed_key (network shape, backend, search) in this process
+        (play.equal_time.pace_sides, the arena's pacing, one round)."""
+        seconds = self.ec.move_seconds
+        pace_sides([(network.config.name, side)], seconds, network.config.board_size,
+                   self.config.selfplay.komi, rates=self.rates, rounds=1,
+                   report=lambda which, rate, visits: self.log.info(
+                       "%s searches %.0f visits/s on one thread: %d visits a move in %g s",
+                       which, rate, visits, seconds))
 
     def earlier(self, job, evaluation, offset):
         """The SearchSide of the earlier rated checkpoint `evaluation` (a row of

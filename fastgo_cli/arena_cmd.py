@@ -2,41 +2,57 @@
 with 95% intervals, optionally stopped early by a sequential probability ratio test (Leela
 Zero's gating), the result appended to the ratings table (fastgo.run.ratings_table).
 
-A player is a checkpoint path (its network behind the batched PUCT search, in this process,
-torch on CPU with one thread), 'random', 'mcts:N', 'gnugo:LEVEL', 'gtp:COMMAND',
-'katago:VISITS' or 'ref:NAME' (a reference player at its own visits, never retimed) (play.specs). Called by fastgo_cli.main
-through `add_arguments(parser)` and `run(args) -> int`; bad arguments exit 2 with one line.
-SIGINT or SIGTERM (also while a GTP engine does not answer) ends the match: the games finished
-so far are reported and appended to the table, the engines are ended, exit status 130.
+A player is a player spec (fastgo.player_spec: a checkpoint path, its network behind the
+batched PUCT search in this process, torch on CPU with one thread; 'random', 'mcts:N',
+'gnugo:LEVEL', 'gtp:COMMAND', 'katago:VISITS' or 'ref:NAME'). This module parses the options
+and checks them into a play.arena.plan.ArenaPlan, the per-side flags into each checkpoint's
+play.network_player.CheckpointOptions; play.arena.loop.run_arena plays it and this module prints
+its lines. Called by fastgo_cli.main through `add_arguments(parser)` and `run(args) -> int`; bad
+arguments exit 2 with one line. SIGINT or SIGTERM ends the match (play.arena.loop): the games
+finished so far are reported and appended to the table, the engines are ended, exit status 130.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import secrets
 import sys
-import time
 
-from fastgo import bounded_json
-from fastgo.run.config import BACKEND_CHOICES, MATCH_VISITS, SEARCH_CHOICES
+from fastgo.run.config import BACKEND_CHOICES, MATCH_VISITS, SEARCH_CHOICES, SelfplayConfig
 from fastgo.constants import SIZE_RANGE
 from fastgo.coords import is_board_size
 from fastgo.move_choice import PASS_RULE_HELP
-from play.gtp.side import GtpSide
-from play.match import SearchSide
-from fastgo_cli.arena_timing import time_network_sides
-from fastgo_cli.deferred_signals import deferred_interrupts, quiet
-from fastgo_cli.arena_players import (PUCT_FLAGS, PLAYER_SEARCH, ArgumentError, make_side,
-                                      one_line, puct_flag)
 from fastgo.run.rundir import RATINGS_TABLE
+from fastgo.search_settings import SearchSettings
+from play.arena.plan import (DEFAULT_GAMES_AT_ONCE, DEFAULT_OPENING_MOVES, PROG, SPRT_ALPHA,
+                             ArenaError, ArenaPlan)
+from play.network_player import CheckpointOptions
 
 DEFAULT_GAMES = 100
 DEFAULT_VISITS = MATCH_VISITS       # the evaluator plays at the same visits (evaluator.visits)
-DEFAULT_GAMES_AT_ONCE = 20
 DEFAULT_TABLE = RATINGS_TABLE      # in the current folder
 MAX_GAMES = 1_000_000
-SPRT_ALPHA = SPRT_BETA = 0.05
-PROG = "fastgo arena"
+PLAYER_SEARCH = SearchSettings.for_play()     # every player's search unless a flag changes it
+
+
+def _puct_flag(field, what):
+    """(field, what it is, low, high): the range is the config's selfplay.FIELD's, the one
+    place these constants are bounded."""
+    meta = {f.name: f for f in dataclasses.fields(SelfplayConfig)}[field].metadata
+    return field, what, meta["min"], meta["max"]
+
+
+# per-side flags (FLAG-a, FLAG-b) of the players' PUCT constants, by their SearchSettings field
+PUCT_FLAGS = {
+    "--c-puct": _puct_flag("c_puct", "PUCT's exploration constant"),
+    "--fpu": _puct_flag("fpu_reduction", "first-play urgency reduction (an unvisited move's "
+                        "value: its parent's minus X x sqrt(the visited moves' prior))"),
+}
+
+
+class ArgumentError(ArenaError):
+    """A bad argument: one line for stderr, exit status 2."""
 
 
 def parents():
@@ -59,8 +75,6 @@ def parents():
                                       "fits in each share; a GTP engine is told `time_settings "
                                       "T 0 0` and its time left before each move (instead of "
                                       "--visits and --move-seconds)"))
-
-
 
 
 def add_arguments(parser):
@@ -95,7 +109,7 @@ def add_arguments(parser):
                              "(Gumbel sequential halving, noise in the opening moves only)")
     parser.add_argument("--search-b", default=None, choices=SEARCH_CHOICES,
                         help="root search of a checkpoint B (default: --search-a)")
-    for flag, (field, _, what, low, high) in PUCT_FLAGS.items():
+    for flag, (field, what, low, high) in PUCT_FLAGS.items():
         parser.add_argument(flag + "-a", type=float, default=None, metavar="X",
                             help=f"{what} of a checkpoint A, {low:g}..{high:g} (default: "
                                  f"{getattr(PLAYER_SEARCH, field):g}, as every player)")
@@ -119,7 +133,7 @@ def add_arguments(parser):
                         help="do not append the result to the ratings table")
     parser.add_argument("--name-a", default=None, help="A's name in the table and the output")
     parser.add_argument("--name-b", default=None, help="B's name in the table and the output")
-    parser.add_argument("--opening-moves", type=int, default=2, metavar="K",
+    parser.add_argument("--opening-moves", type=int, default=DEFAULT_OPENING_MOVES, metavar="K",
                         help="checkpoint players sample their first K moves of a game by visit "
                              "count, for varied games")
 
@@ -191,271 +205,74 @@ def _check_args(args):
     return parse_sprt(args.sprt) if args.sprt is not None else None
 
 
-# --- output ----------------------------------------------------------------------------------
+# --- the plan ----------------------------------------------------------------------------------
 
-def summary(result, sprt=None):
-    """The JSON summary of a MatchResult (and the SPRT state when one ran)."""
-    low, high = result.wilson()
-    elo, elo_low, elo_high = result.elo()
-    out = {
-        "a": result.name_a, "b": result.name_b,
-        "games": result.games, "wins_a": result.wins_a, "wins_b": result.wins_b,
-        "draws": result.draws,
-        "win_rate_a": round(result.score_a, 6), "win_rate_ci": [round(low, 6), round(high, 6)],
-        "elo_diff": round(elo, 2), "elo_ci": [round(elo_low, 2), round(elo_high, 2)],
-        "games_a_black": result.games_a_black,
-        "wins_a_black": result.wins_a_black, "wins_a_white": result.wins_a_white,
-        "wins_b_black": result.wins_b_black, "wins_b_white": result.wins_b_white,
-        "forfeits": list(result.forfeits),
-    }
-    for which in ("a", "b"):
-        seconds, visits = result.per_move(which)
-        out[f"seconds_per_move_{which}"] = None if seconds is None else round(seconds, 4)
-        out[f"visits_per_move_{which}"] = None if visits is None else round(visits, 1)
-        charged = result.clock_per_move(which)
-        out[f"clock_per_move_{which}"] = None if charged is None else round(charged, 4)
-    if sprt is not None:
-        out["sprt"] = sprt
-    return out
+def puct_flag(args, flag, side):
+    """The value of FLAG-a or FLAG-b (side 'a' or 'b') of a PUCT_FLAGS flag; None: not given."""
+    return getattr(args, f"{flag[2:].replace('-', '_')}_{side}")
 
 
-def print_report(result, sprt, out=None):
-    out = sys.stdout if out is None else out
-    s = summary(result, sprt)
-    a_white = result.games - result.games_a_black
-    print(f"games: {result.games}", file=out)
-    print(f"A {result.name_a}: {result.wins_a} wins ({result.wins_a_black} of "
-          f"{result.games_a_black} as Black, {result.wins_a_white} of {a_white} as White)", file=out)
-    print(f"B {result.name_b}: {result.wins_b} wins ({result.wins_b_black} of {a_white} as "
-          f"Black, {result.wins_b_white} of {result.games_a_black} as White)", file=out)
-    if result.draws:
-        print(f"draws: {result.draws}", file=out)
-    low, high = s["win_rate_ci"]
-    print(f"win rate of A: {s['win_rate_a']:.3f} (95% interval {low:.3f} .. {high:.3f})", file=out)
-    elo_low, elo_high = s["elo_ci"]
-    elo, elo_low, elo_high = (round(v) + 0 for v in (s["elo_diff"], elo_low, elo_high))
-    print(f"Elo of A - B: {elo:+d} (95% interval {elo_low:+d} .. {elo_high:+d})", file=out)
-    for which, name in (("a", result.name_a), ("b", result.name_b)):
-        seconds, visits = result.per_move(which)
-        if seconds is not None:
-            charged = result.clock_per_move(which)
-            print(f"time per move {which.upper()}: {seconds:.3f} s"
-                  + (f", {visits:,.0f} visits" if visits is not None else "")
-                  + (f", {charged:.3f} s on its game clock" if charged is not None else ""),
-                  file=out)
-    if result.forfeits:
-        by_player = {}
-        for f in result.forfeits:
-            by_player.setdefault(f["player"], []).append(f)
-        for player, items in by_player.items():
-            print(f"forfeits: {player} lost {len(items)} game(s) by fault; the match went on:",
-                  file=out)
-            for f in items:
-                print(f"  game {f['game']} ({f['color']}, move {f['move']}): {f['reason']}",
-                      file=out)
-    if sprt is not None:
-        verdict = {"H1": f"H1 accepted: A - B = {sprt['elo1']:g} Elo rather than {sprt['elo0']:g}",
-                   "H0": f"H0 accepted: A - B = {sprt['elo0']:g} Elo rather than {sprt['elo1']:g}",
-                   None: "no decision"}[sprt["accepted"]]
-        print(f"SPRT {sprt['elo0']:g},{sprt['elo1']:g}: LLR {sprt['llr']:+.3f} (bounds "
-              f"{sprt['lower']:+.3f} .. {sprt['upper']:+.3f}) after {result.games} games: "
-              f"{verdict}", file=out)
+def search_changes(args, which):
+    """The player's search fields that side `which` changes from every player's defaults
+    (B takes A's where it gives none), as SearchSettings fields."""
+    changes = {}
+    for flag, (field, *_) in PUCT_FLAGS.items():
+        a, b = puct_flag(args, flag, "a"), puct_flag(args, flag, "b")
+        value = b if which == "B" and b is not None else a
+        if value is not None and value != getattr(PLAYER_SEARCH, field):
+            changes[field] = float(value)
+    return changes
 
 
-def _write_atomic(path, text):
-    from fastgo.files import atomic_write
-    atomic_write(path, lambda handle: handle.write(text), binary=False)
+def checkpoint_options(args, which):
+    """How a checkpoint side `which` ('A' or 'B') plays, from its flags (B's visits and search
+    default to A's); visits 1 at equal time, where its measured speed sets them."""
+    b = which == "B"
+    visits = args.visits_b if b and args.visits_b is not None else args.visits
+    return CheckpointOptions(
+        visits=1 if visits is None else visits,
+        search=args.search_b if b and args.search_b is not None else args.search_a,
+        leaves=args.leaves_b if b else args.leaves_a,
+        backend=args.backend_b if b else args.backend_a, device="cpu",
+        pass_rule=args.pass_rule, opening_moves=args.opening_moves,
+        changes=tuple(search_changes(args, which).items()))
 
 
-def write_sgfs(result, directory, stamp):
-    """The games of `result` (records kept) as DIR/arena-STAMP-NNNN.sgf, NNNN each game's
-    number in the match; a game lost by forfeit has RE[B+F] / RE[W+F] and the reason in its
-    root comment."""
-    from fastgo.sgf import record_from_game, write_sgf
-
-    forfeits = {f["game"]: f for f in result.forfeits}
-    for k, game in enumerate(result.records):
-        number = result.numbers[k]
-        a_black = result.a_black[k]
-        black, white = (result.name_a, result.name_b) if a_black else (result.name_b, result.name_a)
-        comment = f"fastgo arena game {number}: A {result.name_a} vs B {result.name_b}"
-        record = record_from_game(game, black_player=black, white_player=white,
-                                  rules="Tromp-Taylor (positional superko)")
-        fault = forfeits.get(number)
-        if fault is not None:
-            record.result = ("W" if fault["color"] == "B" else "B") + "+F"
-            comment += f"; {fault['player']} forfeits: {fault['reason']}"
-        record.comments[0] = comment
-        _write_atomic(os.path.join(directory, f"arena-{stamp}-{number:04d}.sgf"), write_sgf(record))
+def make_plan(args) -> ArenaPlan:
+    """The ArenaPlan of the parsed options, checked; ArgumentError for a bad one."""
+    sprt = _check_args(args)
+    return ArenaPlan(
+        a=args.a, b=args.b, games=args.games, checkpoint_a=checkpoint_options(args, "A"),
+        checkpoint_b=checkpoint_options(args, "B"),
+        seed=secrets.randbits(62) if args.seed is None else args.seed,
+        games_at_once=args.games_at_once, size=args.size, komi=args.komi, visits=args.visits,
+        move_seconds=args.move_seconds, game_seconds=args.game_seconds, sprt=sprt,
+        names=(args.name_a, args.name_b), sgf_dir=args.sgf_dir, json_path=args.json,
+        table=None if args.no_table else args.table)
 
 
 # --- run -------------------------------------------------------------------------------------
 
+def _out(line):
+    print(line, flush=True)
+
+
+def _err(line):
+    print(line, file=sys.stderr, flush=True)
+
+
 def run(args):
     import signal
 
-    # SIGTERM as Ctrl-C: the interrupted path below reports, appends and ends the engines.
+    from play.arena.loop import run_arena
+
+    # SIGTERM as Ctrl-C until the match takes both over (play.arena.loop)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        return _run(args)
-    except ArgumentError as exc:
+        return run_arena(make_plan(args), out=_out, err=_err)
+    except ArenaError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:                 # before the first game (e.g. an engine starting)
+    except KeyboardInterrupt:                 # while the options are checked
         print(f"{PROG}: interrupted before the match started", file=sys.stderr)
         return 130
-
-
-def _run(args):
-    sprt_elos = _check_args(args)
-    base = secrets.randbits(62) if args.seed is None else args.seed
-    sides = []
-    try:
-        for which, spec, offset in (("A", args.a, 1), ("B", args.b, 2)):
-            sides.append(make_side(spec, args, (base + offset) % (1 << 64), which))
-        a, b = sides
-        if args.name_a:
-            a.name = args.name_a
-        if args.name_b:
-            b.name = args.name_b
-        from fastgo.run.ratings_table import TableError, check_name, table_name
-        for which, side, given in (("A", a, args.name_a), ("B", b, args.name_b)):
-            if not given:                # e.g. a long GTP command line: shortened, escaped
-                side.name = table_name(side.name)
-            try:                         # refused now, not once the match has been played
-                check_name(side.name, f"--name-{which.lower()}")
-            except TableError as exc:
-                raise ArgumentError(str(exc)) from None
-        sizes = {s.board_size for s in sides} - {None}
-        if len(sizes) > 1:
-            raise ArgumentError(f"the networks play different board sizes: {sorted(sizes)}")
-        size = args.size if args.size is not None else (sizes.pop() if sizes else 9)
-        for which, side in (("A", a), ("B", b)):
-            net_size = side.board_size
-            if net_size is not None and net_size != size:
-                raise ArgumentError(f"--size {size}: {which} plays {net_size}x{net_size} only")
-            if isinstance(side, GtpSide):    # a GTP engine: start it now, refuse it if it cannot
-                from play.gtp.side import GtpEngineError
-                try:
-                    side.prepare(min(args.games_at_once, args.games), size, args.komi)
-                except GtpEngineError as exc:
-                    raise ArgumentError(f"{which}: {one_line(exc)}") from None
-        if args.move_seconds is not None or args.game_seconds is not None:
-            timed = [(which, side) for which, side in (("A", a), ("B", b))   # not ref:NAME
-                     if isinstance(side, SearchSide) and not side.fixed_visits]
-            time_network_sides(timed, args.move_seconds, size, args.komi)
-        return _play(args, a, b, size, sprt_elos)
-    finally:
-        for side in sides:
-            side.close()
-
-
-def _play(args, a, b, size, sprt_elos):
-    from fastgo.run.match_stats import sprt_bounds, sprt_decision, sprt_llr
-    from play.match import MatchResult, play_match
-
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    if args.sgf_dir is not None:
-        os.makedirs(args.sgf_dir, exist_ok=True)
-    sprt = None
-    if sprt_elos is not None:
-        lower, upper = sprt_bounds(SPRT_ALPHA, SPRT_BETA)
-        sprt = {"elo0": sprt_elos[0], "elo1": sprt_elos[1], "alpha": SPRT_ALPHA,
-                "beta": SPRT_BETA, "lower": lower, "upper": upper, "llr": 0.0,
-                "accepted": None}
-    pace = (f", {args.move_seconds:g} s a move" if args.move_seconds is not None else
-            f", {args.game_seconds:g} s a game each" if args.game_seconds is not None else "")
-    print(f"{PROG}: A {a.name} vs B {b.name}, {size}x{size} komi {args.komi:g}{pace}, "
-          f"{'at most ' if sprt else ''}{args.games} games, {min(args.games_at_once, args.games)} at once",
-          flush=True)
-    total = MatchResult(a.name, b.name)
-    interrupted = False
-    started = time.monotonic()
-    pending = None          # a batch over but not yet counted (an interrupt may fall there)
-    try:
-        while total.games < args.games:
-            n = min(args.games_at_once, args.games - total.games)
-            pending = play_match(a, b, n, size=size, komi=args.komi,
-                                 keep_records=args.sgf_dir is not None, game_offset=total.games,
-                                 game_seconds=args.game_seconds)
-            with deferred_interrupts():          # counted and written whole, then the signal
-                _settle(total, pending, args.sgf_dir, stamp)
-                pending = None
-            line = (f"  {total.games} games, {time.monotonic() - started:.0f} s: "
-                    f"A {total.wins_a}, B {total.wins_b}")
-            if total.draws:
-                line += f", draws {total.draws}"
-            if sprt is not None:
-                sprt["llr"] = sprt_llr(total.wins_a, total.wins_b, total.draws, *sprt_elos)
-                sprt["accepted"] = sprt_decision(sprt["llr"], SPRT_ALPHA, SPRT_BETA)
-                line += f", LLR {sprt['llr']:+.3f}"
-            if total.games < args.games or sprt is not None:
-                print(line, flush=True)
-            if sprt is not None and sprt["accepted"] is not None:
-                break
-    except KeyboardInterrupt as interrupt:
-        quiet()                                  # a second signal while it ends is ignored
-        interrupted = True
-        # the games over in the batch play_match was playing, or a batch it had returned
-        chunk = getattr(interrupt, "match_result", None) or pending
-        if chunk is not None and chunk.games:
-            _settle(total, chunk, args.sgf_dir, stamp)
-        print(f"{PROG}: interrupted after {total.games} games", file=sys.stderr)
-    with deferred_interrupts(raise_after=False) as held:     # the report is never cut short
-        status = _report(args, a, b, size, total, sprt, interrupted)
-    if held.signum is not None:
-        print(f"{PROG}: interrupted after {total.games} games (all reported)", file=sys.stderr)
-        status = status or 130
-    return status
-
-
-def _settle(total, chunk, sgf_dir, stamp):
-    """Counts a finished batch into `total` and writes its SGFs (records then dropped)."""
-    total.add(chunk)
-    if sgf_dir is not None:
-        write_sgfs(chunk, sgf_dir, stamp)
-    total.records = []
-    chunk.records = []
-
-
-def _report(args, a, b, size, total, sprt, interrupted):
-    """Prints the report, writes --json and appends to the ratings table; the exit status."""
-    if sprt is not None:
-        sprt["llr"] = round(sprt["llr"], 6)
-    print_report(total, sprt)
-    for side in (a, b):
-        if isinstance(side, GtpSide) and side.restarts:
-            print(f"engine restarts: {side.name}: {side.restarts}")
-    status = 130 if interrupted else 0
-    if args.json is not None:
-        data = summary(total, sprt)
-        data.update(size=size, komi=args.komi, visits=args.visits,
-                    move_seconds=args.move_seconds, game_seconds=args.game_seconds,
-                    interrupted=interrupted)
-        _write_atomic(args.json, bounded_json.dumps(data, indent=2) + "\n")
-    if not args.no_table and total.games > 0:
-        from fastgo.run.ratings_table import append_result
-
-        meta = {"size": size, "komi": args.komi, "source": "arena"}
-        if args.move_seconds is not None:
-            meta["move_seconds"] = args.move_seconds
-        elif args.game_seconds is not None:
-            meta["game_seconds"] = args.game_seconds
-        elif any(isinstance(side, SearchSide) and not side.fixed_visits
-                 for side in (a, b)):                   # a reference player's are its own
-            meta["visits"] = args.visits
-        if total.forfeits:
-            meta["forfeits"] = len(total.forfeits)
-        if sprt is not None:
-            meta["sprt"] = [sprt["elo0"], sprt["elo1"], sprt["accepted"]]
-        if interrupted:
-            meta["interrupted"] = True
-        try:
-            append_result(args.table, total.name_a, total.name_b, total.wins_a, total.wins_b,
-                          total.draws, **meta)
-            print(f"appended to the ratings table {args.table}")
-        except (OSError, ValueError) as exc:       # ValueError: ratings.TableError
-            print(f"{PROG}: cannot append to the ratings table {args.table}: {one_line(exc)}",
-                  file=sys.stderr)
-            status = status or 1
-    return status

@@ -88,7 +88,7 @@ def run(args):
     if args.move_seconds is not None and args.visits is None:
         args.visits = MAX_VISITS        # the seconds bound the search, not a visit count
     try:
-        player = _network_player(args) if args.model is not None else _baseline_player(args)
+        player = checkpoint_player(args) if args.model is not None else _baseline_player(args)
     except ValueError as exc:
         print(f"fastgo gtp: {exc}", file=sys.stderr)
         return 2
@@ -113,9 +113,11 @@ def _baseline_player(args):
                          f"{escaped(exc, SHOWN_ERROR, one_line=True)}") from None
 
 
-def _network_player(args):
-    """A SearchPlayer over the checkpoint's network, evaluated in this process
-    (network.loading.load_network, play.network_player)."""
+def checkpoint_player(args):
+    """A SearchPlayer over the checkpoint --model, evaluated in this process: its options from
+    the flags (play.network_player.CheckpointOptions), loaded and played by
+    play.network_player.checkpoint_player, as every command plays a checkpoint. ValueError of
+    one line for a bad flag or an unusable checkpoint (also from `fastgo play`)."""
     visits = DEFAULT_VISITS if args.visits is None else args.visits
     if visits < 1:
         raise ValueError(f"--visits must be >= 1, got {visits}")
@@ -124,19 +126,20 @@ def _network_player(args):
     leaves = getattr(args, "leaves", 1)
     if not 1 <= leaves <= 256:
         raise ValueError(f"--leaves must be in 1..256, got {leaves}")
-    from network.loading import load_network
-    from play.network_player import network_player
+    from play.network_player import CheckpointOptions
+    from play.network_player import checkpoint_player as load_player
 
-    network = load_network(args.model, "gtp", device=args.device, what="--model",
-                           backend=getattr(args, "backend", "auto"), capacity=leaves)
+    options = CheckpointOptions(visits=visits, search=getattr(args, "search", "puct"),
+                                leaves=leaves, backend=getattr(args, "backend", "auto"),
+                                device=args.device, capacity=leaves,
+                                pass_rule=getattr(args, "pass_rule", "fill"), resign=args.resign)
+    network, player = load_player(args.model, options, use="gtp", what="--model", seed=args.seed,
+                                  analysis_heads=_analysis_heads(args.model, args.device))
     config = network.config
     if args.size is not None and args.size != config.board_size:
         raise ValueError(f"--size {args.size}: the model {args.model} plays "
                          f"{config.board_size}x{config.board_size} only")
-    return network_player(network, visits=visits, search=getattr(args, "search", "puct"),
-                          leaves=leaves, resign=args.resign, seed=args.seed,
-                          pass_rule=getattr(args, "pass_rule", "fill"),
-                          analysis_heads=_analysis_heads(args.model, args.device))
+    return player
 
 
 def _analysis_heads(model, device):

@@ -4,6 +4,8 @@ are typed as GTP vertices (D4), or `pass`, `undo` (takes back your last move and
 `resign`, `quit`."""
 import sys
 
+LEAVES = 8                 # leaves evaluated together a search step, as `fastgo gtp --model`
+
 
 def parents():
     from fastgo_cli.parser import seed_options
@@ -55,16 +57,19 @@ def run(args) -> int:
     from fastgo.board import BLACK
     from fastgo.coords import from_gtp, to_gtp
     from fastgo.game import RESIGN, Game
-    from fastgo_cli.gtp_cmd import _network_player
+    from play.network_player import CheckpointOptions, checkpoint_player
 
     if not -10_000 <= args.komi <= 10_000:
         print(f"fastgo play: --komi {args.komi} is outside -10000..10000", file=sys.stderr)
         return 2
-    args.size = None
-    args.resign = None
-    args.leaves = 8
     try:
-        player = _network_player(args)
+        if args.visits < 1:
+            raise ValueError(f"--visits must be >= 1, got {args.visits}")
+        # the network as `fastgo gtp --model` plays it: eight leaves a search step
+        options = CheckpointOptions(visits=args.visits, leaves=LEAVES, device=args.device,
+                                    capacity=LEAVES)
+        _, player = checkpoint_player(args.model, options, use="gtp", what="--model",
+                                      seed=args.seed)
     except ValueError as exc:
         print(f"fastgo play: {exc}", file=sys.stderr)
         return 2

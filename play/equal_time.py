@@ -13,6 +13,10 @@ GTP engine (play.gtp.clock) follows too; a GTP engine is told `time_settings T 0
 `time_left` before each genmove, and is charged the wall time of each genmove; a network side is
 charged the seconds its visits take at its own measured one-thread speed (its games are searched
 in batches, so wall time would undercharge it).
+
+pace_sides is the one pacing of network sides, for `fastgo arena` (and `fastgo compare`, which
+plays through it) and the evaluator: each side's one-thread speed measured and turned into its
+visits a move, or kept as the speed its game clock charges.
 """
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ MAX_GAME_SECONDS = 86_400.0
 MIN_SAMPLE_S = 0.05        # a timed search shorter than this says little: it is doubled
 MAX_VISITS = 1 << 20       # the most visits one move gets (BatchedSearch's tree capacity)
 OPENING_PLIES = (0, 6, 12, 20)   # the positions timed: after this many deterministic moves
+TIMING_ROUNDS = 2          # each network side's speed is measured this many times, in turn
 
 
 def overrun_margin(seconds: float) -> float:
@@ -170,3 +175,38 @@ def visits_grid(visits: int) -> int:
 def visits_for(seconds: float, rate: float) -> int:
     """The root visits that `seconds` buy at `rate` visits a second, in 1..MAX_VISITS."""
     return max(1, min(MAX_VISITS, int(float(seconds) * float(rate))))
+
+
+def pace_sides(sides, seconds, size, komi, *, rates=None, rounds=TIMING_ROUNDS, report=None):
+    """Equal time: each network side's one-game, one-thread speed is measured (one_thread_rate)
+    `rounds` times, the sides in turn (A, B, A, B), and the fastest measurement kept as its
+    `rate`: a load that comes and goes on the machine (another process sharing its caches and
+    memory bandwidth) then slows neither side's figure more than the other's. Sides of one
+    speed_key (two checkpoints of one run) search at one speed, so they share one rate, the
+    fastest of all their measurements: what tells their figures apart is the machine's noise,
+    not the network (one checkpoint measured 1,413 to 2,065 visits/s in four rounds on a 2-core
+    VM, and two of one run once got 1,908 and 1,414, which would have given one side 35% more
+    visits). Its visits a move become what that speed fits in `seconds` (None: a game clock,
+    where each move's visits follow the clock).
+
+    sides: [(which, SearchSide)]. rates: {speed_key: visits a second} kept between calls (a
+    process that paces many matches measures each speed once; a key already there is not
+    measured again). report(which, rate, visits or None): called for each side measured here."""
+    rates = {} if rates is None else rates
+    fresh = {}
+    for _ in range(max(1, int(rounds))):
+        for _, side in sides:
+            key = speed_key(side)
+            if key in rates and key not in fresh:
+                continue
+            rate = one_thread_rate(side.evaluator, side.settings, size, komi)
+            fresh[key] = max(fresh.get(key, 0.0), rate)
+    rates.update(fresh)
+    for which, side in sides:
+        rate = rates[speed_key(side)]
+        side.set_speed(rate)
+        visits = None
+        if seconds is not None:
+            side.visits = visits = visits_for(seconds, rate)
+        if report is not None and speed_key(side) in fresh:
+            report(which, rate, visits)

@@ -18,6 +18,7 @@ from fastgo.mcts import BatchedSearch
 from fastgo.move_choice import check_pass_rule, choose_move
 from fastgo.run.match_stats import elo_from_score, wilson_interval
 from fastgo.search_settings import SearchSettings
+from play.deferred_signals import hold
 from play.equal_time import GameClock, empty_points, main_time_budget, visits_for, visits_grid
 from play.players import MatchSide, Player
 
@@ -200,7 +201,7 @@ class MatchResult:
 
 
 def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset=0,
-               stop=None, clock=time.monotonic, game_seconds=None) -> MatchResult:
+               stop=None, clock=time.monotonic, game_seconds=None, signals=None) -> MatchResult:
     """Plays `games` games between sides a and b all at once; A is Black in the games whose
     number game_offset + g is even (so chunks of one match keep alternating colors).
     `stop`: a callable asked before each round of moves; once it returns True the match ends
@@ -212,7 +213,10 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
     the clock's margin loses that game on time (a forfeit). A KeyboardInterrupt (Ctrl-C, or the
     arena's SIGTERM) goes on up with the games already over counted in its `match_result`
     (a MatchResult, as `stop` would have given), so an interrupted match keeps its finished
-    games."""
+    games. `signals`: the caller's play.deferred_signals.Interrupts, held from the end of the
+    last round on (the caller releases it once the batch is counted): a signal after the last
+    move is either the KeyboardInterrupt above or held, so the batch reaches the caller whole
+    whatever its moment."""
     for side in (a, b):
         if not isinstance(side, (MatchSide, Player)):
             raise TypeError(f"a match side is a play.players.MatchSide or Player, not "
@@ -229,6 +233,7 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
     a_black = [(game_offset + g) % 2 == 0 for g in range(games)]
     try:
         _play_rounds(a, b, boards, a_black, result, game_clock, game_offset, stop, clock)
+        hold(signals)           # the games are over: from here the batch is handed back whole
     except KeyboardInterrupt as interrupt:
         interrupt.match_result = _tally(result, boards, a_black, keep_records, game_offset)
         raise

@@ -1,25 +1,12 @@
-"""Player specs: the one grammar that names a player wherever one is named (`fastgo arena` A and
-B, `fastgo compare --opponents`, the evaluator's anchors, `fastgo gtp --player`):
-
-    random          uniform over the legal moves that fill no own eye (players.RandomPlayer)
-    mcts:N          pure MCTS with N random playouts per move, 1..MAX_PLAYOUTS (players.UctPlayer)
-    gnugo:LEVEL     GNU Go at LEVEL 0..10 as a GTP engine, run as CGOS runs it (gnugo_argv)
-    gtp:COMMAND     any GTP engine; COMMAND is split as a shell would (gtp_side.GtpSide)
-    katago:VISITS   KataGo with VISITS a move, 1..10,000,000 (play.katago); katago:VISITS:MODEL
-                    with the network file MODEL instead of the one play.katago.locate finds;
-                    katago:VISITS,t=T every move sampled at temperature T (0..5) from its
-                    search's visits (at 1 visit: its raw policy); katago:VISITS,r=P a share P
-                    (0..1) of its moves played by `random` instead; both may be given
-                    (katago:1,t=4,r=0.1): the ladder's weaker rungs
-    ref:NAME        a reference player shipped with the project (fastgo.reference_players):
-                    its network at its own fixed visits (reference_side)
-    anything else   a checkpoint path, played by the side the caller's checkpoint_side(path,
-                    seed) builds
-
-`parse_spec` (fastgo.player_spec, the grammar's one owner) checks a text and says what it names;
-`make_side` builds a match side from it; `missing` says why an engine cannot play here and the
-command that adds it. The network behind a checkpoint comes from the caller's function; a
-reference player's is loaded here, through network.loading.load_network.
+"""Player specs played: what each spec of the grammar (fastgo.player_spec, the grammar's one
+owner and its one documentation: parse_spec reads a text and says what it names) becomes here.
+`make_player` gives a Player for random and mcts:N (play.players.RandomPlayer, UctPlayer);
+`make_side` gives a match side for every spec: a GtpSide (play.gtp.side) for gnugo:LEVEL and
+gtp:COMMAND, a KataGoSide (play.katago.side) for katago:VISITS, a reference player's network at
+its own visits for ref:NAME (`reference_side`, loaded here through
+network.loading.load_network), and, for a checkpoint, the side the caller's
+checkpoint_side(path, seed) builds (play.network_player: the arena and the evaluator each give
+theirs). `missing` says why a player cannot play on this machine and the command that adds it.
 """
 from __future__ import annotations
 

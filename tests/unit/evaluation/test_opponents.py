@@ -80,3 +80,26 @@ def test_a_failed_anchor_is_not_offered_again(tmp_path):
     assert opponents.unusable == {"random": "cannot start: engine went away"}
     later = job(900)
     assert [a for a, _ in opponents.anchor_sides(later, lambda: no_ratings)] == ["mcts:50"]
+
+
+def test_at_equal_time_each_network_speed_is_measured_once(tmp_path, monkeypatch):
+    """evaluator.move_seconds: an earlier checkpoint plays the visits its measured speed fits
+    in the seconds (play.equal_time.pace_sides, the arena's pacing); checkpoints of one network
+    shape share the speed measured for the first, not measured again."""
+    import play.equal_time
+
+    config = loads_config(CONFIG + "move_seconds = 0.5\n")
+    rows = rated(tmp_path, config, [100, 200, 400, 700])
+    figures = []
+
+    def fake(evaluator, settings, size, komi):
+        figures.append(size)
+        return 1000.0
+
+    monkeypatch.setattr(play.equal_time, "one_thread_rate", fake)
+    opponents = Opponents(config, logging.getLogger("test"))
+    sides = list(opponents.checkpoint_sides(job(800), rows, predict=None))
+    assert len(sides) == 3 and figures == [5]
+    assert all(side.visits == play.equal_time.visits_for(0.5, 1000.0) == 500
+               and side.rate == 1000.0 for _, side in sides)
+    assert list(opponents.rates.values()) == [1000.0]

@@ -11,7 +11,6 @@ import pytest
 from comparison.compare import (
     CompareError,
     Opponent,
-    arena_argv,
     head_to_head_paths,
     assemble,
     check_opponent,
@@ -130,23 +129,7 @@ def test_command_lines(tmp_path):
                         str(tmp_path / "o" / "a"), "--duration", "90"]
     assert argv[7:] == ["--set", "selfplay.seed=1", "--set", "trainer.seed=1",
                         "--set", "server.init_seed=1"]
-    argv = arena_argv(run, "/r/a/checkpoints/ckpt-000000010.ckpt", plan.opponents[0], plan, 3,
-                      "m.json")
-    assert argv[:3] == ["arena", "/r/a/checkpoints/ckpt-000000010.ckpt", "random"]
-    for flag, value in (("--games", "6"), ("--visits", "8"), ("--seed", "3"), ("--json", "m.json"),
-                        ("--size", str(run.size)), ("--backend-a", run.backend)):
-        assert argv[argv.index(flag) + 1] == value
-    assert "--no-table" in argv
-    timed = make_plan(parse("quickstart", "quickstart", "--duration", "90s", "--out",
-                            tmp_path / "t", "--opponents", "random", "--move-seconds", "0.5"))
-    argv = arena_argv(run, "A.ckpt", timed.opponents[0], timed, 3, "m.json")
-    assert argv[argv.index("--move-seconds") + 1] == "0.5" and "--visits" not in argv
-    assert timed.pace == "0.5 s a move" and plan.pace == "8 visits"
-    clocked = make_plan(parse("quickstart", "quickstart", "--duration", "90s", "--out",
-                              tmp_path / "c", "--opponents", "random", "--game-seconds", "40"))
-    argv = arena_argv(run, "A.ckpt", clocked.opponents[0], clocked, 3, "m.json")
-    assert argv[argv.index("--game-seconds") + 1] == "40" and "--visits" not in argv
-    assert "--move-seconds" not in argv and clocked.pace == "40 s a game"
+    # the matches' plans: tests/unit/comparison/test_arena_plan.py
 
 
 def test_bad_input_is_one_line(capsys, tmp_path):
@@ -366,18 +349,6 @@ def test_run_labels_name_what_sets_the_runs_apart():
     assert run_label(data, "b") == "b: quickstart trainer.compile=true"
     data["b"]["overrides"] = ["selfplay.seed=1", "trainer.lr=0.1"]
     assert run_label(data, "b") == "b: quickstart"
-
-
-def test_head_to_head_command_line(tmp_path):
-    out = fabricated(tmp_path)
-    plan = make_plan(parse("quickstart", "9x9_cpu", "--out", out, "--skip-runs",
-                           "--opponents", "random", "--games", "4", "--visits", "2"))
-    run_a, run_b = plan.runs
-    argv = arena_argv(run_a, "A.ckpt", Opponent("b", "B.ckpt"), plan, 5, "h.json",
-                      backend_b=run_b.backend)
-    assert argv[:3] == ["arena", "A.ckpt", "B.ckpt"]
-    assert argv[-2:] == ["--backend-b", run_b.backend]
-    assert argv[argv.index("--backend-a") + 1] == run_a.backend
 
 
 def test_the_command_on_existing_runs(capsys, tmp_path):

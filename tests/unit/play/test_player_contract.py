@@ -49,9 +49,9 @@ def test_analysis_commands_only_for_an_analysing_player():
 
 
 def test_no_hasattr_probes_and_no_attributes_set_from_outside():
-    files = [*(ROOT / "play").glob("*.py"), ROOT / "fastgo_cli" / "arena_cmd.py",
-             ROOT / "fastgo_cli" / "arena_players.py", ROOT / "fastgo_cli" / "gtp_cmd.py",
-             ROOT / "evaluation" / "evaluator.py"]
+    files = [*(ROOT / "play").glob("*.py"), *(ROOT / "play" / "arena").glob("*.py"),
+             ROOT / "fastgo_cli" / "arena_cmd.py", ROOT / "fastgo_cli" / "gtp_cmd.py",
+             ROOT / "evaluation" / "evaluator.py", ROOT / "evaluation" / "opponents.py"]
     probes = re.compile(r"hasattr\((?:side|player|self\.player|a|b|s)\b|"
                         r"getattr\((?:side|player|self\.player|s), \"")
     outside = re.compile(r"^\s*(?:player|side)\.(?!name\b|visits\b)\w+ = ", re.M)

@@ -9,9 +9,10 @@ import signal
 
 import pytest
 
+import play.arena.loop
+import play.arena.report
 import play.match
 from fastgo.run.ratings_table import read_table
-from fastgo_cli import arena_cmd
 from fastgo_cli.main import main
 
 GAMES, AT_ONCE = 6, 2
@@ -58,27 +59,29 @@ def signal_after(calls, sig, after=1, times=1):
     return wrap
 
 
-class HeldAfter(arena_cmd.deferred_interrupts):
-    """The arena's deferral, with the signal sent as the `after`-th one is entered, before it
-    holds anything: the moment between play_match's return and the batch being counted."""
-    sig, times, after, entered = signal.SIGINT, 1, 1, 0
-
-    def __enter__(self):
-        HeldAfter.entered += 1
-        if HeldAfter.entered == self.after:
-            for _ in range(self.times):
-                signal.raise_signal(self.sig)
-        return super().__enter__()
+def signal_before(calls, sig, after=1, times=1):
+    """A wrapper of a function that sends `sig` to this process `times` times as it is called
+    the `after`-th time, before it runs: the moment between play_match's return and the batch
+    being counted, when the wrapped function is the arena's _settle."""
+    def wrap(fn):
+        def wrapped(*args, **kwargs):
+            calls.append(fn.__name__)
+            if len(calls) == after:
+                for _ in range(times):
+                    signal.raise_signal(sig)
+            return fn(*args, **kwargs)
+        return wrapped
+    return wrap
 
 
 POINTS = {
     # where the signal comes: (object, attribute, the call after which, least games counted)
-    "after a batch is returned": (arena_cmd, "deferred_interrupts", 1, AT_ONCE),
-    "after the second batch is returned": (arena_cmd, "deferred_interrupts", 2, 2 * AT_ONCE),
+    "after a batch is returned": (play.arena.loop, "_settle", 1, AT_ONCE),
+    "after the second batch is returned": (play.arena.loop, "_settle", 2, 2 * AT_ONCE),
     "inside play_match, at its end": (play.match, "play_match", 2, AT_ONCE),
-    "while SGFs are written": (arena_cmd, "_write_atomic", 1, AT_ONCE),
-    "while the last SGF of a batch is written": (arena_cmd, "_write_atomic", 2, AT_ONCE),
-    "while the json file is written": (arena_cmd, "bounded_json", None, GAMES),
+    "while SGFs are written": (play.arena.report, "_write_atomic", 1, AT_ONCE),
+    "while the last SGF of a batch is written": (play.arena.report, "_write_atomic", 2, AT_ONCE),
+    "while the json file is written": (play.arena.report, "bounded_json", None, GAMES),
 }
 
 
@@ -90,7 +93,7 @@ def test_an_interrupt_at_any_point_keeps_every_finished_game(tmp_path, monkeypat
     owner, name, after, least = POINTS[point]
     calls = []
     if name == "bounded_json":                     # the report's own write: its dumps
-        real = arena_cmd.bounded_json.dumps
+        real = play.arena.report.bounded_json.dumps
 
         class Dumps:
             @staticmethod
@@ -98,13 +101,9 @@ def test_an_interrupt_at_any_point_keeps_every_finished_game(tmp_path, monkeypat
                 for _ in range(times):
                     signal.raise_signal(sig)
                 return real(*args, **kwargs)
-        monkeypatch.setattr(arena_cmd, "bounded_json", Dumps)
-    elif name == "deferred_interrupts":
-        monkeypatch.setattr(HeldAfter, "sig", sig)
-        monkeypatch.setattr(HeldAfter, "times", times)
-        monkeypatch.setattr(HeldAfter, "after", after)
-        monkeypatch.setattr(HeldAfter, "entered", 0)
-        monkeypatch.setattr(arena_cmd, "deferred_interrupts", HeldAfter)
+        monkeypatch.setattr(play.arena.report, "bounded_json", Dumps)
+    elif name == "_settle":
+        monkeypatch.setattr(owner, name, signal_before(calls, sig, after, times)(getattr(owner, name)))
     else:
         monkeypatch.setattr(owner, name, signal_after(calls, sig, after, times)(getattr(owner, name)))
     status = arena(tmp_path)
