@@ -72,10 +72,12 @@ extensions.insert(0, Extension(SHARED_UTILITY, [SHARED_UTILITY.replace(".", os.s
 setup(
     name="fastgo",
     version="0.1.0",
-    description="AlphaZero-style self-play for Go: Cython kernels, ZeroMQ batched inference, PyTorch training",
+    description=("AlphaZero-style self-play for Go: Cython kernels, ZeroMQ batched inference, "
+                 "PyTorch training"),
     packages=find_packages(include=["fastgo", "fastgo.*", "network", "network.*", "wire", "wire.*",
                                     "inference_server", "inference_server.*", "recorder", "recorder.*",
-                                    "selfplay_workers", "selfplay_workers.*", "play", "play.*", "trainer", "trainer.*",
+                                    "selfplay_workers", "selfplay_workers.*", "play", "play.*",
+                                    "trainer", "trainer.*",
                                     "evaluation", "evaluation.*", "roles", "roles.*",
                                     "supervision", "supervision.*", "dashboard", "dashboard.*",
                                     "comparison", "comparison.*", "fastgo_cli", "fastgo_cli.*"])

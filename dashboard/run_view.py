@@ -155,7 +155,8 @@ class RunView:
                           if d.get("disk_full"))
             return {"games": _finite(train.get("games")) or 0, "step": _finite(train.get("step")) or 0,
                     "loss": _loss(train.get("loss")),
-                    "checkpoint": train.get("latest") if isinstance(train.get("latest"), (int, str)) else None,
+                    "checkpoint": (train.get("latest") if isinstance(train.get("latest"), (int, str))
+                                   else None),
                     "moves_per_s": round(_finite(cluster.get("moves_per_s")) or moves, 1),
                     "evals_per_s": _finite(cluster.get("evals_per_s")),
                     "fill": _finite(cluster.get("fill")),

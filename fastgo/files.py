@@ -208,8 +208,9 @@ def atomic_write(path, write, *, binary=True, suffix=""):
     """Calls write(handle) on a temporary file beside `path`, then renames it to `path`. On any
     error (a full disk included) the temporary file is removed and `path` is left as it was;
     in a process that waits for space (fastgo.diskfull) a full disk is waited out and the whole
-    write done again, so write() must be callable more than once. Something other than a regular file at `path` (a folder, a FIFO, a device, or a link to
-    one) is refused with NotRegularFile before write() is called."""
+    write done again, so write() must be callable more than once. Something other than a regular
+    file at `path` (a folder, a FIFO, a device, or a link to one) is refused with NotRegularFile
+    before write() is called."""
     path = os.fspath(path)
     check_regular(path)
     directory = os.path.dirname(os.path.abspath(path))
@@ -239,10 +240,6 @@ def _write_replace(path, directory, write, binary, suffix):
             pass
         raise
     fsync_dir(directory)
-
-
-def atomic_write_bytes(path, data: bytes, *, suffix="") -> None:
-    atomic_write(path, lambda handle: handle.write(data), suffix=suffix)
 
 
 def atomic_write_text(path, text: str, *, suffix="") -> None:

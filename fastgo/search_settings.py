@@ -19,8 +19,9 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from fastgo.features import ENCODING_IDS as ENCODINGS
+from fastgo.variants import Search
 
-SEARCHES = ("puct", "gumbel")           # the root searches of fastgo.mcts.BatchedSearch
+SEARCHES = tuple(search.value for search in Search)   # the root searches' names
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class SearchSettings:
     """Everything BatchedSearch does per game that is not the batch's shape (games, board size,
     komi) or its seed."""
 
-    search: str = "puct"               # 'puct' or 'gumbel' (root selection)
+    search: Search = Search.PUCT       # root selection (a name is taken and made a Search)
     encoding: str = "alphazero"        # feature planes the evaluator takes
     c_puct: float = 1.25               # exploration constant of PUCT
     fpu_reduction: float = 0.25        # first-play urgency: parent Q minus this x sqrt(visited prior)
@@ -67,6 +68,7 @@ class SearchSettings:
     def __post_init__(self):
         if self.search not in SEARCHES:
             raise ValueError(f"unknown search {self.search!r}; expected one of {sorted(SEARCHES)}")
+        object.__setattr__(self, "search", Search(self.search))
         if self.encoding not in ENCODINGS:
             raise ValueError(f"unknown encoding {self.encoding!r}; expected one of "
                              f"{sorted(ENCODINGS)}")
@@ -90,12 +92,12 @@ class SearchSettings:
         if not isinstance(self.gumbel, GumbelSettings):
             raise TypeError(f"gumbel must be a GumbelSettings, got {type(self.gumbel).__name__}")
 
-    def replace(self, **changes) -> "SearchSettings":
+    def replace(self, **changes) -> SearchSettings:
         """A copy with `changes` (validated again)."""
         return dataclasses.replace(self, **changes)
 
     @classmethod
-    def for_selfplay(cls, config) -> "SearchSettings":
+    def for_selfplay(cls, config) -> SearchSettings:
         """Self-play's search from a fastgo Config: [model] encoding and the [selfplay] section
         (0 in dirichlet_alpha and cheap_visits means off; a resign_threshold of -1 never
         resigns)."""
@@ -114,7 +116,7 @@ class SearchSettings:
 
     @classmethod
     def for_play(cls, encoding="alphazero", *, search="puct", leaves_per_game=1,
-                 resign_threshold=None, **changes) -> "SearchSettings":
+                 resign_threshold=None, **changes) -> SearchSettings:
         """A player's search (matches, the GTP engine): no root noise, the most visited move,
         resignation only below `resign_threshold` (then in every game); `changes` as fields."""
         resign = {} if resign_threshold is None else {"resign_threshold": resign_threshold,

@@ -1,7 +1,7 @@
 """`fastgo compare CONFIG_A CONFIG_B --duration 30m [-o/--out DIR] [--games 100] [--visits 64]
-[--move-seconds S] [--opponents mcts:1000,gnugo:1] [--set KEY=VALUE ...]`: equal-time learning comparison of two
-configs on this machine (comparison.compare). Parses and checks the options, then hands over;
-bad input is one line on stderr and exit status 2."""
+[--move-seconds S] [--opponents mcts:1000,gnugo:1] [--set KEY=VALUE ...]`: equal-time learning
+comparison of two configs on this machine (comparison.compare). Parses and checks the options,
+then hands over; bad input is one line on stderr and exit status 2."""
 from __future__ import annotations
 
 import os

@@ -20,15 +20,19 @@ COMMANDS = {
     "train": ("fastgo_cli.train_cmd", "the trainer: shards in, checkpoints out, hot reload"),
     "arena": ("fastgo_cli.arena_cmd", "a match between two players: win rate, Elo, SPRT, ratings table"),
     "ratings": ("fastgo_cli.ratings_cmd", "every player's maximum-likelihood Elo from the ratings table"),
-    "evaluate": ("fastgo_cli.evaluate_cmd", "the evaluator: new checkpoints against earlier ones and anchors, ratings, curve.png"),
+    "evaluate": ("fastgo_cli.evaluate_cmd",
+                 "the evaluator: new checkpoints against earlier ones and anchors, ratings, curve.png"),
     "play": ("fastgo_cli.play_cmd", "play the network in the terminal (ASCII board, GTP vertices)"),
     "cluster": ("fastgo_cli.cluster_cmd", "the whole loop: server, workers, trainer, evaluator, supervised"),
     "recorder": ("fastgo_cli.recorder_cmd", "games from workers on other hosts over ZeroMQ into shards"),
     "keys": ("fastgo_cli.keys_cmd", "CURVE key pairs for endpoints on other hosts (`keys new NAME`)"),
     "curve": ("fastgo_cli.curve_cmd", "one plot of the learning curves of several run directories"),
-    "compare": ("fastgo_cli.compare_cmd", "two configs learn for the same time on this machine, then play the same opponents"),
-    "dashboard": ("fastgo_cli.dashboard_cmd", "a live web page of a run directory: status, strength, games, play"),
-    "katago": ("fastgo_cli.katago_cmd", "KataGo as an opponent: `katago fetch` downloads it into the cache, `katago where`"),
+    "compare": ("fastgo_cli.compare_cmd",
+                "two configs learn for the same time on this machine, then play the same opponents"),
+    "dashboard": ("fastgo_cli.dashboard_cmd",
+                  "a live web page of a run directory: status, strength, games, play"),
+    "katago": ("fastgo_cli.katago_cmd",
+               "KataGo as an opponent: `katago fetch` downloads it into the cache, `katago where`"),
 }
 
 # `fastgo bench TARGET` -> (module, one-line help)
@@ -36,12 +40,15 @@ BENCH_TARGETS = {
     "board": ("fastgo_cli.bench.board", "random playouts/s and moves/s on one core"),
     "mcts": ("fastgo_cli.bench.mcts", "search simulations/s with a zero-cost evaluator"),
     "server": ("fastgo_cli.bench.server", "inference server evals/s and latency vs raw forward"),
-    "backends": ("fastgo_cli.bench.backends", "every CPU backend's evals/s and agreement with fp32, and what auto picks"),
+    "backends": ("fastgo_cli.bench.backends",
+                 "every CPU backend's evals/s and agreement with fp32, and what auto picks"),
     "selfplay": ("fastgo_cli.bench.selfplay", "whole self-play loop evals/s and moves/s vs raw forward"),
     "train": ("fastgo_cli.bench.train", "trainer data path positions/s and training samples/s"),
     "analysis": ("fastgo_cli.bench.analysis", "fastgo analysis positions/s for a whole game vs raw forward"),
-    "gtp": ("fastgo_cli.bench.gtp", "GTP engine genmove visits/s against Leela Zero on the same network shape"),
-    "dashboard": ("fastgo_cli.bench.dashboard", "the dashboard's first snapshot of a synthetic 8-hour run directory"),
+    "gtp": ("fastgo_cli.bench.gtp",
+            "GTP engine genmove visits/s against Leela Zero on the same network shape"),
+    "dashboard": ("fastgo_cli.bench.dashboard",
+                  "the dashboard's first snapshot of a synthetic 8-hour run directory"),
 }
 
 

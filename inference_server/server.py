@@ -323,7 +323,8 @@ class InferenceServer:
         rows = slot.runner.staging(total, self._buffer).reshape(total, -1)
         offset = 0
         for request in batch:
-            rows[offset:offset + request.count] = np.frombuffer(request.payload, dtype=np.uint8).reshape(request.count, -1)
+            rows[offset:offset + request.count] = np.frombuffer(
+                request.payload, dtype=np.uint8).reshape(request.count, -1)
             offset += request.count
             self.stats.queue_wait_s += t0 - request.t_recv
         job = BatchJob(name, slot.version, slot.runner, self._buffer, total,

@@ -7,7 +7,8 @@ device and backend asked for (defaults: DEFAULT_BACKEND, capacity DEFAULT_CAPACI
 evaluator and torch's CPU threads its use (USES) asks for, refuses a network whose canary
 outputs are not finite or out of range, and reads the komi and rules the network was trained
 at from the checkpoint (the trainer records them; an older checkpoint without them is taken as
-trained at the quickstart's ASSUMED_KOMI under ASSUMED_RULES, said once per process). Every failure is a NetworkError of one line.
+trained at the quickstart's ASSUMED_KOMI under ASSUMED_RULES, said once per process). Every
+failure is a NetworkError of one line.
 """
 from __future__ import annotations
 

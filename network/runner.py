@@ -108,7 +108,8 @@ class ModelRunner:
         if self._is_cuda:
             self._host_in = [torch.empty(shape, dtype=torch.uint8).pin_memory() for _ in range(2)]
             self._dev_in = torch.empty(shape, dtype=torch.uint8, device=self.device)
-            self._host_logits = torch.empty((self.capacity, self.config.moves), dtype=torch.float32).pin_memory()
+            self._host_logits = torch.empty((self.capacity, self.config.moves),
+                                            dtype=torch.float32).pin_memory()
             self._host_values = torch.empty((self.capacity,), dtype=torch.float32).pin_memory()
             self._stream = torch.cuda.Stream(self.device)
         else:
@@ -190,7 +191,8 @@ class ModelRunner:
 
     def describe(self) -> dict:
         return {"backend": self.backend, "device": str(self.device), "layout": self.layout,
-                "precision": str(self.autocast_dtype).replace("torch.", "") if self.autocast_dtype else "fp32",
+                "precision": (str(self.autocast_dtype).replace("torch.", "") if self.autocast_dtype
+                              else "fp32"),
                 "cuda_graphs": list(self.graph_batches), "model": self.config.name,
                 "board_size": self.config.board_size, "encoding": self.config.encoding}
 

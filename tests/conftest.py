@@ -348,7 +348,7 @@ def _run_learning_loop(config_path, run, tmp_path, *, max_steps, timeout_s):
             trainer.wait(timeout_s)
         except subprocess.TimeoutExpired:
             raise AssertionError(f"the trainer did not reach step {max_steps} within the "
-                                 f"{timeout_s} s backstop: {_tail(tmp_path / 'train.out')}")
+                                 f"{timeout_s} s backstop: {_tail(tmp_path / 'train.out')}") from None
         assert trainer.returncode == 0, _tail(tmp_path / "train.out")
         assert _stop(worker) == 0, _tail(tmp_path / "selfplay.out")
     finally:

@@ -10,8 +10,8 @@ protocol, the way KaTrain reads it):
 
 Prints one JSON object; `disagreeing` lists the [win rate, scoreLead] of the positions whose
 signs disagree; `mean_sign_agreement` is the same share for `scoreSelfplay` (the score head's
-mean margin), which differs from `scoreLead` where the network has a lead head. Positions come from the newest shards, one per game, games shorter
-than M + 1 moves skipped."""
+mean margin), which differs from `scoreLead` where the network has a lead head. Positions come
+from the newest shards, one per game, games shorter than M + 1 moves skipped."""
 from __future__ import annotations
 
 import argparse

@@ -21,8 +21,8 @@ played move outside it, the pass the sampler falls back to when positional super
 acceptable move, is added to its row): the other logits are set to -inf before log_softmax, so they
 get exactly zero gradient. P(acceptable | s_t) is the softmax over ALL moves summed over the
 acceptable ones: the mask term pushes only probability off the moves the sampler never plays,
-summed per game like the policy term. Positions are rebuilt from the moves by fastgo.replay.encode_samples under the
-identity symmetry, so a_t is the move as recorded.
+summed per game like the policy term. Positions are rebuilt from the moves by
+fastgo.replay.encode_samples under the identity symmetry, so a_t is the move as recorded.
 
 BatchNorm (trainer.reinforce_batchnorm). "batch": pi is evaluated in training mode, each chunk
 normalised by its own statistics, and the running statistics the server uses follow the weights

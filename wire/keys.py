@@ -93,8 +93,8 @@ def _z85(key, where) -> bytes:
     except Exception:                         # struct.error, ValueError, OverflowError
         decoded = None
     if decoded is None or len(decoded) != 32:
-        raise CurveKeyError(f"{escaped(where, SHOWN_CHARS)}: a 40-character Z85 string that is not a CURVE key "
-                            f"(it does not decode to 32 bytes)")
+        raise CurveKeyError(f"{escaped(where, SHOWN_CHARS)}: a 40-character Z85 string that is not a "
+                            f"CURVE key (it does not decode to 32 bytes)")
     return key
 
 
@@ -138,7 +138,8 @@ def read_public_key(spec) -> bytes:
     data = _read_small(spec)
     fields = _fields(data)
     if "secret-key" in fields:             # secret keys stay on their host
-        raise CurveKeyError(f"{escaped(spec, SHOWN_CHARS)}: a secret key file; give the public one (NAME.key)")
+        raise CurveKeyError(f"{escaped(spec, SHOWN_CHARS)}: a secret key file; give the public one "
+                            f"(NAME.key)")
     if "public-key" in fields:
         return _z85(fields["public-key"], spec)
     lines = data.strip().split(b"\n")
@@ -230,11 +231,3 @@ def client_keys(key_file, server_key_spec, what):
     except CurveKeyError as err:
         raise CurveKeyError(f"{escaped(what, SHOWN_CHARS)}: {err}") from None
     return server, pair
-
-
-def stop_authenticators():
-    """Stops every authenticator this process started (at shutdown)."""
-    with _auth_lock:
-        for auth, _ in _authenticators.values():
-            auth.stop()
-        _authenticators.clear()

@@ -177,7 +177,8 @@ def upload_request(request_id: int, upload: int, offset: int, total: int, chunk)
 
 
 def uploaded_reply(request_id, upload, received) -> list:
-    return [pack_header({"k": "uploaded", "id": request_id, "upload": int(upload), "received": int(received)})]
+    return [pack_header({"k": "uploaded", "id": request_id, "upload": int(upload),
+                         "received": int(received)})]
 
 
 def parse_request(frames, max_positions: int, max_checkpoint_bytes: int = 1 << 30) -> Request:

@@ -31,9 +31,9 @@ def sprt_llr(wins: float, losses: float, draws: float, elo0: float, elo1: float)
     wins, losses and draws (a draw is half a win and half a loss), under the logistic model."""
     p0 = 1.0 / (1.0 + 10.0 ** (-elo0 / 400.0))
     p1 = 1.0 / (1.0 + 10.0 ** (-elo1 / 400.0))
-    w = wins + 0.5 * draws
-    l = losses + 0.5 * draws
-    return w * math.log(p1 / p0) + l * math.log((1.0 - p1) / (1.0 - p0))
+    won = wins + 0.5 * draws
+    lost = losses + 0.5 * draws
+    return won * math.log(p1 / p0) + lost * math.log((1.0 - p1) / (1.0 - p0))
 
 
 def sprt_bounds(alpha: float = 0.05, beta: float = 0.05):

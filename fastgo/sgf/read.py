@@ -99,7 +99,7 @@ def _parse_main_line(text, max_depth, max_nodes):
     stack = []       # open game trees, innermost last
     main = _MainLine()
     node = None      # index in main of the node receiving properties, -1 off the main line,
-                     # None before a node's ';' 
+                     # None before a node's ';'
     n_nodes = 0
     started = False
     while pos < n:

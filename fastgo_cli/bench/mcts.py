@@ -1,12 +1,12 @@
 """`fastgo bench mcts`: search simulations per second on one core with a zero-cost evaluator.
 
-G games at once (--games-at-once, default 64) on N x N boards play moves against themselves: each move is a search of
-`--visits` root visits with the built-in uniform evaluator (all logits 0, value 0, evaluated in
-C: no Python call per batch), feature planes encoded with a random symmetry as for a network,
-then a move sampled at temperature 1 and tree reuse. Figure: the median over `--repeats` runs of
-`--seconds` each. The same loop with a Python callable evaluator (one call per batch of G) and a
-pure-Python PUCT search of the same kind (node objects, the same C board underneath) are timed
-for comparison.
+G games at once (--games-at-once, default 64) on N x N boards play moves against themselves: each
+move is a search of `--visits` root visits with the built-in uniform evaluator (all logits 0,
+value 0, evaluated in C: no Python call per batch), feature planes encoded with a random symmetry
+as for a network, then a move sampled at temperature 1 and tree reuse. Figure: the median over
+`--repeats` runs of `--seconds` each. The same loop with a Python callable evaluator (one call per
+batch of G) and a pure-Python PUCT search of the same kind (node objects, the same C board
+underneath) are timed for comparison.
 """
 import math
 import statistics
@@ -123,8 +123,8 @@ def run(args):
         return 2
     if not is_board_size(args.size) or args.games_at_once > 100_000 or args.visits > 1_000_000 \
             or args.seconds > 3600 or args.repeats > 1000:
-        print(f"fastgo bench mcts: --size must be {SIZE_RANGE} (and --games-at-once <= 100000, --visits <= 1e6, "
-              "--seconds <= 3600, --repeats <= 1000)", file=sys.stderr)
+        print(f"fastgo bench mcts: --size must be {SIZE_RANGE} (and --games-at-once <= 100000, "
+              "--visits <= 1e6, --seconds <= 3600, --repeats <= 1000)", file=sys.stderr)
         return 2
     print(f"fastgo bench mcts: about {args.repeats * args.seconds * (1 if args.no_python else 3):.0f} s",
           file=sys.stderr, flush=True)

@@ -13,6 +13,10 @@ from __future__ import annotations
 import os
 import sys
 
+from fastgo.variants import Algorithm, Worker, selfplay_worker
+
+ALGORITHMS = tuple(algorithm.value for algorithm in Algorithm)
+
 
 def parents():
     from fastgo_cli.parser import json_options
@@ -30,7 +34,7 @@ def add_arguments(parser):
                         help="seconds of each round's measured window")
     parser.add_argument("--warmup", type=float, default=4.0, help="seconds before measuring")
     parser.add_argument("--rounds", type=int, default=2, help="alternating self-play/raw rounds")
-    parser.add_argument("--algorithm", choices=("alphazero", "reinforce", "value"),
+    parser.add_argument("--algorithm", choices=ALGORITHMS,
                         help="reinforce / value: policy-only self-play (no search), moves/s "
                              "against the raw forward at the same batch (default: "
                              "trainer.algorithm of the config)")
@@ -45,7 +49,8 @@ def run(args) -> int:
 
     try:
         config = load_config(args.config)
-        for name, value, low, high in (("--workers", args.workers, 1, 256), ("--rounds", args.rounds, 1, 100)):
+        for name, value, low, high in (("--workers", args.workers, 1, 256),
+                                       ("--rounds", args.rounds, 1, 100)):
             if not low <= value <= high:
                 raise ConfigError(f"{name}: must be in {low}..{high}, got {value}")
         check_setting_flag("--games-at-once", args.games_at_once, "selfplay.games")
@@ -58,7 +63,7 @@ def run(args) -> int:
     if args.remote:
         from fastgo_cli.bench.selfplay_remote import run_remote
         return run_remote(args, config)
-    if (args.algorithm or config.trainer.algorithm) in ("reinforce", "value"):
+    if selfplay_worker(args.algorithm or config.trainer.algorithm) is Worker.POLICY:
         from fastgo_cli.bench.selfplay_policy import run_policy
         return run_policy(args, config)
     return run_search(args, config)
@@ -102,7 +107,8 @@ def run_search(args, config) -> int:
     result = {
         "evals_per_s": round(evals, 1), "raw_evals_per_s": round(raw, 1),
         "ratio": round(evals / raw, 4), "moves_per_s": round(moves_per_s, 1),
-        "games_per_hour": None if games_per_hour is None else round(games_per_hour, 1), "mean_batch": round(positions / batches, 2),
+        "games_per_hour": None if games_per_hour is None else round(games_per_hour, 1),
+        "mean_batch": round(positions / batches, 2),
         "mean_batch_fill": round(positions / batches / rounds[-1]["max_batch"], 4),
         "server_wait_share": round(max(0.0, 1.0 - busy / seconds), 4),
         "evals_per_s_per_core": round(evals / (os.cpu_count() or 1), 1),

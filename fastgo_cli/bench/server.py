@@ -35,7 +35,8 @@ def add_arguments(parser):
     parser.add_argument("--batch", type=int, nargs="+", default=[64], help="max_batch B (several allowed)")
     parser.add_argument("--clients", type=int, default=2, help="client processes C")
     parser.add_argument("--request-size", type=int, default=0,
-                        help="positions per request (default B // C: the server gathers C requests per batch)")
+                        help="positions per request (default B // C: the server gathers C requests "
+                             "per batch)")
     parser.add_argument("--inflight", type=int, default=2, help="requests in flight per client")
     parser.add_argument("--device", default=None, choices=["auto", "cpu", "cuda"])
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: config, else 1)")
@@ -246,7 +247,8 @@ def run(args) -> int:
                   f"{result['raw_evals_per_s']:>9.0f} evals/s  ratio {result['ratio']:.3f}  "
                   f"p50 {result['p50_ms']:.2f} ms  p99 {result['p99_ms']:.2f} ms  server overhead "
                   f"{result['server_overhead_us_per_batch']:.0f} us/batch (cpu "
-                  f"{result['server_overhead_cpu_us_per_batch']:.0f} us)  fill {result['mean_batch_fill']:.2f}  "
+                  f"{result['server_overhead_cpu_us_per_batch']:.0f} us)  "
+                  f"fill {result['mean_batch_fill']:.2f}  "
                   f"[{result['backend']} {result['device']} {result['layout']} {result['precision']}, "
                   f"{result['threads']} threads, overlap {'on' if result['overlap'] else 'off'}]")
     write_json(args.json, results[0] if len(results) == 1 else results)

@@ -151,7 +151,7 @@ def run(args) -> int:
         timed = {label: [] for label in trainers}
         for _ in range(args.repeats):
             for label, one in trainers.items():
-                count, elapsed = _timed(lambda: (one.train_step(), batch)[1], args.seconds)
+                count, elapsed = _timed(lambda one=one: (one.train_step(), batch)[1], args.seconds)
                 timed[label].append(count / elapsed)
         variant_rates = {label: timed[source[label]] for label in variants}
         compile_s = compiled = None

@@ -41,7 +41,8 @@ def test_bench_train_json_counts_the_games_it_made(tmp_path, write_tiny_config):
     # 30 games of 5x5 last between 2 and 50 moves each (two passes .. the move cap)
     assert 30 * 2 <= result["positions"] <= 30 * 50
     assert result["data_positions_per_s"] > 0 and result["train_samples_per_s"] > 0
-    assert abs(result["train_vs_data_ratio"] - result["train_samples_per_s"] / result["data_positions_per_s"]) < 1e-3
+    assert abs(result["train_vs_data_ratio"]
+               - result["train_samples_per_s"] / result["data_positions_per_s"]) < 1e-3
     assert result["channels_last"] is True and result["train_samples_per_s_other_layout"] > 0
     assert "the default layout" in out.stdout
     # fp32 is always timed beside the config's trainer; bf16 exactly where the CPU has it

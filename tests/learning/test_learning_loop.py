@@ -93,7 +93,7 @@ def test_kill9_trainer_resumes_at_its_checkpoint_with_optimizer_state(tmp_path, 
     run = open_run_dir(tmp_path / "run")
     SelfplayWorker(config, UniformEvaluator(5), shard_dir=run.shards, games=16, seed=3).run(max_games=40)
     rng = random.Random(99)
-    for round_ in range(3):
+    for _ in range(3):
         trainer = fastgo("train", "--config", config_path, "--run-dir", run.root, "--no-publish",
                          "--quiet")
         try:
@@ -253,7 +253,8 @@ def test_encode_samples_matches_python_replay(encoding):
                   policy_visits[policy_start[p]:policy_start[p + 1]])
         if full[p]:
             assert out_weight[i] == 1.0
-            np.testing.assert_allclose(out_policy[i], transform_policy(dense / dense.sum(), size, s), rtol=1e-6)
+            np.testing.assert_allclose(out_policy[i], transform_policy(dense / dense.sum(), size, s),
+                                       rtol=1e-6)
         else:
             assert out_weight[i] == 0.0 and not out_policy[i].any()
         sign = 1 if replay.to_move == BLACK else -1
@@ -307,10 +308,12 @@ def test_apply_refuses_a_reply_of_another_row_count():
 
 
 def test_window_drops_oldest_shards_and_samples_every_block(tmp_path):
-    config = loads_config("[model]\nboard_size = 5\n[selfplay]\ngames = 8\nvisits = 4\nkomi = 0.5\nshard_games = 4\n")
+    config = loads_config("[model]\nboard_size = 5\n[selfplay]\ngames = 8\nvisits = 4\nkomi = 0.5\n"
+                          "shard_games = 4\n")
     SelfplayWorker(config, UniformEvaluator(5), shard_dir=tmp_path, seed=2).run(max_games=24)
     blocks = [block_from_shard(read_shard(tmp_path / n), n) for n in list_shards(tmp_path)]
-    window = ReplayWindow(5, 0.5, "alphazero", window="fixed", window_size=sum(b.positions for b in blocks[-2:]))
+    window = ReplayWindow(5, 0.5, "alphazero", window="fixed",
+                          window_size=sum(b.positions for b in blocks[-2:]))
     for block in blocks:
         window.add(block)
     assert [b.name for b in window.blocks] == [b.name for b in blocks[-2:]]

@@ -114,7 +114,8 @@ def test_reinforce_beats_random_well_beyond_chance(tmp_path, run_learning_loop):
     checkpoints = sorted(glob.glob(str(run / "checkpoints" / "ckpt-*.ckpt")))
     first, last = checkpoints[0], checkpoints[-1]
     assert os.path.basename(first) == "ckpt-000000000.ckpt"
-    assert os.path.basename(last) == f"ckpt-{TRAIN_UPDATES:09d}.ckpt" and int(rows[-1]["step"]) == TRAIN_UPDATES
+    assert os.path.basename(last) == f"ckpt-{TRAIN_UPDATES:09d}.ckpt"
+    assert int(rows[-1]["step"]) == TRAIN_UPDATES
     # The learner played against pool opponents, and its later games came from later versions.
     games = [g for name in list_shards(run / "shards") for g in read_shard(run / "shards" / name).games]
     assert max(g.versions[0] for g in games) > 0

@@ -19,7 +19,8 @@ def script(code):
 
 
 def test_rows_of_a_passing_a_failing_and_a_slow_step(tmp_path):
-    write = "import json,sys; json.dump({'evals_per_s': 300.0, 'raw_evals_per_s': 400.0}, open(sys.argv[1], 'w'))"
+    write = ("import json,sys; "
+             "json.dump({'evals_per_s': 300.0, 'raw_evals_per_s': 400.0}, open(sys.argv[1], 'w'))")
     ok = device_check.Step("bench", script(write) + ["{json}"], 20, device_check._selfplay)
     bad = device_check.Step("broken", script("import sys; print('boom', file=sys.stderr); sys.exit(3)"), 20)
     slow = device_check.Step("slow", script("import time; time.sleep(30)"), 0.5)

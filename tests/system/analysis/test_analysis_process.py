@@ -110,7 +110,8 @@ def test_a_game_hostile_lines_and_terminate(checkpoint):
             assert t["rootInfo"]["currentPlayer"] == ("B" if t["turnNumber"] % 2 == 0 else "W")
             assert len(t["ownership"]) == 81 and len(t["policy"]) == 82
             assert t["moveInfos"] and all(m["visits"] >= 1 for m in t["moveInfos"])
-            assert {"scoreLead", "winrate", "prior", "pv", "lcb", "utility", "order"} <= set(t["moveInfos"][0])
+            assert {"scoreLead", "winrate", "prior", "pv", "lcb", "utility", "order"} \
+                <= set(t["moveInfos"][0])
 
         # A long search with partial reports, then terminated: partial responses, one final
         # response with fewer visits than asked, and the terminate echoed.

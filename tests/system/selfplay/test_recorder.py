@@ -28,7 +28,7 @@ def server(tmp_path_factory, write_tiny_config, start_server):
 
 def worker_stats(log_path):
     with open(log_path) as handle:
-        lines = [l for l in handle if l.startswith("fastgo selfplay: stats ")]
+        lines = [line for line in handle if line.startswith("fastgo selfplay: stats ")]
     assert lines, open(log_path).read()[-2000:]
     return json.loads(lines[-1].split("stats ", 1)[1])
 

@@ -1,9 +1,10 @@
 """Peak RSS of a real process decoding a 16 MiB message built to amplify (millions of one-byte
 empty arrays: plain msgpack turns each into a 56-byte list plus an 8-byte slot, ~70x the bytes):
 through the recorder's path (recorder.messages.parse_game_message, then
-fastgo.run.records.unpack_record) and as a shard read by fastgo.run.shards.read_shard, the growth stays
-under 4x the message. tests/unit/fastgo/run/test_records.py bounds the same with tracemalloc on 1 MiB in-process; this
-measures the whole process at the recorder's byte limit (recorder.max_game_bytes = 16 MiB).
+fastgo.run.records.unpack_record) and as a shard read by fastgo.run.shards.read_shard, the growth
+stays under 4x the message. tests/unit/fastgo/run/test_records.py bounds the same with tracemalloc
+on 1 MiB in-process; this measures the whole process at the recorder's byte limit
+(recorder.max_game_bytes = 16 MiB).
 
 Each case runs in a subprocess that reports VmHWM (Linux's peak RSS of the process image) before
 and after decoding: ru_maxrss would start from this test runner's own peak, as it is kept across

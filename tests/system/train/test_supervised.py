@@ -77,7 +77,8 @@ def test_malformed_files_are_skipped_and_counted_by_kind(tmp_path):
     assert first["setup stones or handicap"] == "handicap.sgf: 2 AB, 0 AW, HA[2]"
     assert first["wrong board size"] == "size19.sgf: SZ[19], the model plays 9"
     summary = report.summary()
-    assert summary.startswith(f"12 games read, 1 used ({report.positions} positions); skipped: 4 bad SGF (first: ")
+    assert summary.startswith(f"12 games read, 1 used ({report.positions} positions); "
+                              f"skipped: 4 bad SGF (first: ")
     assert "1 wrong board size (first: size19.sgf: SZ[19], the model plays 9)" in summary
     # huge SZ and a text file named .sgf are bad SGF too, each with its own reason
     reasons = {}

@@ -112,7 +112,7 @@ def test_hash_independent_of_move_order(size, seed, data):
 @SETTINGS
 @given(size=sizes, seed=seeds, steps=st.integers(0, 60))
 def test_copy_is_independent(size, seed, steps):
-    for board in random_game(size, seed, max_moves=steps):
+    for board in random_game(size, seed, max_moves=steps):  # noqa: B007 (the last board is the one wanted)
         pass
     snapshot = (board.to_ascii(), board.hash, board.to_move, board.num_moves, board.ko_move)
     copy = board.copy()
@@ -129,7 +129,7 @@ def test_copy_is_independent(size, seed, steps):
 @SETTINGS
 @given(size=sizes, seed=seeds, steps=st.integers(0, 80))
 def test_illegal_moves_leave_board_unchanged(size, seed, steps):
-    for board in random_game(size, seed, max_moves=steps):
+    for board in random_game(size, seed, max_moves=steps):  # noqa: B007 (the last board is the one wanted)
         pass
     snapshot = (board.to_ascii(), board.hash, board.to_move, board.num_moves, board.ko_move,
                 board.liberties().tolist(), board.captures)

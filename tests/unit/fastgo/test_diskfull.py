@@ -41,7 +41,8 @@ def test_the_error_is_found_where_torch_wraps_it():
         try:
             raise OSError(errno.EDQUOT, "Disk quota exceeded")
         except OSError:
-            raise RuntimeError("[enforce fail at inline_container.cc] unexpected pos")
+            # the implicit __context__ (no `from`) is what disk_full walks, as torch raises it
+            raise RuntimeError("[enforce fail at inline_container.cc] unexpected pos")  # noqa: B904
     except RuntimeError as err:
         assert diskfull.disk_full(err).errno == errno.EDQUOT
     assert diskfull.disk_full(OSError(errno.EIO, "I/O error")) is None

@@ -141,7 +141,8 @@ def test_sigma_and_policy_match_reference(c, c_visit, c_scale, rescale):
 def test_sigma_by_hand():
     # visits [2, 0], q(0) = 0.4, raw 0: v_mix = (0 + 2 * 0.4) / 3; rescaled to [1, 0]; the scale is
     # (50 + 2) * 1.
-    assert gumbel.sigma([0.5, 0.5], [2, 0], [0.4, 0.0], 0.0, rescale=True).tolist() == pytest.approx([52.0, 0.0])
+    assert gumbel.sigma([0.5, 0.5], [2, 0], [0.4, 0.0], 0.0, rescale=True).tolist() \
+        == pytest.approx([52.0, 0.0])
     # Without rescaling: (q + 1) / 2 times the scale; c_scale 0.1.
     got = gumbel.sigma([0.5, 0.5], [2, 0], [0.4, 0.0], 0.0, c_scale=0.1, rescale=False)
     assert got.tolist() == pytest.approx([5.2 * 0.7, 5.2 * (1 + 0.8 / 3) / 2])

@@ -45,7 +45,8 @@ HOSTILE = {
     "speed is a string": lambda p: p.write_text(json.dumps(entry(
         {TORCH_FP32: GOOD_ROW, "onnx-fp32": {**GOOD_ROW, "evals_per_s": "fast"}}))),
     "row is a string": lambda p: p.write_text(json.dumps(entry({TORCH_FP32: "fast"}))),
-    "speed is NaN": lambda p: p.write_text(json.dumps(entry({TORCH_FP32: {**GOOD_ROW, "evals_per_s": float("nan")}}))),
+    "speed is NaN": lambda p: p.write_text(json.dumps(entry({TORCH_FP32: {**GOOD_ROW,
+                                                                          "evals_per_s": float("nan")}}))),
     "speed of 5000 digits": lambda p: p.write_text(json.dumps(entry({TORCH_FP32: GOOD_ROW}))
                                                    .replace("10.0", "9" * 5000)),
     "200000 nested [": lambda p: p.write_bytes(b"[" * 200_000),
@@ -171,7 +172,8 @@ def test_a_cached_torch_choice_loads_no_other_runtime(tmp_path):
             "os.makedirs(os.path.dirname(path))\n"
             "json.dump({key: {'choice': 'torch-fp32', 'time': 1.0, 'table': {}}}, open(path, 'w'))\n"
             "choice, _ = choose_backend(net, batch=4, threads=1)\n"
-            "print(choice, key, sorted(m for m in ('onnxruntime', 'openvino', 'onnx') if m in sys.modules))\n")
+            "print(choice, key,\n"
+            "      sorted(m for m in ('onnxruntime', 'openvino', 'onnx') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg")))
     assert out.returncode == 0, out.stderr

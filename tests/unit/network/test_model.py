@@ -37,7 +37,8 @@ def randomize_batchnorm(model, seed=1):
     return model
 
 
-@pytest.mark.parametrize("size, encoding, pool", [(9, "alphazero", 0), (5, "liberty", 1), (19, "alphazero", 2)])
+@pytest.mark.parametrize("size, encoding, pool",
+                         [(9, "alphazero", 0), (5, "liberty", 1), (19, "alphazero", 2)])
 def test_shapes_and_value_range(size, encoding, pool):
     config = ModelConfig(board_size=size, encoding=encoding, blocks=2, channels=8, global_pool_every=pool)
     model = build_model(config, seed=0)

@@ -19,7 +19,8 @@ def config_text(small_trainer_config):
 
 def test_the_lr_halves_every_half_life_down_to_its_floor():
     tc = loads_config("[trainer]\nlr = 0.08\nlr_half_life_steps = 100\nlr_floor = 0.2\n").trainer
-    assert [scheduled_lr(tc, s) for s in (0, 100, 200, 50)] == pytest.approx([0.08, 0.04, 0.02, 0.08 / 2 ** 0.5])
+    assert [scheduled_lr(tc, s) for s in (0, 100, 200, 50)] \
+        == pytest.approx([0.08, 0.04, 0.02, 0.08 / 2 ** 0.5])
     assert scheduled_lr(tc, 10_000) == pytest.approx(0.016)
     assert scheduled_lr(loads_config("[trainer]\nlr = 0.08\n").trainer, 10**6) == 0.08
 

@@ -89,8 +89,9 @@ def test_a_1100_level_tree_with_loops_is_walked_with_the_deep_parts_refused(host
     long2 = os.path.join("long", LONG_NAME, LONG_NAME, "g.sgf")
     assert [shown for _, shown in found] == ["a.sgf", "bad-\\udcff.sgf", "self.sgf", deep3, long2]
     assert [path for path, _ in found][1] == os.path.join(hostile_tree, os.fsdecode(b"bad-\xff.sgf"))
-    # levels 1..64 below root (deep/ and 63 dd/) are walked; level 65 is refused, once. long/ + k names is over PATH_MAX
-    # for the first k with len(root) + 6 + 201 * k >= 4096: that folder is refused, once.
+    # levels 1..64 below root (deep/ and 63 dd/) are walked; level 65 is refused, once. long/ + k
+    # names is over PATH_MAX for the first k with len(root) + 6 + 201 * k >= 4096: that folder is
+    # refused, once.
     assert found.refused == {"folder too deep": 1, "folder not listed": 1}
     too_deep = os.path.join("deep", *["dd"] * MAX_DIR_DEPTH)
     assert found.first["folder too deep"] == (f"{too_deep}: more than {MAX_DIR_DEPTH} levels "

@@ -109,7 +109,8 @@ def test_random_bytes_only_raise_protocol_errors(frames):
 @settings(max_examples=100, deadline=None)
 @given(st.dictionaries(st.sampled_from(["m", "v", "k", "id", "slot", "n", "size", "planes", "dtype", "x"]),
                        st.one_of(st.integers(-2 ** 63, 2 ** 64 - 1), st.text(max_size=10), st.none(),
-                                 st.booleans(), st.floats(), st.lists(st.integers(-2 ** 63, 2 ** 63 - 1), max_size=3)),
+                                 st.booleans(), st.floats(),
+                                 st.lists(st.integers(-2 ** 63, 2 ** 63 - 1), max_size=3)),
                        max_size=10),
        st.binary(max_size=200))
 def test_random_headers_only_raise_protocol_errors(fields, payload):

@@ -1,6 +1,6 @@
-"""Hostile game records (fastgo.run.records, fastgo.run.shards): a small message must not decode into a huge structure
-(peak memory measured with tracemalloc against the message's size), and valid-looking records
-that would poison training are refused with the field named."""
+"""Hostile game records (fastgo.run.records, fastgo.run.shards): a small message must not decode
+into a huge structure (peak memory measured with tracemalloc against the message's size), and
+valid-looking records that would poison training are refused with the field named."""
 import tracemalloc
 
 import msgpack

@@ -119,7 +119,8 @@ DAMAGE = {
     "illegal move": (illegal_move, "move 1 is illegal"),
     "wrong result": (wrong_result, "disagree"),
     "duplicate id": (duplicate_id, "duplicate id"),
-    "huge declared array": (lambda d: rewrite(d, records=[dict(records_of(d)[1][0], versions=list(range(5000)))]),
+    "huge declared array": (lambda d: rewrite(d, records=[dict(records_of(d)[1][0],
+                                                               versions=list(range(5000)))]),
                             "undecodable"),
 }
 
