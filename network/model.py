@@ -184,7 +184,3 @@ def fuse_for_inference(model: PolicyValueNet) -> PolicyValueNet:
     fused.policy_conv, fused.policy_bn = fold(fused.policy_conv, fused.policy_bn), nn.Identity()
     fused.value_conv, fused.value_bn = fold(fused.value_conv, fused.value_bn), nn.Identity()
     return fused
-
-
-def count_parameters(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())
