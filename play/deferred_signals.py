@@ -1,17 +1,16 @@
 """SIGINT and SIGTERM for a match that keeps every game it finished (play.arena), main thread
-only (elsewhere nothing is installed and nothing is held):
+only (elsewhere nothing is installed and nothing is held).
 
-- `Interrupts`: while a `with Interrupts() as signals:` block runs, the first signal raises
-  KeyboardInterrupt at once (a move that takes long, an engine that does not answer, are cut
-  short) and from then on every further signal is held quietly: the step that ends the
-  interrupted work (the finished games counted, the report written, the engines ended) is not
-  cut again, and a second Ctrl-C prints no traceback. `hold()` marks a point from which a signal
-  must not cut (the last game over, the batch not yet counted): a signal is then held in
-  `signum` instead, and `release()`, once the held step is done, raises it. play.match's
-  play_match holds at the end of its last round, so a batch is handed back whole whatever the
-  moment of the signal; the arena releases once the batch is counted and written.
-- `deferred_interrupts`: both held while one step runs, then, with raise_after (the default),
-  the KeyboardInterrupt a signal asked for raised; else left in `held.signum`.
+While a `with Interrupts() as signals:` block runs, the first signal raises KeyboardInterrupt at
+once (a move that takes long, an engine that does not answer, are cut short) and from then on
+every further signal is quiet: the step that ends the interrupted work (the finished games
+counted, the report written, the engines ended) is not cut again, and a second Ctrl-C prints no
+traceback. `hold()` marks a point from which a signal must not cut (the last game over, the
+batch not yet counted): a signal is then held in `signum`, and `release()`, once the held step
+is done, raises it. play.match's play_match holds at the end of its last round, so a batch is
+handed back whole whatever the moment of the signal; the arena releases once the batch is
+counted and written. `caught`: the signal that raised the KeyboardInterrupt (what `fastgo
+compare` reports it was stopped by).
 """
 from __future__ import annotations
 
@@ -67,6 +66,7 @@ class Interrupts:
     def __exit__(self, kind, value, traceback):
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
+        self._previous = {}
         return False
 
 
@@ -74,27 +74,3 @@ def hold(signals):
     """signals.hold() where there is an Interrupts (None: nothing to hold)."""
     if signals is not None:
         signals.hold()
-
-
-class deferred_interrupts:
-    def __init__(self, raise_after: bool = True):
-        self.raise_after = raise_after
-        self.signum = None          # the first signal that came while held
-        self._previous = {}
-
-    def _hold(self, signum, frame):
-        if self.signum is None:
-            self.signum = signum
-
-    def __enter__(self):
-        if _main_thread():
-            for sig in SIGNALS:
-                self._previous[sig] = signal.signal(sig, self._hold)
-        return self
-
-    def __exit__(self, kind, value, traceback):
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-        if self.raise_after and self.signum is not None and kind is None:
-            raise KeyboardInterrupt
-        return False

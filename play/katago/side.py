@@ -15,7 +15,7 @@ the start then waits up to tune_timeout, and a tuner that hangs or crashes is on
 traceback.
 
 Under a time a move (move_seconds), KataGo plays at a measured speed, as a checkpoint side does
-(fastgo_cli.arena_timing): at its first start its one-thread visits a second are timed
+(play.equal_time.pace_sides): at its first start its one-thread visits a second are timed
 (PACE_ROUNDS searches of PACE_VISITS visits from an empty board, its caches cleared, the fastest
 kept) and the visits that fit in move_seconds (at most its VISITS) become its maxVisits, with
 maxTime = move_seconds kept as a backstop. KataGo's own clock alone does not hold a move to its
