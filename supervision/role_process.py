@@ -200,10 +200,6 @@ class ServerProcess(RoleProcess):
         super().__init__(argv, self.log_path, ready=Role.SERVE.ready,
                          ready_timeout_s=start_timeout_s, env=env, name="server")
 
-    def kill9(self):
-        """SIGKILL (a crash, for the tests that need one) and reap it."""
-        self.kill()
-
 
 def write_toml(path, sections: dict) -> str:
     """A TOML file of tables {name: {key: value}} with str, int, float, bool, list and inline
@@ -215,11 +211,6 @@ def write_toml(path, sections: dict) -> str:
                 handle.write(f"{key} = {_toml_value(value)}\n")
             handle.write("\n")
     return str(path)
-
-
-def write_config(path, model: dict, server: dict) -> str:
-    """A TOML file with [model] and [server] tables from flat dicts."""
-    return write_toml(path, {"model": model, "server": server})
 
 
 def _toml_value(value):

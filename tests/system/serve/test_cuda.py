@@ -17,7 +17,7 @@ from network.checkpoint import save_checkpoint
 from wire.client import InferenceClient
 from network.model import build_model
 from network.runner import ModelRunner, check_canaries
-from supervision.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
@@ -82,7 +82,7 @@ def test_both_staging_buffers_run_on_cuda():
 
 
 @pytest.mark.parametrize("overlap", [False, True], ids=["inline", "overlap"])
-def test_cuda_server_serves_and_hot_reloads(tmp_path, overlap):
+def test_cuda_server_serves_and_hot_reloads(tmp_path, overlap, write_config):
     models = {1: build_model(MODEL, seed=1), 2: build_model(MODEL, seed=2)}
     live = tmp_path / "live.ckpt"
     save_checkpoint(live, models[1], step=1)

@@ -13,7 +13,7 @@ import pytest
 
 from wire.client import InferenceClient, ServerUnavailable
 from wire.keys import CurveKeyError, read_public_key, read_secret_key
-from supervision.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess
 
 
 def keys(*args):
@@ -78,7 +78,7 @@ def _planes(n=2, size=5):
     return (rng.random((n, 17, size, size)) < 0.3).astype(np.uint8)
 
 
-def test_server_serves_allowed_keys_only(tmp_path, key_dir):
+def test_server_serves_allowed_keys_only(tmp_path, key_dir, write_config):
     config = write_config(tmp_path / "s.toml", {"board_size": 5, "blocks": 1, "channels": 8}, {
         "endpoint": "tcp://127.0.0.1:*", "threads": 1, "device": "cpu",
         "curve_secret_key_file": str(key_dir / "server.key_secret"),
@@ -146,7 +146,7 @@ def test_recorder_takes_games_from_allowed_keys_only(tmp_path, key_dir, free_end
         assert stop(recorder) == 0
 
 
-def test_server_refuses_checkpoint_bytes_whose_hash_differs(tmp_path):
+def test_server_refuses_checkpoint_bytes_whose_hash_differs(tmp_path, write_config):
     import hashlib
 
     import torch

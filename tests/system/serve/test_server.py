@@ -12,7 +12,7 @@ from fastgo.run.config import ModelConfig
 from network.checkpoint import save_checkpoint
 from wire.client import InferenceClient, ServerError
 from network.model import build_model
-from supervision.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess
 
 torch.set_num_threads(1)
 # The server folds batch norm and uses channels_last; the reference is the plain fp32 module.
@@ -27,7 +27,7 @@ def random_planes(rng, count, config=MODEL):
 
 @pytest.fixture(scope="module", params=[("torch", False), ("torch", True), ("onnx", True)],
                 ids=["inline", "overlap", "onnx"])
-def served(tmp_path_factory, request):
+def served(tmp_path_factory, request, write_config):
     backend, overlap = request.param
     tmp = tmp_path_factory.mktemp("server")
     models = {"current": build_model(MODEL, seed=10), "best": build_model(MODEL, seed=11)}
@@ -100,7 +100,7 @@ def test_batches_are_gathered_and_counted(served):
     assert after["forward_s_total"] > before["forward_s_total"]
 
 
-def test_requests_are_gathered_into_full_batches(tmp_path):
+def test_requests_are_gathered_into_full_batches(tmp_path, write_config):
     # A batch wait far longer than the test: batches form only when max_batch positions are
     # queued, so 8 requests of 4 positions make exactly two batches of 16, whatever the timing.
     config = write_config(tmp_path / "serve.toml", {"blocks": 1, "channels": 8}, {
@@ -115,7 +115,7 @@ def test_requests_are_gathered_into_full_batches(tmp_path):
     assert stats["mean_batch_size"] == 16 and stats["mean_batch_fill"] == 1.0
 
 
-def test_a_partial_batch_waits_only_while_a_recent_request_size_could_join_it(tmp_path):
+def test_a_partial_batch_waits_only_while_a_recent_request_size_could_join_it(tmp_path, write_config):
     # max_batch 16 and a wait of 2 s: requests of 12 positions cannot share a batch, so once
     # 12 is the smallest recent size a request of 12 runs at once; after a request of 2 it
     # waits for the deadline again (12 + 2 fit in 16).

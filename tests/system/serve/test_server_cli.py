@@ -3,7 +3,7 @@ import json
 import subprocess
 import sys
 
-from supervision.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess
 
 
 def fastgo(*args, timeout=120):
@@ -34,7 +34,7 @@ def test_a_bad_config_is_refused_before_torch_is_imported(tmp_path):
     assert lines[-1] == "torch imported: False status: 2", out.stderr
 
 
-def test_serve_refuses_a_corrupt_start_checkpoint(tmp_path):
+def test_serve_refuses_a_corrupt_start_checkpoint(tmp_path, write_config):
     (tmp_path / "bad.ckpt").write_bytes(b"not a checkpoint")
     config = write_config(tmp_path / "s.toml", {"blocks": 1, "channels": 8}, {
         "endpoint": "tcp://127.0.0.1:*", "checkpoints": {"current": str(tmp_path / "bad.ckpt")}})
@@ -43,7 +43,7 @@ def test_serve_refuses_a_corrupt_start_checkpoint(tmp_path):
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
-def test_serve_stops_cleanly_on_sigterm(tmp_path):
+def test_serve_stops_cleanly_on_sigterm(tmp_path, write_config):
     config = write_config(tmp_path / "s.toml", {"blocks": 1, "channels": 8},
                           {"endpoint": "tcp://127.0.0.1:*", "threads": 1})
     server = ServerProcess(config).start()
@@ -65,7 +65,7 @@ def test_bench_server_writes_its_json(tmp_path):
     assert "ratio" in result.stdout
 
 
-def test_remote_bind_needs_curve_and_curve_works(tmp_path):
+def test_remote_bind_needs_curve_and_curve_works(tmp_path, write_config):
     import numpy as np
     import pytest
 
@@ -98,10 +98,10 @@ def test_remote_bind_needs_curve_and_curve_works(tmp_path):
                 plain.evaluate(x)
 
 
-def test_a_started_server_process_used_as_a_context_starts_once_and_stops(tmp_path):
+def test_a_started_server_process_used_as_a_context_starts_once_and_stops(tmp_path, write_config):
     """`with ServerProcess(...).start() as server`: the server already started is the one used
     (no second, orphaned server), and it is stopped when the block ends."""
-    from supervision.role_process import ServerProcess, write_config
+    from supervision.role_process import ServerProcess
 
     config = write_config(tmp_path / "s.toml", {"board_size": 5, "blocks": 1, "channels": 8},
                           {"endpoint": "tcp://127.0.0.1:*", "threads": 1, "device": "cpu"})

@@ -12,14 +12,14 @@ from wire import protocol
 from network.checkpoint import save_checkpoint
 from wire.client import InferenceClient
 from network.model import build_model
-from supervision.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess
 
 torch.set_num_threads(1)
 MODEL = ModelConfig(board_size=9, blocks=1, channels=8)
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(tmp_path_factory, write_config):
     tmp = tmp_path_factory.mktemp("fuzz")
     model = build_model(MODEL, seed=3)
     save_checkpoint(tmp / "m.ckpt", model, step=2)

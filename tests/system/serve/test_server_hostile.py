@@ -20,7 +20,7 @@ from wire.client import InferenceClient, ServerError
 from network.model import build_model
 from inference_server.server import InferenceServer
 from inference_server.slots import NAMED_PATH_UNREADABLE, Reloader
-from supervision.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 MODEL = {"blocks": 1, "channels": 8}
@@ -70,7 +70,7 @@ class Dealer:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server(tmp_path_factory, write_config):
     folder = tmp_path_factory.mktemp("served")
     config = write_config(folder / "s.toml", MODEL, {"endpoint": "tcp://127.0.0.1:*", "threads": 1})
     with ServerProcess(config) as process:
@@ -163,7 +163,7 @@ def test_full_slot_queue_answers_busy_and_shutdown_answers_every_queued_request(
     assert all(r.header["code"] == protocol.SHUTTING_DOWN for r in stopped.values())
 
 
-def test_shutdown_answers_queued_requests_of_a_server_process(tmp_path, wait_for):
+def test_shutdown_answers_queued_requests_of_a_server_process(tmp_path, wait_for, write_config):
     config = write_config(tmp_path / "s.toml", MODEL, {"endpoint": "tcp://127.0.0.1:*", "threads": 1,
                                                        "max_batch": 65536, "max_wait_us": 10_000_000})
     process = ServerProcess(config).start()
@@ -193,13 +193,13 @@ def test_shutdown_answers_queued_requests_of_a_server_process(tmp_path, wait_for
     assert returncode == 0
 
 
-def test_second_server_on_a_taken_tcp_port_exits_2(server, tmp_path):
+def test_second_server_on_a_taken_tcp_port_exits_2(server, tmp_path, write_config):
     config = write_config(tmp_path / "s.toml", MODEL, {"endpoint": server.endpoint})
     line = one_line_refusal(serve("--config", config))
     assert "in use" in line and "server.endpoint" in line
 
 
-def test_second_server_on_a_live_ipc_path_exits_2_and_the_first_keeps_it(tmp_path):
+def test_second_server_on_a_live_ipc_path_exits_2_and_the_first_keeps_it(tmp_path, write_config):
     endpoint = f"ipc://{tmp_path}/serve.sock"
     config = write_config(tmp_path / "s.toml", MODEL, {"endpoint": endpoint, "threads": 1})
     with ServerProcess(config) as first:

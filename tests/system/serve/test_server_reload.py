@@ -16,7 +16,7 @@ from fastgo.run.config import ModelConfig
 from network.checkpoint import save_checkpoint
 from wire.client import InferenceClient, ServerError
 from network.model import build_model
-from supervision.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess
 
 torch.set_num_threads(1)
 MODEL = ModelConfig(board_size=9, blocks=1, channels=8)
@@ -40,7 +40,7 @@ def publish_bytes(path, data):
 
 
 @pytest.mark.parametrize("overlap", [False, True], ids=["inline", "overlap"])
-def test_hot_reload_under_load(tmp_path, overlap, forward):
+def test_hot_reload_under_load(tmp_path, overlap, forward, write_config):
     live = tmp_path / "live.ckpt"
     models = {version: build_model(MODEL, seed=version) for version in (1, 2)}
     # version 4 is a larger network (a run whose network grew): the server serves the new shape

@@ -11,14 +11,14 @@ from fastgo.run.config import ModelConfig
 from network.checkpoint import save_checkpoint
 from wire.client import InferenceClient
 from network.model import build_model
-from supervision.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess
 
 torch.set_num_threads(1)
 MODEL = ModelConfig(board_size=9, blocks=2, channels=16)
 TOL = dict(rtol=1e-4, atol=1e-4)
 
 
-def test_kill9_and_restart(tmp_path, forward):
+def test_kill9_and_restart(tmp_path, forward, write_config):
     ckpt = tmp_path / "m.ckpt"
     models = {1: build_model(MODEL, seed=1), 2: build_model(MODEL, seed=2)}
     save_checkpoint(ckpt, models[1], step=1)
@@ -68,7 +68,7 @@ def test_kill9_and_restart(tmp_path, forward):
         for thread in threads:
             thread.start()
         wait_for(lambda: len(results) >= 20, "20 results from the first server")
-        first.kill9()                                  # batches are in flight right now
+        first.kill()                                   # SIGKILL: batches are in flight right now
         before = len(results)
         save_checkpoint(ckpt, models[2], step=2)
         # every client times out on the dead server and reconnects before the new one starts

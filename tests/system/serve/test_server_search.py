@@ -12,7 +12,7 @@ from network.checkpoint import save_checkpoint
 from wire.client import InferenceClient
 from network.batch_evaluator import InProcessEvaluator
 from network.model import build_model
-from supervision.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess
 torch.set_num_threads(1)
 GAMES, VISITS = 6, 24
 
@@ -41,7 +41,7 @@ def search_two_in_flight(evaluator):
     return positions
 
 
-def test_search_through_the_server(tmp_path):
+def test_search_through_the_server(tmp_path, write_config):
     config = ModelConfig(board_size=9, blocks=1, channels=8)
     model = build_model(config, seed=4)
     save_checkpoint(tmp_path / "m.ckpt", model, step=3)

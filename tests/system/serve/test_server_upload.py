@@ -11,13 +11,13 @@ from wire import protocol
 from network.checkpoint import save_checkpoint
 from wire.client import InferenceClient
 from network.model import build_model
-from supervision.role_process import ServerProcess, write_config
+from supervision.role_process import ServerProcess
 
 MODEL = {"board_size": 9, "blocks": 6, "channels": 64}
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server(tmp_path_factory, write_config):
     tmp = tmp_path_factory.mktemp("upload")
     config = write_config(tmp / "s.toml", MODEL, {"endpoint": "tcp://127.0.0.1:5555", "max_batch": 16,
                                                   "max_request_positions": 16, "device": "cpu",
