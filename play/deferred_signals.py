@@ -25,7 +25,12 @@ def _main_thread() -> bool:
 
 
 class Interrupts:
-    def __init__(self):
+    """quiet_after: once interrupted (or a signal held), both signals stay ignored after the
+    block too (a command that ends: a second Ctrl-C on its way out prints no traceback); else
+    the handlers from before come back."""
+
+    def __init__(self, quiet_after: bool = False):
+        self.quiet_after = quiet_after
         self.holding = False        # a signal is held, not raised
         self.interrupted = False    # a KeyboardInterrupt was raised: every later signal quiet
         self.signum = None          # the first signal held while not interrupted
@@ -42,6 +47,11 @@ class Interrupts:
     def _raise(self, signum):
         self.interrupted, self.caught, self.signum = True, signal.Signals(signum), None
         raise KeyboardInterrupt
+
+    @property
+    def signalled(self) -> bool:
+        """Interrupted, or a signal held."""
+        return self.interrupted or self.signum is not None
 
     def hold(self):
         """From now on a signal is held (in `signum`) until release()."""
@@ -65,7 +75,8 @@ class Interrupts:
 
     def __exit__(self, kind, value, traceback):
         for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
+            signal.signal(sig, signal.SIG_IGN if self.quiet_after and self.signalled
+                          else handler)
         self._previous = {}
         return False
 

@@ -34,12 +34,13 @@ def run_arena(plan: ArenaPlan, out=None, err=None, signals=None) -> int:
     """Plays the plan's match (see the module); its exit status: 0, 130 when interrupted, 1
     when the ratings table could not be appended to. out(line), err(line): where its lines go
     (default stdout and stderr). `signals`: the Interrupts it runs under (a caller that wants to
-    know which signal ended it, in its `caught`); a fresh one by default. ArenaError (nothing
-    played) for a player that cannot play."""
+    know which signal ended it, in its `caught`); by default a fresh one that leaves both
+    signals ignored once interrupted, as a command that ends. ArenaError (nothing played) for a
+    player that cannot play."""
     out = printer(None) if out is None else out
     err = (lambda line: print(line, file=sys.stderr, flush=True)) if err is None else err
     opened, games = [], [0]
-    with Interrupts() if signals is None else signals as signals:
+    with Interrupts(quiet_after=True) if signals is None else signals as signals:
         try:
             status = _match(plan, signals, opened, games, out, err)
         except KeyboardInterrupt:      # before the first game (e.g. an engine starting)

@@ -89,3 +89,36 @@ def test_a_match_played_in_process_is_the_one_read_back(tmp_path):
                                log_path, "[x] ", said.append)
     assert (code, stopped) == (2, None) and not (tmp_path / "n.json").exists()
     assert said[-1].startswith("[x] fastgo arena: A ") and "no such checkpoint" in said[-1]
+
+
+def test_a_signal_during_a_match_stops_it_and_is_named(tmp_path, monkeypatch):
+    """A SIGTERM while a match is played in process: the arena ends it (its finished games
+    reported, interrupted in its JSON) and play_arena names the signal, which compare reports
+    as what stopped it; the handlers from before the match come back."""
+    import signal
+
+    import play.match
+
+    real, calls = play.match._count, []
+
+    def count(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 30:
+            signal.raise_signal(signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(play.match, "_count", count)
+    before = signal.getsignal(signal.SIGTERM)
+    run = RunPlan(name="a", config_path="x.toml", config_name="x", overrides=(), size=5,
+                  komi=7.5, backend="torch-fp32", anchors=(), shutdown_s=1.0)
+    opponent = Opponent("random", "random")
+    plan = Plan(out=str(tmp_path), runs=(run, run), seconds=None, games=40, visits=2,
+                opponents=(opponent,), seed=4)
+    json_path, log_path = match_paths(plan.out, "a", opponent)
+    arena = arena_plan(run, "mcts:4", opponent, plan, 4, json_path)
+    said = []
+    assert play_arena(arena, log_path, "", said.append) == (130, "SIGTERM")
+    assert signal.getsignal(signal.SIGTERM) is before
+    data = json.loads(open(json_path).read())
+    assert data["interrupted"] is True and data["games"] < 40
+    assert f"fastgo arena: interrupted after {data['games']} games" in said

@@ -47,3 +47,16 @@ def test_released_without_a_signal_it_interrupts_again():
         signals.release()
         with pytest.raises(KeyboardInterrupt):
             signal.raise_signal(signal.SIGINT)
+
+
+def test_quiet_after_leaves_both_signals_ignored_once_interrupted():
+    with Interrupts(quiet_after=True) as signals:
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+    assert signals.interrupted
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    with Interrupts(quiet_after=True):                 # not interrupted: the handlers come back
+        pass
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
