@@ -28,6 +28,7 @@ import shlex
 from dataclasses import dataclass
 
 from fastgo.coords import parse_float, parse_int
+from fastgo.reference_players import ReferenceIndexError, reference
 
 MAX_PLAYOUTS = 10_000_000      # mcts:N
 MAX_KATAGO_VISITS = 10_000_000     # katago:VISITS
@@ -129,7 +130,6 @@ def parse_spec(text) -> Spec:
     if kind == "katago":
         return _katago_spec(text, rest)
     if kind == "ref" and colon and not os.path.exists(text):
-        from fastgo.reference_players import ReferenceIndexError, reference
         try:
             found = reference(rest)
         except ReferenceIndexError as err:

@@ -48,6 +48,10 @@ import numpy as np
 
 from network.backend_cache import cache_key, read_cache, write_cache
 from network.backends import TORCH_FP32, available_backends, build_backend
+from fastgo.board import Board, Random
+from fastgo.features import encode_board
+from fastgo.replay import encode_samples
+from fastgo.run.shards import ShardError, list_shards, read_shard
 
 log = logging.getLogger("fastgo.backends")
 
@@ -88,9 +92,6 @@ def reference_positions(config, count: int, seed: int = 2024) -> np.ndarray:
 
 @functools.lru_cache(maxsize=8)
 def _reference_positions(config, count, seed):
-    from fastgo.board import Board, Random
-    from fastgo.features import encode_board
-
     n = config.board_size
     rng = np.random.default_rng(seed)
     moves = Random(seed)
@@ -129,9 +130,6 @@ def shard_positions(config, directory, *, calibration=CALIBRATION_POSITIONS,
     the second's. An unreadable shard, one over max_bytes or one of another board size is
     skipped with a warning. At most `max_shards` files are opened, none after `seconds`, and no
     further one once POOL_POSITIONS positions are read. Falsy (empty arrays) without two games."""
-    from fastgo.replay import encode_samples
-    from fastgo.run.shards import ShardError, list_shards, read_shard
-
     directory = os.fspath(directory)
     try:
         names = list_shards(directory)

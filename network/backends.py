@@ -20,6 +20,9 @@ import os
 import tempfile
 import warnings
 from typing import Protocol
+import platform
+from importlib import metadata
+import logging
 
 import numpy as np
 import torch
@@ -125,7 +128,6 @@ def cpu_name() -> str:
                     return line.split(":", 1)[1].strip()[:120]
     except OSError:
         pass
-    import platform
 
     return platform.processor() or platform.machine()
 
@@ -211,8 +213,6 @@ _DISTRIBUTIONS = {"onnxruntime": ("onnxruntime", "onnxruntime-gpu", "onnxruntime
 def versions() -> dict:
     """Versions of the runtimes, for the cache key of an automatic choice: read from the installed
     distributions' metadata (no import), or from the module where no distribution names it."""
-    from importlib import metadata
-
     out: dict[str, str] = {"torch": torch.__version__}
     for name, dists in _DISTRIBUTIONS.items():
         for dist in dists:
@@ -280,8 +280,6 @@ def export_onnx(net) -> bytes:
 def quantize_onnx(model_bytes: bytes, calibration: np.ndarray) -> bytes:
     """Static int8 QDQ quantization (ONNX Runtime; per-channel int8 weights, uint8 activations)
     calibrated on `calibration`, uint8 planes [C, P, N, N]."""
-    import logging
-
     from onnxruntime.quantization import (
         CalibrationDataReader,
         QuantFormat,

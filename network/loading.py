@@ -17,7 +17,12 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:      # the config's schema imports numpy: not on the way to a command's --help
+import numpy as np
+
+from network.batch_evaluator import InProcessEvaluator
+from network.checkpoint_file import CheckpointError, read_checkpoint_bytes
+
+if TYPE_CHECKING:      # Network's annotation only
     from fastgo.run.config import ModelConfig
 
 log = logging.getLogger("fastgo.network")
@@ -113,8 +118,6 @@ def check_canary_heads(ownership, score, lead) -> None:
     positions (each None where the network has no such head) are finite and in range:
     ownership in [-1, 1], a margin within MAX_ABS_SCORE_OUTPUT points. A NaN or inf weight
     there would reach analysis as "scoreLead": NaN, which JSON readers refuse."""
-    import numpy as np
-
     for name, out, bound in (("ownership", ownership, 1.0 + 1e-4),
                              ("score", score, MAX_ABS_SCORE_OUTPUT),
                              ("lead", lead, MAX_ABS_SCORE_OUTPUT)):
@@ -151,7 +154,6 @@ def load_network(source, use="match", *, device="cpu", backend=DEFAULT_BACKEND,
         raise ValueError(f"load_network: use must be one of {', '.join(USES)}, got {use!r}")
     heads = USES[use].heads
     threads = USES[use].threads if threads is None else int(threads)
-    from network.checkpoint_file import CheckpointError, read_checkpoint_bytes
 
     path = str(source)
     label = what or path
@@ -181,7 +183,6 @@ def load_network(source, use="match", *, device="cpu", backend=DEFAULT_BACKEND,
             outputs = heads_evaluator(canary_planes(checkpoint.config))
             evaluator, runs_on = heads_evaluator, None
         else:
-            from network.batch_evaluator import InProcessEvaluator
             options = {} if threads is None else {"threads": threads}
             in_process = InProcessEvaluator(checkpoint.model, device=where, backend=backend,
                                             capacity=max(8, int(capacity)),

@@ -24,6 +24,7 @@ from network.backend_choice import (acceptable_everywhere, agreement, check_posi
                                     choose_backend, describe_agreement, ranked)
 from network.backends import ALL_BACKENDS, TORCH_FP32, build_backend
 from network.model import PolicyValueNet, fuse_for_inference
+from fastgo.board import Board
 
 log = logging.getLogger("fastgo.runner")
 RETRY_REFUSED_S = 600.0     # a refused backend is checked again on weights loaded this much later
@@ -279,8 +280,6 @@ class ModelRunner:
 def canary_planes(config, count: int = 4, seed: int = 12345) -> np.ndarray:
     """Fixed positions to test a model before it serves: the empty board (Black to move, then
     White to move) and seeded random stone patterns. uint8 [count, P, N, N]."""
-    from fastgo.board import Board
-
     n, planes = config.board_size, config.planes
     out = np.zeros((max(count, 2), planes, n, n), dtype=np.uint8)
     # The empty board encoded by the board itself (any encoding), Black then White to move.

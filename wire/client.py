@@ -21,6 +21,7 @@ import os
 import time
 import math
 from collections import OrderedDict
+import hashlib
 
 import numpy as np
 import zmq
@@ -157,8 +158,6 @@ class InferenceClient:
         `data` into `slot`; returns the new version or raises ServerError(reload_failed) when
         the checkpoint is refused. Bytes go with their sha256, which the server checks before
         it loads them."""
-        import hashlib
-
         digest = hashlib.sha256(data).hexdigest() if data is not None else None
         upload = None
         if data is not None and len(data) > protocol.CHUNK_BYTES:

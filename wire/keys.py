@@ -199,6 +199,7 @@ def make_server(socket, secret_key_file, allowed_specs, *, what="server"):
     with _auth_lock:
         entry = _authenticators.get(id(context))
         if entry is None:
+            # lazy: it imports asyncio (0.2 s), and only a server with CURVE keys starts one
             from zmq.auth.thread import ThreadAuthenticator
             auth = ThreadAuthenticator(context)
             auth.start()
