@@ -19,7 +19,7 @@ from fastgo.run.statefiles import count, read_jsonl
 try:
     import fcntl
 except ImportError:        # not on Windows: appends are then unlocked
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["append_result", "read_table", "RatingsTable", "TableError", "check_name", "table_name",
            "player_games"]
@@ -162,7 +162,7 @@ def read_table(path) -> RatingsTable:
 
 def player_games(results) -> dict:
     """{name: games played} over all rows (self-pairings count once per game)."""
-    games = {}
+    games: dict[str, int] = {}
     for row in results:
         n = row["wins_a"] + row["wins_b"] + row.get("draws", 0)
         games[row["a"]] = games.get(row["a"], 0) + n

@@ -12,9 +12,16 @@ from __future__ import annotations
 
 import os
 
+from fastgo.run.elo_fit import (
+    CGOS_STAND_IN,
+    PRIOR_GAMES,
+    SEQUENCE_GAMES,
+    GroupFit,
+    cgos_ratings,
+    components,
+    fit_ratings,
+)
 from fastgo.run.ladder import with_calibration
-from fastgo.run.elo_fit import (CGOS_STAND_IN, PRIOR_GAMES, SEQUENCE_GAMES, GroupFit, cgos_ratings,
-                                components, fit_ratings)
 from fastgo.run.ratings_table import RatingsTable, TableError, read_table
 
 __all__ = ["Strength", "strength_of", "read_strength"]

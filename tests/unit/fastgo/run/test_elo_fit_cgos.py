@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 import math
 
-from fastgo.run.elo_fit import (CGOS_ANCHOR_ELO, CGOS_STAND_IN, Z95, cgos_ratings, cgos_text,
-                                fit_ratings)
+from fastgo.run.elo_fit import CGOS_ANCHOR_ELO, CGOS_STAND_IN, Z95, cgos_ratings, cgos_text, fit_ratings
 from fastgo.run.ratings_table import append_result, read_table
 from fastgo_cli.main import main
 
@@ -51,8 +50,8 @@ def test_text():
 
 
 def test_status_line_and_ratings_command(tmp_path, capsys):
-    from supervision.status import read_cgos, status_line, summary_text
     from fastgo.run.rundir import RunDir
+    from supervision.status import read_cgos, status_line, summary_text
 
     table = tmp_path / "ratings.jsonl"
     append_result(table, "ckpt-40", CGOS_STAND_IN, 30, 10)
