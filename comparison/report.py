@@ -2,6 +2,8 @@
 matches and the head-to-head, and the figure of both evaluator curves."""
 from __future__ import annotations
 
+from evaluation.plots import draw_comparison
+
 RUNS = ("a", "b")
 
 
@@ -47,8 +49,6 @@ def run_label(data, name) -> str:
 def draw(path, data, curves, anchors=()) -> bool:
     """compare.png: both runs' Elo against wall time (evaluation.plots.draw_comparison); False
     (nothing drawn) when neither run has a rated checkpoint."""
-    from evaluation.plots import draw_comparison
-
     if not any(c["evaluations"] for c in curves):
         return False
     labels = [run_label(data, name) for name in RUNS]

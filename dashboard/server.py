@@ -33,6 +33,9 @@ from dashboard import request_checks as checks
 from dashboard.run_view import NotFound, RunView
 from dashboard.sessions import IDLE_S, Session, SessionError
 from fastgo import bounded_json
+from fastgo.player_spec import parse_spec
+from play.specs import reference_bytes
+from network.loading import NetworkError, trained_at
 
 log = logging.getLogger("fastgo.dashboard")
 
@@ -281,9 +284,6 @@ def _reference_game(text):
     """(ref:NAME, its file, its visits) of the reference player `text` names, its file
     checked against the index (play.specs.reference_bytes); NotFound for an unknown name,
     SessionError for a missing or damaged file."""
-    from fastgo.player_spec import parse_spec
-    from play.specs import reference_bytes
-
     try:
         spec = parse_spec(text)
     except ValueError as err:
@@ -299,7 +299,6 @@ def _checkpoint_game(path):
     """(board size, komi) a checkpoint plays: its model's size and the komi it records that it
     was trained at (network.loading.trained_at)."""
     from network.checkpoint import CheckpointError, load_checkpoint
-    from network.loading import NetworkError, trained_at
     try:
         checkpoint = load_checkpoint(path)
         komi, _, _ = trained_at(checkpoint.extra or {}, path)

@@ -29,6 +29,7 @@ from inference_server.counters import ServerCounters
 from inference_server.pipeline import BatchJob, ForwardThread
 from inference_server.slots import Reloader, Slot, file_signature, initial_slots
 from inference_server.uploads import Uploads, check_sha256
+from wire.keys import CurveKeyError, make_server
 
 log = logging.getLogger("fastgo.serve")
 
@@ -80,7 +81,6 @@ class InferenceServer:
         try:
             self.curve_allow = None   # with CURVE: counts the clients ZAP refused
             if self.server.curve_secret_key_file:
-                from wire.keys import CurveKeyError, make_server
                 try:
                     self.curve_allow = make_server(self.socket, self.server.curve_secret_key_file,
                                                    self.server.curve_allowed, what="server")

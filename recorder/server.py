@@ -24,6 +24,7 @@ from fastgo.run.shards import (RotatingShards, ShardError, check_record, list_sh
                                remove_stale_temporaries, unpack_record)
 from wire import protocol
 from recorder import messages
+from wire.keys import CurveKeyError, make_server
 
 log = logging.getLogger("fastgo.recorder")
 
@@ -61,7 +62,6 @@ class Recorder:
         endpoint = endpoint or rc.endpoint
         try:
             if rc.curve_secret_key_file:
-                from wire.keys import CurveKeyError, make_server
                 try:
                     self.allow = make_server(self.socket, rc.curve_secret_key_file,
                                              rc.curve_allowed, what="recorder")

@@ -26,6 +26,7 @@ import zmq
 
 from wire import protocol
 from recorder import messages
+from wire.keys import make_client
 
 log = logging.getLogger("fastgo.selfplay")
 
@@ -126,7 +127,6 @@ class RemoteSink:
         socket.setsockopt(zmq.RCVHWM, 0)
         socket.setsockopt(zmq.MAXMSGSIZE, 1 << 16)
         if self.server_public_key:
-            from wire.keys import make_client
             make_client(socket, self.server_public_key, self.key_pair)
         socket.connect(self.endpoint)
         self.socket = socket

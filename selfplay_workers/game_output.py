@@ -7,6 +7,7 @@ import logging
 import os
 
 from fastgo.run.shards import RotatingShards
+from selfplay_workers.game_sgf import write_game_sgf
 
 log = logging.getLogger("fastgo.selfplay")
 
@@ -55,8 +56,6 @@ class GameOutput:
             log.info("shard closed: %s games=%d", os.path.basename(closed[0]), closed[1])
 
     def _write_sgf(self, record):
-        from selfplay_workers.game_sgf import write_game_sgf
-
         try:
             write_game_sgf(record, os.path.join(self.sgf_dir, f"{record.id}.sgf"))
         except OSError as err:

@@ -9,6 +9,7 @@ import time
 
 from fastgo.run.stop_signals import stop_on_signals
 from selfplay_workers.game_output import GameOutput
+from wire.client import receive_resubmitting_when_busy
 
 log = logging.getLogger("fastgo.selfplay")
 
@@ -145,8 +146,6 @@ class WorkerCore:
     def receive(self, receive, resubmit, ticket):
         """receive(ticket); while the server answers 'busy', resubmit() -> ticket sends the same
         planes again (with back-off) until it is answered or stop_requested."""
-        from wire.client import receive_resubmitting_when_busy
-
         return receive_resubmitting_when_busy(receive, resubmit, ticket,
                                               lambda: self.stop_requested)
 

@@ -10,6 +10,8 @@ ExponentialMovingAverage with num_updates).
 """
 from __future__ import annotations
 
+import copy
+
 import torch
 
 
@@ -63,8 +65,6 @@ class WeightAverage:
 
     def averaged_model(self, model: torch.nn.Module) -> torch.nn.Module:
         """A copy of `model` holding the averaged weights (evaluation mode)."""
-        import copy
-
         out = copy.deepcopy(model)
         out.load_state_dict(self.state)
         return out.eval()
