@@ -144,7 +144,7 @@ class RunDir:
     def checkpoint_list(self) -> list:
         """[(step, path)] of the numbered checkpoints, by step (latest.ckpt and temporary files
         left out); [] without a checkpoints folder."""
-        out = []
+        out: list[tuple[int, str]] = []
         try:
             names = os.listdir(self.checkpoints)
         except OSError:
@@ -190,7 +190,7 @@ class StatusFile:
         self.path = status_path(run_dir, role)
         self.interval_s = interval_s
         self._next = 0.0
-        self._last = {}
+        self._last: dict = {}
         diskfull.set_heartbeat(self.keep_alive)
 
     def beat(self, fields_fn, force=False):

@@ -7,8 +7,6 @@ the file is never rewritten. Stdlib only.
 """
 from __future__ import annotations
 
-import csv
-import io
 import logging
 import math
 import os
@@ -146,36 +144,6 @@ def read_jsonl(path, validate, **bounds) -> StateRows:
     out = StateRows(rows, sorted(skipped + lines.too_long), lines.note)
     _report(path, out)
     return out
-
-
-def read_csv(path, **bounds) -> tuple[list, StateRows]:
-    """(header, rows as dicts of str) of a CSV file with a header line; undecodable lines and
-    rows longer than the header are skipped and counted; a header of more than MAX_COLUMNS
-    columns gives no rows (and a note)."""
-    lines = _Lines(path, **bounds)
-    header: list[str] = []
-    rows, skipped, note = [], [], ""
-    for number, raw in lines:
-        try:
-            text = raw.decode("utf-8")
-            cells = next(csv.reader(io.StringIO(text)), [])
-        except (UnicodeDecodeError, csv.Error):
-            skipped.append(number)
-            continue
-        if not header:
-            if len(cells) > MAX_COLUMNS:
-                note = f"a header of {len(cells)} columns, over {MAX_COLUMNS}: no row read"
-                break
-            header = cells
-            continue
-        if len(cells) > len(header):
-            skipped.append(number)
-            continue
-        rows.append(dict(zip(header, cells + [""] * (len(header) - len(cells)))))
-    note = "; ".join(x for x in (lines.note, note) if x)
-    out = StateRows(rows, sorted(skipped + lines.too_long), note)
-    _report(path, out)
-    return header, out
 
 
 def read_json(path, max_bytes=1 << 20):

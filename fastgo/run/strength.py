@@ -80,7 +80,7 @@ def strength_of(rows, **options) -> Strength:
     return Strength(rows, **options)
 
 
-_CACHE = {}                   # path -> ((mtime_ns, size), Strength)
+_CACHE: dict = {}             # path -> ((mtime_ns, size), Strength)
 
 
 def read_strength(path) -> Strength:

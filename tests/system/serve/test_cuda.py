@@ -115,4 +115,5 @@ def test_bench_server_runs_unchanged_on_cuda(tmp_path):
         capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     data = json.loads(out.read_text())
-    assert data["device"].startswith("cuda") and data["server_evals_per_s"] > 0 and data["raw_evals_per_s"] > 0
+    assert data["device"].startswith("cuda")
+    assert data["server_evals_per_s"] > 0 and data["raw_evals_per_s"] > 0

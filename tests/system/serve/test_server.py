@@ -52,7 +52,8 @@ def test_rows_match_direct_forward_across_clients(served, forward):
             with InferenceClient(server.endpoint, timeout_s=20) as client:
                 for _ in range(8):
                     slot = "best" if index % 2 else "current"
-                    xa, xb = random_planes(rng, int(rng.integers(1, 21))), random_planes(rng, int(rng.integers(1, 9)))
+                    xa = random_planes(rng, int(rng.integers(1, 21)))
+                    xb = random_planes(rng, int(rng.integers(1, 9)))
                     ta, tb = client.submit(xa, slot=slot), client.submit(xb, slot=slot)
                     for ticket, x in ((tb, xb), (ta, xa)):          # receive in reverse order
                         logits, values = client.receive(ticket)
@@ -95,7 +96,8 @@ def test_batches_are_gathered_and_counted(served):
     assert 0 < after["mean_batch_fill"] <= 1
     assert after["mean_batch_size"] == after["positions"] / after["batches"]
     # Work was done: every batch ran a forward pass, every request waited some time.
-    for key in ("queue_wait_ms_mean", "forward_ms_mean", "overhead_us_per_batch", "overhead_cpu_us_per_batch"):
+    for key in ("queue_wait_ms_mean", "forward_ms_mean", "overhead_us_per_batch",
+                "overhead_cpu_us_per_batch"):
         assert after[key] > 0, key
     assert after["forward_s_total"] > before["forward_s_total"]
 

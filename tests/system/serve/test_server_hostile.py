@@ -226,7 +226,8 @@ def startup_cases(tmp_path):
         "bad_port.toml": ('[server]\nendpoint = "tcp://127.0.0.1:70000"\n', ["server.endpoint", "port"]),
         "ipc_folder.toml": (f'[server]\nendpoint = "ipc://{tmp_path}/none/s.sock"\n',
                             ["server.endpoint", "does not exist"]),
-        "key.toml": (f'[server]\nendpoint = "tcp://127.0.0.1:*"\ncurve_secret_key_file = "{tmp_path}/no.key"\n',
+        "key.toml": (f'[server]\nendpoint = "tcp://127.0.0.1:*"\n'
+                     f'curve_secret_key_file = "{tmp_path}/no.key"\n',
                      ["server.curve_secret_key_file"]),
         "ckpt_dir.toml": (f'[server]\nendpoint = "tcp://127.0.0.1:*"\n'
                           f'checkpoints = {{ current = "{tmp_path}/folder.ckpt" }}\n',

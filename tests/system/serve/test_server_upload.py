@@ -83,5 +83,5 @@ def test_upload_errors_are_answered(server):
         assert reply.kind == "error" and "unfinished" in reply.header["msg"]
         # a chunk larger than CHUNK_BYTES is refused by the parser
         with pytest.raises(protocol.ProtocolError, match="chunk"):
-            protocol.parse_request(protocol.upload_request(1, 9, 0, 1 << 22, b"x" * (protocol.CHUNK_BYTES + 1)),
-                                   16, 1 << 30)
+            protocol.parse_request(
+                protocol.upload_request(1, 9, 0, 1 << 22, b"x" * (protocol.CHUNK_BYTES + 1)), 16, 1 << 30)

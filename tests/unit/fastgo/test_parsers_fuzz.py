@@ -157,9 +157,10 @@ def test_records_corpus(path):
 
 def _state_readers(path):
     from fastgo.run.ratings_table import read_table
-    from fastgo.run.statefiles import read_csv, read_json
+    from fastgo.run.statefiles import read_json
+    from trainer.metrics import read_metrics
 
-    return read_table(path), read_csv(path), read_json(path)
+    return read_table(path), read_metrics(path), read_json(path)
 
 
 @FUZZ

@@ -13,7 +13,8 @@ from evaluation.plots import run_algorithm
 from fastgo.run import statefiles
 from fastgo.run.elo_fit import fit_ratings
 from fastgo.run.ratings_table import read_table
-from fastgo.run.statefiles import MAX_COUNT, read_csv, read_json, read_lines
+from fastgo.run.statefiles import MAX_COUNT, read_json, read_lines
+from trainer.metrics import read_metrics
 
 
 def within(seconds, fn):
@@ -27,7 +28,7 @@ def within(seconds, fn):
 
 
 def readers(path):
-    return [lambda: read_table(path), lambda: read_evaluations(path), lambda: read_csv(path),
+    return [lambda: read_table(path), lambda: read_evaluations(path), lambda: read_metrics(path),
             lambda: read_json(path)]
 
 
@@ -100,7 +101,7 @@ def test_metrics_csv_with_bad_bytes_and_long_rows(tmp_path):
     path = tmp_path / "metrics.csv"
     path.write_bytes(b"step,loss,pool,win_rate\n1,0.5,2,0.6\n\xff\xfe,\x00\n2,0.4,2,0.7,extra\n"
                      b"3,0.3\n")
-    header, rows = read_csv(path)
+    header, rows = read_metrics(path)
     assert header == ["step", "loss", "pool", "win_rate"]
     assert [r["step"] for r in rows] == ["1", "3"] and rows[1]["pool"] == ""
     assert rows.skipped_lines == [3, 4]
