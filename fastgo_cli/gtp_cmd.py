@@ -11,6 +11,7 @@ from fastgo.constants import SIZE_RANGE
 from fastgo.coords import is_board_size
 from fastgo.files import escaped
 from fastgo.move_choice import PASS_RULE_HELP
+from fastgo.variants import Search
 
 DEFAULT_VISITS = 400
 SHOWN_SPEC = 80            # characters of a --player spec its error shows
@@ -93,7 +94,7 @@ def run(args):
         print(f"fastgo gtp: {exc}", file=sys.stderr)
         return 2
     size = args.size or player.board_size or 9
-    if args.model is not None and args.move_seconds is not None and args.search == "gumbel":
+    if args.model is not None and args.move_seconds is not None and args.search == Search.GUMBEL:
         player.measure_speed(size, args.komi)     # a Gumbel search's budget is set up front
     engine = GtpEngine(player, size=size, komi=args.komi, move_seconds=args.move_seconds)
     try:

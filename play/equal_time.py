@@ -27,6 +27,7 @@ import numpy as np
 
 from fastgo.game import Game
 from fastgo.mcts import BatchedSearch
+from fastgo.variants import Search
 
 MIN_BUDGET_S = 0.05        # the least a move is given by a clock
 SAFETY_SHARE = 0.8         # share of a move's slice of the clock it may spend ...
@@ -133,7 +134,7 @@ def one_thread_rate(evaluator, settings, size, komi, *, budget_s=1.5, clock=time
     seconds in all. Each search's visits double until it takes MIN_SAMPLE_S; one untimed search
     first (a backend's first call builds its kernels)."""
     search = BatchedSearch(games=1, size=size, komi=komi, settings=settings, seed=1)
-    gumbel = search.settings.search == "gumbel"
+    gumbel = search.settings.search == Search.GUMBEL
     positions = _positions(size, komi)
 
     def timed(game, visits):

@@ -18,6 +18,7 @@ from fastgo.mcts import BatchedSearch
 from fastgo.move_choice import check_pass_rule, choose_move
 from fastgo.run.match_stats import elo_from_score, wilson_interval
 from fastgo.search_settings import SearchSettings
+from fastgo.variants import Search
 from play.deferred_signals import hold
 from play.equal_time import GameClock, empty_points, main_time_budget, visits_for, visits_grid
 from play.players import MatchSide, Player
@@ -101,7 +102,7 @@ class SearchSide(MatchSide):
         search = self.search
         for g in indices:
             search.set_position(g, games[g])
-        gumbel = search.settings.search == "gumbel"
+        gumbel = search.settings.search == Search.GUMBEL
         visits, groups = [], {}
         for g in indices:
             game = games[g]

@@ -12,6 +12,7 @@ import time
 from fastgo.mcts import BatchedSearch
 from fastgo.move_choice import check_pass_rule, choose_move, point_instead_of_pass
 from fastgo.search_settings import SearchSettings
+from fastgo.variants import Search
 from play.equal_time import one_thread_rate
 from play.players import AnalysingPlayer
 
@@ -83,7 +84,7 @@ class SearchPlayer(AnalysingPlayer):
         if game.is_over():
             return game.board.pass_move
         self._sync(game)
-        if self.search.settings.search == "gumbel":
+        if self.search.settings.search == Search.GUMBEL:
             self._gumbel_search(seconds)
         elif seconds is None:
             self.search.run(self.evaluator, self.visits)
@@ -141,7 +142,7 @@ class SearchPlayer(AnalysingPlayer):
         if game.is_over():
             return False
         self._sync(game)
-        if self.search.settings.search == "gumbel":
+        if self.search.settings.search == Search.GUMBEL:
             return False             # a Gumbel search starts from a fresh root: nothing to keep
         total = int(self.search.root_visits(0).sum())
         if total >= max_visits:

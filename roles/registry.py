@@ -3,13 +3,20 @@ the module holding its body, the line it prints once bound, the [cluster] key of
 resources, and its files in RUN/logs (NAME.log, NAME.out, NAME.status.json; a worker's NAME is
 selfplay-wID). The supervisor, both launchers, the status line and the dashboard read roles
 here; RoleSpec is one role of a cluster, role_specs the roles in start order and role_argv a
-role's command line. Stdlib and fastgo.run only."""
+role's command line. Beside the roles, the variants a run chooses between (fastgo.variants:
+Algorithm, Search, and the self-play Worker an algorithm's games are played by,
+selfplay_worker), defined on the kernel's floor where every user can import them and re-exported
+here. Stdlib, fastgo.variants and fastgo.run only."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from fastgo.run.rundir import StatusFile, read_status
+from fastgo.variants import Algorithm, Search, Worker, selfplay_worker
+
+__all__ = ["Algorithm", "READY", "RESOURCES_KEY", "Role", "RoleSpec", "SUPERVISOR", "Search",
+           "Worker", "is_worker_file", "role_argv", "role_specs", "selfplay_worker"]
 
 SUPERVISOR = "cluster"              # the files of `fastgo cluster` itself: its output, its figures
 

@@ -3,7 +3,7 @@ inference server and writing shards into RUN/shards, or sending them to the reco
 policy-only worker under the AlphaGo pipeline's algorithms."""
 
 from fastgo import bounded_json
-from roles.registry import Role
+from roles.registry import Role, Worker, selfplay_worker
 from roles.start import run_role
 
 MAX_WORKER_ID = 1_000_000
@@ -59,7 +59,7 @@ def _play(ctx) -> int:
                              server_public_key=server_key, key_pair=key_pair)
     sink = _remote_sink(args, config, run_dir, key_pair)
     status = Role.SELFPLAY.status_file(run_dir, args.worker_id)
-    if config.trainer.algorithm in ("reinforce", "value"):
+    if selfplay_worker(config.trainer.algorithm) is Worker.POLICY:
         # AlphaGo pipeline: moves sampled from the policy, no search
         from selfplay_workers.policy_worker import PolicyWorker
         worker = PolicyWorker(config, client, run_dir=run_dir, worker_id=args.worker_id,

@@ -33,6 +33,7 @@ from fastgo.move_choice import policy_may_pass
 from fastgo.policy_play import PHASE_ALL, PHASE_LEARNER, PHASE_OPPONENT, PolicyPlay
 from fastgo.run.pool import PoolError, draw_opponent, pool_path, read_pool
 from fastgo.run.shards import GameRecord
+from fastgo.variants import Algorithm, Worker, selfplay_worker
 from selfplay_workers.worker_core import SEED_MASK, CoreField, WorkerCore
 
 log = logging.getLogger("fastgo.selfplay")
@@ -74,8 +75,10 @@ class PolicyWorker:
         sp = config.selfplay
         self.config, self.sp = config, sp
         self.algorithm = config.trainer.algorithm
-        if self.algorithm not in ("reinforce", "value"):
-            raise ValueError(f"policy-only self-play serves reinforce and value, not {self.algorithm!r}")
+        if selfplay_worker(self.algorithm) is not Worker.POLICY:
+            raise ValueError(f"policy-only self-play serves reinforce and value, not "
+                             f"{str(self.algorithm)!r}")
+        self.reinforce = self.algorithm == Algorithm.REINFORCE   # one opponent per mini-batch
         self.size = config.model.board_size
         self.client = client
         self.run_dir = run_dir
@@ -92,7 +95,7 @@ class PolicyWorker:
         self.play = PolicyPlay(games=self.games, size=self.size, komi=sp.komi,
                                encoding=config.model.encoding, floor=sp.policy_floor,
                                allow_pass=policy_may_pass(sp.policy_pass_rule),
-                               symmetries=self.algorithm != "reinforce")
+                               symmetries=not self.reinforce)
         self.max_checkpoint_bytes = config.server.max_checkpoint_bytes
         self._open = {}                       # mini-batch index -> _MiniBatch with games left
         self._slot_batch = [None] * self.games   # the mini-batch game slot g plays now, or None
@@ -183,10 +186,10 @@ class PolicyWorker:
         batch = self._open.get(index)
         if batch is not None:
             return batch
-        if self.algorithm == "reinforce" and any(k <= index - 2 for k in self._open):
+        if self.reinforce and any(k <= index - 2 for k in self._open):
             return None
         group = index % 2
-        if self.algorithm == "reinforce":
+        if self.reinforce:
             name, slot, version = self._opponent(index, group)
         else:
             name, slot, version = "self", self.current_slot, None
@@ -204,7 +207,7 @@ class PolicyWorker:
             batch = self._batch(self._slot_next[g])
             if batch is None:
                 continue
-            if self.algorithm == "reinforce":
+            if self.reinforce:
                 learner = BLACK if g % 2 == 0 else WHITE
             else:
                 learner = 0
@@ -221,7 +224,7 @@ class PolicyWorker:
         shard on the way out (games in progress are dropped). Returns the stats dict."""
         n = self.size
         self._buffer = np.zeros((self.games, self.play.planes, n, n), dtype=np.uint8)
-        self._phase = PHASE_OPPONENT if self.algorithm == "reinforce" else PHASE_ALL
+        self._phase = PHASE_OPPONENT if self.reinforce else PHASE_ALL
         return self.core.run(self._step, max_games=max_games, seconds=seconds)
 
     def _step(self, deadline):
@@ -318,7 +321,7 @@ class PolicyWorker:
         if batch.finished == self.games:
             del self._open[batch.index]
             self.minibatches += 1
-            if self.algorithm == "reinforce":
+            if self.reinforce:
                 log.info("mini-batch %d: opponent %s, learner black %d white %d, learner wins "
                          "%d of %d", batch.index, batch.opponent, batch.black,
                          batch.finished - batch.black, batch.wins, batch.finished)

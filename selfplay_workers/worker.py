@@ -28,6 +28,7 @@ from fastgo.move_choice import own_area_points, choose_move, points_instead_of_p
 from fastgo.search_settings import SearchSettings
 from fastgo.replay import check_game
 from fastgo.run.shards import GameRecord
+from fastgo.variants import Search
 from selfplay_workers.worker_core import SEED_MASK, CoreField, WorkerCore
 
 log = logging.getLogger("fastgo.selfplay")
@@ -79,10 +80,13 @@ class SelfplayWorker:
         self.shards = self.core.shards
         self.search = BatchedSearch(games=self.games, size=self.size, komi=sp.komi,
                                     settings=SearchSettings.for_selfplay(config), seed=self.seed)
-        self.gumbel = sp.search == "gumbel"
-        # self-play's pass rule (fastgo.move_choice): no winning pass, so "fill" plays games out
-        self.pass_rule = dict(pass_rule=sp.pass_rule, winning_pass=False,
-                              earliest_pass=sp.earliest_pass)
+        self.gumbel = sp.search == Search.GUMBEL
+        # self-play's pass rule (fastgo.move_choice), its name (as play's players hold it) and
+        # the keyword arguments of the move choice it makes: no winning pass, so "fill" plays
+        # games out
+        self.pass_rule = sp.pass_rule
+        self.pass_options = dict(pass_rule=self.pass_rule, winning_pass=False,
+                                 earliest_pass=sp.earliest_pass)
         self.visits = sp.visits_at(None)      # full-search visits now (visits_schedule)
         self._rng = np.random.default_rng(self.seed)
         self.game_seq = 0
@@ -195,13 +199,13 @@ class SelfplayWorker:
         nn = self.size * self.size
         # A pass unvisited is neither chosen nor a PUCT target (the improved policy gives every
         # legal move some weight, so a Gumbel target needs the check where it is recorded).
-        refused = points_instead_of_pass(game, visits, **self.pass_rule,
+        refused = points_instead_of_pass(game, visits, **self.pass_options,
                                          every_move_weighed=self.gumbel and full)
         no_pass = len(refused) > 0
         if no_pass:
             visits[nn] = 0                       # the pass is not a choice here, nor a target
         # decided: a stone in the own area is played as the pass (a refused pass: not decided)
-        own = refused[:0] if no_pass else own_area_points(game, self.sp.pass_rule)
+        own = refused[:0] if no_pass else own_area_points(game, self.pass_rule)
         live.root_value.append(search.root_value(g))
         live.full.append(1 if full else 0)
         if full:
@@ -222,7 +226,7 @@ class SelfplayWorker:
         else:
             live.policy_count.append(0)
         sampled = len(live.moves) < self.sp.temperature_moves
-        move = choose_move(search, g, game, **self.pass_rule, refused=refused, own_points=own,
+        move = choose_move(search, g, game, **self.pass_options, refused=refused, own_points=own,
                            rng=self._rng if sampled else None)
         if move == RESIGN:
             live.root_value.pop()

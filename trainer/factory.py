@@ -4,6 +4,7 @@ by trainer.supervised.pretrain instead (it needs the records).
 """
 from __future__ import annotations
 
+from fastgo.variants import Algorithm
 from trainer.alphazero import AlphaZeroObjective
 from trainer.reinforce_loop import ReinforceTrainer
 from trainer.value_stage import ValueObjective
@@ -18,11 +19,11 @@ def make_trainer(config, run_dir, *, publisher=None, status=None):
     is a fastgo.run.rundir.StatusFile or None. ResumeError (trainer.training_core) when the run directory
     holds a checkpoint this config cannot continue."""
     algorithm = config.trainer.algorithm
-    if algorithm == "reinforce":
+    if algorithm == Algorithm.REINFORCE:
         return ReinforceTrainer(config, run_dir, publisher=publisher, status=status)
-    if algorithm == "value":
+    if algorithm == Algorithm.VALUE:
         objective = ValueObjective(config.trainer)
-    elif algorithm == "alphazero":
+    elif algorithm == Algorithm.ALPHAZERO:
         objective = AlphaZeroObjective(config.trainer)
     else:
         raise ValueError(f"trainer.algorithm: no trainer for {algorithm!r}")

@@ -18,6 +18,7 @@ import time
 import torch
 
 from fastgo.files import escaped
+from fastgo.variants import Algorithm
 from network.backends import cpu_has_bf16
 from network.loading import training_record
 from network.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -166,7 +167,7 @@ class TrainingCore:
         forward_train compiled when trainer.compile is on (window objectives, fixed batch)."""
         from trainer.compiled import TrainView, compile_training
 
-        if not self.tc.compile or self.algorithm == "reinforce":
+        if not self.tc.compile or self.algorithm == Algorithm.REINFORCE:
             return TrainView(self.model)
         mc = self.config.model
         example = torch.zeros(self.tc.batch_size, mc.planes, mc.board_size, mc.board_size,
@@ -186,7 +187,8 @@ class TrainingCore:
         return view
 
     def _set_lr(self, step):
-        if self.tc.lr_half_life_steps and self.algorithm != "reinforce":   # reinforce adapts its own
+        # reinforce adapts its own learning rate
+        if self.tc.lr_half_life_steps and self.algorithm != Algorithm.REINFORCE:
             for group in self.optimizer.param_groups:
                 group["lr"] = scheduled_lr(self.tc, step)
 

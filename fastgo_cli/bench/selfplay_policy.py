@@ -9,6 +9,7 @@ import os
 import sys
 
 from fastgo.run.rundir import RunDir
+from fastgo.variants import Algorithm
 
 
 def _prepare_pool(run_dir, net):
@@ -42,7 +43,7 @@ def run_policy(args, config) -> int:
     rounds = []
     with served_loop(config, "fastgo-bench-policy-", trainer) as loop:
         for index in range(args.rounds):
-            if algorithm == "reinforce":
+            if algorithm == Algorithm.REINFORCE:
                 _prepare_pool(os.path.join(loop.workdir, f"run{index}"), loop.net)
             sp = selfplay_round(args, loop.config_path, loop.endpoint, loop.workdir, index)
             rng = np.random.default_rng(index)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from fastgo.variants import Search
 from play.arena.plan import NAME_SUFFIXES, PROG, ArenaError, ArenaPlan, one_line
 from play.gtp.side import GtpSide
 from play.match import SearchSide
@@ -38,7 +39,7 @@ def checkpoint_name(path, step, plan: ArenaPlan, options):
     the constants it changes: two sides that play differently never share a name."""
     name = f"{os.path.normpath(path)}#{step}@{plan.pace(options.visits)}" + (
         f"x{options.leaves}" if options.leaves > 1 else "")
-    if options.search != "puct":
+    if options.search != Search.PUCT:
         name += f"-{options.search}"
     return name + "".join(f"-{NAME_SUFFIXES[field]}{value:g}" for field, value in options.changes)
 

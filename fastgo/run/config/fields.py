@@ -1,10 +1,11 @@
 """How a config section is declared and checked: `setting(...)` fields on frozen dataclasses,
-`parse_section` that builds one from a TOML table (keys, types, bounds, then the section's own
-`check()`), `to_dict` back to plain TOML data. Every refusal is a `ConfigError` naming the key.
+`parse_section` that builds one from a TOML table (keys, types, bounds, an Enum's values, then
+the section's own `check()`), `to_dict` back to plain TOML data. Every refusal is a `ConfigError` naming the key.
 """
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 import re
 import types
@@ -88,6 +89,8 @@ def to_dict(obj) -> dict:
         value = getattr(obj, f.name)
         if dataclasses.is_dataclass(value):
             value = to_dict(value)
+        elif isinstance(value, enum.Enum):
+            value = value.value
         elif isinstance(value, tuple):
             value = list(value)
         elif isinstance(value, dict):
@@ -141,6 +144,11 @@ def _convert(hint, value, fld, source, key, origins=None):
         if value not in args:
             raise ConfigError(f"{source}: {key}: must be one of {list(args)}, got {shown(value)}")
         return value
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):     # a variant (fastgo.variants)
+        names = [member.value for member in hint]
+        if not isinstance(value, str) or value not in names:
+            raise ConfigError(f"{source}: {key}: must be one of {names}, got {shown(value)}")
+        return hint(value)
     if origin in (typing.Union, types.UnionType):
         options = [a for a in args if a is not type(None)]
         for option in options:

@@ -3,10 +3,12 @@ tomllib, `--set section.key=value` overrides applied to the table before the sch
 the shipped configs found by name (`quickstart`, `9x9_cpu`, ...)."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import sys
 import tomllib
+import typing
 
 import fastgo
 
@@ -253,9 +255,6 @@ def _parse_toml(text: str, source: str) -> dict:
 def setting_bounds(key: str):
     """(min, max) of config key 'SECTION.NAME' as the schema declares them (None
     where a side is open); KeyError for an unknown key."""
-    import dataclasses
-    import typing
-
     section, _, name = key.partition(".")
     cls = typing.get_type_hints(Config)[section]
     meta = {f.name: f.metadata for f in dataclasses.fields(cls)}[name]

@@ -16,6 +16,7 @@ from fastgo.run.config.evaluator import EvaluatorConfig
 from fastgo.run.config.fields import ConfigError, mapping_setting, parse_section, setting
 from fastgo.run.config.loop import ClusterConfig, RecorderConfig
 from fastgo.search_settings import SEARCHES
+from fastgo.variants import Algorithm, Search
 
 MODEL_NAME = re.compile(r"b(\d+)c(\d+)")
 # CPU inference backends (network.backends); "torch" and "onnx" name their fp32 ones
@@ -221,8 +222,8 @@ class SelfplayConfig:
         "fill", doc="policy-only play (reinforce, value), fastgo.move_choice's vocabulary: fill = "
                     "pass only when no legal move outside the player's own eyes is left; free = "
                     "the pass is a move the policy may choose")
-    search: Literal[SEARCH_CHOICES] = setting(
-        "puct", doc="root search: puct (AlphaZero: Dirichlet noise, visit-count targets) or "
+    search: Search = setting(
+        Search.PUCT, doc="root search: puct (AlphaZero: Dirichlet noise, visit-count targets) or "
                     "gumbel (Gumbel MuZero: Gumbel-top-k and sequential halving at the root, the "
                     "improved policy as the target; fastgo.gumbel)")
     gumbel_considered: int = setting(16, min=1, max=1000, doc="gumbel: moves sampled at the root")
@@ -342,8 +343,8 @@ class TrainerConfig:
                                           "to a server with CURVE; empty = a fresh key pair")
     server_public_key: str = setting("", doc="the server's CURVE public key (Z85 or a .key "
                                              "file) for publishing; empty = no CURVE")
-    algorithm: Literal["alphazero", "reinforce", "value"] = setting(
-        "alphazero", doc="alphazero: search targets from a replay window; reinforce: policy "
+    algorithm: Algorithm = setting(
+        Algorithm.ALPHAZERO, doc="alphazero: search targets from a replay window; reinforce: policy "
                          "gradient on games against the opponent pool; value: the value head on "
                          "one position per game (AlphaGo's value stage)")
     minibatch_games: int = setting(32, min=1, max=1 << 20,
