@@ -235,7 +235,8 @@ def test_the_checks_find_what_they_look_for(tmp_path):
         "fastgo/__init__.py": "",
         "fastgo/board.pyx": "from fastgo.rng cimport Rng\n",
         "fastgo/rng.pxd": "",
-        "fastgo/game.py": "import numpy\n\ndef f():\n    from trainer.training_core import x\n    import torch\n",
+        "fastgo/game.py": ("import numpy\n\ndef f():\n    from trainer.training_core import x\n"
+                           "    import torch\n"),
         "inference_server/__init__.py": "",
         "inference_server/model.py": "from . import client\nimport ray\n",
         "inference_server/client.py": "from .model import build\n",
