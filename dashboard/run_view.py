@@ -45,7 +45,7 @@ class NotFound(LookupError):
 
 
 def _endings(data):
-    """The trainer's recent self-play endings (fastgo.run.endings) with every field checked:
+    """The trainer's recent self-play endings (fastgo.run.ending_stats) with every field checked:
     {games, passes, move_cap, resign, median_margin}, or None where absent or malformed."""
     if not isinstance(data, dict):
         return None

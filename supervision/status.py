@@ -145,7 +145,7 @@ def status_line(elapsed, train, moves, evals, fill, ratings, restarts, evaluator
 def endings_text(endings) -> str:
     """'ends 88/4/8% margin 9.5  ': the shares of the trainer's recent self-play games that
     ended by passes / at the move cap / by resignation and their median final margin
-    (fastgo.run.endings); '' before any game or for a status without them."""
+    (fastgo.run.ending_stats); '' before any game or for a status without them."""
     try:
         if not endings["games"]:
             return ""

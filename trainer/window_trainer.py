@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from fastgo.run.endings import EndingStats
+from fastgo.run.ending_stats import EndingStats
 from fastgo.run.shards import ShardError, read_shard
 from trainer.training_core import CoreView, TrainingCore
 from trainer.intake import ShardIntake

@@ -1,7 +1,8 @@
-"""How the most recent self-play games ended: the share that ended by two passes, at the move
-cap, by resignation, and the median final margin of those that ended on the board. The trainer
-keeps one over the games it takes in and puts its summary on its status (the status line and
-the dashboard read it there)."""
+"""Statistics of how the most recent self-play games ended: the share that ended by two passes,
+at the move cap, by resignation, and the median final margin of those that ended on the board.
+The trainer keeps one over the games it takes in and puts its summary on its status (the status
+line and the dashboard read it there). Whether a position is decided is another question, the
+kernel's (fastgo/ending.pyx)."""
 from __future__ import annotations
 
 from collections import deque

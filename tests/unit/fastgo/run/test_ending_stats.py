@@ -1,9 +1,9 @@
-"""The recent self-play endings (fastgo.run.endings) and where they are shown: the status line
+"""The recent self-play endings (fastgo.run.ending_stats) and where they are shown: the status line
 and the dashboard's status."""
 import pytest
 
 from supervision.status import endings_text
-from fastgo.run.endings import EndingStats
+from fastgo.run.ending_stats import EndingStats
 
 
 def test_shares_and_median_margin_of_the_recent_games():
