@@ -38,7 +38,7 @@ class GlobalPoolBias(nn.Module):
 
 
 class ResidualBlock(nn.Module):
-    def __init__(self, channels, global_pool=False):
+    def __init__(self, channels: int, global_pool: bool = False) -> None:
         super().__init__()
         self.conv1 = conv3x3(channels, channels)
         self.bn1: nn.Module = nn.BatchNorm2d(channels)     # nn.Identity once folded (fuse_bn)
