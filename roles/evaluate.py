@@ -1,5 +1,9 @@
 """The evaluator role (`fastgo evaluate`): new checkpoints of a run against earlier ones and the
 anchors (evaluation.evaluator), its ratings and curve.png."""
+import time
+
+from evaluation.curves import REDRAW_S
+from evaluation.evaluator import IDLE_S, Evaluator
 from roles.registry import Role
 from roles.start import CONFIG_POLICY, run_role
 
@@ -17,10 +21,6 @@ def _evaluate(ctx) -> int:
     evaluates what pending() names until SIGTERM or SIGINT (with --once: the newest checkpoint
     not yet evaluated, whatever evaluator.every, outside the CPU budget: neither waiting
     on it nor counted in it). Returns 0."""
-    import time
-
-    from evaluation.curves import REDRAW_S
-    from evaluation.evaluator import IDLE_S, Evaluator
 
     once, log, stopping = ctx.args.once, ctx.log, ctx.stopping
     status = Role.EVALUATE.status_file(ctx.run_dir)

@@ -1,7 +1,11 @@
 """The recorder role (`fastgo recorder`): takes finished games from workers on other hosts and
 writes them into RUN/shards; says Role.RECORDER.ready and its endpoint once it listens, beats
 RUN/logs/recorder.status.json."""
+import dataclasses
+
 from fastgo import bounded_json
+from fastgo.run.config import RecorderConfig, load_config, parse_section, to_dict
+from recorder.server import Recorder
 from roles.registry import Role
 from roles.start import run_role
 
@@ -14,9 +18,6 @@ def run(args) -> int:
 
 def _config(args):
     """The config with --set and then --bind (recorder.endpoint) applied."""
-    import dataclasses
-
-    from fastgo.run.config import RecorderConfig, load_config, parse_section, to_dict
 
     config = load_config(args.config, overrides=args.overrides)
     if args.bind is None:
@@ -28,8 +29,6 @@ def _config(args):
 
 
 def _record(ctx) -> int:
-    from recorder.server import Recorder
-
     run_dir, log = ctx.run_dir, ctx.log
     recorder = Recorder(ctx.config, run_dir, status=Role.RECORDER.status_file(run_dir))
     ctx.stop_on_signals(recorder.stop)

@@ -2,9 +2,19 @@
 inference server and writing shards into RUN/shards, or sending them to the recorder; the
 policy-only worker under the AlphaGo pipeline's algorithms."""
 
+import dataclasses
+
 from fastgo import bounded_json
+from fastgo.run.config import ConfigError, check_setting_flag, endpoint_problem, load_config
+from fastgo.run.shards import remove_stale_temporaries
+from recorder.sink import RemoteSink
 from roles.registry import Role, Worker, selfplay_worker
 from roles.start import run_role
+from selfplay_workers.policy_worker import PolicyWorker
+from selfplay_workers.worker import SelfplayWorker
+from wire import protocol
+from wire.client import ClientStopped, InferenceClient, ServerError, ServerUnavailable
+from wire.keys import CurveKeyError, client_keys, read_public_key
 
 MAX_WORKER_ID = 1_000_000
 
@@ -19,7 +29,6 @@ def run(args) -> int:
 def _config(args):
     """The config with --visits applied, the flags that stand for a setting and the ranges of
     --worker-id and --max-games checked."""
-    from fastgo.run.config import ConfigError, check_setting_flag, load_config
 
     config = load_config(args.config, overrides=args.overrides)
     for flag, value, key in (("--games-at-once", args.games_at_once, "selfplay.games"),
@@ -27,8 +36,8 @@ def _config(args):
                              ("--seed", args.seed, "selfplay.seed")):
         check_setting_flag(flag, value, key)
     if args.visits is not None:
-        import dataclasses
-        config = dataclasses.replace(config, selfplay=dataclasses.replace(config.selfplay, visits=args.visits))
+        config = dataclasses.replace(
+            config, selfplay=dataclasses.replace(config.selfplay, visits=args.visits))
     for name, value, low, high in (("--worker-id", args.worker_id, 0, MAX_WORKER_ID),
                                    ("--max-games", args.max_games, 1, 1 << 40)):
         if value is not None and not low <= value <= high:
@@ -37,17 +46,6 @@ def _config(args):
 
 
 def _play(ctx) -> int:
-    from fastgo.run.config import ConfigError
-    from fastgo.run.shards import remove_stale_temporaries
-    from selfplay_workers.worker import SelfplayWorker
-    from wire import protocol
-    from wire.client import (
-        ClientStopped,
-        InferenceClient,
-        ServerError,
-        ServerUnavailable,
-    )
-
     args, config, run_dir, log = ctx.args, ctx.config, ctx.run_dir, ctx.log
     removed = remove_stale_temporaries(run_dir.shards, f"w{args.worker_id}")
     if removed:
@@ -61,7 +59,6 @@ def _play(ctx) -> int:
     status = Role.SELFPLAY.status_file(run_dir, args.worker_id)
     if selfplay_worker(config.trainer.algorithm) is Worker.POLICY:
         # AlphaGo pipeline: moves sampled from the policy, no search
-        from selfplay_workers.policy_worker import PolicyWorker
         worker = PolicyWorker(config, client, run_dir=run_dir, worker_id=args.worker_id,
                               games=args.games_at_once, seed=args.seed, status=status, sink=sink,
                               sgf_dir=run_dir.sgf)
@@ -107,12 +104,10 @@ def _play(ctx) -> int:
 
 def _curve_client_keys(config):
     """(server public key or None, this worker's key pair or None) from [selfplay]."""
-    from fastgo.run.config import ConfigError
 
     sp = config.selfplay
     if not (sp.server_public_key or sp.curve_key_file):
         return None, None
-    from wire.keys import CurveKeyError, client_keys
     try:
         return client_keys(sp.curve_key_file, sp.server_public_key,
                            "selfplay.curve_key_file / server_public_key")
@@ -123,7 +118,6 @@ def _curve_client_keys(config):
 def _remote_sink(args, config, run_dir, key_pair):
     """The sink to the recorder when --recorder or selfplay.recorder names one, else None
     (local shards). Unconfirmed games wait in RUN_DIR/outbox-wID."""
-    from fastgo.run.config import ConfigError, endpoint_problem
 
     sp = config.selfplay
     endpoint = args.recorder if args.recorder is not None else sp.recorder
@@ -139,12 +133,10 @@ def _remote_sink(args, config, run_dir, key_pair):
                           f"played at once ({games})")
     recorder_key = None
     if sp.recorder_public_key:
-        from wire.keys import CurveKeyError, read_public_key
         try:
             recorder_key = read_public_key(sp.recorder_public_key)
         except CurveKeyError as err:
             raise ConfigError(f"selfplay.recorder_public_key: {err}") from None
-    from recorder.sink import RemoteSink
     return RemoteSink(endpoint, outbox=run_dir.outbox(args.worker_id),
                       worker_id=args.worker_id, max_unconfirmed=sp.max_unconfirmed,
                       timeout_s=sp.shard_seconds + sp.recorder_timeout_s,

@@ -1,6 +1,11 @@
 """The server role (`fastgo serve`): the batching inference server on its own. Says
 Role.SERVE.ready and its endpoint on stdout once it answers; SIGTERM or SIGINT stops it after
 answering every request it holds."""
+import dataclasses
+import os
+
+from fastgo.run.config import ConfigError, ServerConfig, load_config, parse_section, to_dict
+from fastgo.run.rundir import RunDir
 from roles.registry import Role
 from roles.start import run_role
 
@@ -8,15 +13,6 @@ from roles.start import run_role
 def config_from_args(args):
     """The Config of `args.config` with --set and then the server options applied; raises
     ConfigError naming the key."""
-    import dataclasses
-
-    from fastgo.run.config import (
-        ConfigError,
-        ServerConfig,
-        load_config,
-        parse_section,
-        to_dict,
-    )
 
     config = load_config(args.config, overrides=getattr(args, "overrides", ()))
     overrides = {}
@@ -44,9 +40,6 @@ def config_from_args(args):
 def calibration_shards(args, config):
     """The shard folder int8 is calibrated on: --shards, else the `shards` folder of the run
     directory holding a slot's checkpoint (fastgo.run.rundir layout), else None."""
-    import os
-
-    from fastgo.run.rundir import RunDir
 
     if getattr(args, "shards", None):
         return args.shards
@@ -69,7 +62,6 @@ def run(args) -> int:
 
 def _config(args):
     """config_from_args once the options that need no config are answered."""
-    from fastgo.run.config import ConfigError
 
     if getattr(args, "make_curve_key", None):
         raise ConfigError("--make-curve-key: use `fastgo keys new NAME` to write a key pair "
@@ -82,7 +74,6 @@ def _config(args):
 def _serve(ctx) -> int:
     """Starts the server (a start-up problem: one line, exit status 2) and serves until SIGTERM
     or SIGINT, after answering every request it holds."""
-    from fastgo.run.config import ConfigError
 
     args, config, log = ctx.args, ctx.config, ctx.log
     # torch (3 CPU seconds to import) only once the config is known good: a usage error is

@@ -3,8 +3,12 @@ and RUN/metrics.csv and asks the server to hot-reload each checkpoint; or, with 
 supervised pretraining on game records (trainer.supervised) into the same checkpoints."""
 import sys
 
+from fastgo.run.config import ConfigError, load_config
 from roles.registry import Role
 from roles.start import REFUSED, run_role
+from trainer.sgf_import import SgfInputError, find_sgf_files
+from wire.client import InferenceClient
+from wire.keys import CurveKeyError, client_keys
 
 MAX_STEPS = 1 << 40          # --steps of one command
 
@@ -19,7 +23,6 @@ def _config(args):
     """The config, with the options checked before the run directory is opened: --steps, and
     with --sgf the pretraining's options and game records (a missing path or a non-SGF file
     before anything else); trainer.device "cuda" needs a CUDA device torch sees."""
-    from fastgo.run.config import ConfigError, load_config
 
     config = load_config(args.config, overrides=args.overrides)
     if args.sgf is not None:
@@ -39,7 +42,6 @@ def _config(args):
         if not torch.cuda.is_available():
             raise ConfigError(f"{args.config}: trainer.device: 'cuda' but torch sees no CUDA device")
     if args.sgf is not None:
-        from trainer.sgf_import import SgfInputError, find_sgf_files
         try:
             find_sgf_files(args.sgf)
         except SgfInputError as err:
@@ -48,17 +50,13 @@ def _config(args):
 
 
 def _train(ctx) -> int:
-    from fastgo.run.config import ConfigError
-
     if ctx.args.sgf is not None:
         return _pretrain(ctx)
     args, config, run_dir, log, stopping = ctx.args, ctx.config, ctx.run_dir, ctx.log, ctx.stopping
     publisher = None
     client = None
     if config.trainer.publish and not args.no_publish:
-        from wire.client import InferenceClient
         endpoint = args.server or config.server.endpoint
-        from wire.keys import CurveKeyError, client_keys
         try:
             server_key, key_pair = client_keys(config.trainer.curve_key_file,
                                                config.trainer.server_public_key,
@@ -101,8 +99,6 @@ def _train(ctx) -> int:
 
 def _pretrain(ctx) -> int:
     """Supervised pretraining on the game records of --sgf (trainer.supervised)."""
-    from fastgo.run.config import ConfigError
-    from trainer.sgf_import import SgfInputError
     from trainer.supervised import pretrain
     from trainer.training_core import ResumeError
 

@@ -16,6 +16,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from fastgo.diskfull import EXIT_STATUS as DISK_FULL
+from supervision.role_process import last_line
 
 STARTUP_S = 60.0      # a role may take this long to its first heartbeat (when over stuck_seconds)
 HEALTHY_S = 60.0      # running this long since its start resets a role's back-off
@@ -73,7 +74,6 @@ class RestartPolicy:
         """`role` stopped on a full disk: the message that stops the run (on_disk_full "stop"),
         or None and it starts again after its back-off, not counted (the first time of a spell
         in one line)."""
-        from supervision.role_process import last_line
 
         said = last_line(role.out_path)
         said = said if "disk full" in said else f"see {role.out_path}"

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import time
 
-from supervision.role_process import RoleProcess, last_line
 from fastgo.run.rundir import read_status
+from supervision.role_process import RoleProcess, last_line
+from wire.client import InferenceClient
 
 
 class ServerPing:
@@ -24,7 +25,6 @@ class ServerPing:
     def stats(self, endpoint, pid, timeout_s=1.0):
         """The server's stats dict when the process answering on `endpoint` has pid `pid`,
         else None (no answer within timeout_s, or another process)."""
-        from wire.client import InferenceClient
         try:
             if self._client is None or self._endpoint != endpoint:
                 self.close()

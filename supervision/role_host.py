@@ -7,11 +7,12 @@ from __future__ import annotations
 import os
 import time
 
-from supervision.role_child import RoleChild
-from supervision.role_process import RoleStartError
-from fastgo.run.rundir import RATINGS
+from fastgo.files import atomic_write_text
+from fastgo.run.rundir import RATINGS, open_run_dir
 from fastgo.run.statefiles import read_json, read_ratings
 from roles.registry import Role
+from supervision.role_child import RoleChild
+from supervision.role_process import RoleStartError
 
 CONFIG_TOKEN = "@config"          # in an argv: the config's path on the actor's node
 
@@ -23,9 +24,6 @@ class RoleHost:
     the one it knew."""
 
     def __init__(self, role, run_root, heartbeat, config_text, cwd, files=()):
-        from fastgo.files import atomic_write_text
-        from fastgo.run.rundir import open_run_dir
-
         self.role = role
         self.files = tuple(files)            # JSON files of the run root returned with each poll
         self.run_dir = open_run_dir(run_root)

@@ -96,8 +96,9 @@ def test_the_status_line_from_either_launchers_figures(tmp_path):
     assert first.endswith("restarts 2 (selfplay-w0 2)")
     written = json.loads(Path(run_dir.status("cluster")).read_text())
     assert written["line"] == first and written["restarts"] == {"selfplay-w0": 2}
-    later = {"positions": 1500, "batches": 15, "max_batch": 100}
-    run._last_stats = (stats, run._last_stats[1] - 10.0)            # 10 s before
+    # 5000 positions in 50 batches of 100 over 100 s (and the moments the calls take)
+    later = {"positions": 6000, "batches": 60, "max_batch": 100}
+    run._last_stats = (stats, run._last_stats[1] - 100.0)
     assert "evals/s 50  fill 1.00" in run.status(some, stats=later, **figures)
     # the same stats dict again (no fresh reply under Ray): the last rates stand
     assert "evals/s 50  fill 1.00" in run.status(some, stats=later, **figures)
