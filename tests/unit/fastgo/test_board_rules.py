@@ -1,4 +1,5 @@
-"""Rules of fastgo.board from ASCII fixtures: captures, suicide, ko, eyes, scoring, setup, errors.
+"""The rules (fastgo.rules) and scoring (fastgo.scoring) through fastgo.board.Board, from ASCII
+fixtures: captures, suicide, ko, eyes, scoring, setup, errors.
 
 Diagrams: rows top to bottom, '.' empty, 'X' black, 'O' white; move = row * N + col.
 """
