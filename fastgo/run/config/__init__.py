@@ -13,6 +13,7 @@ from fastgo.run.config.endpoints import (
                                   is_loopback,
                                   remote_curve_problem,
 )
+from fastgo.run.config.evaluator import MATCH_VISITS, EvaluatorConfig
 from fastgo.run.config.fields import (
                                   ConfigError,
                                   mapping_setting,
@@ -31,16 +32,15 @@ from fastgo.run.config.loader import (
                                   setting_bounds,
                                   shipped_configs,
 )
-from fastgo.run.config.evaluator import MATCH_VISITS, EvaluatorConfig
 from fastgo.run.config.loop import ClusterConfig, RecorderConfig
 from fastgo.run.config.schema import (
                                   BACKEND_CHOICES,
                                   ENCODING_PLANES,
                                   INFERENCE_BACKENDS,
                                   MODEL_NAME,
+                                  SEARCH_CHOICES,
                                   Config,
                                   ModelConfig,
-                                  SEARCH_CHOICES,
                                   SelfplayConfig,
                                   ServerConfig,
                                   TrainerConfig,

@@ -1,6 +1,7 @@
 """How a config section is declared and checked: `setting(...)` fields on frozen dataclasses,
 `parse_section` that builds one from a TOML table (keys, types, bounds, an Enum's values, then
-the section's own `check()`), `to_dict` back to plain TOML data. Every refusal is a `ConfigError` naming the key.
+the section's own `check()`), `to_dict` back to plain TOML data. Every refusal is a
+`ConfigError` naming the key.
 """
 from __future__ import annotations
 

@@ -7,14 +7,14 @@ import dataclasses
 import os
 import re
 import sys
-import tomllib
 import typing
 
-import fastgo
+import tomllib
 
+import fastgo
+from fastgo.files import read_bounded, reason
 from fastgo.run.config.fields import ConfigError, parse_section
 from fastgo.run.config.schema import Config
-from fastgo.files import read_bounded, reason
 
 MAX_CONFIG_BYTES = 1 << 20     # a config file larger than this is refused unread
 MAX_TOML_DEPTH = 32            # arrays and tables nested deeper are refused before parsing
@@ -200,7 +200,7 @@ def apply_overrides(table: dict, overrides) -> dict:
     is taken as a string (cuda, tcp://127.0.0.1:5555). Returns {dotted key: OVERRIDE_SOURCE}
     for every key set or table made, so that errors about them name --set. Raises ConfigError
     for a malformed override or a key that goes through a value that is not a table."""
-    origins = {}
+    origins: dict[str, str] = {}
     for item in overrides:
         key, sep, raw = str(item).partition("=")
         key = key.strip()

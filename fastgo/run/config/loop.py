@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fastgo.run.config.endpoints import check_bind
-from fastgo.run.config.fields import ConfigError, mapping_setting, setting
 from fastgo.run.config.evaluator import FROM_CLUSTER
+from fastgo.run.config.fields import ConfigError, mapping_setting, setting
 
 
 @dataclass(frozen=True)

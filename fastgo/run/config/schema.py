@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from fastgo.constants import ENCODING_PLANES, MAX_BOARD_SIZE, MIN_BOARD_SIZE
 from fastgo.move_choice import PASS_RULES
@@ -25,6 +25,12 @@ INFERENCE_BACKENDS = ("torch-fp32", "torch-bf16", "onnx-fp32", "onnx-int8",
 BACKEND_CHOICES = ("auto", "torch", "onnx") + INFERENCE_BACKENDS
 SEARCH_CHOICES = SEARCHES               # the root searches of fastgo.mcts.BatchedSearch
 MAX_GRAPH_BATCHES = 16                  # server.graph_batches: each size is compiled ahead
+if TYPE_CHECKING:       # a Literal built from a tuple is read by the loader, not by mypy
+    BackendName = str
+    PassRuleName = str
+else:
+    BackendName = Literal[BACKEND_CHOICES]
+    PassRuleName = Literal[PASS_RULES]
 
 
 @dataclass(frozen=True)
@@ -69,7 +75,7 @@ class ModelConfig:
         return self.board_size * self.board_size + 1
 
     @classmethod
-    def from_name(cls, name: str, **overrides) -> "ModelConfig":
+    def from_name(cls, name: str, **overrides) -> ModelConfig:
         match = MODEL_NAME.fullmatch(name)
         if not match:
             raise ConfigError(f"model name {name!r}: expected bBLOCKScCHANNELS, e.g. b6c64")
@@ -93,7 +99,7 @@ class ServerConfig:
     max_checkpoint_bytes: int = setting(256 << 20, min=1 << 10, max=1 << 34,
                                         doc="largest checkpoint a reload message may carry")
     device: Literal["auto", "cpu", "cuda"] = setting("auto")
-    backend: Literal[BACKEND_CHOICES] = setting(
+    backend: BackendName = setting(
         "torch", doc="CPU inference backend: auto = time every available one at max_batch and serve "
                      "the fastest that agrees with fp32 (cached per machine and network shape); "
                      "torch = torch-fp32, onnx = onnx-fp32 (ONNX Runtime); bf16 where the CPU has "
@@ -170,7 +176,7 @@ class SelfplayConfig:
     komi: float = setting(7.5, min=-1000.0, max=1000.0)
     temperature_moves: int = setting(8, min=0, max=10_000,
                                      doc="moves sampled by visit count; the most visited after")
-    pass_rule: Literal[PASS_RULES] = setting(
+    pass_rule: PassRuleName = setting(
         "free", doc="fastgo.move_choice's pass rule of search self-play (never the winning pass): "
                     "fill = no pass while a legal point outside the player's own eyes is left "
                     "(games are played out; the pass is then never a policy target); settled = "
@@ -218,7 +224,7 @@ class SelfplayConfig:
     policy_floor: float = setting(1e-3, min=0.0, max=0.5,
                                   doc="policy-only play (reinforce, value): every acceptable move's "
                                       "probability is raised to at least this, then renormalised")
-    policy_pass_rule: Literal[PASS_RULES] = setting(
+    policy_pass_rule: PassRuleName = setting(
         "fill", doc="policy-only play (reinforce, value), fastgo.move_choice's vocabulary: fill = "
                     "pass only when no legal move outside the player's own eyes is left; free = "
                     "the pass is a move the policy may choose")

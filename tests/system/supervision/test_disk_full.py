@@ -243,8 +243,8 @@ def test_the_cluster_stops_cleanly_on_a_full_disk_when_told_to(
 def test_the_final_rating_never_waits_for_space(small_disk, tmp_path, write_tiny_config):
     """`fastgo evaluate --once` (the final rating of a run that reached its duration) on a full
     disk with cluster.on_disk_full = "wait": it stops at once with exit status 75 and one line
-    (it used to wait for space for up to evaluator.final_rating_s), and the supervisor's summary says
-    the rating was skipped and why."""
+    (it used to wait for space for up to evaluator.final_rating_s), and the supervisor's summary
+    says the rating was skipped and why."""
     from supervision.local_launcher import LocalCluster
     from fastgo.run.config import load_config
     from fastgo.run.rundir import open_run_dir

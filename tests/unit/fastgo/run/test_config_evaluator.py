@@ -5,8 +5,7 @@ import dataclasses
 
 import pytest
 
-from fastgo.run.config import ClusterConfig, Config, ConfigError, EvaluatorConfig, load_config, \
-    loads_config
+from fastgo.run.config import ClusterConfig, Config, ConfigError, EvaluatorConfig, load_config, loads_config
 from fastgo.run.config.evaluator import FROM_CLUSTER
 
 
@@ -34,8 +33,8 @@ def test_evaluator_anchors_are_player_specs():
                                     "katago:1,t=1,t=2", "katago:1:", "gnugo:-1"])
 def test_an_anchor_is_refused_with_the_arenas_own_error(anchor):
     # one grammar: the config refuses what the arena refuses, with the same words
-    from fastgo.run.config import ConfigError, loads_config
     from fastgo.player_spec import parse_spec
+    from fastgo.run.config import ConfigError, loads_config
 
     with pytest.raises(ValueError) as arena:
         parse_spec(anchor)

@@ -2,8 +2,8 @@
 and the dashboard's status."""
 import pytest
 
-from supervision.status import endings_text
 from fastgo.run.ending_stats import EndingStats
+from supervision.status import endings_text
 
 
 def test_shares_and_median_margin_of_the_recent_games():
