@@ -2,9 +2,10 @@
 one writer (`append_evaluation`, used by the evaluator), its row check and its one reader;
 and the copies of rated checkpoints its rows name in RUN/evaluated/ (`keep_copy`).
 A row: {'player': 'ckpt-STEP', 'step', 'wall_s' (when the checkpoint was written, in seconds
-the run has been running: a resumed run's pauses do not count, RunClock), 'games' (self-play games by then), 'time' (unix seconds the checkpoint was written),
-'rated' (unix seconds its first rating was written), 'path' (the kept copy),
-'opponents' (names it played), 'eval_cpu_s', 'eval_wall_s' (the evaluator's budget so far)}."""
+the run has been running: a resumed run's pauses do not count, RunClock), 'games' (self-play
+games by then), 'time' (unix seconds the checkpoint was written), 'rated' (unix seconds its
+first rating was written), 'path' (the kept copy), 'opponents' (names it played), 'eval_cpu_s',
+'eval_wall_s' (the evaluator's budget so far)}."""
 from __future__ import annotations
 
 import math
@@ -12,8 +13,8 @@ import os
 
 from evaluation.pairings import kept_steps
 from fastgo import bounded_json
-from fastgo.run.config import ConfigError
 from fastgo.files import append_bytes, atomic_write
+from fastgo.run.config import ConfigError
 from fastgo.run.statefiles import MAX_COUNT, finite, read_jsonl
 from trainer.metrics import read_metrics
 

@@ -24,12 +24,18 @@ import os
 import time
 
 from evaluation.budget import CpuBudget
-from evaluation.schedule import Schedule
-from evaluation.evaluations import (RunClock, append_evaluation, keep_copy, last_rated_step,
-                                 read_evaluations, written_times)
+from evaluation.curves import REDRAW_S, Curves
+from evaluation.evaluations import (
+    RunClock,
+    append_evaluation,
+    keep_copy,
+    last_rated_step,
+    read_evaluations,
+    written_times,
+)
 from evaluation.opponents import Beating, Opponents
 from evaluation.pairings import PairingRule, expected_score, one_sided, pairing_verdict
-from evaluation.curves import REDRAW_S, Curves
+from evaluation.schedule import Schedule
 from fastgo import bounded_json
 from fastgo.files import atomic_write_text, check_regular, escaped, read_bounded
 from fastgo.run.config import ConfigError

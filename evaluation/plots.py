@@ -1,6 +1,7 @@
 """The learning curve (`curve.png`: Elo against wall time and against games played, with 95%
-intervals and the anchors as labelled horizontal lines where they were measured) and the loss plot (`loss.png`, from
-metrics.csv). Written atomically; matplotlib with the Agg backend (no display needed)."""
+intervals and the anchors as labelled horizontal lines where they were measured) and the loss
+plot (`loss.png`, from metrics.csv). Written atomically; matplotlib with the Agg backend (no
+display needed)."""
 from __future__ import annotations
 
 import os

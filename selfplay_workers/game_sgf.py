@@ -5,8 +5,8 @@ policy-only games (records with `players`) who sampled the move and the value he
 last move's comment says how the game ended and its final margin."""
 from __future__ import annotations
 
-from fastgo.files import atomic_write
 from fastgo.board import BLACK, WHITE
+from fastgo.files import atomic_write
 from fastgo.sgf import SgfGame, write_sgf
 
 # How the game ended, said on its last move (fastgo.run.records.ENDS).

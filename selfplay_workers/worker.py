@@ -24,10 +24,10 @@ import numpy as np
 from fastgo.board import BLACK, IllegalMoveError
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
-from fastgo.move_choice import own_area_points, choose_move, points_instead_of_pass
-from fastgo.search_settings import SearchSettings
+from fastgo.move_choice import choose_move, own_area_points, points_instead_of_pass
 from fastgo.replay import check_game
 from fastgo.run.shards import GameRecord
+from fastgo.search_settings import SearchSettings
 from fastgo.variants import Search
 from selfplay_workers.worker_core import SEED_MASK, CoreField, WorkerCore
 

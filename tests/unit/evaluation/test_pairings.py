@@ -4,9 +4,17 @@ import math
 
 import pytest
 
-from evaluation.pairings import (INFORMATIVE, PairingRule, checkpoint_opponents, elo_interval_width,
-                              expected_score, next_anchor, one_sided, pairing_verdict,
-                              retired_anchors)
+from evaluation.pairings import (
+    INFORMATIVE,
+    PairingRule,
+    checkpoint_opponents,
+    elo_interval_width,
+    expected_score,
+    next_anchor,
+    one_sided,
+    pairing_verdict,
+    retired_anchors,
+)
 
 ANCHORS = ["random", "mcts:100", "mcts:1000", "gnugo:1", "gnugo:5", "gnugo:10"]
 

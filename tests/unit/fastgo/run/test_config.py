@@ -5,8 +5,16 @@ import os
 
 import pytest
 
-from fastgo.run.config import (Config, ConfigError, ModelConfig, ServerConfig, load_config,
-                           loads_config, parse_section, to_dict)
+from fastgo.run.config import (
+    Config,
+    ConfigError,
+    ModelConfig,
+    ServerConfig,
+    load_config,
+    loads_config,
+    parse_section,
+    to_dict,
+)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 
@@ -125,7 +133,8 @@ def test_config_size_and_nesting_limits_just_under_and_over(tmp_path):
         loads_config("x = " + "{a = " * 5000 + "1" + "}" * 5000)
     # Brackets inside strings and comments are not nesting.
     brackets = "[" * (MAX_TOML_DEPTH + 1)
-    config = loads_config(f"# {brackets}\n[server]\nlog_file = '{brackets}'\ncurve_secret_key_file = \"{brackets}\"\n")
+    config = loads_config(f"# {brackets}\n[server]\nlog_file = '{brackets}'\n"
+                          f"curve_secret_key_file = \"{brackets}\"\n")
     assert config.server.log_file == brackets
     path = tmp_path / "big.toml"
     padding = "#" * (MAX_CONFIG_BYTES - len("[server]\n") - 1) + "\n"
@@ -258,9 +267,11 @@ def test_shipped_configs_are_found_by_name_from_any_folder(tmp_path, monkeypatch
     assert sorted(shipped_configs()) == SHIPPED and "quickstart" in SHIPPED
     for name in ("quickstart", "quickstart.toml"):
         path = resolve_config(name)
-        with open(path, "rb") as found, open(os.path.join(ROOT, "configs", "quickstart.toml"), "rb") as source:
+        shipped = os.path.join(ROOT, "configs", "quickstart.toml")
+        with open(path, "rb") as found, open(shipped, "rb") as source:
             assert found.read() == source.read()
-    assert load_config(resolve_config("9x9_cpu")) == load_config(os.path.join(ROOT, "configs", "9x9_cpu.toml"))
+    assert load_config(resolve_config("9x9_cpu")) == load_config(os.path.join(ROOT, "configs",
+                                                                              "9x9_cpu.toml"))
 
 
 def test_a_path_that_exists_is_returned_as_given(tmp_path, monkeypatch):
