@@ -227,7 +227,21 @@ def test_interrupt_records_finished_chunks(tmp_path):
     assert row["interrupted"] is True and row["games"] >= 2
 
 
-def test_an_interrupted_batch_keeps_its_finished_games(tmp_path, capsys, monkeypatch):
+@pytest.fixture
+def own_handlers():
+    """An interrupted match leaves SIGINT and SIGTERM ignored in its process on its way out (a
+    command that ends): this process's handlers come back after the test, so a later test (or
+    a child it starts) gets its SIGINT."""
+    import signal
+
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+
+
+def test_an_interrupted_batch_keeps_its_finished_games(tmp_path, capsys, monkeypatch,
+                                                       own_handlers):
     # Ctrl-C in the middle of a batch of games played at once: the games already over are
     # counted, written as SGFs under their own numbers and appended; the others are not
     import play.match
