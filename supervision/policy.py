@@ -45,7 +45,7 @@ class Supervision:
     `started`: monotonic start time. `cc`: the [cluster] config; `log(message)`: the
     supervisor's log line. A role is what RestartPolicy takes, with `spec` (a RoleSpec)."""
 
-    def __init__(self, cc, log):
+    def __init__(self, cc, log) -> None:
         self.cc = cc
         self.log = log
         self.policy = RestartPolicy(cc, log)
