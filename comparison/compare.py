@@ -23,18 +23,18 @@ from dataclasses import dataclass
 from comparison.matches import arena_plan, play_arena
 from comparison.report import RUNS, draw, markdown_table
 from evaluation.plots import RunCurveError, read_run
-from supervision.role_process import Children, last_line
-from supervision.status import clock
 from fastgo import bounded_json
 from fastgo.files import atomic_write_text
+from fastgo.player_spec import parse_spec
 from fastgo.run.config import ConfigError, load_config, resolve_config
 from fastgo.run.match_stats import elo_from_score, wilson_interval
 from fastgo.run.rundir import RunDir, read_status
 from fastgo.run.statefiles import count, read_json
-from roles.registry import SUPERVISOR, Role
 from play.gtp.side import GtpEngineError
-from fastgo.player_spec import parse_spec
 from play.specs import gnugo_installed, katago_missing, make_side, reference_bytes
+from roles.registry import SUPERVISOR, Role
+from supervision.role_process import Children, last_line
+from supervision.status import clock
 from trainer.metrics import read_metrics
 
 MAX_OPPONENTS = 16

@@ -10,12 +10,12 @@ import os
 
 from evaluation.pairings import checkpoint_opponents, next_anchor, one_sided, retired_anchors
 from fastgo.files import escaped
+from fastgo.player_spec import parse_spec
+from fastgo.reference_players import reference
 from fastgo.run.config import ConfigError
 from fastgo.run.ratings_table import table_name
 from play.equal_time import pace_sides
 from play.players import MatchSide
-from fastgo.player_spec import parse_spec
-from fastgo.reference_players import reference
 from play.specs import Missing, make_side, missing
 
 OPENING_MOVES = 2             # a network's first moves sampled by visits, as in the arena

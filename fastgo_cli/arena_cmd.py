@@ -19,14 +19,20 @@ import os
 import secrets
 import sys
 
-from fastgo.run.config import BACKEND_CHOICES, MATCH_VISITS, SEARCH_CHOICES, SelfplayConfig
 from fastgo.constants import SIZE_RANGE
 from fastgo.coords import is_board_size
 from fastgo.move_choice import PASS_RULE_HELP
+from fastgo.run.config import BACKEND_CHOICES, MATCH_VISITS, SEARCH_CHOICES, SelfplayConfig
 from fastgo.run.rundir import RATINGS_TABLE
 from fastgo.search_settings import SearchSettings
-from play.arena.plan import (DEFAULT_GAMES_AT_ONCE, DEFAULT_OPENING_MOVES, PROG, SPRT_ALPHA,
-                             ArenaError, ArenaPlan)
+from play.arena.plan import (
+    DEFAULT_GAMES_AT_ONCE,
+    DEFAULT_OPENING_MOVES,
+    PROG,
+    SPRT_ALPHA,
+    ArenaError,
+    ArenaPlan,
+)
 from play.network_player import CheckpointOptions
 
 DEFAULT_GAMES = 100
@@ -56,8 +62,13 @@ class ArgumentError(ArenaError):
 
 
 def parents():
-    from fastgo_cli.parser import (game_seconds_options, json_options, move_seconds_options,
-                                   seed_options, size_options)
+    from fastgo_cli.parser import (
+        game_seconds_options,
+        json_options,
+        move_seconds_options,
+        seed_options,
+        size_options,
+    )
     return (size_options(help=f"board size, {SIZE_RANGE} (default: the networks' size, else 9)"),
             seed_options(help="random seed for the players (default: a fresh one)"),
             json_options("the result"),

@@ -8,8 +8,8 @@ import json
 from comparison.compare import Opponent, Plan, RunPlan, match_paths, read_match
 from comparison.matches import arena_plan, play_arena
 from fastgo.run.config import loads_config
-from fastgo_cli.main import command_parser
 from fastgo_cli.compare_cmd import make_plan
+from fastgo_cli.main import command_parser
 from network.checkpoint import save_checkpoint
 from network.model import build_model
 from play.arena.plan import DEFAULT_OPENING_MOVES

@@ -6,9 +6,9 @@ import pytest
 
 import play.equal_time
 from fastgo.search_settings import SearchSettings
+from network.batch_evaluator import UniformEvaluator
 from play.arena.sides import pace_line
 from play.equal_time import TIMING_ROUNDS, pace_sides, speed_key
-from network.batch_evaluator import UniformEvaluator
 from play.match import SearchSide
 
 
