@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 
+from fastgo.files import escaped
+from play.arena.loop import run_arena
 from play.arena.plan import DEFAULT_OPENING_MOVES, PROG, ArenaError, ArenaPlan
+from play.deferred_signals import Interrupts
 from play.network_player import CheckpointOptions
 
 
@@ -39,10 +42,6 @@ def play_arena(arena: ArenaPlan, log_path, prefix, out) -> tuple:
     `log_path` and copied to `out` under `prefix`: (exit status, the name of the signal that
     stopped it or None). A match that cannot be played is its line and status 2, one that
     fails while played its line and status 1."""
-    from fastgo.files import escaped
-    from play.arena.loop import run_arena
-    from play.deferred_signals import Interrupts
-
     os.makedirs(os.path.dirname(os.path.abspath(log_path)), exist_ok=True)
     signals = Interrupts()
     with open(log_path, "a", encoding="utf-8") as log:

@@ -15,6 +15,7 @@ from fastgo.reference_players import reference
 from fastgo.run.config import ConfigError
 from fastgo.run.ratings_table import table_name
 from play.equal_time import pace_sides
+from play.network_player import CheckpointOptions, checkpoint_side
 from play.players import MatchSide
 from play.specs import Missing, make_side, missing
 
@@ -113,8 +114,6 @@ class Opponents:
         read) at evaluator.visits: play.network_player.checkpoint_side from its
         CheckpointOptions, as every command plays a checkpoint (canaries checked). NetworkError
         when unusable."""
-        from play.network_player import CheckpointOptions, checkpoint_side
-
         options = CheckpointOptions(visits=self.ec.visits, backend=self.config.server.backend,
                                     capacity=max(64, self.ec.batch_games),
                                     opening_moves=OPENING_MOVES)

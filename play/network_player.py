@@ -4,14 +4,15 @@ moves, PUCT's changed constants, resignation), the network loaded from them
 (network.loading.load_network: a checkpoint loaded, checked and running in this process), and
 that network as a SearchPlayer for one game at a time (the GTP engine, `fastgo play`) or a
 SearchSide for many games at once (matches). Its search settings come from the network's
-encoding; its komi is the one the network was trained at. This module never imports torch at
-its top: load_checkpoint imports network.loading when called, and the other functions take
-the network from the caller."""
+encoding; its komi is the one the network was trained at. This module never imports torch:
+network.loading imports it only inside load_network, once the checkpoint's file is read and
+checked."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from fastgo.search_settings import SearchSettings
+from network.loading import DEFAULT_CAPACITY, load_network
 from play.match import SearchSide
 from play.search_player import SearchPlayer
 
@@ -42,8 +43,6 @@ def load_checkpoint(path, use, options: CheckpointOptions, *, data=None, expect=
     (network.loading.USES) on the options' device and backend, sized for their capacity;
     `expect`: the ModelConfig it must match; NetworkError (a ValueError of one line) when it
     is unusable. torch is imported only once the file has been read and checked."""
-    from network.loading import DEFAULT_CAPACITY, load_network
-
     return load_network(path, use, device=options.device, backend=options.backend,
                         capacity=options.capacity or DEFAULT_CAPACITY, expect=expect,
                         data=data, what=what)

@@ -16,7 +16,13 @@ from dataclasses import dataclass
 
 import fastgo.player_spec as grammar
 from fastgo.player_spec import Spec, _shown, parse_spec
+from fastgo.reference_players import check_digest, reference
+from network.checkpoint_file import CheckpointError, read_checkpoint_bytes
+from network.loading import DEFAULT_BACKEND, DEFAULT_CAPACITY, load_network
 from play.gtp.side import GtpSide
+from play.katago.locate import KataGoMissing, locate
+from play.katago.side import KataGoSide
+from play.network_player import network_side
 from play.players import RandomPlayer, UctPlayer
 
 
@@ -33,8 +39,6 @@ def gnugo_installed(program: str | None = None) -> str | None:
 def katago_missing(spec: Spec, env=None) -> str:
     """Why KataGo cannot play the katago spec `spec` here (its program or network not found,
     play.katago.locate), or '' when it can."""
-    from play.katago.locate import KataGoMissing, locate
-
     try:
         locate(spec.path, env)
     except KataGoMissing as err:
@@ -83,9 +87,6 @@ def reference_bytes(spec: Spec):
     the file read as a checkpoint's (network.checkpoint_file) and its sha256 checked
     against the index, without torch; ValueError of one line when it is missing, damaged or
     replaced."""
-    from fastgo.reference_players import check_digest, reference
-    from network.checkpoint_file import CheckpointError, read_checkpoint_bytes
-
     ref = reference(spec.name.partition(":")[2])
     try:
         data = read_checkpoint_bytes(ref.path)
@@ -102,9 +103,6 @@ def reference_side(spec: Spec, *, seed=0, backend=None, capacity=None):
     played at the index's visits with REFERENCE_OPENING_MOVES, named ref:NAME. Its
     `fixed_visits` is True: equal-time modes leave its visits alone. ValueError of one line
     when the file is missing, damaged or replaced."""
-    from network.loading import DEFAULT_BACKEND, DEFAULT_CAPACITY, load_network
-    from play.network_player import network_side
-
     ref, data = reference_bytes(spec)
     network = load_network(ref.path, "match", data=data, backend=backend or DEFAULT_BACKEND,
                            capacity=capacity or DEFAULT_CAPACITY, what=ref.spec)
@@ -151,7 +149,6 @@ def make_side(text, *, seed=None, checkpoint_side=None, move_timeout=None, start
                                                  ("move_seconds", move_seconds))
                    if value is not None}
         if spec.kind == "katago":
-            from play.katago.side import KataGoSide
             return KataGoSide(spec.count, model=spec.path, seed=seed, name=spec.name,
                               temperature=spec.temperature, random_share=spec.random_share,
                               **options)

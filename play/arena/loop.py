@@ -16,6 +16,8 @@ import os
 import sys
 import time
 
+from fastgo.run.match_stats import sprt_bounds, sprt_decision, sprt_llr
+from play import match
 from play.arena.plan import PROG, SPRT_ALPHA, SPRT_BETA, ArenaPlan
 from play.arena.report import report, write_sgfs
 from play.arena.sides import make_sides
@@ -68,9 +70,6 @@ def play_games(plan: ArenaPlan, a, b, size, signals, out, err):
     """(MatchResult of every game counted, the SPRT state or None, interrupted): the plan's
     games in batches, each counted and written before a signal can cut it; `signals` (an
     entered Interrupts) is held or quiet when this returns."""
-    from fastgo.run.match_stats import sprt_bounds, sprt_decision, sprt_llr
-    from play import match
-
     stamp = time.strftime("%Y%m%d-%H%M%S")
     if plan.sgf_dir is not None:
         os.makedirs(plan.sgf_dir, exist_ok=True)

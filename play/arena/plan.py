@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fastgo.files import escaped
 from play.network_player import CheckpointOptions
 
 PROG = "fastgo arena"              # the start of every line the arena writes
@@ -62,5 +63,4 @@ class ArenaPlan:
 
 def one_line(exc):
     """An error's text on one line, shortened (fastgo.files.escaped)."""
-    from fastgo.files import escaped
     return escaped(exc, 300, one_line=True)

@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 
 from fastgo import bounded_json
+from fastgo.files import atomic_write
+from fastgo.run import ratings_table
+from fastgo.sgf import record_from_game, write_sgf
 from play.arena.plan import PROG, ArenaPlan, one_line
 from play.gtp.side import GtpSide
 from play.match import SearchSide
@@ -81,7 +84,6 @@ def report_lines(result, sprt):
 
 
 def _write_atomic(path, text):
-    from fastgo.files import atomic_write
     atomic_write(path, lambda handle: handle.write(text), binary=False)
 
 
@@ -89,8 +91,6 @@ def write_sgfs(result, directory, stamp):
     """The games of `result` (records kept) as DIR/arena-STAMP-NNNN.sgf, NNNN each game's
     number in the match; a game lost by forfeit has RE[B+F] / RE[W+F] and the reason in its
     root comment."""
-    from fastgo.sgf import record_from_game, write_sgf
-
     forfeits = {f["game"]: f for f in result.forfeits}
     for k, game in enumerate(result.records):
         number = result.numbers[k]
@@ -125,11 +125,10 @@ def report(plan: ArenaPlan, a, b, size, total, sprt, interrupted, out=print, err
                     interrupted=interrupted)
         _write_atomic(plan.json_path, bounded_json.dumps(data, indent=2) + "\n")
     if plan.table is not None and total.games > 0:
-        from fastgo.run.ratings_table import append_result
-
         try:
-            append_result(plan.table, total.name_a, total.name_b, total.wins_a, total.wins_b,
-                          total.draws, **table_meta(plan, a, b, size, total, sprt, interrupted))
+            ratings_table.append_result(plan.table, total.name_a, total.name_b, total.wins_a,
+                                        total.wins_b, total.draws,
+                                        **table_meta(plan, a, b, size, total, sprt, interrupted))
             out(f"appended to the ratings table {plan.table}")
         except (OSError, ValueError) as exc:       # ValueError: ratings_table.TableError
             err(f"{PROG}: cannot append to the ratings table {plan.table}: {one_line(exc)}")

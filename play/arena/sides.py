@@ -8,23 +8,25 @@ from __future__ import annotations
 
 import os
 
+from fastgo.player_spec import SPEC_FORMS
+from fastgo.run.ratings_table import TableError, check_name, table_name
 from fastgo.variants import Search
+from network.loading import NetworkError
 from play.arena.plan import NAME_SUFFIXES, PROG, ArenaError, ArenaPlan, one_line
-from play.gtp.side import GtpSide
+from play.equal_time import pace_sides
+from play.gtp.side import GtpEngineError, GtpSide
 from play.match import SearchSide
+from play.network_player import load_checkpoint, options_side
+from play.specs import make_side as side_from_spec
 
 
 def checkpoint_side(path, plan: ArenaPlan, seed, which):
     """A SearchSide over the checkpoint's network; ArenaError when it is not a checkpoint."""
     if not os.path.exists(path):
-        from fastgo.player_spec import SPEC_FORMS
         raise ArenaError(f"{which} {path!r}: no such checkpoint file (players are "
                          f"{SPEC_FORMS})")
     if not os.path.isfile(path):
         raise ArenaError(f"{which} {path!r}: not a checkpoint file")
-    from network.loading import NetworkError
-    from play.network_player import load_checkpoint, options_side
-
     options = plan.checkpoint_b if which == "B" else plan.checkpoint_a
     try:        # the checkpoint's file is checked before torch is imported
         network = load_checkpoint(path, "match", options)
@@ -46,8 +48,6 @@ def checkpoint_name(path, step, plan: ArenaPlan, options):
 
 def make_side(spec, plan: ArenaPlan, seed, which):
     """A match side from a player spec (play.specs); ArenaError naming what is wrong."""
-    from play.specs import make_side as side_from_spec
-
     options = plan.checkpoint_b if which == "B" else plan.checkpoint_a
     try:        # a reference player (ref:NAME) runs on the side's backend at its own visits
         return side_from_spec(spec, seed=seed, move_seconds=plan.move_seconds,
@@ -74,7 +74,6 @@ def make_sides(plan: ArenaPlan, opened: list, out=print):
     for which, spec, offset in (("A", plan.a, 1), ("B", plan.b, 2)):
         opened.append(make_side(spec, plan, (plan.seed + offset) % (1 << 64), which))
     a, b = opened
-    from fastgo.run.ratings_table import TableError, check_name, table_name
     for which, side, given in (("A", a, plan.names[0]), ("B", b, plan.names[1])):
         # given, or from the spec (e.g. a long GTP command line: shortened, escaped)
         side.name = given if given else table_name(side.name)
@@ -91,14 +90,11 @@ def make_sides(plan: ArenaPlan, opened: list, out=print):
         if net_size is not None and net_size != size:
             raise ArenaError(f"--size {size}: {which} plays {net_size}x{net_size} only")
         if isinstance(side, GtpSide):    # a GTP engine: start it now, refuse it if it cannot
-            from play.gtp.side import GtpEngineError
             try:
                 side.prepare(plan.at_once, size, plan.komi)
             except GtpEngineError as exc:
                 raise ArenaError(f"{which}: {one_line(exc)}") from None
     if plan.move_seconds is not None or plan.game_seconds is not None:
-        from play.equal_time import pace_sides
-
         timed = [(which, side) for which, side in (("A", a), ("B", b))   # not ref:NAME
                  if isinstance(side, SearchSide) and not side.fixed_visits]
         pace_sides(timed, plan.move_seconds, size, plan.komi,
