@@ -35,6 +35,7 @@ from fastgo.run.pool import PoolError, draw_opponent, pool_path, read_pool
 from fastgo.run.shards import GameRecord
 from fastgo.variants import Algorithm, Worker, selfplay_worker
 from selfplay_workers.worker_core import SEED_MASK, CoreField, WorkerCore
+from wire.client import ServerError
 
 log = logging.getLogger("fastgo.selfplay")
 
@@ -147,8 +148,6 @@ class PolicyWorker:
     def _load(self, entry, group):
         """Puts `entry`'s checkpoint into opponent slot `group` (unless it is there already);
         returns True, or False (logged) when it cannot be read or the server refuses it."""
-        from wire.client import ServerError
-
         slot = self.opponent_slots[group]
         try:
             key, data = self._read_checkpoint(entry.path, group)

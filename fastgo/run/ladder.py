@@ -7,11 +7,13 @@ the shipped reference players (ref:NAME, fastgo.reference_players), on a machine
 or KataGo, still gets one: the calibration games join its rungs to gnugo:10 = 1800.
 
 Each rung plays at fixed visits, so its strength does not depend on the machine: the games
-below were played once, at the arena's settings, and hold wherever the rung is played. Stdlib
-only at import (fastgo.run.config reads LADDER).
+below were played once, at the arena's settings, and hold wherever the rung is played.
+fastgo.run.config reads LADDER (and imports the table and the fit this module needs already).
 """
 from __future__ import annotations
 
+from fastgo.run.elo_fit import CGOS_STAND_IN
+from fastgo.run.ratings_table import RatingsTable
 
 # evaluator.anchors' default: in rising strength (as far as a dozen games a pair tell: two rungs
 # near 50%, katago:1,t=0.5 and katago:1, may come out either way); the gnugo ones are skipped
@@ -50,8 +52,6 @@ CALIBRATION = (
 
 def rungs() -> set:
     """The calibrated rungs: every player of CALIBRATION but the stand-in, below it or above."""
-    from fastgo.run.elo_fit import CGOS_STAND_IN
-
     return {name for row in CALIBRATION for name in row[:2]} - {CGOS_STAND_IN}
 
 
@@ -60,8 +60,6 @@ def with_calibration(rows):
     calibrated rung (else `rows` itself); the rows added carry "calibration": True. The stand-in
     is among their players, so a fit of the result has it, and so a CGOS estimate, wherever a
     rung is connected by games to the players rated, whether the run played GNU Go or not."""
-    from fastgo.run.ratings_table import RatingsTable
-
     above = rungs()
     if not any(row.get("a") in above or row.get("b") in above for row in rows):
         return rows
