@@ -44,6 +44,7 @@ from fastgo.run.rundir import checkpoint_player
 from fastgo.run.strength import read_strength
 from play.gtp.side import GtpEngineError
 from play.match import MatchResult, play_match
+from network.loading import NetworkError
 
 IDLE_S = 0.5                  # the wait between looks for a new checkpoint or budget
 
@@ -251,7 +252,6 @@ class Evaluator:
         plays one batch per next() (run to its end here without evaluator.interval_s). Returns the
         summary, or None when the checkpoint is unreadable or the role is stopping."""
         from network.checkpoint import MAX_CHECKPOINT_BYTES
-        from network.loading import NetworkError
 
         started, cpu0 = self.clock(), self.budget.cpu_s()
         name = checkpoint_player(step)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from fastgo.run.config.fields import ConfigError, setting
 from fastgo.run.ladder import LADDER
+from fastgo.player_spec import parse_spec
 
 MATCH_VISITS = 200                      # a checkpoint's visits per move in the arena and evaluator
 
@@ -24,12 +25,10 @@ FROM_CLUSTER = {"evaluate_every": "every", "eval_interval_s": "interval_s",
 
 def check_anchors(anchors):
     """ConfigError naming `anchors` for more than 32 specs, one named twice or a malformed one.
-    Each is read by fastgo.player_spec.parse_spec, the one grammar of player specs (imported
-    here, not at the top: this module is stdlib only at import), so a spec the arena takes is
-    an anchor the config takes, and its error is the arena's."""
+    Each is read by fastgo.player_spec.parse_spec, the one grammar of player specs, so a spec
+    the arena takes is an anchor the config takes, and its error is the arena's."""
     if len(anchors) > 32:
         raise ConfigError(f"anchors: at most 32 player specs, got {len(anchors)}")
-    from fastgo.player_spec import parse_spec
 
     names = set()
     for anchor in anchors:
