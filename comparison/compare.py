@@ -28,7 +28,7 @@ from fastgo.files import atomic_write_text
 from fastgo.player_spec import parse_spec
 from fastgo.run.config import ConfigError, load_config, resolve_config
 from fastgo.run.match_stats import elo_from_score, wilson_interval
-from fastgo.run.rundir import RunDir, read_status
+from fastgo.run.rundir import RunDir
 from fastgo.run.statefiles import count, read_json
 from play.gtp.side import GtpEngineError
 from play.specs import gnugo_installed, katago_missing, make_side, reference_bytes

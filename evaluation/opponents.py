@@ -191,7 +191,7 @@ class Opponents:
                                  move_seconds=self.ec.move_seconds or None,
                                  backend=self.config.server.backend,
                                  capacity=max(64, self.ec.batch_games),
-                                 checkpoint_side=lambda path, seed: self.checkpoint_side(
+                                 checkpoint_side=lambda path, seed, anchor=anchor: self.checkpoint_side(
                                      path, anchor, seed)[1])
                 side.name = anchor
             except Exception as err:

@@ -98,7 +98,7 @@ def run(args):
         player.measure_speed(size, args.komi)     # a Gumbel search's budget is set up front
     engine = GtpEngine(player, size=size, komi=args.komi, move_seconds=args.move_seconds)
     try:
-        stdin = open(sys.stdin.fileno(), "r", encoding="utf-8", errors="replace", closefd=False)
+        stdin = open(sys.stdin.fileno(), encoding="utf-8", errors="replace", closefd=False)
         return engine.serve(stdin, sys.stdout)
     except (BrokenPipeError, KeyboardInterrupt):
         return 0

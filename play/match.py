@@ -1,10 +1,10 @@
 """Matches between two players, many games at once. A side is a play.players.MatchSide (a
-SearchSide: an evaluator behind the batched search, all of its games to move searched
-together, one batch per simulation step; a GtpSide), which gets all of its games to move at
-once, or a play.players.Player (random, pure MCTS), asked one game at a time. A side may answer Forfeit(reason)
-instead of a move (a GTP engine that crashed, timed out, answered garbage or an illegal move):
-it loses that game, the reason goes to MatchResult.forfeits and the other games go on. Colors
-alternate: A is Black in even games (counted from `game_offset`). Never imports torch
+SearchSide: an evaluator behind the batched search, all of its games to move searched together,
+one batch per simulation step; a GtpSide), which gets all of its games to move at once, or a
+play.players.Player (random, pure MCTS), asked one game at a time. A side may answer
+Forfeit(reason) instead of a move (a GTP engine that crashed, timed out, answered garbage or an
+illegal move): it loses that game, the reason goes to MatchResult.forfeits and the other games go
+on. Colors alternate: A is Black in even games (counted from `game_offset`). Never imports torch
 (evaluators come from the caller).
 """
 from __future__ import annotations
@@ -37,12 +37,12 @@ class Forfeit:
 
 class SearchSide(MatchSide):
     """An evaluator with `visits` root visits per move under `settings` (a SearchSettings; None:
-    SearchSettings.for_play(), no noise, AlphaZero planes), the most visited move (the first `opening_moves` moves of a game sampled by visit count, for
-    variety). With settings.search 'gumbel': Gumbel root search, the move its sequential halving
-    picks; the opening moves get the Gumbel noise (gumbel_scale), later moves none. pass_rule
-    (fastgo.move_choice, with the winning pass): 'fill' (default) no pass while a legal point
-    outside the own eyes is left, except one that ends a won game; 'free' the search's own
-    choice.
+    SearchSettings.for_play(), no noise, AlphaZero planes), the most visited move (the first
+    `opening_moves` moves of a game sampled by visit count, for variety). With settings.search
+    'gumbel': Gumbel root search, the move its sequential halving picks; the opening moves get the
+    Gumbel noise (gumbel_scale), later moves none. pass_rule (fastgo.move_choice, with the winning
+    pass): 'fill' (default) no pass while a legal point outside the own eyes is left, except one
+    that ends a won game; 'free' the search's own choice.
 
     rate: its root visits a second on one thread (play.equal_time.one_thread_rate), which a
     game clock needs: each move then gets the visits its main_time_budget buys at that rate
@@ -159,7 +159,7 @@ class MatchResult:
     clock_a: float = 0.0
     clock_b: float = 0.0
 
-    def add(self, other: "MatchResult") -> "MatchResult":
+    def add(self, other: MatchResult) -> MatchResult:
         """Adds the games of `other` (a later chunk of the same pairing) to this result."""
         for name in ("games", "wins_a", "wins_b", "draws", "wins_a_black", "wins_a_white",
                      "games_a_black", "wins_b_black", "wins_b_white", "moves_a", "seconds_a",

@@ -24,13 +24,14 @@ driver learns everything (heartbeats, server stats, ratings) from the actors' re
 
 Supervision follows the policy both launchers read (supervision.policy: the stop order, the
 restart bookkeeping, the status line): Ray restarts a lost actor (max_restarts = -1; the driver's
-cluster.max_restarts within restart_window_s decides when to give up), the driver sees the new incarnation (another actor pid, or the actor's death reply),
-counts a restart for the role and starts the role again in it; a child that exits or stops making
-progress is restarted the same way with back-off. Calls are never retried by Ray (max_task_retries =
-0): the driver polls again on its next tick, so no call runs twice. A node that leaves takes with it
-only what was on it (games in progress, a worker's unconfirmed games); Ray places its actors again
-wherever their resources allow. A role that no node takes within PLACEMENT_TIMEOUT_S at start is an
-error (exit status 2); what the nodes must offer the roles is supervision.ray_placement's.
+cluster.max_restarts within restart_window_s decides when to give up), the driver sees the new
+incarnation (another actor pid, or the actor's death reply), counts a restart for the role and
+starts the role again in it; a child that exits or stops making progress is restarted the same way
+with back-off. Calls are never retried by Ray (max_task_retries = 0): the driver polls again on
+its next tick, so no call runs twice. A node that leaves takes with it only what was on it (games
+in progress, a worker's unconfirmed games); Ray places its actors again wherever their resources
+allow. A role that no node takes within PLACEMENT_TIMEOUT_S at start is an error (exit status 2);
+what the nodes must offer the roles is supervision.ray_placement's.
 """
 from __future__ import annotations
 

@@ -3,7 +3,6 @@ the trainer's heartbeat, the workers' moves/s, the server's counters and the eva
 ratings.json."""
 from __future__ import annotations
 
-import json
 import time
 
 from evaluation.opponents import skipped_anchors

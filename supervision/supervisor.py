@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Callable, Protocol
+from typing import Protocol
+from collections.abc import Callable
 
 from fastgo.run.stop_signals import ignore_stop_signals, stop_on_signals
 from supervision.policy import Supervision

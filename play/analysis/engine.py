@@ -94,7 +94,8 @@ class EngineSettings:
 
 
 class AnalysisEngine:
-    def __init__(self, cache, *, board_size, encoding, settings=EngineSettings(), model_name="fastgo"):
+    def __init__(self, cache, *, board_size, encoding, settings=None, model_name="fastgo"):
+        settings = EngineSettings() if settings is None else settings
         self.cache = cache
         self.size = int(board_size)
         self.settings = settings

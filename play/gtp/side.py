@@ -284,7 +284,8 @@ class GtpSide(MatchSide):
         if self.game_clock is None and self.move_seconds is not None and spent > self.move_timeout:
             self._drop()
             raise _Lost(f"engine overran its time: {spent:.2f} s for a move, "
-                        f"{self.move_seconds:g} s allowed (+{self.move_timeout - self.move_seconds:g} s margin)")
+                        f"{self.move_seconds:g} s allowed "
+                        f"(+{self.move_timeout - self.move_seconds:g} s margin)")
         for command, (ok, text) in zip(commands[:-1], answers[:-1]):
             if not ok and not command.startswith("time_"):   # a time control is advice
                 raise _Lost(f"engine refused {command!r}: {escaped(text, 60, one_line=True)}")

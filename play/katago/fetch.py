@@ -75,7 +75,7 @@ ELTS_PER_THREAD=1 LOCAL_SIZE=128
 XY_ELTS_PER_THREAD=4 NC_ELTS_PER_THREAD=4
 #spatialRMSNorm
 TILE_SIZE=32 APPLY_ELTS_PER_THREAD=16
-"""
+"""  # noqa: E501 (KataGo's tuning file, line for line)
 
 
 class FetchError(RuntimeError):

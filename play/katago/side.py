@@ -75,13 +75,13 @@ def tune_timeout(env) -> float:
 
 
 class KataGoSide(GtpSide):
-    """KataGoSide(visits, *, model=None, seed=None, move_seconds=None, name=None,
-    temperature=None, random_share=None, ...): KataGo with `visits` a move (the most, under
-    move_seconds), its network `model` or the one play.katago.locate finds, its moves sampled
-    at `temperature` (None: KataGo's own), a share `random_share` of them random (None: none). KataGoMissing (a ValueError of one line) when its program or
-    network is not found; GtpEngineError (one line) when it cannot start. start_timeout bounds
-    a start with the tuning in the cache (START_TIMEOUT_S); one that tunes first may take
-    tune_timeout(env)."""
+    """KataGoSide(visits, *, model=None, seed=None, move_seconds=None, name=None, temperature=None,
+    random_share=None, ...): KataGo with `visits` a move (the most, under move_seconds), its
+    network `model` or the one play.katago.locate finds, its moves sampled at `temperature` (None:
+    KataGo's own), a share `random_share` of them random (None: none). KataGoMissing (a ValueError
+    of one line) when its program or network is not found; GtpEngineError (one line) when it
+    cannot start. start_timeout bounds a start with the tuning in the cache (START_TIMEOUT_S); one
+    that tunes first may take tune_timeout(env)."""
 
     def __init__(self, visits, *, model=None, seed=None, move_seconds=None, name=None,
                  temperature=None, random_share=None, start_timeout=None, env=None, out=None,

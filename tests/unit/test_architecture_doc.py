@@ -54,8 +54,10 @@ def test_every_module_has_its_line(project_packages):
 
 def test_the_check_finds_a_module_without_its_line(project_packages):
     text = (ROOT / "docs" / "architecture.md").read_text()
-    assert missing(project_packages, text.replace("`fastgo/coords.py`", "`fastgo/coords`")) == ["fastgo/coords.py"]
-    assert "fastgo_cli/gtp_cmd.py" in missing(project_packages, text.replace("`gtp`, `analysis`", "`analysis`"))
+    assert missing(project_packages, text.replace("`fastgo/coords.py`", "`fastgo/coords`")) \
+        == ["fastgo/coords.py"]
+    assert "fastgo_cli/gtp_cmd.py" in missing(project_packages,
+                                              text.replace("`gtp`, `analysis`", "`analysis`"))
 
 
 INDEXED = ("network", "wire", "inference_server", "recorder")   # packages whose __init__ lists its modules

@@ -57,7 +57,7 @@ def stop_cluster(proc, bound_s=12.0):
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
-        raise AssertionError("the cluster did not stop")
+        raise AssertionError("the cluster did not stop") from None
     return time.monotonic() - started
 
 
@@ -80,7 +80,6 @@ def test_cluster_supervises_and_stops_in_order(tmp_path, free_endpoint, wait_for
         wait_for(lambda: "restart 1" in text(log), 30, 0.1, "the restart")
         wait_for(lambda: len(list_shards(os.path.join(run, "shards"))) >= 3, 90, 0.1, "more shards")
         # 2. SIGSTOP: stuck, not dead: killed and restarted
-        pids_before = set(int(p) for p in re.findall(r"pid (\d+)", text(log)))
         victim = _child_pids(proc.pid, "selfplay")
         assert victim, "no worker process found"
         os.kill(victim[0], signal.SIGSTOP)

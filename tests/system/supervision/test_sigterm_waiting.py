@@ -31,7 +31,8 @@ def _exit_after(proc, number):
     try:
         status = proc.wait(EXIT_BOUND_S)
     except subprocess.TimeoutExpired:
-        raise AssertionError(f"still running {EXIT_BOUND_S} s after {signal.Signals(number).name}")
+        raise AssertionError(f"still running {EXIT_BOUND_S} s after "
+                             f"{signal.Signals(number).name}") from None
     return status, time.monotonic() - sent
 
 

@@ -123,7 +123,8 @@ def test_a_player_that_loves_passing_plays_on_under_the_fill_rule():
         early_pass = False
         while not game.is_over() and len(game.moves) < 30:
             mover = game.to_move
-            move = player.genmove(game) if mover == BLACK else RandomPlayer(seed=len(game.moves)).genmove(game)
+            move = player.genmove(game) if mover == BLACK \
+                else RandomPlayer(seed=len(game.moves)).genmove(game)
             if mover == BLACK and move == game.pass_move and len(game.unfilled_points()) \
                     and not game.pass_wins():
                 early_pass = True

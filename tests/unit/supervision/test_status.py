@@ -100,8 +100,8 @@ def test_roles_in_start_order_with_their_command_lines(tmp_path):
                       "tcp://h:1", "--worker-id", "1", "--quiet", "--recorder", "tcp://h:2"]
     serve = role_argv(local[0], config, "c.toml", run_dir)
     assert serve == ["serve", "--config", "c.toml", "--checkpoint",
-                     f"{config.trainer.publish_slot}={run_dir.latest}", "--shards", run_dir.shards, "--log-file",
-                     run_dir.log("serve")]
+                     f"{config.trainer.publish_slot}={run_dir.latest}", "--shards", run_dir.shards,
+                     "--log-file", run_dir.log("serve")]
 
 
 HUGE = 10 ** 400                     # valid JSON; float() of it raises OverflowError

@@ -1,8 +1,8 @@
-"""The analysis engine in process (play.analysis.engine) over a fake network whose heads are
-read off the planes: ownership = the mover's stones +1, the opponent's -1; score = their sum
-less komi 7.5 for Black (the mover's margin at the komi it "learnt"); value = tanh(score / 10). Checks KataGo's perspective rules
-(SIDETOMOVE / BLACK / WHITE flip win rates, scores, lcb, utility and ownership), komi shifts,
-batching of a game's turns, avoidMoves at the root, terminate, and the NN cache."""
+"""The analysis engine in process (play.analysis.engine) over a fake network whose heads are read off
+the planes: ownership = the mover's stones +1, the opponent's -1; score = their sum less komi 7.5
+for Black (the mover's margin at the komi it "learnt"); value = tanh(score / 10). Checks KataGo's
+perspective rules (SIDETOMOVE / BLACK / WHITE flip win rates, scores, lcb, utility and ownership),
+komi shifts, batching of a game's turns, avoidMoves at the root, terminate, and the NN cache."""
 import io
 import json
 

@@ -1,6 +1,6 @@
-"""The analysis input's nesting bound: fastgo.bounded_json.nesting_depth and nesting agree with the depth of the
-parsed value on any JSON text (hypothesis), strings with brackets and escapes inside count for
-nothing, and the top-level id and the deep field are found without parsing."""
+"""The analysis input's nesting bound: fastgo.bounded_json.nesting_depth and nesting agree with the
+depth of the parsed value on any JSON text (hypothesis), strings with brackets and escapes inside
+count for nothing, and the top-level id and the deep field are found without parsing."""
 import json
 
 from hypothesis import example, given, settings
