@@ -92,7 +92,7 @@ setup(
                           nthreads=os.cpu_count() or 1,
                           shared_utility_qualified_name=SHARED_UTILITY),
     cmdclass={"build_ext": ParallelBuildExt},
-    python_requires=">=3.10",
+    python_requires=">=3.11",          # tomllib (the config loader)
     install_requires=[
         "numpy>=1.24",
         "pyzmq>=25",

@@ -14,9 +14,9 @@ import re
 import time
 
 from evaluation.evaluations import read_evaluations
+from evaluation.opponents import skipped_anchors
 from fastgo import bounded_json
 from fastgo.coords import json_number
-from evaluation.opponents import skipped_anchors
 from fastgo.game import Game
 from fastgo.reference_players import read_index
 from fastgo.run.elo_fit import CGOS_STAND_IN

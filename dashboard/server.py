@@ -34,8 +34,8 @@ from dashboard.run_view import NotFound, RunView
 from dashboard.sessions import IDLE_S, Session, SessionError
 from fastgo import bounded_json
 from fastgo.player_spec import parse_spec
-from play.specs import reference_bytes
 from network.loading import NetworkError, trained_at
+from play.specs import reference_bytes
 
 log = logging.getLogger("fastgo.dashboard")
 

@@ -42,9 +42,9 @@ from fastgo.run.config import ConfigError
 from fastgo.run.ratings_table import append_result
 from fastgo.run.rundir import checkpoint_player
 from fastgo.run.strength import read_strength
+from network.loading import NetworkError
 from play.gtp.side import GtpEngineError
 from play.match import MatchResult, play_match
-from network.loading import NetworkError
 
 IDLE_S = 0.5                  # the wait between looks for a new checkpoint or budget
 

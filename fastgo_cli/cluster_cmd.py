@@ -34,10 +34,10 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from supervision.status import clock
-    from supervision.supervisor import cluster_log, supervise
     from fastgo.run.config import ConfigError, check_setting_flag, load_config
     from fastgo.run.rundir import open_run_dir
+    from supervision.status import clock
+    from supervision.supervisor import cluster_log, supervise
 
     try:
         config = load_config(args.config, overrides=args.overrides)

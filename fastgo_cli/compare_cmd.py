@@ -16,8 +16,13 @@ MAX_GAMES = 100_000
 
 
 def parents():
-    from fastgo_cli.parser import (duration_options, game_seconds_options,
-                                   move_seconds_options, out_options, seed_options)
+    from fastgo_cli.parser import (
+        duration_options,
+        game_seconds_options,
+        move_seconds_options,
+        out_options,
+        seed_options,
+    )
     return (move_seconds_options(help="play the matches at equal time, at most S seconds a move "
                                       "for each side on one thread (fastgo arena "
                                       "--move-seconds), instead of --visits"),

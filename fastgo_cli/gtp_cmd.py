@@ -6,11 +6,11 @@ through `add_arguments(parser)` and `run(args) -> int`.
 import logging
 import sys
 
-from fastgo.run.config import BACKEND_CHOICES, SEARCH_CHOICES
 from fastgo.constants import SIZE_RANGE
 from fastgo.coords import is_board_size
 from fastgo.files import escaped
 from fastgo.move_choice import PASS_RULE_HELP
+from fastgo.run.config import BACKEND_CHOICES, SEARCH_CHOICES
 from fastgo.variants import Search
 
 DEFAULT_VISITS = 400

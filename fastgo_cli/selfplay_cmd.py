@@ -4,8 +4,13 @@ Parses the options; the role's body is roles.selfplay."""
 
 
 def parents():
-    from fastgo_cli.parser import (config_options, duration_options, logging_options,
-                                   run_dir_options, seed_options)
+    from fastgo_cli.parser import (
+        config_options,
+        duration_options,
+        logging_options,
+        run_dir_options,
+        seed_options,
+    )
     return (config_options(sections="[model], [selfplay], [server]"), run_dir_options(),
             seed_options(help="override selfplay.seed"), duration_options(), logging_options())
 

@@ -8,8 +8,7 @@ Parses the options; the role's body is roles.train."""
 
 
 def parents():
-    from fastgo_cli.parser import (config_options, duration_options, logging_options,
-                                   run_dir_options)
+    from fastgo_cli.parser import config_options, duration_options, logging_options, run_dir_options
     return (config_options(sections="[model], [trainer], [selfplay]"), run_dir_options(),
             duration_options(), logging_options())
 

@@ -22,13 +22,13 @@ import numpy as np
 import zmq
 
 from fastgo.run.config import Config
-from wire import protocol
 from inference_server.binding import StartupError, bind
-from network.checkpoint import CheckpointError
 from inference_server.counters import ServerCounters
 from inference_server.pipeline import BatchJob, ForwardThread
 from inference_server.slots import Reloader, Slot, file_signature, initial_slots
 from inference_server.uploads import Uploads, check_sha256
+from network.checkpoint import CheckpointError
+from wire import protocol
 from wire.keys import CurveKeyError, make_server
 
 log = logging.getLogger("fastgo.serve")

@@ -16,13 +16,13 @@ from __future__ import annotations
 import ctypes
 import functools
 import io
+import logging
 import os
+import platform
 import tempfile
 import warnings
-from typing import Protocol
-import platform
 from importlib import metadata
-import logging
+from typing import Protocol
 
 import numpy as np
 import torch

@@ -14,11 +14,16 @@ from dataclasses import dataclass
 
 import torch
 
-from fastgo.run.config import ConfigError, ModelConfig, parse_section, to_dict
 from fastgo.files import atomic_write, escaped
-from network.checkpoint_file import (MAX_CHECKPOINT_BYTES, SHOWN_CHARS,
-                                     CheckpointError, CheckpointUnreadable,
-                                     check_archive, read_checkpoint_bytes)
+from fastgo.run.config import ConfigError, ModelConfig, parse_section, to_dict
+from network.checkpoint_file import (
+    MAX_CHECKPOINT_BYTES,
+    SHOWN_CHARS,
+    CheckpointError,
+    CheckpointUnreadable,
+    check_archive,
+    read_checkpoint_bytes,
+)
 from network.model import PolicyValueNet
 
 FORMAT = "fastgo-checkpoint"

@@ -17,7 +17,6 @@ from torch.nn import functional as F
 
 from fastgo.run.config import ModelConfig
 
-
 SCORE_CHANNELS = 32    # channels of the score head's 1x1 convolution, pooled over the board
 
 

@@ -20,11 +20,17 @@ import time
 import numpy as np
 import torch
 
-from network.backend_choice import (acceptable_everywhere, agreement, check_positions,
-                                    choose_backend, describe_agreement, ranked)
+from fastgo.board import Board
+from network.backend_choice import (
+    acceptable_everywhere,
+    agreement,
+    check_positions,
+    choose_backend,
+    describe_agreement,
+    ranked,
+)
 from network.backends import ALL_BACKENDS, TORCH_FP32, build_backend
 from network.model import PolicyValueNet, fuse_for_inference
-from fastgo.board import Board
 
 log = logging.getLogger("fastgo.runner")
 RETRY_REFUSED_S = 600.0     # a refused backend is checked again on weights loaded this much later

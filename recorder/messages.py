@@ -6,9 +6,21 @@ two users sit beside it: recorder.sink (the worker's end) and recorder.server.
 """
 from __future__ import annotations
 
-from wire.protocol import (BAD_FRAMES, BAD_HEADER, BAD_KIND, HEX_DIGITS,
-                           MAX_HEADER_BYTES, NO_ID, TOO_LARGE, ProtocolError, frame_buffer, int_field,
-                           pack_header, str_field, unpack_header)
+from wire.protocol import (
+    BAD_FRAMES,
+    BAD_HEADER,
+    BAD_KIND,
+    HEX_DIGITS,
+    MAX_HEADER_BYTES,
+    NO_ID,
+    TOO_LARGE,
+    ProtocolError,
+    frame_buffer,
+    int_field,
+    pack_header,
+    str_field,
+    unpack_header,
+)
 
 #   game     -> [header{k "game", id, game, worker}, record]
 #               record: one GameRecord as msgpack (a shard record), at most the recorder's

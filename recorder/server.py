@@ -20,10 +20,17 @@ from collections import OrderedDict
 import zmq
 
 from fastgo.run.config import ConfigError
-from fastgo.run.shards import (RotatingShards, ShardError, check_record, list_shards, read_shard,
-                               remove_stale_temporaries, unpack_record)
-from wire import protocol
+from fastgo.run.shards import (
+    RotatingShards,
+    ShardError,
+    check_record,
+    list_shards,
+    read_shard,
+    remove_stale_temporaries,
+    unpack_record,
+)
 from recorder import messages
+from wire import protocol
 from wire.keys import CurveKeyError, make_server
 
 log = logging.getLogger("fastgo.recorder")

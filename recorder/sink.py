@@ -24,8 +24,8 @@ from collections import OrderedDict
 
 import zmq
 
-from wire import protocol
 from recorder import messages
+from wire import protocol
 from wire.keys import make_client
 
 log = logging.getLogger("fastgo.selfplay")

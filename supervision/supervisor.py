@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Protocol
 from collections.abc import Callable
+from typing import Protocol
 
 from fastgo.run.stop_signals import ignore_stop_signals, stop_on_signals
 from supervision.policy import Supervision

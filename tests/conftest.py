@@ -3,6 +3,7 @@ processes and sockets) and learning/ (the loop must learn) is slow. A helper fix
 function of the fixture's name; session-scoped, so module fixtures may use it too."""
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import signal
@@ -13,6 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
+
+# The project's packages imported first, from the project: a test folder named as a package
+# (tests/unit/fastgo, tests/unit/play) put on sys.path by pytest must never stand in for it.
+for _init in sorted(Path(__file__).resolve().parents[1].glob("*/__init__.py")):
+    importlib.import_module(_init.parent.name)
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

@@ -7,8 +7,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from trainer.training_core import autocast
 from trainer.metrics import ALPHAZERO_FIELDS, ALPHAZERO_TERMS
+from trainer.training_core import autocast
 
 
 def policy_terms(logits, target, weight):

@@ -22,6 +22,7 @@ from torch import nn
 from fastgo.run.rundir import checkpoint_player, player_step
 from network.model import PolicyValueNet, build_model
 
+
 def shape_at(config, stages, step: int):
     """The model config a run with `stages` (TrainerConfig.grow_stages()) trains at `step`: the
     configured shape before the first stage, then each stage's blocks and channels from its

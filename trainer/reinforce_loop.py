@@ -28,10 +28,10 @@ import numpy as np
 
 from fastgo.move_choice import policy_may_pass
 from fastgo.run.pool import OpponentPool
-from trainer.training_core import CoreView, TrainingCore
 from trainer.intake import ShardIntake
 from trainer.metrics import REINFORCE_FIELDS
 from trainer.reinforce import adapt_lr, learner_batch, reinforce_step
+from trainer.training_core import CoreView, TrainingCore
 from trainer.window import block_from_games
 
 log = logging.getLogger("fastgo.train")

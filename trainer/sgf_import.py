@@ -22,8 +22,8 @@ import numpy as np
 from fastgo import coords
 from fastgo.files import printable, reason
 from fastgo.replay import check_game
-from fastgo.sgf import BLACK, COLOR_LETTERS, WHITE, SgfError, read_sgf_file
 from fastgo.run.shards import GameRecord, ShardWriter
+from fastgo.sgf import BLACK, COLOR_LETTERS, WHITE, SgfError, read_sgf_file
 
 MAX_FILES = 1_000_000          # SGF files one import may name or find
 MAX_DIR_DEPTH = 64             # folder levels walked below a directory given

@@ -28,9 +28,9 @@ import torch.nn.functional as F
 
 from fastgo.replay import encode_samples
 from fastgo.run.shards import ShardError, read_shard
-from trainer.training_core import CoreView, TrainingCore, autocast
 from trainer.metrics import SUPERVISED_FIELDS
 from trainer.sgf_import import SgfInputError, import_sgf
+from trainer.training_core import CoreView, TrainingCore, autocast
 from trainer.window import batch_buffers
 from trainer.window_trainer import window_state
 

@@ -18,17 +18,17 @@ import time
 import torch
 
 from fastgo.files import escaped
+from fastgo.run.statefiles import read_ratings
 from fastgo.variants import Algorithm
 from network.backends import cpu_has_bf16
-from network.loading import training_record
 from network.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from network.loading import training_record
 from network.model import build_model
-from wire.protocol import RELOAD_FAILED
-from fastgo.run.statefiles import read_ratings
 from trainer.growth import grow_model, shape_at, stopped_gaining
 from trainer.metrics import append_metrics_row, tensorboard
 from trainer.sgd import PlainSGD
 from trainer.weight_average import WeightAverage
+from wire.protocol import RELOAD_FAILED
 
 log = logging.getLogger("fastgo.train")
 

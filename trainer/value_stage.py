@@ -19,8 +19,8 @@ import torch
 import torch.nn.functional as F
 
 from trainer.alphazero import policy_terms
-from trainer.training_core import autocast
 from trainer.metrics import VALUE_FIELDS, VALUE_TERMS
+from trainer.training_core import autocast
 
 VALUE_HEAD = ("value_conv.", "value_bn.", "value_fc1.", "value_fc2.")
 

@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Protocol
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 import torch
 
 from fastgo.run.ending_stats import EndingStats
 from fastgo.run.shards import ShardError, read_shard
-from trainer.training_core import CoreView, TrainingCore
 from trainer.intake import ShardIntake
+from trainer.training_core import CoreView, TrainingCore
 from trainer.window import ReplayWindow, block_from_shard
 
 log = logging.getLogger("fastgo.train")

@@ -16,18 +16,17 @@ a server that never answers cannot keep a stopping process.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
+import math
 import os
 import time
-import math
 from collections import OrderedDict
-import hashlib
 
 import numpy as np
 import zmq
 
 from wire import protocol
-
 
 MAX_BUSY_RETRIES = 100        # then the busy error reaches the caller
 BUSY_BACKOFF_S = (0.005, 1.0)    # first and longest wait before an eval refused as busy goes again

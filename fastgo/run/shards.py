@@ -43,8 +43,18 @@ import msgpack
 from fastgo import diskfull
 from fastgo.coords import is_board_size
 from fastgo.files import fsync_dir, printable, read_bounded, reason
-from fastgo.run.records import (ENDS, MAX_CONTAINERS, MAX_MAP_KEYS, ContainerBudget, GameRecord,  # noqa: F401
-                            ShardError, _check_record, _field, check_record, unpack_record)
+from fastgo.run.records import (  # noqa: F401
+    ENDS,
+    MAX_CONTAINERS,
+    MAX_MAP_KEYS,
+    ContainerBudget,
+    GameRecord,
+    ShardError,
+    _check_record,
+    _field,
+    check_record,
+    unpack_record,
+)
 
 MAGIC = "fastgo-shard"
 FORMAT_VERSION = 1

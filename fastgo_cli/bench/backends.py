@@ -89,8 +89,13 @@ def run(args) -> int:
     import torch
 
     from fastgo.run.config import Config, ConfigError, load_config, resolve_config
-    from network.backend_choice import (check_positions, format_table, measure_backends,
-                                        pick, reference_positions)
+    from network.backend_choice import (
+        check_positions,
+        format_table,
+        measure_backends,
+        pick,
+        reference_positions,
+    )
     from network.backends import available_backends, isa_note
     from network.model import build_model, fuse_for_inference
 

@@ -25,9 +25,9 @@ def build(root, checkpoints, games, seed=0):
 
     from fastgo import bounded_json
     from fastgo.game import Game
+    from fastgo.replay import check_game
     from fastgo.run.ratings_table import append_result
     from fastgo.run.records import GameRecord
-    from fastgo.replay import check_game
     from fastgo.run.rundir import checkpoint_player, open_run_dir
     from fastgo.run.shards import ShardWriter
 

@@ -11,9 +11,9 @@ import tempfile
 import time
 from types import SimpleNamespace
 
-from supervision.role_process import RoleProcess, ServerProcess, write_toml
 from fastgo import bounded_json
 from fastgo_cli.parser import MIN_DURATION_S
+from supervision.role_process import RoleProcess, ServerProcess, write_toml
 
 SERVER_START_S = 120.0            # a bench's server may take this long to its ready line
 WORKER_GRACE_S = 120.0            # a worker may end this long after its --seconds
@@ -55,8 +55,8 @@ def served_loop(config, prefix, trainer=None):
     import torch
 
     from fastgo.run.config import to_dict
-    from network.model import build_model
     from inference_server.slots import make_runner
+    from network.model import build_model
 
     server = dataclasses.replace(config.server, endpoint="tcp://127.0.0.1:*", checkpoints={},
                                  log_file="")

@@ -15,9 +15,9 @@ import time
 
 import numpy as np
 
-from fastgo.run.config import ENCODING_PLANES
 from fastgo.constants import SIZE_RANGE
 from fastgo.coords import is_board_size
+from fastgo.run.config import ENCODING_PLANES
 
 
 def parents():

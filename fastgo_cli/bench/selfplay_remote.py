@@ -69,8 +69,8 @@ def _cpu_seconds(pid):
 def _write_config(config, workdir, host, ports):
     """The bench's config with CURVE keys for the server, the recorder and the worker (allowed
     by both); returns (config path, server endpoint, recorder endpoint)."""
-    from supervision.role_process import write_toml
     from fastgo.run.config import to_dict
+    from supervision.role_process import write_toml
     from wire.keys import write_key_pair
 
     keys = os.path.join(workdir, "keys")
@@ -100,10 +100,10 @@ def _round(args, mode, index, workdir, config_path, server_ep, recorder_ep, near
     """One worker for warmup + seconds writing its shards (mode "local") or sending its games
     to a recorder started for the round (mode "remote"): {"mode", "games" (in shards),
     "finished" (by the worker), "seconds" (the worker's), "recorder_cpu_s"}."""
-    from roles.registry import Role
-    from supervision.role_process import RoleProcess
     from fastgo.run.shards import list_shards, read_shard
     from fastgo_cli.bench.harness import SERVER_START_S, WORKER_GRACE_S, finish_worker, worker_argv
+    from roles.registry import Role
+    from supervision.role_process import RoleProcess
 
     run_dir = os.path.join(workdir, f"{mode}{index}")
     recorder = cpu0 = cpu = None
@@ -140,9 +140,9 @@ def run_remote(args, config) -> int:
     to a recorder; both talk to the same server over the same path. games/s: games in shards
     (the worker's, or the recorder's after it closed its last shard) over the worker's own
     seconds. The recorder's CPU: /proc, from its ready line to the end of the round."""
+    from fastgo_cli.bench.harness import SERVER_START_S, write_json
     from roles.registry import Role
     from supervision.role_process import RoleProcess
-    from fastgo_cli.bench.harness import SERVER_START_S, write_json
 
     estimate = args.rounds * 2 * (args.seconds + args.warmup + 4) + 15
     print(f"fastgo bench selfplay --remote: about {estimate:.0f} s ({args.rounds} rounds of "

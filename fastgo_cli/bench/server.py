@@ -137,10 +137,10 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
 
     import numpy as np
 
-    from supervision.role_process import write_toml
     from fastgo.run.config import to_dict
     from fastgo_cli.bench.harness import measure_raw, random_planes, start_server
     from inference_server.slots import make_runner
+    from supervision.role_process import write_toml
 
     server = dataclasses.replace(config.server, endpoint="tcp://127.0.0.1:*", max_batch=batch,
                                  max_request_positions=max(batch, config.server.max_request_positions),

@@ -82,9 +82,9 @@ def run(args) -> int:
     import torch
 
     from fastgo.run.rundir import open_run_dir
-    from network.batch_evaluator import UniformEvaluator
     from fastgo.run.shards import list_shards, read_shard
     from network.backends import cpu_has_bf16
+    from network.batch_evaluator import UniformEvaluator
     from selfplay_workers.worker import SelfplayWorker
     from trainer.factory import make_trainer
     from trainer.window import ReplayWindow, block_from_shard

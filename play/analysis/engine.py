@@ -31,8 +31,7 @@ from fastgo.mcts import BatchedSearch
 from fastgo.search_settings import SearchSettings
 from play.analysis.lines import EMPTY, LineFeed, Overlong
 from play.analysis.query import Limits, parse_query
-from play.analysis.report import (analysis_response, area_ownership, finished_response,
-                                  no_results)
+from play.analysis.report import analysis_response, area_ownership, finished_response, no_results
 from play.tree_stats import tree_stats
 
 log = logging.getLogger("fastgo.analysis")

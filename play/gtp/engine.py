@@ -15,15 +15,32 @@ from importlib.metadata import version
 from fastgo import coords
 from fastgo.constants import SIZE_RANGE
 from fastgo.game import RESIGN, Game
-from fastgo.gtp import (BLACK, WHITE, GtpError, color_name, float_arg, format_response, int_arg,
-                        parse_color, parse_line)
+from fastgo.gtp import (
+    BLACK,
+    WHITE,
+    GtpError,
+    color_name,
+    float_arg,
+    format_response,
+    int_arg,
+    parse_color,
+    parse_line,
+)
 from fastgo.move_choice import point_instead_of_pass
 from play.equal_time import empty_points
 from play.gtp import kata
 from play.gtp.analyze import LineReader, parse_analyze_args, stream
 from play.gtp.clock import GtpClock
-from play.gtp.position import (free_handicap_points, handicap_points, loadsgf_stop, read_sgf,
-                               set_free_handicap_points, sgf_position, sgf_text, write_text)
+from play.gtp.position import (
+    free_handicap_points,
+    handicap_points,
+    loadsgf_stop,
+    read_sgf,
+    set_free_handicap_points,
+    sgf_position,
+    sgf_text,
+    write_text,
+)
 from play.players import AnalysingPlayer, Player
 
 log = logging.getLogger("fastgo.gtp")

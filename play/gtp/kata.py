@@ -20,8 +20,8 @@ import time
 
 from fastgo import coords
 from fastgo.gtp import GtpError, color_name, int_arg
+from play.analysis.rules import FASTGO_RULES, RulesError, differences, parse_rules, rules_json
 from play.gtp.analyze import MAX_INTERVAL_CS, leading_color_and_interval
-from play.analysis.rules import RulesError, differences, parse_rules, rules_json, FASTGO_RULES
 from play.tree_stats import lead_of, tree_stats
 
 FLAGS = ("ownership", "ownershipStdev", "movesOwnership", "movesOwnershipStdev", "rootInfo",

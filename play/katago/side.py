@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import glob
 import os
-import shutil
-import sys
 import random
 import secrets
+import shutil
+import sys
 import tempfile
 import time
 

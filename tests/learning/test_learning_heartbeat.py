@@ -12,8 +12,8 @@ import time
 import torch
 
 from fastgo.run.config import load_config
-from network.batch_evaluator import InProcessEvaluator
 from fastgo.run.shards import list_shards, read_shard
+from network.batch_evaluator import InProcessEvaluator
 from play.match import SearchSide, play_match
 from play.players import RandomPlayer
 

@@ -13,14 +13,13 @@ import time
 import numpy as np
 import torch
 
-from fastgo.run.config import load_config
 from fastgo.policy_play import distribution
-from network.checkpoint import load_checkpoint
-from fastgo.run.shards import list_shards, read_shard
+from fastgo.run.config import load_config
 from fastgo.run.match_stats import wilson_interval
+from fastgo.run.shards import list_shards, read_shard
+from network.checkpoint import load_checkpoint
 from play.match import play_match
-from play.players import RandomPlayer
-from play.players import MatchSide
+from play.players import MatchSide, RandomPlayer
 
 TRAIN_UPDATES = 100
 TIMEOUT_S = 600

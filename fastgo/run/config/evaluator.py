@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fastgo.player_spec import parse_spec
 from fastgo.run.config.fields import ConfigError, setting
 from fastgo.run.ladder import LADDER
-from fastgo.player_spec import parse_spec
 
 MATCH_VISITS = 200                      # a checkpoint's visits per move in the arena and evaluator
 

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from fastgo.run.match_stats import elo_from_score, sprt_bounds, sprt_decision, sprt_llr, wilson_interval
 from fastgo.run.ratings_table import read_table
 from fastgo.sgf import read_sgf_file
 from fastgo_cli.main import main
-from fastgo.run.match_stats import (elo_from_score, sprt_bounds, sprt_decision, sprt_llr,
-                                    wilson_interval)
 from play.match import play_match
 from play.specs import make_player
 

@@ -7,8 +7,8 @@ import pytest
 from fastgo import coords
 from fastgo.board import BLACK, WHITE
 from fastgo.game import Game
-from play.gtp.client import GtpClient
 from fastgo.player_spec import parse_spec
+from play.gtp.client import GtpClient
 from play.specs import make_side
 
 pytestmark = pytest.mark.gnugo

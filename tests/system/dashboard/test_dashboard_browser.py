@@ -19,9 +19,9 @@ import time
 import pytest
 
 selenium = pytest.importorskip("selenium")
-from selenium import webdriver                                     # noqa: E402
-from selenium.webdriver.common.by import By                        # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait            # noqa: E402
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 CHROMIUM = shutil.which("chromium")
 DRIVER = shutil.which("chromedriver")

@@ -7,8 +7,7 @@ import time
 
 import pytest
 
-from play.gtp.client import (MAX_LINE_BYTES, MAX_NOISE_LINES, MAX_STDERR_BYTES, GtpClient,
-                             GtpConnectionError)
+from play.gtp.client import MAX_LINE_BYTES, MAX_NOISE_LINES, MAX_STDERR_BYTES, GtpClient, GtpConnectionError
 
 PY = sys.executable
 

@@ -140,6 +140,7 @@ def test_model_option_refusals_are_clear(tmp_path):
 
 def test_network_player_over_gtp(tmp_path):
     import torch  # noqa: F401  (a build without torch must fail here, not skip)
+
     from fastgo.run.config import ModelConfig
     from network.checkpoint import save_checkpoint
     from network.model import build_model
@@ -455,6 +456,7 @@ class _Lines:
 
 def test_lz_analyze_streams_until_the_next_command(tmp_path):
     import torch  # noqa: F401  (a build without torch must fail here, not skip)
+
     from fastgo import coords
     from fastgo.run.config import ModelConfig
     from network.checkpoint import save_checkpoint

@@ -13,11 +13,10 @@ import pytest
 
 from fastgo.board import BLACK, WHITE
 from fastgo.game import Game
-from fastgo.policy_play import (PHASE_LEARNER, PHASE_OPPONENT, PolicyPlay, distribution,
-                                sample_moves)
+from fastgo.policy_play import PHASE_LEARNER, PHASE_OPPONENT, PolicyPlay, distribution, sample_moves
 from fastgo.replay import check_game
-from fastgo.run.shards import GameRecord, ShardError, ShardWriter, read_shard
 from fastgo.run.pool import PoolError, draw_opponent, read_pool
+from fastgo.run.shards import GameRecord, ShardError, ShardWriter, read_shard
 
 
 def _acceptable(game):
@@ -271,9 +270,9 @@ device = "cpu"
 def test_reinforce_selfplay_writes_shards_against_pool_opponents(tmp_path):
     from fastgo.run.config import load_config
     from network.checkpoint import save_checkpoint
-    from wire.client import InferenceClient, ServerError
     from network.model import build_model
     from supervision.role_process import ServerProcess
+    from wire.client import InferenceClient, ServerError
 
     config_path = tmp_path / "c.toml"
     config_path.write_text(CONFIG)

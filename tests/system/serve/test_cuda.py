@@ -14,10 +14,10 @@ import torch
 
 from fastgo.run.config import ModelConfig
 from network.checkpoint import save_checkpoint
-from wire.client import InferenceClient
 from network.model import build_model
 from network.runner import ModelRunner, check_canaries
 from supervision.role_process import ServerProcess
+from wire.client import InferenceClient
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 

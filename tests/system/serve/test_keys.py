@@ -11,9 +11,9 @@ import sys
 import numpy as np
 import pytest
 
+from supervision.role_process import ServerProcess
 from wire.client import InferenceClient, ServerUnavailable
 from wire.keys import CurveKeyError, read_public_key, read_secret_key
-from supervision.role_process import ServerProcess
 
 
 def keys(*args):
@@ -152,9 +152,9 @@ def test_server_refuses_checkpoint_bytes_whose_hash_differs(tmp_path, write_conf
     import torch
 
     from fastgo.run.config import ModelConfig
-    from wire import protocol
     from network.checkpoint import save_checkpoint
     from network.model import PolicyValueNet
+    from wire import protocol
 
     model_config = ModelConfig(board_size=5, blocks=1, channels=8)
     torch.manual_seed(3)

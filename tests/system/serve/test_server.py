@@ -10,9 +10,9 @@ import torch
 
 from fastgo.run.config import ModelConfig
 from network.checkpoint import save_checkpoint
-from wire.client import InferenceClient, ServerError
 from network.model import build_model
 from supervision.role_process import ServerProcess
+from wire.client import InferenceClient, ServerError
 
 torch.set_num_threads(1)
 # The server folds batch norm and uses channels_last; the reference is the plain fp32 module.

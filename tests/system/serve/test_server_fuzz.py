@@ -8,11 +8,11 @@ import torch
 import zmq
 
 from fastgo.run.config import ModelConfig
-from wire import protocol
 from network.checkpoint import save_checkpoint
-from wire.client import InferenceClient
 from network.model import build_model
 from supervision.role_process import ServerProcess
+from wire import protocol
+from wire.client import InferenceClient
 
 torch.set_num_threads(1)
 MODEL = ModelConfig(board_size=9, blocks=1, channels=8)

@@ -14,13 +14,13 @@ import pytest
 import zmq
 
 from fastgo.run.config import ModelConfig, loads_config
-from wire import protocol
-from network.checkpoint import save_checkpoint
-from wire.client import InferenceClient, ServerError
-from network.model import build_model
 from inference_server.server import InferenceServer
 from inference_server.slots import NAMED_PATH_UNREADABLE, Reloader
+from network.checkpoint import save_checkpoint
+from network.model import build_model
 from supervision.role_process import ServerProcess
+from wire import protocol
+from wire.client import InferenceClient, ServerError
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 MODEL = {"blocks": 1, "channels": 8}

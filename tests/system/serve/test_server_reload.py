@@ -14,9 +14,9 @@ import torch
 
 from fastgo.run.config import ModelConfig
 from network.checkpoint import save_checkpoint
-from wire.client import InferenceClient, ServerError
 from network.model import build_model
 from supervision.role_process import ServerProcess
+from wire.client import InferenceClient, ServerError
 
 torch.set_num_threads(1)
 MODEL = ModelConfig(board_size=9, blocks=1, channels=8)

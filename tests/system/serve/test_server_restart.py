@@ -9,9 +9,9 @@ import torch
 
 from fastgo.run.config import ModelConfig
 from network.checkpoint import save_checkpoint
-from wire.client import InferenceClient
 from network.model import build_model
 from supervision.role_process import ServerProcess
+from wire.client import InferenceClient
 
 torch.set_num_threads(1)
 MODEL = ModelConfig(board_size=9, blocks=2, channels=16)

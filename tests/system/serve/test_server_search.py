@@ -5,14 +5,15 @@ from collections import deque
 import numpy as np
 import torch
 
-import fastgo.mcts as mcts     # every build has it: a broken one fails here, never skips
+import fastgo.mcts as mcts  # every build has it: a broken one fails here, never skips
 from fastgo.run.config import ModelConfig
 from fastgo.search_settings import SearchSettings
-from network.checkpoint import save_checkpoint
-from wire.client import InferenceClient
 from network.batch_evaluator import InProcessEvaluator
+from network.checkpoint import save_checkpoint
 from network.model import build_model
 from supervision.role_process import ServerProcess
+from wire.client import InferenceClient
+
 torch.set_num_threads(1)
 GAMES, VISITS = 6, 24
 

@@ -7,11 +7,11 @@ import pytest
 import zmq
 
 from fastgo.run.config import ModelConfig
-from wire import protocol
 from network.checkpoint import save_checkpoint
-from wire.client import InferenceClient
 from network.model import build_model
 from supervision.role_process import ServerProcess
+from wire import protocol
+from wire.client import InferenceClient
 
 MODEL = {"board_size": 9, "blocks": 6, "channels": 64}
 

@@ -8,8 +8,8 @@ import subprocess
 import sys
 import time
 
-from network.checkpoint import load_checkpoint
 from fastgo.run.shards import list_shards, read_shard
+from network.checkpoint import load_checkpoint
 
 CLUSTER = """
 [cluster]

@@ -18,7 +18,6 @@ import time
 
 import pytest
 
-
 SERVER_PORT, RECORDER_PORT = 5555, 5557
 
 

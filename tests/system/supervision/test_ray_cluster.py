@@ -15,7 +15,6 @@ import time
 
 import pytest
 
-
 CLUSTER = """
 [cluster]
 launcher = "ray"
@@ -132,8 +131,8 @@ def test_ray_cluster_places_restarts_and_stops(tmp_path, monkeypatch, wait_for, 
     pytest.importorskip("ray", reason="ray is not installed (pip install \"fastgo[ray]\")")
     from ray.cluster_utils import Cluster
 
-    from wire.client import InferenceClient
     from fastgo.run.shards import list_shards, read_shard
+    from wire.client import InferenceClient
 
     config = write_tiny_config(tmp_path / "c.toml", games=16, visits=8, shard_games=8,
                                shard_seconds=1.0, checkpoint_every=10, extra=CLUSTER)

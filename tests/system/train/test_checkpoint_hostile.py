@@ -11,8 +11,14 @@ import pytest
 import torch
 
 from fastgo.run.config import ModelConfig
-from network.checkpoint import (MAX_STEP, CheckpointError, CheckpointUnreadable,
-                                load_checkpoint, save_checkpoint, state_hash)
+from network.checkpoint import (
+    MAX_STEP,
+    CheckpointError,
+    CheckpointUnreadable,
+    load_checkpoint,
+    save_checkpoint,
+    state_hash,
+)
 from network.model import build_model
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))

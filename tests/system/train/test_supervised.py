@@ -17,15 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fastgo import coords
-from fastgo.run.config import load_config
 from fastgo.features import encode_board
 from fastgo.game import Game
 from fastgo.replay import check_game
+from fastgo.run.config import load_config
 from fastgo.run.rundir import open_run_dir
-from fastgo.sgf import parse_sgf
 from fastgo.run.shards import ShardWriter, list_shards, read_shard
-from trainer.sgf_import import (SgfInputError, Skip, find_sgf_files, game_record,
-                                import_sgf, parse_result)
+from fastgo.sgf import parse_sgf
+from trainer.sgf_import import SgfInputError, Skip, find_sgf_files, game_record, import_sgf, parse_result
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "data", "sgf")
 GAMES = os.path.join(DATA, "games")

@@ -6,8 +6,8 @@ import torch
 from fastgo.run.config import load_config
 from fastgo.run.rundir import open_run_dir
 from network.checkpoint import load_checkpoint
-from trainer.training_core import TrainingCore
 from trainer.factory import make_trainer
+from trainer.training_core import TrainingCore
 
 
 def _supervised_core(config, run):

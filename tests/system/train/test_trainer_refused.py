@@ -15,11 +15,11 @@ import torch
 from fastgo.run.config import loads_config
 from fastgo.run.rundir import open_run_dir
 from network.checkpoint import load_checkpoint, save_checkpoint
+from supervision.role_process import ServerProcess
+from trainer.factory import make_trainer
+from trainer.training_core import CheckpointsRefused
 from wire.client import ServerError, ServerUnavailable
 from wire.protocol import RELOAD_FAILED
-from supervision.role_process import ServerProcess
-from trainer.training_core import CheckpointsRefused
-from trainer.factory import make_trainer
 
 SIZE, KOMI = 5, 0.5                  # the board of the reinforce_config fixture
 

@@ -10,7 +10,8 @@ import json
 import os
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dashboard import request_checks as checks
 from dashboard.server import Dashboard, Limits

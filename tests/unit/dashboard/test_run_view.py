@@ -5,7 +5,8 @@ hypothesis draws)."""
 import os
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dashboard.run_view import NotFound, RunView
 from fastgo.run.rundir import open_run_dir

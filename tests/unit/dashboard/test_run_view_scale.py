@@ -11,9 +11,8 @@ import zipfile
 
 import pytest
 
-from dashboard.run_view import RUNNING_S, RunView
+from dashboard.run_view import RUNNING_S, NotFound, RunView
 from dashboard.server import _reference_game
-from dashboard.run_view import NotFound
 from dashboard.sessions import SessionError
 from fastgo import reference_players as refs
 from fastgo.run import ladder

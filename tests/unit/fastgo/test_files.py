@@ -7,8 +7,7 @@ import os
 
 import pytest
 
-from fastgo.files import (NotRegularFile, append_bytes, atomic_write, atomic_write_text,
-                          read_bounded, reason)
+from fastgo.files import NotRegularFile, append_bytes, atomic_write, atomic_write_text, read_bounded, reason
 
 
 def make(kind, path):

@@ -6,7 +6,8 @@ import zlib
 
 import numpy as np
 import pytest
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from fastgo import gumbel
 from fastgo.board import Board

@@ -3,12 +3,11 @@ legality, symmetries, tree reuse, reproducibility, move choice, resignation, pla
 import numpy as np
 import pytest
 
-from fastgo.board import Board, BLACK, WHITE
-from fastgo.game import Game, RESIGN
-from fastgo.mcts import (BatchedSearch, FLAG_ILLEGAL, FLAG_PENDING, FLAG_TERMINAL,
-                         UNEXPANDED)
-from fastgo.symmetry import transform_planes
+from fastgo.board import BLACK, WHITE, Board
+from fastgo.game import RESIGN, Game
+from fastgo.mcts import FLAG_ILLEGAL, FLAG_PENDING, FLAG_TERMINAL, UNEXPANDED, BatchedSearch
 from fastgo.search_settings import SearchSettings
+from fastgo.symmetry import transform_planes
 
 OPEN_7 = """
 .......

@@ -1,10 +1,11 @@
 """Property tests of the batched search: any interleaving of collect / apply with random
 evaluations, leaves per game and batches in flight keeps the tree's books straight."""
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastgo.board import Board
-from fastgo.mcts import BatchedSearch, FLAG_PENDING, UNEXPANDED
+from fastgo.mcts import FLAG_PENDING, UNEXPANDED, BatchedSearch
 from fastgo.search_settings import SearchSettings
 
 

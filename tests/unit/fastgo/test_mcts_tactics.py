@@ -14,7 +14,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from fastgo.board import Board, Random, BLACK, WHITE
+from fastgo.board import BLACK, WHITE, Board, Random
 from fastgo.mcts import BatchedSearch
 from fastgo.search_settings import SearchSettings
 

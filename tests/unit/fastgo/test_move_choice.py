@@ -11,8 +11,15 @@ import pytest
 
 from fastgo.board import BLACK
 from fastgo.game import RESIGN, Game
-from fastgo.move_choice import (OLD_PASS_RULES, PASS_RULES, check_pass_rule, choose_move,
-                                point_instead_of_pass, points_instead_of_pass, policy_may_pass)
+from fastgo.move_choice import (
+    OLD_PASS_RULES,
+    PASS_RULES,
+    check_pass_rule,
+    choose_move,
+    point_instead_of_pass,
+    points_instead_of_pass,
+    policy_may_pass,
+)
 
 
 class FixedRoot:

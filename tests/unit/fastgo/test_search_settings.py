@@ -7,8 +7,8 @@ import re
 import pytest
 
 from fastgo.board import Board
-from fastgo.run.config import loads_config
 from fastgo.mcts import BatchedSearch
+from fastgo.run.config import loads_config
 from fastgo.search_settings import GumbelSettings, SearchSettings
 
 

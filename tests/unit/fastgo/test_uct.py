@@ -3,12 +3,11 @@ legal, tactically sane, and clearly stronger than the random player on 9x9."""
 import numpy as np
 import pytest
 
-from fastgo.board import Board, Random, BLACK, WHITE
+from fastgo.board import BLACK, WHITE, Board, Random
 from fastgo.game import Game
 from fastgo.uct import uct_search
-from play.players import RandomPlayer
+from play.players import RandomPlayer, UctPlayer
 from play.specs import make_player
-from play.players import UctPlayer
 
 
 def play_game(black, white, size=9, komi=7.5):

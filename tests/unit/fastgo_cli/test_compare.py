@@ -11,11 +11,11 @@ import pytest
 from comparison.compare import (
     CompareError,
     Opponent,
-    head_to_head_paths,
     assemble,
     check_opponent,
     cluster_argv,
     duration_text,
+    head_to_head_paths,
     markdown_table,
     match_entry,
     match_paths,
@@ -23,8 +23,8 @@ from comparison.compare import (
     read_match,
     run_progress,
 )
-from fastgo.run.config import load_config
 from comparison.report import run_label
+from fastgo.run.config import load_config
 from fastgo_cli.compare_cmd import make_plan
 from fastgo_cli.main import command_parser, main
 
@@ -380,7 +380,8 @@ def test_a_run_without_checkpoint_is_one_line(capsys, tmp_path):
 def test_fuzz_match_files_never_raise_and_only_whole_matches_count(tmp_path):
     """Whatever a match file holds, read_match returns None or an entry of exactly the games
     asked for, whose wins, losses and draws add up to them; the head-to-head path included."""
-    from hypothesis import given, settings, strategies as st
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     out = fabricated(tmp_path)
     ckpt_a = str(out / "a" / "checkpoints" / "ckpt-000000020.ckpt")

@@ -7,9 +7,9 @@ import torch
 
 from fastgo.run.config import ModelConfig, ServerConfig
 from inference_server import slots as slots_module
+from inference_server.slots import Reloader
 from network.checkpoint import save_checkpoint
 from network.model import build_model
-from inference_server.slots import Reloader
 
 torch.set_num_threads(1)
 MODEL = ModelConfig(board_size=9, blocks=1, channels=8)

@@ -4,9 +4,9 @@ import hashlib
 
 import pytest
 
+from inference_server.uploads import MAX_UPLOADS, UPLOAD_IDLE_S, Uploads, check_sha256
 from wire import protocol
 from wire.protocol import ProtocolError
-from inference_server.uploads import MAX_UPLOADS, UPLOAD_IDLE_S, Uploads, check_sha256
 
 DATA = bytes(range(256)) * 10          # 2560 bytes, sent in chunks of 1000, 1000, 560
 

@@ -14,12 +14,18 @@ import threading
 import numpy as np
 import pytest
 
-from fastgo.run.config import ModelConfig, ServerConfig, loads_config
 from fastgo.replay import encode_samples
+from fastgo.run.config import ModelConfig, ServerConfig, loads_config
 from network import backend_choice
 from network import runner as runner_module
-from network.backend_choice import (REFERENCE, SHARDS, TORCH_FP32, check_positions,
-                                    reference_positions, shard_positions)
+from network.backend_choice import (
+    REFERENCE,
+    SHARDS,
+    TORCH_FP32,
+    check_positions,
+    reference_positions,
+    shard_positions,
+)
 from network.backends import available_backends
 from network.model import fuse_for_inference
 
@@ -185,7 +191,7 @@ def test_reading_is_bounded_in_shards_bytes_positions_and_time(tmp_path, games, 
         opened.append(os.path.basename(path))
         return real(path, **kwargs)
 
-    monkeypatch.setattr(fastgo.run.shards, "read_shard", spy)
+    monkeypatch.setattr(backend_choice, "read_shard", spy)       # where the choice reads shards
     sample = shard_positions(CONFIG, tmp_path, max_shards=4)
     assert opened == names[::-1][:4] and sample.shards == tuple(opened)
     opened.clear()
@@ -319,8 +325,8 @@ def test_the_process_default_reaches_runners_built_without_an_argument(shard_dir
 
 @needs_int8
 def test_a_hot_reload_requantizes_on_the_loader_thread(shard_dir, tmp_path, monkeypatch, trained):
-    from network.checkpoint import save_checkpoint
     from inference_server.slots import Reloader
+    from network.checkpoint import save_checkpoint
 
     monkeypatch.setattr(runner_module, "_REFUSED", set())
     monkeypatch.setitem(runner_module._SHARDS, "dir", None)

@@ -11,9 +11,8 @@ import torch
 
 from fastgo.run.config import ModelConfig
 from network.checkpoint import save_checkpoint
+from network.loading import ASSUMED_KOMI, NetworkError, load_network, trained_at, training_record
 from network.model import build_model
-from network.loading import (ASSUMED_KOMI, NetworkError, load_network, trained_at,
-                             training_record)
 from play.network_player import network_player, network_side
 
 ROOT = Path(__file__).resolve().parents[3]

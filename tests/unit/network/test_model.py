@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from fastgo.run.config import ModelConfig
-from network.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from network.batch_evaluator import InProcessEvaluator, RandomEvaluator, UniformEvaluator
+from network.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from network.model import build_model, fuse_for_inference
 from network.runner import ModelRunner, canary_planes, check_canaries
 

@@ -7,8 +7,8 @@ import pytest
 from fastgo.search_settings import SearchSettings
 from play.equal_time import MAX_VISITS, one_thread_rate, overrun_margin, visits_for
 from play.match import MatchResult, play_match
-from play.specs import make_player
 from play.players import MatchSide, Player
+from play.specs import make_player
 
 
 class CostlyEvaluator:

@@ -2,9 +2,9 @@
 built from it (GTP sides constructed, not started; a checkpoint through the caller's loader)."""
 import pytest
 
+from fastgo.player_spec import GNUGO_OPTIONS, gnugo_argv, parse_spec
 from play.gtp.side import GtpSide
 from play.players import RandomPlayer, UctPlayer
-from fastgo.player_spec import GNUGO_OPTIONS, gnugo_argv, parse_spec
 from play.specs import make_player, make_side
 
 

@@ -49,8 +49,7 @@ NOT_ASCII_NUMBERS = ("_", "\u0663", "\u00b2", "\uff15", "inf", "nan")
 @example("1,t=\u0663")
 @example("1,r=0.\u0661")
 def test_katago_spec_is_in_range_or_one_line_error(rest):
-    from fastgo.player_spec import MAX_KATAGO_VISITS, MAX_TEMPERATURE
-    from fastgo.player_spec import parse_spec
+    from fastgo.player_spec import MAX_KATAGO_VISITS, MAX_TEMPERATURE, parse_spec
 
     try:
         spec = parse_spec("katago:" + rest)

@@ -4,10 +4,10 @@ settled board (every empty region reaching one colour); with earliest_pass none 
 import numpy as np
 import pytest
 
-from fastgo.run.config import loads_config
 from fastgo.game import Game
-from network.batch_evaluator import UniformEvaluator
+from fastgo.run.config import loads_config
 from fastgo.run.shards import list_shards, read_shard
+from network.batch_evaluator import UniformEvaluator
 from selfplay_workers.worker import SelfplayWorker
 
 BASE = """

@@ -3,8 +3,8 @@ and visits_schedule grows the search with the model's training step."""
 import numpy as np
 import pytest
 
-from fastgo.run.config import loads_config
 from fastgo.game import Game
+from fastgo.run.config import loads_config
 from fastgo.run.shards import list_shards, read_shard
 from network.batch_evaluator import RandomEvaluator
 from selfplay_workers.worker import SelfplayWorker

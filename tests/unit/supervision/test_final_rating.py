@@ -3,11 +3,11 @@ stand-in for the evaluator's process: what the summary says when the rating fini
 time runs out after the first rating was written, and when it runs out before."""
 import json
 
-from supervision.local_launcher import LocalCluster
 from fastgo.run.config import loads_config
 from fastgo.run.rundir import open_run_dir
 from network.checkpoint import save_checkpoint
 from network.model import build_model
+from supervision.local_launcher import LocalCluster
 
 CONFIG = """
 [model]

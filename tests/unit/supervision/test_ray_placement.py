@@ -4,8 +4,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from supervision.ray_placement import (RayUnavailable, actor_options, check_feasible,
-                                   check_reachable, local_instance_options)
+from supervision.ray_placement import (
+    RayUnavailable,
+    actor_options,
+    check_feasible,
+    check_reachable,
+    local_instance_options,
+)
 
 
 def test_actor_options_split_cpus_gpus_and_custom_resources():

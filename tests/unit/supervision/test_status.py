@@ -2,12 +2,12 @@
 for known figures, the start order and each role's command line."""
 import json
 
-from roles.registry import role_argv, role_specs
-from supervision.status import server_rates, status_line, summary_text
-from fastgo.run.statefiles import read_ratings
 from fastgo.run.config import Config
 from fastgo.run.ratings_table import append_result
 from fastgo.run.rundir import open_run_dir
+from fastgo.run.statefiles import read_ratings
+from roles.registry import role_argv, role_specs
+from supervision.status import server_rates, status_line, summary_text
 
 RATINGS = {"latest": {"player": "ckpt-40", "elo": 212.4, "elo_low": 150.2, "elo_high": 270.9,
                       "results": ["random 9-1", "mcts:100 4-6"]},

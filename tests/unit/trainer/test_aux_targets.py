@@ -17,8 +17,8 @@ from fastgo.run.config import ConfigError, ModelConfig, load_config, loads_confi
 from fastgo.run.rundir import open_run_dir
 from network.model import build_model
 from trainer.alphazero import AlphaZeroObjective, lead_terms, score_terms
-from trainer.training_core import make_optimizer
 from trainer.factory import make_trainer
+from trainer.training_core import make_optimizer
 from trainer.window import ReplayWindow, block_from_games
 
 torch.set_num_threads(1)

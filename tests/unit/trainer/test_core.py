@@ -14,11 +14,12 @@ from fastgo.run.rundir import open_run_dir
 from network.checkpoint import load_checkpoint
 from trainer import metrics
 from trainer.alphazero import AlphaZeroObjective
-from trainer.training_core import TrainingCore
 from trainer.factory import make_trainer
 from trainer.reinforce_loop import ReinforceTrainer
+from trainer.training_core import TrainingCore
 from trainer.value_stage import ValueObjective, is_value_head
 from trainer.window_trainer import WindowTrainer
+
 
 @pytest.fixture
 def config_text(small_trainer_config):

@@ -7,9 +7,8 @@ import dataclasses
 import pytest
 import torch
 
-from fastgo.run.config import ModelConfig
+from fastgo.run.config import ConfigError, ModelConfig, loads_config
 from network.model import build_model
-from fastgo.run.config import ConfigError, loads_config
 from trainer.growth import grow_model, shape_at
 
 
@@ -126,10 +125,13 @@ def test_unreadable_ratings_read_as_none(tmp_path):
 
 
 def test_fuzz_ratings_files_never_raise(tmp_path):
-    from hypothesis import given, settings, strategies as st
+    import json as _json
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
     from fastgo.run.statefiles import read_ratings
     from trainer.growth import stopped_gaining
-    import json as _json
     leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12)
     values = st.recursive(leaves, lambda kids: st.lists(kids, max_size=4) |
                           st.dictionaries(st.text(max_size=8), kids, max_size=4), max_leaves=12)

@@ -14,10 +14,11 @@ import torch
 from fastgo.run.config import loads_config
 from fastgo.run.pool import read_pool
 from fastgo.run.rundir import open_run_dir
-from trainer import reinforce_loop, training_core as core
-from trainer.training_core import NonFiniteTraining, TrainingCore
+from trainer import reinforce_loop
+from trainer import training_core as core
 from trainer.factory import make_trainer
 from trainer.reinforce import learner_batch, reinforce_step
+from trainer.training_core import NonFiniteTraining, TrainingCore
 from trainer.window import block_from_games
 
 SIZE, KOMI = 5, 0.5                  # the board of the reinforce_config fixture

@@ -10,9 +10,9 @@ import numpy as np
 import torch
 
 from fastgo.board import Board
-from fastgo.run.config import ModelConfig
 from fastgo.game import Game
 from fastgo.policy_play import acceptable_masks, distribution
+from fastgo.run.config import ModelConfig
 from network.model import build_model
 from trainer.reinforce import learner_batch, reinforce_loss
 from trainer.window import block_from_games

@@ -11,6 +11,7 @@ from network.checkpoint import load_checkpoint
 from trainer.factory import make_trainer
 from trainer.training_core import scheduled_lr
 
+
 @pytest.fixture
 def config_text(small_trainer_config):
     """The conftest's small window trainer, every checkpoint kept: append trainer keys."""

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wire import protocol
 from recorder import messages
+from wire import protocol
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 CORPUS = pathlib.Path(__file__).resolve().parents[2] / "corpus"

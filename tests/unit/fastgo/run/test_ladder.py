@@ -7,12 +7,12 @@ import math
 import pathlib
 import re
 
+from fastgo.player_spec import parse_spec
 from fastgo.run import ladder
 from fastgo.run.config import Config
 from fastgo.run.elo_fit import CGOS_ANCHOR_ELO, CGOS_STAND_IN, cgos_ratings
 from fastgo.run.ratings_table import RatingsTable
 from fastgo.run.strength import strength_of
-from fastgo.player_spec import parse_spec
 
 DOCS = pathlib.Path(__file__).resolve().parents[4] / "docs" / "guide.md"
 

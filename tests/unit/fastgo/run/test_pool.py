@@ -9,9 +9,15 @@ import os
 import numpy as np
 import pytest
 
-from fastgo.run.pool import (MAX_POOL_BYTES, PoolError, draw_opponent, read_pool, sample_opponent,
-                         check_entries)
-from fastgo.run.pool import OpponentPool
+from fastgo.run.pool import (
+    MAX_POOL_BYTES,
+    OpponentPool,
+    PoolError,
+    check_entries,
+    draw_opponent,
+    read_pool,
+    sample_opponent,
+)
 
 
 def ckpt(root, step):

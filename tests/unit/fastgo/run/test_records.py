@@ -7,7 +7,7 @@ import msgpack
 import numpy as np
 import pytest
 
-from fastgo.run.records import (MAX_VISITS, GameRecord, ShardError, check_record, unpack_record)
+from fastgo.run.records import MAX_VISITS, GameRecord, ShardError, check_record, unpack_record
 from fastgo.run.shards import ShardWriter, read_shard
 
 NN = 25

@@ -11,9 +11,8 @@ from hypothesis import strategies as st
 
 from fastgo.run.config import loads_config
 from fastgo.run.rundir import open_run_dir
+from fastgo.run.shards import TRAILER, GameRecord, ShardError, ShardWriter, list_shards, read_shard
 from network.batch_evaluator import UniformEvaluator
-from fastgo.run.shards import (TRAILER, GameRecord, ShardError, ShardWriter,
-                                         list_shards, read_shard)
 from selfplay_workers.worker import SelfplayWorker
 
 CONFIG = loads_config("""

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import tracemalloc
 
-
 from fastgo.run.elo_fit import MAX_FIT_PLAYERS, fit_ratings
 from fastgo.run.ratings_table import TableError, read_table
 from fastgo.run.statefiles import MAX_COLUMNS, read_jsonl

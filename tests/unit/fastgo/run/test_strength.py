@@ -4,11 +4,10 @@ import json
 import logging
 import math
 
+from dashboard.run_view import RunView
 from evaluation import plots
 from evaluation.evaluations import append_evaluation
 from evaluation.evaluator import Evaluator
-from supervision.status import current_ratings, read_cgos, status_line, summary_text
-from dashboard.run_view import RunView
 from fastgo.run.config import Config
 from fastgo.run.elo_fit import CGOS_STAND_IN, cgos_text, fit_ratings
 from fastgo.run.ratings_table import append_result, read_table
@@ -16,6 +15,7 @@ from fastgo.run.rundir import checkpoint_player, open_run_dir
 from fastgo.run.statefiles import read_ratings
 from fastgo.run.strength import read_strength, strength_of
 from fastgo_cli.main import main
+from supervision.status import current_ratings, read_cgos, status_line, summary_text
 
 
 def rated_run(tmp_path):

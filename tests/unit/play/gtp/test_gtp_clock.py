@@ -4,8 +4,8 @@ open. Time is a fake clock the player reads (STEP_S per reading), never the wall
 import pytest
 
 from play.gtp.engine import GtpEngine
-from play.search_player import SearchPlayer
 from play.players import Player
+from play.search_player import SearchPlayer
 
 STEP_S = 0.05              # fake seconds that pass between two readings of the clock
 

@@ -4,11 +4,11 @@ Lizzie reads it (its Leelaz / MoveData parsing: the line split at 'info ', key-v
 shape, and the rules commands."""
 import numpy as np
 
+from fastgo.search_settings import SearchSettings
 from play.gtp.engine import GtpEngine
 from play.gtp.kata import kata_line
 from play.heads_cache import HeadsCache
 from play.search_player import SearchPlayer
-from fastgo.search_settings import SearchSettings
 
 
 def heads(planes):

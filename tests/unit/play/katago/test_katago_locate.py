@@ -5,8 +5,17 @@ import os
 
 import pytest
 
-from play.katago.locate import (CACHE_MODEL, CACHE_PROGRAM, KataGoMissing, cache_dir, explain,
-                                find_model, find_program, is_appimage, locate)
+from play.katago.locate import (
+    CACHE_MODEL,
+    CACHE_PROGRAM,
+    KataGoMissing,
+    cache_dir,
+    explain,
+    find_model,
+    find_program,
+    is_appimage,
+    locate,
+)
 
 
 def executable(path, data=b"#!/bin/sh\n"):
