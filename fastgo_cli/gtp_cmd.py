@@ -118,7 +118,7 @@ def checkpoint_player(args):
     """A SearchPlayer over the checkpoint --model, evaluated in this process: its options from
     the flags (play.network_player.CheckpointOptions), loaded and played by
     play.network_player.checkpoint_player, as every command plays a checkpoint. ValueError of
-    one line for a bad flag or an unusable checkpoint (also from `fastgo play`)."""
+    one line for a bad flag or an unusable checkpoint, on any head the engine serves."""
     visits = DEFAULT_VISITS if args.visits is None else args.visits
     if visits < 1:
         raise ValueError(f"--visits must be >= 1, got {visits}")
@@ -134,24 +134,11 @@ def checkpoint_player(args):
                                 leaves=leaves, backend=getattr(args, "backend", "auto"),
                                 device=args.device, capacity=leaves,
                                 pass_rule=getattr(args, "pass_rule", "fill"), resign=args.resign)
-    network, player = load_player(args.model, options, use="gtp", what="--model", seed=args.seed,
-                                  analysis_heads=_analysis_heads(args.model, args.device))
+    # use 'gtp': every head kata-analyze serves is checked here, so a bad file is refused once
+    network, player = load_player(args.model, options, use="gtp", what="--model", seed=args.seed)
     config = network.config
     if args.size is not None and args.size != config.board_size:
         raise ValueError(f"--size {args.size}: the model {args.model} plays "
                          f"{config.board_size}x{config.board_size} only")
     return player
 
-
-def _analysis_heads(model, device):
-    """A zero-argument function returning one HeadsCache over the checkpoint's every head,
-    loaded on first use (kata-analyze's scores and ownership)."""
-    made = []
-
-    def heads():
-        if not made:
-            from network.loading import load_network
-            from play.heads_cache import HeadsCache
-            made.append(HeadsCache(load_network(model, "analysis", device=device).evaluator))
-        return made[0]
-    return heads

@@ -68,7 +68,7 @@ def run(args) -> int:
         # the network as `fastgo gtp --model` plays it: eight leaves a search step
         options = CheckpointOptions(visits=args.visits, leaves=LEAVES, device=args.device,
                                     capacity=LEAVES)
-        _, player = checkpoint_player(args.model, options, use="gtp", what="--model",
+        _, player = checkpoint_player(args.model, options, use="play", what="--model",
                                       seed=args.seed)
     except ValueError as exc:
         print(f"fastgo play: {exc}", file=sys.stderr)

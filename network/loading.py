@@ -4,11 +4,12 @@ evaluator. play.network_player turns the Network into a player.
 
 load_network(source, use, ...) loads and verifies the checkpoint, runs it in this process on the
 device and backend asked for (defaults: DEFAULT_BACKEND, capacity DEFAULT_CAPACITY) with the
-evaluator and torch's CPU threads its use (USES) asks for, refuses a network whose canary
-outputs are not finite or out of range, and reads the komi and rules the network was trained
-at from the checkpoint (the trainer records them; an older checkpoint without them is taken as
-trained at the quickstart's ASSUMED_KOMI under ASSUMED_RULES, said once per process). Every
-failure is a NetworkError of one line.
+evaluators and torch's CPU threads its use (USES) asks for, refuses a network whose canary
+outputs are not finite or out of range on any head that use serves (so a command refuses a
+bad file once, at its start, and never reads it again), and reads the komi and rules the
+network was trained at from the checkpoint (the trainer records them; an older checkpoint
+without them is taken as trained at the quickstart's ASSUMED_KOMI under ASSUMED_RULES, said
+once per process). Every failure is a NetworkError of one line.
 """
 from __future__ import annotations
 
@@ -38,18 +39,23 @@ _assumed_said: set = set()      # checkpoint paths whose assumed komi and rules 
 @dataclass(frozen=True)
 class Use:
     """What a network is loaded for (KataGo's Setup::initializeNNEvaluators `setupFor`):
-    `heads`: every head (ownership, score) through HeadsEvaluator, instead of the search's
-    policy and value through the server's runner; `threads`: torch's CPU threads in this
-    process, set by load_network (None: torch's own)."""
+    `search`: the search's policy and value through the server's runner (Network.evaluator);
+    `heads`: every head (ownership, score, lead) through HeadsEvaluator (Network.heads, and
+    Network.evaluator too where there is no runner), each head checked on the canaries at load;
+    `threads`: torch's CPU threads in this process, set by load_network (None: torch's own)."""
+    search: bool
     heads: bool
     threads: int | None
 
 
 USES = {
-    "match": Use(heads=False, threads=1),       # arena, compare, the evaluator: one thread a
-                                                # side, as equal time measures a player
-    "gtp": Use(heads=False, threads=None),      # the GTP engine's search
-    "analysis": Use(heads=True, threads=None),  # KataGo's analysis protocol, kata-analyze
+    "match": Use(search=True, heads=False, threads=1),    # arena, compare, the evaluator: one
+                                                          # thread a side, as equal time
+                                                          # measures a player
+    "play": Use(search=True, heads=False, threads=None),  # `fastgo play`: the search alone
+    "gtp": Use(search=True, heads=True, threads=None),    # the GTP engine: its search, and
+                                                          # kata-analyze's scores and ownership
+    "analysis": Use(search=False, heads=True, threads=None),  # KataGo's analysis protocol
 }
 
 
@@ -59,8 +65,9 @@ class NetworkError(ValueError):
 
 @dataclass
 class Network:
-    """A checkpoint's network ready to play: `evaluator` (InProcessEvaluator, or the
-    HeadsEvaluator with every head where `heads` was asked for), its ModelConfig, training
+    """A checkpoint's network ready to play: `evaluator` (the search's InProcessEvaluator, or
+    the HeadsEvaluator where the use has no search), `heads` (the HeadsEvaluator with every
+    head, checked at load, where the use asked for them; else None), its ModelConfig, training
     step, the komi and rules it was trained at (`assumed`: they are the quickstart's, the
     checkpoint did not record them), the file it came from and its other records."""
     evaluator: object
@@ -72,6 +79,7 @@ class Network:
     path: str
     extra: dict          # the rest the checkpoint carries (the trainer's state, ...)
     backend: str | None = None   # the runner's backend (None: the heads evaluator)
+    heads: object = None         # HeadsEvaluator, or None
 
     @property
     def name(self) -> str:
@@ -152,8 +160,8 @@ def load_network(source, use="match", *, device="cpu", backend=DEFAULT_BACKEND,
     (a flag such as '--model'), the start of every message (default: its path)."""
     if use not in USES:
         raise ValueError(f"load_network: use must be one of {', '.join(USES)}, got {use!r}")
-    heads = USES[use].heads
-    threads = USES[use].threads if threads is None else int(threads)
+    serves = USES[use]
+    threads = serves.threads if threads is None else int(threads)
 
     path = str(source)
     label = what or path
@@ -174,32 +182,36 @@ def load_network(source, use="match", *, device="cpu", backend=DEFAULT_BACKEND,
         import torch
 
         torch.set_num_threads(max(1, threads))
-    evaluator: object                    # a HeadsEvaluator (heads) or an InProcessEvaluator
+    planes = canary_planes(checkpoint.config)
+    evaluator: object = None             # the search's InProcessEvaluator, else the heads
+    heads: object = None                 # a HeadsEvaluator where the use serves every head
+    runs_on: str | None = None           # the runner's backend
     try:
-        if heads:
-            from network.heads_evaluator import HeadsEvaluator
-            heads_evaluator = HeadsEvaluator(checkpoint.model, device=where)
-            heads_evaluator.model_version = checkpoint.step
-            outputs = heads_evaluator(canary_planes(checkpoint.config))
-            evaluator, runs_on = heads_evaluator, None
-        else:
+        if serves.search:    # the runner copies the model (fused) before the heads take it
             options = {} if threads is None else {"threads": threads}
             in_process = InProcessEvaluator(checkpoint.model, device=where, backend=backend,
                                             capacity=max(8, int(capacity)),
                                             version=checkpoint.step, **options)
-            outputs = in_process.runner.forward(canary_planes(checkpoint.config), graphs=False)
+            outputs = in_process.runner.forward(planes, graphs=False)
             evaluator, runs_on = in_process, in_process.runner.backend
+        if serves.heads:
+            from network.heads_evaluator import HeadsEvaluator
+            heads_evaluator = HeadsEvaluator(checkpoint.model, device=where)
+            heads_evaluator.model_version = checkpoint.step
+            head_outputs = heads_evaluator(planes)
+            heads = heads_evaluator
+            if not serves.search:
+                evaluator, outputs = heads_evaluator, head_outputs
     except RuntimeError as err:          # a device or backend that cannot run it
         raise NetworkError(f"cannot run {label} on {where}: "
                            f"{' '.join(str(err).split())[:300]}") from None
     try:       # NaN or inf weights, or outputs out of range, are refused before the first game
         check_canary_outputs(*outputs[:2])
-        if heads:
-            check_canary_heads(*outputs[2:])
+        if heads is not None:
+            check_canary_heads(*head_outputs[2:])
     except ValueError as err:
         raise NetworkError(f"refusing {label} {path}: {err}" if what else
                            f"refusing {path}: {err}") from None
     return Network(evaluator=evaluator, config=checkpoint.config, step=checkpoint.step,
                    komi=komi, rules=rules, assumed=assumed, path=path,
-                   extra=dict(checkpoint.extra or {}),
-                   backend=runs_on)
+                   extra=dict(checkpoint.extra or {}), backend=runs_on, heads=heads)

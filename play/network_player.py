@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from fastgo.search_settings import SearchSettings
 from network.loading import DEFAULT_CAPACITY, load_network
+from play.heads_cache import HeadsCache
 from play.match import SearchSide
 from play.search_player import SearchPlayer
 
@@ -48,12 +49,12 @@ def load_checkpoint(path, use, options: CheckpointOptions, *, data=None, expect=
                         data=data, what=what)
 
 
-def checkpoint_player(path, options: CheckpointOptions, *, use="gtp", what=None, seed=None,
-                      analysis_heads=None):
+def checkpoint_player(path, options: CheckpointOptions, *, use="gtp", what=None, seed=None):
     """(network, SearchPlayer) of the checkpoint at `path` played by `options`, for one game at
-    a time (`fastgo gtp --model`, `fastgo play`): load_checkpoint, then options_player."""
+    a time (`fastgo gtp --model` with every head, `fastgo play` with use 'play'):
+    load_checkpoint, then options_player."""
     network = load_checkpoint(path, use, options, what=what)
-    return network, options_player(network, options, seed=seed, analysis_heads=analysis_heads)
+    return network, options_player(network, options, seed=seed)
 
 
 def checkpoint_side(path, options: CheckpointOptions, *, seed=0, name=None, data=None,
@@ -71,13 +72,13 @@ def _settings(network, search, leaves, resign=None, changes=None):
                                    **(changes or {}))
 
 
-def options_player(network, options: CheckpointOptions, *, seed=None, name=None,
-                   analysis_heads=None) -> SearchPlayer:
+def options_player(network, options: CheckpointOptions, *, seed=None,
+                   name=None) -> SearchPlayer:
     """network_player from CheckpointOptions (its opening moves and changes aside: a one-game
     player plays its best move)."""
     return network_player(network, visits=options.visits, search=options.search,
                           leaves=options.leaves, resign=options.resign, seed=seed,
-                          pass_rule=options.pass_rule, name=name, analysis_heads=analysis_heads)
+                          pass_rule=options.pass_rule, name=name)
 
 
 def options_side(network, options: CheckpointOptions, *, seed=0, name=None,
@@ -90,15 +91,25 @@ def options_side(network, options: CheckpointOptions, *, seed=0, name=None,
 
 
 def network_player(network, *, visits, search="puct", leaves=1, resign=None, seed=None,
-                   pass_rule="fill", name=None, analysis_heads=None) -> SearchPlayer:
+                   pass_rule="fill", name=None) -> SearchPlayer:
     """A SearchPlayer of `visits` root visits a move (a clock may cut it shorter) over the
-    network, for one game at a time; it plays the network's board size only.
-    analysis_heads: () -> a HeadsCache of the network's every head (kata-analyze), or None."""
+    network, for one game at a time; it plays the network's board size only. Where the
+    network was loaded with every head (network.heads), kata-analyze's scores and ownership
+    come from them through one HeadsCache: the file is not read again."""
     return SearchPlayer(network.evaluator, visits, _settings(network, search, leaves, resign),
                         name=name or f"{network.config.name}:{visits}", seed=seed,
                         board_size=network.config.board_size, pass_rule=pass_rule,
                         model_komi=network.komi if network.config.score_head else None,
-                        analysis_heads=analysis_heads)
+                        analysis_heads=_heads_cache(network.heads))
+
+
+def _heads_cache(heads):
+    """() -> one HeadsCache over the HeadsEvaluator `heads` (None for None): the
+    SearchPlayer's analysis_heads."""
+    if heads is None:
+        return None
+    cache = HeadsCache(heads)
+    return lambda: cache
 
 
 def network_side(network, *, visits, search="puct", leaves=1, seed=0, opening_moves=0,

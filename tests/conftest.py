@@ -4,7 +4,9 @@ function of the fixture's name; session-scoped, so module fixtures may use it to
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
+import re
 import shutil
 import signal
 import socket
@@ -41,6 +43,8 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "needs(NAME, ...): runs where each of NEEDS (tests/conftest.py) "
+                                       "is found; skipped where one is not, failed under CI=true")
     if os.environ.get(_CACHE_ENV):
         return                                  # a worker: the controller's cache
     import tempfile
@@ -90,8 +94,6 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: files[item.path])
 
 
-# --- GNU Go --------------------------------------------------------------------------------------
-
 @pytest.fixture(scope="session")
 def project_packages():
     """The project's top-level packages, read from the tree (a folder with an __init__.py),
@@ -99,16 +101,123 @@ def project_packages():
     return tuple(sorted(path.parent.name for path in ROOT.glob("*/__init__.py")))
 
 
+# --- what some tests need beyond `pip install -e .` ----------------------------------------------
+# A test marked `needs(NAME, ...)`, or a fixture that calls need(NAME), runs only where each NAME
+# of NEEDS is found. Where one is missing the test is skipped, or under CI (CI=true; .ci/run
+# installs them all) it fails at its setup, so nothing goes untested there; the run ends with one
+# line naming what was missing and the command that adds it (pytest_terminal_summary).
+
+PIP_TEST = 'pip install -e ".[test]"'
+SKIP_TAG = re.compile(r"\[needs (\w+)\]")     # how a skip's reason names what was missing
+
+
+def _program(name):
+    """`name`'s path on PATH or in Debian's /usr/games (where gnugo and leelaz go), or None."""
+    found = shutil.which(name)
+    if not found and os.access(f"/usr/games/{name}", os.X_OK):
+        found = f"/usr/games/{name}"
+    return found
+
+
+def _opencl_driver():
+    """An OpenCL driver's ICD where the loader looks ($OCL_ICD_VENDORS: a folder of *.icd or
+    one driver's file; else /etc/OpenCL/vendors), where the loader (libOpenCL) is installed
+    too; else None. KataGo's OpenCL build starts without one and fails at its first use of the
+    network (CL_PLATFORM_NOT_FOUND_KHR)."""
+    import ctypes.util
+
+    vendors = Path(os.environ.get("OCL_ICD_VENDORS") or "/etc/OpenCL/vendors")
+    icds = [vendors] if vendors.is_file() else sorted(vendors.glob("*.icd")) if vendors.is_dir() else []
+    return str(icds[0]) if icds and ctypes.util.find_library("OpenCL") else None
+
+
+def _module(name):
+    """`name`'s origin where it can be imported (a test extra), or None."""
+    spec = importlib.util.find_spec(name)
+    return None if spec is None else str(spec.origin or name)
+
+
+# NAME: (what it is, in the summary line; () -> where it is found or None; the Debian package
+# that adds it, None for a Python package of the test extras)
+NEEDS = {
+    "gnugo": ("GNU Go (gnugo)", lambda: _program("gnugo"), "gnugo"),
+    "leelaz": ("Leela Zero (leelaz)", lambda: _program("leelaz"), "leela-zero"),
+    "opencl": ("an OpenCL driver for KataGo", _opencl_driver, "pocl-opencl-icd"),
+    "chromium": ("chromium", lambda: _program("chromium"), "chromium"),
+    "chromedriver": ("chromedriver", lambda: _program("chromedriver"), "chromium-driver"),
+    "selenium": ("selenium", lambda: _module("selenium"), None),
+    "katrain": ("KaTrain", lambda: _module("katrain"), None),
+    "ray": ("Ray", lambda: _module("ray"), None),
+}
+
+
+def under_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def install_command(names) -> str:
+    """The command that adds every one of `names` (keys of NEEDS)."""
+    packages = [NEEDS[name][2] for name in names if NEEDS[name][2]]
+    parts = [f"apt-get install {' '.join(dict.fromkeys(packages))}"] if packages else []
+    if any(NEEDS[name][2] is None for name in names):
+        parts.append(PIP_TEST)
+    return " && ".join(parts)
+
+
+def need(*names):
+    """Where each of `names` (keys of NEEDS) is found: a path, or a tuple of them for several.
+    Where some are missing the test is skipped naming them all, or failed under CI."""
+    unknown = [name for name in names if name not in NEEDS]
+    if unknown:
+        pytest.fail(f"needs: {', '.join(map(repr, unknown))} not in {', '.join(NEEDS)}", pytrace=False)
+    found = [NEEDS[name][1]() for name in names]
+    missing = [name for name, where in zip(names, found) if not where]
+    if missing:
+        reason = (f"{' '.join(f'[needs {name}]' for name in missing)} "
+                  f"{', '.join(NEEDS[name][0] for name in missing)} "
+                  f"{'is' if len(missing) == 1 else 'are'} not installed: {install_command(missing)}")
+        if under_ci():
+            pytest.fail(f"{reason} (CI={os.environ['CI']}: what the suite needs must be there)",
+                        pytrace=False)
+        pytest.skip(reason)
+    return found[0] if len(found) == 1 else tuple(found)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """The `needs` marks, before the test's fixtures are set up."""
+    names = [name for mark in item.iter_markers("needs") for name in mark.args]
+    if names:
+        need(*dict.fromkeys(names))
+
+
+def missing_line(counts) -> str:
+    """The summary line for {NAME: tests skipped for lack of it}."""
+    named = ", ".join(f"{NEEDS[name][0]} ({count} test{'s' if count > 1 else ''})"
+                      for name, count in counts.items())
+    return f"skipped for lack of {named}; install with: {install_command(counts)}"
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter):
+    """The line of missing_line, after pytest's short summary (the outer wrapper ends last)."""
+    yield
+    counts: dict = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[-1] if isinstance(longrepr, (tuple, list)) else str(longrepr)
+        for name in set(SKIP_TAG.findall(str(reason))):
+            if name in NEEDS:
+                counts[name] = counts.get(name, 0) + 1
+    if counts:
+        terminalreporter.write_line(missing_line({name: counts[name] for name in NEEDS
+                                                  if name in counts}), yellow=True)
+
+
 @pytest.fixture(scope="session")
 def gnugo_path():
-    """GNU Go's executable (on PATH or Debian's /usr/games); the test is skipped where it is not
-    installed."""
-    found = shutil.which("gnugo")
-    if not found and os.access("/usr/games/gnugo", os.X_OK):
-        found = "/usr/games/gnugo"
-    if not found:
-        pytest.skip("GNU Go is not installed (looked on PATH and in /usr/games): apt-get install gnugo")
-    return found
+    """GNU Go's executable (on PATH or Debian's /usr/games); see need()."""
+    return need("gnugo")
 
 
 # --- hand-built game records (the policy-only worker's shape) -------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("katrain", reason="KaTrain is a test extra: pip install -e .[test]")
+pytestmark = pytest.mark.needs("katrain")
 
 CLIENT = Path(__file__).resolve().parents[2] / "clients" / "katrain_analysis.py"
 GAME = "(;GM[1]FF[4]SZ[9]KM[7]RU[Japanese];B[ee];W[cc];B[gc];W[cg];B[gg];W[ge];B[he];W[fd];B[gd])"

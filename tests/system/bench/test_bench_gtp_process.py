@@ -12,6 +12,7 @@ from fastgo_cli.bench.gtp import find_leelaz
 
 
 @pytest.mark.slow
+@pytest.mark.needs("leelaz")
 def test_leelaz_plays_from_a_b1c8_weights_file(tmp_path):
     from fastgo import coords
     from fastgo.game import Game
@@ -19,8 +20,6 @@ def test_leelaz_plays_from_a_b1c8_weights_file(tmp_path):
     from play.gtp.client import GtpClient
 
     program = find_leelaz()
-    if program is None:
-        pytest.skip("Leela Zero is not installed (leelaz on PATH or /usr/games/leelaz)")
     weights = write_leelaz_weights(tmp_path / "b1c8.txt", 1, 8)
     with GtpClient(leelaz_argv(program, weights, visits=8, threads=1), timeout=20) as engine:
         assert engine.send("version").strip() == "0.17"

@@ -149,6 +149,37 @@ def test_gtp_model_with_nan_weights_is_refused_at_start(tmp_path):
     assert "non-finite" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("layer, part, fill, words", [
+    ("lead_fc2", "bias", float("nan"), "the lead head gives non-finite outputs"),
+    ("score_fc2", "bias", float("inf"), "the score head gives non-finite outputs"),
+    ("lead_fc2", "weight", 1e38, "the lead head")])
+def test_gtp_model_with_a_broken_analysis_head_is_refused_at_start_in_one_line(
+        tmp_path, layer, part, fill, words):
+    # genmove reads policy and value only; kata-analyze reads the lead and score heads too, so
+    # the engine checks them at its start instead of failing at the first kata-analyze
+    import torch
+
+    from fastgo.run.config import ModelConfig
+    from network.checkpoint import save_checkpoint
+    from network.loading import training_record
+    from network.model import build_model
+
+    model = build_model(ModelConfig(board_size=7, blocks=1, channels=8, score_head=True,
+                                    lead_head=True, ownership_head=True), seed=1)
+    with torch.no_grad():
+        getattr(getattr(model, layer), part).fill_(fill)
+    path = tmp_path / "broken.ckpt"
+    save_checkpoint(path, model, step=2, extra=training_record(7.5))   # no assumed-komi warning
+    done = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "gtp", "--model", str(path),
+                           "--device", "cpu", "--backend", "torch"],
+                          input="name\ngenmove b\nkata-analyze w 10\n", capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and done.stdout == "", (done.stdout, done.stderr[-2000:])
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert lines[0].startswith(f"fastgo gtp: refusing --model {path}: {words}"), lines
+
+
 def test_a_failing_player_is_reset_and_the_engine_goes_on():
     from play.players import Player
 

@@ -4,6 +4,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.needs("opencl")      # the fetched KataGo is its OpenCL build
+
 
 def test_katago_one_visit_beats_random_on_9x9(katago_env, tmp_path):
     out = tmp_path / "match.json"

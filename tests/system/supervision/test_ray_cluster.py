@@ -127,8 +127,8 @@ def test_ray_launcher_errors_are_one_line(tmp_path, write_tiny_config):
         assert len(lines) == 1 and expected in lines[0], out.stderr
 
 
+@pytest.mark.needs("ray")
 def test_ray_cluster_places_restarts_and_stops(tmp_path, monkeypatch, wait_for, write_tiny_config):
-    pytest.importorskip("ray", reason="ray is not installed (pip install \"fastgo[ray]\")")
     from ray.cluster_utils import Cluster
 
     from fastgo.run.shards import list_shards, read_shard

@@ -109,31 +109,40 @@ HEADS = ModelConfig(board_size=7, blocks=1, channels=8, score_head=True, lead_he
                     ownership_head=True)
 
 
-def broken_head(tmp_path, layer, fill):
-    """A checkpoint of HEADS whose `layer`'s bias holds `fill` (its policy and value heads
-    untouched, so only the named head's canary can refuse it)."""
+def broken_head(tmp_path, layer, fill, part="bias"):
+    """A checkpoint of HEADS whose `layer`'s `part` (bias or weight) holds `fill` (its policy
+    and value heads untouched, so only the named head's canary can refuse it)."""
     model = build_model(HEADS, seed=1)
     with torch.no_grad():
-        getattr(model, layer).bias.fill_(fill)
-    path = tmp_path / f"{layer}-{fill}.ckpt"
+        getattr(getattr(model, layer), part).fill_(fill)
+    path = tmp_path / f"{layer}-{part}-{fill}.ckpt"
     save_checkpoint(path, model, step=3, extra=training_record(7.5))
     return path
 
 
-@pytest.mark.parametrize("layer, fill, head", [
-    ("lead_fc2", float("nan"), "lead"), ("lead_fc2", float("-inf"), "lead"),
-    ("score_fc2", float("nan"), "score"), ("score_fc2", 1e38, "score"),
-    ("lead_fc2", 1e38, "lead"), ("ownership_conv", float("nan"), "ownership")])
+@pytest.mark.parametrize("layer, fill, head, part", [
+    ("lead_fc2", float("nan"), "lead", "bias"), ("lead_fc2", float("-inf"), "lead", "bias"),
+    ("score_fc2", float("nan"), "score", "bias"), ("score_fc2", 1e38, "score", "bias"),
+    ("score_fc2", float("inf"), "score", "bias"), ("lead_fc2", 1e38, "lead", "bias"),
+    ("lead_fc2", 1e38, "lead", "weight"), ("ownership_conv", float("nan"), "ownership", "bias")])
 def test_a_network_whose_score_lead_or_ownership_is_not_finite_is_refused_naming_the_head(
-        tmp_path, layer, fill, head):
-    path = broken_head(tmp_path, layer, fill)
-    with pytest.raises(NetworkError, match=rf"^refusing --model .*the {head} head") as err:
-        load_network(path, "analysis", what="--model")
-    assert "\n" not in str(err.value)
-    # the search's own use reads policy and value only: the same file plays a match
-    assert load_network(path, "match", backend="torch").step == 3
+        tmp_path, layer, fill, head, part):
+    path = broken_head(tmp_path, layer, fill, part)
+    # analysis, and the GTP engine, whose kata-analyze serves every head: refused at load
+    for use in ("analysis", "gtp"):
+        with pytest.raises(NetworkError, match=rf"^refusing --model .*the {head} head") as err:
+            load_network(path, use, backend="torch", what="--model")
+        assert "\n" not in str(err.value) and str(path) in str(err.value)
+    # the uses that read policy and value only: the same file plays a match, `fastgo play`
+    for use in ("match", "play"):
+        network = load_network(path, use, backend="torch")
+        assert network.step == 3 and network.heads is None
 
 
-def test_a_sound_network_with_every_head_loads_for_analysis(tmp_path):
+def test_a_sound_network_with_every_head_loads_for_analysis_and_gtp(tmp_path):
     path = broken_head(tmp_path, "lead_fc2", 0.5)
-    assert load_network(path, "analysis").evaluator.has_lead
+    analysis = load_network(path, "analysis")
+    assert analysis.evaluator.has_lead and analysis.heads is analysis.evaluator
+    gtp = load_network(path, "gtp", backend="torch")
+    assert gtp.heads.has_lead and gtp.heads.model_version == 3 and gtp.heads is not gtp.evaluator
+    assert gtp.backend == "torch-fp32" and gtp.evaluator.model_version == 3
