@@ -84,7 +84,8 @@ setup(
     + ["fastgo.configs"],
     package_dir={"fastgo.configs": "configs"},
     # the reference players (ref:NAME): fastgo/references/index.json and its NAME.ckpt files
-    package_data={"fastgo": ["*.pxd", "*.pyx", "references/index.json", "references/*.ckpt"],
+    package_data={"fastgo": ["*.pxd", "*.pyx", "references/index.json", "references/*.ckpt",
+                        "references/calibration.jsonl"],
                   "fastgo.configs": ["*.toml"],
                   "dashboard": ["static/*.html", "static/*.js", "static/*.css"]},
     # both steps on every core: Cython's translation and the C compiler (ParallelBuildExt)

@@ -34,7 +34,7 @@ from evaluation.evaluations import (
     written_times,
 )
 from evaluation.opponents import Beating, Opponents
-from evaluation.pairings import PairingRule, expected_score, one_sided, pairing_verdict
+from evaluation.pairings import PairingRule, one_sided, pairing_verdict, predictor
 from evaluation.schedule import Schedule
 from fastgo import bounded_json
 from fastgo.files import atomic_write_text, check_regular, escaped, read_bounded
@@ -145,21 +145,12 @@ class Evaluator:
         return new[-1]
 
     def _fit(self):
-        """(ratings {name: (elo, low, high)}, rows of the table, predict(a, b) -> a's expected
-        score against b as (low, expected, high) over a's 95% interval, where both are rated
-        in one connected group, else None)."""
+        """(ratings {name: (elo, low, high)}, rows of the table, predict(a, b): a's expected
+        score against b as evaluation.pairings.predictor gives it)."""
         strength = read_strength(self.table)
         if strength.error:
             self.log.warning("%s: no ratings fitted: %s", self.table, strength.error)
-        ratings = strength.elo
-
-        def predict(a, b):
-            if strength.connected(a, b):
-                return tuple(expected_score(elo, ratings[b][0]) for elo in
-                             (ratings[a][1], ratings[a][0], ratings[a][2]))
-            return None
-
-        return ratings, strength.rows, predict
+        return strength.elo, strength.rows, predictor(strength)
 
     # --- the schedule: a cheap point first, refined later ----------------------------------
 
@@ -278,8 +269,7 @@ class Evaluator:
                 result = True
             finally:
                 if label in self.anchors:
-                    opponent.close()
-                    job.anchors.pop(label, None)     # refining plays it on or picks another
+                    opponent.close()         # refining plays it on to its verdict first
             if result is None:
                 return None
         trainer_state = network.extra.get("trainer") or {}
@@ -333,38 +323,48 @@ class Evaluator:
         return summary
 
     def _first_pairing(self, job):
-        """(label, side) of a checkpoint's first pairing: the previous rated checkpoint, or
-        without one (or where it cannot be loaded) the anchor next_anchor picks; None when
-        there is neither."""
+        """(label, side) of a checkpoint's first pairing: the anchor whose expected score is
+        nearest to even by the previous rated checkpoint's rating (a rung of fixed strength:
+        the most a few games say), else the previous rated checkpoint, else (or where it
+        cannot be loaded) the anchor next_anchor picks; None when there is none."""
         if self.evaluations:
             previous = self.evaluations[-1]
+            anchor = next(self.opponents.anchor_sides(job, self._fit, limit=1,
+                                                      proxy=previous["player"],
+                                                      rated_only=True), None)
+            if anchor is not None:
+                return anchor
             side = self.opponents.earlier(job, previous, 100)
             if side is not None:         # else pruned, replaced, unreadable: an anchor instead
                 return previous["player"], side
         return next(self.opponents.anchor_sides(job, self._fit, limit=1), None)
 
     def _refine(self, job):
-        """The rest of a checkpoint's pairings, one batch per next(): the first informative
-        anchor (what puts the curve on a fixed scale), then the earlier checkpoints at fractions
-        of its step (what keeps a chain of short links from drifting: the gain over a long span
-        measured directly), then the previous checkpoint to its verdict, then the other anchors.
-        Each pairing's games so far are recorded when it ends, and also when the generator is
-        closed (superseded by a newer point) or the role stops; ratings.json and the curves are
-        refreshed after each pairing."""
-        anchors = self.opponents.anchor_sides(job, self._fit)
-        for label, side in anchors:
+        """The rest of a checkpoint's pairings, one batch per next(): the informative anchors,
+        nearest to even first (what puts the curve on a fixed scale: rungs of known strength
+        above and below it), each to its verdict, a one-sided one followed by the next one up
+        or down; then the previous checkpoint (the gain of one point over the last, measured
+        directly) and the earlier checkpoints at fractions of its step where their expected
+        score is informative (the gain over a long span, so that a chain of short links cannot
+        drift). Each pairing's games so far are recorded when it ends, and also when the
+        generator is closed (superseded by a newer point) or the role stops; ratings.json and
+        the curves are refreshed after each pairing."""
+        previous = self.evaluations[-2]["player"] if len(self.evaluations) > 1 else None
+        first = job.played[0] if job.played else None
+        if first in self.anchors and job.anchors.get(first) == 0:
+            # the first rating's rung, played on to its verdict (a resumed job's too)
+            side = self.opponents.anchor_side(job, first)
+            if side is not None and not (yield from self._play_anchor(job, first, side)):
+                return
+        for label, side in self.opponents.anchor_sides(job, self._fit, proxy=previous):
             if not (yield from self._play_anchor(job, label, side)):
                 return
-            break
         for label, side in self.opponents.checkpoint_sides(job, self.evaluations,
-                                                           self._fit()[2], far_first=True):
+                                                           self._fit()[2]):
             result = yield from self._play_batches(job, side, label)
             if result is None:
                 return
             self._publish(job)
-        for label, side in anchors:
-            if not (yield from self._play_anchor(job, label, side)):
-                return
 
     def _play_anchor(self, job, label, side):
         """One anchor's pairing (see _refine), its engine closed after; False when stopping."""

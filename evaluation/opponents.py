@@ -167,15 +167,23 @@ class Opponents:
             if side is not None:
                 yield other, side
 
-    def anchor_sides(self, job, fit, limit=None):
+    def anchor_sides(self, job, fit, limit=None, proxy=None, rated_only=False):
         """(label, side) of the anchors `job` plays next (evaluation.pairings.next_anchor), each
         made when reached (the caller closes it); at most `limit` of them. `fit()`: the
-        ratings as Evaluator._fit gives them, taken again before each anchor."""
+        ratings as Evaluator._fit gives them, taken again before each anchor. `proxy`: a
+        player whose rating stands in for the checkpoint's while it has none (the previous
+        checkpoint); `rated_only`: only an anchor whose expected score is known (none
+        otherwise), never the weakest unrated one."""
         count = 0
         while limit is None or count < limit:
             _, rows, predict = fit()
             retired = {**retired_anchors(rows, list(self.anchors)), **self.unusable}
             predicted = {a: p for a in self.anchors if (p := predict(job.name, a)) is not None}
+            if not predicted and proxy is not None:
+                predicted = {a: p for a in self.anchors if (p := predict(proxy, a)) is not None}
+            if rated_only:
+                retired.update((a, "no expected score") for a in self.anchors
+                               if a not in predicted)
             anchor, skipped = next_anchor(list(self.anchors), retired=retired,
                                           played=job.anchors, predicted=predicted,
                                           max_informative=self.ec.anchors_per_checkpoint)
@@ -184,22 +192,30 @@ class Opponents:
                     self.log.info("%s: anchors not played: %s", job.name,
                                   "; ".join(f"{a} ({why})" for a, why in skipped.items()))
                 return
-            seed = job.seed + 500 + len(job.anchors)
-            job.anchors.setdefault(anchor, 0)
-            try:
-                side = make_side(self.anchors[anchor], seed=seed,
-                                 move_seconds=self.ec.move_seconds or None,
-                                 backend=self.config.server.backend,
-                                 capacity=max(64, self.ec.batch_games),
-                                 checkpoint_side=lambda path, seed, anchor=anchor: self.checkpoint_side(
-                                     path, anchor, seed)[1])
-                side.name = anchor
-            except Exception as err:
-                self.failed(anchor, err, "unusable")
-                del job.anchors[anchor]
+            side = self.anchor_side(job, anchor)
+            if side is None:
                 continue
             count += 1
             yield anchor, side
+
+    def anchor_side(self, job, anchor):
+        """The side of `anchor` for `job` (noted in job.anchors as played, verdict 0 so far);
+        None, the anchor marked unusable here, when it cannot be made."""
+        seed = job.seed + 500 + len(job.anchors)
+        job.anchors.setdefault(anchor, 0)
+        try:
+            side = make_side(self.anchors[anchor], seed=seed,
+                             move_seconds=self.ec.move_seconds or None,
+                             backend=self.config.server.backend,
+                             capacity=max(64, self.ec.batch_games),
+                             checkpoint_side=lambda path, seed, anchor=anchor: self.checkpoint_side(
+                                 path, anchor, seed)[1])
+            side.name = anchor
+        except Exception as err:
+            self.failed(anchor, err, "unusable")
+            del job.anchors[anchor]
+            return None
+        return side
 
     def verdict(self, job, anchor, result):
         """Notes in `job` whether `result` against `anchor` was one-sided (evaluation.pairings):

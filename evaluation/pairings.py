@@ -32,6 +32,22 @@ def expected_score(elo_a: float, elo_b: float) -> float:
     return 1.0 / (1.0 + 10.0 ** ((elo_b - elo_a) / 400.0))
 
 
+def predictor(strength):
+    """predict(a, b) for a fastgo.run.strength.Strength: a's expected score against b as (low,
+    expected, high) over the 95% interval of a's Elo minus b's (the pair's covariance included:
+    a chain to random far away does not widen it), where both are rated in one connected
+    group, else None."""
+    ratings = strength.elo
+
+    def predict(a, b):
+        if not strength.connected(a, b):
+            return None
+        gain = strength.gain(a, b) or (0.0, 0.0)
+        middle = ratings[a][0] - ratings[b][0]
+        return tuple(expected_score(elo, 0.0) for elo in (gain[0], middle, gain[1]))
+    return predict
+
+
 def band(prediction):
     """(low, expected, high) of a prediction given as such a triple or as one score."""
     if isinstance(prediction, (tuple, list)):

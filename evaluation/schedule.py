@@ -64,10 +64,16 @@ class Schedule:
         return self.cost["point_cpu_s"]
 
     def first_rating_games(self):
-        """Games of a first rating: half a batch (at least 2) with an interval and a budget, so
-        that a point leaves most of the budget to refining; None (a whole batch) else."""
+        """Games of a first rating: a whole batch (what the point is shown with until it is
+        refined: 4 games made an interval over 600 Elo wide), fewer where the batch's learnt
+        cost would take more than half of what the budget earns in an interval; None (the
+        rule's batch) without an interval or a budget."""
         if self.interval > 0 and self.enforce:
-            return max(2, self.rule.batch // 2)
+            games, per_game = self.rule.batch, self._per_game(self.game_cost, None)
+            if per_game:
+                games = min(games, max(PROBE_GAMES, int(self.budget.share * self.interval / 2
+                                                        / per_game)))
+            return max(2, games)
         return None
 
     @staticmethod

@@ -14,7 +14,8 @@ names another folder instead) holds NAME.ckpt files and one index, INDEX_NAME:
         "provenance": "one line: the run, its config and the checkpoint's step"}]}
 
 in rising strength. A name is immutable once published: a rating table row names `ref:NAME`,
-so another network or other visits is another name. Stdlib only (the kernel's layer).
+so another network or other visits is another name; one file may serve several names at other
+visits (the same network searching more is a stronger player). Stdlib only (the kernel's layer).
 """
 from __future__ import annotations
 
@@ -109,7 +110,7 @@ def _parse(path, folder, data):
     entries = data["references"]
     if len(entries) > MAX_REFERENCES:
         raise ReferenceIndexError(f"{path}: {len(entries)} references, at most {MAX_REFERENCES}")
-    out, files = {}, set()
+    out, files = {}, {}
     for k, entry in enumerate(entries):
         where = f"{path}: reference {k + 1}"
         if not isinstance(entry, dict) or set(entry) != set(FIELDS):
@@ -131,9 +132,15 @@ def _parse(path, folder, data):
                 or len(provenance) > MAX_PROVENANCE or not provenance.isprintable():
             raise ReferenceIndexError(f"{where}: provenance must be one line of at most "
                                       f"{MAX_PROVENANCE} characters")
-        if name in out or file in files:
-            raise ReferenceIndexError(f"{where}: {name!r} or {file!r} is named twice")
-        files.add(file)
+        if name in out:
+            raise ReferenceIndexError(f"{where}: {name!r} is named twice")
+        # one network at several visits is several players (a rung each), one file: the same
+        # file named again must carry the same digest and other visits
+        earlier = files.get(file)
+        if earlier is not None and (earlier[0] != entry["sha256"] or entry["visits"] in earlier[1]):
+            raise ReferenceIndexError(f"{where}: {file!r} is named again with another sha256 or "
+                                      "the same visits (another player needs other visits)")
+        files.setdefault(file, (entry["sha256"], set()))[1].add(entry["visits"])
         out[name] = Reference(name, os.path.join(folder, file), entry["visits"],
                               entry["board_size"], entry["sha256"], provenance)
     return out

@@ -20,6 +20,8 @@ COMMANDS = {
     "train": ("fastgo_cli.train_cmd", "the trainer: shards in, checkpoints out, hot reload"),
     "arena": ("fastgo_cli.arena_cmd", "a match between two players: win rate, Elo, SPRT, ratings table"),
     "ratings": ("fastgo_cli.ratings_cmd", "every player's maximum-likelihood Elo from the ratings table"),
+    "ladder": ("fastgo_cli.ladder_cmd",
+               "the ladder's rungs on CGOS's scale; `ladder calibrate` plays their links"),
     "evaluate": ("fastgo_cli.evaluate_cmd",
                  "the evaluator: new checkpoints against earlier ones and anchors, ratings, curve.png"),
     "play": ("fastgo_cli.play_cmd", "play the network in the terminal (ASCII board, GTP vertices)"),

@@ -202,7 +202,8 @@ class MatchResult:
 
 
 def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset=0,
-               stop=None, clock=time.monotonic, game_seconds=None, signals=None) -> MatchResult:
+               stop=None, clock=time.monotonic, game_seconds=None, signals=None,
+               on_over=None) -> MatchResult:
     """Plays `games` games between sides a and b all at once; A is Black in the games whose
     number game_offset + g is even (so chunks of one match keep alternating colors).
     `stop`: a callable asked before each round of moves; once it returns True the match ends
@@ -217,7 +218,9 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
     games. `signals`: the caller's play.deferred_signals.Interrupts, held from the end of the
     last round on (the caller releases it once the batch is counted): a signal after the last
     move is either the KeyboardInterrupt above or held, so the batch reaches the caller whole
-    whatever its moment."""
+    whatever its moment. `on_over(number, a_black, score_a)`: called once for each game as soon
+    as it is over (its number from game_offset, whether A played Black, A's score: 1, 0 or 0.5
+    for a draw), so a caller can keep each finished game before the batch ends."""
     for side in (a, b):
         if not isinstance(side, (MatchSide, Player)):
             raise TypeError(f"a match side is a play.players.MatchSide or Player, not "
@@ -233,7 +236,8 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
             side.reset()
     a_black = [(game_offset + g) % 2 == 0 for g in range(games)]
     try:
-        _play_rounds(a, b, boards, a_black, result, game_clock, game_offset, stop, clock)
+        _play_rounds(a, b, boards, a_black, result, game_clock, game_offset, stop, clock,
+                     on_over)
         hold(signals)           # the games are over: from here the batch is handed back whole
     except KeyboardInterrupt as interrupt:
         interrupt.match_result = _tally(result, boards, a_black, keep_records, game_offset)
@@ -241,11 +245,21 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
     return _tally(result, boards, a_black, keep_records, game_offset)
 
 
-def _play_rounds(a, b, boards, a_black, result, game_clock, game_offset, stop, clock):
-    """play_match's rounds of moves, A's then B's in each, until every game is over or `stop`."""
+def _play_rounds(a, b, boards, a_black, result, game_clock, game_offset, stop, clock,
+                 on_over=None):
+    """play_match's rounds of moves, A's then B's in each, until every game is over or `stop`;
+    on_over as play_match's, for each game once it is over."""
     games = len(boards)
+    reported = set()
     while True:
         live = [g for g in range(games) if not boards[g].is_over()]
+        if on_over is not None:
+            for g in range(games):
+                if g not in reported and boards[g].is_over():
+                    reported.add(g)
+                    winner = boards[g].winner
+                    on_over(game_offset + g, a_black[g], 0.5 if winner is None
+                            else float((winner == BLACK) == a_black[g]))
         if not live or (stop is not None and stop()):
             break
         for side, is_a in ((a, True), (b, False)):

@@ -12,6 +12,9 @@ fastgo.run.config reads LADDER (and imports the table and the fit this module ne
 """
 from __future__ import annotations
 
+import logging
+
+from fastgo.run.calibration_table import CalibrationError, calibration_rows
 from fastgo.run.elo_fit import CGOS_STAND_IN
 from fastgo.run.ratings_table import RatingsTable
 
@@ -20,50 +23,49 @@ from fastgo.run.ratings_table import RatingsTable
 # where GNU Go is not installed (apt-get install gnugo), the katago ones where KataGo is not
 # found (`fastgo katago fetch`). Each shipped reference player (fastgo/references/index.json)
 # is a rung here, ref:NAME at its place by strength (a test holds the index and the ladder to
-# each other); they are what a machine without GNU Go and KataGo plays.
-LADDER = ("random", "mcts:100", "mcts:1000", "gnugo:1", "gnugo:5", "ref:qs60-avx2", "gnugo:10",
+# each other); with the mcts:N rungs below them they are what a machine without GNU Go and
+# KataGo plays, calibrated from mcts:100 up (random alone is not: it is the fit's zero).
+LADDER = ("random", "mcts:100", "mcts:200", "mcts:300", "mcts:500", "mcts:700", "mcts:1000",
+          "ref:qs17-avx2-v1", "ref:qs17-avx2-v3", "ref:qs17-avx2-v8", "ref:qs17-avx2-v16",
+          "ref:qs17-avx2-v32", "ref:qs17-avx2-v64", "ref:qs28-avx2-v16", "ref:qs28-avx2-v64",
+          "ref:qs60-avx2-v1", "gnugo:1", "gnugo:5", "ref:qs60-avx2", "gnugo:10",
           "katago:1,t=4,r=0.05", "katago:1,t=4", "katago:1,t=2", "katago:1,t=1.4",
           "katago:1,t=1", "katago:1,t=0.5", "katago:1")
 
-# The calibration games: (a, b, wins_a, wins_b, draws), the arena's result of a against b
-# (`fastgo arena A B --size 9`: Tromp-Taylor area, komi 7.5, colours alternating), as
-# docs/guide.md#the-ladder lists them: a chain through the stand-in, each neighbouring pair of
-# calibrated rungs on LADDER played (the lower first, scoring 20-80%: games near 50% say the
-# most), and pairs that skip a rung where they were played. A reference player's rows: its games
-# against gnugo:1, gnugo:5 and gnugo:10 and against its calibrated neighbours, added here (and
-# to the guide's table) with its file; a calibrated rung is any player of a row.
-CALIBRATION = (
-    ("gnugo:1", "ref:qs60-avx2", 10, 14, 0),
-    ("gnugo:5", "ref:qs60-avx2", 18, 22, 0),
-    ("ref:qs60-avx2", "gnugo:10", 19, 21, 0),
-    ("gnugo:10", "katago:1,t=4,r=0.05", 10, 14, 0),
-    ("katago:1,t=4,r=0.05", "katago:1,t=4", 6, 10, 0),
-    ("gnugo:10", "katago:1,t=4", 3, 21, 0),
-    ("katago:1,t=4", "katago:1,t=2", 5, 11, 0),
-    ("katago:1,t=2", "katago:1,t=1.4", 4, 12, 0),
-    ("katago:1,t=1.4", "katago:1,t=1", 5, 11, 0),
-    ("katago:1,t=4", "katago:1,t=1", 1, 15, 0),
-    ("katago:1,t=2", "katago:1,t=1", 1, 15, 0),
-    ("katago:1,t=1", "katago:1,t=0.5", 4, 12, 0),
-    ("katago:1,t=0.5", "katago:1", 10, 6, 0),
-    ("katago:1,t=1", "katago:1", 2, 18, 0),
-)
+def calibration():
+    """The calibration games that apply here (fastgo.run.calibration_table.calibration_rows);
+    an unreadable table counts as none, logged once per reason."""
+    try:
+        return calibration_rows()
+    except CalibrationError as err:
+        if str(err) not in _WARNED:
+            _WARNED.add(str(err))
+            logging.getLogger(__name__).warning("the ladder's calibration is not used: %s", err)
+        return RatingsTable()
 
 
-def rungs() -> set:
-    """The calibrated rungs: every player of CALIBRATION but the stand-in, below it or above."""
-    return {name for row in CALIBRATION for name in row[:2]} - {CGOS_STAND_IN}
+_WARNED: set = set()
 
 
-def with_calibration(rows):
-    """`rows` (a ratings table's rows) plus the calibration games when a player of `rows` is a
-    calibrated rung (else `rows` itself); the rows added carry "calibration": True. The stand-in
-    is among their players, so a fit of the result has it, and so a CGOS estimate, wherever a
-    rung is connected by games to the players rated, whether the run played GNU Go or not."""
-    above = rungs()
+def rungs(table=None) -> set:
+    """The calibrated rungs: every player of the calibration games (`table`, default
+    calibration()) but the stand-in, below it or above."""
+    table = calibration() if table is None else table
+    return {name for row in table for name in (row["a"], row["b"])} - {CGOS_STAND_IN}
+
+
+def with_calibration(rows, table=None):
+    """`rows` (a ratings table's rows) plus the calibration games (`table`, default
+    calibration()) when a player of `rows` is a calibrated rung (else `rows` itself); the rows
+    added carry "calibration": True. The stand-in is among their players, so a fit of the
+    result has it, and so a CGOS estimate, wherever a rung is connected by games to the players
+    rated, whether the run played GNU Go or not."""
+    table = calibration() if table is None else table
+    above = rungs(table)
     if not any(row.get("a") in above or row.get("b") in above for row in rows):
         return rows
-    added = [{"a": a, "b": b, "wins_a": wa, "wins_b": wb, "draws": d, "games": wa + wb + d,
-              "calibration": True} for a, b, wa, wb, d in CALIBRATION]
+    added = [{"a": row["a"], "b": row["b"], "wins_a": row["wins_a"], "wins_b": row["wins_b"],
+              "draws": row["draws"], "games": row["wins_a"] + row["wins_b"] + row["draws"],
+              "calibration": True} for row in table]
     skipped = rows.skipped_lines if isinstance(rows, RatingsTable) else ()
     return RatingsTable(list(rows) + added, skipped)

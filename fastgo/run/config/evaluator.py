@@ -50,9 +50,10 @@ class EvaluatorConfig:
     every: int = setting(1, min=1, max=1_000_000,
                          doc="evaluate at most every k-th new checkpoint (the newest)")
     interval_s: float = setting(
-        200.0, min=0.0, max=86_400.0,
+        300.0, min=0.0, max=86_400.0,
         doc="a new curve point about this often: the newest checkpoint gets a first rating (one "
-            "batch against the previous rated one) once the last point is this old, and between "
+            "batch against the anchor nearest to even, else the previous rated checkpoint) once "
+            "the last point is this old, and between "
             "points the newest rating is refined (anchors, more games, older checkpoints) as far "
             "as the CPU budget leaves room before the next point; 0: each checkpoint is rated in "
             "full before the next one is looked at")

@@ -16,7 +16,7 @@ from dashboard.server import _reference_game
 from dashboard.sessions import SessionError
 from fastgo import reference_players as refs
 from fastgo.run import ladder
-from fastgo.run.ratings_table import append_result
+from fastgo.run.ratings_table import RatingsTable, append_result
 from fastgo.run.rundir import open_run_dir, status_path
 
 
@@ -45,7 +45,9 @@ def test_the_caption_says_which_scale_the_points_are_on(tmp_path, monkeypatch):
     assert alone["scale_note"].startswith("Points: each checkpoint's Elo over random")
     assert "not on CGOS's scale" in alone["scale_note"]
     # a rung calibrated against gnugo:10 (rows made up for the test), never gnugo:10 itself
-    monkeypatch.setattr(ladder, "CALIBRATION", (("ref:low", "gnugo:10", 6, 10, 0),))
+    table = RatingsTable([{"a": "ref:low", "b": "gnugo:10", "wins_a": 6, "wins_b": 10,
+                           "draws": 0, "games": 16}])
+    monkeypatch.setattr(ladder, "calibration", lambda: table)
     through = RunView(rated_run(tmp_path / "c", [("ref:low", 8, 8)]).root).strength()
     assert through["scale"] == "cgos" and all(p["cgos"] for p in through["points"])
     assert "through the ladder's calibration games" in through["scale_note"]

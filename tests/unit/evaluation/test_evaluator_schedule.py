@@ -164,7 +164,8 @@ def test_a_newer_point_supersedes_a_refinement_and_its_games_are_kept(tmp_path,
     assert sum(r["games"] for r in ckpt0) == played      # every game it played is recorded
     assert ckpt0[-1]["stop"] == "superseded" and ckpt0[-1]["games"] == 2
     ckpt5 = [r for r in after if r["a"] == "ckpt-5"]
-    assert [(r["b"], r["games"], r["stop"]) for r in ckpt5] == [("ckpt-0", 2, "first rating")]
+    # its first rating: the anchor nearest to even by ckpt-0's rating (which split with random)
+    assert [(r["b"], r["games"], r["stop"]) for r in ckpt5] == [("random", 2, "first rating")]
     assert evaluator.job.name == "ckpt-5" and evaluator.schedule.last_point_at == 200.0
     assert json.loads((tmp_path / "run" / "ratings.json").read_text())["latest"]["player"] \
         == "ckpt-5"

@@ -39,6 +39,13 @@ def test_an_index_names_each_player_its_file_visits_and_digest(tmp_path):
     assert refs.read_index(tmp_path / "nothing-here") == {}      # no index: no players
 
 
+def test_one_network_at_other_visits_is_another_player(tmp_path):
+    folder = write_index(tmp_path / "refs", [entry(), entry(name="low-deep", visits=256)])
+    index = refs.read_index(folder)
+    assert [(r.spec, r.path, r.visits) for r in index.values()] == [
+        ("ref:low", str(folder / "low.ckpt"), 8), ("ref:low-deep", str(folder / "low.ckpt"), 256)]
+
+
 @pytest.mark.parametrize("bad", [
     {"format": 2, "references": []},
     {"format": 1},
@@ -51,6 +58,8 @@ def test_an_index_names_each_player_its_file_visits_and_digest(tmp_path):
     {"format": 1, "references": [entry(provenance="two\nlines")]},
     {"format": 1, "references": [entry(extra=1)]},
     {"format": 1, "references": [entry(), entry(file="other.ckpt")]},      # a name twice
+    {"format": 1, "references": [entry(), entry(name="two")]},         # a file at the same visits
+    {"format": 1, "references": [entry(), entry(name="two", visits=64, sha256="cd" * 32)]},
 ])
 def test_a_malformed_index_is_refused_in_one_line(tmp_path, bad):
     folder = tmp_path / "refs"

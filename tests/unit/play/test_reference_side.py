@@ -53,3 +53,27 @@ def test_missing_names_the_command_that_adds_each_engine(monkeypatch, tmp_path):
     gone = missing(parse_spec("katago:1,t=4"))
     assert (gone.what, gone.command) == ("KataGo", "fastgo katago fetch")
     assert missing(parse_spec("random")) is None and missing(parse_spec("mcts:10")) is None
+
+
+def test_every_shipped_reference_plays_its_first_move_at_its_own_visits(monkeypatch):
+    # the shipped index, not a test folder: each name loads (digest, checkpoint checks) and its
+    # first move on the empty board is a search of the index's visits, so one file named at
+    # several visits is several players
+    from fastgo.game import Game
+
+    monkeypatch.delenv(refs.REFERENCES_ENV, raising=False)
+    index = refs.read_index()
+    # one file at several visits: no two names share a file and visits
+    assert len(index) >= 3 and len({(ref.path, ref.visits) for ref in index.values()}) == len(index)
+    for ref in index.values():
+        side = make_side(ref.spec, seed=5, backend="torch", move_seconds=0.01)
+        try:
+            assert (side.name, side.visits, side.fixed_visits) == (ref.spec, ref.visits, True)
+            side.prepare(1, ref.board_size, 7.5)
+            game = Game(ref.board_size, 7.5)
+            (move,) = side.moves([0], [game])
+            assert game.is_legal(move)
+            # the root's evaluation comes first; each of the index's visits then goes to a child
+            assert int(side.search.root_visits(0).sum()) == ref.visits
+        finally:
+            side.close()

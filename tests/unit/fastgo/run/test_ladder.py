@@ -4,9 +4,8 @@ CGOS interval from games near 50%, and a run that played only shipped reference 
 without GNU Go; the published table says the same as the code; the shipped reference players
 and the ladder name each other."""
 import math
-import pathlib
-import re
 
+from evaluation.calibration import direct_games, link
 from fastgo.player_spec import parse_spec
 from fastgo.run import ladder
 from fastgo.run.config import Config
@@ -14,7 +13,20 @@ from fastgo.run.elo_fit import CGOS_ANCHOR_ELO, CGOS_STAND_IN, cgos_ratings
 from fastgo.run.ratings_table import RatingsTable
 from fastgo.run.strength import strength_of
 
-DOCS = pathlib.Path(__file__).resolve().parents[4] / "docs" / "guide.md"
+
+def use_calibration(monkeypatch, rows):
+    """The calibration games the fits take (fastgo.run.ladder.calibration) made `rows`:
+    (a, b, wins_a, wins_b, draws) tuples."""
+    table = RatingsTable([{"a": a, "b": b, "wins_a": wa, "wins_b": wb, "draws": d,
+                           "games": wa + wb + d} for a, b, wa, wb, d in rows])
+    monkeypatch.setattr(ladder, "calibration", lambda: table)
+    return table
+
+
+def shipped_rows():
+    """The shipped calibration table as (a, b, wins_a, wins_b, draws) tuples."""
+    return tuple((r["a"], r["b"], r["wins_a"], r["wins_b"], r["draws"])
+                 for r in ladder.calibration())
 
 
 def test_the_ladder_is_the_default_and_rises_through_the_stand_in():
@@ -26,8 +38,8 @@ def test_the_ladder_is_the_default_and_rises_through_the_stand_in():
 
 
 def test_calibration_games_join_a_fit_only_where_a_rung_was_played(monkeypatch):
-    monkeypatch.setattr(ladder, "CALIBRATION", ((CGOS_STAND_IN, "rung:1", 5, 15, 0),
-                                                ("rung:1", "rung:2", 6, 14, 0)))
+    use_calibration(monkeypatch, ((CGOS_STAND_IN, "rung:1", 5, 15, 0),
+                                  ("rung:1", "rung:2", 6, 14, 0)))
     # a checkpoint that beats the stand-in every time and splits with rung:1
     base = [{"a": "ckpt-100", "b": "random", "wins_a": 20, "wins_b": 0, "draws": 0},
             {"a": "ckpt-100", "b": CGOS_STAND_IN, "wins_a": 20, "wins_b": 0, "draws": 0}]
@@ -61,65 +73,40 @@ def test_fastgo_ratings_says_it_added_the_calibration(tmp_path, capsys):
     append_result(table, "ckpt-100", "katago:1,t=4", 10, 10)
     assert main(["ratings", str(table)]) == 0
     said = capsys.readouterr().out
-    assert f"with the ladder's {len(ladder.CALIBRATION)} calibration results" in said
+    assert f"with the ladder's {len(ladder.calibration())} calibration results" in said
     assert "katago:1 " in said            # a rung rated through the calibration alone
 
 
-def published_rows():
-    """(a, b, wins_a, wins_b, draws) of the ladder table in docs/guide.md."""
-    text = DOCS.read_text()
-    section = text[text.index("### The ladder"):]
-    section = section[:section.index("\n#", 1)]
-    found = []
-    for line in section.splitlines():
-        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 4 and re.fullmatch(r"\d+-\d+-\d+", cells[2]):
-            wins_a, wins_b, draws = map(int, cells[2].split("-"))
-            found.append((cells[0], cells[1], wins_a, wins_b, draws))
-    return tuple(found)
-
-
-def test_the_published_table_is_the_calibration():
-    assert ladder.CALIBRATION and published_rows() == ladder.CALIBRATION
-    for a, b, wins_a, wins_b, draws in ladder.CALIBRATION:
-        assert parse_spec(a).name == a and parse_spec(b).name == b
-        assert wins_a + wins_b + draws >= 16
-
-
-def calibration_problems(rungs, calibration, shipped):
+def calibration_problems(rungs, calibration, shipped, min_games=16):
     """What is wrong with a ladder `rungs` and its `calibration` rows for the reference players
     `shipped` (names ref:NAME), as lines; [] when nothing is. The calibrated rungs, in ladder
     order, are a chain through the stand-in: each neighbouring pair (but two GNU Go levels,
-    which every reference player joins) was played with the lower first, both sides won games
-    (so the pair's Elo distance has a finite interval, not only a bound) and the lower one
-    scored 20-80% (a step the evaluator's games near 50% can measure); other pairs may be
-    played too, the lower first. Each shipped player is a rung and played GNU Go levels 1, 5
-    and 10; a ref rung is shipped."""
+    which the rungs around them join) was played `min_games` games or more (either colour
+    and order, summed), both sides won games (so the pair's Elo distance has a finite
+    interval, not only a bound) and the lower one scored 20-80% (a step the evaluator's games
+    near 50% can measure). Each player of a row is a rung; each shipped player is a rung; a
+    ref rung is shipped."""
     out = []
-    played = {(a, b): (wins_a, wins_b, draws) for a, b, wins_a, wins_b, draws in calibration}
+    played = direct_games([{"a": a, "b": b, "wins_a": wa, "wins_b": wb, "draws": d}
+                           for a, b, wa, wb, d in calibration])
     calibrated = {name for pair in played for name in pair}
     chain = [name for name in rungs if name in calibrated]
     if CGOS_STAND_IN not in chain or len(chain) < 2:
         out.append(f"no chain of calibrated rungs through {CGOS_STAND_IN}")
     for low, high in zip(chain, chain[1:]):
-        if low.startswith("gnugo:") and high.startswith("gnugo:") and (low, high) not in played:
-            continue             # two GNU Go levels: joined through the players of both
-        if (low, high) not in played:
-            out.append(f"{low} and {high}: neighbours never played, the lower first")
+        step = link(low, high, played)
+        if low.startswith("gnugo:") and high.startswith("gnugo:") and not step.games:
+            continue             # two GNU Go levels: joined through the rungs around them
+        if step.games < min_games:
+            out.append(f"{low} and {high}: neighbours, {step.games} games")
             continue
-        wins_low, wins_high, draws = played[(low, high)]
-        score = (wins_low + draws / 2) / (wins_low + wins_high + draws)
-        if not (wins_low > 0 and wins_high > 0 and 0.2 <= score <= 0.8):
-            out.append(f"{low} and {high}: {wins_low}-{wins_high}-{draws} is no measured step")
-    for a, b in played:
-        if a not in chain or b not in chain or chain.index(a) > chain.index(b):
-            out.append(f"{a} against {b}: not two rungs, the lower first")
-    for name in shipped:
-        if name not in rungs:
-            out.append(f"{name} is shipped but not on the ladder")
-        for level in ("gnugo:1", "gnugo:5", "gnugo:10"):
-            if (name, level) not in played and (level, name) not in played:
-                out.append(f"{name} never played {level}")
+        if not (step.wins_low > 0 and step.wins_high > 0 and 0.2 <= step.score <= 0.8):
+            out.append(f"{low} and {high}: {step.wins_low}-{step.wins_high}-{step.draws} is no "
+                       f"measured step")
+    out.extend(f"{name} is played but not on the ladder" for name in sorted(calibrated)
+               if name not in rungs)
+    out.extend(f"{name} is shipped but not on the ladder" for name in shipped
+               if name not in rungs)
     out.extend(f"{name} is on the ladder but not shipped" for name in rungs
                if name.startswith("ref:") and name not in shipped)
     return out
@@ -130,26 +117,27 @@ def test_each_calibrated_distance_is_measured_and_each_reference_player_calibrat
 
     monkeypatch.delenv(REFERENCES_ENV, raising=False)
     shipped = [ref.spec for ref in read_index().values()]
-    assert calibration_problems(ladder.LADDER, ladder.CALIBRATION, shipped) == []
-    for a, b, *_ in ladder.CALIBRATION:
+    assert calibration_problems(ladder.LADDER, shipped_rows(), shipped) == []
+    for a, b, *_ in shipped_rows():
         for name in (a, b):
             assert not name.startswith("ref:") or name in shipped, name
 
 
 def test_the_calibration_check_finds_each_gap():
     rungs = ("random", "ref:low", "gnugo:1", "gnugo:5", "ref:mid", "gnugo:10", "ref:gone")
-    rows = (("ref:low", "gnugo:1", 5, 11, 0),
+    rows = (("ref:low", "gnugo:1", 5, 11, 0), ("ref:low", "gnugo:1", 4, 4, 0),
             ("gnugo:5", "ref:mid", 1, 15, 0), ("ref:mid", "gnugo:10", 6, 10, 0),
-            ("gnugo:10", "ref:low", 16, 0, 0), ("ref:low", "gnugo:10", 0, 16, 0))
+            ("gnugo:10", "ref:mid", 2, 0, 0), ("ref:low", "ref:odd", 1, 1, 0))
+    # gnugo:1 and gnugo:5 never met: two GNU Go levels, joined through the rungs around them
     assert calibration_problems(rungs, rows, ["ref:low", "ref:mid", "ref:extra"]) == [
         "gnugo:5 and ref:mid: 1-15-0 is no measured step",
-        "gnugo:10 against ref:low: not two rungs, the lower first",
-        "ref:low never played gnugo:5",
-        "ref:mid never played gnugo:1",
+        "ref:odd is played but not on the ladder",
         "ref:extra is shipped but not on the ladder",
-        "ref:extra never played gnugo:1", "ref:extra never played gnugo:5",
-        "ref:extra never played gnugo:10",
         "ref:gone is on the ladder but not shipped"]
+    # the games of a pair add up whatever the order: 6-10 and 0-2 the other way are 6-12
+    assert calibration_problems(rungs[:1] + rungs[4:6], rows[3:5], ["ref:mid"], min_games=18) == []
+    assert calibration_problems(rungs[:1] + rungs[4:6], rows[3:5], ["ref:mid"], min_games=19) == [
+        "ref:mid and gnugo:10: neighbours, 18 games"]
 
 
 # A calibration made up for the test (not the shipped one): two reference players measured once
@@ -170,9 +158,9 @@ def test_a_run_that_played_only_shipped_rungs_is_on_cgoss_scale(monkeypatch):
     assert strength_of(RatingsTable(run)).cgos == {}
     # the made-up rows beside the shipped calibration less its own reference players' rows
     # (which would move the GNU Go levels the made-up ones are measured against)
-    base = tuple(row for row in ladder.CALIBRATION
+    base = tuple(row for row in shipped_rows()
                  if not any(name.startswith("ref:") for name in row[:2]))
-    monkeypatch.setattr(ladder, "CALIBRATION", base + REFERENCE_ROWS)
+    use_calibration(monkeypatch, base + REFERENCE_ROWS)
     view = strength_of(RatingsTable(run))
     # ref:high's distance to the stand-in from the calibration games alone (an independent fit
     # of those rows), and ckpt-200 split 16-16 with it: the same rating, give or take the prior
@@ -207,5 +195,26 @@ def test_the_shipped_reference_player_puts_a_run_without_gnu_go_on_cgoss_scale(m
     assert abs(rating - ref) < 25 and abs(ref - CGOS_ANCHOR_ELO) < 120
     assert high - low < 400
     # without the calibration rows: no estimate
-    monkeypatch.setattr(ladder, "CALIBRATION", ())
+    use_calibration(monkeypatch, ())
+    assert strength_of(RatingsTable(run)).cgos == {}
+
+
+def test_a_young_run_is_on_cgoss_scale_from_its_first_rung(monkeypatch):
+    # a run's first minutes on a machine without GNU Go and KataGo: its checkpoint beat random
+    # and split with mcts:1000, the lowest calibrated rung; the chain of shipped players above
+    # it (fastgo/references/index.json) carries it to gnugo:10 = 1800
+    from fastgo.reference_players import REFERENCES_ENV, read_index
+
+    monkeypatch.delenv(REFERENCES_ENV, raising=False)
+    shipped = ["ref:" + name for name in read_index()]
+    run = [{"a": "ckpt-100", "b": "random", "wins_a": 16, "wins_b": 0, "draws": 0},
+           {"a": "ckpt-100", "b": "mcts:1000", "wins_a": 8, "wins_b": 8, "draws": 0}]
+    cgos = strength_of(RatingsTable(run)).cgos
+    rating, low, high = cgos["ckpt-100"]
+    assert low < rating < high < cgos["gnugo:1"][0] < CGOS_ANCHOR_ELO
+    # the shipped players rise as the index lists them, the first far below the last
+    ratings = [cgos[name][0] for name in shipped]
+    assert ratings[-1] - ratings[0] > 600
+    assert all(later > earlier - 150 for earlier, later in zip(ratings, ratings[1:]))
+    use_calibration(monkeypatch, ())
     assert strength_of(RatingsTable(run)).cgos == {}
