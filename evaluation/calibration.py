@@ -142,7 +142,8 @@ def available(players, missing) -> tuple[list, dict]:
         if why is None:
             ok.append(name)
         else:
-            gone[name] = f"{why.why}" + (f" (add it: {why.command})" if why.command else "")
+            gone[name] = why.what + (f" (add it: {why.command})" if why.command else
+                                     f": {why.why}")
     return ok, gone
 
 
@@ -159,13 +160,16 @@ def ladder_players(rows, ladder, index_names) -> list:
 
 class Calibration:
     """Plays the least certain links for `minutes` into the table at `path` (see the module).
-    `players`: the rungs that can run here; `make_side(name, seed)`: a match side
+    `read()`: the games the choice weighs (default: the table's own); `players`: the rungs
+    that can run here; `make_side(name, seed)`: a match side
     (play.specs.make_side); `play(a, b, games, offset, on_over, stop)`: play.match.play_match
     with those arguments; `say(line)`: progress; `clock`: seconds, monotonic."""
 
     def __init__(self, path, players, make_side, play, say, *, target=TARGET_GAMES,
-                 batch=BATCH_GAMES, only=None, seed=None, clock=time.monotonic):
+                 batch=BATCH_GAMES, only=None, seed=None, clock=time.monotonic, read=None):
         self.path, self.players, self.make_side, self.play = os.fspath(path), players, make_side, play
+        # the games the choice of link weighs: the table's, or more (read())
+        self.read = read or (lambda: read_calibration(self.path))
         self.say, self.target, self.batch, self.only, self.clock = say, target, batch, only, clock
         self.seed = secrets.randbits(48) if seed is None else seed
         self.sides: dict = {}
@@ -189,8 +193,7 @@ class Calibration:
         the next move is played."""
         deadline = self.clock() + 60.0 * minutes
         while self.clock() < deadline:
-            rows = read_calibration(self.path)
-            chosen = next_link(rows, self.players, self.target, self.only)
+            chosen = next_link(self.read(), self.players, self.target, self.only)
             if chosen is None:
                 return f"every link has {self.target} games or more"
             self._batch(chosen, deadline)
@@ -238,8 +241,11 @@ def format_view(view: LadderView, skipped=None, damaged=0) -> list:
         lines.append(line)
     for name in view.unrated:
         lines.append(f"{name:<{width}}  not rated: no calibration games yet")
+    groups: dict = {}
     for name, why in (skipped or {}).items():
-        lines.append(f"{name:<{width}}  not here: {why}")
+        groups.setdefault(why, []).append(name)
+    for why, names in groups.items():
+        lines.append(f"not played here: {', '.join(names)}: no {why}")
     if damaged:
         lines.append(f"({damaged} damaged lines of the table skipped)")
     return lines

@@ -33,6 +33,9 @@ def add_arguments(parser):
     calibrate.add_argument("--rung", default=None, metavar="SPEC",
                            help="calibrate only this rung's links (a player spec: ref:NAME of "
                                 "your own folder, gtp:\"COMMAND\", mcts:N, ...)")
+    calibrate.add_argument("--exclude", action="append", default=[], metavar="SPEC",
+                           help="leave this rung out (repeatable): e.g. gnugo:10, whose games "
+                                "cost seconds a move, for a piece of the cheap links")
     calibrate.add_argument("--target", type=int, default=None, metavar="GAMES",
                            help="games a link needs (default: 100)")
     calibrate.add_argument("--batch", type=int, default=None, metavar="GAMES",
@@ -59,16 +62,26 @@ def run(args):
     from evaluation.calibration import format_view, ladder_view
     from fastgo.files import printable
     from fastgo.reference_players import ReferenceIndexError
-    from fastgo.run.calibration_table import CalibrationError, calibration_path, read_calibration
+    from fastgo.run.calibration_table import (
+        CalibrationError,
+        calibration_path,
+        calibration_rows,
+        read_calibration,
+    )
 
     path = args.table if args.table is not None else calibration_path()
+
+    def read():
+        # the table named, or the games that apply here: the shipped table's, and those of
+        # a folder of one's own (FASTGO_REFERENCES), which calibrate adds to
+        return read_calibration(path) if args.table is not None else calibration_rows()
     try:
-        table = read_calibration(path)
+        table = read()
         players, skipped = _players(table)
     except (CalibrationError, ReferenceIndexError) as err:
         return _error(printable(str(err)))
     if args.action == "calibrate":
-        return _calibrate(args, path, table, players, skipped)
+        return _calibrate(args, path, read, players, skipped)
     view = ladder_view(table)
     if not view.order:
         print(f"{printable(path)}: no calibration games yet")
@@ -82,7 +95,7 @@ def run(args):
     return 0
 
 
-def _calibrate(args, path, table, players, skipped):
+def _calibrate(args, path, read, players, skipped):
     from evaluation.calibration import BATCH_GAMES, SIZE, TARGET_GAMES, Calibration
     from fastgo.files import printable
     from fastgo.player_spec import parse_spec
@@ -115,8 +128,20 @@ def _calibrate(args, path, table, players, skipped):
         only = table_name(spec.name)
         if only not in players:
             players.append(only)
+    left_out = set()
+    for text in args.exclude:
+        try:
+            left_out.add(table_name(parse_spec(text).name))
+        except ValueError as err:
+            return _error(f"--exclude: {err}")
+    if only in left_out:
+        return _error(f"--rung {printable(args.rung)} is also excluded")
+    players = [name for name in players if name not in left_out]
+    groups: dict = {}
     for name, why in skipped.items():
-        print(f"{PROG}: {name} not played here: {why}", file=sys.stderr)
+        groups.setdefault(why, []).append(name)
+    for why, names in groups.items():
+        print(f"{PROG}: not played here: {', '.join(names)}: no {why}", file=sys.stderr)
     directory = os.path.dirname(os.path.abspath(path))
     if not os.access(directory, os.W_OK):
         return _error(f"{printable(path)}: its folder is not writable (--table FILE: another "
@@ -138,7 +163,7 @@ def _calibrate(args, path, table, players, skipped):
                           signals=signals)
 
     calibration = Calibration(path, players, side, play, print, target=target, batch=batch,
-                              only=only, seed=args.seed)
+                              only=only, seed=args.seed, read=read)
     status = 0
     with Interrupts(quiet_after=True) as signals:
         try:

@@ -140,6 +140,13 @@ def add_rows(path, rows) -> None:
     tmp = os.path.join(directory, f".{CALIBRATION_NAME}.{os.getpid()}.tmp")
     fd = _locked_fd(path)
     try:
+        # under the lock a temporary file is only ever a writer's that was killed: gone
+        for name in os.listdir(directory):
+            if name.startswith(f".{CALIBRATION_NAME}.") and name.endswith(".tmp"):
+                try:
+                    os.unlink(os.path.join(directory, name))
+                except OSError:
+                    pass
         old = b""
         while chunk := os.read(fd, 1 << 20):
             old += chunk
