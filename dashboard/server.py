@@ -114,7 +114,7 @@ class Dashboard:
             return _error(err, 404)
         except SessionError as err:
             return _error(err, 409)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return _error("the engine did not answer in time", 504)
         except web.HTTPException as err:
             if err.status < 400:

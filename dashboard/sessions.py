@@ -109,7 +109,7 @@ class Engine:
             try:
                 self.proc.stdin.close()
                 await asyncio.wait_for(self.proc.wait(), 5.0)
-            except (asyncio.TimeoutError, OSError, ConnectionError):
+            except (TimeoutError, OSError, ConnectionError):
                 self.proc.kill()
                 await self.proc.wait()
 
@@ -145,7 +145,7 @@ class Session:
             await self.gtp.gtp(f"boardsize {self.size}", timeout=START_TIMEOUT_S)
             await self.gtp.gtp("clear_board")
             await self.gtp.gtp(f"komi {self.game.komi}")
-        except (SessionError, asyncio.TimeoutError, ValueError) as err:
+        except (TimeoutError, SessionError, ValueError) as err:
             await self.close()
             raise SessionError(f"cannot start the network player: {err}") from None
         if self.human == WHITE:

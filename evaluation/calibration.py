@@ -216,8 +216,11 @@ class Calibration:
                  f"{self.batch} more")
         result = self.play(side_a, side_b, self.batch, offset, on_over,
                            lambda: self.clock() >= deadline)
+        per_move = [seconds / moves if moves else 0.0 for seconds, moves in
+                    ((result.seconds_a, result.moves_a), (result.seconds_b, result.moves_b))]
         self.say(f"  {a} {result.wins_a}, {b} {result.wins_b}"
                  + (f", draws {result.draws}" if result.draws else "")
+                 + f"; {per_move[0]:.3f} / {per_move[1]:.3f} s a move"
                  + (f"; {self.batch - result.games} unfinished at the time limit, dropped"
                     if result.games < self.batch else ""))
 

@@ -71,7 +71,7 @@ class Role(StrEnum):
         return self.value
 
     def log(self, run_dir, worker_id=None) -> str:
-        """RUN/logs/NAME.log: its own log (fastgo.run.role_entry.setup_logging)."""
+        """RUN/logs/NAME.log: its own log (roles.start.setup_logging)."""
         return run_dir.log(self.file_name(worker_id))
 
     def status_file(self, run_dir, worker_id=None) -> StatusFile:

@@ -7,9 +7,8 @@ import dataclasses
 import os
 import re
 import sys
-import typing
-
 import tomllib
+import typing
 
 import fastgo
 from fastgo.files import read_bounded, reason

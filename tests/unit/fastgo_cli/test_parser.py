@@ -5,10 +5,10 @@ effective config or is refused in one line."""
 import argparse
 import json
 import math
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
