@@ -2,7 +2,8 @@
 child process on this machine with its own log in RUN/logs. A child that exits is restarted with
 back-off; one whose heartbeat (RUN/logs/ROLE.status.json; the server answers a stats request
 instead) is older than cluster.stuck_seconds is stuck, whether busy or stopped, and is killed and
-restarted. Never imports ray.
+restarted, and so is one that says it is busy (its status file's "busy"; the server's start-up
+lines) for over cluster.busy_limit_s. Never imports ray.
 """
 from __future__ import annotations
 
@@ -33,6 +34,19 @@ def serving_line(server_config, stats) -> str:
     return f"server backend {backend} ({why}; the table is in logs/serve.log)"
 
 
+def unwell(policy, role, now):
+    """Why `role` (a LocalRole whose process runs) must be killed and restarted, for
+    RestartPolicy.restart, or None: it says it is busy past cluster.busy_limit_s, or it has made
+    no progress for longer than the stuck rule allows (RestartPolicy.busy_past, .stuck).
+    `now`: monotonic time."""
+    child = role.child
+    data, last, beaten = child.progress()
+    why = policy.busy_past(role, child.busy(data, beaten), child.started, now)
+    if why is None and policy.stuck(now - last, beaten):
+        why = f"made no progress for {now - last:.0f} s (stuck or stopped); killed"
+    return why
+
+
 FINAL_POLL_S = 0.5              # how often the final rating's deadline and signals are looked at
 
 
@@ -43,7 +57,7 @@ class LocalRole:
         self.spec = spec
         self.role = spec.name
         self.argv = argv
-        self.child = RoleChild(spec.name, run_dir, spec.heartbeat)
+        self.child = RoleChild(spec.name, run_dir, spec.heartbeat, starting=spec.kind.starting)
         self.backoff = Backoff()
         self.log_path = self.child.log_path
         self.out_path = self.child.out_path
@@ -84,11 +98,14 @@ class LocalCluster:
         others; RuntimeError when the server does not start."""
         server = self.server.child
         try:
-            server.start(self.server.argv, ready=Role.SERVE.ready, ready_timeout_s=STARTUP_S)
+            server.start(self.server.argv, ready=Role.SERVE.ready, ready_timeout_s=STARTUP_S,
+                         ready_cap_s=self.cc.busy_limit_s)
         except RoleStartError as err:
             if err.code == REFUSED:
                 self.supervision.fail_code = REFUSED
-            raise RuntimeError(f"the server did not start: {err.last_line} "
+            busy = (f" (busy starting past cluster.busy_limit_s = {self.cc.busy_limit_s:g} s)"
+                    if err.capped else "")
+            raise RuntimeError(f"the server did not start{busy}: {err.last_line} "
                                f"(see {self.server.out_path})") from None
         deadline = time.monotonic() + STARTUP_S
         while (stats := self.server_stats()) is None:
@@ -123,12 +140,10 @@ class LocalCluster:
                 continue
             if role is self.server and now - child.ping.last_ok > 2.0:
                 self.server_stats(timeout_s=0.5)
-            _, last, beaten = child.progress()
-            idle = now - last
-            if supervision.policy.stuck(idle, beaten):
+            why = unwell(supervision.policy, role, now)
+            if why is not None:
                 child.kill()
-                supervision.restart(role, f"made no progress for {idle:.0f} s (stuck or stopped); "
-                                          f"killed")
+                supervision.restart(role, why)
             elif child.alive():
                 supervision.policy.healthy(role.backoff, child.started, now)
 

@@ -26,12 +26,13 @@ Supervision follows the policy both launchers read (supervision.policy: the stop
 restart bookkeeping, the status line): Ray restarts a lost actor (max_restarts = -1; the driver's
 cluster.max_restarts within restart_window_s decides when to give up), the driver sees the new
 incarnation (another actor pid, or the actor's death reply), counts a restart for the role and
-starts the role again in it; a child that exits or stops making progress is restarted the same way
-with back-off. Calls are never retried by Ray (max_task_retries = 0): the driver polls again on
-its next tick, so no call runs twice. A node that leaves takes with it only what was on it (games
-in progress, a worker's unconfirmed games); Ray places its actors again wherever their resources
-allow. A role that no node takes within PLACEMENT_TIMEOUT_S at start is an error (exit status 2);
-what the nodes must offer the roles is supervision.ray_placement's.
+starts the role again in it; a child that exits, stops making progress or says it is busy for
+over cluster.busy_limit_s is restarted the same way with back-off. Calls are never retried by
+Ray (max_task_retries = 0): the driver polls again on its next tick, so no call runs twice. A
+node that leaves takes with it only what was on it (games in progress, a worker's unconfirmed
+games); Ray places its actors again wherever their resources allow. A role that no node takes
+within PLACEMENT_TIMEOUT_S at start is an error (exit status 2); what the nodes must offer the
+roles is supervision.ray_placement's.
 """
 from __future__ import annotations
 
@@ -345,16 +346,18 @@ class RayCluster:
                 child.need_start = True
             return
         child.child = reply["child"]
-        if reply["age"] > self.cc.stuck_seconds:
-            idle = reply["age"]
+        why = self.supervision.policy.busy_past(child, reply.get("busy"),
+                                                (child.started, child.child))
+        if why is None and reply["age"] > self.cc.stuck_seconds:
+            why = f"made no progress for {reply['age']:.0f} s (stuck or stopped); killed"
+        if why is not None:
             try:
                 self._get(child.actor.kill.remote(), 20.0, f"{child.role} kill")
             except (self.ray.exceptions.RayActorError, RuntimeError):
                 pass
             child.child = None
             child.need_start = True
-            self.supervision.restart(child, f"made no progress for {idle:.0f} s (stuck or stopped); "
-                                            f"killed")
+            self.supervision.restart(child, why)
         else:
             self.supervision.policy.healthy(child.backoff, child.started, time.monotonic())
 

@@ -1,7 +1,8 @@
 """The restart policy both launchers share: a role that exits or stops making progress is started
 again after an exponential back-off (cluster.backoff_s doubling up to cluster.backoff_max_s; a
 minute of health resets it), and a role restarted cluster.max_restarts times within
-cluster.restart_window_s stops the cluster.
+cluster.restart_window_s stops the cluster. A role that makes no progress (stuck()) or says it
+is busy for over cluster.busy_limit_s in one start (busy_past()) is killed and restarted so.
 
 A full disk is no crash (fastgo.diskfull): a role that stopped on one (exit status DISK_FULL)
 stops the run cleanly with cluster.on_disk_full = "stop", or with "wait" is started again with
@@ -41,6 +42,7 @@ class RestartPolicy:
         self.cc = cc
         self.log = log
         self.waiting = {}           # role name -> the disk condition its status file showed
+        self.busy_since = {}        # role name -> (its start's token, monotonic time busy first seen)
 
     def restart(self, role, why, now=None, code=None):
         """Counts a restart of `role` and schedules it after its back-off; returns None, or the
@@ -48,6 +50,7 @@ class RestartPolicy:
         within restart_window_s (then nothing is counted). `code`: its exit status, DISK_FULL
         for a full disk (see disk_full_exit)."""
         now = time.monotonic() if now is None else now
+        self.busy_since.pop(role.role, None)
         if code == DISK_FULL:
             return self.disk_full_exit(role, now)
         backoff = role.backoff
@@ -69,6 +72,27 @@ class RestartPolicy:
         """Whether a role idle for idle_s seconds is stuck: over cluster.stuck_seconds, or
         before its first heartbeat (`beaten` False) over STARTUP_S if that is longer."""
         return idle_s > (self.cc.stuck_seconds if beaten else max(self.cc.stuck_seconds, STARTUP_S))
+
+    def busy_past(self, role, busy, start, now=None) -> str | None:
+        """The reason to restart `role` (for restart(), which puts the role's name first) once
+        it has said it is busy for over cluster.busy_limit_s, else None. `busy`: what it says it is
+        busy with now (RoleChild.busy), None when it is not; `start`: a token of its current
+        start (a new token starts the count over). The count runs from the first call that saw
+        it busy in this start to `now` (monotonic) and ends at a call that sees it not busy, so
+        a change of what it is busy with is one spell: the server names each backend it times."""
+        now = time.monotonic() if now is None else now
+        if busy is None:
+            self.busy_since.pop(role.role, None)
+            return None
+        token, since = self.busy_since.get(role.role, (None, now))
+        if token != start:
+            since = now
+        self.busy_since[role.role] = (start, since)
+        busy_s = now - since
+        if busy_s <= self.cc.busy_limit_s:
+            return None
+        return (f"said it was busy ({str(busy)[:80]}) for {busy_s:.0f} s, past "
+                f"cluster.busy_limit_s = {self.cc.busy_limit_s:g} s; killed")
 
     def disk_full_exit(self, role, now):
         """`role` stopped on a full disk: the message that stops the run (on_disk_full "stop"),

@@ -56,20 +56,22 @@ class RoleHost:
 
     def poll(self):
         """How the role is: {"actor", "child" (pid or None), "code" (exit status, once, when
-        the child has ended), "age" (seconds since its last progress), "status" (its
-        heartbeat's figures), "stats" (the server's), "files", "last_line"}."""
-        reply = {"actor": os.getpid(), "child": None, "code": None, "age": 0.0, "status": None,
-                 "stats": None, "files": {}, "last_line": None}
+        the child has ended), "age" (seconds since its last progress), "busy" (what it says it
+        is busy with, RoleChild.busy, or None), "status" (its heartbeat's figures), "stats"
+        (the server's), "files", "last_line"}."""
+        reply = {"actor": os.getpid(), "child": None, "code": None, "age": 0.0, "busy": None,
+                 "status": None, "stats": None, "files": {}, "last_line": None}
         code = self.child.poll()
         if code is not None:
             reply.update(code=code, last_line=self.child.last_line())
         elif self.child.process is not None:
             reply["child"] = self.child.pid
         if self.child.heartbeat is not None:
-            data, last, _ = self.child.progress()
+            data, last, beaten = self.child.progress()
             reply["status"] = data
             if reply["child"] is not None:
                 reply["age"] = time.monotonic() - last
+                reply["busy"] = self.child.busy(data, beaten)
         elif reply["child"] is not None and self.endpoint and self.role == Role.SERVE:
             reply["stats"] = self.child.server_stats(self.endpoint, timeout_s=0.5)
             reply["age"] = time.monotonic() - self.child.ping.last_ok

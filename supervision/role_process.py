@@ -25,32 +25,37 @@ TAIL_BYTES = 4000                           # the end of a log read for its last
 
 class RoleStartError(RuntimeError):
     """A role process ended, or its deadline passed, before its ready line. `code`: its exit
-    status (None when it was stopped at the deadline); `last_line`: its output's last line."""
+    status (None when it was stopped at the deadline); `last_line`: its output's last line;
+    `capped`: stopped at the bound on a start that kept printing (RoleProcess.wait_ready)."""
 
-    def __init__(self, message, code, last_line):
+    def __init__(self, message, code, last_line, capped=False):
         super().__init__(message)
         self.code = code
         self.last_line = last_line
+        self.capped = capped
 
 
 class RoleProcess:
     """The child `[*prefix, python, -m, module, *argv]`, stdout and stderr appended to
     `out_path`, stdin from /dev/null. With `ready` (the start of the line the role prints once
     it serves, roles.registry.Role.ready), start() returns once that line is written and `endpoint`
-    holds the rest of it; otherwise start() returns at once.
+    holds the rest of it (ready_timeout_s and ready_cap_s bound the wait: wait_ready); otherwise
+    start() returns at once.
 
     env: variables added to this process's environment; own_session: a session of its own
     (a terminal's Ctrl-C reaches only the parent, which stops its children in order);
     die_with_parent: SIGKILL when the thread that started it ends (Linux)."""
 
-    def __init__(self, argv, out_path, *, ready=None, ready_timeout_s=60.0, module="fastgo_cli.main",
-                 prefix=(), env=ONE_THREAD, cwd=None, own_session=False, die_with_parent=False,
-                 name=None):
+    def __init__(self, argv, out_path, *, ready=None, ready_timeout_s=60.0, ready_cap_s=None,
+                 module="fastgo_cli.main", prefix=(), env=ONE_THREAD, cwd=None, own_session=False,
+                 die_with_parent=False, name=None):
         self.argv = [str(arg) for arg in argv]
         self.name = name or (self.argv[0] if self.argv else module)     # for messages
         self.out_path = os.fspath(out_path)
         self.ready = ready
         self.ready_timeout_s = ready_timeout_s
+        self.ready_cap_s = ready_cap_s
+        self.capped = False             # the last wait_ready ended at its cap
         self.command = [*prefix, sys.executable, "-m", module, *self.argv]
         self.env = dict(env)
         self.cwd = cwd
@@ -84,31 +89,34 @@ class RoleProcess:
         self.started = time.monotonic()
         self.endpoint = None
         if self.ready:
-            self.endpoint = self.wait_ready(self.ready, self.ready_timeout_s)
+            self.endpoint = self.wait_ready(self.ready, self.ready_timeout_s, self.ready_cap_s)
             if self.endpoint is None:
                 code = self.proc.poll()
                 self.stop(2.0)
                 raise RoleStartError(f"{self.name} did not start: {self.tail()}", code,
-                                     self.last_line())
+                                     self.last_line(), capped=self.capped)
         return self
 
-    def wait_ready(self, marker, timeout_s):
+    def wait_ready(self, marker, timeout_s, cap_s=None):
         """The rest (stripped) of the first complete line since start() that begins with
         `marker`; None when the process ends without it, or when timeout_s pass without new
-        output (a role busy starting says so on stdout, each line renewing the wait), or
-        START_CAP times timeout_s in all (the process is left as it is)."""
+        output (a role busy starting says so on stdout, each line renewing the wait), or cap_s
+        in all (START_CAP times timeout_s when None; `capped` is set when a process that printed
+        is cut there); the process is left as it is."""
         start = time.monotonic()
-        deadline = start + timeout_s
-        cap = start + START_CAP * timeout_s
+        cap = start + (START_CAP * timeout_s if cap_s is None else cap_s)
+        deadline = min(cap, start + timeout_s)
         size = self._size()
+        printed = self.capped = False
         while True:
             ended = self.proc.poll() is not None
             found = self._ready_line(marker)
             now = time.monotonic()
             grown = self._size()
             if grown > size:
-                size, deadline = grown, min(cap, now + timeout_s)
+                size, deadline, printed = grown, min(cap, now + timeout_s), True
             if found is not None or ended or now > deadline:
+                self.capped = found is None and not ended and printed and now > cap
                 return found
             time.sleep(POLL_S)
 

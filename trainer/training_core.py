@@ -175,9 +175,10 @@ class TrainingCore:
         if self.tc.channels_last:
             example = example.contiguous(memory_format=torch.channels_last)
         start = time.monotonic()
-        # a minute or more on a slow or busy CPU: progress, not a stuck trainer
-        busy = (self.status.busy("compiling the training step") if self.status is not None
-                else contextlib.nullcontext())
+        # a minute or more on a slow or busy CPU: progress, not a stuck trainer, for at most
+        # cluster.busy_limit_s (the supervisor restarts a role busy for longer)
+        busy = (self.status.busy("compiling the training step", self.config.cluster.busy_limit_s)
+                if self.status is not None else contextlib.nullcontext())
         with busy:
             view = compile_training(self.model, example,
                                     lambda: autocast(self.device, self.tc.precision))

@@ -180,11 +180,6 @@ class StatusFile:
     refreshed. While a write of the role waits for space (fastgo.diskfull), the wait keeps it
     fresh with the last figures and "disk_full": the wait's condition."""
 
-    # A busy phase (busy()) keeps the heartbeat fresh for at most this long by default: a compile
-    # or a timing that takes longer than this is taken for stuck once cluster.stuck_seconds more
-    # have passed in silence.
-    BUSY_LIMIT_S = 900.0
-
     def __init__(self, run_dir: RunDir, role: str, interval_s: float = 1.0):
         self._time = time.monotonic
         self.path = status_path(run_dir, role)
@@ -207,13 +202,14 @@ class StatusFile:
         self._write(self._last)
 
     @contextlib.contextmanager
-    def busy(self, what: str, limit_s: float | None = None):
+    def busy(self, what: str, limit_s: float):
         """While the body runs, a long step that is progress though the role's loop beats
         nothing (torch.compile of the training step, a backend's timing): a thread rewrites the
         heartbeat every interval_s with the last figures and "busy": what, for at most limit_s
-        (BUSY_LIMIT_S by default). Past the limit it falls silent, so a body that hangs is
-        still found stuck, cluster.stuck_seconds after the limit."""
-        limit_s = self.BUSY_LIMIT_S if limit_s is None else float(limit_s)
+        seconds (a role passes cluster.busy_limit_s, past which the supervisor restarts a role
+        that says "busy"). Past limit_s the thread falls silent, so a body that hangs is found
+        stuck, cluster.stuck_seconds later, even where the busy bound is not enforced."""
+        limit_s = float(limit_s)
         done = threading.Event()
         fields = dict(self._last, busy=str(what)[:200])
 

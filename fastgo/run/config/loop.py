@@ -26,6 +26,15 @@ class ClusterConfig:
     evaluate: bool = setting(True, doc="run the evaluator (ratings and curve.png)")
     stuck_seconds: float = setting(120.0, min=1.0, max=86_400.0,
                                    doc="a child whose heartbeat is older than this is restarted")
+    # 15 minutes: the trainer's torch.compile of its training step took 94 s on a loaded 2-core
+    # AMD EPYC; slower or busier cores take several times that, and a restart throws the
+    # compile away, so the bound is what only a hang reaches
+    busy_limit_s: float = setting(
+        900.0, min=1.0, max=86_400.0,
+        doc="a child that says it is busy for longer than this (its status file's \"busy\": the "
+            "trainer's torch.compile; the server's 'starting:' lines: its backend timing) is "
+            "killed and restarted as a stuck one is, in a line naming this key; a child's own "
+            "busy heartbeat stops beating after it too")
     backoff_s: float = setting(1.0, min=0.0, max=3600.0, doc="first restart delay (doubles)")
     backoff_max_s: float = setting(30.0, min=0.0, max=3600.0)
     max_restarts: int = setting(5, min=0, max=1_000_000,

@@ -1,6 +1,6 @@
 """The role-process abstraction with real processes: the ready line and the endpoint after it,
-an exit before it (status and last line), a deadline, and the bounded stop by PID (SIGTERM
-answered; SIGTERM ignored, then SIGKILL)."""
+an exit before it (status and last line), a deadline renewed by start-up lines up to a cap, and
+the bounded stop by PID (SIGTERM answered; SIGTERM ignored, then SIGKILL)."""
 import os
 import signal
 import time
@@ -105,15 +105,26 @@ def test_a_start_that_says_it_is_busy_is_waited_for_past_the_timeout(role):
 
 def test_a_silent_start_past_the_timeout_is_refused(role):
     began = time.monotonic()
-    with pytest.raises(RoleStartError):
+    with pytest.raises(RoleStartError) as caught:
         role("silent-start", ready_timeout_s=1.0).start()
     assert time.monotonic() - began < 1.9          # the ready line would have come at 2 s
+    assert not caught.value.capped                 # silent: not cut short while busy
 
 
 def test_a_start_that_never_ends_is_refused_at_the_cap(role):
     from supervision.role_process import START_CAP
 
     began = time.monotonic()
-    with pytest.raises(RoleStartError):
+    with pytest.raises(RoleStartError) as caught:
         role("busy-forever", ready_timeout_s=0.6).start()
     assert START_CAP * 0.6 - 0.1 <= time.monotonic() - began < START_CAP * 0.6 + 3.0
+    assert caught.value.capped
+
+
+def test_a_start_that_never_ends_is_refused_at_the_cap_it_is_given(role):
+    # the supervisor passes cluster.busy_limit_s: here 1.5 s, under START_CAP timeouts (15 s)
+    began = time.monotonic()
+    with pytest.raises(RoleStartError) as caught:
+        role("busy-forever", ready_timeout_s=1.0, ready_cap_s=1.5).start()
+    assert 1.5 <= time.monotonic() - began < 1.5 + 3.0        # the cap, then a 2 s stop at most
+    assert caught.value.capped and caught.value.last_line.startswith("fake: starting: step ")

@@ -1,12 +1,12 @@
 """The restart policy both backends share: back-off doubling to its cap, giving up after
 max_restarts within the window, the reset after a healthy minute, the startup grace of the stuck
-rule."""
+rule, the bound on a role that says it is busy."""
 from types import SimpleNamespace
 
 from supervision.restarts import HEALTHY_S, STARTUP_S, Backoff, RestartPolicy
 
 CC = SimpleNamespace(restart_window_s=100.0, max_restarts=3, backoff_s=0.5, backoff_max_s=1.5,
-                     stuck_seconds=10.0, on_disk_full="wait")
+                     stuck_seconds=10.0, busy_limit_s=900.0, on_disk_full="wait")
 
 
 def role():
@@ -50,6 +50,36 @@ def test_stuck_rule_gives_a_role_before_its_first_heartbeat_the_startup_grace():
     policy = RestartPolicy(CC, lambda line: None)
     assert policy.stuck(10.1, beaten=True) and not policy.stuck(10.0, beaten=True)
     assert not policy.stuck(STARTUP_S, beaten=False) and policy.stuck(STARTUP_S + 0.1, beaten=False)
+
+
+def test_a_role_busy_past_the_bound_is_restarted_with_a_line_naming_it_and_the_setting():
+    lines = []
+    policy, train = RestartPolicy(CC, lines.append), role()
+    train.role = "train"
+    # first seen busy at 100 (start token 1): within the bound up to 100 + 900 = 1000
+    assert policy.busy_past(train, "compiling the training step", 1, now=100.0) is None
+    assert policy.busy_past(train, "compiling the training step", 1, now=1000.0) is None
+    why = policy.busy_past(train, "compiling the training step", 1, now=1000.5)
+    assert why == ("said it was busy (compiling the training step) for 900 s, past "
+                   "cluster.busy_limit_s = 900 s; killed")
+    assert policy.restart(train, why, now=1000.5) is None
+    assert lines == ["train said it was busy (compiling the training step) for 900 s, past "
+                     "cluster.busy_limit_s = 900 s; killed; restart 1 in 0.5 s (log L.log)"]
+    # the restart starts the count over: the next start busy at 1001 is within its bound
+    assert policy.busy_past(train, "compiling the training step", 2, now=1001.0) is None
+    assert policy.busy_past(train, "compiling the training step", 2, now=1900.0) is None
+
+
+def test_a_busy_spell_ends_when_the_role_is_not_busy_and_spans_a_change_of_what_it_does():
+    policy, serve = RestartPolicy(CC, lambda line: None), role()
+    assert policy.busy_past(serve, "timing fp32", 7, now=0.0) is None
+    assert policy.busy_past(serve, None, 7, now=800.0) is None           # its step ended
+    assert policy.busy_past(serve, "timing fp32", 7, now=850.0) is None  # a new spell at 850
+    assert policy.busy_past(serve, "timing int8", 7, now=1750.0) is None  # 900 s: not over
+    assert policy.busy_past(serve, "timing int8", 7, now=1751.0) is not None
+    # a new start (another token) without a restart counted, e.g. one the launcher did not
+    # see end: its spell starts at its first sight
+    assert policy.busy_past(serve, "timing int8", 8, now=1752.0) is None
 
 
 def test_counts_and_the_refusal_message():

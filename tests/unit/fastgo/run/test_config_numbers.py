@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from fastgo.run.config import ConfigError, load_config, loads_config
+from fastgo.run.config import Config, ConfigError, load_config, loads_config
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 LIMIT = sys.get_int_max_str_digits() or 4300
@@ -37,6 +37,7 @@ def one_line_naming(err, key):
     ("model.global_pool_every", "0x" + "f" * 4000),
     ("server.canary_max_abs_logit", "inf"), ("server.graph_batches", f"[8, {DIGITS}]"),
     ("trainer.value_q_weight", "1.5"), ("trainer.value_q_weight", "nan"),
+    ("cluster.busy_limit_s", "0.5"), ("cluster.busy_limit_s", "86401"),    # 1 s .. a day
 ], ids=lambda v: v if len(v) < 30 else f"{v[:8]}..({len(v)})")
 @pytest.mark.parametrize("path", ["file", "--set"])
 def test_a_number_out_of_range_is_one_line_naming_its_key(tmp_path, key, value, path):
@@ -59,9 +60,10 @@ def test_a_number_out_of_range_is_one_line_naming_its_key(tmp_path, key, value, 
 
 def test_numbers_in_range_still_load():
     config = loads_config("[selfplay]\nkomi = -7\n[server]\ninit_seed = 18446744073709551615\n"
-                          "[cluster]\nserver_resources = {CPU = 1_000_000}\n")
+                          "[cluster]\nserver_resources = {CPU = 1_000_000}\nbusy_limit_s = 86400\n")
     assert config.selfplay.komi == -7.0 and config.server.init_seed == 2 ** 64 - 1
     assert config.cluster.server_resources == {"CPU": 1e6}
+    assert config.cluster.busy_limit_s == 86400.0 and Config().cluster.busy_limit_s == 900.0
 
 
 def test_digits_inside_strings_and_comments_are_left_alone():
