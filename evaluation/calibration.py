@@ -118,14 +118,16 @@ def ladder_view(rows, players=None) -> LadderView:
     return LadderView(order, links, unrated)
 
 
-def next_link(rows, players, target=TARGET_GAMES, only=None) -> Link | None:
+def next_link(rows, players, target=TARGET_GAMES, only=None, near=None) -> Link | None:
     """The link to play next among `players` (see the module), or None when every link has
-    `target` games. `only`: just the links of that rung (a rung of one's own)."""
+    `target` games. `only`: just the links of that rung (a rung of one's own); while it has no
+    rating it plays `near` (a rated rung it is thought to be close to), else the middle of the
+    ladder."""
     view = ladder_view(rows, players)
     if only is not None and only in view.unrated and view.order:
-        # a rung of one's own without a rating: against the middle of the ladder first
-        middle = view.order[len(view.order) // 2][0]
-        return link(only, middle, direct_games(rows))
+        rated = [name for name, _ in view.order]
+        start = near if near in rated else rated[len(rated) // 2]
+        return link(only, start, direct_games(rows))
     candidates = [k for k in view.links if only is None or only in (k.low, k.high)]
     candidates = [k for k in candidates if k.games < target]
     if not candidates:
@@ -166,11 +168,13 @@ class Calibration:
     with those arguments; `say(line)`: progress; `clock`: seconds, monotonic."""
 
     def __init__(self, path, players, make_side, play, say, *, target=TARGET_GAMES,
-                 batch=BATCH_GAMES, only=None, seed=None, clock=time.monotonic, read=None):
+                 batch=BATCH_GAMES, only=None, near=None, seed=None, clock=time.monotonic,
+                 read=None):
         self.path, self.players, self.make_side, self.play = os.fspath(path), players, make_side, play
         # the games the choice of link weighs: the table's, or more (read())
         self.read = read or (lambda: read_calibration(self.path))
         self.say, self.target, self.batch, self.only, self.clock = say, target, batch, only, clock
+        self.near = near
         self.seed = secrets.randbits(48) if seed is None else seed
         self.sides: dict = {}
         self.added = 0
@@ -193,7 +197,7 @@ class Calibration:
         the next move is played."""
         deadline = self.clock() + 60.0 * minutes
         while self.clock() < deadline:
-            chosen = next_link(self.read(), self.players, self.target, self.only)
+            chosen = next_link(self.read(), self.players, self.target, self.only, self.near)
             if chosen is None:
                 return f"every link has {self.target} games or more"
             self._batch(chosen, deadline)

@@ -33,6 +33,10 @@ def add_arguments(parser):
     calibrate.add_argument("--rung", default=None, metavar="SPEC",
                            help="calibrate only this rung's links (a player spec: ref:NAME of "
                                 "your own folder, gtp:\"COMMAND\", mcts:N, ...)")
+    calibrate.add_argument("--near", default=None, metavar="SPEC",
+                           help="with --rung: the rated rung it is thought to be close to, its "
+                                "first opponent while it has no rating (default: the middle of "
+                                "the ladder)")
     calibrate.add_argument("--exclude", action="append", default=[], metavar="SPEC",
                            help="leave this rung out (repeatable): e.g. gnugo:10, whose games "
                                 "cost seconds a move, for a piece of the cheap links")
@@ -162,8 +166,14 @@ def _calibrate(args, path, read, players, skipped):
         return play_match(a, b, games, size=SIZE, game_offset=offset, on_over=kept, stop=stop,
                           signals=signals)
 
+    near = None
+    if args.near is not None:
+        try:
+            near = table_name(parse_spec(args.near).name)
+        except ValueError as err:
+            return _error(f"--near: {err}")
     calibration = Calibration(path, players, side, play, print, target=target, batch=batch,
-                              only=only, seed=args.seed, read=read)
+                              only=only, near=near, seed=args.seed, read=read)
     status = 0
     with Interrupts(quiet_after=True) as signals:
         try:

@@ -52,6 +52,13 @@ def test_the_least_certain_link_comes_first_and_a_new_rung_meets_the_middle():
                              next_link(rows, players + ["mcts:50"], target=100).high}
     own = next_link(rows, players + ["mcts:50"], target=100, only="mcts:50")
     assert (own.low, own.games) == ("mcts:50", 0) and own.high == ladder_view(rows).order[2][0]
+    near = next_link(rows, players + ["mcts:50"], target=100, only="mcts:50", near="mcts:24")
+    assert (near.low, near.high) == ("mcts:50", "mcts:24")
+    # once rated, its neighbours by the fit: it beat mcts:24 8-0, so it sits between mcts:24
+    # and gnugo:10 (which won 4-0 against mcts:24), and the link it has not played comes next
+    rows.append({"a": "mcts:50", "b": "mcts:24", "wins_a": 8, "wins_b": 0, "draws": 0})
+    after = next_link(rows, players + ["mcts:50"], target=100, only="mcts:50", near="mcts:24")
+    assert {after.low, after.high} == {"mcts:50", "gnugo:10"} and after.games == 0
 
 
 def calibrate(fastgo, table, log_path):
