@@ -31,7 +31,7 @@ from fastgo.run.match_stats import elo_from_score, wilson_interval
 from fastgo.run.rundir import RunDir
 from fastgo.run.statefiles import count, read_json
 from play.gtp.side import GtpEngineError
-from play.specs import gnugo_installed, katago_missing, make_side, reference_bytes
+from play.specs import check_reference, gnugo_installed, katago_missing, make_side
 from roles.registry import SUPERVISOR, Role
 from supervision.role_process import Children, last_line
 from supervision.status import clock
@@ -103,14 +103,16 @@ def _split(text):
 def check_opponent(opponent: Opponent, size: int, komi: float) -> None:
     """Starts a GTP opponent (gnugo:LEVEL, gtp:COMMAND, katago:VISITS) once on a size x size
     board with `komi` and stops it again, so that a missing or unwilling engine is known before
-    hours of runs; a reference player's file is read and its sha256 checked; CompareError if
+    hours of runs; a reference player is checked in full (play.specs.check_reference: its file
+    in its folder as the index says, its network loaded, both of size x size); CompareError if
     it cannot."""
     spec = parse_spec(opponent.spec)
     if spec.kind == "ref":              # its file there and as the index says, before any run
         try:
-            reference_bytes(spec)
+            check_reference(spec, size)
         except ValueError as err:
             raise CompareError(f"opponent {opponent.label}: {err}") from None
+        return
     if spec.kind not in ("gnugo", "gtp", "katago"):
         return
     if spec.kind == "gnugo" and gnugo_installed(spec.argv[0]) is None:

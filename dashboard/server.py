@@ -35,7 +35,7 @@ from dashboard.sessions import IDLE_S, Session, SessionError
 from fastgo import bounded_json
 from fastgo.player_spec import parse_spec
 from network.loading import NetworkError, trained_at
-from play.specs import reference_bytes
+from play.specs import check_reference_size, reference_bytes
 
 log = logging.getLogger("fastgo.dashboard")
 
@@ -198,14 +198,14 @@ class Dashboard:
     async def new_game(self, request):
         name, human, visits, seconds = checks.new_game(await self.body(request))
         if name.lower().startswith("ref:"):      # a reference player: at its own visits
-            name, path, visits = await self.read(_reference_game, name)
+            name, path, visits, game = await self.read(_reference_game, name)
             seconds = None
         else:
-            path = await self.read(self.view.checkpoint_path, name)
+            path, game = await self.read(self.view.checkpoint_path, name), None
         await self._expire()
         if len(self.sessions) >= self.limits.sessions:
             return _error(f"{self.limits.sessions} games are open already; end one first", 503)
-        size, komi = await self.read(_checkpoint_game, path)
+        size, komi = game or await self.read(_checkpoint_game, path)
         session = Session(name, path, size, human, visits, seconds, komi=komi)
         self.sessions[session.id] = session      # counted while it starts
         try:
@@ -281,26 +281,33 @@ class Dashboard:
 
 
 def _reference_game(text):
-    """(ref:NAME, its file, its visits) of the reference player `text` names, its file
-    checked against the index (play.specs.reference_bytes); NotFound for an unknown name,
-    SessionError for a missing or damaged file."""
+    """(ref:NAME, its file, its visits, (board size, komi)) of the reference player `text`
+    names: its file read from the index's folder and checked against the index
+    (play.specs.reference_bytes), its network loaded from those bytes and of the board size
+    the index says. NotFound for an unknown name (or an unreadable index), SessionError of one
+    line naming the file for a file that cannot be played."""
     try:
         spec = parse_spec(text)
     except ValueError as err:
         raise NotFound(str(err)) from None
     try:
-        ref, _ = reference_bytes(spec)
+        ref, data = reference_bytes(spec)
     except ValueError as err:
         raise SessionError(str(err)) from None
-    return ref.spec, ref.path, ref.visits
+    game = _checkpoint_game(ref.path, data)
+    try:
+        check_reference_size(ref, game[0])
+    except ValueError as err:
+        raise SessionError(str(err)) from None
+    return ref.spec, ref.path, ref.visits, game
 
 
-def _checkpoint_game(path):
-    """(board size, komi) a checkpoint plays: its model's size and the komi it records that it
-    was trained at (network.loading.trained_at)."""
+def _checkpoint_game(path, data=None):
+    """(board size, komi) a checkpoint plays (`data`: its bytes, already read): its model's
+    size and the komi it records that it was trained at (network.loading.trained_at)."""
     from network.checkpoint import CheckpointError, load_checkpoint
     try:
-        checkpoint = load_checkpoint(path)
+        checkpoint = load_checkpoint(path, data=data)
         komi, _, _ = trained_at(checkpoint.extra or {}, path)
         return int(checkpoint.config.board_size), komi
     except (CheckpointError, NetworkError, OSError, AttributeError) as err:

@@ -18,31 +18,41 @@ _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr
 
 
 class NotRegularFile(OSError):
-    """Something other than a regular file (a folder, FIFO, device, socket) where the project
-    reads, appends or replaces a file: errno EINVAL, strerror 'not a regular file', `what` the
-    kind of thing there ('a directory', 'a FIFO', ...; '' when not known); reason() shows both."""
+    """Something other than a regular file (a folder, FIFO, device, socket; a symbolic link
+    where links are not followed) where the project reads, appends or replaces a file: errno
+    EINVAL, strerror 'not a regular file', `what` the kind of thing there ('a directory', 'a
+    FIFO', ...; '' when not known); reason() shows both."""
 
     def __init__(self, path, mode=None):
         super().__init__(errno.EINVAL, "not a regular file", os.fspath(path))
         self.what = "" if mode is None else (
             "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
             else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-            else "a socket" if stat.S_ISSOCK(mode) else "")
+            else "a socket" if stat.S_ISSOCK(mode)
+            else "a symbolic link" if stat.S_ISLNK(mode) else "")
 
 
-def read_regular(path, max_bytes: int, *, skip=None):
+def read_regular(path, max_bytes: int, *, skip=None, follow: bool = True):
     """(stat of the open file, its bytes) for a regular file of at most `max_bytes` bytes.
 
     The path is checked with stat before it is opened and again with fstat after (O_NONBLOCK),
     so nothing blocks on a FIFO. `skip(stat) -> bool` may decline the read after the checks
-    (then the bytes are None), e.g. when the file is unchanged since the last read. Raises
-    OSError: FileNotFoundError when absent, EINVAL for a non-regular file, EFBIG over the bound.
-    The message names the path: do not pass it on to a remote peer."""
+    (then the bytes are None), e.g. when the file is unchanged since the last read. `follow`
+    False: a symbolic link as the path's last component is refused (lstat, then O_NOFOLLOW, so
+    a link put there between the two is refused too), so nothing is read from where it points.
+    Raises OSError: FileNotFoundError when absent, EINVAL for a non-regular file (a link when
+    not followed), EFBIG over the bound. The message names the path: do not pass it on to a
+    remote peer."""
     path = os.fspath(path)
-    mode = os.stat(path).st_mode
+    mode = (os.stat if follow else os.lstat)(path).st_mode
     if not stat.S_ISREG(mode):
         raise NotRegularFile(path, mode)
-    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        fd = os.open(path, _OPEN_FLAGS | (0 if follow else getattr(os, "O_NOFOLLOW", 0)))
+    except OSError as err:
+        if not follow and err.errno == errno.ELOOP:       # a link since the lstat
+            raise NotRegularFile(path, stat.S_IFLNK) from None
+        raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -158,9 +168,10 @@ def _mode(path):
         return None
 
 
-def read_bounded(path, max_bytes: int) -> bytes:
-    """The bytes of a regular file of at most `max_bytes` bytes (see read_regular)."""
-    return read_regular(path, max_bytes)[1]
+def read_bounded(path, max_bytes: int, *, follow: bool = True) -> bytes:
+    """The bytes of a regular file of at most `max_bytes` bytes (see read_regular; `follow`
+    False: a symbolic link there is refused)."""
+    return read_regular(path, max_bytes, follow=follow)[1]
 
 
 def reason(err: OSError) -> str:

@@ -15,9 +15,10 @@ import shutil
 from dataclasses import dataclass
 
 import fastgo.player_spec as grammar
+from fastgo.files import escaped
 from fastgo.player_spec import Spec, _shown, parse_spec
-from fastgo.reference_players import check_digest, reference
-from network.checkpoint_file import CheckpointError, read_checkpoint_bytes
+from fastgo.reference_players import read_reference, reference
+from network.checkpoint_file import CheckpointError, check_archive
 from network.loading import DEFAULT_BACKEND, DEFAULT_CAPACITY, load_network
 from play.gtp.side import GtpSide
 from play.katago.locate import KataGoMissing, locate
@@ -66,8 +67,11 @@ KATAGO_COMMAND = "fastgo katago fetch"
 
 def missing(spec: Spec, env=None) -> Missing | None:
     """What keeps `spec` from playing here (a gnugo spec without GNU Go, a katago spec
-    without KataGo or its network, a checkpoint or reference player whose file is not
-    there), or None when nothing does."""
+    without KataGo or its network, a checkpoint whose file is not there, a reference player
+    whose file cannot be read from its folder or is not as its index says: reference_bytes,
+    its one line naming the file and what is wrong), or None when nothing does. A reference
+    player's network is not loaded here (no torch): that its board size is the index's is
+    checked where it is loaded (reference_side, check_reference_size)."""
     if spec.kind == "gnugo" and gnugo_installed(spec.argv[0]) is None:
         return Missing("GNU Go", "GNU Go is not installed (on PATH or in /usr/games)",
                        GNUGO_COMMAND)
@@ -77,28 +81,61 @@ def missing(spec: Spec, env=None) -> Missing | None:
             return Missing("KataGo", why, "" if spec.path else KATAGO_COMMAND)
     if spec.kind == "checkpoint" and not os.path.isfile(spec.path):
         return Missing("checkpoint", "no such checkpoint file")
-    if spec.kind == "ref" and not os.path.isfile(spec.path):
-        return Missing("reference player", f"its file {spec.path} is not there")
+    if spec.kind == "ref":
+        try:
+            reference_bytes(spec)
+        except ValueError as err:
+            return Missing("reference player", escaped(err, 500, one_line=True))
     return None
 
 
 def reference_bytes(spec: Spec):
     """(fastgo.reference_players.Reference, the bytes of its file) of reference player `spec`,
-    the file read as a checkpoint's (network.checkpoint_file) and its sha256 checked
-    against the index, without torch; ValueError of one line when it is missing, damaged or
-    replaced."""
+    without torch: the file read from the index's folder only (read_reference: a regular
+    file, no symbolic link, bounded), its sha256 checked against the index, then its archive
+    as a checkpoint's (network.checkpoint_file.check_archive). ValueError of one line naming
+    the file and what is wrong (an unreadable index too)."""
     ref = reference(spec.name.partition(":")[2])
+    data = read_reference(ref)
     try:
-        data = read_checkpoint_bytes(ref.path)
+        check_archive(ref.path, data)
     except CheckpointError as err:
-        raise ValueError(f"reference player {ref.spec}: {err}") from None
-    check_digest(ref, data)
+        raise ValueError(f"reference player {ref.spec}: "
+                         f"{escaped(err, 300, one_line=True)}") from None
     return ref, data
 
 
+def check_reference_size(ref, size: int) -> None:
+    """ValueError of one line unless reference player `ref`'s network (loaded: `size` its
+    board size) plays the board size its index says."""
+    if size != ref.board_size:
+        raise ValueError(f"reference player {ref.spec}: {escaped(ref.path)} holds a network "
+                         f"of {size}x{size}, the index says {ref.board_size}x{ref.board_size}")
+
+
+def check_reference(spec: Spec, size: int | None = None):
+    """The Reference of reference player `spec` when it can play here, checked in full before
+    hours are spent on it: reference_bytes, its index's board size `size` (None: any), and its
+    network read from those bytes (network.checkpoint.load_checkpoint, torch) of that size.
+    ValueError of one line naming the file and what is wrong."""
+    ref, data = reference_bytes(spec)
+    if size is not None and size != ref.board_size:
+        raise ValueError(f"reference player {ref.spec} plays {ref.board_size}x{ref.board_size} "
+                         f"(its index), not {size}x{size}")
+    from network.checkpoint import load_checkpoint
+
+    try:
+        checkpoint = load_checkpoint(ref.path, data=data)
+    except CheckpointError as err:
+        raise ValueError(f"reference player {ref.spec}: "
+                         f"{escaped(err, 300, one_line=True)}") from None
+    check_reference_size(ref, checkpoint.config.board_size)
+    return ref
+
+
 def reference_side(spec: Spec, *, seed=0, backend=None, capacity=None):
-    """The match side of reference player `spec` (kind "ref"): its file read, its sha256
-    checked against the index (fastgo.reference_players.check_digest), loaded through
+    """The match side of reference player `spec` (kind "ref"): its file read from its folder
+    and its sha256 checked against the index (reference_bytes), loaded through
     network.loading.load_network (the usual checkpoint checks and canaries) and
     played at the index's visits with REFERENCE_OPENING_MOVES, named ref:NAME. Its
     `fixed_visits` is True: equal-time modes leave its visits alone. ValueError of one line
@@ -106,10 +143,7 @@ def reference_side(spec: Spec, *, seed=0, backend=None, capacity=None):
     ref, data = reference_bytes(spec)
     network = load_network(ref.path, "match", data=data, backend=backend or DEFAULT_BACKEND,
                            capacity=capacity or DEFAULT_CAPACITY, what=ref.spec)
-    if network.config.board_size != ref.board_size:
-        raise ValueError(f"reference player {ref.spec}: its network plays "
-                         f"{network.config.board_size}x{network.config.board_size}, the index "
-                         f"says {ref.board_size}")
+    check_reference_size(ref, network.config.board_size)
     side = network_side(network, visits=ref.visits, seed=seed, name=ref.spec,
                         opening_moves=REFERENCE_OPENING_MOVES, fixed_visits=True)
     return side

@@ -2,7 +2,6 @@
 true to the scale of its points (CGOS's from games against gnugo:10, CGOS's through the ladder's
 calibration, Elo over random), the anchors the evaluator skipped with the command that adds each,
 a run that has ended, and the reference players offered to play (dashboard.server)."""
-import hashlib
 import io
 import json
 import os
@@ -92,14 +91,8 @@ def stored_zip(payload):
 
 
 @pytest.fixture
-def folder(tmp_path, monkeypatch):
-    folder = tmp_path / "refs"
-    folder.mkdir()
-    data = stored_zip(b"weights")
-    (folder / "low.ckpt").write_bytes(data)
-    entry = {"name": "low", "file": "low.ckpt", "visits": 12, "board_size": 9,
-             "sha256": hashlib.sha256(data).hexdigest(), "provenance": "a test"}
-    (folder / refs.INDEX_NAME).write_text(json.dumps({"format": 1, "references": [entry]}))
+def folder(tmp_path, monkeypatch, reference_folder):
+    folder = reference_folder(tmp_path / "refs", [("low", 12)])
     monkeypatch.setenv(refs.REFERENCES_ENV, str(folder))
     return folder
 
@@ -107,7 +100,8 @@ def folder(tmp_path, monkeypatch):
 def test_the_page_offers_the_reference_players_at_their_visits(tmp_path, folder):
     view = RunView(open_run_dir(tmp_path / "run").root)
     assert view.snapshot()["references"] == [{"name": "ref:low", "visits": 12, "board_size": 9}]
-    assert _reference_game("REF:low") == ("ref:low", str(folder / "low.ckpt"), 12)
+    # its file read and checked, its network loaded from those bytes: 9x9, komi 7.5 (none recorded)
+    assert _reference_game("REF:low") == ("ref:low", str(folder / "low.ckpt"), 12, (9, 7.5))
     with pytest.raises(NotFound, match=r"unknown reference player ref:high \(known: ref:low\)"):
         _reference_game("ref:high")
     (folder / "low.ckpt").write_bytes(stored_zip(b"other weights"))

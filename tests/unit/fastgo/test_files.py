@@ -1,7 +1,8 @@
 """What fastgo.files.atomic_write finds at its destination or meets on the way: something other
 than a regular file there (a folder, a FIFO, a device, a link to one) is refused with
 NotRegularFile before any work is done, and a write that fails (a full disk) leaves neither its
-temporary file nor a changed destination."""
+temporary file nor a changed destination; a bounded read that does not follow links refuses one
+as the path's last part, also one put there after the check."""
 import errno
 import os
 
@@ -40,6 +41,23 @@ def test_a_non_file_destination_is_refused_before_the_work(tmp_path, kind):
     for other in (lambda: append_bytes(path, b"x"), lambda: read_bounded(path, 10)):
         with pytest.raises(NotRegularFile):
             other()
+
+
+def test_a_read_that_does_not_follow_links_refuses_one_even_if_it_appears_after_the_check(
+        tmp_path, monkeypatch):
+    (tmp_path / "outside").write_bytes(b"not to be read")
+    link = tmp_path / "index.json"
+    link.symlink_to(tmp_path / "outside")
+    assert read_bounded(link, 100) == b"not to be read"                  # followed by default
+    with pytest.raises(NotRegularFile) as info:
+        read_bounded(link, 100, follow=False)
+    assert reason(info.value) == "not a regular file (a symbolic link)"
+    # a link put there between the check and the open: O_NOFOLLOW refuses it as well
+    regular = os.lstat(tmp_path / "outside")
+    monkeypatch.setattr(os, "lstat", lambda path: regular)
+    with pytest.raises(NotRegularFile) as info:
+        read_bounded(link, 100, follow=False)
+    assert reason(info.value) == "not a regular file (a symbolic link)"
 
 
 def test_a_failed_write_leaves_no_temporary_file_and_the_old_file(tmp_path):

@@ -1,13 +1,20 @@
 """A reference player as a match side (play.specs.reference_side): its network loaded from the
 index's file, checked against its digest, played at the index's visits whatever the caller's;
-and `missing`, which says what keeps a player from this machine and the command that adds it."""
+and `missing`, which says what keeps a player from this machine and the command that adds it: for
+a reference player, its file read from its folder only (a link out of it, a FIFO, a folder, a
+missing, truncated or replaced file each answered in one line naming the file)."""
+import hashlib
+import json
+import os
+import shutil
+
 import pytest
 
 from fastgo import reference_players as refs
 from fastgo.player_spec import parse_spec
 from play.match import play_match
 from play.players import RandomPlayer
-from play.specs import make_side, missing
+from play.specs import check_reference, make_side, missing
 
 
 @pytest.fixture
@@ -77,3 +84,72 @@ def test_every_shipped_reference_plays_its_first_move_at_its_own_visits(monkeypa
             assert int(side.search.root_visits(0).sum()) == ref.visits
         finally:
             side.close()
+
+
+def set_entry(folder, name, **changes):
+    """The index of `folder` with reference `name`'s entry changed."""
+    index = json.loads((folder / refs.INDEX_NAME).read_text())
+    for item in index["references"]:
+        if item["name"] == name:
+            item.update(changes)
+    (folder / refs.INDEX_NAME).write_text(json.dumps(index))
+
+
+def link_out(folder, tmp_path):
+    outside = tmp_path / "outside.ckpt"        # the same bytes: only where it lies is wrong
+    shutil.copy(folder / "low.ckpt", outside)
+    (folder / "low.ckpt").unlink()
+    os.symlink(outside, folder / "low.ckpt")
+
+
+def truncate_indexed(folder, tmp_path):
+    data = (folder / "low.ckpt").read_bytes()[:1000]
+    (folder / "low.ckpt").write_bytes(data)     # and the index says so: no archive left
+    set_entry(folder, "low", sha256=hashlib.sha256(data).hexdigest())
+
+
+@pytest.mark.parametrize("damage, words", [
+    (link_out, "low.ckpt: a symbolic link, not followed"),
+    (lambda folder, _: (folder / "low.ckpt").unlink(), "low.ckpt: No such file or directory"),
+    (lambda folder, _: ((folder / "low.ckpt").unlink(), os.mkfifo(folder / "low.ckpt")),
+     "low.ckpt: not a regular file (a FIFO)"),
+    (lambda folder, _: ((folder / "low.ckpt").unlink(), (folder / "low.ckpt").mkdir()),
+     "low.ckpt: not a regular file (a directory)"),
+    (lambda folder, _: (folder / "low.ckpt").write_bytes((folder / "low.ckpt").read_bytes()[:999]),
+     "(a damaged or replaced file)"),
+    (truncate_indexed, "low.ckpt: not a fastgo checkpoint (not a zip archive"),
+    (lambda folder, _: set_entry(folder, "low", sha256="0" * 64),
+     "the index says 0000000000000000... (a damaged or replaced file)"),
+])
+def test_a_file_that_cannot_play_is_missing_with_one_line_and_refused_by_make_side(
+        folder, tmp_path, damage, words):
+    damage(folder, tmp_path)
+    gone = missing(parse_spec("ref:low"))
+    assert gone.what == "reference player" and not gone.command
+    assert gone.why.startswith("reference player ref:low: ") and words in gone.why, gone.why
+    assert "\n" not in gone.why and str(folder / "low.ckpt") in gone.why
+    with pytest.raises(ValueError) as info:            # before any network is loaded
+        make_side("ref:low", backend="torch")
+    assert str(info.value) == gone.why
+    assert missing(parse_spec("ref:high")) is None     # the other player of the folder plays
+
+
+def test_a_network_of_another_board_size_than_its_index_is_refused_where_it_is_loaded(
+        folder, tmp_path, reference_folder):
+    other = reference_folder(tmp_path / "thirteen", [("low", 3)], size=13)
+    shutil.copy(other / "low.ckpt", folder / "low.ckpt")
+    set_entry(folder, "low", sha256=hashlib.sha256((other / "low.ckpt").read_bytes()).hexdigest())
+    spec = parse_spec("ref:low")
+    assert missing(spec) is None                       # no network is loaded there (no torch)
+    said = (f"reference player ref:low: {folder / 'low.ckpt'} holds a network of 13x13, the "
+            "index says 9x9")
+    with pytest.raises(ValueError) as info:
+        make_side(spec, backend="torch")
+    assert str(info.value) == said
+    with pytest.raises(ValueError) as info:            # what `fastgo compare` checks at its start
+        check_reference(spec, 9)
+    assert str(info.value) == said
+    with pytest.raises(ValueError, match=r"^reference player ref:high plays 9x9 \(its index\), "
+                                         r"not 13x13$"):
+        check_reference(parse_spec("ref:high"), 13)
+    assert check_reference(parse_spec("ref:high"), 9).name == "high"
