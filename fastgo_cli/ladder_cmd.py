@@ -42,8 +42,8 @@ def add_arguments(parser):
                                 "cost seconds a move, for a piece of the cheap links")
     calibrate.add_argument("--target", type=int, default=None, metavar="GAMES",
                            help="games a link needs (default: 100)")
-    calibrate.add_argument("--batch", type=int, default=None, metavar="GAMES",
-                           help="games of a link played at once (default: 8)")
+    calibrate.add_argument("--games-at-once", type=int, default=None, metavar="GAMES",
+                           help="games of a link played at the same time (default: 8)")
 
 
 def _error(text):
@@ -112,11 +112,11 @@ def _calibrate(args, path, read, players, skipped):
     if not 0 < args.minutes <= MAX_MINUTES:
         return _error(f"--minutes must be in (0, {MAX_MINUTES}], got {args.minutes:g}")
     target = TARGET_GAMES if args.target is None else args.target
-    batch = BATCH_GAMES if args.batch is None else args.batch
+    batch = BATCH_GAMES if args.games_at_once is None else args.games_at_once
     if not 1 <= target <= 1_000_000:
         return _error(f"--target must be in 1..1000000, got {target}")
     if not 1 <= batch <= 256:
-        return _error(f"--batch must be in 1..256, got {batch}")
+        return _error(f"--games-at-once must be in 1..256, got {batch}")
     only = None
     if args.rung is not None:
         try:

@@ -94,8 +94,8 @@ def run(args):
               f"stands in for CGOS's anchor at 1800")
     added = sum(1 for row in strength.rows if row.get("calibration"))
     if added:
-        print(f"with the ladder's {added} calibration results of its KataGo rungs "
-              f"(fastgo.run.ladder; their games are not counted below)")
+        print(f"with the ladder's {added} calibration results (`fastgo ladder` shows them; "
+              f"their games are not counted below)")
     print(f"{'player':<{width}}  {'Elo':>6}  {'95% interval':>15}  {'games':>6}"
           + ("  CGOS (95% interval)" if cgos else ""))
     for k, group in enumerate(groups):

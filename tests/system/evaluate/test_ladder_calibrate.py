@@ -62,14 +62,14 @@ def test_the_least_certain_link_comes_first_and_a_new_rung_meets_the_middle():
 
 
 def calibrate(fastgo, table, log_path):
-    return fastgo("ladder", "calibrate", "--table", table, "--minutes", "2", "--batch", "4",
+    return fastgo("ladder", "calibrate", "--table", table, "--minutes", "2", "--games-at-once", "4",
                   "--target", "1000", log_path=log_path)
 
 
 def test_calibrate_plays_the_links_and_adds_each_game(tmp_path, fastgo, stop):
     table = seeded_table(tmp_path / "calibration.jsonl", stand_in=False)
     before = sum(r["games"] for r in read_calibration(table))
-    proc = fastgo("ladder", "calibrate", "--table", table, "--minutes", "0.05", "--batch", "4",
+    proc = fastgo("ladder", "calibrate", "--table", table, "--minutes", "0.05", "--games-at-once", "4",
                   "--target", "1000", "--seed", "7", "--exclude", "random")
     out, _ = proc.communicate(timeout=60)
     text = out.decode()
@@ -133,7 +133,7 @@ def test_calibrate_refuses_what_it_cannot_do_in_one_line(tmp_path, capsys):
     table = seeded_table(tmp_path / "calibration.jsonl")
     for argv, said in [
             (["--minutes", "0"], "--minutes must be in"),
-            (["--minutes", "1", "--batch", "0"], "--batch must be in 1..256"),
+            (["--minutes", "1", "--games-at-once", "0"], "--games-at-once must be in 1..256"),
             (["--minutes", "1", "--rung", "ref:no-such-rung"], "unknown reference player ref:no-such"),
             (["--minutes", "1", "--rung", "nonsense:::"], "--rung"),
             (["--minutes", "1", "--rung", "some.ckpt"], "a checkpoint file is no rung")]:

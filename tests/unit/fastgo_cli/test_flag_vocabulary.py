@@ -27,6 +27,7 @@ MEANINGS = {
     "--backend": ("backend", None, "the inference runtime (torch, ONNX Runtime, OpenVINO)",
                   r"\blocal\b|\bray\b|launch"),
     "--json": ("json", None, "also write the results as JSON to FILE", None),
+    "--table": ("table", None, "a table of match results, one JSON line each", None),
     "-o": ("out", None, "where the command writes what it makes", None),
     "--out": ("out", None, "where the command writes what it makes", None),
     "--size": ("size", "int", "board size", None),

@@ -19,7 +19,8 @@ def network(size=5):
     config = SimpleNamespace(encoding="alphazero", board_size=size, name="b1c8",
                              score_head=False)
     return SimpleNamespace(evaluator=UniformEvaluator(size), config=config, name="net",
-                           shape=("b1c8", size, "alphazero", "torch-fp32"), komi=7.5, step=3)
+                           shape=("b1c8", size, "alphazero", "torch-fp32"), komi=7.5, step=3,
+                           heads=None)
 
 
 def test_the_options_reach_the_side_and_the_player():
