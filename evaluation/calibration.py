@@ -118,6 +118,17 @@ def ladder_view(rows, players=None) -> LadderView:
     return LadderView(order, links, unrated)
 
 
+FAR_GAMES = 16                # games after which a one-sided link is taken as too far apart
+FAR_SCORE = (0.15, 0.85)      # the scores beyond which its games say little more
+
+
+def too_far(step: Link) -> bool:
+    """Whether a link's rungs are measured as too far apart for its games to say more than
+    "stronger": FAR_GAMES games or more, the lower scoring outside FAR_SCORE. Such a link
+    wants a rung between its two, not more games (`fastgo ladder` marks it)."""
+    return step.games >= FAR_GAMES and not FAR_SCORE[0] <= step.score <= FAR_SCORE[1]
+
+
 def next_link(rows, players, target=TARGET_GAMES, only=None, near=None) -> Link | None:
     """The link to play next among `players` (see the module), or None when every link has
     `target` games. `only`: just the links of that rung (a rung of one's own); while it has no
@@ -129,7 +140,7 @@ def next_link(rows, players, target=TARGET_GAMES, only=None, near=None) -> Link 
         start = near if near in rated else rated[len(rated) // 2]
         return link(only, start, direct_games(rows))
     candidates = [k for k in view.links if only is None or only in (k.low, k.high)]
-    candidates = [k for k in candidates if k.games < target]
+    candidates = [k for k in candidates if k.games < target and not too_far(k)]
     if not candidates:
         return None
     return min(candidates, key=lambda k: (k.games, -k.width(), k.low))
@@ -245,6 +256,8 @@ def format_view(view: LadderView, skipped=None, damaged=0) -> list:
             score = "-" if step.score is None else f"{step.score:.2f}"
             record = f"{step.wins_low}-{step.wins_high}-{step.draws}"
             line += f"  {record:>16}  {step.games:5d}  {score:>5}  {shown:>20}"
+            if too_far(step):
+                line += "  too far apart: a rung between wanted"
         lines.append(line)
     for name in view.unrated:
         lines.append(f"{name:<{width}}  not rated: no calibration games yet")

@@ -27,8 +27,10 @@ from fastgo.run.ratings_table import RatingsTable
 # KataGo plays, calibrated from mcts:100 up (random alone is not: it is the fit's zero).
 LADDER = ("random", "mcts:100", "mcts:200", "mcts:300", "mcts:500", "mcts:700", "mcts:1000",
           "ref:qs17-avx2-v1", "ref:qs17-avx2-v3", "ref:qs17-avx2-v8", "ref:qs17-avx2-v16",
-          "ref:qs17-avx2-v32", "ref:qs17-avx2-v64", "ref:qs28-avx2-v16", "ref:qs28-avx2-v64",
-          "ref:qs60-avx2-v1", "gnugo:1", "gnugo:5", "ref:qs60-avx2", "gnugo:10",
+          "ref:qs17-avx2-v32", "ref:qs17-avx2-v64", "ref:qs28-avx2-v8", "ref:qs28-avx2-v16",
+          "ref:qs28-avx2-v64", "ref:qs60-avx2-v1", "ref:qs60-avx2-v8", "gnugo:1", "gnugo:5",
+          "ref:qs60-zen4-v16", "ref:qs60-avx2", "gnugo:10", "ref:qs60-zen4-v32",
+          "ref:qs60-zen4-v64", "ref:qs60-zen4-v256", "ref:qs60-zen4-v512", "ref:qs60-zen4-v1024",
           "katago:1,t=4,r=0.05", "katago:1,t=4", "katago:1,t=2", "katago:1,t=1.4",
           "katago:1,t=1", "katago:1,t=0.5", "katago:1")
 

@@ -23,12 +23,16 @@ FROM_CLUSTER = {"evaluate_every": "every", "eval_interval_s": "interval_s",
                 "final_eval_s": "final_rating_s"}
 
 
+MAX_ANCHORS = 48                        # evaluator.anchors: the ladder's rungs and a few more
+
+
 def check_anchors(anchors):
-    """ConfigError naming `anchors` for more than 32 specs, one named twice or a malformed one.
+    """ConfigError naming `anchors` for more than MAX_ANCHORS specs, one named twice or a
+    malformed one.
     Each is read by fastgo.player_spec.parse_spec, the one grammar of player specs, so a spec
     the arena takes is an anchor the config takes, and its error is the arena's."""
-    if len(anchors) > 32:
-        raise ConfigError(f"anchors: at most 32 player specs, got {len(anchors)}")
+    if len(anchors) > MAX_ANCHORS:
+        raise ConfigError(f"anchors: at most {MAX_ANCHORS} player specs, got {len(anchors)}")
 
     names = set()
     for anchor in anchors:
