@@ -1,13 +1,14 @@
 """The evaluator's ladder of anchors, from `random` to KataGo, and the games that calibrate it:
 rungs below and above GNU Go level 10 (CGOS's stand-in, fastgo.run.elo_fit.CGOS_STAND_IN) whose
-distance to it was measured once (docs/guide.md#the-ladder) and is added to every fit that
-rates one of them (fastgo.run.strength). A checkpoint near a KataGo rung gets its CGOS rating
-from games near 50% rather than from a one-sided record against GNU Go; a run that played only
-the shipped reference players (ref:NAME, fastgo.reference_players), on a machine without GNU Go
-or KataGo, still gets one: the calibration games join its rungs to gnugo:10 = 1800.
+distances were measured by games shipped as data (fastgo.run.calibration_table: `fastgo ladder`
+prints them, `fastgo ladder calibrate` adds to them) and are added to every fit that rates one
+of them (fastgo.run.strength). A checkpoint near a rung gets its CGOS rating from games near
+50% rather than from a one-sided record against GNU Go; a run that played only the shipped
+reference players (ref:NAME, fastgo.reference_players), on a machine without GNU Go or KataGo,
+still gets one: the calibration games join its rungs to gnugo:10 = 1800.
 
-Each rung plays at fixed visits, so its strength does not depend on the machine: the games
-below were played once, at the arena's settings, and hold wherever the rung is played.
+Each rung plays at fixed visits, so its strength does not depend on the machine: the games were
+played once, at the arena's settings, and hold wherever the rung is played.
 fastgo.run.config reads LADDER (and imports the table and the fit this module needs already).
 """
 from __future__ import annotations
@@ -18,21 +19,23 @@ from fastgo.run.calibration_table import CalibrationError, calibration_rows
 from fastgo.run.elo_fit import CGOS_STAND_IN
 from fastgo.run.ratings_table import RatingsTable
 
-# evaluator.anchors' default: in rising strength (as far as a dozen games a pair tell: two rungs
-# near 50%, katago:1,t=0.5 and katago:1, may come out either way); the gnugo ones are skipped
-# where GNU Go is not installed (apt-get install gnugo), the katago ones where KataGo is not
-# found (`fastgo katago fetch`). Each shipped reference player (fastgo/references/index.json)
-# is a rung here, ref:NAME at its place by strength (a test holds the index and the ladder to
-# each other); with the mcts:N rungs below them they are what a machine without GNU Go and
-# KataGo plays, calibrated from mcts:100 up (random alone is not: it is the fit's zero).
+# evaluator.anchors' default: in rising strength by the calibration games
+# (fastgo/references/calibration.jsonl; `fastgo ladder` prints the fit), two rungs near 50% in
+# either order (katago:1,t=0.5 and katago:1). The gnugo ones are skipped where GNU Go is not
+# installed (apt-get install gnugo), the katago ones where KataGo is not found (`fastgo katago
+# fetch`); the reference players (fastgo/references/index.json: the quickstart's networks at
+# three ages, each at several visits) and mcts:N are what a machine with neither plays, from
+# mcts:100 to 300 Elo and more above a 2-core hour's checkpoint (a test holds the index, the
+# ladder and the calibration to each other; random alone is uncalibrated: the fit's zero).
 LADDER = ("random", "mcts:100", "mcts:200", "mcts:300", "mcts:500", "mcts:700", "mcts:1000",
           "ref:qs17-avx2-v1", "ref:qs17-avx2-v3", "ref:qs17-avx2-v8", "ref:qs17-avx2-v16",
           "ref:qs17-avx2-v32", "ref:qs17-avx2-v64", "ref:qs28-avx2-v8", "ref:qs28-avx2-v16",
           "ref:qs28-avx2-v64", "ref:qs60-avx2-v1", "ref:qs60-avx2-v8", "gnugo:1", "gnugo:5",
           "ref:qs60-zen4-v16", "ref:qs60-avx2", "gnugo:10", "ref:qs60-zen4-v32",
-          "ref:qs60-zen4-v64", "ref:qs60-zen4-v256", "ref:qs60-zen4-v512", "ref:qs60-zen4-v1024",
-          "katago:1,t=4,r=0.05", "katago:1,t=4", "katago:1,t=2", "katago:1,t=1.4",
+          "katago:1,t=4,r=0.05", "ref:qs60-zen4-v64", "katago:1,t=4", "katago:1,t=2",
+          "ref:qs60-zen4-v256", "ref:qs60-zen4-v512", "katago:1,t=1.4", "ref:qs60-zen4-v1024",
           "katago:1,t=1", "katago:1,t=0.5", "katago:1")
+
 
 def calibration():
     """The calibration games that apply here (fastgo.run.calibration_table.calibration_rows);

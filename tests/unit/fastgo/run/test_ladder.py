@@ -1,9 +1,11 @@
 """The ladder's calibration (fastgo.run.ladder): the rungs below and above GNU Go level 10 carry
 their measured games into every fit that rates one of them, so a checkpoint near a rung gets a
 CGOS interval from games near 50%, and a run that played only shipped reference players gets one
-without GNU Go; the published table says the same as the code; the shipped reference players
-and the ladder name each other."""
+without GNU Go; the shipped table is a chain of measured steps through the stand-in, agrees with
+direct matches kept out of it, and spans the ladder; the shipped reference players and the
+ladder name each other."""
 import math
+import pathlib
 
 from evaluation.calibration import direct_games, link
 from fastgo.player_spec import parse_spec
@@ -81,7 +83,8 @@ def calibration_problems(rungs, calibration, shipped, min_games=16):
     """What is wrong with a ladder `rungs` and its `calibration` rows for the reference players
     `shipped` (names ref:NAME), as lines; [] when nothing is. The calibrated rungs, in ladder
     order, are a chain through the stand-in: each neighbouring pair (but two GNU Go levels,
-    which the rungs around them join) was played `min_games` games or more (either colour
+    which the rungs around them join, and KataGo's against the others, joined through the
+    stand-in) was played `min_games` games or more (either colour
     and order, summed), both sides won games (so the pair's Elo distance has a finite
     interval, not only a bound) and the lower one scored 20-80% (a step the evaluator's games
     near 50% can measure). Each player of a row is a rung; each shipped player is a rung; a
@@ -97,6 +100,8 @@ def calibration_problems(rungs, calibration, shipped, min_games=16):
         step = link(low, high, played)
         if low.startswith("gnugo:") and high.startswith("gnugo:") and not step.games:
             continue             # two GNU Go levels: joined through the rungs around them
+        if low.startswith("katago:") != high.startswith("katago:") and not step.games:
+            continue             # KataGo and a rung of another kind: joined through gnugo:10
         if step.games < min_games:
             out.append(f"{low} and {high}: neighbours, {step.games} games")
             continue
@@ -218,3 +223,50 @@ def test_a_young_run_is_on_cgoss_scale_from_its_first_rung(monkeypatch):
     assert all(later > earlier - 150 for earlier, later in zip(ratings, ratings[1:]))
     use_calibration(monkeypatch, ())
     assert strength_of(RatingsTable(run)).cgos == {}
+
+
+HOLDOUT = pathlib.Path(__file__).resolve().parents[3] / "data" / "ladder_holdout.jsonl"
+
+
+def test_the_shipped_fit_places_each_rung_as_held_out_matches_say(monkeypatch):
+    # direct matches kept out of the table (tests/data/ladder_holdout.jsonl: `fastgo arena A B
+    # --games 40`, pairs two links apart): the fit of the shipped calibration alone says how far
+    # apart A and B are, with its interval; each held-out match must agree within the two
+    # intervals together
+    from fastgo.reference_players import REFERENCES_ENV
+    from fastgo.run.elo_fit import fit_ratings
+    from fastgo.run.match_stats import elo_from_score, wilson_interval
+    from fastgo.run.ratings_table import read_table
+
+    monkeypatch.delenv(REFERENCES_ENV, raising=False)
+    held = read_table(HOLDOUT)
+    table = ladder.calibration()
+    assert len(held) >= 4 and not held.skipped
+    for row in held:
+        a, b, games = row["a"], row["b"], row["games"]
+        # the fit rests on the chain through the rung between them, not on their own games
+        direct = sum(r["games"] for r in table if {r["a"], r["b"]} == {a, b})
+        assert games >= 40 and direct < games, (a, b, direct)
+        elo, low, high = fit_ratings(table, anchor=a)[b]          # b over a, by the fit
+        score = (row["wins_a"] + 0.5 * row["draws"]) / games
+        s_low, s_high = wilson_interval(row["wins_a"] + 0.5 * row["draws"], games)
+        direct = -elo_from_score(score)
+        half = math.hypot((high - low) / 2, (elo_from_score(s_high) - elo_from_score(s_low)) / 2)
+        assert abs(elo - direct) <= half, (a, b, elo, direct, half)
+
+
+def test_the_shipped_rungs_span_from_mcts_1000_to_300_above_the_hour(monkeypatch):
+    # the ladder a machine without GNU Go and KataGo plays: its lowest reference player just
+    # above mcts:1000, its highest 300 Elo or more above the 60-minute quickstart checkpoint of
+    # a 2-core Zen 4 at the evaluator's 64 visits (ref:qs60-zen4-v64), neighbours 20-80%
+    from fastgo.reference_players import REFERENCES_ENV, read_index
+
+    monkeypatch.delenv(REFERENCES_ENV, raising=False)
+    cgos = strength_of(RatingsTable([{"a": "mcts:1000", "b": "random", "wins_a": 1,
+                                      "wins_b": 0, "draws": 0}])).cgos
+    refs = sorted(("ref:" + name for name in read_index()), key=lambda n: cgos[n][0])
+    assert 0 < cgos[refs[0]][0] - cgos["mcts:1000"][0] < 200
+    assert cgos[refs[-1]][0] - cgos["ref:qs60-zen4-v64"][0] >= 300
+    # what a repository clone carries for them: under 10 MB
+    folder = pathlib.Path(ladder.__file__).resolve().parents[1] / "references"
+    assert sum(f.stat().st_size for f in folder.iterdir()) < 10 << 20
