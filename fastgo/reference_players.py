@@ -106,9 +106,9 @@ def read_index(folder=None) -> dict:
         return {}
     except OSError as err:
         raise ReferenceIndexError(f"{shown}: {_file_reason(err)}") from None
-    if raw is None:
+    if raw is None and cached is not None:        # unchanged since the last read
         return cached[1]
-    value = parse_index(raw, folder)
+    value = parse_index(raw or b"", folder)
     _CACHE[path] = (_key(info), value)
     return value
 
