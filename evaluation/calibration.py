@@ -240,9 +240,10 @@ class Calibration:
                     if result.games < self.batch else ""))
 
 
-def format_view(view: LadderView, skipped=None, damaged=0) -> list:
+def format_view(view: LadderView, skipped=None, damaged=0, rated=None) -> list:
     """`fastgo ladder`'s lines: each rung with its rating and interval, each link with its
-    games, score and Elo step; the rungs not rated and those that cannot run here."""
+    games, score and Elo step; the rungs not rated and those that cannot run here (`skipped`:
+    {rung: why}, with their ratings from `rated` where it has them)."""
     lines = []
     width = max([len(name) for name, _ in view.order] + [4])
     lines.append(f"{'rung':<{width}}  {'CGOS':>5}  {'95% interval':>13}  {'link to the next':>16}"
@@ -265,7 +266,11 @@ def format_view(view: LadderView, skipped=None, damaged=0) -> list:
     for name, why in (skipped or {}).items():
         groups.setdefault(why, []).append(name)
     for why, names in groups.items():
-        lines.append(f"not played here: {', '.join(names)}: no {why}")
+        lines.append(f"not played here (no {why}):")
+        for name in names:
+            elo, low, high = (rated or {}).get(name, (None, None, None))
+            lines.append(f"{name:<{width}}  " + (f"{elo:5.0f}  {_span(low, high):>13}"
+                                                  if elo is not None else "not rated"))
     if damaged:
         lines.append(f"({damaged} damaged lines of the table skipped)")
     return lines

@@ -86,15 +86,18 @@ def run(args):
         return _error(printable(str(err)))
     if args.action == "calibrate":
         return _calibrate(args, path, read, players, skipped)
-    view = ladder_view(table)
-    if not view.order:
+    # the links among the rungs this machine plays; the others rated below them
+    everyone = ladder_view(table)
+    rated = dict(everyone.order)
+    view = ladder_view(table, [name for name, _ in everyone.order if name not in skipped])
+    if not everyone.order:
         print(f"{printable(path)}: no calibration games yet")
         return 0
     games = sum(row["games"] for row in table)
-    print(f"{printable(path)}: {games} games, {len(view.order)} rungs; CGOS's 9x9 scale with "
-          f"gnugo:10 = 1800, 95% intervals")
-    for line in format_view(view, {k: v for k, v in skipped.items() if k in dict(view.order)},
-                            table.skipped):
+    print(f"{printable(path)}: {games} games, {len(everyone.order)} rungs; CGOS's 9x9 scale "
+          f"with gnugo:10 = 1800, 95% intervals")
+    for line in format_view(view, {k: v for k, v in skipped.items() if k in rated},
+                            table.skipped, rated):
         print(line)
     return 0
 

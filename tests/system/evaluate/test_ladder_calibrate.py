@@ -25,7 +25,11 @@ def seeded_table(path, stand_in=True):
     return path
 
 
-def test_fastgo_ladder_prints_each_rung_and_the_games_of_each_link(tmp_path, capsys):
+def test_fastgo_ladder_prints_each_rung_and_the_games_of_each_link(tmp_path, capsys,
+                                                                   monkeypatch):
+    from play import specs
+
+    monkeypatch.setattr(specs, "missing", lambda spec: None)     # every rung plays here
     table = seeded_table(tmp_path / "calibration.jsonl")
     assert main(["ladder", "--table", str(table)]) == 0
     out = capsys.readouterr().out
@@ -37,6 +41,14 @@ def test_fastgo_ladder_prints_each_rung_and_the_games_of_each_link(tmp_path, cap
     six = lines[4].split()
     assert six[3:6] == ["4-12-0", "16", "0.25"] and float(six[1]) < 1800
     assert "gnugo:10" in lines[6] and "1800" in lines[6]
+    # a rung this machine cannot play is rated below the links, named with what it lacks
+    monkeypatch.setattr(specs, "missing", lambda spec: specs.Missing(
+        "GNU Go", "not installed", "apt-get install gnugo") if spec.kind == "gnugo" else None)
+    assert main(["ladder", "--table", str(table)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines[2:6]] == ["random", "mcts:2", "mcts:6", "mcts:24"]
+    assert lines[6] == "not played here (no GNU Go (add it: apt-get install gnugo)):"
+    assert lines[7].split()[:2] == ["gnugo:10", "1800"]
 
 
 def test_the_least_certain_link_comes_first_and_a_new_rung_meets_the_middle():
