@@ -181,10 +181,8 @@ class Opponents:
             predicted = {a: p for a in self.anchors if (p := predict(job.name, a)) is not None}
             if not predicted and proxy is not None:
                 predicted = {a: p for a in self.anchors if (p := predict(proxy, a)) is not None}
-            if rated_only:
-                retired.update((a, "no expected score") for a in self.anchors
-                               if a not in predicted)
-            anchor, skipped = next_anchor(list(self.anchors), retired=retired,
+            offered = [a for a in self.anchors if a in predicted or not rated_only]
+            anchor, skipped = next_anchor(offered, retired=retired,
                                           played=job.anchors, predicted=predicted,
                                           max_informative=self.ec.anchors_per_checkpoint)
             if anchor is None:

@@ -69,12 +69,15 @@ class Schedule:
         cost would take more than half of what the budget earns in an interval; None (the
         rule's batch) without an interval or a budget."""
         if self.interval > 0 and self.enforce:
-            games, per_game = self.rule.batch, self._per_game(self.game_cost, None)
-            if per_game:
-                games = min(games, max(PROBE_GAMES, int(self.budget.share * self.interval / 2
-                                                        / per_game)))
-            return max(2, games)
+            return max(2, self._affordable(self.rule.batch, self._per_game(self.game_cost, None)))
         return None
+
+    def _affordable(self, games, per_game):
+        """`games`, fewer where `per_game` CPU seconds a game would make them cost more than
+        half of what the budget earns between two points (at least PROBE_GAMES)."""
+        if not per_game:
+            return games
+        return min(games, max(PROBE_GAMES, int(self.budget.share * self.interval / 2 / per_game)))
 
     @staticmethod
     def _per_game(table, label):
@@ -94,8 +97,7 @@ class Schedule:
         games = self.rule.next_batch(played)
         per_game = self._per_game(self.game_cost, label)
         if per_game and self.interval > 0 and self.enforce:
-            affordable = int(self.budget.share * self.interval / 2 / per_game)
-            games = min(games, max(PROBE_GAMES, affordable))
+            games = self._affordable(games, per_game)
             if label is None or kind(label) not in self.game_cost:
                 games = min(games, PROBE_GAMES)
         return games

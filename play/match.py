@@ -253,13 +253,12 @@ def _play_rounds(a, b, boards, a_black, result, game_clock, game_offset, stop, c
     reported = set()
     while True:
         live = [g for g in range(games) if not boards[g].is_over()]
-        if on_over is not None:
-            for g in range(games):
-                if g not in reported and boards[g].is_over():
-                    reported.add(g)
-                    winner = boards[g].winner
-                    on_over(game_offset + g, a_black[g], 0.5 if winner is None
-                            else float((winner == BLACK) == a_black[g]))
+        if on_over is not None and len(reported) + len(live) < games:
+            for g in sorted(set(range(games)).difference(live, reported)):
+                reported.add(g)
+                winner = boards[g].winner
+                on_over(game_offset + g, a_black[g], 0.5 if winner is None
+                        else float((winner == BLACK) == a_black[g]))
         if not live or (stop is not None and stop()):
             break
         for side, is_a in ((a, True), (b, False)):

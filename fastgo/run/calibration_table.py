@@ -15,9 +15,9 @@ import errno
 import os
 import stat
 
-from fastgo.files import fsync_dir
+from fastgo.files import atomic_write
 from fastgo.reference_players import REFERENCES_DIR, references_dir
-from fastgo.run.ratings_table import RatingsTable, append_result, read_table
+from fastgo.run.ratings_table import RatingsTable, read_table, result_line
 
 try:
     import fcntl
@@ -128,26 +128,28 @@ def _locked_fd(path):
         os.close(fd)
 
 
+TMP_SUFFIX = f".{CALIBRATION_NAME}"    # of the temporary files additions write (atomic_write)
+
+
 def add_rows(path, rows) -> None:
-    """Adds `rows` (dicts as append_result takes them: a, b, wins_a, wins_b, draws and small
-    metadata) to the table at `path`: under an exclusive lock, the old table and the new rows
-    are written to a temporary file beside it, fsynced and renamed over it, so the table is
-    whole before and after. CalibrationError (nothing changed) when a row is malformed, the
-    table would pass MAX_CALIBRATION_BYTES, or the write fails (a full disk: the old table
-    stays)."""
+    """Adds `rows` (dicts of a, b, wins_a, wins_b, draws and small metadata, as
+    fastgo.run.ratings_table.result_line takes them) to the table at `path`: under an exclusive
+    lock, the old table and the new lines are written whole to a new file renamed over it
+    (fastgo.files.atomic_write), so the table is whole before and after. CalibrationError
+    (nothing changed) when a row is malformed, the table would pass MAX_CALIBRATION_BYTES, or
+    the write fails (a full disk: the old table stays)."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{CALIBRATION_NAME}.{os.getpid()}.tmp")
     fd = _locked_fd(path)
     try:
         # under the lock a temporary file is only ever a writer's that was killed: gone
         for name in os.listdir(directory):
-            if name.startswith(f".{CALIBRATION_NAME}.") and name.endswith(".tmp"):
+            if name.startswith(".tmp-") and name.endswith(TMP_SUFFIX):
                 try:
                     os.unlink(os.path.join(directory, name))
                 except OSError:
                     pass
-        old = b""
+        old = bytearray()
         while chunk := os.read(fd, 1 << 20):
             old += chunk
             if len(old) > MAX_CALIBRATION_BYTES:
@@ -155,31 +157,21 @@ def add_rows(path, rows) -> None:
         if old and not old.endswith(b"\n"):
             old += b"\n"                  # a torn last line (an older writer) stays one line
         try:
-            # append_result checks each row and writes it as the ratings table does
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            with open(tmp, "wb") as handle:
-                handle.write(old)
             for row in rows:
-                row = dict(row)
-                names = (row.pop("a"), row.pop("b"), row.pop("wins_a"), row.pop("wins_b"),
-                         row.pop("draws", 0))
-                row.pop("games", None)
-                append_result(tmp, *names, **row)
-            if os.path.getsize(tmp) > MAX_CALIBRATION_BYTES:
-                raise CalibrationError(f"{path}: the table would pass the limit of "
-                                       f"{MAX_CALIBRATION_BYTES} bytes")
-            os.replace(tmp, path)
-            fsync_dir(directory)
-        except CalibrationError:
-            raise
-        except (OSError, ValueError) as err:
-            why = "the disk is full" if getattr(err, "errno", None) == errno.ENOSPC else \
-                (getattr(err, "strerror", None) or str(err))
+                row = {k: v for k, v in row.items() if k != "games"}
+                a, b, wins_a, wins_b = (row.pop(k) for k in ("a", "b", "wins_a", "wins_b"))
+                old += result_line(a, b, wins_a, wins_b, row.pop("draws", 0), **row)[1]
+        except (KeyError, ValueError) as err:
+            raise CalibrationError(f"{path}: games not added ({err}); the table is as it was") \
+                from None
+        if len(old) > MAX_CALIBRATION_BYTES:
+            raise CalibrationError(f"{path}: the table would pass the limit of "
+                                   f"{MAX_CALIBRATION_BYTES} bytes")
+        try:
+            atomic_write(path, lambda handle: handle.write(old), suffix=TMP_SUFFIX)
+        except OSError as err:
+            why = "the disk is full" if err.errno == errno.ENOSPC else (err.strerror or str(err))
             raise CalibrationError(f"{path}: games not added ({why}); the table is as it was") \
                 from None
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
     finally:
         os.close(fd)

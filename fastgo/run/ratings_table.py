@@ -21,8 +21,8 @@ try:
 except ImportError:        # not on Windows: appends are then unlocked
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["append_result", "read_table", "RatingsTable", "TableError", "check_name", "table_name",
-           "player_games"]
+__all__ = ["append_result", "result_line", "read_table", "RatingsTable", "TableError",
+           "check_name", "table_name", "player_games"]
 
 REQUIRED = ("a", "b", "wins_a", "wins_b", "draws")
 MAX_LINE = 1 << 20            # bytes; a longer line is counted as damaged
@@ -81,11 +81,9 @@ def check_name(value, what):
     return value
 
 
-def append_result(path, a, b, wins_a, wins_b, draws=0, **meta) -> dict:
-    """Appends one match result as a JSON line (creating the file if missing), flushed and
-    fsynced before returning; returns the row written. `meta` (e.g. size, visits, source) must be
-    JSON-serialisable and may override "time". A file whose last line lost its newline (a torn
-    write) gets the newline first, so the damage stays on that one line."""
+def result_line(a, b, wins_a, wins_b, draws=0, **meta) -> tuple[dict, bytes]:
+    """(the row, its JSON line) of one match result, names and counts checked (TableError);
+    `meta` (e.g. size, visits, source) must be JSON-serialisable and may override "time"."""
     row = {"time": round(time.time(), 3), "a": check_name(a, "a"), "b": check_name(b, "b"),
            "wins_a": _count(wins_a, "wins_a"), "wins_b": _count(wins_b, "wins_b"),
            "draws": _count(draws, "draws")}
@@ -98,7 +96,15 @@ def append_result(path, a, b, wins_a, wins_b, draws=0, **meta) -> dict:
         line = json.dumps(row, separators=(",", ":"), allow_nan=False) + "\n"
     except (TypeError, ValueError) as exc:
         raise TableError(f"metadata is not JSON-serialisable: {exc}") from None
-    data = line.encode("utf-8")
+    return row, line.encode("utf-8")
+
+
+def append_result(path, a, b, wins_a, wins_b, draws=0, **meta) -> dict:
+    """Appends one match result as a JSON line (creating the file if missing), flushed and
+    fsynced before returning; returns the row written (result_line). A file whose last line
+    lost its newline (a torn write) gets the newline first, so the damage stays on that one
+    line."""
+    row, data = result_line(a, b, wins_a, wins_b, draws, **meta)
     fd = open_append(path)       # a FIFO or device there: OSError, never a wait
     try:
         if fcntl is not None:
