@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 import os
 
-from evaluation.pairings import kept_steps
 from fastgo import bounded_json
 from fastgo.files import append_bytes, atomic_write
 from fastgo.run.config import ConfigError
+from fastgo.run.rundir import kept_steps
 from fastgo.run.statefiles import MAX_COUNT, finite, read_jsonl
 from trainer.metrics import read_metrics
 
@@ -190,7 +190,7 @@ def unrated_newest(run_dir):
 def keep_copy(folder, evaluations, step, path, data, log) -> str:
     """FOLDER/NAME (RUN/evaluated/): a copy of checkpoint `path`, its bytes `data`, kept as a
     later opponent (the trainer prunes its own); the copies that earlier `evaluations` rows name
-    there are thinned to pairings.kept_steps. Returns the copy's path, or `path` when it cannot
+    there are thinned to fastgo.run.rundir.kept_steps. Returns the copy's path, or `path` when it cannot
     be written (one warning to `log`)."""
     kept = os.path.join(folder, os.path.basename(path))
     try:

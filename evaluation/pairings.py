@@ -24,7 +24,6 @@ from fastgo.run.rundir import player_step
 
 INFORMATIVE = (0.15, 0.85)        # expected scores at which a pairing is worth its games
 FRACTIONS = (0.5, 0.25)           # earlier checkpoints nearest to these fractions of the step
-KEEP_RATIO = 1.25                 # kept copies of evaluated checkpoints: steps this far apart
 
 
 def expected_score(elo_a: float, elo_b: float) -> float:
@@ -136,22 +135,6 @@ def checkpoint_opponents(step, evaluations, predict=None, informative=INFORMATIV
             continue
         picked.append(name)
     return picked, skipped
-
-
-def kept_steps(steps, ratio=KEEP_RATIO) -> set:
-    """The evaluated checkpoints' steps worth keeping a copy of as future opponents: the two
-    newest, and going down from them each step at most 1/ratio of the last one kept (so any
-    fraction of a later step has a kept checkpoint within a factor `ratio`), and the first."""
-    ordered = sorted(set(steps), reverse=True)
-    keep = set(ordered[:2])
-    last = ordered[1] if len(ordered) > 1 else None
-    for step in ordered[2:]:
-        if step * ratio <= last:
-            keep.add(step)
-            last = step
-    if ordered:
-        keep.add(ordered[-1])
-    return keep
 
 
 def retired_anchors(rows, anchors, informative=INFORMATIVE) -> dict:

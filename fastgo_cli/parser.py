@@ -208,7 +208,8 @@ def logging_options(*, quiet=True, log_file=None):
     parent = _parent()
     if quiet:
         parent.add_argument("--quiet", action="store_true",
-                            help="log to the run directory only, not to stderr")
+                            help="log to the log file only (the run directory's, or "
+                                 "--log-file), not to stderr")
     if log_file:
         parent.add_argument("--log-file", metavar="FILE", help=log_file)
     return parent

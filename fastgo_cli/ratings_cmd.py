@@ -40,7 +40,7 @@ def _fmt(value):
 
 def run(args):
     from fastgo.files import atomic_write_text
-    from fastgo.run.elo_fit import CGOS_STAND_IN, cgos_text
+    from fastgo.run.elo_fit import CGOS_STAND_IN, FIT_CHECKPOINTS, cgos_text
     from fastgo.run.ratings_table import player_games, read_table
     from fastgo.run.strength import strength_of
 
@@ -92,6 +92,9 @@ def run(args):
     if cgos:
         print(f"CGOS 9x9 scale: {CGOS_STAND_IN} (GNU Go at its default level, CGOS's options) "
               f"stands in for CGOS's anchor at 1800")
+    if strength.left_out:
+        print(f"{strength.left_out} older checkpoints left out of the fit (the newest "
+              f"{FIT_CHECKPOINTS} are rated, and before them one every 25% of steps)")
     added = sum(1 for row in strength.rows if row.get("calibration"))
     if added:
         print(f"with the ladder's {added} calibration results (`fastgo ladder` shows them; "

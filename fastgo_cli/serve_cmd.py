@@ -11,7 +11,7 @@ Parses the options; the role's body is roles.serve.
 def parents():
     from fastgo_cli.parser import config_options, logging_options
     return (config_options(required=False, sections="[model], [server]"),
-            logging_options(quiet=False, log_file="override server.log_file"))
+            logging_options(log_file="override server.log_file"))
 
 
 def add_arguments(parser):

@@ -135,7 +135,7 @@ def role_argv(spec, config, config_path, run_dir, *, endpoint=None, bind=None, r
     if role is Role.SERVE:
         argv = [role.command, *cfg, "--checkpoint",
                 f"{config.trainer.publish_slot}={run_dir.latest}", "--shards", run_dir.shards,
-                "--log-file", role.log(run_dir)]
+                "--log-file", role.log(run_dir), "--quiet"]
         return argv + (["--bind", bind] if bind else [])
     if role is Role.RECORDER:
         return [role.command, *cfg, "--run-dir", root] + \

@@ -8,6 +8,7 @@ its traceback and is 1."""
 from __future__ import annotations
 
 import logging
+import logging.handlers
 import os
 import sys
 from collections.abc import Callable
@@ -26,6 +27,9 @@ FAILED = 1                    # anything else: logged with its traceback
 INTERRUPTED = 130             # a SIGINT no handler took (before the stop signals are installed)
 MAX_ERROR_CHARS = 2000        # a one-line error longer than this shows its start and its length
 CONFIG_POLICY = "config"      # the disk-full policy of cluster.on_disk_full
+MAX_LOG_BYTES = 16 << 20      # a role's log file at most; past it the file is renamed LOG.1
+                              # (the one before dropped) and a new one started: 32 MB a role
+                              # in a run of any length (a 2-core hour writes about 40 KB a role)
 
 
 def _no_signal():
@@ -81,7 +85,7 @@ def run_role(role: Role, args, body, *, config=None, run_dir=True, worker_id=Non
             path, setting, quiet = role.log(folder, worker_id), f"--run-dir {args.run_dir}", args.quiet
         else:
             folder = None
-            (path, setting), quiet = log_file(cfg), False
+            (path, setting), quiet = log_file(cfg), bool(getattr(args, "quiet", False))
         try:
             setup_logging(path, quiet=quiet)
         except OSError as err:
@@ -154,9 +158,13 @@ def setup_logging(log_path: str | None, *, quiet: bool = False):
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
 
 
-class _LogFile(logging.FileHandler):
-    """A role's log file: a line the full disk cannot take is lost, with no traceback about it
-    on stderr (which is on the same disk under a supervisor)."""
+class _LogFile(logging.handlers.RotatingFileHandler):
+    """A role's log file, MAX_LOG_BYTES at most and the one before it kept as LOG.1: a line the
+    full disk cannot take is lost, with no traceback about it on stderr (which is on the same
+    disk under a supervisor)."""
+
+    def __init__(self, path):
+        super().__init__(path, maxBytes=MAX_LOG_BYTES, backupCount=1)
 
     def handleError(self, record):
         if diskfull.disk_full(sys.exc_info()[1]) is None:

@@ -21,6 +21,9 @@ COPY_POLL_S = 0.1                           # how often Children copies a child'
 START_CAP = 15                              # a start that keeps printing waits this many timeouts at most
 SCAN_BYTES = 1 << 16                        # the ready line is looked for in this much output
 TAIL_BYTES = 4000                           # the end of a log read for its last lines
+MAX_OUT_BYTES = 16 << 20                    # a child's output file past this at a start is renamed
+                                            # OUT.1 (the one before dropped): its roles log
+                                            # to their own files, so little comes here
 
 
 class RoleStartError(RuntimeError):
@@ -79,6 +82,9 @@ class RoleProcess:
         RoleStartError, with the process stopped, when the line does not come."""
         try:
             self._offset = os.path.getsize(self.out_path)
+            if self._offset > MAX_OUT_BYTES:          # each start: the file stays bounded
+                os.replace(self.out_path, self.out_path + ".1")
+                self._offset = 0
         except OSError:
             self._offset = 0
         with open(self.out_path, "ab") as out:

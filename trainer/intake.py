@@ -1,6 +1,8 @@
 """Where the self-play trainers take shards in: RUN/shards read and checked against the model's
 board size and the config's komi; a shard that fails goes to RUN/quarantine with its reason and
-is counted, never fatal.
+is counted, never fatal. The shards kept on disk are a bounded tail (trainer.shards_kept_mb):
+past it the oldest shards taken in and no longer held are deleted (`prune`), so a run of a week
+keeps what a day keeps.
 """
 from __future__ import annotations
 
@@ -17,11 +19,13 @@ class ShardIntake:
     """Reads the run's shards for a model of `size` x `size` and komi `komi`; quarantined counts
     the shards sent to quarantine (a resumed trainer sets it from its checkpoint)."""
 
-    def __init__(self, run_dir, size: int, komi: float, quarantined: int = 0):
+    def __init__(self, run_dir, size: int, komi: float, quarantined: int = 0, kept_bytes: int = 0):
         self.run_dir = run_dir
         self.size = size
         self.komi = komi
         self.quarantined = quarantined
+        self.kept_bytes = int(kept_bytes)     # 0: every shard kept
+        self._sizes: dict[str, int] = {}      # shard name -> bytes, of the names listed lately
 
     def names(self) -> list[str]:
         """The complete shards of RUN/shards, by name (fastgo.run.shards.list_shards order)."""
@@ -56,3 +60,44 @@ class ShardIntake:
         except OSError as err:
             log.warning("could not quarantine %s (%s): %s", printable(path), printable(err),
                         printable(reason))
+
+    def prune(self, used, held) -> list[str]:
+        """Deletes the oldest shards (by name: a shard's name starts with its time) while RUN/shards
+        holds more than kept_bytes, only shards in `used` (taken in) and not in `held` (still
+        in the window or queued); returns the names deleted (the caller forgets them). Nothing
+        with kept_bytes 0. A shard that cannot be deleted is left, with one warning."""
+        if self.kept_bytes <= 0:
+            return []
+        names = self.names()
+        sizes = {}
+        for name in names:
+            size = self._sizes.get(name)
+            if size is None:
+                try:
+                    size = os.stat(self.path(name)).st_size
+                except OSError:
+                    continue
+            sizes[name] = size
+        self._sizes = sizes
+        total = sum(sizes.values())
+        deleted = []
+        for name in names:
+            if total <= self.kept_bytes:
+                break
+            if name not in used or name in held or name not in sizes:
+                continue
+            try:
+                os.unlink(self.path(name))
+            except FileNotFoundError:
+                pass
+            except OSError as err:
+                log.warning("could not delete %s past the shards kept: %s", printable(name),
+                            printable(err.strerror or err))
+                continue
+            total -= sizes.pop(name)
+            deleted.append(name)
+        if deleted:
+            log.info("deleted %d old shard(s) (%s .. %s): RUN/shards holds %.0f MB, %d MB kept "
+                     "(trainer.shards_kept_mb)", len(deleted), printable(deleted[0]),
+                     printable(deleted[-1]), total / (1 << 20), self.kept_bytes >> 20)
+        return deleted

@@ -49,7 +49,8 @@ class ReinforceTrainer(CoreView):
         self.pool = OpponentPool(run_dir.root, pool_max=tc.pool_max)
         self.core = TrainingCore(config, run_dir, algorithm="reinforce", publisher=publisher,
                                  status=status, protected=self._pool_names)
-        self.intake = ShardIntake(run_dir, mc.board_size, config.selfplay.komi)
+        self.intake = ShardIntake(run_dir, mc.board_size, config.selfplay.komi,
+                                  kept_bytes=tc.shards_kept_mb << 20)
         self.queue: deque = deque()
         self.partial: dict[str, int] = {}
         self.queued_shards: set[str] = set()
@@ -133,6 +134,9 @@ class ReinforceTrainer(CoreView):
             for index in range(skip, len(shard.games)):
                 self.queue.append((name, index, shard.games[index]))
                 added += 1
+        if added:
+            self.used_shards.difference_update(self.intake.prune(self.used_shards,
+                                                                 self.queued_shards))
         return added
 
     def _shard_done(self, name):

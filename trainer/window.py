@@ -128,9 +128,11 @@ def batch_buffers(size: int, batch: int, planes: int) -> dict:
 
 class ReplayWindow:
     def __init__(self, size: int, komi: float, encoding: str, *, window="power",
-                 window_size=100_000, alpha=0.75, beta=0.4, q_weight=0.0):
+                 window_size=100_000, alpha=0.75, beta=0.4, q_weight=0.0, window_max=0):
         """`q_weight`: the value target's share of the search's root value (trainer.value_q_weight):
-        (1 - q_weight) x the outcome + q_weight x the root value, in self-play games."""
+        (1 - q_weight) x the outcome + q_weight x the root value, in self-play games.
+        `window_max`: the target size at most, however far the power window has grown
+        (trainer.window_max: the trainer's memory bounded in a run of any length); 0: none."""
         if not 0.0 <= q_weight <= 1.0:
             raise ValueError(f"q_weight must be in 0..1, got {q_weight}")
         self.q_weight = float(q_weight)
@@ -142,6 +144,7 @@ class ReplayWindow:
         self.window_size = window_size
         self.alpha = alpha
         self.beta = beta
+        self.window_max = int(window_max)
         self.blocks: list[Block] = []
         self.ids: set = set()
         self.total_positions = 0      # every position ever added (drives the power window)
@@ -158,8 +161,10 @@ class ReplayWindow:
 
     def target_size(self) -> int:
         if self.kind == "fixed":
-            return self.window_size
-        return power_window(self.total_positions, self.window_size, self.alpha, self.beta)
+            target = self.window_size
+        else:
+            target = power_window(self.total_positions, self.window_size, self.alpha, self.beta)
+        return min(target, self.window_max) if self.window_max > 0 else target
 
     def add(self, block: Block, *, count=True):
         """Adds a block (newest); drops the oldest blocks while the rest still fill the window.

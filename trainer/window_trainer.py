@@ -67,8 +67,9 @@ class WindowTrainer(CoreView):
         self.window = ReplayWindow(mc.board_size, config.selfplay.komi, mc.encoding,
                                    window=tc.window, window_size=tc.window_size,
                                    alpha=tc.window_alpha, beta=tc.window_beta,
-                                   q_weight=tc.value_q_weight)
-        self.intake = ShardIntake(run_dir, mc.board_size, config.selfplay.komi)
+                                   q_weight=tc.value_q_weight, window_max=tc.window_max)
+        self.intake = ShardIntake(run_dir, mc.board_size, config.selfplay.komi,
+                                  kept_bytes=tc.shards_kept_mb << 20)
         self.endings = EndingStats()       # how the games taken in lately ended
         self.samples = 0
         self.used_shards: set[str] = set()
@@ -145,6 +146,9 @@ class WindowTrainer(CoreView):
             self.window.add(block)
             self.used_shards.add(name)
             added += block.positions
+        if added:
+            held = {block.name for block in self.window.blocks}
+            self.used_shards.difference_update(self.intake.prune(self.used_shards, held))
         return added
 
     # -- training -------------------------------------------------------------------------------

@@ -29,12 +29,12 @@ import math
 
 import numpy as np
 
-from fastgo.run.ratings_table import TableError
-from fastgo.run.rundir import player_step
+from fastgo.run.ratings_table import RatingsTable, TableError
+from fastgo.run.rundir import kept_steps, player_step
 
-__all__ = ["fit_ratings", "gain_intervals", "GroupFit", "components", "pair_totals", "PRIOR_GAMES",
-           "SEQUENCE_GAMES", "MAX_FIT_PLAYERS", "cgos_ratings", "cgos_text", "CGOS_STAND_IN",
-           "CGOS_ANCHOR_ELO"]
+__all__ = ["fit_ratings", "fit_window", "FIT_CHECKPOINTS", "gain_intervals", "GroupFit",
+           "components", "pair_totals", "PRIOR_GAMES", "SEQUENCE_GAMES", "MAX_FIT_PLAYERS",
+           "cgos_ratings", "cgos_text", "CGOS_STAND_IN", "CGOS_ANCHOR_ELO"]
 
 Z95 = 1.959963984540054
 _S = math.log(10.0) / 400.0   # logistic slope per Elo point
@@ -44,6 +44,9 @@ PRIOR_GAMES = 0.1             # virtual draws per pair of players that met (see 
 SEQUENCE_GAMES = 2.0          # virtual draws between a run's consecutive checkpoints (the module)
 MAX_FIT_PLAYERS = 2000        # players in one connected group: the fit's Hessian is n x n, its
                               # solve O(n**3) (2,000: 32 MB and about a second)
+FIT_CHECKPOINTS = 400         # a run's newest checkpoints that a fit rates, all of them (about 33
+                              # hours of an evaluator's points every 5 minutes); older ones
+                              # only where fastgo.run.rundir.kept_steps keeps them (fit_window)
 
 
 def pair_totals(results):
@@ -98,6 +101,32 @@ def components(results, anchor="random"):
         else:
             out.append(members)
     return out
+
+
+def fit_window(results, newest=FIT_CHECKPOINTS):
+    """(rows, left out): the rows of `results` that a fit takes, and how many of a run's
+    checkpoints (fastgo.run.rundir.player_step) it leaves out. Up to `newest` checkpoints, all
+    rows. Past them, the newest `newest` checkpoints and the older ones kept_steps keeps (about
+    one every 25% of training steps: the copies the evaluator keeps as opponents) stay, with
+    every anchor, and the rows of the other checkpoints go: a week's run is fitted over a few
+    hundred players, not thousands, and the fit's time and memory stop growing with the run's
+    length. A left-out checkpoint has no rating; its games stay in the table."""
+    step_of = {}
+    for row in results:
+        for key in ("a", "b"):
+            name = row[key]
+            if name not in step_of:
+                step_of[name] = player_step(name)
+    steps = sorted({s for s in step_of.values() if s is not None})
+    if len(steps) <= newest:
+        return results, 0
+    keep = set(steps[len(steps) - newest:]) | kept_steps(steps)
+    out = RatingsTable((row for row in results
+                        if (step_of[row["a"]] is None or step_of[row["a"]] in keep)
+                        and (step_of[row["b"]] is None or step_of[row["b"]] in keep)),
+                       getattr(results, "skipped_lines", ()))
+    out.note = getattr(results, "note", "")
+    return out, len(steps) - len(keep)
 
 
 def _sequence(names):

@@ -32,9 +32,9 @@ LADDER = ("random", "mcts:100", "mcts:200", "mcts:300", "mcts:500", "mcts:700", 
           "ref:qs17-avx2-v32", "ref:qs17-avx2-v64", "ref:qs28-avx2-v8", "ref:qs28-avx2-v16",
           "ref:qs28-avx2-v64", "ref:qs60-avx2-v1", "ref:qs60-avx2-v8", "gnugo:1", "gnugo:5",
           "ref:qs60-zen4-v16", "ref:qs60-avx2", "gnugo:10", "ref:qs60-zen4-v32",
-          "katago:1,t=4,r=0.05", "ref:qs60-zen4-v64", "katago:1,t=4", "katago:1,t=2",
-          "ref:qs60-zen4-v256", "ref:qs60-zen4-v512", "katago:1,t=1.4", "ref:qs60-zen4-v1024",
-          "katago:1,t=1", "katago:1,t=0.5", "katago:1")
+          "katago:1,t=4,r=0.05", "ref:qs60-zen4-v64", "katago:1,t=4", "ref:qs60-zen4-v128",
+          "katago:1,t=2", "ref:qs60-zen4-v256", "ref:qs60-zen4-v512", "katago:1,t=1.4",
+          "ref:qs60-zen4-v1024", "katago:1,t=1", "katago:1,t=0.5", "katago:1")
 
 
 def calibration():

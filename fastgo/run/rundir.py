@@ -36,6 +36,7 @@ RATINGS_TABLE = "ratings.jsonl"    # the ratings table's name (also the arena's 
 RATINGS = "ratings.json"           # current folder), and the evaluator's fit
 CHECKPOINT_NAME = re.compile(r"ckpt-(\d{9})\.ckpt")
 PLAYER_NAME = re.compile(r"ckpt-([0-9]{1,15})")     # a run checkpoint's player name (below)
+KEEP_RATIO = 1.25            # kept copies of evaluated checkpoints: steps this far apart
 
 
 def checkpoint_player(step: int) -> str:
@@ -49,6 +50,23 @@ def player_step(name):
     digits), or None for any other player (an anchor, an engine, a file name)."""
     match = PLAYER_NAME.fullmatch(name) if isinstance(name, str) else None
     return int(match.group(1)) if match else None
+
+
+def kept_steps(steps, ratio=KEEP_RATIO) -> set:
+    """The evaluated checkpoints' steps worth keeping a copy of as future opponents (and, past
+    the fit's window, rating: fastgo.run.elo_fit.fit_window): the two newest, and going down
+    from them each step at most 1/ratio of the last one kept (so any fraction of a later step
+    has a kept checkpoint within a factor `ratio`), and the first."""
+    ordered = sorted(set(steps), reverse=True)
+    keep = set(ordered[:2])
+    last = ordered[1] if len(ordered) > 1 else None
+    for step in ordered[2:]:
+        if step * ratio <= last:
+            keep.add(step)
+            last = step
+    if ordered:
+        keep.add(ordered[-1])
+    return keep
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from fastgo.run.elo_fit import (
     cgos_ratings,
     components,
     fit_ratings,
+    fit_window,
 )
 from fastgo.run.ladder import with_calibration
 from fastgo.run.ratings_table import RatingsTable, TableError, read_table
@@ -37,11 +38,13 @@ class Strength:
     cgos:   {name: (elo, low95, high95)} on CGOS's 9x9 scale, players connected to CGOS_STAND_IN
     groups: the players connected by games, the anchor's group first (fastgo.run.elo_fit.components)
     error:  '' or why nothing was fitted (a TableError: a group over MAX_FIT_PLAYERS); then elo
-            and cgos are empty while rows stay readable."""
+            and cgos are empty while rows stay readable.
+    rows:   the rows fitted: a long run's oldest checkpoints left out (fastgo.run.elo_fit.fit_window)
+    left_out: how many of a run's checkpoints that leaves out (rated none)."""
 
     def __init__(self, rows, anchor="random", prior_games=PRIOR_GAMES,
                  sequence_games=SEQUENCE_GAMES, stand_in=CGOS_STAND_IN):
-        rows = with_calibration(rows)
+        rows, self.left_out = fit_window(with_calibration(rows))
         self.rows, self.anchor = rows, anchor
         self._priors = {"prior_games": prior_games, "sequence_games": sequence_games}
         self.elo, self.cgos, self.error, self._fit = {}, {}, "", None

@@ -320,6 +320,16 @@ class TrainerConfig:
                                         "keeps its outcome); 0 = the outcome alone")
     window_alpha: float = setting(0.75, min=0.0, max=1.0)
     window_beta: float = setting(0.4, min=0.0, max=10.0)
+    window_max: int = setting(4_000_000, min=0, max=1 << 31,
+                              doc="the window's positions at most, whatever it grows to (about "
+                                  "85 bytes each, twice that while sampling: 4,000,000 is about "
+                                  "700 MB, reached after about 64 hours of the quickstart on a "
+                                  "2-core Zen 4); 0 = no bound")
+    shards_kept_mb: int = setting(2048, min=0, max=1 << 30,
+                                  doc="RUN/shards kept on disk, in MB: past it the oldest shards "
+                                      "the trainer has taken in and its window no longer holds "
+                                      "are deleted (about 25 hours of a 2-core Zen 4 run; a "
+                                      "week is 13 GB); 0 = keep every shard")
     min_positions: int = setting(2_000, min=1, max=1 << 31,
                                  doc="positions needed before the first step")
     samples_per_position: float = setting(4.0, min=0.01, max=1e6,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import errno
+import logging
 import signal
 from pathlib import Path
 
@@ -109,3 +110,32 @@ def test_the_context_installs_the_stop_signals_with_the_disk_full_policy(monkeyp
     finally:
         for sig, handler in before.items():
             signal.signal(sig, handler)
+
+
+def test_a_role_log_stays_bounded_and_keeps_the_file_before(tmp_path, monkeypatch):
+    from roles import start
+
+    monkeypatch.setattr(start, "MAX_LOG_BYTES", 4000)
+    path = tmp_path / "train.log"
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    try:
+        start.setup_logging(str(path), quiet=True)
+        log = logging.getLogger("fastgo.test")
+        for k in range(2000):                      # about 140 KB of lines
+            log.info("line %05d of a long run", k)
+        for handler in root.handlers:
+            handler.flush()
+    finally:
+        for handler in root.handlers:
+            handler.close()
+        root.handlers[:] = saved[0]
+        root.setLevel(saved[1])
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == ["train.log", "train.log.1"]
+    assert path.stat().st_size <= 4000 and (tmp_path / "train.log.1").stat().st_size <= 4000
+    # the newest lines are in the current file, the ones just before in LOG.1
+    assert path.read_text().rstrip().endswith("line 01999 of a long run")
+    last_before = (tmp_path / "train.log.1").read_text().rstrip().splitlines()[-1]
+    first_now = path.read_text().splitlines()[0]
+    assert int(last_before.split("line ")[1][:5]) + 1 == int(first_now.split("line ")[1][:5])

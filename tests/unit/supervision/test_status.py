@@ -101,7 +101,7 @@ def test_roles_in_start_order_with_their_command_lines(tmp_path):
     serve = role_argv(local[0], config, "c.toml", run_dir)
     assert serve == ["serve", "--config", "c.toml", "--checkpoint",
                      f"{config.trainer.publish_slot}={run_dir.latest}", "--shards", run_dir.shards,
-                     "--log-file", run_dir.log("serve")]
+                     "--log-file", run_dir.log("serve"), "--quiet"]
 
 
 HUGE = 10 ** 400                     # valid JSON; float() of it raises OverflowError
