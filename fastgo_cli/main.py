@@ -51,6 +51,9 @@ BENCH_TARGETS = {
             "GTP engine genmove visits/s against Leela Zero on the same network shape"),
     "dashboard": ("fastgo_cli.bench.dashboard",
                   "the dashboard's first snapshot of a synthetic 8-hour run directory"),
+    "run-length": ("fastgo_cli.bench.run_length",
+                   "what reads a whole run (fit, evaluator point, dashboard, trainer resume) "
+                   "over a day's and a week's synthetic run"),
 }
 
 

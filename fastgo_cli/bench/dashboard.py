@@ -24,10 +24,7 @@ def build(root, checkpoints, games, seed=0):
     import numpy as np
 
     from fastgo import bounded_json
-    from fastgo.game import Game
-    from fastgo.replay import check_game
     from fastgo.run.ratings_table import append_result
-    from fastgo.run.records import GameRecord
     from fastgo.run.rundir import checkpoint_player, open_run_dir
     from fastgo.run.shards import ShardWriter
 
@@ -54,6 +51,25 @@ def build(root, checkpoints, games, seed=0):
             metrics.write(f"{step},{3 - k / checkpoints:.3f},{2 - k / checkpoints:.3f},0.8\n")
             open(run.checkpoint(step), "wb").close()
     per_shard = 64
+    record = bench_game(rng)
+    for s in range((games + per_shard - 1) // per_shard):
+        writer = ShardWriter(run.shards, prefix="bench", size=9, komi=7.5)
+        for _ in range(min(per_shard, games - s * per_shard)):
+            writer.add(record)
+        writer.close(f"w0-{s:06d}.shard")
+    return run.root
+
+
+def bench_game(rng):
+    """A finished 9x9 game as a GameRecord: 40 random legal moves drawn with `rng` (a numpy
+    Generator, or a seed), then two passes."""
+    import numpy as np
+
+    from fastgo.game import Game
+    from fastgo.replay import check_game
+    from fastgo.run.records import GameRecord
+
+    rng = np.random.default_rng(rng)
     game = Game(9, 7.5)
     moves = []
     for _ in range(40):
@@ -64,17 +80,11 @@ def build(root, checkpoints, games, seed=0):
     moves = np.asarray(moves + [81, 81], np.int16)
     _, _, _, score, ownership = check_game(9, 7.5, moves)
     n = len(moves)
-    record = GameRecord(size=9, komi=7.5, moves=moves, full=np.ones(n, np.uint8),
-                        root_value=np.zeros(n, np.float32), policy_count=np.ones(n, np.uint16),
-                        policy_moves=moves.copy(), policy_visits=np.ones(n, np.float32),
-                        winner=1 if score > 0 else -1, score=float(score), end="passes",
-                        ownership=ownership, versions=[1], seed=0)
-    for s in range((games + per_shard - 1) // per_shard):
-        writer = ShardWriter(run.shards, prefix="bench", size=9, komi=7.5)
-        for _ in range(min(per_shard, games - s * per_shard)):
-            writer.add(record)
-        writer.close(f"w0-{s:06d}.shard")
-    return run.root
+    return GameRecord(size=9, komi=7.5, moves=moves, full=np.ones(n, np.uint8),
+                      root_value=np.zeros(n, np.float32), policy_count=np.ones(n, np.uint16),
+                      policy_moves=moves.copy(), policy_visits=np.ones(n, np.float32),
+                      winner=1 if score > 0 else -1, score=float(score), end="passes",
+                      ownership=ownership, versions=[1], seed=0)
 
 
 def run(args):
