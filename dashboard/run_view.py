@@ -179,12 +179,9 @@ class RunView:
         """{'step': [...], 'columns': {name: [...]}} of metrics.csv: every numeric column but the
         step, at most MAX_LOSS_ROWS rows (evenly thinned, the last kept)."""
         def compute():
-            header, rows = read_metrics(self.run.metrics)
+            header, rows = read_metrics(self.run.metrics, max_rows=MAX_LOSS_ROWS)
             if "step" not in header:
                 return {"step": [], "columns": {}}
-            if len(rows) > MAX_LOSS_ROWS:
-                last = len(rows) - 1
-                rows = [rows[last * k // (MAX_LOSS_ROWS - 1)] for k in range(MAX_LOSS_ROWS)]
             wanted = [c for c in header if c != "step" and ("loss" in c or c in ("accuracy",))]
             steps, columns = [], {c: [] for c in wanted}
             for row in rows:

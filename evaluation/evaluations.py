@@ -79,7 +79,7 @@ def append_evaluation(path, row: dict):
 def written_times(run_dir) -> list:
     """The unix times of metrics.csv's rows (the trainer writes one with each checkpoint), in
     file order; rows without a number there are skipped."""
-    _, metrics = read_metrics(run_dir.metrics)
+    _, metrics = read_metrics(run_dir.metrics, columns=("time",))
     out = []
     for row in metrics:
         try:

@@ -161,10 +161,9 @@ def draw_losses(path, metrics_csv):
     import matplotlib.pyplot as plt
 
 
-    _, rows = read_metrics(metrics_csv)
+    _, rows = read_metrics(metrics_csv, max_rows=MAX_CURVE_POINTS)
     if not rows:
         return False
-    rows = thin_points(rows)
 
     def column(name):
         out = []
@@ -213,7 +212,7 @@ def thin_points(points) -> list:
 def run_algorithm(run_root) -> str:
     """The trainer's algorithm as its metrics.csv says: a REINFORCE trainer's rows carry the
     pool size and the learner's win rate; "alphazero" otherwise; "" without metrics."""
-    header, _ = read_metrics(RunDir(run_root).metrics)
+    header, _ = read_metrics(RunDir(run_root).metrics, max_rows=2)
     if "pool" in header and "win_rate" in header:
         return "reinforce"
     return "alphazero" if header else ""

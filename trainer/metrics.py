@@ -153,14 +153,16 @@ def append_metrics_row(path, fields, row) -> bool:
     return True
 
 
-def read_metrics(path) -> tuple[list, StateRows]:
+def read_metrics(path, *, max_rows=None, columns=None) -> tuple[list, StateRows]:
     """(header, rows as dicts of str): metrics.csv as every reader takes it. The header is the
     file's first line; the rows are those of its last MAX_METRICS_BYTES (the newest; a row cut
     at the start of that tail is dropped), a row shorter than the header padded with empty
     cells. A line that is not a row of the header (not UTF-8 CSV, more cells, over the line
     bound) is skipped and counted in rows.skipped_lines (numbered within what was read); a
     file that is absent, not a regular file or whose header cannot be read gives ([], rows
-    with a note saying why, empty when absent)."""
+    with a note saying why, empty when absent). `max_rows`: at most this many rows, evenly
+    spaced over the lines read, the first and the last kept (a chart of a month's run parses
+    2,000 rows, not 100,000); `columns`: only these columns in each row (the others dropped)."""
     try:
         header, _ = _read_header(path)
         size = os.stat(path).st_size if header is not None else 0
@@ -174,10 +176,14 @@ def read_metrics(path) -> tuple[list, StateRows]:
                                   f"no row read")
     lines, too_long, note = read_lines(path, max_bytes=MAX_METRICS_BYTES)
     tail = size > MAX_METRICS_BYTES           # the first line read is a row, not the header
+    if not tail and lines and lines[0][0] == 1:
+        lines = lines[1:]
+    if max_rows is not None and len(lines) > max(2, max_rows):
+        last, wanted = len(lines) - 1, max(2, max_rows)
+        lines = [lines[last * k // (wanted - 1)] for k in range(wanted)]
+    keep = None if columns is None else [c for c in header if c in columns]
     rows, skipped = [], list(too_long)
     for number, raw in lines:
-        if number == 1 and not tail:
-            continue
         try:
             cells = next(csv.reader([raw.decode("utf-8")]), [])
         except (UnicodeDecodeError, csv.Error):
@@ -187,7 +193,8 @@ def read_metrics(path) -> tuple[list, StateRows]:
             skipped.append(number)
             continue
         if cells:
-            rows.append(dict(zip(header, cells + [""] * (len(header) - len(cells)))))
+            row = dict(zip(header, cells + [""] * (len(header) - len(cells))))
+            rows.append(row if keep is None else {c: row[c] for c in keep})
     out = StateRows(rows, sorted(skipped), note)
     if out.skipped or note:
         _say_once(path, "read", logging.WARNING, "%s", "; ".join(

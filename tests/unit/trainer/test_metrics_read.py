@@ -40,6 +40,23 @@ def test_a_file_over_the_bound_keeps_its_header_and_its_newest_rows(tmp_path, mo
     assert steps == list(range(steps[0], 101)) and steps[0] > 80 and "last 100" in rows.note
 
 
+def test_a_chart_reads_evenly_spaced_rows_and_the_columns_it_wants(tmp_path):
+    path = tmp_path / "metrics.csv"
+    path.write_text("step,time,loss\n" + "".join(f"{k},{1000 + k},{k / 10:.1f}\n"
+                                                  for k in range(1, 1001)))
+    header, rows = read_metrics(path, max_rows=10)
+    steps = [int(r["step"]) for r in rows]
+    # 10 rows, the first and the last kept, spaced by 111 lines (999 // 9)
+    assert header == ["step", "time", "loss"] and steps[0] == 1 and steps[-1] == 1000
+    assert len(steps) == 10 and all(b - a in (110, 111) for a, b in zip(steps, steps[1:]))
+    _, times = read_metrics(path, columns=("time",))
+    assert len(times) == 1000 and times[0] == {"time": "1001"} and times[-1] == {"time": "2000"}
+    _, few = read_metrics(path, max_rows=1)            # never fewer than the ends
+    assert [r["step"] for r in few] == ["1", "1000"]
+    _, all_rows = read_metrics(path, max_rows=5000)
+    assert len(all_rows) == 1000
+
+
 def test_lines_that_are_not_rows_of_the_header_are_skipped_and_counted(tmp_path):
     path = tmp_path / "metrics.csv"
     path.write_bytes(b"\xef\xbb\xbfstep,loss\n1,2.0\n1,2,3\n\xff\xfe,1\n3\n")
