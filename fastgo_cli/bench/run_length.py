@@ -118,7 +118,7 @@ def window_positions(config, hours) -> int:
 
 
 def build_shards(run, positions, rng_seed=0):
-    """Shards of 64 random 9x9 games each (the game of fastgo.bench.dashboard's build), named in
+    """Shards of 64 random 9x9 games each (fastgo_cli.bench.dashboard.bench_game's), named in
     time order, holding `positions` positions: the window a resumed trainer reads back."""
     from fastgo.run.shards import ShardWriter
     from fastgo_cli.bench.dashboard import bench_game
@@ -176,7 +176,7 @@ def quickstart():
     return load_config(resolve_config("quickstart"), overrides=["trainer.device=cpu"])
 
 
-def build(root, hours, seed=0):
+def build_run(root, hours, seed=0):
     """The synthetic run directory of `hours` at `root` (see the module); returns its root."""
     from fastgo.run.rundir import open_run_dir
 
@@ -195,7 +195,7 @@ def build(root, hours, seed=0):
     return run.root
 
 
-def measure(op, root) -> dict:
+def time_operation(op, root) -> dict:
     """One operation on the run at `root` (in this process): its seconds and what it produced."""
     from fastgo.run.rundir import RunDir
 
@@ -271,10 +271,10 @@ def peak_kb() -> float:
 
 
 def measured(op, root) -> dict:
-    """measure(op, root) in a fresh process (its peak memory is the operation's and its
+    """time_operation(op, root) in a fresh process (its peak memory is the operation's and its
     imports')."""
-    code = (f"import json; from fastgo_cli.bench.run_length import measure; "
-            f"print(json.dumps(measure({op!r}, {os.fspath(root)!r})))")
+    code = (f"import json; from fastgo_cli.bench.run_length import time_operation; "
+            f"print(json.dumps(time_operation({op!r}, {os.fspath(root)!r})))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=1800)
     if done.returncode != 0:
@@ -303,7 +303,7 @@ def run(args):
         folder = os.path.join(root, f"{hours}h")
         started = time.perf_counter()
         if not os.path.exists(os.path.join(folder, "evaluations.jsonl")):
-            build(folder, hours)
+            build_run(folder, hours)
         built = time.perf_counter() - started
         figures[hours] = {"build_s": round(built, 1), "disk_mb": disk(folder),
                           **{op: measured(op, folder) for op in OPS}}

@@ -1,5 +1,5 @@
 """What reads a whole run, over synthetic runs of a day, a week and a month
-(fastgo_cli.bench.run_length's build without its shards and trainer): past the fit's window what
+(fastgo_cli.bench.run_length.build_run without its shards and trainer): past the fit's window what
 the fit, an evaluator point and the dashboard take stops growing with the run's length. Counted
 in players, rows and bytes (the bench times them)."""
 import json
@@ -27,7 +27,7 @@ def runs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def measured(runs):
-    return {hours: {op: run_length.measure(op, run.root)
+    return {hours: {op: run_length.time_operation(op, run.root)
                     for op in ("ratings", "evaluator", "dashboard")}
             for hours, run in runs.items()}
 
