@@ -63,6 +63,7 @@ def rung_ratings() -> dict:
 def build_ratings(run, hours, rng):
     """ratings.jsonl, evaluations.jsonl and the checkpoint names of `hours` of evaluator points;
     returns the steps of the points."""
+    from fastgo import bounded_json
     from fastgo.files import append_bytes
     from fastgo.run.ratings_table import result_line
     from fastgo.run.rundir import checkpoint_player, kept_steps
@@ -101,7 +102,7 @@ def build_ratings(run, hours, rng):
     append_bytes(run.ratings_table, b"".join(lines))
     with open(run.evaluations, "w") as handle:
         for row in evaluations:
-            handle.write(json.dumps(row) + "\n")
+            handle.write(bounded_json.dumps(row) + "\n")
     for step in kept_steps(steps):                # the copies the evaluator keeps
         open(os.path.join(run.evaluated, f"ckpt-{step:09d}.ckpt"), "wb").close()
     return steps
@@ -188,15 +189,20 @@ def build_run(root, hours, seed=0):
     build_shards(run, window_positions(config, hours), seed)
     build_trainer(run, config, hours, steps)
     build_metrics(run, hours)
-    for role in ("serve", "train", "evaluate", "selfplay-w0"):    # 40 KB a role an hour
-        with open(run.log(role), "w") as handle:
-            line = f"2026-12-07 00:00:00,000 fastgo.{role} INFO a line of an hour's log\n"
+    from roles.registry import Role
+
+    for path in (Role.SERVE.log(run), Role.TRAIN.log(run), Role.EVALUATE.log(run),
+                 Role.SELFPLAY.log(run, 0)):                      # 40 KB a role an hour
+        with open(path, "w") as handle:
+            line = "2026-12-07 00:00:00,000 fastgo.role INFO a line of an hour's log\n"
             handle.write(line * min(hours * 40_000 // len(line), (16 << 20) // len(line)))
     return run.root
 
 
 def time_operation(op, root) -> dict:
     """One operation on the run at `root` (in this process): its seconds and what it produced."""
+    from fastgo import bounded_json
+    from fastgo.files import atomic_write_text
     from fastgo.run.rundir import RunDir
 
     run = RunDir(root)
@@ -219,9 +225,8 @@ def time_operation(op, root) -> dict:
         predict = predictor(strength)
         newest = evaluations[-1]["player"]
         predictions = [predict(newest, other) for other in LADDER + (evaluations[-2]["player"],)]
-        with open(run.ratings + ".tmp", "w") as handle:
-            json.dump({"ratings": {k: list(v) for k, v in strength.elo.items()}}, handle)
-        os.replace(run.ratings + ".tmp", run.ratings)
+        ratings = {"ratings": {k: list(v) for k, v in strength.elo.items()}}
+        atomic_write_text(run.ratings, bounded_json.dumps(ratings))
         draw_curve(run.curve, evaluations, strength.elo, list(LADDER), strength=strength)
         out = {"evaluations": len(evaluations),
                "predicted": sum(p is not None for p in predictions),
@@ -234,7 +239,7 @@ def time_operation(op, root) -> dict:
         snapshot = RunView(root).snapshot()
         out = {"points": len(snapshot["strength"]["points"]),
                "loss_rows": len(snapshot["losses"]["step"]),
-               "json_bytes": len(json.dumps(snapshot, default=str))}
+               "json_bytes": len(bounded_json.dumps(snapshot, default=str))}
     elif op == "resume":
         from trainer.factory import make_trainer
         from trainer.window_trainer import WindowTrainer
@@ -273,8 +278,9 @@ def peak_kb() -> float:
 def measured(op, root) -> dict:
     """time_operation(op, root) in a fresh process (its peak memory is the operation's and its
     imports')."""
-    code = (f"import json; from fastgo_cli.bench.run_length import time_operation; "
-            f"print(json.dumps(time_operation({op!r}, {os.fspath(root)!r})))")
+    code = (f"from fastgo import bounded_json; "
+            f"from fastgo_cli.bench.run_length import time_operation; "
+            f"print(bounded_json.dumps(time_operation({op!r}, {os.fspath(root)!r})))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=1800)
     if done.returncode != 0:
