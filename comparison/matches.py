@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from fastgo.files import escaped
+from fastgo.variants import Backend
 from play.arena.loop import run_arena
 from play.arena.plan import DEFAULT_OPENING_MOVES, PROG, ArenaError, ArenaPlan
 from play.deferred_signals import Interrupts
@@ -18,8 +19,8 @@ from play.network_player import CheckpointOptions
 def arena_plan(run, checkpoint: str, opponent, plan, seed: int, json_path: str,
                backend_b: str | None = None) -> ArenaPlan:
     """The ArenaPlan of one match: `checkpoint` (A, on the backend of `run`, a
-    comparison.compare.RunPlan) against `opponent` (a comparison.compare.Opponent; B, on
-    backend_b, else the arena's default), the games of `plan` (a comparison.compare.Plan) at
+    comparison.plan.RunPlan) against `opponent` (a comparison.plan.Opponent; B, on
+    backend_b, else the arena's default), the games of `plan` (a comparison.plan.Plan) at
     its pace, on the run's board size and komi, its JSON at `json_path`, no ratings table; as
     `fastgo arena` plays a match by default otherwise."""
     timed = plan.move_seconds is not None or plan.game_seconds is not None
@@ -30,7 +31,7 @@ def arena_plan(run, checkpoint: str, opponent, plan, seed: int, json_path: str,
                                  opening_moves=DEFAULT_OPENING_MOVES)
 
     return ArenaPlan(a=checkpoint, b=opponent.spec, games=plan.games,
-                     checkpoint_a=options(run.backend), checkpoint_b=options(backend_b or "auto"),
+                     checkpoint_a=options(run.backend), checkpoint_b=options(backend_b or Backend.AUTO),
                      seed=seed, size=run.size, komi=run.komi, visits=visits,
                      move_seconds=plan.move_seconds,
                      game_seconds=None if plan.move_seconds is not None else plan.game_seconds,

@@ -20,6 +20,7 @@ from fastgo.board import BLACK, WHITE, IllegalMoveError
 from fastgo.coords import from_gtp, to_gtp
 from fastgo.game import Game
 from fastgo.sgf import SgfGame, write_sgf
+from fastgo.variants import Backend
 
 IDLE_S = 600.0                # a session without a request this long is closed
 START_TIMEOUT_S = 120.0       # an engine's first answer (it loads the network)
@@ -39,7 +40,7 @@ def engine_argv(kind, checkpoint, *, visits=None, seconds=None, komi=7.5):
     base = [sys.executable, "-m", "fastgo_cli.main"]
     if kind == "gtp":
         argv = base + ["gtp", "--model", checkpoint, "--komi", repr(float(komi)),
-                       "--backend", "torch"]
+                       "--backend", Backend.TORCH]
         if seconds is not None:
             argv += ["--move-seconds", repr(float(seconds))]
         else:

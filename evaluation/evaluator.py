@@ -13,7 +13,8 @@ directly, so that a chain of short links cannot drift), then the previous checkp
 interval is narrow or its result one-sided, then the other informative anchors. A newer point
 supersedes the refinement in progress; the games it had played are kept. When points are due
 and how much refining fits is evaluation.schedule's; who is played, evaluation.opponents'.
-Games are played through the batched search at evaluator.visits (network in this process).
+Games are played through the batched search at evaluator.visits (network in this process), a
+pairing's in batches, each pairing recorded as it ends (evaluation.pairing_games).
 Before each batch the role idles while its CPU is over evaluator.cpu_share
 (evaluation.budget). Results are appended to RUN/ratings.jsonl and each evaluated checkpoint
 to RUN/evaluations.jsonl (never rewritten); the ratings of every player are refitted (random =
@@ -34,32 +35,18 @@ from evaluation.evaluations import (
     written_times,
 )
 from evaluation.opponents import Beating, Opponents
-from evaluation.pairings import PairingRule, one_sided, pairing_verdict, predictor
+from evaluation.pairing_games import PairingGames, RatingJob
+from evaluation.pairings import PairingRule, predictor
 from evaluation.schedule import Schedule
 from fastgo import bounded_json
 from fastgo.files import atomic_write_text, check_regular, escaped, read_bounded
 from fastgo.run.config import ConfigError
-from fastgo.run.ratings_table import append_result
 from fastgo.run.rundir import checkpoint_player
 from fastgo.run.strength import read_strength
 from network.loading import NetworkError
 from play.gtp.side import GtpEngineError
-from play.match import MatchResult, play_match
 
 IDLE_S = 0.5                  # the wait between looks for a new checkpoint or budget
-
-
-class _Job:
-    """A checkpoint being rated: its name, step and match side, the anchors it played with
-    their one-sided verdicts, its pairings' totals (MatchResult by opponent), the opponents
-    it played in order and their results as text."""
-
-    def __init__(self, name, step, ours):
-        self.name, self.step, self.ours = name, step, ours
-        self.anchors, self.totals, self.played, self.results = {}, {}, [], []
-        self.started = 0.0
-        self.seed = step * 1000           # of its opponents' sides (a resumed job: others)
-        self.next_label = None            # the opponent of the batch the refinement plays next
 
 
 class Evaluator:
@@ -97,6 +84,8 @@ class Evaluator:
                                  self.rule)
         self.opponents = Opponents(config, log)      # anchors and earlier checkpoints
         self.figures = {}                             # what the status file shows besides CPU
+        self.games = PairingGames(config, self.table, self.rule, self.schedule, self.budget,
+                                  self.figures, self.beat, stopping=self.stopping, clock=clock)
         self.latest_ratings = {}
         # curve.png and loss.png (redraw_s None: drawn when a refinement ends or the role stops)
         self.curves = Curves(run_dir, self.evaluations, lambda: self.anchors, log,
@@ -107,8 +96,6 @@ class Evaluator:
     def anchors(self):
         """{name: Spec} of the usable anchors, in rising strength (Opponents.anchors)."""
         return self.opponents.anchors
-
-    # --- set-up --------------------------------------------------------------------------------
 
     # --- budget and heartbeat ------------------------------------------------------------------
 
@@ -205,23 +192,11 @@ class Evaluator:
                                                   step + 7919 * (games + 1))[1]
         except Exception as err:           # pruned or unreadable: its rating stays as it is
             self.log.info("%s: not refined further: %s", name, escaped(err, 200, one_line=True))
-            self.job = _Job(name, step, None)
+            self.job = RatingJob(name, step, None)
             return
-        job = self.job = _Job(name, step, Beating(side, self.beat))
+        job = self.job = RatingJob(name, step, Beating(side, self.beat))
         job.started, job.seed = self.clock(), step * 1000 + 1_000_003 * (games + 1)
-        for row in self._fit()[1]:
-            if row["a"] != name:
-                continue
-            total = job.totals.setdefault(row["b"], MatchResult(name, row["b"]))
-            total.games += row["games"]
-            total.wins_a += row["wins_a"]
-            total.wins_b += row["wins_b"]
-            total.draws += row.get("draws", 0)
-            if row["b"] not in job.played:
-                job.played.append(row["b"])
-        for label, total in job.totals.items():
-            if label in self.anchors:
-                job.anchors[label] = one_sided(total.wins_a, total.wins_b, total.draws)
+        job.take_up(self._fit()[1], self.anchors)
         self.log.info("%s: refining its rating from %d games", name,
                       sum(t.games for t in job.totals.values()))
         self._start_refining(job)
@@ -256,14 +231,15 @@ class Evaluator:
             self.log.warning("skipping %s: %s", path, err)
             self.last_step = step
             return None
-        self.figures = {"evaluating": name, "done": []}
+        self.figures.clear()                 # in place: self.games writes into it too
+        self.figures.update({"evaluating": name, "done": []})
         ours = Beating(side, self.beat)
-        job = _Job(name, step, ours)
+        job = RatingJob(name, step, ours)
         first = self._first_pairing(job)
         if first is not None:
             label, opponent = first
             try:
-                result = self._play(job, opponent, label)
+                result = self.games.play_first(job, opponent, label)
             except GtpEngineError as err:
                 self.opponents.failed(label, err)
                 result = True
@@ -317,7 +293,8 @@ class Evaluator:
                       "(budget %g)", job.name, elo[0], elo[1], elo[2],
                       ", ".join(job.results) or "no opponent", summary["seconds"],
                       self.budget.used_share(), self.budget.share)
-        self.figures = {"latest": summary, "done": list(job.results)}
+        self.figures.clear()
+        self.figures.update({"latest": summary, "done": list(job.results)})
         self.beat(force=True)
         self.curves.redraw(ratings)
         return summary
@@ -361,7 +338,7 @@ class Evaluator:
                 return
         for label, side in self.opponents.checkpoint_sides(job, self.evaluations,
                                                            self._fit()[2]):
-            result = yield from self._play_batches(job, side, label)
+            result = yield from self.games.play_batches(job, side, label)
             if result is None:
                 return
             self._publish(job)
@@ -369,7 +346,7 @@ class Evaluator:
     def _play_anchor(self, job, label, side):
         """One anchor's pairing (see _refine), its engine closed after; False when stopping."""
         try:
-            result = yield from self._play_batches(job, side, label)
+            result = yield from self.games.play_batches(job, side, label)
         except GtpEngineError as err:
             self.opponents.failed(label, err)
             return True
@@ -381,95 +358,12 @@ class Evaluator:
         self.opponents.verdict(job, label, result)
         return True
 
-    def _play_batches(self, job, opponent, label):
-        """Plays `label` in batches until the pairing rule stops it (games already played
-        against it in `job` count), yielding before each once it is named in job.next_label;
-        records the games played here in the table even when closed or stopped early. Returns
-        the pairing's MatchResult, or None when stopping."""
-        total = job.totals.setdefault(label, MatchResult(job.name, label))
-        if pairing_verdict(total.wins_a, total.wins_b, total.draws, self.rule) is not None:
-            return total
-        self.figures["refining"] = job.name
-        fresh = MatchResult(job.name, label)
-        try:
-            while True:
-                if self.stopping():
-                    return None
-                job.next_label = label
-                yield                        # work() plays the batch once may_refine agrees
-                batch = self._batch(job, opponent, label, total)
-                if batch is None:
-                    return None
-                fresh.add(batch)
-                verdict = pairing_verdict(total.wins_a, total.wins_b, total.draws, self.rule)
-                if verdict is not None:
-                    self._record(job, label, fresh, total, verdict)
-                    fresh = None
-                    return total
-        finally:
-            if fresh is not None and fresh.games:
-                self._record(job, label, fresh, total, "superseded" if not self.stopping()
-                             else "interrupted")
-
-    def _play(self, job, opponent, label):
-        """The first rating's one batch against `label` (Schedule.first_rating_games),
-        recorded; the pairing's MatchResult, or None when stopping."""
-        total = job.totals.setdefault(label, MatchResult(job.name, label))
-        games = self.schedule.first_rating_games()
-        fresh = MatchResult(job.name, label)
-        batch = self._batch(job, opponent, label, total, games=games)
-        if batch is not None:
-            fresh.add(batch)
-        if fresh.games:
-            verdict = pairing_verdict(total.wins_a, total.wins_b, total.draws, self.rule)
-            self._record(job, label, fresh, total, verdict or (
-                "first rating" if not self.stopping() else "interrupted"))
-        return None if self.stopping() else total
-
-    def _batch(self, job, opponent, label, total, games=None):
-        """One batch of games of the pairing (added to `total`; `games` of them, default
-        Schedule.batch_games), its CPU cost a game learnt; None when the role stops before or
-        during it (nothing of it counted then)."""
-        if games is None:
-            games = self.schedule.batch_games(label, total.games)
-        games = min(games, self.rule.next_batch(total.games))
-        if games <= 0 or self.stopping():
-            return None
-        size, komi = self.config.model.board_size, self.config.selfplay.komi
-        cpu0, wall0 = self.budget.cpu_s(), self.clock()
-        batch = play_match(job.ours, opponent, games, size=size, komi=komi,
-                           game_offset=total.games, stop=self.stopping)
-        cost = self.budget.cpu_s() - cpu0
-        self.schedule.batch_played(label, batch.games, cost, self.clock() - wall0)
-        if self.stopping() and batch.games < games:
-            return None
-        total.add(batch)
-        self.figures["playing"] = f"{label} {total.wins_a}-{total.wins_b}"
-        self.beat(force=True)
-        return batch
-
     def _may_refine(self):
         """Schedule.may_refine for the batch the refinement has named as its next."""
         job = self.job
         label = job.next_label if job is not None else None
         total = job.totals.get(label) if label is not None else None
         return self.schedule.may_refine(label, total.games if total is not None else 0)
-
-    def _record(self, job, label, fresh, total, why):
-        """Appends the games of `fresh` to the ratings table (one row), notes the pairing in
-        `job` (results as the log and summary show them: the pairing's totals)."""
-        pace = ({"move_seconds": self.ec.move_seconds} if self.ec.move_seconds > 0
-                else {"visits": self.ec.visits})
-        append_result(self.table, job.name, label, fresh.wins_a, fresh.wins_b, fresh.draws,
-                      size=self.config.model.board_size, source="evaluator", stop=why, **pace)
-        text = f"{label} {total.wins_a}-{total.wins_b}" + (
-            f"-{total.draws}" if total.draws else "")
-        job.results = [r for r in job.results if not r.startswith(label + " ")]
-        job.results.append(f"{text} ({why})")
-        if label not in job.played:
-            job.played.append(label)
-        self.figures.pop("playing", None)
-        self.figures["done"] = list(job.results)
 
     def _run_clock(self):
         """The RunClock of this evaluator's rows: the run's start, less a pause before it."""

@@ -1,5 +1,6 @@
-# The kernel's fixed numbers in one place: Cython modules cimport them from here, Python reads
-# them from fastgo.constants (constants.pyx). Nothing else spells them.
+# The kernel's fixed numbers: Cython modules cimport them from here, Python reads them from
+# fastgo.constants (constants.py, stdlib only; a test holds the two to each other). Nothing else
+# spells them.
 cdef enum:
     MIN_SIZE = 2             # smallest board side supported
     MAX_SIZE = 25            # largest board side supported (25 columns: GTP letters A..Z but I)

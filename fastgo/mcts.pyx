@@ -78,8 +78,10 @@ globals().update(NO_NODE=<int>NO_NODE, NO_PARENT=<int>NO_PARENT, UNEXPANDED=<int
                  FLAG_ILLEGAL=<int>FLAG_ILLEGAL, FLAG_WIN=<int>FLAG_WIN, FLAG_LOSS=<int>FLAG_LOSS)
 from fastgo.features import ENCODING_IDS as _ENCODINGS
 from fastgo.search_settings import SearchSettings
+from fastgo.variants import Search
 _BUILTIN = {"uniform": EVAL_UNIFORM, "rollout": EVAL_ROLLOUT}
-_SEARCHES = {"puct": SEARCH_PUCT, "gumbel": SEARCH_GUMBEL}
+# each root search (fastgo.variants.Search, every member) -> the kernel's C constant (gumbel.pxd)
+_SEARCHES = {Search.PUCT: SEARCH_PUCT, Search.GUMBEL: SEARCH_GUMBEL}
 
 cdef inline void _add_noise(SearchGame* s, float alpha, float weight) noexcept nogil:
     if add_dirichlet_noise(&s.tree, &s.rng, alpha, weight):

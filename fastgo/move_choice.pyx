@@ -7,6 +7,7 @@ from fastgo.rng cimport rng_uniform
 from fastgo.tree cimport Tree, NO_NODE, UNEXPANDED, FLAG_PENDING
 from fastgo.gumbel cimport gumbel_final_child
 from fastgo.ending import decided, own_area
+from fastgo.variants import PassRule, check_pass_rule
 
 import numpy as np
 
@@ -89,8 +90,9 @@ cdef list root_analysis(const Tree* t, int max_pv):
 
 
 # -- the pass rule -------------------------------------------------------------------------------
-# One vocabulary for config (selfplay.pass_rule, selfplay.earliest_pass,
-# selfplay.policy_pass_rule), players and the command line (--pass-rule):
+# One vocabulary (fastgo.variants.PassRule; fastgo.variants.check_pass_rule takes a name) for
+# config (selfplay.pass_rule, selfplay.earliest_pass, selfplay.policy_pass_rule), players and the
+# command line (--pass-rule):
 #   "free": the pass is a move like any other: the search's (or the policy's) own choice;
 #   "fill": no pass while a legal point outside the player's own eyes is left (the game is played
 #           out: dead stones are captured and the dame filled before a pass, as Tromp-Taylor
@@ -112,9 +114,6 @@ cdef list root_analysis(const Tree* t, int max_pv):
 #   target before the board is filled. The network never saw such a pass in self-play, so its
 #   search's opinion of one is a guess; the rules know the answer.
 # earliest_pass: before this move number, no pass while the search visited a board point; 0 = off.
-PASS_RULES = ("free", "fill", "settled", "decided")
-# spellings the project no longer takes -> the one that replaced each
-OLD_PASS_RULES = {"filled": "fill", "search": "free"}
 PASS_RULE_HELP = ("fill = no pass while a legal point outside the own eyes is left (as self-play "
                   "with selfplay.pass_rule = \"fill\"), except the winning pass: a pass that ends "
                   "a won game (the opponent passed and the position as it stands is won) is "
@@ -124,16 +123,6 @@ PASS_RULE_HELP = ("fill = no pass while a legal point outside the own eyes is le
                   "two eyes or in seki); free = the pass is a move like any other "
                   "(the search's own choice)")
 _NO_POINTS = np.zeros(0, dtype=np.int64)
-
-
-def check_pass_rule(value, what="pass_rule"):
-    """`value` if it is one of PASS_RULES; else ValueError naming `what`, the rules, and the new
-    spelling where `value` is an old one ("filled" -> "fill", "search" -> "free")."""
-    if value in PASS_RULES:
-        return value
-    if value in OLD_PASS_RULES:
-        raise ValueError(f"{what}: {value!r} is now spelt {OLD_PASS_RULES[value]!r}")
-    raise ValueError(f"{what} must be one of {list(PASS_RULES)}, got {value!r}")
 
 
 def points_instead_of_pass(game, visits, *, pass_rule, bint winning_pass, int earliest_pass=0,
@@ -148,12 +137,12 @@ def points_instead_of_pass(game, visits, *, pass_rule, bint winning_pass, int ea
     (0 = off). "free" with earliest_pass 0 never refuses the pass."""
     nn = len(visits) - 1
     rule = check_pass_rule(pass_rule)
-    if rule != "free" and (visits[nn] > 0 or every_move_weighed):
+    if rule != PassRule.FREE and (visits[nn] > 0 or every_move_weighed):
         if winning_pass and game.pass_wins():
             return _NO_POINTS
-        if rule == "settled" and game.board.settled():
+        if rule == PassRule.SETTLED and game.board.settled():
             return _NO_POINTS
-        if rule == "decided" and decided(game.board):
+        if rule == PassRule.DECIDED and decided(game.board):
             return _NO_POINTS
         return np.asarray(game.unfilled_points(), dtype=np.int64)
     if len(game.moves) < earliest_pass and visits[:nn].any():
@@ -179,8 +168,8 @@ def choose_move(search, int g, game, *, pass_rule, bint winning_pass, int earlie
     read only where the pass is overruled."""
     move = search.choose_move(g, temperature, resign)
     rule = check_pass_rule(pass_rule)
-    fill = rule != "free"                             # "fill", "settled" or "decided"
-    if rule == "decided" and move >= 0 and move != game.board.pass_move:
+    fill = rule != PassRule.FREE                      # "fill", "settled" or "decided"
+    if rule == PassRule.DECIDED and move >= 0 and move != game.board.pass_move:
         if own_points is None:
             own_points = own_area_points(game, rule)
         if len(own_points) and (own_points == move).any():
@@ -212,7 +201,7 @@ def own_area_points(game, pass_rule):
     position (fastgo.ending.decided), the empty points of the regions that border the side to
     move only (fastgo.ending.own_area), where a stone changes no area; empty otherwise.
     Self-play moves their policy-target weight to the pass."""
-    if check_pass_rule(pass_rule) != "decided" or not decided(game.board):
+    if check_pass_rule(pass_rule) != PassRule.DECIDED or not decided(game.board):
         return _NO_POINTS
     return np.flatnonzero(own_area(game.board)).astype(np.int64)
 
@@ -238,4 +227,4 @@ def policy_may_pass(pass_rule):
     "decided" (the
     pass only when no legal point outside the own eyes is left; policy play has no settled
     test)."""
-    return check_pass_rule(pass_rule, "policy_pass_rule") == "free"
+    return check_pass_rule(pass_rule, "policy_pass_rule") == PassRule.FREE

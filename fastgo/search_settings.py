@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from fastgo.features import ENCODING_IDS as ENCODINGS
 from fastgo.variants import Search
 
-SEARCHES = tuple(search.value for search in Search)   # the root searches' names
-
 
 @dataclass(frozen=True)
 class GumbelSettings:
@@ -66,8 +64,9 @@ class SearchSettings:
     gumbel: GumbelSettings = field(default_factory=GumbelSettings)
 
     def __post_init__(self):
-        if self.search not in SEARCHES:
-            raise ValueError(f"unknown search {self.search!r}; expected one of {sorted(SEARCHES)}")
+        if self.search not in Search.choices():
+            raise ValueError(f"unknown search {self.search!r}; expected one of "
+                             f"{sorted(Search.choices())}")
         object.__setattr__(self, "search", Search(self.search))
         if self.encoding not in ENCODINGS:
             raise ValueError(f"unknown encoding {self.encoding!r}; expected one of "
@@ -115,7 +114,7 @@ class SearchSettings:
                                   c_scale=sp.gumbel_c_scale, rescale=sp.gumbel_rescale))
 
     @classmethod
-    def for_play(cls, encoding="alphazero", *, search="puct", leaves_per_game=1,
+    def for_play(cls, encoding="alphazero", *, search=Search.PUCT, leaves_per_game=1,
                  resign_threshold=None, **changes) -> SearchSettings:
         """A player's search (matches, the GTP engine): no root noise, the most visited move,
         resignation only below `resign_threshold` (then in every game); `changes` as fields."""

@@ -7,6 +7,8 @@ does the rest.
 import logging
 import sys
 
+from fastgo.variants import Device, Use
+
 DEFAULT_VISITS = 500
 
 
@@ -32,7 +34,7 @@ def add_arguments(parser):
                         help="positions kept in the network cache")
     parser.add_argument("--max-line-bytes", type=int, default=1 << 20, metavar="B",
                         help="longest query line read; a longer one is answered with an error")
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+    parser.add_argument("--device", default=Device.AUTO, choices=Device.choices(),
                         help="where the network runs (auto: CUDA when there is one)")
     parser.add_argument("--threads", type=int, default=0, metavar="T",
                         help="torch CPU threads (0: torch's default)")
@@ -62,7 +64,7 @@ def build_engine(args):
     from play.heads_cache import HeadsCache
 
     try:        # the checkpoint's file is checked before torch is imported; then the device
-        network = load_network(args.model, "analysis", device=args.device,
+        network = load_network(args.model, Use.ANALYSIS, device=args.device,
                                threads=args.threads or None, what="--model")
     except NetworkError as exc:
         raise ValueError(str(exc)) from None

@@ -22,9 +22,10 @@ import sys
 from fastgo.constants import SIZE_RANGE
 from fastgo.coords import is_board_size
 from fastgo.move_choice import PASS_RULE_HELP
-from fastgo.run.config import BACKEND_CHOICES, MATCH_VISITS, SEARCH_CHOICES, SelfplayConfig
+from fastgo.run.config import MATCH_VISITS, SelfplayConfig
 from fastgo.run.rundir import RATINGS_TABLE
 from fastgo.search_settings import SearchSettings
+from fastgo.variants import Backend, Device, PassRule, Search
 from play.arena.plan import (
     DEFAULT_GAMES_AT_ONCE,
     DEFAULT_OPENING_MOVES,
@@ -89,7 +90,7 @@ def parents():
 
 
 def add_arguments(parser):
-    from fastgo_cli.parser import pass_rule
+    from fastgo_cli.parser import PASS_RULE_METAVAR, pass_rule
 
     parser.add_argument("a", metavar="A",
                         help="first player: a checkpoint path, 'random', 'mcts:N' (pure MCTS, "
@@ -110,15 +111,15 @@ def add_arguments(parser):
                         help="A's leaves per search step (virtual loss between them)")
     parser.add_argument("--leaves-b", type=int, default=1, metavar="L",
                         help="B's leaves per search step")
-    parser.add_argument("--backend-a", default="auto", choices=BACKEND_CHOICES,
+    parser.add_argument("--backend-a", default=Backend.AUTO, choices=Backend.choices(),
                         help="CPU inference backend of a checkpoint A (auto: the fastest that "
                              "agrees with fp32, fastgo bench backends)")
-    parser.add_argument("--backend-b", default="auto", choices=BACKEND_CHOICES,
+    parser.add_argument("--backend-b", default=Backend.AUTO, choices=Backend.choices(),
                         help="CPU inference backend of a checkpoint B")
-    parser.add_argument("--search-a", default="puct", choices=SEARCH_CHOICES,
+    parser.add_argument("--search-a", default=Search.PUCT, choices=Search.choices(),
                         help="root search of a checkpoint A: puct (most visited move) or gumbel "
                              "(Gumbel sequential halving, noise in the opening moves only)")
-    parser.add_argument("--search-b", default=None, choices=SEARCH_CHOICES,
+    parser.add_argument("--search-b", default=None, choices=Search.choices(),
                         help="root search of a checkpoint B (default: --search-a)")
     for flag, (field, what, low, high) in PUCT_FLAGS.items():
         parser.add_argument(flag + "-a", type=float, default=None, metavar="X",
@@ -126,7 +127,8 @@ def add_arguments(parser):
                                  f"{getattr(PLAYER_SEARCH, field):g}, as every player)")
         parser.add_argument(flag + "-b", type=float, default=None, metavar="X",
                             help=f"the same of a checkpoint B (default: {flag}-a)")
-    parser.add_argument("--pass-rule", default="fill", type=pass_rule, metavar="fill|settled|decided|free",
+    parser.add_argument("--pass-rule", default=PassRule.FILL, type=pass_rule,
+                        metavar=PASS_RULE_METAVAR,
                         help="checkpoint players: " + PASS_RULE_HELP)
     parser.add_argument("--komi", type=float, default=7.5, help="komi")
     parser.add_argument("--sgf-dir", default=None, metavar="D",
@@ -244,7 +246,7 @@ def checkpoint_options(args, which):
         visits=1 if visits is None else visits,
         search=args.search_b if b and args.search_b is not None else args.search_a,
         leaves=args.leaves_b if b else args.leaves_a,
-        backend=args.backend_b if b else args.backend_a, device="cpu",
+        backend=args.backend_b if b else args.backend_a, device=Device.CPU,
         pass_rule=args.pass_rule, opening_moves=args.opening_moves,
         changes=tuple(search_changes(args, which).items()))
 

@@ -74,8 +74,8 @@ def default_out(config_a, config_b):
 
 
 def make_plan(args):
-    """The comparison.compare.Plan of the parsed arguments; CompareError for bad input."""
-    from comparison.compare import (
+    """The comparison.plan.Plan of the parsed arguments; CompareError for bad input."""
+    from comparison.plan import (
         MAX_SEED,
         CompareError,
         Plan,
@@ -120,7 +120,8 @@ def make_plan(args):
 
 
 def run(args) -> int:
-    from comparison.compare import CompareError, compare
+    from comparison.compare import compare
+    from comparison.plan import CompareError
 
     try:
         plan = make_plan(args)

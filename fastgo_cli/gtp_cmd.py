@@ -10,8 +10,7 @@ from fastgo.constants import SIZE_RANGE
 from fastgo.coords import is_board_size
 from fastgo.files import escaped
 from fastgo.move_choice import PASS_RULE_HELP
-from fastgo.run.config import BACKEND_CHOICES, SEARCH_CHOICES
-from fastgo.variants import Search
+from fastgo.variants import Backend, Device, PassRule, Search, Use
 
 DEFAULT_VISITS = 400
 SHOWN_SPEC = 80            # characters of a --player spec its error shows
@@ -29,7 +28,7 @@ def parents():
 
 
 def add_arguments(parser):
-    from fastgo_cli.parser import pass_rule
+    from fastgo_cli.parser import PASS_RULE_METAVAR, pass_rule
 
     parser.add_argument("--player", default=None,
                         help="'random' (default) or 'mcts:N' (pure MCTS, N random playouts "
@@ -41,14 +40,15 @@ def add_arguments(parser):
     parser.add_argument("--leaves", type=int, default=8, metavar="L",
                         help="with --model: leaves evaluated together per search step (virtual "
                              "loss keeps them apart); 1 = one position per forward pass")
-    parser.add_argument("--search", default="puct", choices=SEARCH_CHOICES,
+    parser.add_argument("--search", default=Search.PUCT, choices=Search.choices(),
                         help="with --model: root search, puct (the tree is kept between moves, "
                              "pondering) or gumbel (Gumbel sequential halving, no Gumbel noise)")
-    parser.add_argument("--pass-rule", default="fill", type=pass_rule, metavar="fill|settled|decided|free",
+    parser.add_argument("--pass-rule", default=PassRule.FILL, type=pass_rule,
+                        metavar=PASS_RULE_METAVAR,
                         help="with --model: " + PASS_RULE_HELP)
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+    parser.add_argument("--device", default=Device.AUTO, choices=Device.choices(),
                         help="where the network runs with --model (auto: CUDA when there is one)")
-    parser.add_argument("--backend", default="auto", choices=BACKEND_CHOICES,
+    parser.add_argument("--backend", default=Backend.AUTO, choices=Backend.choices(),
                         help="CPU inference backend (auto: the fastest that agrees with fp32, "
                              "measured once per machine and network; fastgo bench backends)")
     parser.add_argument("--resign", type=float, default=None, metavar="V",
@@ -130,12 +130,13 @@ def checkpoint_player(args):
     from play.network_player import CheckpointOptions
     from play.network_player import checkpoint_player as load_player
 
-    options = CheckpointOptions(visits=visits, search=getattr(args, "search", "puct"),
-                                leaves=leaves, backend=getattr(args, "backend", "auto"),
+    options = CheckpointOptions(visits=visits, search=getattr(args, "search", Search.PUCT),
+                                leaves=leaves, backend=getattr(args, "backend", Backend.AUTO),
                                 device=args.device, capacity=leaves,
-                                pass_rule=getattr(args, "pass_rule", "fill"), resign=args.resign)
+                                pass_rule=getattr(args, "pass_rule", PassRule.FILL),
+                                resign=args.resign)
     # use 'gtp': every head kata-analyze serves is checked here, so a bad file is refused once
-    network, player = load_player(args.model, options, use="gtp", what="--model", seed=args.seed)
+    network, player = load_player(args.model, options, use=Use.GTP, what="--model", seed=args.seed)
     config = network.config
     if args.size is not None and args.size != config.board_size:
         raise ValueError(f"--size {args.size}: the model {args.model} plays "

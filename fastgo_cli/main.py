@@ -53,7 +53,7 @@ BENCH_TARGETS = {
                   "the dashboard's first snapshot of a synthetic 8-hour run directory"),
     "run-length": ("fastgo_cli.bench.run_length",
                    "what reads a whole run (fit, evaluator point, dashboard, trainer resume) "
-                   "over a day's and a week's synthetic run"),
+                   "over a day's, a week's and a month's synthetic run"),
 }
 
 

@@ -4,9 +4,8 @@ share; hidden aliases for old spellings; `--config NAME|PATH` and `--set SECTION
 
 A command module may define `parents()` -> a tuple of the parent parsers below; fastgo_cli.main
 builds `Parser(parents=module.parents())`, calls `module.add_arguments(parser)`, parses, then
-`prepare(parser, args)` before `module.run(args)`. Imports only the standard library (and
-fastgo.run.config once a parsed command names a config, fastgo.move_choice once --pass-rule is
-given).
+`prepare(parser, args)` before `module.run(args)`. Imports only the standard library and
+fastgo's pure-Python modules (fastgo.run.config once a parsed command names a config).
 """
 from __future__ import annotations
 
@@ -18,6 +17,7 @@ import sys
 
 from fastgo import bounded_json
 from fastgo.constants import SIZE_RANGE
+from fastgo.variants import PassRule, check_pass_rule
 
 # A duration: a positive number with an optional unit (none or s: seconds; m, h, d), in
 # MIN_DURATION_S..MAX_DURATION_S (every run length: selfplay, train, cluster, compare).
@@ -254,11 +254,12 @@ def prepare(parser, args) -> bool:
     return False
 
 
-def pass_rule(text: str) -> str:
-    """A pass rule of fastgo.move_choice ('fill', 'settled' or 'free') as an argparse type; an old spelling
-    is refused with the new one named."""
-    from fastgo.move_choice import check_pass_rule
+PASS_RULE_METAVAR = "|".join(PassRule.choices())    # --pass-rule's metavar
 
+
+def pass_rule(text: str) -> PassRule:
+    """A pass rule (fastgo.variants.PassRule) as an argparse type; an old spelling is refused
+    with the new one named."""
     try:
         return check_pass_rule(text[:40], "pass rule")
     except ValueError as err:

@@ -4,6 +4,8 @@ are typed as GTP vertices (D4), or `pass`, `undo` (takes back your last move and
 `resign`, `quit`."""
 import sys
 
+from fastgo.variants import Device, Use
+
 LEAVES = 8                 # leaves evaluated together a search step, as `fastgo gtp --model`
 
 
@@ -17,7 +19,7 @@ def add_arguments(parser):
     parser.add_argument("--color", default="black", choices=["black", "white"], help="your colour")
     parser.add_argument("--visits", type=int, default=200, help="the network's visits per move")
     parser.add_argument("--komi", type=float, default=7.5, help="komi (White's compensation)")
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"],
+    parser.add_argument("--device", default=Device.AUTO, choices=Device.choices(),
                         help="where the network runs (auto: CUDA when there is one)")
 
 
@@ -68,7 +70,7 @@ def run(args) -> int:
         # the network as `fastgo gtp --model` plays it: eight leaves a search step
         options = CheckpointOptions(visits=args.visits, leaves=LEAVES, device=args.device,
                                     capacity=LEAVES)
-        _, player = checkpoint_player(args.model, options, use="play", what="--model",
+        _, player = checkpoint_player(args.model, options, use=Use.PLAY, what="--model",
                                       seed=args.seed)
     except ValueError as exc:
         print(f"fastgo play: {exc}", file=sys.stderr)

@@ -6,6 +6,7 @@ line on stderr and exit status 2; any other failure is logged with its traceback
 
 Parses the options; the role's body is roles.serve.
 """
+from fastgo.variants import Device
 
 
 def parents():
@@ -23,7 +24,7 @@ def add_arguments(parser):
                         help="override server.endpoint, the address to listen on "
                              "(tcp://127.0.0.1:* picks a free port)")
     alias(parser, "--endpoint", dest="bind")
-    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], help="override server.device")
+    parser.add_argument("--device", choices=Device.choices(), help="override server.device")
     parser.add_argument("--threads", type=int, help="override server.threads")
     parser.add_argument("--max-batch", type=int, help="override server.max_batch")
     parser.add_argument("--max-wait-us", type=int, help="override server.max_wait_us")

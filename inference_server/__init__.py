@@ -7,5 +7,7 @@ Modules, in dependency order:
   uploads          checkpoints sent in chunks before a reload names them
   slots            model slots and the hot-reload thread
   pipeline         the optional forward thread (server.overlap)
-  server           the ROUTER loop: batching, reloads, stats; start_server
+  queues           the eval requests waiting, one queue per slot: limits, deadlines, batches
+  server           the ROUTER loop: batching, reloads, stats
+  startup          start_server: the config's checks, then the server
 """

@@ -6,17 +6,15 @@ batch is gathered into the runner's staging buffer, evaluated once, and each req
 own rows back with the model version that answered. With `overlap` the forward pass runs on its
 own thread (inference_server.pipeline) while the loop gathers the next batch. Between batches
 the loop swaps in reloaded models and polls watched checkpoint files. Only the loop's thread
-touches the ROUTER socket. Binding is inference_server.binding, chunked checkpoint uploads
-inference_server.uploads; the role that runs it is `fastgo serve` (roles.serve).
+touches the ROUTER socket. The queued requests are inference_server.queues, binding
+inference_server.binding, chunked checkpoint uploads inference_server.uploads, the checks before
+a start inference_server.startup; the role that runs it is `fastgo serve` (roles.serve).
 """
 from __future__ import annotations
 
 import logging
 import math
-import os
-import stat
 import time
-from collections import deque
 
 import numpy as np
 import zmq
@@ -25,42 +23,25 @@ from fastgo.run.config import Config
 from inference_server.binding import StartupError, bind
 from inference_server.counters import ServerCounters
 from inference_server.pipeline import BatchJob, ForwardThread
+from inference_server.queues import RequestQueues
 from inference_server.slots import Reloader, Slot, file_signature, initial_slots
 from inference_server.uploads import Uploads, check_sha256
-from network.checkpoint import CheckpointError
 from wire import protocol
 from wire.keys import CurveKeyError, make_server
 
 log = logging.getLogger("fastgo.serve")
 
-QUEUE_BYTES_PER_SLOT = 256 << 20   # eval payload bytes queued per slot; beyond: "busy" answers
 SHUTDOWN_LINGER_MS = 1000          # time the last replies get to leave at shutdown
 # A reload naming an unknown slot whose name starts with this creates the slot once the model
 # has loaded (policy-only self-play loads each worker's opponent into its own slot). At most
 # MAX_CREATED_SLOTS such slots; a refused load creates nothing.
 CREATED_SLOT_PREFIX = "opponent-"
 MAX_CREATED_SLOTS = 256
-# A partial batch waits for max_wait_us only while another request could still join it: when
-# the queued positions plus the smallest of a slot's last RECENT_REQUESTS requests exceed
-# max_batch, it runs at once. (One worker whose requests of ~60 positions never share a batch
-# of 64 otherwise idled the server up to a poll tick, 1 ms, per batch.)
-RECENT_REQUESTS = 32
 # Forward passes failing in a row before the server stops loudly: one failure (an out-of-memory
 # batch) answers its requests with errors and serving goes on; this many in a row means the
 # device is gone (a CUDA device lost mid-run), and the supervisor's restart is the way back
 # (with server.device = "auto", onto the CPU when no CUDA device is left).
 MAX_FAILED_FORWARDS = 8
-
-
-class _Pending:
-    __slots__ = ("identity", "request_id", "count", "payload", "t_recv")
-
-    def __init__(self, identity, request_id, count, payload, t_recv):
-        self.identity = identity
-        self.request_id = request_id
-        self.count = count
-        self.payload = payload
-        self.t_recv = t_recv
 
 
 class InferenceServer:
@@ -95,14 +76,8 @@ class InferenceServer:
                                  loaded={name: slot.content_hash for name, slot in self.slots.items()})
         self.stats = ServerCounters()
         self.failed_forwards = 0      # forward passes failed in a row (MAX_FAILED_FORWARDS)
-        self.queues = {name: deque() for name in self.slots}
-        self.queued_positions = {name: 0 for name in self.slots}
-        self.queued_bytes = {name: 0 for name in self.slots}
-        # One full request always fits, whatever the limit: a client is never refused for ever.
-        self.queue_bytes_limit = max(QUEUE_BYTES_PER_SLOT, 2 * self.server.max_request_positions * largest)
-        self.deadlines = {name: 0.0 for name in self.slots}
-        self.recent_counts = {name: deque(maxlen=RECENT_REQUESTS) for name in self.slots}
-        self.max_wait_s = self.server.max_wait_us / 1e6
+        self.queues = RequestQueues(self.slots, self.server.max_request_positions * largest,
+                                    self.server.max_wait_us / 1e6)
         self._stop = False
         self._next_watch = 0.0
         self.endpoint = self.socket.getsockopt_string(zmq.LAST_ENDPOINT)
@@ -147,12 +122,9 @@ class InferenceServer:
                 self._collect()
             self.forward.stop()
         message = "the server is shutting down"
-        for name, queue in self.queues.items():
-            while queue:
-                pending = queue.popleft()
-                self._send(pending.identity, protocol.error_reply(pending.request_id,
-                                                                  protocol.SHUTTING_DOWN, message))
-            self.queued_positions[name] = self.queued_bytes[name] = 0
+        for pending in self.queues.drain():
+            self._send(pending.identity, protocol.error_reply(pending.request_id,
+                                                              protocol.SHUTTING_DOWN, message))
         for identity, request_id in self.reloader.abandon():
             self._send(identity, protocol.error_reply(request_id, protocol.SHUTTING_DOWN, message))
         for _ in range(10000):
@@ -171,7 +143,7 @@ class InferenceServer:
         self.socket.close(SHUTDOWN_LINGER_MS)
 
     def _poll_timeout_ms(self):
-        waiting = [self.deadlines[name] for name, q in self.queues.items() if q]
+        waiting = self.queues.waiting_deadlines()
         if not waiting or (self.forward is not None and self.forward.outstanding >= 2):
             return 100            # nothing due, or the forward thread's signal will wake us
         left = min(waiting) - time.perf_counter()
@@ -191,7 +163,7 @@ class InferenceServer:
             self._handle(frames, t0)
             self.stats.overhead_s += time.perf_counter() - t0
             self.stats.overhead_cpu_s += time.thread_time() - c0
-            if any(n >= cap for n in self.queued_positions.values()):
+            if any(n >= cap for n in self.queues.positions.values()):
                 return
 
     def _handle(self, frames, now):
@@ -224,11 +196,7 @@ class InferenceServer:
 
     def _create_slot(self, name, runner, version, content_hash):
         self.slots[name] = Slot(name, runner, version, content_hash=content_hash)
-        self.queues[name] = deque()
-        self.queued_positions[name] = 0
-        self.queued_bytes[name] = 0
-        self.deadlines[name] = 0.0
-        self.recent_counts[name] = deque(maxlen=RECENT_REQUESTS)
+        self.queues.add(name)
         log.info("slot %s: created", name)
 
     def _upload(self, identity, request, now):
@@ -267,39 +235,21 @@ class InferenceServer:
                 protocol.BAD_SHAPE, f"slot {slot.name} serves {cfg.board_size}x{cfg.board_size} "
                 f"with {cfg.planes} planes, got {request.board_size}x{request.board_size} with "
                 f"{request.planes}", request.request_id)
-        queue = self.queues[slot.name]
-        size = len(request.payload)
-        if self.queued_bytes[slot.name] + size > self.queue_bytes_limit:
-            raise protocol.ProtocolError(protocol.BUSY, f"slot {slot.name} has "
-                                         f"{self.queued_positions[slot.name]} positions queued; "
-                                         f"try again later", request.request_id)
-        if not queue:
-            self.deadlines[slot.name] = now + self.max_wait_s
-        queue.append(_Pending(identity, request.request_id, request.count, request.payload, now))
-        self.recent_counts[slot.name].append(request.count)
-        self.queued_positions[slot.name] += request.count
-        self.queued_bytes[slot.name] += size
+        self.queues.push(slot.name, identity, request, now)
         self.stats.requests += 1
 
     def _run_ready_batches(self):
         cap = self.server.max_batch
         while self.forward is None or self.forward.outstanding < 2:
-            now = time.perf_counter()
-            ready = [name for name, q in self.queues.items()
-                     if q and (now >= self.deadlines[name] or self._full(name, cap))]
-            if not ready:
+            name = self.queues.next_ready(time.perf_counter(), cap)
+            if name is None:
                 return
-            job = self._gather(min(ready, key=lambda n: self.queues[n][0].t_recv))
+            job = self._gather(name)
             if self.forward is None:
                 job.run()
                 self._finish(job)
             else:
                 self.forward.submit(job)
-
-    def _full(self, name, cap) -> bool:
-        """Whether slot `name`'s queue makes a batch that no request of the recent sizes could
-        still join."""
-        return self.queued_positions[name] + min(self.recent_counts[name], default=1) > cap
 
     def _collect(self):
         for job in self.forward.collect():
@@ -309,16 +259,8 @@ class InferenceServer:
         """Take whole requests (up to max_batch positions, or one larger request) into a
         staging buffer; buffers alternate so the next batch never overwrites a running one."""
         t0, c0 = time.perf_counter(), time.thread_time()
-        slot, queue, cap = self.slots[name], self.queues[name], self.server.max_batch
-        batch, total = [], 0
-        while queue and (not batch or total + queue[0].count <= cap):
-            request = queue.popleft()
-            batch.append(request)
-            total += request.count
-            self.queued_bytes[name] -= len(request.payload)
-        self.queued_positions[name] -= total
-        if queue:
-            self.deadlines[name] = queue[0].t_recv + self.max_wait_s
+        slot = self.slots[name]
+        batch, total = self.queues.take(name, self.server.max_batch)
         self._buffer ^= 1
         rows = slot.runner.staging(total, self._buffer).reshape(total, -1)
         offset = 0
@@ -415,71 +357,6 @@ class InferenceServer:
     # -- stats --------------------------------------------------------------------------------
 
     def snapshot(self) -> dict:
-        s = self.stats
-        batches, requests = max(1, s.batches), max(1, s.requests)
-        any_runner = next(iter(self.slots.values())).runner
-        return {
-            "pid": os.getpid(),
-            "uptime_s": round(time.time() - s.started, 3),
-            "requests": s.requests,
-            "positions": s.positions,
-            "batches": s.batches,
-            "max_batch": self.server.max_batch,
-            "max_wait_us": self.server.max_wait_us,
-            "mean_batch_size": s.positions / batches,
-            "mean_batch_fill": s.positions / (batches * self.server.max_batch),
-            "queue_wait_ms_mean": 1e3 * s.queue_wait_s / requests,
-            "forward_ms_mean": 1e3 * s.forward_s / batches,
-            "overhead_us_per_batch": 1e6 * s.overhead_s / batches,
-            "overhead_cpu_us_per_batch": 1e6 * s.overhead_cpu_s / batches,
-            "forward_s_total": s.forward_s,
-            "overhead_s_total": s.overhead_s,
-            "overhead_cpu_s_total": s.overhead_cpu_s,
-            "queued_positions": sum(self.queued_positions.values()),
-            "errors": dict(s.errors),
-            "errors_total": sum(s.errors.values()),
-            "dropped": s.dropped,
-            "reloads": s.reloads,
-            "reloads_unchanged": s.reloads_unchanged,
-            "reloads_refused": s.reloads_refused,
-            "last_reload_error": s.last_reload_error[:300],
-            "versions": {name: slot.version for name, slot in self.slots.items()},
-            "models": {name: slot.runner.config.name for name, slot in self.slots.items()},
-            "runner": any_runner.describe(),
-            "overlap": self.server.overlap,
-            "curve_denied": self.curve_allow.denied if self.curve_allow is not None else 0,
-        }
-
-
-# -- start-up ----------------------------------------------------------------------------------
-
-def start_server(config: Config) -> InferenceServer:
-    """The server, with what the config names checked first: the device, the checkpoint files
-    (each a regular, readable, valid checkpoint), the key file and the endpoint. Raises
-    StartupError, CheckpointError or ConfigError naming the key."""
-    import torch
-
-    server = config.server
-    if server.device == "cuda" and not torch.cuda.is_available():
-        raise StartupError("server.device: 'cuda' but this machine has no usable CUDA device")
-    for name, path in server.checkpoints.items():
-        if os.path.lexists(path):
-            try:
-                if not stat.S_ISREG(os.stat(path).st_mode):
-                    raise OSError("not a regular file")
-            except OSError as err:
-                raise StartupError(f"server.checkpoints.{name}: {path}: {err.strerror or err}") from None
-        elif not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            raise StartupError(f"server.checkpoints.{name}: folder of {path} does not exist")
-    if server.curve_secret_key_file and not os.path.isfile(server.curve_secret_key_file):
-        raise StartupError(f"server.curve_secret_key_file: {server.curve_secret_key_file} "
-                           f"is not a file")
-    if server.threads:
-        torch.set_num_threads(server.threads)
-    try:
-        return InferenceServer(config)
-    except CheckpointError as err:
-        raise StartupError(f"server.checkpoints: {err}") from None
-    except RuntimeError as err:
-        raise StartupError(f"server: cannot start the model runner: {err}") from None
-
+        """The stats reply's figures (ServerCounters.figures)."""
+        return self.stats.figures(self.server, self.slots, sum(self.queues.positions.values()),
+                                  self.curve_allow.denied if self.curve_allow is not None else 0)

@@ -25,7 +25,8 @@ import os
 
 from fastgo import bounded_json, diskfull
 from fastgo.files import atomic_write_text, printable, read_bounded, reason
-from network.backends import ALL_BACKENDS, backend_available, cpu_flags, cpu_name, isa_limit, versions
+from network.backend_support import ALL_BACKENDS, backend_available, versions
+from network.cpu_isa import cpu_flags, cpu_name, isa_limit
 
 log = logging.getLogger("fastgo.backends")
 
@@ -56,7 +57,7 @@ CANDIDATES_VERSION = 2
 
 def cache_key(config, *, batch: int, threads: int) -> str:
     flags = sorted(f for f in cpu_flags() if f.startswith(("avx", "amx", "fma")))
-    # an instruction-set limit makes another machine of the same CPU (backends.isa_limit)
+    # an instruction-set limit makes another machine of the same CPU (cpu_isa.isa_limit)
     machine = " ".join([cpu_name(), *flags, f"isa={isa_limit()}"])
     machine = hashlib.sha256(machine.encode()).hexdigest()[:16]
     runtimes = ",".join(f"{k}={v}" for k, v in sorted(versions().items()))

@@ -51,7 +51,8 @@ from fastgo.features import encode_board
 from fastgo.replay import encode_samples
 from fastgo.run.shards import ShardError, list_shards, read_shard
 from network.backend_cache import cache_key, read_cache, write_cache
-from network.backends import TORCH_FP32, available_backends, build_backend
+from network.backend_support import TORCH_FP32, available_backends
+from network.backends import build_backend
 
 log = logging.getLogger("fastgo.backends")
 

@@ -27,6 +27,8 @@ from typing import Protocol
 
 import numpy as np
 
+from fastgo.variants import Device
+
 
 class BatchEvaluator(Protocol):
     model_version: int | None
@@ -109,7 +111,8 @@ class InProcessEvaluator(_Immediate):
 
     `model` is a PolicyValueNet or a checkpoint path; runner options as in ServerConfig."""
 
-    def __init__(self, model, *, device="cpu", channels_last=True, capacity=256, version=0, **runner_options):
+    def __init__(self, model, *, device=Device.CPU, channels_last=True, capacity=256, version=0,
+                 **runner_options):
         super().__init__()
         from network.runner import ModelRunner
         if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):

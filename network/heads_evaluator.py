@@ -20,16 +20,18 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from fastgo.variants import Device
+
 
 class HeadsEvaluator:
-    def __init__(self, model, *, device="cpu", max_batch=256):
+    def __init__(self, model, *, device=Device.CPU, max_batch=256):
         version = 0
         if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):
             from network.checkpoint import load_checkpoint
             checkpoint = load_checkpoint(model)
             model, version = checkpoint.model, checkpoint.step
-        self.device = torch.device("cuda" if device == "auto" and torch.cuda.is_available()
-                                   else ("cpu" if device == "auto" else device))
+        self.device = torch.device(Device.CUDA if device == Device.AUTO and torch.cuda.is_available()
+                                   else (Device.CPU if device == Device.AUTO else device))
         self.net = model.eval().to(self.device)
         for p in self.net.parameters():
             p.requires_grad_(False)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fastgo.variants import Backend, Device, Use
 from network.batch_evaluator import InProcessEvaluator
 from network.checkpoint_file import CheckpointError, read_checkpoint_bytes
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:      # Network's annotation only
 
 log = logging.getLogger("fastgo.network")
 
-DEFAULT_BACKEND = "auto"        # the fastest backend that agrees with fp32 (backend_choice)
+DEFAULT_BACKEND = Backend.AUTO  # the fastest backend that agrees with fp32 (backend_choice)
 DEFAULT_CAPACITY = 64           # positions of one forward pass the runner is sized for
 ASSUMED_KOMI = 7.5              # the quickstart's, for checkpoints that do not record theirs
 ASSUMED_RULES = "tromp-taylor"  # area scoring, positional superko: the rules fastgo plays
@@ -37,25 +38,27 @@ _assumed_said: set = set()      # checkpoint paths whose assumed komi and rules 
 
 
 @dataclass(frozen=True)
-class Use:
-    """What a network is loaded for (KataGo's Setup::initializeNNEvaluators `setupFor`):
-    `search`: the search's policy and value through the server's runner (Network.evaluator);
-    `heads`: every head (ownership, score, lead) through HeadsEvaluator (Network.heads, and
-    Network.evaluator too where there is no runner), each head checked on the canaries at load;
-    `threads`: torch's CPU threads in this process, set by load_network (None: torch's own)."""
+class Serves:
+    """What a network loaded for one Use needs (KataGo's Setup::initializeNNEvaluators
+    `setupFor`): `search`: the search's policy and value through the server's runner
+    (Network.evaluator); `heads`: every head (ownership, score, lead) through HeadsEvaluator
+    (Network.heads, and Network.evaluator too where there is no runner), each head checked on
+    the canaries at load; `threads`: torch's CPU threads in this process, set by load_network
+    (None: torch's own)."""
     search: bool
     heads: bool
     threads: int | None
 
 
 USES = {
-    "match": Use(search=True, heads=False, threads=1),    # arena, compare, the evaluator: one
-                                                          # thread a side, as equal time
-                                                          # measures a player
-    "play": Use(search=True, heads=False, threads=None),  # `fastgo play`: the search alone
-    "gtp": Use(search=True, heads=True, threads=None),    # the GTP engine: its search, and
-                                                          # kata-analyze's scores and ownership
-    "analysis": Use(search=False, heads=True, threads=None),  # KataGo's analysis protocol
+    Use.MATCH: Serves(search=True, heads=False, threads=1),     # arena, compare, the evaluator:
+                                                                # one thread a side, as equal
+                                                                # time measures a player
+    Use.PLAY: Serves(search=True, heads=False, threads=None),   # `fastgo play`: the search alone
+    Use.GTP: Serves(search=True, heads=True, threads=None),     # the GTP engine: its search, and
+                                                                # kata-analyze's scores and
+                                                                # ownership
+    Use.ANALYSIS: Serves(search=False, heads=True, threads=None),  # KataGo's analysis protocol
 }
 
 
@@ -142,24 +145,25 @@ def check_canary_heads(ownership, score, lead) -> None:
 def _device(device):
     import torch
 
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
+    if device == Device.AUTO:
+        return Device.CUDA if torch.cuda.is_available() else Device.CPU
+    if device == Device.CUDA and not torch.cuda.is_available():
         raise NetworkError("--device cuda: this machine has no usable CUDA device")
     return device
 
 
-def load_network(source, use="match", *, device="cpu", backend=DEFAULT_BACKEND,
+def load_network(source, use=Use.MATCH, *, device=Device.CPU, backend=DEFAULT_BACKEND,
                  capacity=DEFAULT_CAPACITY, threads=None, expect=None, data=None,
                  what=None) -> Network:
     """The Network of checkpoint `source` (a path; `data`: its bytes already read) for `use`
-    (a key of USES), see the module: the one way every command and role loads a network to
+    (a Use or its name), see the module: the one way every command and role loads a network to
     play. `expect`: a ModelConfig whose board size and encoding the checkpoint must have.
     `threads`: torch's CPU threads in this process and the runner's (None: the use's; set
     here, once the checkpoint is read). `what`: how the caller's user named the checkpoint
     (a flag such as '--model'), the start of every message (default: its path)."""
-    if use not in USES:
-        raise ValueError(f"load_network: use must be one of {', '.join(USES)}, got {use!r}")
+    if use not in Use.choices():
+        raise ValueError(f"load_network: use must be one of {', '.join(Use.choices())}, got "
+                         f"{use!r}")
     serves = USES[use]
     threads = serves.threads if threads is None else int(threads)
 

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from fastgo.board import Board
+from fastgo.variants import BACKEND_ALIASES, CUDA_BACKENDS, Backend, Device
 from network.backend_choice import (
     acceptable_everywhere,
     agreement,
@@ -29,7 +30,8 @@ from network.backend_choice import (
     describe_agreement,
     ranked,
 )
-from network.backends import ALL_BACKENDS, TORCH_FP32, build_backend
+from network.backend_support import ALL_BACKENDS, TORCH_FP32
+from network.backends import build_backend
 from network.model import PolicyValueNet, fuse_for_inference
 
 log = logging.getLogger("fastgo.runner")
@@ -57,16 +59,16 @@ def _refused(key) -> bool:
 
 
 def resolve_device(device: str) -> torch.device:
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device == "cuda" and not torch.cuda.is_available():
+    if device == Device.AUTO:
+        return torch.device(Device.CUDA if torch.cuda.is_available() else Device.CPU)
+    if device == Device.CUDA and not torch.cuda.is_available():
         raise RuntimeError("device 'cuda' requested but torch sees no CUDA device")
     return torch.device(device)
 
 
 def resolve_precision(precision: str, device: torch.device):
     """The autocast dtype, or None for plain fp32."""
-    if device.type != "cuda" or precision == "fp32":
+    if device.type != Device.CUDA or precision == "fp32":
         return None
     if precision == "fp16":
         return torch.float16
@@ -86,19 +88,19 @@ class ModelRunner:
     on; None takes the process's (set_calibration_shards).
     """
 
-    def __init__(self, model: PolicyValueNet, *, device="cpu", precision="auto",
+    def __init__(self, model: PolicyValueNet, *, device=Device.CPU, precision="auto",
                  channels_last=True, fuse_batchnorm=True, capacity=64,
-                 cuda_graphs=False, graph_batches=(), backend="torch", threads=0, auto_batch=None,
-                 shards=None):
+                 cuda_graphs=False, graph_batches=(), backend=Backend.TORCH, threads=0,
+                 auto_batch=None, shards=None):
         self.config = model.config
         self.device = resolve_device(device)
-        backend = {"torch": TORCH_FP32, "onnx": "onnx-fp32"}.get(backend, backend)
-        if backend != "auto" and backend not in ALL_BACKENDS:
+        backend = BACKEND_ALIASES.get(backend, backend)
+        if backend != Backend.AUTO and backend not in ALL_BACKENDS:
             raise ValueError(f"unknown backend {backend!r}")
-        if self.device.type != "cpu":
-            if backend not in ("auto", TORCH_FP32):
-                raise ValueError(f"backend {backend!r} runs on the CPU only")
-            backend = "torch"
+        if self.device.type != Device.CPU:
+            if backend not in CUDA_BACKENDS:
+                raise ValueError(f"backend {str(backend)!r} runs on the CPU only")
+            backend = Backend.TORCH
         self.autocast_dtype = resolve_precision(precision, self.device)
         self.channels_last = bool(channels_last)
         net = fuse_for_inference(model) if fuse_batchnorm else model.eval()
@@ -111,7 +113,7 @@ class ModelRunner:
         self.net = net
         self.capacity = int(capacity)
         shape = (self.capacity, self.config.planes, self.config.board_size, self.config.board_size)
-        self._is_cuda = self.device.type == "cuda"
+        self._is_cuda = self.device.type == Device.CUDA
         if self._is_cuda:
             self._host_in = [torch.empty(shape, dtype=torch.uint8).pin_memory() for _ in range(2)]
             self._dev_in = torch.empty(shape, dtype=torch.uint8, device=self.device)
@@ -149,7 +151,7 @@ class ModelRunner:
             return fp32
         positions = check_positions(self.config, shards)
         candidates = [name]
-        if name == "auto":
+        if name == Backend.AUTO:
             _, self.backend_table = choose_backend(net, batch=self.auto_batch, threads=threads,
                                                    channels_last=self.channels_last,
                                                    positions=positions,
@@ -176,7 +178,7 @@ class ModelRunner:
                           for label, check in positions.checks.items()}
             except (RuntimeError, AssertionError, ValueError) as err:
                 # AssertionError, ValueError: ONNX Runtime's quantizer on weights it cannot scale
-                if name != "auto":
+                if name != Backend.AUTO:
                     raise ValueError(str(err)) from None
                 continue
             if acceptable_everywhere(agrees):

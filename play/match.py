@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from fastgo.board import BLACK
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
-from fastgo.move_choice import check_pass_rule, choose_move
+from fastgo.move_choice import choose_move
 from fastgo.run.match_stats import elo_from_score, wilson_interval
 from fastgo.search_settings import SearchSettings
-from fastgo.variants import Search
+from fastgo.variants import PassRule, Search, check_pass_rule
 from play.deferred_signals import hold
 from play.equal_time import GameClock, empty_points, main_time_budget, visits_for, visits_grid
 from play.players import MatchSide, Player
@@ -40,9 +40,10 @@ class SearchSide(MatchSide):
     SearchSettings.for_play(), no noise, AlphaZero planes), the most visited move (the first
     `opening_moves` moves of a game sampled by visit count, for variety). With settings.search
     'gumbel': Gumbel root search, the move its sequential halving picks; the opening moves get the
-    Gumbel noise (gumbel_scale), later moves none. pass_rule (fastgo.move_choice, with the winning
-    pass): 'fill' (default) no pass while a legal point outside the own eyes is left, except one
-    that ends a won game; 'free' the search's own choice.
+    Gumbel noise (gumbel_scale), later moves none. pass_rule (a PassRule or its name;
+    fastgo.move_choice, with the winning pass): 'fill' (default) no pass while a legal point
+    outside the own eyes is left, except one that ends a won game; 'free' the search's own
+    choice.
 
     rate: its root visits a second on one thread (play.equal_time.one_thread_rate), which a
     game clock needs: each move then gets the visits its main_time_budget buys at that rate
@@ -56,7 +57,8 @@ class SearchSide(MatchSide):
     modes neither retime nor pace it."""
 
     def __init__(self, evaluator, visits, settings=None, *, name="net", opening_moves=0, seed=0,
-                 pass_rule="fill", board_size=None, rate=None, shape=None, fixed_visits=False):
+                 pass_rule=PassRule.FILL, board_size=None, rate=None, shape=None,
+                 fixed_visits=False):
         self.pass_rule = check_pass_rule(pass_rule)
         self.fixed_visits = bool(fixed_visits)   # equal-time modes leave its visits alone
         self.evaluator = evaluator

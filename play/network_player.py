@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fastgo.search_settings import SearchSettings
+from fastgo.variants import Backend, Device, PassRule, Search, Use
 from network.loading import DEFAULT_CAPACITY, load_network
 from play.heads_cache import HeadsCache
 from play.match import SearchSide
@@ -27,12 +28,12 @@ class CheckpointOptions:
     ((SearchSettings field, value), ..) other than a player's defaults (c_puct, fpu_reduction),
     `resign`: the root value below which a one-game player resigns (None: never)."""
     visits: int
-    search: str = "puct"
+    search: str = Search.PUCT
     leaves: int = 1
-    backend: str = "auto"
-    device: str = "cpu"
+    backend: str = Backend.AUTO
+    device: str = Device.CPU
     capacity: int | None = None
-    pass_rule: str = "fill"
+    pass_rule: str = PassRule.FILL
     opening_moves: int = 0
     changes: tuple = ()
     resign: float | None = None
@@ -49,7 +50,7 @@ def load_checkpoint(path, use, options: CheckpointOptions, *, data=None, expect=
                         data=data, what=what)
 
 
-def checkpoint_player(path, options: CheckpointOptions, *, use="gtp", what=None, seed=None):
+def checkpoint_player(path, options: CheckpointOptions, *, use=Use.GTP, what=None, seed=None):
     """(network, SearchPlayer) of the checkpoint at `path` played by `options`, for one game at
     a time (`fastgo gtp --model` with every head, `fastgo play` with use 'play'):
     load_checkpoint, then options_player."""
@@ -62,7 +63,7 @@ def checkpoint_side(path, options: CheckpointOptions, *, seed=0, name=None, data
     """(network, SearchSide) of the checkpoint at `path` (its bytes `data` when already read;
     `expect`: the ModelConfig it must match) played by `options`, for matches:
     load_checkpoint, then options_side."""
-    network = load_checkpoint(path, "match", options, data=data, expect=expect)
+    network = load_checkpoint(path, Use.MATCH, options, data=data, expect=expect)
     return network, options_side(network, options, seed=seed, name=name)
 
 
@@ -90,11 +91,11 @@ def options_side(network, options: CheckpointOptions, *, seed=0, name=None,
                         fixed_visits=fixed_visits)
 
 
-def network_player(network, *, visits, search="puct", leaves=1, resign=None, seed=None,
-                   pass_rule="fill", name=None) -> SearchPlayer:
+def network_player(network, *, visits, search=Search.PUCT, leaves=1, resign=None, seed=None,
+                   pass_rule=PassRule.FILL, name=None) -> SearchPlayer:
     """A SearchPlayer of `visits` root visits a move (a clock may cut it shorter) over the
     network, for one game at a time; it plays the network's board size only. Where the
-    network was loaded with every head (network.heads), kata-analyze's scores and ownership
+    network was loaded with every head (its `heads`), kata-analyze's scores and ownership
     come from them through one HeadsCache: the file is not read again."""
     return SearchPlayer(network.evaluator, visits, _settings(network, search, leaves, resign),
                         name=name or f"{network.config.name}:{visits}", seed=seed,
@@ -112,8 +113,9 @@ def _heads_cache(heads):
     return lambda: cache
 
 
-def network_side(network, *, visits, search="puct", leaves=1, seed=0, opening_moves=0,
-                 pass_rule="fill", name=None, changes=None, fixed_visits=False) -> SearchSide:
+def network_side(network, *, visits, search=Search.PUCT, leaves=1, seed=0, opening_moves=0,
+                 pass_rule=PassRule.FILL, name=None, changes=None,
+                 fixed_visits=False) -> SearchSide:
     """A SearchSide of `visits` root visits a move over the network, for many games at once
     (play.match.play_match); it plays the network's board size only. `changes`: SearchSettings
     fields other than the defaults of a player (c_puct, fpu_reduction)."""

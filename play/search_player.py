@@ -10,9 +10,9 @@ each move (sequential halving counts the visits of this search alone).
 import time
 
 from fastgo.mcts import BatchedSearch
-from fastgo.move_choice import check_pass_rule, choose_move, point_instead_of_pass
+from fastgo.move_choice import choose_move, point_instead_of_pass
 from fastgo.search_settings import SearchSettings
-from fastgo.variants import Search
+from fastgo.variants import PassRule, Search, check_pass_rule
 from play.equal_time import one_thread_rate
 from play.players import AnalysingPlayer
 
@@ -29,7 +29,7 @@ class SearchPlayer(AnalysingPlayer):
     fastgo.move_choice's, with the winning pass ('fill', the default, or 'free')."""
 
     def __init__(self, evaluator, visits, settings=None, *, name=None, temperature=0.0, seed=None,
-                 board_size=None, pass_rule="fill", clock=time.monotonic, model_komi=None,
+                 board_size=None, pass_rule=PassRule.FILL, clock=time.monotonic, model_komi=None,
                  analysis_heads=None):
         if int(visits) < 1:
             raise ValueError(f"visits must be >= 1, got {visits}")

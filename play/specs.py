@@ -18,6 +18,7 @@ import fastgo.player_spec as grammar
 from fastgo.files import escaped
 from fastgo.player_spec import Spec, _shown, parse_spec
 from fastgo.reference_players import read_reference, reference
+from fastgo.variants import Use
 from network.checkpoint_file import CheckpointError, check_archive
 from network.loading import DEFAULT_BACKEND, DEFAULT_CAPACITY, load_network
 from play.gtp.side import GtpSide
@@ -141,7 +142,7 @@ def reference_side(spec: Spec, *, seed=0, backend=None, capacity=None):
     `fixed_visits` is True: equal-time modes leave its visits alone. ValueError of one line
     when the file is missing, damaged or replaced."""
     ref, data = reference_bytes(spec)
-    network = load_network(ref.path, "match", data=data, backend=backend or DEFAULT_BACKEND,
+    network = load_network(ref.path, Use.MATCH, data=data, backend=backend or DEFAULT_BACKEND,
                            capacity=capacity or DEFAULT_CAPACITY, what=ref.spec)
     check_reference_size(ref, network.config.board_size)
     side = network_side(network, visits=ref.visits, seed=seed, name=ref.spec,

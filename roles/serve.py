@@ -6,6 +6,7 @@ import os
 
 from fastgo.run.config import ConfigError, ServerConfig, load_config, parse_section, to_dict
 from fastgo.run.rundir import RunDir
+from inference_server.binding import StartupError
 from roles.registry import Role
 from roles.start import run_role
 
@@ -78,7 +79,7 @@ def _serve(ctx) -> int:
     args, config, log = ctx.args, ctx.config, ctx.log
     # torch (3 CPU seconds to import) only once the config is known good: a usage error is
     # answered at once
-    from inference_server.server import StartupError, start_server
+    from inference_server.startup import start_server
     from network.checkpoint import CheckpointError
     from network.runner import set_calibration_shards
 

@@ -39,7 +39,7 @@ def _no_signal():
 @dataclass
 class RoleContext:
     """What a role body receives. `config`: the role's validated Config; `run_dir`: the run
-    directory, opened (None for the server, which has none); `log`: the logger fastgo.ROLE;
+    directory, opened (None for the server, which has none); `log`: the logger "fastgo.<role>";
     `stopping()`: None until SIGTERM or SIGINT, then the latest one's name (always None before
     stop_on_signals()); `disk_full`: the disk-full policy the stop signals turn on ("wait" or
     "stop"; None: left off)."""

@@ -4,6 +4,7 @@ supervised pretraining on game records (trainer.supervised) into the same checkp
 import sys
 
 from fastgo.run.config import ConfigError, load_config
+from fastgo.variants import Device
 from roles.registry import Role
 from roles.start import REFUSED, run_role
 from trainer.sgf_import import SgfInputError, find_sgf_files
@@ -37,7 +38,7 @@ def _config(args):
     if args.sgf is not None and args.log_every is not None \
             and not 1 <= args.log_every <= 1 << 40:
         raise ConfigError(f"--log-every: must be in 1..2**40, got {args.log_every}")
-    if config.trainer.device == "cuda":
+    if config.trainer.device == Device.CUDA:
         import torch
         if not torch.cuda.is_available():
             raise ConfigError(f"{args.config}: trainer.device: 'cuda' but torch sees no CUDA device")

@@ -14,6 +14,7 @@ from evaluation.evaluations import unrated_newest
 from fastgo.diskfull import EXIT_STATUS as DISK_FULL_STATUS
 from fastgo.run.rundir import checkpoint_player, read_status
 from fastgo.run.statefiles import read_ratings
+from fastgo.variants import Backend
 from roles.registry import Role, role_argv, role_specs
 from supervision.policy import Supervision, moves_per_s, stop_groups
 from supervision.restarts import REFUSED, STARTUP_S, Backoff
@@ -27,10 +28,10 @@ def serving_line(server_config, stats) -> str:
     here among those that agree with fp32 (its table in the server's log), or the configured one."""
     runner = stats.get("runner") if isinstance(stats, dict) else None
     backend = str((runner or {}).get("backend", "?"))[:40]
-    if server_config.backend == "auto":
+    if server_config.backend == Backend.AUTO:
         why = "the fastest on this CPU of the backends that agree with fp32, timed at the start"
     else:
-        why = f"server.backend = {server_config.backend!r}"
+        why = f"server.backend = {str(server_config.backend)!r}"
     return f"server backend {backend} ({why}; the table is in logs/serve.log)"
 
 

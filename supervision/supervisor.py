@@ -28,7 +28,7 @@ class Launcher(Protocol):
         """Starts every role; RuntimeError when the cluster cannot start."""
 
     def supervise_once(self) -> None:
-        """One supervision step: restarts what exited or is stuck, sets supervision.failed when
+        """One supervision step: restarts what exited or is stuck, sets `self.failed` when
         a role keeps failing."""
 
     def status(self) -> str:
@@ -58,7 +58,7 @@ def cluster_log(tty):
 
 def supervise(cluster: Launcher, *, duration=None, status_every_s=10.0, tty=False) -> int:
     """Runs `cluster` until a signal (SIGINT, SIGTERM), a failure or `duration` seconds; returns
-    the exit status: 0, or supervision.fail_code after a failure. Prints the status line every
+    the exit status: 0, or the policy's `fail_code` after a failure. Prints the status line every
     status_every_s (in place on a terminal) and the summary at the end; while it shuts down,
     further signals are ignored."""
     stopping = stop_on_signals()

@@ -20,8 +20,8 @@ import torch
 from fastgo.files import escaped
 from fastgo.run.statefiles import read_ratings
 from fastgo.variants import Algorithm
-from network.backends import cpu_has_bf16
 from network.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from network.cpu_isa import cpu_has_bf16
 from network.loading import training_record
 from network.model import build_model
 from trainer.growth import grow_model, shape_at, stopped_gaining
@@ -417,7 +417,7 @@ class TrainingCore:
 
 
 class CoreView:
-    """A trainer's core state under the trainer's own names (trainer.step, trainer.model, ...),
+    """A trainer's core state under the trainer's own names (`self.step`, `self.model`, ...),
     read-only; the trainer itself changes it through self.core."""
 
     core: TrainingCore

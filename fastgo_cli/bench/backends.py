@@ -96,7 +96,8 @@ def run(args) -> int:
         pick,
         reference_positions,
     )
-    from network.backends import available_backends, isa_note
+    from network.backend_support import available_backends
+    from network.cpu_isa import isa_note
     from network.model import build_model, fuse_for_inference
 
     try:

@@ -42,7 +42,7 @@ def parents():
 
 
 def add_arguments(parser):
-    from fastgo.run.config import BACKEND_CHOICES
+    from fastgo.variants import Backend, Device
     parser.add_argument("--size", type=int, default=19,
                         help="board size (Leela Zero: 19 only; other sizes measure fastgo alone)")
     parser.add_argument("--net", default="b6c64", help="network bBLOCKScCHANNELS for both engines")
@@ -56,9 +56,9 @@ def add_arguments(parser):
                         help="fastgo gtp --leaves: leaves per forward pass (the ceiling's batch)")
     parser.add_argument("--leelaz", metavar="PATH",
                         help="Leela Zero's program (default: leelaz on PATH, else /usr/games/leelaz)")
-    parser.add_argument("--backend", default="auto", choices=BACKEND_CHOICES,
+    parser.add_argument("--backend", default=Backend.AUTO, choices=Backend.choices(),
                         help="fastgo's CPU backend (auto: resolved here once, then passed by name)")
-    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"],
+    parser.add_argument("--device", default=Device.CPU, choices=Device.choices(),
                         help="where fastgo's network runs (Leela Zero always runs --cpu-only)")
     parser.add_argument("--raw-seconds", type=float, default=4.0,
                         help="raw forward seconds in all, split into a window after each "

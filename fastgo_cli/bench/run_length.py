@@ -39,7 +39,7 @@ OPS = ("ratings", "evaluator", "dashboard", "resume")
 
 def add_arguments(parser):
     parser.add_argument("--hours", type=int, nargs="+", default=list(HOURS), metavar="H",
-                        help="run lengths to build and measure (default: 24 168 720)")
+                        help="run lengths to build and measure, in hours")
     parser.add_argument("--root", default=None,
                         help="build the run directories here (default: a temporary folder); "
                              "ones built already are measured again")
@@ -94,7 +94,7 @@ def build_ratings(run, hours, rng):
             opponents.append(rung)
         steps.append(step)
         evaluations.append({"player": name, "step": step,
-                            "path": os.path.join(run.evaluated, f"ckpt-{step:09d}.ckpt"),
+                            "path": evaluated_copy(run, step),
                             "time": when, "games": GAMES_PER_HOUR * (k + 1) // POINTS_PER_HOUR,
                             "wall_s": 300.0 * (k + 1), "opponents": opponents,
                             "rated": when + 30.0, "eval_cpu_s": 60.0 * (k + 1),
@@ -104,8 +104,13 @@ def build_ratings(run, hours, rng):
         for row in evaluations:
             handle.write(bounded_json.dumps(row) + "\n")
     for step in kept_steps(steps):                # the copies the evaluator keeps
-        open(os.path.join(run.evaluated, f"ckpt-{step:09d}.ckpt"), "wb").close()
+        open(evaluated_copy(run, step), "wb").close()
     return steps
+
+
+def evaluated_copy(run, step) -> str:
+    """RUN/evaluated/ckpt-STEP.ckpt: where the evaluator keeps a copy of the checkpoint."""
+    return os.path.join(run.evaluated, os.path.basename(run.checkpoint(step)))
 
 
 def window_positions(config, hours) -> int:
@@ -289,7 +294,9 @@ def measured(op, root) -> dict:
 
 
 def disk(root) -> dict:
-    """MB of the run directory's parts that grow with a run."""
+    """MB of the run directory's parts that grow with a run, by file or folder name."""
+    from fastgo.run.rundir import RunDir
+
     def size(path):
         if os.path.isfile(path):
             return os.path.getsize(path)
@@ -297,18 +304,22 @@ def disk(root) -> dict:
         for folder, _, names in os.walk(path):
             total += sum(os.path.getsize(os.path.join(folder, n)) for n in names)
         return total
-    parts = ("shards", "evaluated", "checkpoints", "logs", "ratings.jsonl", "evaluations.jsonl")
-    return {part: round(size(os.path.join(root, part)) / (1 << 20), 1) for part in parts
-            if os.path.exists(os.path.join(root, part))}
+    run = RunDir(root)
+    parts = (run.shards, run.evaluated, run.checkpoints, run.logs, run.ratings_table,
+             run.evaluations, run.metrics)
+    return {os.path.basename(part): round(size(part) / (1 << 20), 1) for part in parts
+            if os.path.exists(part)}
 
 
 def run(args):
+    from fastgo.run.rundir import RunDir
+
     root = args.root or tempfile.mkdtemp(prefix="fastgo-bench-run-length-")
     figures = {}
     for hours in args.hours:
         folder = os.path.join(root, f"{hours}h")
         started = time.perf_counter()
-        if not os.path.exists(os.path.join(folder, "evaluations.jsonl")):
+        if not os.path.exists(RunDir(folder).evaluations):
             build_run(folder, hours)
         built = time.perf_counter() - started
         figures[hours] = {"build_s": round(built, 1), "disk_mb": disk(folder),

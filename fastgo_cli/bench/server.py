@@ -16,7 +16,8 @@ import tempfile
 import time
 
 from fastgo import bounded_json
-from fastgo.run.config import BACKEND_CHOICES, ENCODING_PLANES
+from fastgo.run.config import ENCODING_PLANES
+from fastgo.variants import BACKEND_ALIASES, Backend, Device
 
 
 def parents():
@@ -38,10 +39,10 @@ def add_arguments(parser):
                         help="positions per request (default B // C: the server gathers C requests "
                              "per batch)")
     parser.add_argument("--inflight", type=int, default=2, help="requests in flight per client")
-    parser.add_argument("--device", default=None, choices=["auto", "cpu", "cuda"])
+    parser.add_argument("--device", default=None, choices=Device.choices())
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: config, else 1)")
     parser.add_argument("--layout", default=None, choices=["channels_last", "contiguous"])
-    parser.add_argument("--backend", default=None, choices=BACKEND_CHOICES,
+    parser.add_argument("--backend", default=None, choices=Backend.choices(),
                         help="server.backend (fastgo bench backends compares them all)")
     parser.add_argument("--max-wait-us", type=int, default=None)
     parser.add_argument("--overlap", choices=["on", "off"], default=None,
@@ -54,7 +55,7 @@ def _server_config(args):
     from fastgo.run.config import Config, ModelConfig, ServerConfig, load_config
     config = load_config(args.config) if args.config else Config(
         model=ModelConfig.from_name(args.net, board_size=args.size, encoding=args.encoding),
-        server=ServerConfig(threads=1, device="cpu"))
+        server=ServerConfig(threads=1, device=Device.CPU))
     return config
 
 
@@ -73,13 +74,13 @@ def _check_arguments(args, config):
     if args.threads is not None and not 0 <= args.threads <= 1024:
         raise ConfigError(f"--threads: must be in 0..1024, got {args.threads}")
     device = args.device or config.server.device
-    if device == "cuda":
+    if device == Device.CUDA:
         import torch
         if not torch.cuda.is_available():
             raise ConfigError("--device cuda: torch sees no CUDA device on this machine")
     backend = args.backend or config.server.backend
-    if backend not in ("auto", "torch", "onnx"):
-        from network.backends import available_backends
+    if backend not in (Backend.AUTO, *BACKEND_ALIASES):
+        from network.backend_support import available_backends
         if backend not in available_backends():
             raise ConfigError(f"--backend {backend}: not available on this machine "
                               f"(available: {', '.join(available_backends())})")

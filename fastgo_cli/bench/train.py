@@ -13,6 +13,8 @@ import sys
 import tempfile
 import time
 
+from fastgo.variants import Device
+
 
 def parents():
     from fastgo_cli.parser import json_options
@@ -83,8 +85,8 @@ def run(args) -> int:
 
     from fastgo.run.rundir import open_run_dir
     from fastgo.run.shards import list_shards, read_shard
-    from network.backends import cpu_has_bf16
     from network.batch_evaluator import UniformEvaluator
+    from network.cpu_isa import cpu_has_bf16
     from selfplay_workers.worker import SelfplayWorker
     from trainer.factory import make_trainer
     from trainer.window import ReplayWindow, block_from_shard
@@ -127,7 +129,7 @@ def run(args) -> int:
             sample_rates.append(count / elapsed)
 
         # 3. training steps (sampling included)
-        tc = dataclasses.replace(config.trainer, batch_size=batch, publish=False, device="cpu"
+        tc = dataclasses.replace(config.trainer, batch_size=batch, publish=False, device=Device.CPU
                                  if not torch.cuda.is_available() else config.trainer.device,
                                  min_positions=1, samples_per_position=1e9,
                                  algorithm="alphazero", threads=threads)

@@ -10,7 +10,7 @@ import os
 
 from fastgo.player_spec import SPEC_FORMS
 from fastgo.run.ratings_table import TableError, check_name, table_name
-from fastgo.variants import Search
+from fastgo.variants import Search, Use
 from network.loading import NetworkError
 from play.arena.plan import NAME_SUFFIXES, PROG, ArenaError, ArenaPlan, one_line
 from play.equal_time import pace_sides
@@ -29,7 +29,7 @@ def checkpoint_side(path, plan: ArenaPlan, seed, which):
         raise ArenaError(f"{which} {path!r}: not a checkpoint file")
     options = plan.checkpoint_b if which == "B" else plan.checkpoint_a
     try:        # the checkpoint's file is checked before torch is imported
-        network = load_checkpoint(path, "match", options)
+        network = load_checkpoint(path, Use.MATCH, options)
     except NetworkError as exc:
         raise ArenaError(f"{which} {path!r}: {one_line(exc)}") from None
     return options_side(network, options, seed=seed,

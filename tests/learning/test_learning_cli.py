@@ -46,7 +46,7 @@ def test_bench_train_json_counts_the_games_it_made(tmp_path, write_tiny_config):
     assert result["channels_last"] is True and result["train_samples_per_s_other_layout"] > 0
     assert "the default layout" in out.stdout
     # fp32 is always timed beside the config's trainer; bf16 exactly where the CPU has it
-    from network.backends import cpu_has_bf16
+    from network.cpu_isa import cpu_has_bf16
     by_variant = result["train_samples_per_s_by_variant"]
     assert set(by_variant) == {"config", "other layout", "fp32"} | ({"bf16"} if cpu_has_bf16() else set())
     assert all(rate > 0 for rate in by_variant.values()) and result["cpu_has_bf16"] == cpu_has_bf16()

@@ -5,7 +5,9 @@ unknown key, a wrong type or an impossible value raises `ConfigError` naming the
 --set) and the dotted key. Modules, in dependency order: fields (setting(), parse_section,
 to_dict), endpoints (bind addresses and their CURVE policy), evaluator (the evaluator's
 section), loop (the cluster and recorder sections), schema (the other sections and Config),
-loader (files, --set overrides, shipped configs by name). Stdlib only.
+loader (files, --set overrides, shipped configs by name). Imports no compiled kernel (a test
+holds it so): the variants come from fastgo.variants, the kernel's numbers from
+fastgo.constants; numpy only through the ladder's fit (fastgo.run.ladder).
 """
 from fastgo.run.config.endpoints import (
                                   check_bind,
@@ -34,23 +36,21 @@ from fastgo.run.config.loader import (
 )
 from fastgo.run.config.loop import ClusterConfig, RecorderConfig
 from fastgo.run.config.schema import (
-                                  BACKEND_CHOICES,
                                   ENCODING_PLANES,
-                                  INFERENCE_BACKENDS,
                                   MODEL_NAME,
-                                  SEARCH_CHOICES,
                                   Config,
                                   ModelConfig,
                                   SelfplayConfig,
                                   ServerConfig,
                                   TrainerConfig,
 )
+from fastgo.variants import INFERENCE_BACKENDS
 
 __all__ = [
-    "BACKEND_CHOICES", "INFERENCE_BACKENDS",
+    "INFERENCE_BACKENDS",
     "ENCODING_PLANES", "MATCH_VISITS", "MAX_CONFIG_BYTES", "MAX_TOML_DEPTH", "MODEL_NAME",
     "ClusterConfig", "EvaluatorConfig",
-    "Config", "ConfigError", "ModelConfig", "RecorderConfig", "SEARCH_CHOICES", "SelfplayConfig",
+    "Config", "ConfigError", "ModelConfig", "RecorderConfig", "SelfplayConfig",
     "ServerConfig",
     "TrainerConfig", "apply_overrides", "check_bind", "check_setting_flag", "endpoint_problem",
     "is_loopback",

@@ -7,30 +7,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from fastgo.constants import ENCODING_PLANES, MAX_BOARD_SIZE, MIN_BOARD_SIZE
-from fastgo.move_choice import PASS_RULES
 from fastgo.run.config.endpoints import check_bind
 from fastgo.run.config.evaluator import EvaluatorConfig
 from fastgo.run.config.fields import ConfigError, mapping_setting, parse_section, setting
 from fastgo.run.config.loop import ClusterConfig, RecorderConfig
-from fastgo.search_settings import SEARCHES
-from fastgo.variants import Algorithm, Search
+from fastgo.variants import CUDA_BACKENDS, Algorithm, Backend, Device, PassRule, Search
 
 MODEL_NAME = re.compile(r"b(\d+)c(\d+)")
-# CPU inference backends (network.backends); "torch" and "onnx" name their fp32 ones
-INFERENCE_BACKENDS = ("torch-fp32", "torch-bf16", "onnx-fp32", "onnx-int8",
-                      "openvino-f32", "openvino-bf16", "openvino-int8")
-BACKEND_CHOICES = ("auto", "torch", "onnx") + INFERENCE_BACKENDS
-SEARCH_CHOICES = SEARCHES               # the root searches of fastgo.mcts.BatchedSearch
 MAX_GRAPH_BATCHES = 16                  # server.graph_batches: each size is compiled ahead
-if TYPE_CHECKING:       # a Literal built from a tuple is read by the loader, not by mypy
-    BackendName = str
-    PassRuleName = str
-else:
-    BackendName = Literal[BACKEND_CHOICES]
-    PassRuleName = Literal[PASS_RULES]
 
 
 @dataclass(frozen=True)
@@ -98,12 +85,12 @@ class ServerConfig:
                                          doc="largest count one request may carry")
     max_checkpoint_bytes: int = setting(256 << 20, min=1 << 10, max=1 << 34,
                                         doc="largest checkpoint a reload message may carry")
-    device: Literal["auto", "cpu", "cuda"] = setting("auto")
-    backend: BackendName = setting(
-        "torch", doc="CPU inference backend: auto = time every available one at max_batch and serve "
-                     "the fastest that agrees with fp32 (cached per machine and network shape); "
-                     "torch = torch-fp32, onnx = onnx-fp32 (ONNX Runtime); bf16 where the CPU has "
-                     "bf16 instructions, int8 where it has VNNI. CUDA runs torch")
+    device: Device = setting(Device.AUTO)
+    backend: Backend = setting(
+        Backend.TORCH, doc="CPU inference backend: auto = time every available one at max_batch and serve "
+                           "the fastest that agrees with fp32 (cached per machine and network shape); "
+                           "torch = torch-fp32, onnx = onnx-fp32 (ONNX Runtime); bf16 where the CPU has "
+                           "bf16 instructions, int8 where it has VNNI. CUDA runs torch")
     precision: Literal["auto", "fp32", "bf16", "fp16"] = setting(
         "auto", doc="autocast dtype on CUDA (auto = bf16 where supported); CPU runs fp32")
     threads: int = setting(1, min=0, max=1024, doc="intra-op threads on CPU (torch or ONNX Runtime); "
@@ -147,8 +134,9 @@ class ServerConfig:
         for name in self.checkpoints:
             if name not in self.slots:
                 raise ConfigError(f"checkpoints.{name}: no such slot (slots = {list(self.slots)})")
-        if self.backend not in ("auto", "torch", "torch-fp32") and self.device == "cuda":
-            raise ConfigError(f"backend: {self.backend!r} runs on the CPU; use device = \"cpu\"")
+        if self.backend not in CUDA_BACKENDS and self.device == Device.CUDA:
+            raise ConfigError(f"backend: {str(self.backend)!r} runs on the CPU; use device = "
+                              f"\"cpu\"")
         if len(self.graph_batches) > MAX_GRAPH_BATCHES:
             raise ConfigError(f"graph_batches: at most {MAX_GRAPH_BATCHES} sizes (each is compiled "
                               f"ahead), got {len(self.graph_batches)}")
@@ -176,15 +164,15 @@ class SelfplayConfig:
     komi: float = setting(7.5, min=-1000.0, max=1000.0)
     temperature_moves: int = setting(8, min=0, max=10_000,
                                      doc="moves sampled by visit count; the most visited after")
-    pass_rule: PassRuleName = setting(
-        "free", doc="fastgo.move_choice's pass rule of search self-play (never the winning pass): "
-                    "fill = no pass while a legal point outside the player's own eyes is left "
-                    "(games are played out; the pass is then never a policy target); settled = "
-                    "as fill, and the pass also allowed once every empty region borders one "
-                    "colour only; decided = as fill, and the pass also allowed once the position "
-                    "is decided (every region one colour's or seki, every group two eyes or in "
-                    "seki; a stone in the own area is then played as the pass); free = the pass "
-                    "is a move like any other")
+    pass_rule: PassRule = setting(
+        PassRule.FREE, doc="fastgo.move_choice's pass rule of search self-play (never the winning pass): "
+                           "fill = no pass while a legal point outside the player's own eyes is left "
+                           "(games are played out; the pass is then never a policy target); settled = "
+                           "as fill, and the pass also allowed once every empty region borders one "
+                           "colour only; decided = as fill, and the pass also allowed once the position "
+                           "is decided (every region one colour's or seki, every group two eyes or in "
+                           "seki; a stone in the own area is then played as the pass); free = the pass "
+                           "is a move like any other")
     earliest_pass: int = setting(0, min=0, max=100_000,
                                  doc="no pass before this move number while another move was "
                                      "searched (and none in the policy target); 0 = off")
@@ -224,10 +212,10 @@ class SelfplayConfig:
     policy_floor: float = setting(1e-3, min=0.0, max=0.5,
                                   doc="policy-only play (reinforce, value): every acceptable move's "
                                       "probability is raised to at least this, then renormalised")
-    policy_pass_rule: PassRuleName = setting(
-        "fill", doc="policy-only play (reinforce, value), fastgo.move_choice's vocabulary: fill = "
-                    "pass only when no legal move outside the player's own eyes is left; free = "
-                    "the pass is a move the policy may choose")
+    policy_pass_rule: PassRule = setting(
+        PassRule.FILL, doc="policy-only play (reinforce, value), fastgo.move_choice's vocabulary: fill = "
+                           "pass only when no legal move outside the player's own eyes is left; free = "
+                           "the pass is a move the policy may choose")
     search: Search = setting(
         Search.PUCT, doc="root search: puct (AlphaZero: Dirichlet noise, visit-count targets) or "
                     "gumbel (Gumbel MuZero: Gumbel-top-k and sequential halving at the root, the "
@@ -336,7 +324,7 @@ class TrainerConfig:
                                           doc="cap: training samples per self-play position")
     checkpoint_every: int = setting(100, min=1, max=1 << 31, doc="steps between checkpoints")
     keep_checkpoints: int = setting(20, min=1, max=1_000_000, doc="numbered checkpoints kept")
-    device: Literal["auto", "cpu", "cuda"] = setting("auto")
+    device: Device = setting(Device.AUTO)
     precision: Literal["auto", "fp32", "bf16"] = setting(
         "auto", doc="forward passes under bf16 autocast: auto = on CUDA, and on a CPU with bf16 "
                     "instructions (AVX512_BF16 or AMX); fp32 = never; bf16 = always")

@@ -143,7 +143,7 @@ def test_full_slot_queue_answers_busy_and_shutdown_answers_every_queued_request(
     config = loads_config('[model]\nblocks = 1\nchannels = 8\n[server]\nendpoint = "tcp://127.0.0.1:*"\n'
                           'max_batch = 65536\nmax_wait_us = 10000000\nmax_request_positions = 8\n')
     server = InferenceServer(config)
-    server.queue_bytes_limit = 10 * planes(4).nbytes   # room for ten requests of four
+    server.queues.bytes_limit = 10 * planes(4).nbytes   # room for ten requests of four
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     dealer = Dealer(server.endpoint)

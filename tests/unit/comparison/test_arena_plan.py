@@ -5,8 +5,9 @@ match of a checkpoint against `random` played from it, its lines in the match's 
 its prefix, its JSON the one read_match takes; a player that cannot play is one line."""
 import json
 
-from comparison.compare import Opponent, Plan, RunPlan, match_paths, read_match
 from comparison.matches import arena_plan, play_arena
+from comparison.plan import Opponent, Plan, RunPlan
+from comparison.results import match_paths, read_match
 from fastgo.run.config import loads_config
 from fastgo_cli.compare_cmd import make_plan
 from fastgo_cli.main import command_parser

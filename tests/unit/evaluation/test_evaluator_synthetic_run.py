@@ -9,6 +9,7 @@ import random
 import types
 
 from evaluation import evaluator as evaluator_module
+from evaluation import pairing_games
 from evaluation.budget import CpuBudget
 from evaluation.evaluator import Evaluator
 from evaluation.opponents import Opponents
@@ -113,7 +114,7 @@ def simulate(tmp_path, monkeypatch, rungs, seed, budgeted=False, minutes=60.0, s
         clocks.cpu += cost
         clocks.wall += cost
         return result
-    monkeypatch.setattr(evaluator_module, "play_match", play_match)
+    monkeypatch.setattr(pairing_games, "play_match", play_match)
 
     anchors = ", ".join(f'"{name}"' for name in ["random", *sorted(rungs, key=rungs.get)])
     interval = interval if budgeted else 0

@@ -1,5 +1,6 @@
 """fastgo.constants: the board-size range and the planes per encoding in one place, read by the
-kernels (constants.pxd) and by Python (the compiled view), and spelt nowhere else."""
+kernels (constants.pxd) and by Python (constants.py, stdlib only), the two held to each other,
+and spelt nowhere else."""
 import pathlib
 import re
 
@@ -17,6 +18,24 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 RESTATEMENTS = re.compile(
     r"\b2 ?\.\. ?25\b|<= ?25\b|\b25 ?\* ?25\b|min=2, max=25|\bSIZE ?= ?(2|25)\b|\b62[56]\b"
     r"|\b2, ?25\b|from 2 to 25|above 25|[\"']alphazero[\"']: ?17|[\"']liberty[\"']: ?11")
+
+
+def pxd_constants():
+    """NAME -> int of the enum in fastgo/constants.pxd (its `NAME = VALUE` lines)."""
+    text = (ROOT / "fastgo" / "constants.pxd").read_text(encoding="utf-8")
+    return {name: int(value) for name, value in
+            re.findall(r"^\s+([A-Z_]+)\s*=\s*(\d+)\b", text, flags=re.MULTILINE)}
+
+
+def test_python_view_matches_the_pxd():
+    pxd = pxd_constants()
+    assert (pxd["MIN_SIZE"], pxd["MAX_SIZE"]) == (constants.MIN_BOARD_SIZE,
+                                                  constants.MAX_BOARD_SIZE)
+    assert pxd["MAX_POINTS"] == constants.MAX_BOARD_POINTS
+    assert pxd["MAX_MOVES"] == constants.MAX_BOARD_POINTS + 1
+    assert pxd["PADDED"] == (constants.MAX_BOARD_SIZE + 2) ** 2 + 1
+    assert {"alphazero": pxd["AZ_PLANES"], "liberty": pxd["LIB_PLANES"],
+            "katago": pxd["KATAGO_PLANES"]} == constants.ENCODING_PLANES
 
 
 def test_python_view_matches_the_kernels():
@@ -61,7 +80,9 @@ def test_no_restatement_outside_the_constants_module(project_packages):
     found = []
     for package in project_packages:
         for path in sorted((ROOT / package).rglob("*")):
-            if path.suffix not in (".py", ".pyx", ".pxd") or path.name == "constants.pxd":
+            if path.suffix not in (".py", ".pyx", ".pxd") or \
+                    path.relative_to(ROOT).as_posix() in ("fastgo/constants.pxd",
+                                                          "fastgo/constants.py"):
                 continue
             for number, line in enumerate(path.read_text().splitlines(), 1):
                 if RESTATEMENTS.search(line):

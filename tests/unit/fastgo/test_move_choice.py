@@ -1,8 +1,8 @@
 """The move played after a search (fastgo.move_choice.choose_move): one function for self-play
 (winning_pass=False) and play (winning_pass=True), fed the root's choice, visits and priors of
-a search; the pass-rule vocabulary ("fill", "free"); the point GTP's cleanup plays instead of
-a pass; policy-only play's rule; and a scan of the source that keeps the choice in that one
-module."""
+a search; the pass-rule vocabulary ("fill", "free": fastgo.variants.PassRule); the point GTP's
+cleanup plays instead of a pass; policy-only play's rule; and a scan of the source that keeps the
+choice in that one module."""
 import re
 from pathlib import Path
 
@@ -12,14 +12,12 @@ import pytest
 from fastgo.board import BLACK
 from fastgo.game import RESIGN, Game
 from fastgo.move_choice import (
-    OLD_PASS_RULES,
-    PASS_RULES,
-    check_pass_rule,
     choose_move,
     point_instead_of_pass,
     points_instead_of_pass,
     policy_may_pass,
 )
+from fastgo.variants import OLD_PASS_RULES, PassRule, check_pass_rule
 
 
 class FixedRoot:
@@ -157,7 +155,8 @@ def test_the_cleanup_point_is_outside_the_own_eyes():
 
 
 def test_one_vocabulary_and_old_spellings_name_the_new_ones():
-    assert PASS_RULES == ("free", "fill", "settled", "decided")
+    assert PassRule.choices() == ("free", "fill", "settled", "decided")
+    assert check_pass_rule("settled") is PassRule.SETTLED
     for old, new in OLD_PASS_RULES.items():
         with pytest.raises(ValueError, match=f"'{old}' is now spelt '{new}'"):
             check_pass_rule(old)
@@ -249,7 +248,7 @@ DECISIONS = re.compile(r"\.choose_move\(|\.unfilled_points\(|\.pass_wins\(|"
 # The old vocabulary: only the refusals that name the new words may spell it.
 OLD_WORDS = re.compile(r"\b(pass_when_filled|no_pass_before|policy_pass|settle_pass|"
                        r"pass_considered)\b|[\"']filled[\"']|fastgo\.pass_rule\b")
-REFUSALS = {"fastgo/run/config/schema.py", OWNER}
+REFUSALS = {"fastgo/run/config/schema.py", "fastgo/variants.py"}
 # the search that defines the root choice (its module docstring shows the call), and the kernel
 # bench that times it alone: a bare board, no game, no pass rule
 ROOT_CHOICE = {"fastgo/mcts.pyx", "fastgo_cli/bench/mcts.py"}

@@ -1,13 +1,26 @@
 """The variants (fastgo.variants): each defined once as a str-valued Enum, the config validating
-against them, one map from an algorithm to its self-play worker that every caller asks, the role
-registry re-exporting them, and no product module comparing against a variant's bare string."""
+against them, the command line's choices and the kernel's tables derived from them, one map from
+an algorithm to its self-play worker that every caller asks, the role registry re-exporting them,
+and no product module comparing against a variant's bare string."""
 import ast
 from pathlib import Path
 
 import pytest
 
 from fastgo.run.config import ConfigError, loads_config
-from fastgo.variants import Algorithm, Search, Worker, selfplay_worker
+from fastgo.variants import (
+    BACKEND_ALIASES,
+    CUDA_BACKENDS,
+    INFERENCE_BACKENDS,
+    Algorithm,
+    Backend,
+    Device,
+    PassRule,
+    Search,
+    Use,
+    Worker,
+    selfplay_worker,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = ("fastgo", "network", "wire", "inference_server", "recorder", "selfplay_workers",
@@ -21,6 +34,73 @@ def test_a_variant_is_its_own_string():
     assert [a.value for a in Algorithm] == ["alphazero", "reinforce", "value"]
     assert [s.value for s in Search] == ["puct", "gumbel"]
     assert Search.GUMBEL == "gumbel" and f"{Algorithm.VALUE}" == "value"
+    # the words configs, command lines and files used before they were Enums
+    assert PassRule.choices() == ("free", "fill", "settled", "decided")
+    assert Backend.choices() == ("auto", "torch", "onnx", "torch-fp32", "torch-bf16", "onnx-fp32",
+                                 "onnx-int8", "openvino-f32", "openvino-bf16", "openvino-int8")
+    assert INFERENCE_BACKENDS == Backend.choices()[3:]
+    assert BACKEND_ALIASES == {"torch": "torch-fp32", "onnx": "onnx-fp32"}
+    assert set(CUDA_BACKENDS) == {"auto", "torch", "torch-fp32"}
+    assert Device.choices() == ("auto", "cpu", "cuda")
+    assert Use.choices() == ("match", "play", "gtp", "analysis")
+    assert {"cuda": 1}[Device.CUDA] == 1 and str(Backend.ONNX_INT8) == "onnx-int8"
+
+
+def test_the_config_holds_members_of_every_variant_it_names():
+    config = loads_config('[selfplay]\npass_rule = "decided"\npolicy_pass_rule = "free"\n'
+                          '[server]\nbackend = "onnx-int8"\ndevice = "cpu"\n'
+                          '[trainer]\ndevice = "cuda"\n')
+    assert config.selfplay.pass_rule is PassRule.DECIDED
+    assert config.selfplay.policy_pass_rule is PassRule.FREE
+    assert config.server.backend is Backend.ONNX_INT8 and config.server.device is Device.CPU
+    assert config.trainer.device is Device.CUDA
+    defaults = loads_config("")
+    assert (defaults.selfplay.pass_rule, defaults.selfplay.policy_pass_rule) == ("free", "fill")
+    assert (defaults.server.backend, defaults.server.device) == ("torch", "auto")
+    with pytest.raises(ConfigError, match=r"selfplay.pass_rule: must be one of \['free', 'fill', "
+                                          r"'settled', 'decided'\], got 'filled'"):
+        loads_config('[selfplay]\npass_rule = "filled"\n')
+    with pytest.raises(ConfigError, match=r"server.device: must be one of \['auto', 'cpu', "
+                                          r"'cuda'\], got 'gpu'"):
+        loads_config('[server]\ndevice = "gpu"\n')
+    with pytest.raises(ConfigError, match=r"server.backend: must be one of \['auto', 'torch', "):
+        loads_config('[server]\nbackend = "tensorrt"\n')
+    with pytest.raises(ConfigError, match=r"backend: 'onnx-int8' runs on the CPU; use device"):
+        loads_config('[server]\nbackend = "onnx-int8"\ndevice = "cuda"\n')
+    from fastgo.run.config import to_dict
+
+    written = to_dict(config)
+    assert written["selfplay"]["pass_rule"] == "decided" and \
+        type(written["server"]["backend"]) is str
+
+
+def test_the_kernels_tables_cover_every_member():
+    from fastgo import mcts
+    from fastgo.move_choice import policy_may_pass
+
+    assert set(mcts._SEARCHES) == set(Search)
+    assert {rule: policy_may_pass(rule) for rule in PassRule} == {
+        "free": True, "fill": False, "settled": False, "decided": False}
+
+
+def test_the_command_lines_choices_come_from_the_enums():
+    from fastgo_cli.main import command_parser
+
+    wanted = {"--device": Device.choices(), "--backend": Backend.choices(),
+              "--backend-a": Backend.choices(), "--search": Search.choices(),
+              "--search-a": Search.choices()}
+    seen = set()
+    for command in ("gtp", "arena", "analysis", "play", "serve"):
+        for action in command_parser(command)[0]._actions:
+            for flag in action.option_strings:
+                if flag in wanted:
+                    assert tuple(action.choices) == wanted[flag], f"{command} {flag}"
+                    seen.add(flag)
+    assert seen == set(wanted)
+    gtp = command_parser("gtp")[0]
+    args = gtp.parse_args(["--pass-rule", "settled"])
+    assert args.pass_rule is PassRule.SETTLED
+    assert gtp.parse_args([]).pass_rule == "fill"
 
 
 def test_the_config_validates_against_the_enums_and_holds_members():
@@ -41,9 +121,8 @@ def test_the_config_validates_against_the_enums_and_holds_members():
 
 
 def test_the_search_settings_take_a_name_and_hold_a_member():
-    from fastgo.search_settings import SEARCHES, SearchSettings
+    from fastgo.search_settings import SearchSettings
 
-    assert SEARCHES == ("puct", "gumbel")
     assert SearchSettings(search="gumbel").search is Search.GUMBEL
     with pytest.raises(ValueError, match="unknown search 'mcts'"):
         SearchSettings(search="mcts")

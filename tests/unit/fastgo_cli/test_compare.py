@@ -8,22 +8,17 @@ import os
 
 import pytest
 
-from comparison.compare import (
-    CompareError,
-    Opponent,
+from comparison.compare import cluster_argv, duration_text
+from comparison.plan import CompareError, Opponent, check_opponent, parse_opponents
+from comparison.report import markdown_table, run_label
+from comparison.results import (
     assemble,
-    check_opponent,
-    cluster_argv,
-    duration_text,
     head_to_head_paths,
-    markdown_table,
     match_entry,
     match_paths,
-    parse_opponents,
     read_match,
     run_progress,
 )
-from comparison.report import run_label
 from fastgo.run.config import load_config
 from fastgo_cli.compare_cmd import make_plan
 from fastgo_cli.main import command_parser, main

@@ -10,7 +10,8 @@ import pytest
 
 from fastgo.run.config import ModelConfig
 from network import backend_cache, backend_choice
-from network.backends import TORCH_FP32, available_backends, build_backend
+from network.backend_support import TORCH_FP32, available_backends
+from network.backends import build_backend
 from network.model import build_model, fuse_for_inference
 from network.runner import ModelRunner
 
@@ -180,8 +181,8 @@ def test_a_cached_torch_choice_loads_no_other_runtime(tmp_path):
     choice, key, loaded = out.stdout.split(" ", 2)
     assert choice == TORCH_FP32 and loaded.strip() == "[]", out.stdout
     # the key still names each installed runtime's version, as the runtime itself reports it
-    from network.backends import _module
+    from network.backend_support import runtime_module
     for name in ("onnxruntime", "openvino"):
-        module = _module(name)
+        module = runtime_module(name)
         if module is not None:
             assert f"{name}={module.__version__.split('-')[0]}" in key, key

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from network.backend_cache import CacheInvalid, parse_cache
 from network.backend_choice import pick, ranked
-from network.backends import ALL_BACKENDS, TORCH_FP32, available_backends
+from network.backend_support import ALL_BACKENDS, TORCH_FP32, available_backends
 
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 

@@ -1,6 +1,7 @@
-"""CPU backends (network.backends) and the automatic choice (backend_choice): every
-available backend against the plain eval-mode torch forward, the agreement arithmetic, the pick,
-the per-machine cache (damaged files ignored), and the fallback on a CPU without bf16 or VNNI."""
+"""CPU backends (network.backends, network.backend_support) and the automatic choice
+(backend_choice): every available backend against the plain eval-mode torch forward, the
+agreement arithmetic, the pick, the per-machine cache (damaged files ignored), and the fallback
+on a CPU without bf16 or VNNI."""
 import json
 
 import numpy as np
@@ -8,8 +9,9 @@ import pytest
 import torch
 
 from fastgo.run.config import ModelConfig
-from network import backend_choice, backends
-from network.backends import ALL_BACKENDS, TORCH_FP32, available_backends, build_backend
+from network import backend_choice, backend_support, cpu_isa
+from network.backend_support import ALL_BACKENDS, TORCH_FP32, available_backends
+from network.backends import build_backend
 from network.model import fuse_for_inference
 from network.runner import ModelRunner
 
@@ -110,28 +112,28 @@ def test_pick_takes_the_fastest_acceptable_and_falls_back_to_fp32():
 def test_a_cpu_without_vnni_is_still_offered_int8(monkeypatch):
     # int8 pays on AVX2 alone (1.7-1.95x fp32 on a Zen 3): the flags only order the candidates,
     # the runtimes say what can run (ONNX Runtime and OpenVINO are requirements of every install)
-    backends.cpu_flags.cache_clear()
-    monkeypatch.setattr(backends, "cpu_flags", lambda: frozenset({"avx2", "fma"}))
+    cpu_isa.cpu_flags.cache_clear()
+    monkeypatch.setattr(cpu_isa, "cpu_flags", lambda: frozenset({"avx2", "fma"}))
     names = available_backends()
     assert names[0] == TORCH_FP32
     assert "onnx-int8" in names, names
-    assert ("openvino-int8" in names) == ("INT8" in backends._openvino_capabilities())
+    assert ("openvino-int8" in names) == ("INT8" in backend_support._openvino_capabilities())
     # without VNNI the int8 candidates come after the fp32 ones; with it, before them
     assert max(names.index(n) for n in names if n.endswith("fp32") or n.endswith("f32")) < \
         min(names.index(n) for n in names if n.endswith("int8"))
-    monkeypatch.setattr(backends, "cpu_flags", lambda: frozenset({"avx2", "avx_vnni"}))
+    monkeypatch.setattr(cpu_isa, "cpu_flags", lambda: frozenset({"avx2", "avx_vnni"}))
     vnni = available_backends()
     assert set(vnni) == set(names) and vnni[1].endswith("int8")
 
 
 def test_bf16_is_offered_as_the_runtime_reports_it(monkeypatch):
-    monkeypatch.setattr(backends.torch.backends.mkldnn, "is_available", lambda: False)
-    assert not backends.backend_available("torch-bf16")
-    monkeypatch.setattr(backends, "_openvino_capabilities", lambda: frozenset({"FP32", "INT8"}))
-    assert not backends.backend_available("openvino-bf16")
-    monkeypatch.setattr(backends, "_openvino_capabilities",
+    monkeypatch.setattr(backend_support.torch.backends.mkldnn, "is_available", lambda: False)
+    assert not backend_support.backend_available("torch-bf16")
+    monkeypatch.setattr(backend_support, "_openvino_capabilities", lambda: frozenset({"FP32", "INT8"}))
+    assert not backend_support.backend_available("openvino-bf16")
+    monkeypatch.setattr(backend_support, "_openvino_capabilities",
                         lambda: frozenset({"FP32", "INT8", "BF16"}))
-    assert backends.backend_available("openvino-bf16")
+    assert backend_support.backend_available("openvino-bf16")
 
 
 def test_auto_measures_once_then_reuses_the_cached_choice(net, tmp_path, monkeypatch):

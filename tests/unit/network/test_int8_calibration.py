@@ -26,7 +26,7 @@ from network.backend_choice import (
     reference_positions,
     shard_positions,
 )
-from network.backends import available_backends
+from network.backend_support import available_backends
 from network.model import fuse_for_inference
 
 SIZE, KOMI = 7, 0.5

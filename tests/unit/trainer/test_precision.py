@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from fastgo.run.config import ConfigError, ModelConfig, loads_config
-from network import backends
+from network import cpu_isa
 from network.model import build_model
 from trainer import training_core as core
 from trainer.alphazero import policy_terms
@@ -64,10 +64,10 @@ def test_the_autocast_choice(monkeypatch):
 
 
 def test_cpu_bf16_detection_reads_the_flags(monkeypatch):
-    monkeypatch.setattr(backends, "cpu_flags", lambda: frozenset({"avx512f", "avx512_bf16"}))
-    assert backends.cpu_has_bf16()
-    monkeypatch.setattr(backends, "cpu_flags", lambda: frozenset({"avx512f", "avx512_vnni"}))
-    assert not backends.cpu_has_bf16() and backends.cpu_has_vnni()
+    monkeypatch.setattr(cpu_isa, "cpu_flags", lambda: frozenset({"avx512f", "avx512_bf16"}))
+    assert cpu_isa.cpu_has_bf16()
+    monkeypatch.setattr(cpu_isa, "cpu_flags", lambda: frozenset({"avx512f", "avx512_vnni"}))
+    assert not cpu_isa.cpu_has_bf16() and cpu_isa.cpu_has_vnni()
 
 
 def test_precision_is_checked_where_the_config_is_read():
