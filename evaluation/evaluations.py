@@ -12,10 +12,11 @@ import math
 import os
 
 from fastgo import bounded_json
+from fastgo.coords import json_number
 from fastgo.files import append_bytes, atomic_write
 from fastgo.run.config import ConfigError
 from fastgo.run.rundir import kept_steps
-from fastgo.run.statefiles import MAX_COUNT, finite, read_jsonl
+from fastgo.run.statefiles import MAX_COUNT, read_jsonl
 from trainer.metrics import read_metrics
 
 
@@ -28,7 +29,7 @@ def evaluation_row(row):
         return None
     out = {"player": row["player"]}
     for key in ("step", "wall_s", "games"):
-        finite(row.get(key), key, 0, MAX_COUNT)
+        json_number(row.get(key), what=key, low=0, high=MAX_COUNT)
         out[key] = row[key]
     # optional: where the checkpoint was, when it was written (unix seconds); dropped when odd
     path = row.get("path")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from fastgo.run.statefiles import finite
+from fastgo.coords import json_number
 from roles.registry import Role
 from supervision.restarts import DISK_FULL, REFUSED, RestartPolicy
 from supervision.status import server_rates, status_line, write_cluster_status
@@ -106,7 +106,8 @@ def moves_per_s(statuses) -> float:
     for data in statuses:
         if data:
             try:
-                moves += finite(data.get("moves_per_s", 0.0), "moves_per_s", low=0.0, high=1e9)
+                moves += json_number(data.get("moves_per_s", 0.0), what="moves_per_s", low=0.0,
+                                     high=1e9)
             except (ValueError, TypeError, AttributeError):
                 pass
     return moves

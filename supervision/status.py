@@ -7,11 +7,12 @@ import time
 
 from evaluation.opponents import skipped_anchors
 from fastgo import bounded_json
+from fastgo.coords import json_number
 from fastgo.diskfull import no_wait
 from fastgo.files import atomic_write_text
 from fastgo.run.elo_fit import cgos_text
 from fastgo.run.rundir import player_step, status_path
-from fastgo.run.statefiles import MAX_ELO, finite
+from fastgo.run.statefiles import MAX_ELO
 from fastgo.run.strength import read_strength
 from roles.registry import SUPERVISOR
 
@@ -87,8 +88,8 @@ def _cpu_share(evaluator):
     0..MAX_CORES (the strict reader's range: 10**400 is refused, not an OverflowError), or
     None."""
     try:
-        return (finite(evaluator["cpu_share"], "cpu_share", 0, MAX_CORES),
-                finite(evaluator["cpu_budget"], "cpu_budget", 0, MAX_CORES))
+        return (json_number(evaluator["cpu_share"], what="cpu_share", low=0, high=MAX_CORES),
+                json_number(evaluator["cpu_budget"], what="cpu_budget", low=0, high=MAX_CORES))
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -97,7 +98,7 @@ def _elo_text(value) -> str:
     """An Elo figure of ratings.json as status and summary print it: '-' unless a finite
     number within the ratings' range."""
     try:
-        return f"{finite(value, 'elo', -MAX_ELO, MAX_ELO):.0f}"
+        return f"{json_number(value, what='elo', low=-MAX_ELO, high=MAX_ELO):.0f}"
     except ValueError:
         return "-"
 

@@ -174,7 +174,7 @@ def _refuse(path, why):
 def _elo(value):
     """A rating or bound as a float, NaN where it is not a number within MAX_ELO."""
     try:
-        return finite(value, low=-MAX_ELO, high=MAX_ELO)
+        return _finite(value, low=-MAX_ELO, high=MAX_ELO)
     except ValueError:
         return math.nan
 
@@ -198,8 +198,8 @@ def _latest(latest, path):
     results = latest.get("results")
     out["results"] = [r[:200] for r in results if isinstance(r, str)][:1000] \
         if isinstance(results, list) else []
-    for key, check in (("step", lambda v: count(v)), ("seconds", lambda v: finite(v, low=0)),
-                       ("cpu_share", lambda v: finite(v, low=0, high=MAX_COUNT))):
+    for key, check in (("step", lambda v: count(v)), ("seconds", lambda v: _finite(v, low=0)),
+                       ("cpu_share", lambda v: _finite(v, low=0, high=MAX_COUNT))):
         if key in out:
             try:
                 out[key] = check(out[key])
@@ -255,7 +255,7 @@ def count(value, what="count") -> int:
     return value
 
 
-def finite(value, what="number", low=None, high=None) -> float:
+def _finite(value, what="number", low=None, high=None) -> float:
     """A finite int or float within [low, high] (bool refused), by the one strict reader
     (coords.json_number: an integer of any length is refused by its range, never by
     OverflowError); ValueError naming `what` else."""

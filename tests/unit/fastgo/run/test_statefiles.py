@@ -183,9 +183,11 @@ def test_ratings_entries_not_of_three_numbers_are_dropped_and_said_once(tmp_path
     assert len(said) == 1 and "3 entries" in said[0]
 
 
-def test_finite_refuses_numbers_beyond_a_float_by_range_not_overflow():
+def test_a_state_number_refuses_numbers_beyond_a_float_by_range_not_overflow():
+    from fastgo.coords import json_number
+
     with pytest.raises(ValueError, match="^cpu_share is outside 0..1$"):
-        statefiles.finite(10 ** 400, "cpu_share", 0, 1)
+        json_number(10 ** 400, what="cpu_share", low=0, high=1)
     with pytest.raises(ValueError, match="^x is beyond a float's range$"):
-        statefiles.finite(-(10 ** 400), "x")
-    assert statefiles.finite(10 ** 300, "x") == 1e300
+        json_number(-(10 ** 400), what="x")
+    assert json_number(10 ** 300, what="x") == 1e300
