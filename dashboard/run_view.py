@@ -21,15 +21,14 @@ from fastgo.game import Game
 from fastgo.reference_players import read_index
 from fastgo.run.elo_fit import CGOS_STAND_IN
 from fastgo.run.ratings_table import read_table
-from fastgo.run.rundir import CHECKPOINT_NAME as RUN_CHECKPOINT_NAME
-from fastgo.run.rundir import RunDir, checkpoint_player, player_step
+from fastgo.run.rundir import CHECKPOINT_NAME, RunDir, checkpoint_player, player_step
 from fastgo.run.shards import ShardError, list_shards, read_shard
 from fastgo.run.statefiles import MAX_COUNT, read_json
 from fastgo.run.strength import strength_of
 from roles.registry import SUPERVISOR, Role, is_worker_file
 from trainer.metrics import read_metrics
 
-CHECKPOINT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.ckpt")
+CHECKPOINT_FILE = re.compile(r"[A-Za-z0-9_.-]{1,200}\.ckpt")
 MAX_RATED_STEP = 999_999_999  # the largest step of a checkpoint's file name (9 digits)
 SHARD_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.shard")
 MAX_LOSS_ROWS = 2000          # rows of metrics.csv sent (evenly thinned, the last kept)
@@ -247,7 +246,7 @@ class RunView:
 
     def checkpoint_files(self) -> dict:
         """{name: path} of the checkpoints in checkpoints/ and evaluated/ (the evaluator's
-        kept copies), names as CHECKPOINT_NAME takes them, regular files only."""
+        kept copies), names as CHECKPOINT_FILE takes them, regular files only."""
         out = {}
         for folder in self._checkpoint_dirs():
             try:
@@ -255,7 +254,7 @@ class RunView:
             except OSError:
                 continue
             for entry in entries:
-                if CHECKPOINT_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                if CHECKPOINT_FILE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
                     out.setdefault(entry.name, entry.path)
         return out
 
@@ -265,7 +264,7 @@ class RunView:
         step = player_step(name)
         if step is not None and step <= MAX_RATED_STEP and name == checkpoint_player(step):
             name = os.path.basename(self.run.checkpoint(step))
-        if not isinstance(name, str) or not CHECKPOINT_NAME.fullmatch(name):
+        if not isinstance(name, str) or not CHECKPOINT_FILE.fullmatch(name):
             raise NotFound(f"no checkpoint named {name!r:.80}")
         path = self.checkpoint_files().get(name)
         if path is None:
@@ -281,7 +280,7 @@ class RunView:
         rated = {p["step"]: p for p in self.strength()["points"]}
         out = []
         for name in files:
-            numbered = RUN_CHECKPOINT_NAME.fullmatch(name)
+            numbered = CHECKPOINT_NAME.fullmatch(name)
             digits = [numbered.group(1)] if numbered else re.findall(r"\d+", name)
             step = int(digits[-1]) if digits else -1
             point = rated.get(step)

@@ -29,7 +29,7 @@ import time
 
 from aiohttp import web
 
-from dashboard import request_checks as checks
+from dashboard import request_checks
 from dashboard.run_view import NotFound, RunView
 from dashboard.sessions import IDLE_S, Session, SessionError
 from fastgo import bounded_json
@@ -101,14 +101,14 @@ class Dashboard:
                 given = auth[7:]
             if not hmac.compare_digest(given.encode("utf-8", "replace"), self.token.encode()):
                 return _error("a token is required (?token=T or Authorization: Bearer T)", 401)
-        if request.content_length is not None and request.content_length > checks.MAX_BODY_BYTES:
-            return _error(f"the body is over {checks.MAX_BODY_BYTES} bytes", 413)
+        if request.content_length is not None and request.content_length > request_checks.MAX_BODY_BYTES:
+            return _error(f"the body is over {request_checks.MAX_BODY_BYTES} bytes", 413)
         if self.in_flight >= self.limits.requests and not request.path.startswith("/api/events"):
             return _error("too many requests at once; try again", 503)
         self.in_flight += 1
         try:
             return await handler(request)
-        except checks.BadRequest as err:
+        except request_checks.BadRequest as err:
             return _error(err, err.status)
         except NotFound as err:
             return _error(err, 404)
@@ -127,8 +127,8 @@ class Dashboard:
             self.in_flight -= 1
 
     async def body(self, request) -> dict:
-        raw = await request.content.read(checks.MAX_BODY_BYTES + 1)
-        return checks.json_body(raw)
+        raw = await request.content.read(request_checks.MAX_BODY_BYTES + 1)
+        return request_checks.json_body(raw)
 
     # -- the page and the run ------------------------------------------------------------------
 
@@ -181,10 +181,10 @@ class Dashboard:
     # -- play ----------------------------------------------------------------------------------
 
     def _session(self, request) -> Session:
-        ident = checks.session_id(request.match_info["id"])
+        ident = request_checks.session_id(request.match_info["id"])
         session = self.sessions.get(ident)
         if session is None:
-            raise checks.BadRequest("no such game (ended, or closed after idling)", 404)
+            raise request_checks.BadRequest("no such game (ended, or closed after idling)", 404)
         session.touched = time.monotonic()
         return session
 
@@ -196,7 +196,7 @@ class Dashboard:
                 await session.close()
 
     async def new_game(self, request):
-        name, human, visits, seconds = checks.new_game(await self.body(request))
+        name, human, visits, seconds = request_checks.new_game(await self.body(request))
         if name.lower().startswith("ref:"):      # a reference player: at its own visits
             name, path, visits, game = await self.read(_reference_game, name)
             seconds = None
@@ -222,7 +222,7 @@ class Dashboard:
 
     async def move(self, request):
         session = self._session(request)
-        move = checks.move(await self.body(request), session.size)
+        move = request_checks.move(await self.body(request), session.size)
         async with session.lock:
             await session.play(move)
             return json_response(session.state())
@@ -263,7 +263,7 @@ class Dashboard:
         self.reader.shutdown(wait=False, cancel_futures=True)
 
     def app(self) -> web.Application:
-        app = web.Application(middlewares=[self.guard], client_max_size=checks.MAX_BODY_BYTES)
+        app = web.Application(middlewares=[self.guard], client_max_size=request_checks.MAX_BODY_BYTES)
         app.router.add_get("/", self.index)
         app.router.add_get("/static/{name}", self.static)
         app.router.add_get("/api/snapshot", self.snapshot)

@@ -15,5 +15,5 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from roles.evaluate import run as body
-    return body(args)
+    from roles import evaluate
+    return evaluate.run(args)

@@ -17,5 +17,5 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from roles.recorder import run as body
-    return body(args)
+    from roles import recorder
+    return recorder.run(args)

@@ -27,5 +27,5 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from roles.selfplay import run as body
-    return body(args)
+    from roles import selfplay
+    return selfplay.run(args)

@@ -38,5 +38,5 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from roles.serve import run as body
-    return body(args)
+    from roles import serve
+    return serve.run(args)

@@ -36,5 +36,5 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from roles.train import run as body
-    return body(args)
+    from roles import train
+    return train.run(args)

@@ -11,7 +11,7 @@ import signal
 import time
 
 from evaluation.evaluations import unrated_newest
-from fastgo.diskfull import EXIT_STATUS as DISK_FULL_STATUS
+from fastgo import diskfull
 from fastgo.run.rundir import checkpoint_player, read_status
 from fastgo.run.statefiles import read_ratings
 from fastgo.variants import Backend
@@ -196,7 +196,7 @@ class LocalCluster:
             child.stop(self.cc.shutdown_s)
         else:
             child.poll()
-        if code == DISK_FULL_STATUS:     # --once never waits for space: an optional step
+        if code == diskfull.EXIT_STATUS:     # --once never waits for space: an optional step
             return self._final(None, f"final rating of {name} skipped: the disk is full "
                                      f"({self.evaluator.log_path}); the curve ends before it")
         # a rating cut short may still have made its point (the first rating is written before

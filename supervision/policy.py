@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import time
 
+from fastgo import diskfull
 from fastgo.coords import json_number
 from roles.registry import Role
-from supervision.restarts import DISK_FULL, REFUSED, RestartPolicy
+from supervision.restarts import REFUSED, RestartPolicy
 from supervision.status import server_rates, status_line, write_cluster_status
 
 # The stop order, each group with its share of cluster.shutdown_s: the workers first (they close
@@ -41,9 +42,9 @@ class Supervision:
     """One run's supervision bookkeeping, which supervisor.supervise reads: `failed`: why the
     cluster must stop (a role keeps failing, refused its settings or stopped on a full disk
     under cluster.on_disk_full = "stop"), else None; `fail_code`: the exit status then (1;
-    REFUSED for refused settings; DISK_FULL); `stop_reason`: why it stopped, for the summary;
-    `started`: monotonic start time. `cc`: the [cluster] config; `log(message)`: the
-    supervisor's log line. A role is what RestartPolicy takes, with `spec` (a RoleSpec)."""
+    REFUSED for refused settings; diskfull.EXIT_STATUS); `stop_reason`: why it stopped, for
+    the summary; `started`: monotonic start time. `cc`: the [cluster] config; `log(message)`:
+    the supervisor's log line. A role is what RestartPolicy takes, with `spec` (a RoleSpec)."""
 
     def __init__(self, cc, log) -> None:
         self.cc = cc
@@ -62,8 +63,8 @@ class Supervision:
         failed = self.policy.restart(role, why, code=code)
         if failed:
             self.failed = failed
-            if code == DISK_FULL:             # stopped cleanly on a full disk
-                self.fail_code = DISK_FULL
+            if code == diskfull.EXIT_STATUS:   # stopped cleanly on a full disk
+                self.fail_code = diskfull.EXIT_STATUS
 
     def refused(self, role, last_line, where=""):
         """`role` exited with status REFUSED: no restart can help, the run fails with it."""

@@ -4,9 +4,10 @@ minute of health resets it), and a role restarted cluster.max_restarts times wit
 cluster.restart_window_s stops the cluster. A role that makes no progress (stuck()) or says it
 is busy for over cluster.busy_limit_s in one start (busy_past()) is killed and restarted so.
 
-A full disk is no crash (fastgo.diskfull): a role that stopped on one (exit status DISK_FULL)
-stops the run cleanly with cluster.on_disk_full = "stop", or with "wait" is started again with
-the same back-off, never counted; a role waiting for space in place says so in its status file,
+A full disk is no crash (fastgo.diskfull): a role that stopped on one (exit status
+fastgo.diskfull.EXIT_STATUS) stops the run cleanly with cluster.on_disk_full = "stop", or with
+"wait" is started again with the same back-off, never counted; a role waiting for space in place
+says so in its status file,
 and disk_note() turns both into one supervisor line when it starts and ends, and into the status
 line's "DISK FULL" part."""
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from fastgo.diskfull import EXIT_STATUS as DISK_FULL
+from fastgo import diskfull
 from supervision.role_process import last_line
 
 STARTUP_S = 60.0      # a role may take this long to its first heartbeat (when over stuck_seconds)
@@ -47,11 +48,11 @@ class RestartPolicy:
     def restart(self, role, why, now=None, code=None):
         """Counts a restart of `role` and schedules it after its back-off; returns None, or the
         message that stops the cluster when the role has been restarted max_restarts times
-        within restart_window_s (then nothing is counted). `code`: its exit status, DISK_FULL
+        within restart_window_s (then nothing is counted). `code`: its exit status, diskfull.EXIT_STATUS
         for a full disk (see disk_full_exit)."""
         now = time.monotonic() if now is None else now
         self.busy_since.pop(role.role, None)
-        if code == DISK_FULL:
+        if code == diskfull.EXIT_STATUS:
             return self.disk_full_exit(role, now)
         backoff = role.backoff
         while backoff.recent and now - backoff.recent[0] > self.cc.restart_window_s:

@@ -38,7 +38,7 @@ def random_planes(rng, batch, model):
     return (rng.random(shape) < 0.3).astype(np.uint8)
 
 
-def start_server(config_path, log_path):
+def start_serve_process(config_path, log_path):
     """`fastgo serve --config CONFIG` once it is ready (its endpoint in
     `.endpoint`), with this process's environment (its threads are the config's)."""
     return ServerProcess(config_path, log_path=str(log_path), start_timeout_s=SERVER_START_S,
@@ -68,7 +68,7 @@ def served_loop(config, prefix, trainer=None):
         config_path = write_toml(os.path.join(workdir, "bench.toml"), {
             "model": to_dict(config.model), "server": to_dict(server),
             "selfplay": to_dict(config.selfplay), "trainer": to_dict(trainer or config.trainer)})
-        process = start_server(config_path, os.path.join(workdir, "server.log"))
+        process = start_serve_process(config_path, os.path.join(workdir, "server.log"))
         try:
             yield SimpleNamespace(workdir=workdir, config_path=config_path, endpoint=process.endpoint,
                                   server=server, net=net, runner=runner)

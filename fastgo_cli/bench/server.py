@@ -139,7 +139,7 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
     import numpy as np
 
     from fastgo.run.config import to_dict
-    from fastgo_cli.bench.harness import measure_raw, random_planes, start_server
+    from fastgo_cli.bench.harness import measure_raw, random_planes, start_serve_process
     from inference_server.slots import make_runner
     from supervision.role_process import write_toml
 
@@ -167,7 +167,7 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
         torch.set_num_threads(server.threads)
     runner = make_runner(model_net, server)
     planes = random_planes(np.random.default_rng(1), batch, config.model)
-    process = start_server(config_path, os.path.join(workdir, f"server_b{batch}.log"))
+    process = start_serve_process(config_path, os.path.join(workdir, f"server_b{batch}.log"))
     raws, servers = [], []
     try:
         for round_index in range(args.rounds):

@@ -165,7 +165,7 @@ def test_the_status_file_shows_the_wait_when_it_cannot_be_replaced(tmp_path, mon
 def test_the_supervisor_counts_no_crash_for_a_full_disk():
     from types import SimpleNamespace
 
-    from supervision.restarts import DISK_FULL, Backoff, RestartPolicy
+    from supervision.restarts import Backoff, RestartPolicy
 
     lines = []
     cc = SimpleNamespace(restart_window_s=100.0, max_restarts=1, backoff_s=0.5,
@@ -173,11 +173,11 @@ def test_the_supervisor_counts_no_crash_for_a_full_disk():
     role = SimpleNamespace(role="train", backoff=Backoff(), log_path="L.log", out_path="/no/L.out")
     policy = RestartPolicy(cc, lines.append)
     for now in (0.0, 1.0, 2.0, 3.0):
-        assert policy.restart(role, "exited with status 75", now=now, code=DISK_FULL) is None
+        assert policy.restart(role, "exited with status 75", now=now, code=diskfull.EXIT_STATUS) is None
     assert role.backoff.count == 0 and not role.backoff.recent and len(lines) == 1
     assert role.backoff.delay == 1.5 and "not counted as a crash" in lines[0]
     cc.on_disk_full = "stop"
-    assert "stopped on a full disk" in policy.restart(role, "x", now=4.0, code=DISK_FULL)
+    assert "stopped on a full disk" in policy.restart(role, "x", now=4.0, code=diskfull.EXIT_STATUS)
     waiting = {"train": {"disk_full": {"path": "/run/checkpoints/ckpt-9.ckpt", "reason": "No space"}}}
     note = policy.disk_note([role], waiting)
     assert "DISK FULL" in note and "ckpt-9.ckpt" in note and "train: disk full" in lines[-1]

@@ -26,7 +26,9 @@ def test_every_role_has_its_command_body_and_resources():
         command = importlib.import_module(COMMANDS[role.command][0])
         source = Path(command.__file__).read_text()
         # the command parses and hands over: the body's wrapper, logging and status are not its
-        assert f"from {role.body} import run" in source, role
+        package, module = role.body.rsplit(".", 1)
+        assert f"from {package} import {module}" in source, role
+        assert f"{module}.run(args)" in source, role
         assert "run_role" not in source and "setup_logging" not in source, role
         assert role.resources_key in {f for f in Config().cluster.__dataclass_fields__}, role
     assert set(RESOURCES_KEY) == set(Role) and set(READY) == {Role.SERVE, Role.RECORDER}
