@@ -48,7 +48,7 @@ SNAPSHOT_AGE_S = 0.5          # a snapshot this recent is shared by every reques
 TOKEN_COOKIE = "fastgo_dashboard_token"
 
 
-class Limits:
+class ServerLimits:
     """How much the server takes at once."""
 
     def __init__(self, sessions=4, event_clients=32, requests=64):
@@ -71,7 +71,7 @@ class Dashboard:
     def __init__(self, run_root, *, token=None, limits=None):
         self.view = RunView(run_root)
         self.token = token
-        self.limits = limits or Limits()
+        self.limits = limits or ServerLimits()
         self.sessions = {}
         self.event_clients = 0
         self.in_flight = 0

@@ -58,14 +58,14 @@ def run(args):
     if why:
         print(f"{PROG}: {why}", file=sys.stderr)
         return 2
-    from dashboard.server import Limits, serve
+    from dashboard.server import ServerLimits, serve
 
     def ready(url):
         print(f"{PROG}: {url} (run {os.path.abspath(args.run_dir)})", flush=True)
 
     try:
         return serve(args.run_dir, host=args.host, port=args.port, token=args.token,
-                     limits=Limits(sessions=args.games_at_once, event_clients=args.max_streams),
+                     limits=ServerLimits(sessions=args.games_at_once, event_clients=args.max_streams),
                      ready=ready)
     except OSError as err:
         print(f"{PROG}: cannot listen on {args.host}:{args.port}: {err.strerror or err}",

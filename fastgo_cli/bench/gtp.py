@@ -195,7 +195,7 @@ class EngineError(RuntimeError):
     """An engine did not start, answered '?', or did not answer in time."""
 
 
-class Engine:
+class EngineUnderTest:
     """One GTP engine under test: `genmove(opening)` sets the position after clear_board and
     returns (seconds of the genmove alone, the move)."""
 
@@ -251,12 +251,12 @@ def _fastgo_engine(args, checkpoint, backend, size):
     argv = [sys.executable, "-m", "fastgo_cli.main", "gtp", "--model", checkpoint,
             "--visits", str(args.visits), "--leaves", str(args.leaves), "--device", args.device,
             "--backend", backend]
-    return Engine("fastgo", argv, size=size, env=env, move_timeout=args.move_seconds)
+    return EngineUnderTest("fastgo", argv, size=size, env=env, move_timeout=args.move_seconds)
 
 
 def _leelaz_engine(args, program, weights):
     argv = leelaz_argv(program, weights, visits=args.visits, threads=args.threads)
-    return Engine("leelaz", argv, size=LEELAZ_SIZE, setup=("time_settings 0 1 0",),
+    return EngineUnderTest("leelaz", argv, size=LEELAZ_SIZE, setup=("time_settings 0 1 0",),
                   move_timeout=args.move_seconds)
 
 

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from dashboard.server import Dashboard, Limits
+from dashboard.server import Dashboard, ServerLimits
 
 
 def digest(root):
@@ -26,7 +26,7 @@ def test_a_game_against_a_checkpoint(tmp_path, dashboard_run):
 
     run = dashboard_run(tmp_path / "run")
     before = digest(run.root)
-    dashboard = Dashboard(run.root, limits=Limits(sessions=1))
+    dashboard = Dashboard(run.root, limits=ServerLimits(sessions=1))
 
     async def main():
         async with TestClient(TestServer(dashboard.app())) as client:

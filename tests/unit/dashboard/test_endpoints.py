@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dashboard import request_checks as checks
-from dashboard.server import Dashboard, Limits
+from dashboard.server import Dashboard, ServerLimits
 
 
 def tree_digest(root):
@@ -189,7 +189,7 @@ def test_event_stream_sends_the_snapshot_and_is_bounded(run, dashboard_checkpoin
                 break
         first.close()
         return status, data
-    status, data = with_client(Dashboard(run.root, limits=Limits(event_clients=1)), body)
+    status, data = with_client(Dashboard(run.root, limits=ServerLimits(event_clients=1)), body)
     assert status[0] == 503 and "event streams" in status[1]
     assert [p["player"] for p in data["strength"]["points"]][-1] == "ckpt-400"
 
