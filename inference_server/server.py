@@ -26,6 +26,7 @@ from inference_server.pipeline import BatchJob, ForwardThread
 from inference_server.queues import RequestQueues
 from inference_server.slots import Reloader, Slot, file_signature, initial_slots
 from inference_server.uploads import Uploads, check_sha256
+from network.backend_choice import BackendSetup
 from wire import protocol
 from wire.keys import CurveKeyError, make_server
 
@@ -45,7 +46,12 @@ MAX_FAILED_FORWARDS = 8
 
 
 class InferenceServer:
-    def __init__(self, config: Config, context: zmq.Context | None = None):
+    """The server of `config`: binds its endpoint, then builds each slot's runner; `setup`
+    (network.backend_choice.BackendSetup; None: no shards, nothing said) reaches every runner
+    it builds, at start and on each reload."""
+
+    def __init__(self, config: Config, context: zmq.Context | None = None, *,
+                 setup: BackendSetup | None = None):
         self.config = config
         self.server = config.server
         # Every slot serves config.model's board size and encoding (reloads are checked
@@ -68,12 +74,13 @@ class InferenceServer:
                 except CurveKeyError as err:
                     raise StartupError(f"server.curve_secret_key_file / curve_allowed: {err}") from None
             bind(self.socket, self.server.endpoint)
-            self.slots = initial_slots(config.model, config.server)
+            self.slots = initial_slots(config.model, config.server, setup=setup)
         except BaseException:
             self.socket.close(0)
             raise
         self.reloader = Reloader(config.model, config.server,
-                                 loaded={name: slot.content_hash for name, slot in self.slots.items()})
+                                 loaded={name: slot.content_hash for name, slot in self.slots.items()},
+                                 setup=setup)
         self.stats = ServerCounters()
         self.failed_forwards = 0      # forward passes failed in a row (MAX_FAILED_FORWARDS)
         self.queues = RequestQueues(self.slots, self.server.max_request_positions * largest,

@@ -14,6 +14,7 @@ import threading
 from dataclasses import dataclass, field
 
 from fastgo.run.config import ModelConfig, ServerConfig
+from network.backend_choice import BackendSetup
 from network.checkpoint import CheckpointError, CheckpointUnreadable, load_checkpoint
 from network.model import build_model
 from network.runner import ModelRunner, check_canaries
@@ -24,13 +25,15 @@ MAX_PENDING_RELOADS = 8          # reloads queued or loading; more are answered 
 NAMED_PATH_UNREADABLE = "no readable fastgo checkpoint at that path"
 
 
-def make_runner(model, server: ServerConfig) -> ModelRunner:
+def make_runner(model, server: ServerConfig, *, setup: BackendSetup | None = None) -> ModelRunner:
+    """The runner of `model` as `server` configures one; `setup`: the serving process's
+    BackendSetup (None: no shards, nothing said)."""
     return ModelRunner(model, device=server.device, precision=server.precision,
                        channels_last=server.channels_last, fuse_batchnorm=server.fuse_batchnorm,
                        capacity=max(server.max_batch, server.max_request_positions),
                        cuda_graphs=server.cuda_graphs, graph_batches=server.graph_batches,
                        backend=server.backend, threads=server.threads,
-                       auto_batch=server.max_batch)
+                       auto_batch=server.max_batch, setup=setup)
 
 
 @dataclass
@@ -65,31 +68,34 @@ def file_signature(path):
     return (st.st_mtime_ns, st.st_size)
 
 
-def load_runner(path, expect: ModelConfig, server: ServerConfig, data=None, serving_hash=""):
+def load_runner(path, expect: ModelConfig, server: ServerConfig, data=None, serving_hash="", *,
+                setup: BackendSetup | None = None):
     """Load, verify and canary-test a checkpoint (file, or bytes `data`); returns (runner,
     step, hash), with runner None when the weights' hash is `serving_hash` (the runner would
     be the one in service: building and checking a backend is most of a reload's cost).
-    Raises CheckpointError or ValueError with the reason."""
+    `setup` as make_runner's. Raises CheckpointError or ValueError with the reason."""
     ckpt = load_checkpoint(path, expect=expect, data=data, max_bytes=server.max_checkpoint_bytes)
     if serving_hash and ckpt.content_hash == serving_hash:
         return None, ckpt.step, ckpt.content_hash
-    runner = make_runner(ckpt.model, server)
+    runner = make_runner(ckpt.model, server, setup=setup)
     check_canaries(runner, server.canary_max_abs_logit)
     return runner, ckpt.step, ckpt.content_hash
 
 
-def initial_slots(model_config: ModelConfig, server: ServerConfig) -> dict:
+def initial_slots(model_config: ModelConfig, server: ServerConfig, *,
+                  setup: BackendSetup | None = None) -> dict:
     """Slots at start: a slot's checkpoint if its file exists (a bad one stops the start),
-    else seeded random weights as version 0."""
+    else seeded random weights as version 0; `setup` as make_runner's."""
     slots = {}
     for name in server.slots:
         path = server.checkpoints.get(name, "")
         signature = file_signature(path) if path else None
         if signature is not None:
-            runner, version, content_hash = load_runner(path, model_config, server)
+            runner, version, content_hash = load_runner(path, model_config, server, setup=setup)
             log.info("slot %s: loaded %s (model %s, version %d)", name, path, runner.config.name, version)
         else:
-            runner = make_runner(build_model(model_config, seed=server.init_seed), server)
+            runner = make_runner(build_model(model_config, seed=server.init_seed), server,
+                                 setup=setup)
             version, content_hash = 0, ""
             log.info("slot %s: random weights (seed %d), model %s%s", name, server.init_seed,
                      model_config.name, f"; waiting for {path}" if path else "")
@@ -106,12 +112,15 @@ class Reloader:
 
     Jobs are loaded and applied in order, so a job whose weights equal the last ones loaded
     for its slot (`loaded`: the trainer uploads a checkpoint and writes the file the server
-    watches, one reload each) is answered `unchanged`, without building a runner."""
+    watches, one reload each) is answered `unchanged`, without building a runner. Its runners
+    are built with `setup` (make_runner), as the server's first ones are."""
 
     def __init__(self, model_config: ModelConfig, server: ServerConfig,
-                 max_pending: int = MAX_PENDING_RELOADS, loaded: dict | None = None):
+                 max_pending: int = MAX_PENDING_RELOADS, loaded: dict | None = None, *,
+                 setup: BackendSetup | None = None):
         self.model_config = model_config
         self.server = server
+        self.setup = setup
         self.loaded = dict(loaded or {})   # slot -> hash of the last weights loaded; loader thread only
         self.jobs: queue.Queue = queue.Queue(maxsize=max_pending)
         self.done: queue.Queue = queue.Queue()
@@ -145,7 +154,7 @@ class Reloader:
             try:
                 job.runner, job.version, job.content_hash = load_runner(
                     job.path, self.model_config, self.server, data=job.data,
-                    serving_hash=self.loaded.get(job.slot, ""))
+                    serving_hash=self.loaded.get(job.slot, ""), setup=self.setup)
                 job.unchanged = job.runner is None
                 self.loaded[job.slot] = job.content_hash
             except CheckpointUnreadable as err:

@@ -1,6 +1,7 @@
 """The start of `fastgo serve`'s server: what the config names is checked before any model is
-built (the device, each checkpoint file's path, the CURVE key file), torch's thread count is
-set, then the InferenceServer is made (it binds the endpoint, then loads the checkpoints).
+built (the device, each checkpoint file's path, the CURVE key file), then the InferenceServer is
+made (it binds the endpoint, then loads the checkpoints). torch's thread count is the process's:
+its role sets it.
 """
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ import stat
 from fastgo.run.config import Config
 from inference_server.binding import StartupError
 from inference_server.server import InferenceServer
+from network.backend_choice import BackendSetup
 from network.checkpoint import CheckpointError
 
 
-def start_server(config: Config) -> InferenceServer:
+def start_server(config: Config, setup: BackendSetup | None = None) -> InferenceServer:
     """The server, with what the config names checked first: the device, the checkpoint files
-    (each a regular, readable, valid checkpoint), the key file and the endpoint. Raises
-    StartupError, CheckpointError or ConfigError naming the key."""
+    (each a regular, readable, valid checkpoint), the key file and the endpoint. `setup`: how
+    its runners choose and check their CPU backend (the run's shards, where progress is said;
+    None: no shards, nothing said). Raises StartupError, CheckpointError or ConfigError naming
+    the key."""
     import torch
 
     server = config.server
@@ -34,10 +38,8 @@ def start_server(config: Config) -> InferenceServer:
     if server.curve_secret_key_file and not os.path.isfile(server.curve_secret_key_file):
         raise StartupError(f"server.curve_secret_key_file: {server.curve_secret_key_file} "
                            f"is not a file")
-    if server.threads:
-        torch.set_num_threads(server.threads)
     try:
-        return InferenceServer(config)
+        return InferenceServer(config, setup=setup)
     except CheckpointError as err:
         raise StartupError(f"server.checkpoints: {err}") from None
     except RuntimeError as err:

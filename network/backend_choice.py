@@ -35,6 +35,9 @@ memory is O(bytes read), the result at most CALIBRATION_POSITIONS + HELD_OUT_POS
 
 The choice is cached per machine (network.backend_cache: one bounded, schema-checked
 reader; a damaged cache is ignored with one warning and rewritten atomically).
+
+What a serving process knows beyond its server config (its run's shards, where its steps are
+said) reaches each runner it builds as one BackendSetup argument.
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ import functools
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,14 +77,18 @@ SHARD_READ_SECONDS = 5.0         # no shard is opened after this
 POOL_POSITIONS = 16384           # no further shard is opened once the games read hold this many
 
 
-_progress = {"say": None}
+@dataclass(frozen=True)
+class BackendSetup:
+    """How a runner's CPU backend is chosen and checked, beyond the server config: `shards`,
+    the run's shard folder (None: none known), whose newest games int8 is calibrated on and
+    every backend is checked against fp32 on (check_positions); `progress(text)`, called before
+    each backend is built and timed (a role's start shows it is busy, not stuck: roles/serve.py
+    prints it, and the supervisor waits on while lines come), None: nothing is said."""
+    shards: str | None = None
+    progress: Callable[[str], None] | None = None
 
-
-def set_progress(say) -> None:
-    """`say(text)` is called before each backend is built and timed (a role's start shows it is
-    busy, not stuck: roles/serve.py prints it, and the supervisor waits on while lines come);
-    None: nothing is said."""
-    _progress["say"] = say
+    def __post_init__(self):
+        object.__setattr__(self, "shards", os.fspath(self.shards) if self.shards else None)
 
 
 def reference_positions(config, count: int, seed: int = 2024) -> np.ndarray:
@@ -296,13 +304,14 @@ def evals_per_second(backend, planes: np.ndarray, seconds: float) -> float:
 
 def measure_backends(net, *, batch: int, threads: int, names=None, seconds: float = 0.5,
                      channels_last=True, calibration=None, positions=None, checks=None,
-                     static_batches=()) -> dict:
+                     static_batches=(), progress=None) -> dict:
     """{name: {"evals_per_s", "top1", "value_mae", "policy_kl", "max_logit_err", "checks", "ok"}
     or {"error": text, "ok": False}} for `names` (default: every available backend), each timed
     at `batch` on `threads` threads. `positions` (default: reference positions) are timed;
     `checks` ({label: positions}, default {REFERENCE: positions}) are compared with fp32, each
     label's agreement under "checks" and the worst of them at the top level; int8 is calibrated
     on `calibration` (default: `positions`); OpenVINO compiles `static_batches` (build_backend).
+    `progress(text)` (BackendSetup.progress) is called before each backend is built and timed.
     "ok": acceptable on every label."""
     import torch
 
@@ -319,8 +328,8 @@ def measure_backends(net, *, batch: int, threads: int, names=None, seconds: floa
     onnx_cache: dict = {}
     table = {}
     for name in names:
-        if _progress["say"] is not None:
-            _progress["say"](f"timing backend {name} at batch {batch}")
+        if progress is not None:
+            progress(f"timing backend {name} at batch {batch}")
         try:
             backend = build_backend(name, net, threads=threads, channels_last=channels_last,
                                     calibration=positions if calibration is None else calibration,
@@ -344,12 +353,12 @@ def pick(table: dict) -> str:
 
 def choose_backend(net, *, batch: int, threads: int, channels_last=True, seconds: float = 0.4,
                    use_cache=True, calibration=None, positions: CheckPositions | None = None,
-                   static_batches=()) -> tuple[str, dict]:
+                   static_batches=(), progress=None) -> tuple[str, dict]:
     """(name, table): the backend `auto` serves `net` with on this machine. A cached choice is
     reused when its backend is still available; the table is then the cached one. `positions`
     (check_positions) gives the calibration and the position sets checked; without it, the
     reference positions (and `calibration` for int8). `static_batches` as the server builds its
-    backends with (build_backend)."""
+    backends with (build_backend); `progress` as measure_backends says its steps with."""
     key = cache_key(net.config, batch=batch, threads=threads)
     if use_cache:
         entry = read_cache().get(key)
@@ -360,7 +369,7 @@ def choose_backend(net, *, batch: int, threads: int, channels_last=True, seconds
         calibration, checks = positions.calibration, positions.checks
     table = measure_backends(net, batch=batch, threads=threads, seconds=seconds,
                              channels_last=channels_last, calibration=calibration, checks=checks,
-                             static_batches=static_batches)
+                             static_batches=static_batches, progress=progress)
     choice = pick(table)
     log.info("backend auto: %s (batch %d, %d threads; int8 calibrated on %s)\n%s", choice, batch,
              threads, positions.source if positions is not None else "the reference positions",

@@ -6,15 +6,14 @@ CPU: batch norm folded, a fixed thread count, one of network.backends (torch fp3
 bf16, ONNX Runtime fp32 or int8, OpenVINO f32, bf16 or int8); "auto" picks the fastest that
 agrees with fp32 (network.backend_choice). Any backend but torch fp32 is checked against
 it when built (every load, hot reloads included: on the loader's thread), on reference positions
-and, where the process knows its run's shards (set_calibration_shards), on positions of the
-run's newest games, which int8 is then also calibrated on; torch fp32 serves where a check fails.
+and, where its BackendSetup names the run's shards, on positions of the run's newest games,
+which int8 is then also calibrated on; torch fp32 serves where a check fails.
 CUDA: a pinned host staging buffer, non-blocking copies, bf16/fp16 autocast and optional CUDA
 graphs for fixed batch sizes (smaller batches are padded up to the next captured size).
 """
 from __future__ import annotations
 
 import logging
-import os
 import time
 
 import numpy as np
@@ -23,6 +22,7 @@ import torch
 from fastgo.board import Board
 from fastgo.variants import BACKEND_ALIASES, CUDA_BACKENDS, Backend, Device
 from network.backend_choice import (
+    BackendSetup,
     acceptable_everywhere,
     agreement,
     check_positions,
@@ -38,14 +38,6 @@ log = logging.getLogger("fastgo.runner")
 RETRY_REFUSED_S = 600.0     # a refused backend is checked again on weights loaded this much later
 _REFUSED: set = set()       # (backend, network name) pairs that failed the agreement check
 _REFUSED_AT: dict = {}      # the same pairs -> time.monotonic() of the refusal
-_SHARDS = {"dir": None}     # the run's shard folder for this process (set_calibration_shards)
-
-
-def set_calibration_shards(directory) -> None:
-    """The run's shard folder (or None): runners built afterwards in this process without a
-    `shards` argument calibrate int8 on, and check every backend against fp32 on, positions of
-    its newest games (backend_choice.check_positions)."""
-    _SHARDS["dir"] = os.fspath(directory) if directory else None
 
 
 def _refused(key) -> bool:
@@ -84,14 +76,15 @@ class ModelRunner:
     `run(n, buffer=buffer)`; or call `forward(planes)` with any uint8 array (buffer 0). Outputs
     are fresh float32 numpy arrays. One thread runs forward passes at a time; another may fill
     the buffer that is not being run (the server gathers batch k+1 while batch k runs).
-    `shards`: a run's shard folder whose games a CPU backend is calibrated (int8) and checked
-    on; None takes the process's (set_calibration_shards).
+    `setup` (backend_choice.BackendSetup; None: no shards, nothing said): the run's shard
+    folder whose games a CPU backend is calibrated (int8) and checked on, and where `auto`
+    says each backend it times.
     """
 
     def __init__(self, model: PolicyValueNet, *, device=Device.CPU, precision="auto",
                  channels_last=True, fuse_batchnorm=True, capacity=64,
                  cuda_graphs=False, graph_batches=(), backend=Backend.TORCH, threads=0,
-                 auto_batch=None, shards=None):
+                 auto_batch=None, setup: BackendSetup | None = None):
         self.config = model.config
         self.device = resolve_device(device)
         backend = BACKEND_ALIASES.get(backend, backend)
@@ -135,27 +128,28 @@ class ModelRunner:
             b for b in sorted(set(graph_batches or (self.auto_batch,))) if b <= self.capacity)
         if not self._is_cuda:
             self._cpu = self._cpu_backend(backend, net, threads or torch.get_num_threads(),
-                                          shards if shards is not None else _SHARDS["dir"])
+                                          setup or BackendSetup())
             backend = self._cpu.name
         self.backend = backend
 
-    def _cpu_backend(self, name, net, threads, shards):
+    def _cpu_backend(self, name, net, threads, setup: BackendSetup):
         """The CPU backend `name`, checked against torch fp32 (backend_choice.check_positions:
-        reference positions, and positions of the newest games in the folder `shards` when it
-        has any, which int8 is then calibrated on), or torch fp32 where the check fails.
+        reference positions, and positions of the newest games in the folder `setup.shards` when
+        it has any, which int8 is then calibrated on), or torch fp32 where the check fails.
         "auto": the measured backends (backend_choice), fastest first, down to torch fp32; the
         first that passes the check on these weights serves. A refused backend is not tried again
         for RETRY_REFUSED_S: weights drift slowly, and each try costs a build."""
         fp32 = build_backend(TORCH_FP32, net, threads=threads, channels_last=self.channels_last)
         if name == TORCH_FP32:
             return fp32
-        positions = check_positions(self.config, shards)
+        positions = check_positions(self.config, setup.shards)
         candidates = [name]
         if name == Backend.AUTO:
             _, self.backend_table = choose_backend(net, batch=self.auto_batch, threads=threads,
                                                    channels_last=self.channels_last,
                                                    positions=positions,
-                                                   static_batches=self.static_batches)
+                                                   static_batches=self.static_batches,
+                                                   progress=setup.progress)
             candidates = ranked(self.backend_table)
         references = {label: fp32.run(check) for label, check in positions.checks.items()}
         if not all(np.isfinite(part).all() for ref in references.values() for part in ref):

@@ -73,26 +73,30 @@ def _config(args):
 
 
 def _serve(ctx) -> int:
-    """Starts the server (a start-up problem: one line, exit status 2) and serves until SIGTERM
-    or SIGINT, after answering every request it holds."""
+    """Starts the server (a start-up problem: one line, exit status 2) on server.threads torch
+    threads (0: torch's own) and serves until SIGTERM or SIGINT, after answering every request
+    it holds."""
 
     args, config, log = ctx.args, ctx.config, ctx.log
     # torch (3 CPU seconds to import) only once the config is known good: a usage error is
     # answered at once
-    from inference_server.startup import start_server
-    from network.checkpoint import CheckpointError
-    from network.runner import set_calibration_shards
+    import torch
 
+    from inference_server.startup import start_server
+    from network.backend_choice import BackendSetup
+    from network.checkpoint import CheckpointError
+
+    if config.server.threads:           # 0: torch's own count
+        torch.set_num_threads(config.server.threads)
     shards = calibration_shards(args, config)
     if shards:
         log.info("int8 calibration and fp32 checks on the games of %s", shards)
-    set_calibration_shards(shards)
     # the ready line waits for `auto`'s timing (seconds a backend; more on a loaded machine):
     # each step says so, and the supervisor waits on while these lines come
-    from network.backend_choice import set_progress
-    set_progress(lambda text: print(f"{Role.SERVE.starting}{text}", flush=True))
+    setup = BackendSetup(shards=shards,
+                         progress=lambda text: print(f"{Role.SERVE.starting}{text}", flush=True))
     try:
-        server = start_server(config)
+        server = start_server(config, setup)
     except (StartupError, CheckpointError, ConfigError) as err:
         raise ConfigError(f"{args.config}: {err}") from None
     ctx.stop_on_signals(server.stop)

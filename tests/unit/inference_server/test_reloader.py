@@ -1,13 +1,16 @@
 """The server's checkpoint loader: a checkpoint whose weights are the ones last loaded for its
 slot (the trainer uploads each checkpoint and also writes the file the server watches) is
 answered without building a second runner; any other weights, or a refused load in between,
-are loaded in full."""
+are loaded in full. The server's BackendSetup reaches every runner it builds, at start and on a
+reload."""
 import pytest
 import torch
 
-from fastgo.run.config import ModelConfig, ServerConfig
+from fastgo.run.config import ModelConfig, ServerConfig, loads_config
 from inference_server import slots as slots_module
+from inference_server.server import InferenceServer
 from inference_server.slots import Reloader
+from network.backend_choice import BackendSetup
 from network.checkpoint import save_checkpoint
 from network.model import build_model
 
@@ -23,9 +26,9 @@ def built(monkeypatch):
     made = []
     real = slots_module.make_runner
 
-    def spy(model, server):
-        made.append(model)
-        return real(model, server)
+    def spy(model, server, *, setup=None):
+        made.append((model, setup))
+        return real(model, server, setup=setup)
 
     monkeypatch.setattr(slots_module, "make_runner", spy)
     return made
@@ -55,7 +58,7 @@ def test_the_same_weights_twice_build_one_runner(tmp_path, built):
     assert [job.runner is None for job in jobs] == [False, True, False, False, False]
     assert [job.version for job in jobs] == [10, 10, 20, 10, 10]
     assert [job.content_hash for job in jobs] == [hash_a, hash_a, hash_b, hash_a, hash_a]
-    assert len(built) == 4
+    assert len(built) == 4 and all(setup is None for _, setup in built)
 
 
 def test_a_refused_load_leaves_the_weights_in_service(tmp_path, built):
@@ -86,3 +89,20 @@ def test_random_start_weights_are_never_taken_for_a_checkpoint(tmp_path, built):
     finally:
         reloader.stop()
     assert not job.unchanged and job.runner is not None and len(built) == 1
+
+
+def test_the_servers_setup_reaches_every_runner_it_builds(tmp_path, built):
+    path = tmp_path / "c.ckpt"
+    save_checkpoint(path, build_model(MODEL, seed=6), step=3)
+    config = loads_config('[model]\nboard_size = 9\nblocks = 1\nchannels = 8\n[server]\n'
+                          'endpoint = "tcp://127.0.0.1:*"\nbackend = "torch"\nthreads = 1\n')
+    setup = BackendSetup(shards=str(tmp_path), progress=print)
+    server = InferenceServer(config, setup=setup)
+    try:
+        assert len(built) == 1                                   # the slot's random weights
+        assert server.reloader.request("current", str(path))
+        job = server.reloader.done.get(timeout=60)
+    finally:
+        server.close()
+    assert not job.error and job.version == 3
+    assert len(built) == 2 and all(made is setup for _, made in built)

@@ -231,3 +231,21 @@ def test_auto_serves_the_next_fastest_candidate_when_its_choice_disagrees(net, m
     built.clear()
     again = ModelRunner(model, backend="auto", capacity=4)      # a reload: no second try
     assert again.describe()["backend"] == "onnx-fp32" and "onnx-int8" not in built
+
+
+def test_auto_says_each_backend_it_times_to_the_setups_progress(net, trained_like, tmp_path,
+                                                                 monkeypatch):
+    """A runner built with a BackendSetup's progress says "timing backend NAME at batch B"
+    before each backend `auto` measures (fastgo serve prints these as its starting lines); one
+    built without a setup says nothing and measures the same."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))           # no cached choice
+    monkeypatch.setattr(backend_choice, "available_backends", lambda: [TORCH_FP32])
+    said: list = []
+    setup = backend_choice.BackendSetup(progress=said.append)
+    model = trained_like(net.config, seed=5)
+    runner = ModelRunner(model, backend="auto", capacity=4, threads=1, setup=setup)
+    assert said == [f"timing backend {TORCH_FP32} at batch 4"]
+    assert runner.backend == TORCH_FP32 and set(runner.backend_table) == {TORCH_FP32}
+    table = backend_choice.measure_backends(fuse_for_inference(model), batch=4, threads=1,
+                                            seconds=0.01)
+    assert set(table) == {TORCH_FP32} and len(said) == 1

@@ -9,6 +9,7 @@ import dataclasses
 import json
 import logging
 import os
+import pathlib
 import threading
 
 import numpy as np
@@ -22,6 +23,7 @@ from network.backend_choice import (
     REFERENCE,
     SHARDS,
     TORCH_FP32,
+    BackendSetup,
     check_positions,
     reference_positions,
     shard_positions,
@@ -298,8 +300,8 @@ def test_the_runner_calibrates_int8_on_shard_positions_and_checks_both_sets(
     built = spy_builds(monkeypatch, runner_module)
     want = shard_positions(CONFIG, shard_dir).calibration
     with caplog.at_level(logging.INFO, logger="fastgo.runner"):
-        runner = runner_module.ModelRunner(trained(), backend=INT8[0], capacity=4,
-                                           threads=1, shards=shard_dir)
+        runner = runner_module.ModelRunner(trained(), backend=INT8[0], capacity=4, threads=1,
+                                           setup=BackendSetup(shards=shard_dir))
     calibrations = [c for name, c, _ in built if name == INT8[0]]
     assert len(calibrations) == 1 and np.array_equal(calibrations[0], want)
     assert calibrations[0].shape == (len(want), CONFIG.planes, SIZE, SIZE)
@@ -309,18 +311,17 @@ def test_the_runner_calibrates_int8_on_shard_positions_and_checks_both_sets(
 
 
 @needs_int8
-def test_the_process_default_reaches_runners_built_without_an_argument(shard_dir, monkeypatch,
-                                                                       trained):
+def test_only_the_setup_names_the_shards_a_runner_calibrates_on(shard_dir, monkeypatch, trained):
     monkeypatch.setattr(runner_module, "_REFUSED", set())
-    monkeypatch.setitem(runner_module._SHARDS, "dir", None)
     built = spy_builds(monkeypatch, runner_module)
-    runner_module.set_calibration_shards(shard_dir)
-    runner_module.ModelRunner(trained(), backend=INT8[0], capacity=4, threads=1)
-    runner_module.set_calibration_shards(None)
-    runner_module.ModelRunner(trained(), backend=INT8[0], capacity=4, threads=1)
+    runner_module.ModelRunner(trained(), backend=INT8[0], capacity=4, threads=1,
+                              setup=BackendSetup(shards=pathlib.Path(shard_dir)))
+    runner_module.ModelRunner(trained(), backend=INT8[0], capacity=4, threads=1)   # no setup
     first, second = [c for name, c, _ in built if name == INT8[0]]
     assert np.array_equal(first, shard_positions(CONFIG, shard_dir).calibration)
     assert np.array_equal(second, reference_positions(CONFIG, 64))
+    assert BackendSetup(shards=pathlib.Path(shard_dir)).shards == shard_dir
+    assert BackendSetup(shards="").shards is None
 
 
 @needs_int8
@@ -329,14 +330,12 @@ def test_a_hot_reload_requantizes_on_the_loader_thread(shard_dir, tmp_path, monk
     from network.checkpoint import save_checkpoint
 
     monkeypatch.setattr(runner_module, "_REFUSED", set())
-    monkeypatch.setitem(runner_module._SHARDS, "dir", None)
     built = spy_builds(monkeypatch, runner_module)
-    runner_module.set_calibration_shards(shard_dir)
     path = str(tmp_path / "latest.ckpt")
     save_checkpoint(path, trained(seed=5), step=7)
     server = ServerConfig(device="cpu", backend=INT8[0], threads=1, max_batch=8,
                           max_request_positions=8)
-    reloader = Reloader(CONFIG, server)
+    reloader = Reloader(CONFIG, server, setup=BackendSetup(shards=shard_dir))
     try:
         assert reloader.request("current", path)
         job = reloader.done.get(timeout=120)
