@@ -25,7 +25,8 @@ from network.backend_support import ALL_BACKENDS, TORCH_FP32, runtime_module
 from network.onnx_export import export_onnx, quantize_onnx
 
 
-class Backend(Protocol):
+class InferenceRuntime(Protocol):
+    """What build_backend returns: a network on one runtime at one precision."""
     name: str
 
     def run(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
@@ -190,7 +191,7 @@ class OpenVinoBackend:
 
 
 def build_backend(name: str, net, *, threads: int, channels_last=True, calibration=None,
-                  onnx_cache: dict | None = None, static_batches=()):
+                  onnx_cache: dict | None = None, static_batches=()) -> InferenceRuntime:
     """Backend `name` for the folded eval-mode `net`. `calibration` (uint8 planes) is needed by
     the int8 backends; `onnx_cache` (a dict) shares one export and one quantization between the
     backends built for the same network; `static_batches`, the batch sizes OpenVINO also compiles
