@@ -48,7 +48,7 @@ class ForwardThread:
         self.signal.setsockopt(zmq.LINGER, 0)
         self.signal.bind(self._address)
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._done = collections.deque()
+        self._done: collections.deque[BatchJob] = collections.deque()
         self.outstanding = 0                       # submitted, not yet collected (loop only)
         self.failure = None                        # what ended the thread, if not stop()
         self._thread = threading.Thread(target=self._work, name="forward", daemon=True)

@@ -35,13 +35,14 @@ class RequestQueues:
     requests. Times are time.perf_counter() seconds."""
 
     def __init__(self, names, largest_request: int, max_wait_s: float):
-        self.pending = {name: deque() for name in names}     # slot -> deque of _Pending
+        self.pending: dict[str, deque[_Pending]] = {name: deque() for name in names}
         self.positions = {name: 0 for name in names}         # slot -> positions queued
         self.bytes = {name: 0 for name in names}             # slot -> payload bytes queued
         # One full request always fits, whatever the limit: a client is never refused for ever.
         self.bytes_limit = max(QUEUE_BYTES_PER_SLOT, 2 * largest_request)
         self.deadlines = {name: 0.0 for name in names}       # slot -> when its batch is due
-        self.recent_counts = {name: deque(maxlen=RECENT_REQUESTS) for name in names}
+        self.recent_counts: dict[str, deque[int]] = {   # slot -> its last requests' positions
+            name: deque(maxlen=RECENT_REQUESTS) for name in names}
         self.max_wait_s = max_wait_s
 
     def add(self, name):
@@ -90,7 +91,8 @@ class RequestQueues:
         """([_Pending], positions): whole requests of slot `name`, oldest first, up to `cap`
         positions (or one larger request), taken out of its queue."""
         queue = self.pending[name]
-        batch, total = [], 0
+        batch: list[_Pending] = []
+        total = 0
         while queue and (not batch or total + queue[0].count <= cap):
             request = queue.popleft()
             batch.append(request)

@@ -14,6 +14,8 @@ import logging
 
 import torch
 
+from network.model import PolicyValueNet
+
 log = logging.getLogger(__name__)
 
 
@@ -21,7 +23,7 @@ class TrainView:
     """What an objective's loss trains: forward_train(x) through the compiled function when there
     is one, everything else (train(), eval(), __call__, parameters ...) the network's own."""
 
-    def __init__(self, model: torch.nn.Module, forward_train=None):
+    def __init__(self, model: PolicyValueNet, forward_train=None):
         self.model = model
         self.compiled = forward_train is not None
         self._forward_train = forward_train or model.forward_train
@@ -37,10 +39,13 @@ class TrainView:
 
 
 def _outputs_sum(outputs) -> torch.Tensor:
-    return sum(t.float().mean() for t in outputs if isinstance(t, torch.Tensor))
+    means = [t.float().mean() for t in outputs if isinstance(t, torch.Tensor)]
+    if not means:
+        raise ValueError("forward_train returned no tensor")
+    return sum(means[1:], means[0])
 
 
-def compile_training(model: torch.nn.Module, example: torch.Tensor, precision_context) -> TrainView:
+def compile_training(model: PolicyValueNet, example: torch.Tensor, precision_context) -> TrainView:
     """A TrainView of `model` whose forward_train is torch.compile'd for batches shaped like
     `example`, warmed up (forward and backward) under `precision_context()` (a context manager
     factory: the autocast the trainer's steps run under); the eager view when compiling fails."""

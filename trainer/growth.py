@@ -68,8 +68,10 @@ def grow_model(model: PolicyValueNet, blocks: int, channels: int, *, seed: int =
             if tensor.dim() >= 2 and target.shape[1] > tensor.shape[1]:
                 target[:tensor.shape[0], tensor.shape[1]:] = 0.0    # old outputs, new inputs
     new.load_state_dict(new_state)
-    for block in new.blocks[old_config.blocks:]:
-        _switch_off(block.bn2)
+    for block in list(new.blocks)[old_config.blocks:]:
+        bn2 = block.bn2
+        assert isinstance(bn2, nn.BatchNorm2d)      # built just now: no batch norm folded yet
+        _switch_off(bn2)
     return new.train()
 
 

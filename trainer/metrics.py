@@ -11,9 +11,13 @@ import io
 import logging
 import numbers
 import os
+from typing import TYPE_CHECKING
 
 from fastgo.files import append_bytes, atomic_write, printable, read_bounded
 from fastgo.run.statefiles import MAX_COLUMNS, StateRows, open_regular, read_lines
+
+if TYPE_CHECKING:
+    from torch.utils.tensorboard import SummaryWriter
 
 # Every column any trainer writes, and what it means. Loss terms are means over the steps
 # since the previous row; "the result" is the game's result from the side to move's view.
@@ -82,7 +86,7 @@ MAX_CELL = 200                     # characters of a text cell of a row
 MAX_REWRITE_BYTES = 64 << 20       # a file larger than this is not rewritten to add columns
 
 log = logging.getLogger("fastgo.train")
-_said = set()                      # (path, what) already logged by this process
+_said: set[tuple[str, str]] = set()   # (path, what) already logged by this process
 
 
 def _say_once(path, what, level, text, *args):
@@ -265,20 +269,22 @@ def _widen(path, header, wider, *, prefix="") -> bool:
     return True
 
 
-_TB = {}
+_TB: dict[str, SummaryWriter] = {}     # run root -> its writer
+_TB_MISSING = False                     # the tensorboard package failed to import
 
 
 def tensorboard(run_dir, row):
     """The row's numeric cells as TensorBoard scalars train/COLUMN at its step, under RUN/tb,
     when the tensorboard package is installed (else nothing)."""
-    if _TB.get("off"):
+    global _TB_MISSING
+    if _TB_MISSING:
         return
     writer = _TB.get(run_dir.root)
     if writer is None:
         try:
             from torch.utils.tensorboard import SummaryWriter
         except Exception:                       # tensorboard not installed
-            _TB["off"] = True
+            _TB_MISSING = True
             return
         writer = _TB[run_dir.root] = SummaryWriter(run_dir.tensorboard)
     for key, value in row.items():

@@ -44,7 +44,7 @@ class ReinforceTrainer(CoreView):
     dropped by max_staleness), all in total; partial maps a shard to the games of it already
     used, queue holds (shard name, game index, GameRecord) oldest first."""
 
-    def __init__(self, config, run_dir, *, publisher=None, status=None):
+    def __init__(self, config, run_dir, *, publisher=None, status=None) -> None:
         tc, mc = config.trainer, config.model
         self.pool = OpponentPool(run_dir.root, pool_max=tc.pool_max)
         self.core = TrainingCore(config, run_dir, algorithm="reinforce", publisher=publisher,

@@ -14,6 +14,7 @@ matter there and whose import cost does not.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 
@@ -41,7 +42,8 @@ class PlainSGD:
         group = dict(GROUP_DEFAULTS, lr=lr, momentum=momentum, weight_decay=weight_decay,
                      nesterov=bool(nesterov))
         group["params"] = params
-        self.param_groups = [group]
+        # heterogeneous values (floats, flags, the parameter list), typed as torch.optim types it
+        self.param_groups: list[dict[str, Any]] = [group]
         self.state: dict = {}              # parameter -> {"momentum_buffer": tensor}
 
     def zero_grad(self, set_to_none: bool = True) -> None:

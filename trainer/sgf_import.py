@@ -83,7 +83,7 @@ class FoundFiles(list):
     `refused` kind -> count and `first` kind -> the first reason of that kind (the same shape
     as ImportReport.skipped and .first)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.refused: dict = {}
         self.first: dict = {}

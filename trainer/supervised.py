@@ -207,6 +207,7 @@ class SupervisedTrainer(CoreView):
         value head's mean squared error to the result."""
         if self.heldout_index is None:
             return {}
+        assert self.sl_heldout is not None          # heldout_index was drawn from it
         game, move = self.heldout_index
         out, batch = self.eval_buffers, self.eval_buffers["planes"].shape[0]
         self.model.eval()

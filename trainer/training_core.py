@@ -141,8 +141,8 @@ class TrainingCore:
         self.average = (WeightAverage(self.model, self.tc.weight_average)
                         if self.tc.weight_average > 0 else None)
         self.step = 0
-        self.saved_step = None
-        self.served_step = None
+        self.saved_step: int | None = None
+        self.served_step: int | None = None
         self.refused_in_row = 0
         self.nonfinite_in_row = 0
         self.nonfinite_total = 0
