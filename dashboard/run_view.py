@@ -247,7 +247,7 @@ class RunView:
     def checkpoint_files(self) -> dict:
         """{name: path} of the checkpoints in checkpoints/ and evaluated/ (the evaluator's
         kept copies), names as CHECKPOINT_FILE takes them, regular files only."""
-        out = {}
+        out: dict[str, str] = {}
         for folder in self._checkpoint_dirs():
             try:
                 entries = list(os.scandir(folder))

@@ -140,7 +140,7 @@ def checkpoint_opponents(step, evaluations, predict=None, informative=INFORMATIV
 def retired_anchors(rows, anchors, informative=INFORMATIVE) -> dict:
     """{anchor: why} for the anchors an evaluated checkpoint won beyond the informative range,
     from the ratings table's rows (a checkpoint's games against one anchor summed over rows)."""
-    totals = {}
+    totals: dict[tuple[str, str], list[int]] = {}
     anchors = set(anchors)
     for row in rows:
         a, b = row["a"], row["b"]

@@ -57,6 +57,7 @@ def _play(ctx) -> int:
                              server_public_key=server_key, key_pair=key_pair)
     sink = _remote_sink(args, config, run_dir, key_pair)
     status = Role.SELFPLAY.status_file(run_dir, args.worker_id)
+    worker: PolicyWorker | SelfplayWorker
     if selfplay_worker(config.trainer.algorithm) is Worker.POLICY:
         # AlphaGo pipeline: moves sampled from the policy, no search
         worker = PolicyWorker(config, client, run_dir=run_dir, worker_id=args.worker_id,

@@ -9,7 +9,7 @@ import math
 __all__ = ["wilson_interval", "elo_from_score", "sprt_llr", "sprt_bounds", "sprt_decision"]
 
 
-def wilson_interval(successes: float, n: int, z: float = 1.96):
+def wilson_interval(successes: float, n: float, z: float = 1.96):
     """The 95% (z = 1.96) Wilson score interval of `successes` in `n` games, (0, 1) for none."""
     if n <= 0:
         return 0.0, 1.0
