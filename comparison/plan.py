@@ -1,8 +1,8 @@
 """What `fastgo compare` is asked to do, checked before anything runs: its opponents (player
 specs; a GTP engine started once, a reference player checked in full), each side's RunPlan (a
 config, its --set items and what the comparison takes from it) and the whole Plan (OUT, the
-runs' duration, the matches' games, pace and seed). CompareError is the command's one-line
-failure, with its exit status.
+runs' duration, the matches' games, pace and seed, and how its checkpoints play them).
+CompareError is the command's one-line failure, with its exit status.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from comparison.report import RUNS
 from fastgo.player_spec import parse_spec
 from fastgo.run.config import ConfigError, load_config, resolve_config
 from play.gtp.side import GtpEngineError
-from play.specs import check_reference, gnugo_installed, katago_missing, make_side
+from play.player_settings import PlayerSettings
+from play.specs import check_reference, gnugo_installed, katago_missing, make_spec_side
 
 MAX_OPPONENTS = 16
 MAX_SEED = (1 << 62) - 1
@@ -96,7 +97,7 @@ def check_opponent(opponent: Opponent, size: int, komi: float) -> None:
                            "install gnugo)")
     if spec.kind == "katago" and katago_missing(spec):
         raise CompareError(f"opponent {opponent.label}: {katago_missing(spec)}")
-    side = make_side(spec, start_timeout=30.0)
+    side = make_spec_side(spec, start_timeout=30.0)
     try:
         side.prepare(1, size, komi)
     except GtpEngineError as err:
@@ -131,6 +132,7 @@ class Plan:
     visits: int
     opponents: tuple
     seed: int
+    player: PlayerSettings      # how a checkpoint plays its matches (its backend: its run's)
     skip_runs: bool = False
     skip_matches: bool = False
     seeds_from_configs: bool = False

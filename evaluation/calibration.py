@@ -174,9 +174,9 @@ def ladder_players(rows, ladder, index_names) -> list:
 class Calibration:
     """Plays the least certain links for `minutes` into the table at `path` (see the module).
     `read()`: the games the choice weighs (default: the table's own); `players`: the rungs
-    that can run here; `make_side(name, seed)`: a match side
-    (play.specs.make_side); `play(a, b, games, offset, on_over, stop)`: play.match.play_match
-    with those arguments; `say(line)`: progress; `clock`: seconds, monotonic."""
+    that can run here; `make_side(name, seed)`: a match side (play.specs.make_spec_side);
+    `play(a, b, games, offset, on_over, stop)`: play.match.play_match with those arguments;
+    `say(line)`: progress; `clock`: seconds, monotonic."""
 
     def __init__(self, path, players, make_side, play, say, *, target=TARGET_GAMES,
                  batch=BATCH_GAMES, only=None, near=None, seed=None, clock=time.monotonic,

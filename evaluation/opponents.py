@@ -14,10 +14,12 @@ from fastgo.player_spec import parse_spec
 from fastgo.reference_players import reference
 from fastgo.run.config import ConfigError
 from fastgo.run.ratings_table import table_name
+from fastgo.variants import Use
 from play.equal_time import pace_sides
-from play.network_player import CheckpointOptions, checkpoint_side
+from play.network_player import load_player_network, make_search_side
+from play.player_settings import PlayerSettings
 from play.players import MatchSide
-from play.specs import Missing, make_side, missing
+from play.specs import Missing, make_spec_side, missing
 
 OPENING_MOVES = 2             # a network's first moves sampled by visits, as in the arena
 
@@ -109,16 +111,23 @@ class Opponents:
         self.unusable[anchor] = f"{what}: {escaped(err, 200, one_line=True)}"
         self.log.warning("anchor %s: %s", anchor, self.unusable[anchor])
 
+    def network_settings(self) -> PlayerSettings:
+        """How the evaluator's networks play: evaluator.visits, OPENING_MOVES, on
+        server.backend, sized for evaluator.batch_games (at least 64 positions); a reference
+        player takes the backend and size only."""
+        return PlayerSettings(visits=self.ec.visits, backend=self.config.server.backend,
+                              capacity=max(64, self.ec.batch_games),
+                              opening_moves=OPENING_MOVES)
+
     def checkpoint_side(self, path, name, seed, data=None):
         """(network, SearchSide) of the checkpoint at `path` (its bytes `data` when already
-        read) at evaluator.visits: play.network_player.checkpoint_side from its
-        CheckpointOptions, as every command plays a checkpoint (canaries checked). NetworkError
-        when unusable."""
-        options = CheckpointOptions(visits=self.ec.visits, backend=self.config.server.backend,
-                                    capacity=max(64, self.ec.batch_games),
-                                    opening_moves=OPENING_MOVES)
-        network, side = checkpoint_side(path, options, seed=seed, name=name, data=data,
-                                        expect=self.config.model)
+        read) at evaluator.visits, of the run's model: its network loaded and played by
+        play.network_player from its PlayerSettings, as every command plays a checkpoint
+        (canaries checked). NetworkError when unusable."""
+        settings = self.network_settings()
+        network = load_player_network(path, Use.MATCH, settings, data=data,
+                                      expect=self.config.model)
+        side = make_search_side(network, settings, seed=seed, name=name)
         if self.ec.move_seconds > 0:    # equal time: the visits its own speed fits
             self._pace(network, side)
         return network, side
@@ -202,12 +211,12 @@ class Opponents:
         seed = job.seed + 500 + len(job.anchors)
         job.anchors.setdefault(anchor, 0)
         try:
-            side = make_side(self.anchors[anchor], seed=seed,
-                             move_seconds=self.ec.move_seconds or None,
-                             backend=self.config.server.backend,
-                             capacity=max(64, self.ec.batch_games),
-                             checkpoint_side=lambda path, seed, anchor=anchor: self.checkpoint_side(
-                                 path, anchor, seed)[1])
+            settings = self.network_settings()
+            side = make_spec_side(self.anchors[anchor], seed=seed,
+                                  move_seconds=self.ec.move_seconds or None,
+                                  backend=settings.backend, capacity=settings.capacity,
+                                  checkpoint_side=lambda path, seed, anchor=anchor:
+                                  self.checkpoint_side(path, anchor, seed)[1])
             side.name = anchor
         except Exception as err:
             self.failed(anchor, err, "unusable")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from fastgo.features import ENCODING_IDS as ENCODINGS
+from fastgo.features import ENCODING_IDS
 from fastgo.variants import Search
 
 
@@ -68,9 +68,9 @@ class SearchSettings:
             raise ValueError(f"unknown search {self.search!r}; expected one of "
                              f"{sorted(Search.choices())}")
         object.__setattr__(self, "search", Search(self.search))
-        if self.encoding not in ENCODINGS:
+        if self.encoding not in ENCODING_IDS:
             raise ValueError(f"unknown encoding {self.encoding!r}; expected one of "
-                             f"{sorted(ENCODINGS)}")
+                             f"{sorted(ENCODING_IDS)}")
         for name in ("leaves_per_game", "max_batches", "resign_consecutive"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")

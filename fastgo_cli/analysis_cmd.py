@@ -58,14 +58,16 @@ def build_engine(args):
     """(AnalysisEngine, HeadsEvaluator) for parsed arguments; ValueError with a message for a
     bad flag, checkpoint or device."""
     _check(args)
-    from network.loading import NetworkError, load_network
+    from fastgo_cli.player_flags import settings_from_flags
+    from network.loading import NetworkError
     from play.analysis.engine import AnalysisEngine, EngineSettings
     from play.analysis.query import Limits
     from play.heads_cache import HeadsCache
+    from play.network_player import load_player_network
 
+    settings = settings_from_flags(args)
     try:        # the checkpoint's file is checked before torch is imported; then the device
-        network = load_network(args.model, Use.ANALYSIS, device=args.device,
-                               threads=args.threads or None, what="--model")
+        network = load_player_network(args.model, Use.ANALYSIS, settings, what="--model")
     except NetworkError as exc:
         raise ValueError(str(exc)) from None
     heads, config = network.evaluator, network.config
@@ -74,13 +76,15 @@ def build_engine(args):
         from fastgo.run.config import load_config
         model_komi = float(load_config(args.config, overrides=tuple(args.overrides)).selfplay.komi)
     limits = Limits(sizes=(config.board_size,), max_visits=args.max_visits,
-                    default_visits=min(args.visits, args.max_visits),
+                    default_visits=min(settings.visits, args.max_visits),
                     model_komi=model_komi if config.score_head else None)
-    settings = EngineSettings(positions=args.positions, leaves=args.leaves, limits=limits,
-                              max_line_bytes=args.max_line_bytes, seed=args.seed)
+    engine_settings = EngineSettings(positions=args.positions,
+                                     leaves=settings.search.leaves_per_game, limits=limits,
+                                     max_line_bytes=args.max_line_bytes, seed=args.seed)
     cache = HeadsCache(heads, max_entries=args.cache_entries)
     engine = AnalysisEngine(cache, board_size=config.board_size, encoding=config.encoding,
-                            settings=settings, model_name=f"{config.name}:{heads.model_version}")
+                            settings=engine_settings,
+                            model_name=f"{config.name}:{heads.model_version}")
     return engine, heads
 
 

@@ -5,8 +5,8 @@ Zero's gating), the result appended to the ratings table (fastgo.run.ratings_tab
 A player is a player spec (fastgo.player_spec: a checkpoint path, its network behind the
 batched PUCT search in this process, torch on CPU with one thread; 'random', 'mcts:N',
 'gnugo:LEVEL', 'gtp:COMMAND', 'katago:VISITS' or 'ref:NAME'). This module parses the options
-and checks them into a play.arena.plan.ArenaPlan, the per-side flags into each checkpoint's
-play.network_player.CheckpointOptions; play.arena.loop.run_arena plays it and this module prints
+and checks them into a play.arena.plan.ArenaPlan, the per-side flags into each side's
+play.player_settings.PlayerSettings; play.arena.loop.run_arena plays it and this module prints
 its lines. Called by fastgo_cli.main through `add_arguments(parser)` and `run(args) -> int`; bad
 arguments exit 2 with one line. SIGINT or SIGTERM ends the match (play.arena.loop): the games
 finished so far are reported and appended to the table, the engines are ended, exit status 130.
@@ -24,8 +24,8 @@ from fastgo.coords import is_board_size
 from fastgo.move_choice import PASS_RULE_HELP
 from fastgo.run.config import MATCH_VISITS, SelfplayConfig
 from fastgo.run.rundir import RATINGS_TABLE
-from fastgo.search_settings import SearchSettings
-from fastgo.variants import Backend, Device, PassRule, Search
+from fastgo.variants import Backend, Device, Search
+from fastgo_cli.player_flags import settings_from_flags
 from play.arena.plan import (
     DEFAULT_GAMES_AT_ONCE,
     DEFAULT_OPENING_MOVES,
@@ -34,13 +34,12 @@ from play.arena.plan import (
     ArenaError,
     ArenaPlan,
 )
-from play.network_player import CheckpointOptions
+from play.player_settings import PLAYER_SEARCH, PlayerSettings
 
 DEFAULT_GAMES = 100
 DEFAULT_VISITS = MATCH_VISITS       # the evaluator plays at the same visits (evaluator.visits)
 DEFAULT_TABLE = RATINGS_TABLE      # in the current folder
 MAX_GAMES = 1_000_000
-PLAYER_SEARCH = SearchSettings.for_play()     # every player's search unless a flag changes it
 
 
 def _puct_flag(field, what):
@@ -51,6 +50,7 @@ def _puct_flag(field, what):
 
 
 # per-side flags (FLAG-a, FLAG-b) of the players' PUCT constants, by their SearchSettings field
+# (fastgo_cli.player_flags.SEARCH_FIELDS takes each flag to its field)
 PUCT_FLAGS = {
     "--c-puct": _puct_flag("c_puct", "PUCT's exploration constant"),
     "--fpu": _puct_flag("fpu_reduction", "first-play urgency reduction (an unvisited move's "
@@ -107,16 +107,16 @@ def add_arguments(parser):
                              f"{DEFAULT_VISITS}; not with --move-seconds)")
     parser.add_argument("--visits-b", type=int, default=None, metavar="V",
                         help="B's visits when B is a checkpoint (default: --visits)")
-    parser.add_argument("--leaves-a", type=int, default=1, metavar="L",
+    parser.add_argument("--leaves-a", type=int, default=PLAYER_SEARCH.leaves_per_game, metavar="L",
                         help="A's leaves per search step (virtual loss between them)")
-    parser.add_argument("--leaves-b", type=int, default=1, metavar="L",
+    parser.add_argument("--leaves-b", type=int, default=PLAYER_SEARCH.leaves_per_game, metavar="L",
                         help="B's leaves per search step")
-    parser.add_argument("--backend-a", default=Backend.AUTO, choices=Backend.choices(),
+    parser.add_argument("--backend-a", default=PlayerSettings.backend, choices=Backend.choices(),
                         help="CPU inference backend of a checkpoint A (auto: the fastest that "
                              "agrees with fp32, fastgo bench backends)")
-    parser.add_argument("--backend-b", default=Backend.AUTO, choices=Backend.choices(),
+    parser.add_argument("--backend-b", default=PlayerSettings.backend, choices=Backend.choices(),
                         help="CPU inference backend of a checkpoint B")
-    parser.add_argument("--search-a", default=Search.PUCT, choices=Search.choices(),
+    parser.add_argument("--search-a", default=PLAYER_SEARCH.search, choices=Search.choices(),
                         help="root search of a checkpoint A: puct (most visited move) or gumbel "
                              "(Gumbel sequential halving, noise in the opening moves only)")
     parser.add_argument("--search-b", default=None, choices=Search.choices(),
@@ -127,7 +127,7 @@ def add_arguments(parser):
                                  f"{getattr(PLAYER_SEARCH, field):g}, as every player)")
         parser.add_argument(flag + "-b", type=float, default=None, metavar="X",
                             help=f"the same of a checkpoint B (default: {flag}-a)")
-    parser.add_argument("--pass-rule", default=PassRule.FILL, type=pass_rule,
+    parser.add_argument("--pass-rule", default=PlayerSettings.pass_rule, type=pass_rule,
                         metavar=PASS_RULE_METAVAR,
                         help="checkpoint players: " + PASS_RULE_HELP)
     parser.add_argument("--komi", type=float, default=7.5, help="komi")
@@ -225,38 +225,19 @@ def puct_flag(args, flag, side):
     return getattr(args, f"{flag[2:].replace('-', '_')}_{side}")
 
 
-def search_changes(args, which):
-    """The player's search fields that side `which` changes from every player's defaults
-    (B takes A's where it gives none), as SearchSettings fields."""
-    changes = {}
-    for flag, (field, *_) in PUCT_FLAGS.items():
-        a, b = puct_flag(args, flag, "a"), puct_flag(args, flag, "b")
-        value = b if which == "B" and b is not None else a
-        if value is not None and value != getattr(PLAYER_SEARCH, field):
-            changes[field] = float(value)
-    return changes
+def arena_settings(args, which):
+    """How a checkpoint side `which` ('A' or 'B') plays: its PlayerSettings from its flags
+    (fastgo_cli.player_flags.settings_from_flags: B's visits, search and PUCT constants default to
+    A's) on the CPU; visits 1 at equal time, where its measured speed sets them."""
+    return settings_from_flags(args, which.lower(), visits=1, device=Device.CPU)
 
 
-def checkpoint_options(args, which):
-    """How a checkpoint side `which` ('A' or 'B') plays, from its flags (B's visits and search
-    default to A's); visits 1 at equal time, where its measured speed sets them."""
-    b = which == "B"
-    visits = args.visits_b if b and args.visits_b is not None else args.visits
-    return CheckpointOptions(
-        visits=1 if visits is None else visits,
-        search=args.search_b if b and args.search_b is not None else args.search_a,
-        leaves=args.leaves_b if b else args.leaves_a,
-        backend=args.backend_b if b else args.backend_a, device=Device.CPU,
-        pass_rule=args.pass_rule, opening_moves=args.opening_moves,
-        changes=tuple(search_changes(args, which).items()))
-
-
-def make_plan(args) -> ArenaPlan:
+def make_arena_plan(args) -> ArenaPlan:
     """The ArenaPlan of the parsed options, checked; ArgumentError for a bad one."""
     sprt = _check_args(args)
     return ArenaPlan(
-        a=args.a, b=args.b, games=args.games, checkpoint_a=checkpoint_options(args, "A"),
-        checkpoint_b=checkpoint_options(args, "B"),
+        a=args.a, b=args.b, games=args.games, settings_a=arena_settings(args, "A"),
+        settings_b=arena_settings(args, "B"),
         seed=secrets.randbits(62) if args.seed is None else args.seed,
         games_at_once=args.games_at_once, size=args.size, komi=args.komi, visits=args.visits,
         move_seconds=args.move_seconds, game_seconds=args.game_seconds, sprt=sprt,
@@ -282,7 +263,7 @@ def run(args):
     # SIGTERM as Ctrl-C until the match takes both over (play.arena.loop)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        return run_arena(make_plan(args), out=_out, err=_err)
+        return run_arena(make_arena_plan(args), out=_out, err=_err)
     except ArenaError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2

@@ -84,6 +84,8 @@ def make_plan(args):
         load_run_plan,
         parse_opponents,
     )
+    from fastgo_cli.player_flags import settings_from_flags
+    from play.arena.plan import DEFAULT_OPENING_MOVES
 
     if args.seconds is None and not args.skip_runs:
         raise CompareError("--duration is required (e.g. --duration 30m), unless --skip-runs")
@@ -108,7 +110,9 @@ def make_plan(args):
     plan = Plan(out=os.path.abspath(args.out or default_out(runs[0].config_path,
                                                             runs[1].config_path)),
                 runs=runs, seconds=args.seconds, games=args.games, visits=args.visits,
-                opponents=opponents, seed=args.seed, skip_runs=args.skip_runs,
+                opponents=opponents, seed=args.seed,
+                player=settings_from_flags(args, opening_moves=DEFAULT_OPENING_MOVES),
+                skip_runs=args.skip_runs,
                 skip_matches=args.skip_matches, seeds_from_configs=args.config_seeds,
                 move_seconds=args.move_seconds, game_seconds=args.game_seconds)
     check_out_dirs(plan)

@@ -10,7 +10,8 @@ from fastgo.constants import SIZE_RANGE
 from fastgo.coords import is_board_size
 from fastgo.files import escaped
 from fastgo.move_choice import PASS_RULE_HELP
-from fastgo.variants import Backend, Device, PassRule, Search, Use
+from fastgo.variants import Backend, Device, Search, Use
+from play.player_settings import PLAYER_SEARCH, PlayerSettings
 
 DEFAULT_VISITS = 400
 SHOWN_SPEC = 80            # characters of a --player spec its error shows
@@ -40,15 +41,15 @@ def add_arguments(parser):
     parser.add_argument("--leaves", type=int, default=8, metavar="L",
                         help="with --model: leaves evaluated together per search step (virtual "
                              "loss keeps them apart); 1 = one position per forward pass")
-    parser.add_argument("--search", default=Search.PUCT, choices=Search.choices(),
+    parser.add_argument("--search", default=PLAYER_SEARCH.search, choices=Search.choices(),
                         help="with --model: root search, puct (the tree is kept between moves, "
                              "pondering) or gumbel (Gumbel sequential halving, no Gumbel noise)")
-    parser.add_argument("--pass-rule", default=PassRule.FILL, type=pass_rule,
+    parser.add_argument("--pass-rule", default=PlayerSettings.pass_rule, type=pass_rule,
                         metavar=PASS_RULE_METAVAR,
                         help="with --model: " + PASS_RULE_HELP)
     parser.add_argument("--device", default=Device.AUTO, choices=Device.choices(),
                         help="where the network runs with --model (auto: CUDA when there is one)")
-    parser.add_argument("--backend", default=Backend.AUTO, choices=Backend.choices(),
+    parser.add_argument("--backend", default=PlayerSettings.backend, choices=Backend.choices(),
                         help="CPU inference backend (auto: the fastest that agrees with fp32, "
                              "measured once per machine and network; fastgo bench backends)")
     parser.add_argument("--resign", type=float, default=None, metavar="V",
@@ -89,7 +90,7 @@ def run(args):
     if args.move_seconds is not None and args.visits is None:
         args.visits = MAX_VISITS        # the seconds bound the search, not a visit count
     try:
-        player = checkpoint_player(args) if args.model is not None else _baseline_player(args)
+        player = model_player(args) if args.model is not None else _baseline_player(args)
     except ValueError as exc:
         print(f"fastgo gtp: {exc}", file=sys.stderr)
         return 2
@@ -114,32 +115,27 @@ def _baseline_player(args):
                          f"{escaped(exc, SHOWN_ERROR, one_line=True)}") from None
 
 
-def checkpoint_player(args):
-    """A SearchPlayer over the checkpoint --model, evaluated in this process: its options from
-    the flags (play.network_player.CheckpointOptions), loaded and played by
-    play.network_player.checkpoint_player, as every command plays a checkpoint. ValueError of
+def model_player(args):
+    """A SearchPlayer over the checkpoint --model, evaluated in this process: its
+    PlayerSettings from the flags (fastgo_cli.player_flags.settings_from_flags), its network
+    loaded for GTP by play.network_player.load_player_network and played by
+    play.network_player.make_search_player, as every command plays a checkpoint. ValueError of
     one line for a bad flag or an unusable checkpoint, on any head the engine serves."""
     visits = DEFAULT_VISITS if args.visits is None else args.visits
     if visits < 1:
         raise ValueError(f"--visits must be >= 1, got {visits}")
     if args.resign is not None and not -1.0 <= args.resign <= 0.0:
         raise ValueError(f"--resign must be in -1..0, got {args.resign}")
-    leaves = getattr(args, "leaves", 1)
-    if not 1 <= leaves <= 256:
-        raise ValueError(f"--leaves must be in 1..256, got {leaves}")
-    from play.network_player import CheckpointOptions
-    from play.network_player import checkpoint_player as load_player
+    if not 1 <= args.leaves <= 256:
+        raise ValueError(f"--leaves must be in 1..256, got {args.leaves}")
+    from fastgo_cli.player_flags import settings_from_flags
+    from play.network_player import load_player_network, make_search_player
 
-    options = CheckpointOptions(visits=visits, search=getattr(args, "search", Search.PUCT),
-                                leaves=leaves, backend=getattr(args, "backend", Backend.AUTO),
-                                device=args.device, capacity=leaves,
-                                pass_rule=getattr(args, "pass_rule", PassRule.FILL),
-                                resign=args.resign)
+    settings = settings_from_flags(args, visits=DEFAULT_VISITS, capacity=args.leaves)
     # use 'gtp': every head kata-analyze serves is checked here, so a bad file is refused once
-    network, player = load_player(args.model, options, use=Use.GTP, what="--model", seed=args.seed)
+    network = load_player_network(args.model, Use.GTP, settings, what="--model")
     config = network.config
     if args.size is not None and args.size != config.board_size:
         raise ValueError(f"--size {args.size}: the model {args.model} plays "
                          f"{config.board_size}x{config.board_size} only")
-    return player
-
+    return make_search_player(network, settings, seed=args.seed)

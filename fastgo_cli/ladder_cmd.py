@@ -110,7 +110,7 @@ def _calibrate(args, path, read, players, skipped):
     from fastgo.run.ratings_table import table_name
     from play.deferred_signals import Interrupts
     from play.match import play_match
-    from play.specs import make_side, missing
+    from play.specs import make_spec_side, missing
 
     if not 0 < args.minutes <= MAX_MINUTES:
         return _error(f"--minutes must be in (0, {MAX_MINUTES}], got {args.minutes:g}")
@@ -155,7 +155,7 @@ def _calibrate(args, path, read, players, skipped):
                       "table)")
 
     def side(name, seed):
-        made = make_side(name, seed=seed)
+        made = make_spec_side(name, seed=seed)
         made.name = name
         return made
 

@@ -59,7 +59,8 @@ def run(args) -> int:
     from fastgo.board import BLACK
     from fastgo.coords import from_gtp, to_gtp
     from fastgo.game import RESIGN, Game
-    from play.network_player import CheckpointOptions, checkpoint_player
+    from fastgo_cli.player_flags import settings_from_flags
+    from play.network_player import load_player_network, make_search_player
 
     if not -10_000 <= args.komi <= 10_000:
         print(f"fastgo play: --komi {args.komi} is outside -10000..10000", file=sys.stderr)
@@ -68,10 +69,9 @@ def run(args) -> int:
         if args.visits < 1:
             raise ValueError(f"--visits must be >= 1, got {args.visits}")
         # the network as `fastgo gtp --model` plays it: eight leaves a search step
-        options = CheckpointOptions(visits=args.visits, leaves=LEAVES, device=args.device,
-                                    capacity=LEAVES)
-        _, player = checkpoint_player(args.model, options, use=Use.PLAY, what="--model",
-                                      seed=args.seed)
+        settings = settings_from_flags(args, leaves=LEAVES, capacity=LEAVES)
+        network = load_player_network(args.model, Use.PLAY, settings, what="--model")
+        player = make_search_player(network, settings, seed=args.seed)
     except ValueError as exc:
         print(f"fastgo play: {exc}", file=sys.stderr)
         return 2

@@ -1,12 +1,12 @@
 """Player specs played: what each spec of the grammar (fastgo.player_spec, the grammar's one
 owner and its one documentation: parse_spec reads a text and says what it names) becomes here.
 `make_player` gives a Player for random and mcts:N (play.players.RandomPlayer, UctPlayer);
-`make_side` gives a match side for every spec: a GtpSide (play.gtp.side) for gnugo:LEVEL and
-gtp:COMMAND, a KataGoSide (play.katago.side) for katago:VISITS, a reference player's network at
-its own visits for ref:NAME (`reference_side`, loaded here through
-network.loading.load_network), and, for a checkpoint, the side the caller's
-checkpoint_side(path, seed) builds (play.network_player: the arena and the evaluator each give
-theirs). `missing` says why a player cannot play on this machine and the command that adds it.
+`make_spec_side` gives a match side for every spec: a GtpSide (play.gtp.side) for gnugo:LEVEL
+and gtp:COMMAND, a KataGoSide (play.katago.side) for katago:VISITS, a reference player's network
+at its own visits for ref:NAME (`reference_side`, loaded and played through
+play.network_player), and, for a checkpoint, the side the caller's checkpoint_side(path, seed)
+builds (the arena and the evaluator each give theirs). `missing` says why a player cannot play
+on this machine and the command that adds it.
 """
 from __future__ import annotations
 
@@ -14,23 +14,23 @@ import os
 import shutil
 from dataclasses import dataclass
 
-import fastgo.player_spec as grammar
+from fastgo import player_spec
 from fastgo.files import escaped
 from fastgo.player_spec import Spec, _shown, parse_spec
 from fastgo.reference_players import read_reference, reference
 from fastgo.variants import Use
 from network.checkpoint_file import CheckpointError, check_archive
-from network.loading import DEFAULT_BACKEND, DEFAULT_CAPACITY, load_network
 from play.gtp.side import GtpSide
 from play.katago.locate import KataGoMissing, locate
 from play.katago.side import KataGoSide
-from play.network_player import network_side
+from play.network_player import load_player_network, make_search_side
+from play.player_settings import PlayerSettings
 from play.players import RandomPlayer, UctPlayer
 
 
 def gnugo_installed(program: str | None = None) -> str | None:
     """The path of GNU Go's program (on PATH, or Debian's /usr/games), or None."""
-    program = program or grammar.GNUGO_PROGRAM
+    program = program or player_spec.GNUGO_PROGRAM
     found = shutil.which(program)
     if found:
         return found
@@ -137,22 +137,24 @@ def check_reference(spec: Spec, size: int | None = None):
 def reference_side(spec: Spec, *, seed=0, backend=None, capacity=None):
     """The match side of reference player `spec` (kind "ref"): its file read from its folder
     and its sha256 checked against the index (reference_bytes), loaded through
-    network.loading.load_network (the usual checkpoint checks and canaries) and
-    played at the index's visits with REFERENCE_OPENING_MOVES, named ref:NAME. Its
-    `fixed_visits` is True: equal-time modes leave its visits alone. ValueError of one line
-    when the file is missing, damaged or replaced."""
+    play.network_player.load_player_network (the usual checkpoint checks and canaries) on
+    `backend`, sized for `capacity` (None: a player's defaults, play.player_settings), and
+    played with a player's search at the index's visits with REFERENCE_OPENING_MOVES, named
+    ref:NAME. Its `fixed_visits` is True: equal-time modes leave its visits alone. ValueError
+    of one line when the file is missing, damaged or replaced."""
     ref, data = reference_bytes(spec)
-    network = load_network(ref.path, Use.MATCH, data=data, backend=backend or DEFAULT_BACKEND,
-                           capacity=capacity or DEFAULT_CAPACITY, what=ref.spec)
+    runs_on = {key: value for key, value in (("backend", backend), ("capacity", capacity))
+               if value is not None}
+    settings = PlayerSettings(visits=ref.visits, opening_moves=REFERENCE_OPENING_MOVES,
+                              **runs_on)
+    network = load_player_network(ref.path, Use.MATCH, settings, data=data, what=ref.spec)
     check_reference_size(ref, network.config.board_size)
-    side = network_side(network, visits=ref.visits, seed=seed, name=ref.spec,
-                        opening_moves=REFERENCE_OPENING_MOVES, fixed_visits=True)
-    return side
+    return make_search_side(network, settings, seed=seed, name=ref.spec, fixed_visits=True)
 
 
 def make_player(text, *, seed=None):
     """A Player (genmove(game)) from 'random' or 'mcts:N'; ValueError naming the spec for any
-    other text (GTP engines and checkpoints are match sides: make_side)."""
+    other text (GTP engines and checkpoints are match sides: make_spec_side)."""
     spec = parse_spec(text)
     if spec.kind == "random":
         return RandomPlayer(seed=seed)
@@ -162,8 +164,8 @@ def make_player(text, *, seed=None):
                      "(N playouts per move)")
 
 
-def make_side(text, *, seed=None, checkpoint_side=None, move_timeout=None, start_timeout=None,
-              move_seconds=None, backend=None, capacity=None):
+def make_spec_side(text, *, seed=None, checkpoint_side=None, move_timeout=None,
+                   start_timeout=None, move_seconds=None, backend=None, capacity=None):
     """A match side (play.match.play_match) for the spec `text` (or a Spec): a Player for random
     and mcts:N, a GtpSide (started by its first prepare) for gnugo:LEVEL, gtp:COMMAND and
     katago:VISITS (play.katago.side.KataGoSide: KataGoMissing, a ValueError, when KataGo or

@@ -1,12 +1,12 @@
-"""What an arena match plays (ArenaPlan: the two player specs, each checkpoint's
-play.network_player.CheckpointOptions, the games, the pace, the files written), the errors that
+"""What an arena match plays (ArenaPlan: the two player specs, each side's
+play.player_settings.PlayerSettings, the games, the pace, the files written), the errors that
 refuse one (ArenaError: one line, exit status 2) and the SPRT's constants."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from fastgo.files import escaped
-from play.network_player import CheckpointOptions
+from play.player_settings import PlayerSettings
 
 PROG = "fastgo arena"              # the start of every line the arena writes
 SPRT_ALPHA = SPRT_BETA = 0.05
@@ -25,9 +25,9 @@ class ArenaError(ValueError):
 class ArenaPlan:
     """A match: players `a` and `b` (player specs, fastgo.player_spec), `games` games,
     `games_at_once` of them at a time, on `size` (None: the networks' size, else 9) with
-    `komi`; `seed` the players' base seed (A gets seed + 1, B seed + 2). `checkpoint_a` and
-    `checkpoint_b`: how a checkpoint side plays (its visits, search, leaves, backend, changed
-    constants; a ref:NAME player takes only the backend). Equal time: `move_seconds` a move or
+    `komi`; `seed` the players' base seed (A gets seed + 1, B seed + 2). `settings_a` and
+    `settings_b`: how a checkpoint side plays (its visits, search, leaves, PUCT's constants,
+    backend; a ref:NAME player takes only the backend). Equal time: `move_seconds` a move or
     `game_seconds` a game clock (then the checkpoints' visits come from their measured speed).
     `sprt`: (elo0, elo1) to stop early, None to play every game. `names`: (name of A, name of
     B), None for a name made from the spec. The files: SGFs into `sgf_dir`, the summary to
@@ -35,8 +35,8 @@ class ArenaPlan:
     a: str
     b: str
     games: int
-    checkpoint_a: CheckpointOptions
-    checkpoint_b: CheckpointOptions
+    settings_a: PlayerSettings
+    settings_b: PlayerSettings
     seed: int = 0
     games_at_once: int = DEFAULT_GAMES_AT_ONCE
     size: int | None = None
@@ -49,6 +49,10 @@ class ArenaPlan:
     sgf_dir: str | None = None
     json_path: str | None = None
     table: str | None = None
+
+    def settings(self, which) -> PlayerSettings:
+        """The PlayerSettings of side `which` ('A' or 'B')."""
+        return self.settings_b if which == "B" else self.settings_a
 
     @property
     def at_once(self) -> int:

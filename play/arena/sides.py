@@ -1,9 +1,9 @@
 """The two sides of an arena match (play.arena.plan.ArenaPlan): each from its player spec
-(play.specs; a checkpoint through play.network_player with its side's CheckpointOptions and a
-name that says its step, pace and changed search), their names checked for the ratings table,
-the board size both play, a GTP engine started (and refused when it cannot start), and, at
-equal time, each network side paced by its measured speed (play.equal_time.pace_sides).
-ArenaError for anything that keeps the match from being played."""
+(play.specs; a checkpoint through play.network_player with its side's PlayerSettings and a name
+that says its step, pace and changed search), their names checked for the ratings table, the
+board size both play, a GTP engine started (and refused when it cannot start), and, at equal
+time, each network side paced by its measured speed (play.equal_time.pace_sides). ArenaError for
+anything that keeps the match from being played."""
 from __future__ import annotations
 
 import os
@@ -16,43 +16,47 @@ from play.arena.plan import NAME_SUFFIXES, PROG, ArenaError, ArenaPlan, one_line
 from play.equal_time import pace_sides
 from play.gtp.side import GtpEngineError, GtpSide
 from play.match import SearchSide
-from play.network_player import load_checkpoint, options_side
-from play.specs import make_side as side_from_spec
+from play.network_player import load_player_network, make_search_side
+from play.player_settings import PLAYER_SEARCH, PlayerSettings
+from play.specs import make_spec_side
 
 
-def checkpoint_side(path, plan: ArenaPlan, seed, which):
+def arena_checkpoint_side(path, plan: ArenaPlan, seed, which):
     """A SearchSide over the checkpoint's network; ArenaError when it is not a checkpoint."""
     if not os.path.exists(path):
         raise ArenaError(f"{which} {path!r}: no such checkpoint file (players are "
                          f"{SPEC_FORMS})")
     if not os.path.isfile(path):
         raise ArenaError(f"{which} {path!r}: not a checkpoint file")
-    options = plan.checkpoint_b if which == "B" else plan.checkpoint_a
+    settings = plan.settings(which)
     try:        # the checkpoint's file is checked before torch is imported
-        network = load_checkpoint(path, Use.MATCH, options)
+        network = load_player_network(path, Use.MATCH, settings)
     except NetworkError as exc:
         raise ArenaError(f"{which} {path!r}: {one_line(exc)}") from None
-    return options_side(network, options, seed=seed,
-                        name=checkpoint_name(path, network.step, plan, options))
+    return make_search_side(network, settings, seed=seed,
+                            name=checkpoint_name(path, network.step, plan, settings))
 
 
-def checkpoint_name(path, step, plan: ArenaPlan, options):
+def checkpoint_name(path, step, plan: ArenaPlan, settings: PlayerSettings):
     """PATH#STEP@PACE, then xLEAVES past one leaf, -SEARCH past puct and -cpuctX / -fpuX for
-    the constants it changes: two sides that play differently never share a name."""
-    name = f"{os.path.normpath(path)}#{step}@{plan.pace(options.visits)}" + (
-        f"x{options.leaves}" if options.leaves > 1 else "")
-    if options.search != Search.PUCT:
-        name += f"-{options.search}"
-    return name + "".join(f"-{NAME_SUFFIXES[field]}{value:g}" for field, value in options.changes)
+    the constants it changes from a player's (play.player_settings.PLAYER_SEARCH): two sides
+    that play differently never share a name."""
+    search = settings.search
+    name = f"{os.path.normpath(path)}#{step}@{plan.pace(settings.visits)}" + (
+        f"x{search.leaves_per_game}" if search.leaves_per_game > 1 else "")
+    if search.search != Search.PUCT:
+        name += f"-{search.search}"
+    return name + "".join(f"-{suffix}{getattr(search, field):g}"
+                          for field, suffix in NAME_SUFFIXES.items()
+                          if getattr(search, field) != getattr(PLAYER_SEARCH, field))
 
 
-def make_side(spec, plan: ArenaPlan, seed, which):
+def make_arena_side(spec, plan: ArenaPlan, seed, which):
     """A match side from a player spec (play.specs); ArenaError naming what is wrong."""
-    options = plan.checkpoint_b if which == "B" else plan.checkpoint_a
     try:        # a reference player (ref:NAME) runs on the side's backend at its own visits
-        return side_from_spec(spec, seed=seed, move_seconds=plan.move_seconds,
-                              backend=options.backend,
-                              checkpoint_side=lambda path, seed: checkpoint_side(
+        return make_spec_side(spec, seed=seed, move_seconds=plan.move_seconds,
+                              backend=plan.settings(which).backend,
+                              checkpoint_side=lambda path, seed: arena_checkpoint_side(
                                   path, plan, seed, which))
     except ValueError as exc:            # ArenaError from the loader passes as it is
         if isinstance(exc, ArenaError):
@@ -72,7 +76,7 @@ def make_sides(plan: ArenaPlan, opened: list, out=print):
     table, the size both play, GTP engines started, network sides paced at equal time (a line
     for each to `out`)."""
     for which, spec, offset in (("A", plan.a, 1), ("B", plan.b, 2)):
-        opened.append(make_side(spec, plan, (plan.seed + offset) % (1 << 64), which))
+        opened.append(make_arena_side(spec, plan, (plan.seed + offset) % (1 << 64), which))
     a, b = opened
     for which, side, given in (("A", a, plan.names[0]), ("B", b, plan.names[1])):
         # given, or from the spec (e.g. a long GTP command line: shortened, escaped)

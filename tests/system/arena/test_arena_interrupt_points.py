@@ -68,7 +68,7 @@ POINTS = {
     "while the ratings row is appended": ("fastgo.run.ratings_table", "append_result", "before",
                                           1, True),
     "while the engines are ended": ("play.players", "UctPlayer.close", "before", 1, True),
-    "while the sides are made": ("play.arena.sides", "make_side", "before", 2, False),
+    "while the sides are made": ("play.arena.sides", "make_arena_side", "before", 2, False),
 }
 
 

@@ -9,7 +9,7 @@ from fastgo.board import BLACK, WHITE
 from fastgo.game import Game
 from fastgo.player_spec import parse_spec
 from play.gtp.client import GtpClient
-from play.specs import make_side
+from play.specs import make_spec_side
 
 pytestmark = pytest.mark.gnugo
 
@@ -68,7 +68,7 @@ def test_gnugo_spec_captures_dead_stones_that_default_gnugo_leaves(gnugo_path):
 
 
 def test_gnugo_spec_is_a_match_side_named_by_level(gnugo_path):
-    side = make_side("gnugo:3", move_timeout=60)
+    side = make_spec_side("gnugo:3", move_timeout=60)
     try:
         assert side.name == "gnugo:3"
         assert side.argv[1:] == ["--mode", "gtp", "--level", "3", "--chinese-rules",

@@ -16,7 +16,7 @@ from play.gtp.side import GtpEngineError, GtpSide
 from play.katago.side import KataGoSide
 from play.match import Forfeit, play_match
 from play.players import RandomPlayer
-from play.specs import make_side
+from play.specs import make_spec_side
 
 ENGINES = Path(__file__).resolve().parents[2] / "fake_engines"
 FAKE_KATAGO = str(ENGINES / "fake_katago.py")
@@ -124,23 +124,23 @@ def test_arena_without_katago_is_one_line(tmp_path):
     assert "KataGo's program not found" in done.stderr and "fastgo katago fetch" in done.stderr
 
 
-def test_katago_spec_through_make_side(katago_env, monkeypatch):
+def test_katago_spec_through_make_spec_side(katago_env, monkeypatch):
     for key, value in katago_env.items():
         monkeypatch.setenv(key, value)
-    side = make_side("katago:5", seed=3, move_seconds=1.0)
+    side = make_spec_side("katago:5", seed=3, move_seconds=1.0)
     try:
         assert isinstance(side, KataGoSide) and side.name == "katago:5"
         assert side.max_visits == 5 and side.visits is None and side.move_seconds == 1.0
         assert "chosenMoveTemperature" not in side.config()
     finally:
         side.close()
-    side = make_side("katago:1,t=2", seed=3)
+    side = make_spec_side("katago:1,t=2", seed=3)
     try:
         assert side.name == "katago:1,t=2" and side.visits == 1
         assert side.config()["chosenMoveTemperature"] == "2"
     finally:
         side.close()
-    side = make_side("katago:1,t=4,r=0.25", seed=3)
+    side = make_spec_side("katago:1,t=4,r=0.25", seed=3)
     try:
         assert side.name == "katago:1,t=4,r=0.25" and side.random_share == 0.25
     finally:

@@ -14,6 +14,7 @@ from fastgo_cli.main import command_parser
 from network.checkpoint import save_checkpoint
 from network.model import build_model
 from play.arena.plan import DEFAULT_OPENING_MOVES
+from play.player_settings import PlayerSettings
 
 
 def parse(*argv):
@@ -30,10 +31,10 @@ def test_the_matches_plans(tmp_path):
                        "m.json")
     assert (arena.a, arena.b) == ("/r/a/checkpoints/ckpt-000000010.ckpt", "random")
     assert (arena.games, arena.visits, arena.seed, arena.json_path) == (6, 8, 3, "m.json")
-    assert (arena.size, arena.komi, arena.checkpoint_a.backend) == (run.size, run.komi,
+    assert (arena.size, arena.komi, arena.settings_a.backend) == (run.size, run.komi,
                                                                     run.backend)
-    assert arena.checkpoint_a.visits == arena.checkpoint_b.visits == 8
-    assert arena.checkpoint_a.opening_moves == DEFAULT_OPENING_MOVES
+    assert arena.settings_a.visits == arena.settings_b.visits == 8
+    assert arena.settings_a.opening_moves == DEFAULT_OPENING_MOVES
     assert arena.table is None                                # no ratings table
     assert arena.move_seconds is None and arena.game_seconds is None
     timed = make_plan(parse("quickstart", "quickstart", "--duration", "90s", "--out",
@@ -56,9 +57,9 @@ def test_the_head_to_head_plan(tmp_path):
     arena = arena_plan(run_a, "A.ckpt", Opponent("b", "B.ckpt"), plan, 5, "h.json",
                        backend_b=run_b.backend)
     assert (arena.a, arena.b) == ("A.ckpt", "B.ckpt")
-    assert arena.checkpoint_b.backend == run_b.backend
-    assert arena.checkpoint_a.backend == run_a.backend
-    assert arena_plan(run_a, "A.ckpt", plan.opponents[0], plan, 5, "h.json").checkpoint_b.backend \
+    assert arena.settings_b.backend == run_b.backend
+    assert arena.settings_a.backend == run_a.backend
+    assert arena_plan(run_a, "A.ckpt", plan.opponents[0], plan, 5, "h.json").settings_b.backend \
         == "auto"
 
 
@@ -71,7 +72,8 @@ def test_a_match_played_in_process_is_the_one_read_back(tmp_path):
                   komi=7.5, backend="torch-fp32", anchors=(), shutdown_s=1.0)
     opponent = Opponent("random", "random")
     plan = Plan(out=str(tmp_path), runs=(run, run), seconds=None, games=2, visits=2,
-                opponents=(opponent,), seed=4)
+                opponents=(opponent,), seed=4,
+                player=PlayerSettings(visits=2, opening_moves=DEFAULT_OPENING_MOVES))
     json_path, log_path = match_paths(plan.out, "a", opponent)
     said = []
     code, stopped = play_arena(arena_plan(run, str(checkpoint), opponent, plan, 4, json_path),
@@ -114,7 +116,8 @@ def test_a_signal_during_a_match_stops_it_and_is_named(tmp_path, monkeypatch):
                   komi=7.5, backend="torch-fp32", anchors=(), shutdown_s=1.0)
     opponent = Opponent("random", "random")
     plan = Plan(out=str(tmp_path), runs=(run, run), seconds=None, games=40, visits=2,
-                opponents=(opponent,), seed=4)
+                opponents=(opponent,), seed=4,
+                player=PlayerSettings(visits=2, opening_moves=DEFAULT_OPENING_MOVES))
     json_path, log_path = match_paths(plan.out, "a", opponent)
     arena = arena_plan(run, "mcts:4", opponent, plan, 4, json_path)
     said = []

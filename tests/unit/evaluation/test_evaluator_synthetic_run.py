@@ -99,7 +99,7 @@ def simulate(tmp_path, monkeypatch, rungs, seed, budgeted=False, minutes=60.0, s
     def checkpoint_side(self, path, name, seed, data=None):
         return types.SimpleNamespace(extra={}), Side(name)
     monkeypatch.setattr(Opponents, "checkpoint_side", checkpoint_side)
-    monkeypatch.setattr("evaluation.opponents.make_side",
+    monkeypatch.setattr("evaluation.opponents.make_spec_side",
                         lambda spec, **kwargs: Side(spec.name))
     played = []
 

@@ -53,10 +53,10 @@ def test_kata_genmove_analyze_uses_the_heads_loaded_at_the_start(checkpoint, loa
 
 
 def test_kata_analyze_uses_the_heads_loaded_at_the_start(checkpoint, loads):
-    from fastgo_cli.gtp_cmd import checkpoint_player
+    from fastgo_cli.gtp_cmd import model_player
 
     parser, _ = command_parser("gtp", None)
-    player = checkpoint_player(parser.parse_args(["--model", checkpoint, *GTP_FLAGS]))
+    player = model_player(parser.parse_args(["--model", checkpoint, *GTP_FLAGS]))
     engine = GtpEngine(player, size=7, komi=7.5)
     assert engine.handle_line("kata-analyze b 10 ownership true") == "=\n"
     player.ponder(engine.game, 16, 16)

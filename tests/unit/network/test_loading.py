@@ -13,7 +13,8 @@ from fastgo.run.config import ModelConfig
 from network.checkpoint import save_checkpoint
 from network.loading import ASSUMED_KOMI, NetworkError, load_network, trained_at, training_record
 from network.model import build_model
-from play.network_player import network_player, network_side
+from play.network_player import make_search_player, make_search_side
+from play.player_settings import PlayerSettings
 
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = ModelConfig(board_size=7, blocks=1, channels=8, score_head=True)
@@ -34,9 +35,9 @@ def test_the_komi_and_rules_a_checkpoint_records_reach_the_player(tmp_path):
     network = load_network(path, "match", backend="torch")
     assert (network.komi, network.rules, network.assumed, network.step) == (6.5, "tromp-taylor",
                                                                             False, 12)
-    player = network_player(network, visits=8)
+    player = make_search_player(network, PlayerSettings(visits=8))
     assert player.model_komi == 6.5 and player.board_size == 7 and player.visits == 8
-    side = network_side(network, visits=4, name="n")
+    side = make_search_side(network, PlayerSettings(visits=4), name="n")
     assert side.board_size == 7 and side.visits == 4 and side.evaluator is network.evaluator
     heads = load_network(path, "analysis")
     assert heads.evaluator.model_version == 12 and heads.komi == 6.5

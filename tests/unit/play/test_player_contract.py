@@ -12,7 +12,7 @@ from play.gtp.side import GtpSide
 from play.match import SearchSide, play_match
 from play.players import AnalysingPlayer, MatchSide, Player, RandomPlayer, UctPlayer
 from play.search_player import SearchPlayer
-from play.specs import make_side
+from play.specs import make_spec_side
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -22,9 +22,9 @@ def test_every_side_is_one_of_the_two_kinds():
     player = SearchPlayer("uniform", 8)
     assert isinstance(player, AnalysingPlayer) and isinstance(player, Player)
     assert isinstance(SearchSide("uniform", 8), MatchSide)
-    assert isinstance(make_side("gnugo:1"), GtpSide) and isinstance(make_side("gnugo:1"), MatchSide)
-    assert isinstance(make_side("random"), Player) and isinstance(make_side("mcts:5"), Player)
-    for side in (RandomPlayer(), SearchSide("uniform", 8), make_side("gnugo:1")):
+    assert isinstance(make_spec_side("gnugo:1"), GtpSide) and isinstance(make_spec_side("gnugo:1"), MatchSide)
+    assert isinstance(make_spec_side("random"), Player) and isinstance(make_spec_side("mcts:5"), Player)
+    for side in (RandomPlayer(), SearchSide("uniform", 8), make_spec_side("gnugo:1")):
         side.close()                                   # every side can be ended the same way
     assert not isinstance(RandomPlayer(), AnalysingPlayer)
     assert RandomPlayer().board_size is None and SearchPlayer("uniform", 8, board_size=9).board_size == 9

@@ -14,7 +14,7 @@ from fastgo import reference_players as refs
 from fastgo.player_spec import parse_spec
 from play.match import play_match
 from play.players import RandomPlayer
-from play.specs import check_reference, make_side, missing
+from play.specs import check_reference, make_spec_side, missing
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def folder(tmp_path, monkeypatch, reference_folder):
 
 
 def test_a_reference_plays_at_its_own_visits(folder):
-    side = make_side("ref:high", seed=3, backend="torch")
+    side = make_spec_side("ref:high", seed=3, backend="torch")
     try:
         assert (side.name, side.visits, side.board_size, side.fixed_visits) == (
             "ref:high", 6, 9, True)
@@ -42,7 +42,7 @@ def test_a_reference_plays_at_its_own_visits(folder):
 def test_a_replaced_file_is_refused_before_it_plays(folder):
     (folder / "low.ckpt").write_bytes((folder / "high.ckpt").read_bytes())   # a valid network
     with pytest.raises(ValueError, match=r"ref:low: .*\(a damaged or replaced file\)"):
-        make_side("ref:low")
+        make_spec_side("ref:low")
     (folder / "low.ckpt").unlink()
     gone = missing(parse_spec("ref:low"))
     assert gone.what == "reference player" and "low.ckpt" in gone.why and not gone.command
@@ -73,7 +73,7 @@ def test_every_shipped_reference_plays_its_first_move_at_its_own_visits(monkeypa
     # one file at several visits: no two names share a file and visits
     assert len(index) >= 3 and len({(ref.path, ref.visits) for ref in index.values()}) == len(index)
     for ref in index.values():
-        side = make_side(ref.spec, seed=5, backend="torch", move_seconds=0.01)
+        side = make_spec_side(ref.spec, seed=5, backend="torch", move_seconds=0.01)
         try:
             assert (side.name, side.visits, side.fixed_visits) == (ref.spec, ref.visits, True)
             side.prepare(1, ref.board_size, 7.5)
@@ -121,7 +121,7 @@ def truncate_indexed(folder, tmp_path):
     (lambda folder, _: set_entry(folder, "low", sha256="0" * 64),
      "the index says 0000000000000000... (a damaged or replaced file)"),
 ])
-def test_a_file_that_cannot_play_is_missing_with_one_line_and_refused_by_make_side(
+def test_a_file_that_cannot_play_is_missing_with_one_line_and_refused_by_make_spec_side(
         folder, tmp_path, damage, words):
     damage(folder, tmp_path)
     gone = missing(parse_spec("ref:low"))
@@ -129,7 +129,7 @@ def test_a_file_that_cannot_play_is_missing_with_one_line_and_refused_by_make_si
     assert gone.why.startswith("reference player ref:low: ") and words in gone.why, gone.why
     assert "\n" not in gone.why and str(folder / "low.ckpt") in gone.why
     with pytest.raises(ValueError) as info:            # before any network is loaded
-        make_side("ref:low", backend="torch")
+        make_spec_side("ref:low", backend="torch")
     assert str(info.value) == gone.why
     assert missing(parse_spec("ref:high")) is None     # the other player of the folder plays
 
@@ -144,7 +144,7 @@ def test_a_network_of_another_board_size_than_its_index_is_refused_where_it_is_l
     said = (f"reference player ref:low: {folder / 'low.ckpt'} holds a network of 13x13, the "
             "index says 9x9")
     with pytest.raises(ValueError) as info:
-        make_side(spec, backend="torch")
+        make_spec_side(spec, backend="torch")
     assert str(info.value) == said
     with pytest.raises(ValueError) as info:            # what `fastgo compare` checks at its start
         check_reference(spec, 9)

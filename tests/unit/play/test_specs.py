@@ -5,7 +5,7 @@ import pytest
 from fastgo.player_spec import GNUGO_OPTIONS, gnugo_argv, parse_spec
 from play.gtp.side import GtpSide
 from play.players import RandomPlayer, UctPlayer
-from play.specs import make_player, make_side
+from play.specs import make_player, make_spec_side
 
 
 def test_each_form():
@@ -62,22 +62,22 @@ def test_malformed_specs_are_one_line(text, words):
 
 
 def test_sides_from_specs():
-    assert isinstance(make_side("random", seed=1), RandomPlayer)
-    player = make_side("mcts:30", seed=2)
+    assert isinstance(make_spec_side("random", seed=1), RandomPlayer)
+    player = make_spec_side("mcts:30", seed=2)
     assert isinstance(player, UctPlayer) and player.playouts == 30 and player.seed == 2
-    side = make_side("gnugo:2", move_timeout=5.0)
+    side = make_spec_side("gnugo:2", move_timeout=5.0)
     assert isinstance(side, GtpSide) and side.name == "gnugo:2" and side.starts == 0
     assert side.argv[1:] == ["--mode", "gtp", "--level", "2", *GNUGO_OPTIONS]
     assert side.move_timeout == 5.0
-    side = make_side('gtp:engine --x "y z"')
+    side = make_spec_side('gtp:engine --x "y z"')
     assert side.argv[1:] == ["--x", "y z"] and side.name == "gtp:engine --x 'y z'"
     # a checkpoint: the caller's loader, given the path and the seed
     calls = []
-    assert make_side("nets/a.ckpt", seed=9,
-                     checkpoint_side=lambda path, seed: calls.append((path, seed)) or "net") == "net"
+    assert make_spec_side("nets/a.ckpt", seed=9,
+                          checkpoint_side=lambda path, seed: calls.append((path, seed)) or "net") == "net"
     assert calls == [("nets/a.ckpt", 9)]
     with pytest.raises(ValueError, match="cannot be played here"):
-        make_side("nets/a.ckpt")
+        make_spec_side("nets/a.ckpt")
 
 
 def test_make_player_takes_the_in_process_players_only():
