@@ -82,6 +82,7 @@ def compare(plan: Plan, out=print) -> int:
     statuses = {}
     with Children(out) as children:
         if not plan.skip_runs:
+            assert plan.seconds is not None     # None only with skip_runs (Plan)
             for run in plan.runs:
                 root = plan.root(run.name)
                 out(f"fastgo compare: run {run.name}: {run.config_name} for "

@@ -46,7 +46,7 @@ def parse_opponents(text) -> list:
                            "(e.g. mcts:1000,gnugo:1)")
     if len(labels) > MAX_OPPONENTS:
         raise CompareError(f"--opponents: at most {MAX_OPPONENTS} opponents, got {len(labels)}")
-    out = []
+    out: list[Opponent] = []
     for label in labels:
         if label in (o.label for o in out):
             raise CompareError(f"--opponents: {label!r} is named twice")
@@ -54,10 +54,13 @@ def parse_opponents(text) -> list:
             spec = parse_spec(label)
         except ValueError as err:
             raise CompareError(f"opponent {label[:60]!r}: {err}") from None
-        if spec.kind == "checkpoint" and not os.path.isfile(spec.path):
-            raise CompareError(f"opponent {label[:60]!r}: no such checkpoint file")
-        out.append(Opponent(label, os.path.abspath(spec.path) if spec.kind == "checkpoint"
-                            else spec.text))
+        player = spec.text
+        if spec.kind == "checkpoint":
+            assert spec.path is not None    # parse_spec: a checkpoint's path is its text
+            if not os.path.isfile(spec.path):
+                raise CompareError(f"opponent {label[:60]!r}: no such checkpoint file")
+            player = os.path.abspath(spec.path)
+        out.append(Opponent(label, player))
     return out
 
 
@@ -127,7 +130,7 @@ class RunPlan:
 class Plan:
     out: str
     runs: tuple                 # (RunPlan a, RunPlan b)
-    seconds: float | None
+    seconds: float | None       # the runs' duration; None only with skip_runs
     games: int
     visits: int
     opponents: tuple

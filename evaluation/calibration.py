@@ -50,10 +50,11 @@ class Link:
     def elo(self) -> tuple | None:
         """(high over low in Elo, low95, high95) from the direct games alone (a one-sided record
         gives an infinite bound), None without games."""
-        if not self.games:
+        score = self.score
+        if score is None:
             return None
         low, high = wilson_interval(self.wins_low + 0.5 * self.draws, self.games)
-        return (-elo_from_score(self.score), -elo_from_score(high), -elo_from_score(low))
+        return (-elo_from_score(score), -elo_from_score(high), -elo_from_score(low))
 
     def width(self) -> float:
         """Width in Elo of the direct games' 95% interval (inf without games)."""
@@ -126,7 +127,9 @@ def too_far(step: Link) -> bool:
     """Whether a link's rungs are measured as too far apart for its games to say more than
     "stronger": FAR_GAMES games or more, the lower scoring outside FAR_SCORE. Such a link
     wants a rung between its two, not more games (`fastgo ladder` marks it)."""
-    return step.games >= FAR_GAMES and not FAR_SCORE[0] <= step.score <= FAR_SCORE[1]
+    score = step.score          # None only without games
+    return (step.games >= FAR_GAMES and score is not None
+            and not FAR_SCORE[0] <= score <= FAR_SCORE[1])
 
 
 def next_link(rows, players, target=TARGET_GAMES, only=None, near=None) -> Link | None:
@@ -180,7 +183,7 @@ class Calibration:
 
     def __init__(self, path, players, make_side, play, say, *, target=TARGET_GAMES,
                  batch=BATCH_GAMES, only=None, near=None, seed=None, clock=time.monotonic,
-                 read=None):
+                 read=None) -> None:
         self.path, self.players, self.make_side, self.play = os.fspath(path), players, make_side, play
         # the games the choice of link weighs: the table's, or more (read())
         self.read = read or (lambda: read_calibration(self.path))

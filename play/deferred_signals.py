@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable
+from types import FrameType
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -35,7 +37,9 @@ class Interrupts:
         self.interrupted = False    # a KeyboardInterrupt was raised: every later signal quiet
         self.signum = None          # the first signal held while not interrupted
         self.caught = None          # the signal that raised the KeyboardInterrupt
-        self._previous = {}
+        # each signal's handler from before __enter__ (what signal.signal returned)
+        self._previous: dict[signal.Signals, Callable[[int, FrameType | None], object] | int
+                             | signal.Handlers | None] = {}
 
     def _signal(self, signum, frame):
         if self.holding or self.interrupted:

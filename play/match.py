@@ -203,6 +203,18 @@ class MatchResult:
         return charged / moves if moves > 0 and charged > 0 else None
 
 
+class MatchInterrupted(KeyboardInterrupt):
+    """The KeyboardInterrupt play_match lets go on up: the interrupt's own args and traceback,
+    and `match_result`, the MatchResult of the games already over when it came."""
+
+    def __init__(self, match_result: MatchResult, *args: object):
+        super().__init__(*args)
+        self.match_result = match_result
+
+    def __reduce__(self):
+        return type(self), (self.match_result, *self.args), self.__dict__
+
+
 def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset=0,
                stop=None, clock=time.monotonic, game_seconds=None, signals=None,
                on_over=None) -> MatchResult:
@@ -215,14 +227,14 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
     (play.equal_time.GameClock, sudden death): each side's moves of a game are charged to it
     (what the side says it spent, else its wall time) and a side past its time by more than
     the clock's margin loses that game on time (a forfeit). A KeyboardInterrupt (Ctrl-C, or the
-    arena's SIGTERM) goes on up with the games already over counted in its `match_result`
-    (a MatchResult, as `stop` would have given), so an interrupted match keeps its finished
-    games. `signals`: the caller's play.deferred_signals.Interrupts, held from the end of the
-    last round on (the caller releases it once the batch is counted): a signal after the last
-    move is either the KeyboardInterrupt above or held, so the batch reaches the caller whole
-    whatever its moment. `on_over(number, a_black, score_a)`: called once for each game as soon
-    as it is over (its number from game_offset, whether A played Black, A's score: 1, 0 or 0.5
-    for a draw), so a caller can keep each finished game before the batch ends."""
+    arena's SIGTERM) goes on up as a MatchInterrupted, the games already over counted in its
+    `match_result` (a MatchResult, as `stop` would have given), so an interrupted match keeps
+    its finished games. `signals`: the caller's play.deferred_signals.Interrupts, held from the
+    end of the last round on (the caller releases it once the batch is counted): a signal after
+    the last move is either the KeyboardInterrupt above or held, so the batch reaches the caller
+    whole whatever its moment. `on_over(number, a_black, score_a)`: called once for each game as
+    soon as it is over (its number from game_offset, whether A played Black, A's score: 1, 0 or
+    0.5 for a draw), so a caller can keep each finished game before the batch ends."""
     for side in (a, b):
         if not isinstance(side, (MatchSide, Player)):
             raise TypeError(f"a match side is a play.players.MatchSide or Player, not "
@@ -242,8 +254,9 @@ def play_match(a, b, games, *, size=9, komi=7.5, keep_records=False, game_offset
                      on_over)
         hold(signals)           # the games are over: from here the batch is handed back whole
     except KeyboardInterrupt as interrupt:
-        interrupt.match_result = _tally(result, boards, a_black, keep_records, game_offset)
-        raise
+        tally = _tally(result, boards, a_black, keep_records, game_offset)
+        raise MatchInterrupted(tally, *interrupt.args).with_traceback(
+            interrupt.__traceback__) from None
     return _tally(result, boards, a_black, keep_records, game_offset)
 
 

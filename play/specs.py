@@ -80,8 +80,10 @@ def missing(spec: Spec, env=None) -> Missing | None:
         why = katago_missing(spec, env)
         if why:
             return Missing("KataGo", why, "" if spec.path else KATAGO_COMMAND)
-    if spec.kind == "checkpoint" and not os.path.isfile(spec.path):
-        return Missing("checkpoint", "no such checkpoint file")
+    if spec.kind == "checkpoint":
+        assert spec.path is not None        # parse_spec: a checkpoint's path is its text
+        if not os.path.isfile(spec.path):
+            return Missing("checkpoint", "no such checkpoint file")
     if spec.kind == "ref":
         try:
             reference_bytes(spec)

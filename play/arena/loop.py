@@ -22,6 +22,7 @@ from play.arena.plan import PROG, SPRT_ALPHA, SPRT_BETA, ArenaPlan
 from play.arena.report import report, write_sgfs
 from play.arena.sides import make_sides
 from play.deferred_signals import Interrupts
+from play.players import MatchSide, Player
 
 
 def printer(stream):
@@ -41,7 +42,8 @@ def run_arena(plan: ArenaPlan, out=None, err=None, signals=None) -> int:
     player that cannot play."""
     out = printer(None) if out is None else out
     err = (lambda line: print(line, file=sys.stderr, flush=True)) if err is None else err
-    opened, games = [], [0]
+    opened: list[MatchSide | Player] = []
+    games = [0]
     with Interrupts(quiet_after=True) if signals is None else signals as signals:
         try:
             status = _match(plan, signals, opened, games, out, err)
@@ -100,7 +102,8 @@ def play_games(plan: ArenaPlan, a, b, size, signals, out, err):
             if total.draws:
                 line += f", draws {total.draws}"
             if sprt is not None:
-                sprt["llr"] = sprt_llr(total.wins_a, total.wins_b, total.draws, *plan.sprt)
+                sprt["llr"] = sprt_llr(total.wins_a, total.wins_b, total.draws,
+                                       sprt["elo0"], sprt["elo1"])
                 sprt["accepted"] = sprt_decision(sprt["llr"], SPRT_ALPHA, SPRT_BETA)
                 line += f", LLR {sprt['llr']:+.3f}"
             if total.games < plan.games or sprt is not None:
@@ -112,9 +115,8 @@ def play_games(plan: ArenaPlan, a, b, size, signals, out, err):
         signals.quiet()                      # a second signal while it ends is ignored
         interrupted = True
         # the games over in the batch play_match was playing (not yet counted)
-        chunk = getattr(interrupt, "match_result", None)
-        if chunk is not None and chunk.games:
-            _settle(total, chunk, plan.sgf_dir, stamp)
+        if isinstance(interrupt, match.MatchInterrupted) and interrupt.match_result.games:
+            _settle(total, interrupt.match_result, plan.sgf_dir, stamp)
         err(f"{PROG}: interrupted after {total.games} games")
     return total, sprt, interrupted
 
