@@ -17,7 +17,6 @@ from play.player_settings import PlayerSettings
 from play.specs import check_reference, gnugo_installed, katago_missing, make_spec_side
 
 MAX_OPPONENTS = 16
-MAX_SEED = (1 << 62) - 1
 
 
 class CompareError(ValueError):

@@ -20,6 +20,8 @@ def parents():
 
 
 def add_arguments(parser):
+    from fastgo_cli.parser import leaves
+
     parser.add_argument("--model", required=True, metavar="CKPT", help="the network checkpoint")
     parser.add_argument("--visits", type=int, default=DEFAULT_VISITS, metavar="V",
                         help="maxVisits of a query that names none")
@@ -28,7 +30,7 @@ def add_arguments(parser):
                              "warning object)")
     parser.add_argument("--positions", type=int, default=16, metavar="P",
                         help="positions searched at once (their leaves share each network call)")
-    parser.add_argument("--leaves", type=int, default=4, metavar="L",
+    parser.add_argument("--leaves", type=leaves, default=4, metavar="L",
                         help="leaves per position per network call (virtual loss keeps them apart)")
     parser.add_argument("--cache-entries", type=int, default=200_000, metavar="N",
                         help="positions kept in the network cache")
@@ -46,7 +48,6 @@ def _check(args):
     for flag, value, low, high in (("--visits", args.visits, 1, 1 << 50),
                                    ("--max-visits", args.max_visits, 1, 10_000_000),
                                    ("--positions", args.positions, 1, 1024),
-                                   ("--leaves", args.leaves, 1, 64),
                                    ("--cache-entries", args.cache_entries, 1, 10_000_000),
                                    ("--max-line-bytes", args.max_line_bytes, 1024, 1 << 30),
                                    ("--threads", args.threads, 0, 1024)):

@@ -34,7 +34,7 @@ def parents():
                                             "runs/compare-A-vs-B)"),
             duration_options(help="each run's wall time: 90s, 30m, 2h (required unless "
                                    "--skip-runs)"),
-            seed_options(default=DEFAULT_SEED,
+            seed_options(default=DEFAULT_SEED, low=1,      # selfplay.seed 0: a fresh seed
                          help="the seed of both runs (selfplay.seed, trainer.seed, "
                               "server.init_seed) and of the matches"))
 
@@ -76,7 +76,6 @@ def default_out(config_a, config_b):
 def make_plan(args):
     """The comparison.plan.Plan of the parsed arguments; CompareError for bad input."""
     from comparison.plan import (
-        MAX_SEED,
         CompareError,
         Plan,
         check_opponent,
@@ -101,8 +100,6 @@ def make_plan(args):
         args.visits = DEFAULT_VISITS
     if not 1 <= args.visits <= 1_000_000:
         raise CompareError(f"--visits must be in 1..1000000, got {args.visits}")
-    if not 1 <= args.seed <= MAX_SEED:
-        raise CompareError(f"--seed must be in 1..{MAX_SEED}, got {args.seed}")
     seed = None if args.config_seeds else args.seed
     runs = (load_run_plan("a", args.config_a, [*args.overrides, *args.overrides_a], seed),
             load_run_plan("b", args.config_b, [*args.overrides, *args.overrides_b], seed))

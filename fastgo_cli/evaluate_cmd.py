@@ -1,6 +1,6 @@
 """`fastgo evaluate --config C --run-dir DIR [--once] [--quiet]`: the evaluator role of a run
 (evaluation.evaluator): new checkpoints against earlier ones and the anchors, ratings, curve.png.
-Parses the options; the role's body is roles.evaluate."""
+Parses the options (the role's own: roles.flags.EVALUATE); the role's body is roles.evaluate."""
 
 
 def parents():
@@ -10,8 +10,9 @@ def parents():
 
 
 def add_arguments(parser):
-    parser.add_argument("--once", action="store_true",
-                        help="evaluate the newest pending checkpoint, then exit (no CPU budget)")
+    from fastgo_cli.parser import add_flags
+    from roles.flags import EVALUATE
+    add_flags(parser, EVALUATE)
 
 
 def run(args) -> int:

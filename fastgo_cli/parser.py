@@ -16,6 +16,7 @@ import re
 import sys
 
 from fastgo import bounded_json
+from fastgo.bounds import KOMI, LEAVES, SEED, Bounds
 from fastgo.constants import SIZE_RANGE
 from fastgo.variants import PassRule, check_pass_rule
 
@@ -75,6 +76,26 @@ def alias(parser, *spellings, dest, **kwargs):
                         **kwargs)
 
 
+def add_flags(parser, flags):
+    """A role's flags (roles.flags: {dest: Flag}) as options of `parser`, each under its
+    group's heading, its old spellings as hidden aliases."""
+    groups = {}
+    for flag in flags.values():
+        target = parser
+        if flag.group:
+            if flag.group not in groups:
+                groups[flag.group] = parser.add_argument_group(flag.group)
+            target = groups[flag.group]
+        options = {"type": flag.type, "default": flag.default, "metavar": flag.metavar,
+                   "action": flag.action, "nargs": flag.nargs, "choices": flag.choices,
+                   "help": argparse.SUPPRESS if flag.hidden else flag.help}
+        target.add_argument(flag.option, **{key: value for key, value in options.items()
+                                            if value is not None})
+        if flag.aliases:
+            alias(target, *flag.aliases, dest=flag.dest,
+                  **({"type": flag.type} if flag.type else {}))
+
+
 # --- value types ------------------------------------------------------------------------------
 
 def parse_duration(text: str) -> float:
@@ -96,6 +117,24 @@ def duration(text: str) -> float:
         return parse_duration(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def option_type(name: str, bounds: Bounds, number=int):
+    """An argparse type called `name`: number(text) within `bounds` (fastgo.bounds), a usage
+    error naming the range otherwise; text that is no number is argparse's 'invalid NAME
+    value'."""
+    def parse(text: str):
+        value = number(text)
+        if value not in bounds:
+            raise argparse.ArgumentTypeError(f"must be in {bounds}, got {text[:40]}")
+        return value
+    parse.__name__ = name
+    return parse
+
+
+komi = option_type("komi", KOMI, float)          # --komi of every command
+seed = option_type("seed", SEED)                 # --seed of every command
+leaves = option_type("leaves", LEAVES)           # --leaves of every command that searches
 
 
 def move_seconds(text: str) -> float:
@@ -159,10 +198,12 @@ def size_options(*, default=None, dest="size", help=f"board size, {SIZE_RANGE}")
     return parent
 
 
-def seed_options(*, default=None, help="random seed"):
-    """--seed N."""
+def seed_options(*, default=None, help="random seed", low=SEED.low):
+    """--seed N, in fastgo.bounds.SEED (from `low` up, for a command where a smaller seed
+    means something else)."""
     parent = _parent()
-    parent.add_argument("--seed", type=int, default=default, metavar="N", help=help)
+    option = seed if low == SEED.low else option_type("seed", Bounds(low, SEED.high))
+    parent.add_argument("--seed", type=option, default=default, metavar="N", help=help)
     return parent
 
 
@@ -202,16 +243,12 @@ def out_options(*, help, default=None, metavar="PATH"):
     return parent
 
 
-def logging_options(*, quiet=True, log_file=None):
-    """--quiet (log to the run directory only) and, when `log_file` is its help text,
-    --log-file FILE."""
+def logging_options():
+    """--quiet: log to the log file only (the run directory's, or a role's --log-file)."""
     parent = _parent()
-    if quiet:
-        parent.add_argument("--quiet", action="store_true",
-                            help="log to the log file only (the run directory's, or "
-                                 "--log-file), not to stderr")
-    if log_file:
-        parent.add_argument("--log-file", metavar="FILE", help=log_file)
+    parent.add_argument("--quiet", action="store_true",
+                        help="log to the log file only (the run directory's, or "
+                             "--log-file), not to stderr")
     return parent
 
 

@@ -15,10 +15,12 @@ def parents():
 
 
 def add_arguments(parser):
+    from fastgo_cli.parser import komi
+
     parser.add_argument("--model", required=True, metavar="CKPT", help="network checkpoint to play")
     parser.add_argument("--color", default="black", choices=["black", "white"], help="your colour")
     parser.add_argument("--visits", type=int, default=200, help="the network's visits per move")
-    parser.add_argument("--komi", type=float, default=7.5, help="komi (White's compensation)")
+    parser.add_argument("--komi", type=komi, default=7.5, help="komi (White's compensation)")
     parser.add_argument("--device", default=Device.AUTO, choices=Device.choices(),
                         help="where the network runs (auto: CUDA when there is one)")
 
@@ -62,9 +64,6 @@ def run(args) -> int:
     from fastgo_cli.player_flags import settings_from_flags
     from play.network_player import load_player_network, make_search_player
 
-    if not -10_000 <= args.komi <= 10_000:
-        print(f"fastgo play: --komi {args.komi} is outside -10000..10000", file=sys.stderr)
-        return 2
     try:
         if args.visits < 1:
             raise ValueError(f"--visits must be >= 1, got {args.visits}")

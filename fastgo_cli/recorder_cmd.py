@@ -2,7 +2,7 @@
 workers on other hosts (`fastgo selfplay --recorder tcp://HOST:PORT`) and writes them into
 D/shards. Prints "fastgo recorder: ready on ENDPOINT" once it listens (a port of * is chosen
 then). Logs to D/logs/recorder.log, heartbeat in D/logs/recorder.status.json.
-Parses the options; the role's body is roles.recorder."""
+Parses the options (the role's own: roles.flags.RECORDER); the role's body is roles.recorder."""
 
 
 def parents():
@@ -12,8 +12,9 @@ def parents():
 
 
 def add_arguments(parser):
-    parser.add_argument("--bind", help="endpoint to bind, tcp://IP:PORT (PORT * = any free port); "
-                                       "default: recorder.endpoint of the config")
+    from fastgo_cli.parser import add_flags
+    from roles.flags import RECORDER
+    add_flags(parser, RECORDER)
 
 
 def run(args) -> int:

@@ -4,7 +4,7 @@ writes DIR/checkpoints and DIR/metrics.csv, and asks the server to hot-reload ea
 `fastgo train --config C --run-dir DIR --sgf DIR_OR_FILES`: supervised pretraining on game
 records instead (trainer.supervised): imports them into DIR/sgf_shards, trains the policy (and
 with --value the value) head, writes checkpoints in the same place and format.
-Parses the options; the role's body is roles.train."""
+Parses the options (the role's own: roles.flags.TRAIN); the role's body is roles.train."""
 
 
 def parents():
@@ -14,25 +14,9 @@ def parents():
 
 
 def add_arguments(parser):
-    parser.add_argument("--server", help="server endpoint to publish to (default: server.endpoint)")
-    parser.add_argument("--no-publish", action="store_true", help="write checkpoints only")
-    parser.add_argument("--steps", type=int, metavar="N",
-                        help="train N steps from the step the run directory holds, then stop "
-                             "(default: until stopped; with --sgf: one epoch, or --epochs)")
-    sgf = parser.add_argument_group("supervised pretraining on SGF game records")
-    sgf.add_argument("--sgf", nargs="+", metavar="DIR_OR_FILE",
-                     help="train on these SGF files (directories are searched for *.sgf) "
-                          "instead of self-play shards; games go to RUN/sgf_shards")
-    sgf.add_argument("--holdout", type=float, default=0.1,
-                     help="with --sgf: fraction of the games held out for move-prediction accuracy")
-    sgf.add_argument("--epochs", type=float, help="with --sgf: passes over the training positions "
-                                                  "(default 1 when --steps is not given)")
-    sgf.add_argument("--value", action="store_true",
-                     help="with --sgf: train the value head on the results too (and ownership "
-                          "where the final position gives it)")
-    sgf.add_argument("--log-every", type=int, metavar="K",
-                     help="with --sgf: steps between held-out evaluations (default: "
-                          "trainer.checkpoint_every)")
+    from fastgo_cli.parser import add_flags
+    from roles.flags import TRAIN
+    add_flags(parser, TRAIN)
 
 
 def run(args) -> int:

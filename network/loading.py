@@ -14,12 +14,12 @@ once per process). Every failure is a NetworkError of one line.
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fastgo.bounds import KOMI
 from fastgo.variants import Backend, Device, Use
 from network.batch_evaluator import InProcessEvaluator
 from network.checkpoint_file import CheckpointError, read_checkpoint_bytes
@@ -106,10 +106,8 @@ def trained_at(extra: dict, path: str = "") -> tuple:
                         "(the quickstart's)", path or "the checkpoint", ASSUMED_KOMI,
                         ASSUMED_RULES)
         return ASSUMED_KOMI, ASSUMED_RULES, True
-    if isinstance(komi, bool) or not isinstance(komi, (int, float)) or not math.isfinite(komi) \
-            or not -10_000 <= komi <= 10_000:
-        raise NetworkError(f"{path}: recorded komi {str(komi)[:40]!r} is not a number in "
-                           f"-10000..10000")
+    if not isinstance(komi, (int, float)) or komi not in KOMI:      # nan and bool too
+        raise NetworkError(f"{path}: recorded komi {str(komi)[:40]!r} is not a number in {KOMI}")
     if rules not in RULES:
         raise NetworkError(f"{path}: recorded rules {str(rules)[:40]!r} are not one of "
                            f"{', '.join(RULES)}")

@@ -6,6 +6,7 @@ import dataclasses
 from fastgo import bounded_json
 from fastgo.run.config import RecorderConfig, load_config, parse_section, to_dict
 from recorder.server import Recorder
+from roles.flags import RECORDER, setting_overrides
 from roles.registry import Role
 from roles.start import run_role
 
@@ -20,9 +21,10 @@ def _config(args):
     """The config with --set and then --bind (recorder.endpoint) applied."""
 
     config = load_config(args.config, overrides=args.overrides)
-    if args.bind is None:
+    overrides = setting_overrides(args, RECORDER.values(), "recorder")
+    if not overrides:
         return config
-    merged = {**to_dict(config.recorder), "endpoint": args.bind}
+    merged = {**to_dict(config.recorder), **overrides}
     recorder = parse_section(RecorderConfig, merged, source=f"{args.config} + --bind",
                              prefix="recorder")
     return dataclasses.replace(config, recorder=recorder)

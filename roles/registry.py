@@ -3,10 +3,10 @@ the module holding its body, the line it prints once bound, the [cluster] key of
 resources, and its files in RUN/logs (NAME.log, NAME.out, NAME.status.json; a worker's NAME is
 selfplay-wID). The supervisor, both launchers, the status line and the dashboard read roles
 here; RoleSpec is one role of a cluster, role_specs the roles in start order and role_argv a
-role's command line. Beside the roles, the variants a run chooses between (fastgo.variants:
-Algorithm, Search, and the self-play Worker an algorithm's games are played by,
-selfplay_worker), defined on the kernel's floor where every user can import them and re-exported
-here. Stdlib, fastgo.variants and fastgo.run only."""
+role's command line, its own flags written as roles.flags declares them. Beside the roles, the
+variants a run chooses between (fastgo.variants: Algorithm, Search, and the self-play Worker an
+algorithm's games are played by, selfplay_worker), defined on the kernel's floor where every
+user can import them and re-exported here. Stdlib, fastgo.variants, fastgo.run and roles.flags only."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from fastgo.run.rundir import StatusFile, read_status
 from fastgo.variants import Algorithm, Search, Worker, selfplay_worker
+from roles.flags import RECORDER, SELFPLAY, SERVE, TRAIN
 
 __all__ = ["Algorithm", "READY", "RESOURCES_KEY", "Role", "RoleSpec", "SUPERVISOR", "Search",
            "Worker", "is_worker_file", "role_argv", "role_specs", "selfplay_worker"]
@@ -133,17 +134,17 @@ def role_argv(spec, config, config_path, run_dir, *, endpoint=None, bind=None, r
     role = Role(spec.kind)
     cfg = ["--config", config_path] + [arg for item in overrides for arg in ("--set", item)]
     if role is Role.SERVE:
-        argv = [role.command, *cfg, "--checkpoint",
-                f"{config.trainer.publish_slot}={run_dir.latest}", "--shards", run_dir.shards,
-                "--log-file", role.log(run_dir), "--quiet"]
-        return argv + (["--bind", bind] if bind else [])
+        slot = f"{config.trainer.publish_slot}={run_dir.latest}"
+        return [role.command, *cfg, *SERVE["checkpoint"].argv([slot]),
+                *SERVE["shards"].argv(run_dir.shards), *SERVE["log_file"].argv(role.log(run_dir)),
+                "--quiet", *SERVE["bind"].argv(bind)]
     if role is Role.RECORDER:
-        return [role.command, *cfg, "--run-dir", root] + \
-            (["--bind", bind] if bind else []) + ["--quiet"]
+        return [role.command, *cfg, "--run-dir", root, *RECORDER["bind"].argv(bind), "--quiet"]
     if role is Role.TRAIN:
-        return [role.command, *cfg, "--run-dir", root, "--server", endpoint, "--quiet"]
+        return [role.command, *cfg, "--run-dir", root, *TRAIN["server"].argv(endpoint),
+                "--quiet"]
     if role is Role.SELFPLAY:
-        argv = [role.command, *cfg, "--run-dir", root, "--server", endpoint,
-                "--worker-id", str(spec.worker_id), "--quiet"]
-        return argv + (["--recorder", recorder] if recorder else [])
+        return [role.command, *cfg, "--run-dir", root, *SELFPLAY["server"].argv(endpoint),
+                *SELFPLAY["worker_id"].argv(spec.worker_id), "--quiet",
+                *SELFPLAY["recorder"].argv(recorder)]
     return [role.command, *cfg, "--run-dir", root, "--quiet"]          # evaluate

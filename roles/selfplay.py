@@ -5,9 +5,10 @@ policy-only worker under the AlphaGo pipeline's algorithms."""
 import dataclasses
 
 from fastgo import bounded_json
-from fastgo.run.config import ConfigError, check_setting_flag, endpoint_problem, load_config
+from fastgo.run.config import ConfigError, endpoint_problem, load_config
 from fastgo.run.shards import remove_stale_temporaries
 from recorder.sink import RemoteSink
+from roles.flags import SELFPLAY, check_flags
 from roles.registry import Role, Worker, selfplay_worker
 from roles.start import run_role
 from selfplay_workers.policy_worker import PolicyWorker
@@ -15,8 +16,6 @@ from selfplay_workers.worker import SelfplayWorker
 from wire import protocol
 from wire.client import ClientStopped, InferenceClient, ServerError, ServerUnavailable
 from wire.keys import CurveKeyError, client_keys, read_public_key
-
-MAX_WORKER_ID = 1_000_000
 
 
 def run(args) -> int:
@@ -27,21 +26,15 @@ def run(args) -> int:
 
 
 def _config(args):
-    """The config with --visits applied, the flags that stand for a setting and the ranges of
-    --worker-id and --max-games checked."""
+    """The config with --visits applied, the role's flags checked (roles.flags.SELFPLAY: their
+    ranges and the bounds of the settings they stand for; --seed is in selfplay.seed's range,
+    fastgo.bounds.SEED, once parsed)."""
 
     config = load_config(args.config, overrides=args.overrides)
-    for flag, value, key in (("--games-at-once", args.games_at_once, "selfplay.games"),
-                             ("--visits", args.visits, "selfplay.visits"),
-                             ("--seed", args.seed, "selfplay.seed")):
-        check_setting_flag(flag, value, key)
+    check_flags(args, SELFPLAY.values())
     if args.visits is not None:
         config = dataclasses.replace(
             config, selfplay=dataclasses.replace(config.selfplay, visits=args.visits))
-    for name, value, low, high in (("--worker-id", args.worker_id, 0, MAX_WORKER_ID),
-                                   ("--max-games", args.max_games, 1, 1 << 40)):
-        if value is not None and not low <= value <= high:
-            raise ConfigError(f"{name}: must be in {low}..{high}, got {value}")
     return config
 
 

@@ -7,22 +7,18 @@ import os
 from fastgo.run.config import ConfigError, ServerConfig, load_config, parse_section, to_dict
 from fastgo.run.rundir import RunDir
 from inference_server.binding import StartupError
+from roles.flags import SERVE, setting_overrides
 from roles.registry import Role
 from roles.start import run_role
 
 
 def config_from_args(args):
-    """The Config of `args.config` with --set and then the server options applied; raises
+    """The Config of `args.config` with --set and then the server options applied (the flags
+    of roles.flags.SERVE that stand for a server setting, then --checkpoint); raises
     ConfigError naming the key."""
 
     config = load_config(args.config, overrides=getattr(args, "overrides", ()))
-    overrides = {}
-    for key, dest in (("endpoint", "bind"), ("device", "device"), ("threads", "threads"),
-                      ("max_batch", "max_batch"), ("max_wait_us", "max_wait_us"),
-                      ("log_file", "log_file")):
-        value = getattr(args, dest, None)
-        if value is not None:
-            overrides[key] = value
+    overrides = setting_overrides(args, SERVE.values(), "server")
     if args.checkpoint:
         checkpoints = dict(config.server.checkpoints)
         for item in args.checkpoint:

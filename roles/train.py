@@ -5,13 +5,12 @@ import sys
 
 from fastgo.run.config import ConfigError, load_config
 from fastgo.variants import Device
+from roles.flags import PRETRAINING, TRAIN, check_flags
 from roles.registry import Role
 from roles.start import REFUSED, run_role
 from trainer.sgf_import import SgfInputError, find_sgf_files
 from wire.client import InferenceClient
 from wire.keys import CurveKeyError, client_keys
-
-MAX_STEPS = 1 << 40          # --steps of one command
 
 
 def run(args) -> int:
@@ -21,23 +20,17 @@ def run(args) -> int:
 
 
 def _config(args):
-    """The config, with the options checked before the run directory is opened: --steps, and
-    with --sgf the pretraining's options and game records (a missing path or a non-SGF file
-    before anything else); trainer.device "cuda" needs a CUDA device torch sees."""
+    """The config, with the options checked before the run directory is opened: the role's
+    flags in their ranges (roles.flags.TRAIN; the pretraining's with --sgf only), and with
+    --sgf the game records (a missing path or a non-SGF file before anything else);
+    trainer.device "cuda" needs a CUDA device torch sees."""
 
     config = load_config(args.config, overrides=args.overrides)
-    if args.sgf is not None:
-        if not 0.0 <= args.holdout < 1.0:
-            raise ConfigError(f"--holdout: must be in [0, 1), got {args.holdout}")
-        if args.epochs is not None and args.steps is not None:
-            raise ConfigError("--epochs and --steps: give one of them")
-        if args.epochs is not None and not 0 < args.epochs <= 1e6:
-            raise ConfigError(f"--epochs: must be in (0, 1e6], got {args.epochs}")
-    if args.steps is not None and not 0 <= args.steps <= MAX_STEPS:
-        raise ConfigError(f"--steps: must be in 0..2**40, got {args.steps}")
-    if args.sgf is not None and args.log_every is not None \
-            and not 1 <= args.log_every <= 1 << 40:
-        raise ConfigError(f"--log-every: must be in 1..2**40, got {args.log_every}")
+    pretraining = args.sgf is not None
+    check_flags(args, [flag for flag in TRAIN.values()
+                       if pretraining or flag.group != PRETRAINING])
+    if pretraining and args.epochs is not None and args.steps is not None:
+        raise ConfigError("--epochs and --steps: give one of them")
     if config.trainer.device == Device.CUDA:
         import torch
         if not torch.cuda.is_available():

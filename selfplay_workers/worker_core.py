@@ -7,13 +7,14 @@ import logging
 import os
 import time
 
+from fastgo.bounds import SEED
 from fastgo.run.stop_signals import stop_on_signals
 from selfplay_workers.game_output import GameOutput
 from wire.client import receive_resubmitting_when_busy
 
 log = logging.getLogger("fastgo.selfplay")
 
-SEED_MASK = (1 << 63) - 1
+SEED_MASK = SEED.high        # all ones: a seed masked with it lies in SEED
 SINK_POLL_S = 0.1                    # how long one poll of a full sink waits for confirmations
 REPORT_EVERY_S = 60.0
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fastgo import coords
+from fastgo.bounds import KOMI
 from fastgo.files import printable, reason
 from fastgo.replay import check_game
 from fastgo.run.shards import GameRecord, ShardWriter
@@ -30,7 +31,6 @@ MAX_DIR_DEPTH = 64             # folder levels walked below a directory given
 MAX_WALK_ENTRIES = 10_000_000  # directory entries one walk looks at (files and folders)
 MAX_WALK_WARNINGS = 20         # refused folders logged one by one; the rest only counted
 MAX_FILE_BYTES = 1 << 20       # one game record; larger files are skipped as unreadable
-MAX_KOMI = 1000.0              # the shard format's bound
 SHARD_GAMES = 2_000            # games per shard written
 MAX_OPEN_SHARDS = 16           # shards open at once (one per komi): one more komi seals the oldest
 SHARD_PREFIX = "sgf"
@@ -215,7 +215,7 @@ def game_record(sgf, name: str, *, size: int, default_komi: float) -> GameRecord
         raise Skip("setup stones or handicap",
                    f"{name}: {len(sgf.setup_black)} AB, {len(sgf.setup_white)} AW, HA[{sgf.handicap}]")
     komi = default_komi if sgf.komi is None else float(sgf.komi)
-    if not -MAX_KOMI <= komi <= MAX_KOMI:
+    if komi not in KOMI:
         raise Skip("komi out of range", f"{name}: KM[{komi}]")
     if not sgf.moves:
         raise Skip("no moves", f"{name}: no B or W move")

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from fastgo.bounds import STEPS
 from fastgo.replay import encode_samples
 from fastgo.run.shards import ShardError, read_shard
 from trainer.metrics import SUPERVISED_FIELDS
@@ -37,7 +38,6 @@ from trainer.window_trainer import window_state
 log = logging.getLogger("fastgo.train")
 
 MAX_HELDOUT_POSITIONS = 20_000       # positions evaluated every log_every steps (seeded subset)
-MAX_STEPS = 1 << 40
 
 
 class GameSet:
@@ -345,7 +345,7 @@ def pretrain(config, run_dir, paths, *, holdout=0.1, epochs=None, steps=None, va
     batch = config.trainer.batch_size
     if steps is None:
         steps = max(1, math.ceil((1.0 if epochs is None else epochs) * train.positions / batch))
-    steps = min(steps, MAX_STEPS)
+    steps = min(steps, STEPS.high)
     held_hash = hashlib.sha256("".join(sorted(g.id for g in held_games)).encode()).hexdigest()
     info = {"train_games": train.games, "train_positions": train.positions,
             "heldout_games": len(held_games), "heldout_hash": held_hash[:32],

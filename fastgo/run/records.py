@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import msgpack
 import numpy as np
 
+from fastgo.bounds import SEED
 from fastgo.files import escaped
 from fastgo.replay import check_game
 
@@ -246,7 +247,7 @@ def _check_record(record, header, where, check_rules) -> GameRecord:
         raise ShardError(f"{where}: versions must be integers in 0..2**63-1")
     worker = _field(record, "worker", int, where)
     seed = _field(record, "seed", int, where)
-    if not (0 <= worker <= _INT63 and 0 <= seed <= _INT63):
+    if not (0 <= worker <= _INT63 and seed in SEED):
         raise ShardError(f"{where}: worker or seed out of range")
     resign = _field(record, "resign", dict, where)
     if set(resign) - set(RESIGN_FIELDS) or not all(

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import msgpack
 
 from fastgo import diskfull
+from fastgo.bounds import KOMI
 from fastgo.coords import is_board_size
 from fastgo.files import fsync_dir, printable, read_bounded, reason
 from fastgo.run.records import (  # noqa: F401
@@ -319,7 +320,7 @@ def _check_header(header, path):
                          f"{FORMAT_VERSION}")
     size = _field(header, "size", int, f"{path}: header")
     komi = _field(header, "komi", float, f"{path}: header")
-    if not is_board_size(size) or abs(komi) > 1000:
+    if not is_board_size(size) or komi not in KOMI:
         raise ShardError(f"{path}: header: board size {size} or komi {komi} out of range")
     if header.get("rules") != RULES:
         raise ShardError(f"{path}: header: rules {header.get('rules')!r}, expected {RULES!r}")

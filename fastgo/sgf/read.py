@@ -12,6 +12,7 @@ from array import array
 
 from fastgo import coords
 from fastgo.board import IllegalMoveError
+from fastgo.bounds import KOMI
 from fastgo.constants import MAX_BOARD_POINTS
 from fastgo.files import escaped, read_bounded
 from fastgo.game import Game
@@ -21,7 +22,6 @@ MAX_CHARS = 8_000_000    # default cap on the input text
 MAX_DEPTH = 10_000       # nesting of variations
 MAX_NODES = 250_000      # nodes over all variations of the first game
 MAX_SETUP_POINTS = 4 * MAX_BOARD_POINTS   # setup points (AB, AW, AE; rectangles by area) in one game
-MAX_KOMI = 10_000
 SHOWN_CHARS = 24         # of a property or value an error names
 
 
@@ -255,7 +255,7 @@ def _number(props, ident, text, parse, low, high, message):
     except ValueError:
         raise SgfError(f"{ident}[{shown}] {message}", text, at) from None
     if not low <= number <= high:
-        raise SgfError(f"{ident}[{shown}] is outside {low}..{high}", text, at)
+        raise SgfError(f"{ident}[{shown}] is outside {low:g}..{high:g}", text, at)
     return number
 
 
@@ -272,7 +272,7 @@ def _root_properties(game, props, text):
         game.size = _number(props, "SZ", text, coords.parse_int, 2, coords.MAX_GTP_SIZE,
                             "is not a board size")
     if "KM" in props:
-        game.komi = _number(props, "KM", text, coords.parse_float, -MAX_KOMI, MAX_KOMI,
+        game.komi = _number(props, "KM", text, coords.parse_float, KOMI.low, KOMI.high,
                             "is not a number")
     if "HA" in props:
         game.handicap = _number(props, "HA", text, coords.parse_int, 0, game.size * game.size,

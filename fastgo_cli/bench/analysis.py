@@ -19,6 +19,8 @@ def parents():
 
 
 def add_arguments(parser):
+    from fastgo_cli.parser import leaves, seed
+
     parser.add_argument("--model", default=None, metavar="CKPT",
                         help="a checkpoint (default: a fresh network of the config's [model])")
     parser.add_argument("--visits", type=int, default=64, help="maxVisits of every turn")
@@ -26,9 +28,9 @@ def add_arguments(parser):
                         help="moves of the game before its two passes")
     parser.add_argument("--positions", type=int, default=16,
                         help="positions searched at once (their leaves share each network call)")
-    parser.add_argument("--leaves", type=int, default=4, help="leaves per turn per network call")
+    parser.add_argument("--leaves", type=leaves, default=4, help="leaves per turn per network call")
     parser.add_argument("--raw-seconds", type=float, default=3.0, help="raw forward seconds in all")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the game and the network")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the game and the network")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
 

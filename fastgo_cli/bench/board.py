@@ -15,11 +15,13 @@ def parents():
 
 
 def add_arguments(parser):
+    from fastgo_cli.parser import komi, seed
+
     parser.add_argument("--repeats", type=int, default=5, help="timed repeats per size (median)")
     parser.add_argument("--seconds", type=float, default=1.0, help="seconds of each timed repeat")
     parser.add_argument("--sizes", default="9,19", help="comma-separated board sizes")
-    parser.add_argument("--komi", type=float, default=7.5)
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--komi", type=komi, default=7.5)
+    parser.add_argument("--seed", type=seed, default=1)
     parser.add_argument("--python-seconds", type=float, default=2.0,
                         help="seconds of pure-Python reference playouts per size")
     parser.add_argument("--no-python", action="store_true", help="skip the pure-Python reference")

@@ -43,6 +43,8 @@ def parents():
 
 def add_arguments(parser):
     from fastgo.variants import Backend, Device
+    from fastgo_cli.parser import leaves, seed
+
     parser.add_argument("--size", type=int, default=19,
                         help="board size (Leela Zero: 19 only; other sizes measure fastgo alone)")
     parser.add_argument("--net", default="b6c64", help="network bBLOCKScCHANNELS for both engines")
@@ -52,7 +54,7 @@ def add_arguments(parser):
     parser.add_argument("--threads", type=int, default=2,
                         help="Leela Zero search threads (-t); fastgo's torch/backend threads "
                              "(OMP_NUM_THREADS: its search itself is one thread)")
-    parser.add_argument("--leaves", type=int, default=8,
+    parser.add_argument("--leaves", type=leaves, default=8,
                         help="fastgo gtp --leaves: leaves per forward pass (the ceiling's batch)")
     parser.add_argument("--leelaz", metavar="PATH",
                         help="Leela Zero's program (default: leelaz on PATH, else /usr/games/leelaz)")
@@ -63,7 +65,7 @@ def add_arguments(parser):
     parser.add_argument("--raw-seconds", type=float, default=4.0,
                         help="raw forward seconds in all, split into a window after each "
                              "position's genmoves")
-    parser.add_argument("--seed", type=int, default=0, help="network weights and openings")
+    parser.add_argument("--seed", type=seed, default=0, help="network weights and openings")
 
 
 # --- Leela Zero's weights ----------------------------------------------------------------------
@@ -271,8 +273,7 @@ def _check(args):
         raise ValueError(f"--net {args.net!r}: expected bBLOCKScCHANNELS (e.g. b6c64)")
     for name, value, low, high in (("--visits", args.visits, 1, 1_000_000),
                                    ("--moves", args.moves, 1, 1000),
-                                   ("--threads", args.threads, 1, 256),
-                                   ("--leaves", args.leaves, 1, 256)):
+                                   ("--threads", args.threads, 1, 256)):
         if not low <= value <= high:
             raise ValueError(f"{name} must be in {low}..{high}, got {value}")
     if not 0 <= args.raw_seconds <= 600:

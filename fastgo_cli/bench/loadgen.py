@@ -13,7 +13,7 @@ from collections import deque
 import numpy as np
 
 from fastgo import bounded_json
-from fastgo_cli.parser import Parser
+from fastgo_cli.parser import Parser, seed
 from wire.client import InferenceClient, ServerError
 
 
@@ -27,7 +27,7 @@ def main(argv=None) -> int:
     parser.add_argument("--inflight", type=int, default=2)
     parser.add_argument("--start-at", type=float, required=True, help="unix time the window opens")
     parser.add_argument("--end-at", type=float, required=True, help="unix time the window closes")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed, default=0)
     args = parser.parse_args(argv)
 
     rng = np.random.default_rng(args.seed)

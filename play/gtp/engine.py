@@ -13,6 +13,7 @@ import sys
 from importlib.metadata import version
 
 from fastgo import coords
+from fastgo.bounds import KOMI
 from fastgo.constants import SIZE_RANGE
 from fastgo.game import RESIGN, Game
 from fastgo.gtp import (
@@ -258,7 +259,7 @@ class GtpEngine:
 
     def cmd_komi(self, args):
         self._arity(args, 1)
-        komi = float_arg(args[0], -10_000, 10_000, message="komi not a float")
+        komi = float_arg(args[0], KOMI.low, KOMI.high, message="komi not a float")
         self.komi = komi
         self.game.komi = komi
         return ""

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from fastgo.bounds import KOMI, SEED
 from fastgo.constants import ENCODING_PLANES, MAX_BOARD_SIZE, MIN_BOARD_SIZE
 from fastgo.run.config.endpoints import check_bind
 from fastgo.run.config.evaluator import EvaluatorConfig
@@ -108,7 +109,7 @@ class ServerConfig:
     checkpoints: dict[str, str] = mapping_setting(
         doc="slot -> checkpoint file, watched and hot-reloaded; a slot without one (or whose file "
             "does not exist yet) serves seeded random weights as version 0")
-    init_seed: int = setting(0, min=0, doc="seed for slots without a checkpoint")
+    init_seed: int = setting(0, min=SEED.low, max=SEED.high, doc="seed for slots without a checkpoint")
     watch_interval_s: float = setting(1.0, min=0.05, max=3600.0)
     canary_max_abs_logit: float = setting(1e4, min=1.0, doc="canary refuses a model beyond this")
     log_file: str = setting("", doc="log file; empty = stderr only")
@@ -122,8 +123,6 @@ class ServerConfig:
 
     def check(self):
         check_bind(self)
-        if self.init_seed >= 1 << 64:
-            raise ConfigError(f"init_seed: must be < 2**64, got {self.init_seed}")
         if not self.slots:
             raise ConfigError("slots: at least one slot is needed")
         for name in self.slots:
@@ -161,7 +160,7 @@ class SelfplayConfig:
                                 doc="playout-cap randomization: visits of a cheap search; 0 = off")
     full_search_fraction: float = setting(1.0, min=0.0, max=1.0,
                                           doc="share of moves with a full search (a policy target)")
-    komi: float = setting(7.5, min=-1000.0, max=1000.0)
+    komi: float = setting(7.5, min=KOMI.low, max=KOMI.high)
     temperature_moves: int = setting(8, min=0, max=10_000,
                                      doc="moves sampled by visit count; the most visited after")
     pass_rule: PassRule = setting(
@@ -190,7 +189,7 @@ class SelfplayConfig:
     shard_seconds: float = setting(120.0, min=0.1, max=86_400.0, doc="... or after this long")
     sgf_every: int = setting(0, min=0, max=1_000_000,
                              doc="write one game in K as SGF to the run's sgf/; 0 = none")
-    seed: int = setting(0, min=0, max=(1 << 63) - 1, doc="0 = a fresh seed per worker start")
+    seed: int = setting(0, min=SEED.low, max=SEED.high, doc="0 = a fresh seed per worker start")
     timeout_s: float = setting(30.0, min=0.1, max=3600.0,
                                doc="a batch unanswered this long is sent again (then retried)")
     recorder: str = setting("", pattern=r"((tcp|ipc)://.+)?",
@@ -341,7 +340,7 @@ class TrainerConfig:
                                doc="stop (exit status 2) after the server refuses this many "
                                    "published checkpoints in a row (diverged weights fail its "
                                    "canary check); 0 = never stop")
-    seed: int = setting(1, min=0, max=(1 << 63) - 1)
+    seed: int = setting(1, min=SEED.low, max=SEED.high)
     poll_s: float = setting(1.0, min=0.01, max=3600.0, doc="how often to look for new shards")
     curve_key_file: str = setting("", doc="the trainer's CURVE secret key file for publishing "
                                           "to a server with CURVE; empty = a fresh key pair")

@@ -172,10 +172,15 @@ def test_malformed_endpoints_are_refused_at_load(endpoint):
         loads_config(f'[server]\nendpoint = "{endpoint}"\n')
 
 
-def test_seed_beyond_64_bits_is_refused_at_load():
-    assert loads_config("[server]\ninit_seed = 18446744073709551615\n").server.init_seed == 2**64 - 1
-    with pytest.raises(ConfigError, match="server.init_seed"):
-        loads_config("[server]\ninit_seed = 18446744073709551616\n")
+def test_seed_beyond_int64_is_refused_at_load():
+    # every seed setting lies in fastgo.bounds.SEED: 0..2**63-1 (9223372036854775807)
+    for key in ("server.init_seed", "selfplay.seed", "trainer.seed"):
+        section, name = key.split(".")
+        config = loads_config(f"[{section}]\n{name} = 9223372036854775807\n")
+        assert getattr(getattr(config, section), name) == 2**63 - 1
+        for value in ("9223372036854775808", "-1"):
+            with pytest.raises(ConfigError, match=key):
+                loads_config(f"[{section}]\n{name} = {value}\n")
 
 
 # -- --set overrides ------------------------------------------------------------------------------

@@ -59,9 +59,9 @@ def test_a_number_out_of_range_is_one_line_naming_its_key(tmp_path, key, value, 
 
 
 def test_numbers_in_range_still_load():
-    config = loads_config("[selfplay]\nkomi = -7\n[server]\ninit_seed = 18446744073709551615\n"
+    config = loads_config("[selfplay]\nkomi = -7\n[server]\ninit_seed = 9223372036854775807\n"
                           "[cluster]\nserver_resources = {CPU = 1_000_000}\nbusy_limit_s = 86400\n")
-    assert config.selfplay.komi == -7.0 and config.server.init_seed == 2 ** 64 - 1
+    assert config.selfplay.komi == -7.0 and config.server.init_seed == 2 ** 63 - 1
     assert config.cluster.server_resources == {"CPU": 1e6}
     assert config.cluster.busy_limit_s == 86400.0 and Config().cluster.busy_limit_s == 900.0
 
