@@ -1,7 +1,7 @@
 """Build the fastgo Cython kernels and install the `fastgo` command.
 
 Every `fastgo/*.pyx` is compiled as `fastgo.<name>`. The TOML files of the top-level configs/
-folder are installed as package data in fastgo/configs/, where `fastgo.run.config.resolve_config`
+folder are installed as package data in fastgo/configs/, where `rundata.config.resolve_config`
 finds them by name; the reference players of fastgo/references/ (fastgo.reference_players) are
 package data of fastgo. Compiler directives are set once here;
 `FASTGO_DEBUG=1` turns bounds checking, wraparound and initialised-memoryview checks back on
@@ -74,7 +74,8 @@ setup(
     version="0.1.0",
     description=("AlphaZero-style self-play for Go: Cython kernels, ZeroMQ batched inference, "
                  "PyTorch training"),
-    packages=find_packages(include=["fastgo", "fastgo.*", "network", "network.*", "wire", "wire.*",
+    packages=find_packages(include=["fastgo", "fastgo.*", "rundata", "rundata.*", "network", "network.*",
+                                    "wire", "wire.*",
                                     "inference_server", "inference_server.*", "recorder", "recorder.*",
                                     "selfplay_workers", "selfplay_workers.*", "play", "play.*",
                                     "trainer", "trainer.*",

@@ -27,8 +27,8 @@ from comparison.report import draw, markdown_table
 from comparison.results import assemble, head_to_head_paths, last_checkpoint, match_paths
 from fastgo import bounded_json
 from fastgo.files import atomic_write_text
-from fastgo.run.rundir import RunDir
 from roles.registry import SUPERVISOR
+from rundata.rundir import RunDir
 from supervision.role_process import Children, last_line
 from supervision.status import clock
 

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from comparison.report import RUNS
 from fastgo.player_spec import parse_spec
-from fastgo.run.config import ConfigError, load_config, resolve_config
 from play.gtp.side import GtpEngineError
 from play.player_settings import PlayerSettings
 from play.specs import check_reference, gnugo_installed, katago_missing, make_spec_side
+from rundata.config import ConfigError, load_config, resolve_config
 
 MAX_OPPONENTS = 16
 

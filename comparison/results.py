@@ -12,10 +12,10 @@ import re
 
 from comparison.plan import Opponent, Plan, RunPlan
 from evaluation.plots import RunCurveError, read_run
-from fastgo.run.match_stats import elo_from_score, wilson_interval
-from fastgo.run.rundir import RunDir
-from fastgo.run.statefiles import count, read_json
 from roles.registry import Role
+from rundata.match_stats import elo_from_score, wilson_interval
+from rundata.rundir import RunDir
+from rundata.statefiles import count, read_json
 from trainer.metrics import read_metrics
 
 

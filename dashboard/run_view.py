@@ -19,13 +19,13 @@ from fastgo import bounded_json
 from fastgo.coords import json_number
 from fastgo.game import Game
 from fastgo.reference_players import read_index
-from fastgo.run.elo_fit import CGOS_STAND_IN
-from fastgo.run.ratings_table import read_table
-from fastgo.run.rundir import CHECKPOINT_NAME, RunDir, checkpoint_player, player_step
-from fastgo.run.shards import ShardError, list_shards, read_shard
-from fastgo.run.statefiles import MAX_COUNT, read_json
-from fastgo.run.strength import strength_of
 from roles.registry import SUPERVISOR, Role, is_worker_file
+from rundata.elo_fit import CGOS_STAND_IN
+from rundata.ratings_table import read_table
+from rundata.rundir import CHECKPOINT_NAME, RunDir, checkpoint_player, player_step
+from rundata.shards import ShardError, list_shards, read_shard
+from rundata.statefiles import MAX_COUNT, read_json
+from rundata.strength import strength_of
 from trainer.metrics import read_metrics
 
 CHECKPOINT_FILE = re.compile(r"[A-Za-z0-9_.-]{1,200}\.ckpt")
@@ -44,7 +44,7 @@ class NotFound(LookupError):
 
 
 def _endings(data):
-    """The trainer's recent self-play endings (fastgo.run.ending_stats) with every field checked:
+    """The trainer's recent self-play endings (rundata.ending_stats) with every field checked:
     {games, passes, move_cap, resign, median_margin}, or None where absent or malformed."""
     if not isinstance(data, dict):
         return None
@@ -199,7 +199,7 @@ class RunView:
         """The evaluated checkpoints in order, each with its Elo over random and on CGOS's scale
         with 95% intervals, its gain interval over the point before, wall time, games and its
         results against GNU Go levels; the anchors' ratings. All from the table's
-        fastgo.run.strength.Strength, as the status line and curve.png have them."""
+        rundata.strength.Strength, as the status line and curve.png have them."""
         table = self.run.ratings_table
         evaluations = self.run.evaluations
 
@@ -393,7 +393,7 @@ class RunView:
 def scale_note(rows, scale) -> str:
     """The strength chart's caption, true to the scale its points are on: CGOS's (`scale`
     "cgos") from the run's own games against the stand-in, through the ladder's calibration
-    games (rows marked "calibration", fastgo.run.ladder) or both; else Elo over random."""
+    games (rows marked "calibration", rundata.ladder) or both; else Elo over random."""
     bars = "; thick bars: the 95% interval of its gain over the point before."
     if scale != "cgos":
         return ("Points: each checkpoint's Elo over random (random = 0) with its 95% interval, "

@@ -1,5 +1,5 @@
 """The ladder's calibration (`fastgo ladder`, `fastgo ladder calibrate`): each rung's place on
-CGOS's 9x9 scale from the calibration table alone (fastgo.run.calibration_table), the links of
+CGOS's 9x9 scale from the calibration table alone (rundata.calibration_table), the links of
 its chain (neighbouring rungs by that fit, with the games behind each), and the games that make
 the least certain link more certain, played and added one finished game at a time.
 
@@ -19,9 +19,9 @@ import time
 from dataclasses import dataclass
 
 from fastgo.player_spec import parse_spec
-from fastgo.run.calibration_table import add_rows, read_calibration
-from fastgo.run.elo_fit import CGOS_STAND_IN, cgos_ratings, fit_ratings, pair_totals
-from fastgo.run.match_stats import elo_from_score, wilson_interval
+from rundata.calibration_table import add_rows, read_calibration
+from rundata.elo_fit import CGOS_STAND_IN, cgos_ratings, fit_ratings, pair_totals
+from rundata.match_stats import elo_from_score, wilson_interval
 
 TARGET_GAMES = 100            # games a link of the chain is calibrated with
 BATCH_GAMES = 8               # games of one link played at once (colours alternating)

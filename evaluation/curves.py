@@ -7,7 +7,7 @@ results, not the pictures."""
 import time
 
 from evaluation.plots import draw_curve, draw_losses
-from fastgo.run.strength import read_strength
+from rundata.strength import read_strength
 
 REDRAW_S = 60.0
 

@@ -14,9 +14,9 @@ import os
 from fastgo import bounded_json
 from fastgo.coords import json_number
 from fastgo.files import append_bytes, atomic_write
-from fastgo.run.config import ConfigError
-from fastgo.run.rundir import kept_steps
-from fastgo.run.statefiles import MAX_COUNT, read_jsonl
+from rundata.config import ConfigError
+from rundata.rundir import kept_steps
+from rundata.statefiles import MAX_COUNT, read_jsonl
 from trainer.metrics import read_metrics
 
 
@@ -53,7 +53,7 @@ def evaluation_row(row):
 
 
 def read_evaluations(path) -> list:
-    """The evaluator's rows of evaluations.jsonl in file order (fastgo.run.statefiles: a bad line is
+    """The evaluator's rows of evaluations.jsonl in file order (rundata.statefiles: a bad line is
     skipped and counted, a FIFO or directory is not read, a huge file only in its tail).
     Missing file: []."""
     return list(read_jsonl(path, evaluation_row))
@@ -191,7 +191,7 @@ def unrated_newest(run_dir):
 def keep_copy(folder, evaluations, step, path, data, log) -> str:
     """FOLDER/NAME (RUN/evaluated/): a copy of checkpoint `path`, its bytes `data`, kept as a
     later opponent (the trainer prunes its own); the copies that earlier `evaluations` rows name
-    there are thinned to fastgo.run.rundir.kept_steps. Returns the copy's path, or `path` when it cannot
+    there are thinned to rundata.rundir.kept_steps. Returns the copy's path, or `path` when it cannot
     be written (one warning to `log`)."""
     kept = os.path.join(folder, os.path.basename(path))
     try:

@@ -40,11 +40,11 @@ from evaluation.pairings import PairingRule, predictor
 from evaluation.schedule import Schedule
 from fastgo import bounded_json
 from fastgo.files import atomic_write_text, check_regular, escaped, read_bounded
-from fastgo.run.config import ConfigError
-from fastgo.run.rundir import checkpoint_player
-from fastgo.run.strength import read_strength
 from network.loading import NetworkError
 from play.gtp.side import GtpEngineError
+from rundata.config import ConfigError
+from rundata.rundir import checkpoint_player
+from rundata.strength import read_strength
 
 IDLE_S = 0.5                  # the wait between looks for a new checkpoint or budget
 

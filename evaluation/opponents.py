@@ -12,14 +12,14 @@ from evaluation.pairings import checkpoint_opponents, next_anchor, one_sided, re
 from fastgo.files import escaped
 from fastgo.player_spec import parse_spec
 from fastgo.reference_players import reference
-from fastgo.run.config import ConfigError
-from fastgo.run.ratings_table import table_name
 from fastgo.variants import Use
 from play.equal_time import pace_sides
 from play.network_player import load_player_network, make_search_side
 from play.player_settings import PlayerSettings
 from play.players import MatchSide
 from play.specs import Missing, make_spec_side, missing
+from rundata.config import ConfigError
+from rundata.ratings_table import table_name
 
 OPENING_MOVES = 2             # a network's first moves sampled by visits, as in the arena
 

@@ -6,8 +6,8 @@ the pairing rule (evaluation.pairings) stops it, each batch sized by the schedul
 RUN/ratings.jsonl as one row when it ends, is superseded or is stopped.
 """
 from evaluation.pairings import one_sided, pairing_verdict
-from fastgo.run.ratings_table import append_result
 from play.match import MatchResult, play_match
+from rundata.ratings_table import append_result
 
 
 class RatingJob:

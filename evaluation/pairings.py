@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fastgo.run.match_stats import elo_from_score, wilson_interval
-from fastgo.run.rundir import player_step
+from rundata.match_stats import elo_from_score, wilson_interval
+from rundata.rundir import player_step
 
 INFORMATIVE = (0.15, 0.85)        # expected scores at which a pairing is worth its games
 FRACTIONS = (0.5, 0.25)           # earlier checkpoints nearest to these fractions of the step
@@ -32,7 +32,7 @@ def expected_score(elo_a: float, elo_b: float) -> float:
 
 
 def predictor(strength):
-    """predict(a, b) for a fastgo.run.strength.Strength: a's expected score against b as (low,
+    """predict(a, b) for a rundata.strength.Strength: a's expected score against b as (low,
     expected, high) over the 95% interval of a's Elo minus b's (the pair's covariance included:
     a chain to random far away does not widen it), where both are rated in one connected
     group, else None."""

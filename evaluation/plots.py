@@ -8,10 +8,10 @@ import os
 
 from evaluation.evaluations import read_evaluations
 from fastgo.files import atomic_write, escaped
-from fastgo.run.elo_fit import CGOS_STAND_IN, cgos_text
-from fastgo.run.ratings_table import read_table
-from fastgo.run.rundir import RunDir
-from fastgo.run.strength import strength_of
+from rundata.elo_fit import CGOS_STAND_IN, cgos_text
+from rundata.ratings_table import read_table
+from rundata.rundir import RunDir
+from rundata.strength import strength_of
 from trainer.metrics import read_metrics
 
 
@@ -75,10 +75,10 @@ def draw_curve(path, evaluations, ratings, anchors, rows=None, strength=None):
     rising strength, each drawn as a labelled horizontal line at its Elo over the checkpoints
     that played it (over the whole plot when the rows do not say). rows: the ratings table's
     results; given, each point also gets a thick bar, the 95% interval of its gain over the
-    point before it (fastgo.run.elo_fit.gain_intervals), placed on that point's Elo: what the
+    point before it (rundata.elo_fit.gain_intervals), placed on that point's Elo: what the
     games say about each step of the curve, which the intervals against `random` (a chain of
     one-sided results, often thousands of Elo wide) cannot show. strength: the
-    fastgo.run.strength.Strength of those rows, when the caller has it. With rows that rate the
+    rundata.strength.Strength of those rows, when the caller has it. With rows that rate the
     stand-in of CGOS's anchor, the right axis is CGOS's 9x9 scale and the title gives the newest
     point on it with its interval."""
     import matplotlib
@@ -220,7 +220,7 @@ def run_algorithm(run_root) -> str:
 
 def read_run(run_root) -> dict:
     """{'evaluations', 'ratings', 'algorithm'} of a run directory: the evaluator's evaluations
-    and every player's Elo from its ratings table (fastgo.run.strength, anchor random = 0), as
+    and every player's Elo from its ratings table (rundata.strength, anchor random = 0), as
     the evaluator has them. RunCurveError when the directory has no ratings or no rated
     checkpoint."""
     if not os.path.isdir(run_root):

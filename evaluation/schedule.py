@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from fastgo.run.rundir import player_step
+from rundata.rundir import player_step
 
 PROBE_GAMES = 2     # the first batch against an opponent whose cost is not known yet
 

@@ -47,7 +47,7 @@ def _shown(number) -> str:
 
 
 # The komi a game, a config, a shard and a checkpoint may hold: the shard format's bound, the
-# tightest any reader needs (a record's score, at most fastgo.run.records.MAX_SCORE points, is a
+# tightest any reader needs (a record's score, at most rundata.records.MAX_SCORE points, is a
 # board's area plus the komi), so that a game played at any komi a command takes can be recorded,
 # imported and trained on.
 KOMI = Bounds(-1000.0, 1000.0)

@@ -3,7 +3,7 @@ never a crash and never a crash loop. Stdlib only.
 
 A role process calls configure(policy) once it has its config (cluster.on_disk_full): "wait"
 (the default) or "stop". From then on the project's writers (fastgo.files: atomic writes and
-appends; fastgo.run.shards) hand a disk-full error to handle(): with "wait" the writer's thread
+appends; rundata.shards) hand a disk-full error to handle(): with "wait" the writer's thread
 waits, with back-off (FIRST_WAIT_S doubling to MAX_WAIT_S, sooner once the filesystem has more
 room), and then tries again, until the write goes through; with "stop" it raises DiskFullStop.
 Either way the process says so in one log line naming the condition and the path, and one more

@@ -18,7 +18,7 @@ B, `fastgo compare --opponents`, the evaluator's anchors and `evaluator.anchors`
 
 This docstring is the grammar's one documentation (play.specs, which plays the specs, points
 here). `parse_spec` checks a text and says what it names; play.specs builds a player or a match
-side from it. The grammar lives here, in the kernel's layer, so that fastgo.run.config checks
+side from it. The grammar lives here, in the kernel's layer, so that rundata.config checks
 `evaluator.anchors` by the same grammar the arena plays by.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The reference players that ship with the project: small networks, each played at its own
 fixed visits, named `ref:NAME` in the player-spec grammar (fastgo.player_spec). A player at
 fixed visits is the same player on every machine, so their games against GNU Go and each other,
-played once (fastgo.run.calibration_table: calibration.jsonl beside the index), put a run's curve
+played once (rundata.calibration_table: calibration.jsonl beside the index), put a run's curve
 on CGOS's scale where neither GNU Go nor KataGo is installed.
 
 The folder (REFERENCES_DIR, installed as package data; the environment variable REFERENCES_ENV

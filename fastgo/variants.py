@@ -7,8 +7,8 @@ map from one to the other), the pass rule (`selfplay.pass_rule`, `selfplay.polic
 
 They sit on the kernel's floor because that is the lowest of their users: the search settings
 (fastgo.search_settings) need `Search` and the move choice (fastgo.move_choice) `PassRule`, and
-the kernel never imports the run's infrastructure (fastgo.run), while the config schema
-(fastgo.run.config) validates against them from above, and the workers, the trainer, the
+the kernel never imports the run's infrastructure (rundata), while the config schema
+(rundata.config) validates against them from above, and the workers, the trainer, the
 network, the benches and the roles read them higher up; roles.registry re-exports the run's
 variants beside the roles. A member is its own string (StrEnum): configs, checkpoints, status
 files and command lines keep the words they always had; `choices()` lists them in the order

@@ -74,7 +74,7 @@ def build_engine(args):
     heads, config = network.evaluator, network.config
     model_komi = network.komi              # what the checkpoint records it learnt at ...
     if network.assumed and args.config:    # ... or, for an older one, what the config says
-        from fastgo.run.config import load_config
+        from rundata.config import load_config
         model_komi = float(load_config(args.config, overrides=tuple(args.overrides)).selfplay.komi)
     limits = Limits(sizes=(config.board_size,), max_visits=args.max_visits,
                     default_visits=min(settings.visits, args.max_visits),

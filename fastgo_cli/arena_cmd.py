@@ -1,6 +1,6 @@
 """`fastgo arena A B --games N`: a match between two players, its win rate and Elo difference
 with 95% intervals, optionally stopped early by a sequential probability ratio test (Leela
-Zero's gating), the result appended to the ratings table (fastgo.run.ratings_table).
+Zero's gating), the result appended to the ratings table (rundata.ratings_table).
 
 A player is a player spec (fastgo.player_spec: a checkpoint path, its network behind the
 batched PUCT search in this process, torch on CPU with one thread; 'random', 'mcts:N',
@@ -22,8 +22,6 @@ import sys
 from fastgo.constants import SIZE_RANGE
 from fastgo.coords import is_board_size
 from fastgo.move_choice import PASS_RULE_HELP
-from fastgo.run.config import MATCH_VISITS, SelfplayConfig
-from fastgo.run.rundir import RATINGS_TABLE
 from fastgo.variants import Backend, Device, Search
 from fastgo_cli.player_flags import settings_from_flags
 from play.arena.plan import (
@@ -35,6 +33,8 @@ from play.arena.plan import (
     ArenaPlan,
 )
 from play.player_settings import PLAYER_SEARCH, PlayerSettings
+from rundata.config import MATCH_VISITS, SelfplayConfig
+from rundata.rundir import RATINGS_TABLE
 
 DEFAULT_GAMES = 100
 DEFAULT_VISITS = MATCH_VISITS       # the evaluator plays at the same visits (evaluator.visits)

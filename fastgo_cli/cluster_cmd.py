@@ -34,8 +34,8 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from fastgo.run.config import ConfigError, check_setting_flag, load_config
-    from fastgo.run.rundir import open_run_dir
+    from rundata.config import ConfigError, check_setting_flag, load_config
+    from rundata.rundir import open_run_dir
     from supervision.status import clock
     from supervision.supervisor import cluster_log, supervise
 

@@ -55,8 +55,8 @@ def _players(table):
     """(the rungs that can run here, {rung: why not})."""
     from evaluation.calibration import available, ladder_players
     from fastgo.reference_players import read_index
-    from fastgo.run.ladder import LADDER
     from play.specs import missing
+    from rundata.ladder import LADDER
 
     names = ladder_players(table, LADDER, read_index())
     return available(names, missing)
@@ -66,7 +66,7 @@ def run(args):
     from evaluation.calibration import format_view, ladder_view
     from fastgo.files import printable
     from fastgo.reference_players import ReferenceIndexError
-    from fastgo.run.calibration_table import (
+    from rundata.calibration_table import (
         CalibrationError,
         calibration_path,
         calibration_rows,
@@ -106,11 +106,11 @@ def _calibrate(args, path, read, players, skipped):
     from evaluation.calibration import BATCH_GAMES, SIZE, TARGET_GAMES, Calibration
     from fastgo.files import printable
     from fastgo.player_spec import parse_spec
-    from fastgo.run.calibration_table import CalibrationError
-    from fastgo.run.ratings_table import table_name
     from play.deferred_signals import Interrupts
     from play.match import play_match
     from play.specs import make_spec_side, missing
+    from rundata.calibration_table import CalibrationError
+    from rundata.ratings_table import table_name
 
     if not 0 < args.minutes <= MAX_MINUTES:
         return _error(f"--minutes must be in (0, {MAX_MINUTES}], got {args.minutes:g}")

@@ -5,7 +5,7 @@ share; hidden aliases for old spellings; `--config NAME|PATH` and `--set SECTION
 A command module may define `parents()` -> a tuple of the parent parsers below; fastgo_cli.main
 builds `Parser(parents=module.parents())`, calls `module.add_arguments(parser)`, parses, then
 `prepare(parser, args)` before `module.run(args)`. Imports only the standard library and
-fastgo's pure-Python modules (fastgo.run.config once a parsed command names a config).
+fastgo's pure-Python modules (rundata.config once a parsed command names a config).
 """
 from __future__ import annotations
 
@@ -267,7 +267,7 @@ def prepare(parser, args) -> bool:
             parser.error(f"--json {printable(args.json)}: {reason(err)}")
     if not isinstance(getattr(args, "config", None), str):
         return False
-    from fastgo.run.config import ConfigError, load_config, resolve_config
+    from rundata.config import ConfigError, load_config, resolve_config
 
     try:
         args.config = str(resolve_config(args.config))
@@ -281,7 +281,7 @@ def prepare(parser, args) -> bool:
     except ConfigError as err:
         parser.error(str(err))
     if getattr(args, "print_config", False):
-        from fastgo.run.config import to_dict
+        from rundata.config import to_dict
         try:
             print(bounded_json.dumps(to_dict(config), indent=2), flush=True)
         except BrokenPipeError:          # `| head`: the reader left; nothing more to say

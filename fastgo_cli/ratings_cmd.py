@@ -1,5 +1,5 @@
 """`fastgo ratings [TABLE]`: every player's maximum-likelihood Elo and CGOS estimate
-(fastgo.run.strength) with its 95% interval and game count, strongest first. Called by
+(rundata.strength) with its 95% interval and game count, strongest first. Called by
 fastgo_cli.main through `add_arguments(parser)` and `run(args) -> int`."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 from fastgo import bounded_json
 from fastgo.files import check_regular, printable
-from fastgo.run.rundir import RATINGS_TABLE
+from rundata.rundir import RATINGS_TABLE
 
 PROG = "fastgo ratings"
 
@@ -24,7 +24,7 @@ def add_arguments(parser):
                         help="the ratings table, JSON lines")
     parser.add_argument("--anchor", default="random",
                         help="player fixed at 0 Elo (absent: the table's first player)")
-    from fastgo.run.elo_fit import PRIOR_GAMES, SEQUENCE_GAMES
+    from rundata.elo_fit import PRIOR_GAMES, SEQUENCE_GAMES
     parser.add_argument("--prior", type=float, default=PRIOR_GAMES, metavar="GAMES",
                         help="virtual draws between each pair of players that met (BayesElo "
                              "uses 2; ours is weak because a strong prior pins a chain of "
@@ -40,9 +40,9 @@ def _fmt(value):
 
 def run(args):
     from fastgo.files import atomic_write_text
-    from fastgo.run.elo_fit import CGOS_STAND_IN, FIT_CHECKPOINTS, cgos_text
-    from fastgo.run.ratings_table import player_games, read_table
-    from fastgo.run.strength import strength_of
+    from rundata.elo_fit import CGOS_STAND_IN, FIT_CHECKPOINTS, cgos_text
+    from rundata.ratings_table import player_games, read_table
+    from rundata.strength import strength_of
 
     if os.path.isdir(args.table):
         print(f"{PROG}: {args.table}: is a directory", file=sys.stderr)

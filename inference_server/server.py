@@ -19,7 +19,6 @@ import time
 import numpy as np
 import zmq
 
-from fastgo.run.config import Config
 from inference_server.binding import StartupError, bind
 from inference_server.counters import ServerCounters
 from inference_server.pipeline import BatchJob, ForwardThread
@@ -27,6 +26,7 @@ from inference_server.queues import RequestQueues
 from inference_server.slots import Reloader, Slot, file_signature, initial_slots
 from inference_server.uploads import Uploads, check_sha256
 from network.backend_choice import BackendSetup
+from rundata.config import Config
 from wire import protocol
 from wire.keys import CurveKeyError, make_server
 

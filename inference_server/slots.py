@@ -13,11 +13,11 @@ import queue
 import threading
 from dataclasses import dataclass, field
 
-from fastgo.run.config import ModelConfig, ServerConfig
 from network.backend_choice import BackendSetup
 from network.checkpoint import CheckpointError, CheckpointUnreadable, load_checkpoint
 from network.model import build_model
 from network.runner import ModelRunner, check_canaries
+from rundata.config import ModelConfig, ServerConfig
 
 log = logging.getLogger("fastgo.serve")
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import os
 import stat
 
-from fastgo.run.config import Config
 from inference_server.binding import StartupError
 from inference_server.server import InferenceServer
 from network.backend_choice import BackendSetup
 from network.checkpoint import CheckpointError
+from rundata.config import Config
 
 
 def start_server(config: Config, setup: BackendSetup | None = None) -> InferenceServer:

@@ -53,10 +53,10 @@ import numpy as np
 from fastgo.board import Board, Random
 from fastgo.features import encode_board
 from fastgo.replay import encode_samples
-from fastgo.run.shards import ShardError, list_shards, read_shard
 from network.backend_cache import cache_key, read_cache, write_cache
 from network.backend_support import TORCH_FP32, available_backends
 from network.backends import build_backend
+from rundata.shards import ShardError, list_shards, read_shard
 
 log = logging.getLogger("fastgo.backends")
 
@@ -133,7 +133,7 @@ def shard_positions(config, directory, *, calibration=CALIBRATION_POSITIONS,
                     held_out=HELD_OUT_POSITIONS, max_shards=MAX_SHARDS,
                     max_bytes=MAX_SHARD_BYTES, seconds=SHARD_READ_SECONDS, seed=0) -> ShardSample:
     """Positions from the games of the newest shards in `directory` (names sort by time), read
-    and verified with fastgo.run.shards and encoded as `config`'s network sees them (fastgo.replay).
+    and verified with rundata.shards and encoded as `config`'s network sees them (fastgo.replay).
     The games are shuffled (seeded) and dealt alternately into two halves; `calibration`
     positions are drawn without replacement from the first half's positions, `held_out` from
     the second's. An unreadable shard, one over max_bytes or one of another board size is

@@ -1,5 +1,5 @@
 """Which CPU backends this install and this CPU can run, as the runtimes themselves report it, and
-the runtimes' versions. Backend names: TORCH_FP32 and ALL_BACKENDS (fastgo.run.config's
+the runtimes' versions. Backend names: TORCH_FP32 and ALL_BACKENDS (rundata.config's
 INFERENCE_BACKENDS). ONNX Runtime and OpenVINO are imported lazily (runtime_module), so a missing
 package only removes candidates; ONNX Runtime's telemetry is turned off as this module loads.
 """
@@ -11,8 +11,8 @@ from importlib import metadata
 
 import torch
 
-from fastgo.run.config import INFERENCE_BACKENDS
 from network.cpu_isa import cpu_has_bf16, cpu_has_vnni, isa_allows, isa_limit
+from rundata.config import INFERENCE_BACKENDS
 
 TORCH_FP32 = "torch-fp32"
 ALL_BACKENDS = INFERENCE_BACKENDS

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import torch
 
 from fastgo.files import atomic_write, escaped
-from fastgo.run.config import ConfigError, ModelConfig, parse_section, to_dict
 from network.checkpoint_file import (
     MAX_CHECKPOINT_BYTES,
     SHOWN_CHARS,
@@ -25,6 +24,7 @@ from network.checkpoint_file import (
     read_checkpoint_bytes,
 )
 from network.model import PolicyValueNet
+from rundata.config import ConfigError, ModelConfig, parse_section, to_dict
 
 FORMAT = "fastgo-checkpoint"
 FORMAT_VERSION = 1

@@ -25,7 +25,7 @@ from network.batch_evaluator import InProcessEvaluator
 from network.checkpoint_file import CheckpointError, read_checkpoint_bytes
 
 if TYPE_CHECKING:      # Network's annotation only
-    from fastgo.run.config import ModelConfig
+    from rundata.config import ModelConfig
 
 log = logging.getLogger("fastgo.network")
 

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from fastgo.run.config import ModelConfig
+from rundata.config import ModelConfig
 
 SCORE_CHANNELS = 32    # channels of the score head's 1x1 convolution, pooled over the board
 

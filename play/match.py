@@ -16,12 +16,12 @@ from fastgo.board import BLACK
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
 from fastgo.move_choice import choose_move
-from fastgo.run.match_stats import elo_from_score, wilson_interval
 from fastgo.search_settings import SearchSettings
 from fastgo.variants import PassRule, Search, check_pass_rule
 from play.deferred_signals import hold
 from play.equal_time import GameClock, empty_points, main_time_budget, visits_for, visits_grid
 from play.players import MatchSide, Player
+from rundata.match_stats import elo_from_score, wilson_interval
 
 
 class Forfeit:

@@ -19,8 +19,9 @@ from collections import OrderedDict
 
 import zmq
 
-from fastgo.run.config import ConfigError
-from fastgo.run.shards import (
+from recorder import messages
+from rundata.config import ConfigError
+from rundata.shards import (
     RotatingShards,
     ShardError,
     check_record,
@@ -29,7 +30,6 @@ from fastgo.run.shards import (
     remove_stale_temporaries,
     unpack_record,
 )
-from recorder import messages
 from wire import protocol
 from wire.keys import CurveKeyError, make_server
 

@@ -65,7 +65,8 @@ def check_flags(args, flags) -> None:
     """ConfigError `OPTION: must be in RANGE, got V` for the first flag of `flags` (Flag
     objects) given a value outside its bounds, or outside the bounds of the setting it
     overrides (`(as SECTION.KEY)`); a flag not given (None) passes."""
-    from fastgo.run.config import ConfigError, check_setting_flag
+    # lazy: the config reads the ladder (numpy); the registry and --help need none of it
+    from rundata.config import ConfigError, check_setting_flag
 
     for flag in flags:
         value = getattr(args, flag.dest, None)

@@ -4,11 +4,11 @@ RUN/logs/recorder.status.json."""
 import dataclasses
 
 from fastgo import bounded_json
-from fastgo.run.config import RecorderConfig, load_config, parse_section, to_dict
 from recorder.server import Recorder
 from roles.flags import RECORDER, setting_overrides
 from roles.registry import Role
 from roles.start import run_role
+from rundata.config import RecorderConfig, load_config, parse_section, to_dict
 
 
 def run(args) -> int:

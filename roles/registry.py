@@ -6,15 +6,15 @@ here; RoleSpec is one role of a cluster, role_specs the roles in start order and
 role's command line, its own flags written as roles.flags declares them. Beside the roles, the
 variants a run chooses between (fastgo.variants: Algorithm, Search, and the self-play Worker an
 algorithm's games are played by, selfplay_worker), defined on the kernel's floor where every
-user can import them and re-exported here. Stdlib, fastgo.variants, fastgo.run and roles.flags only."""
+user can import them and re-exported here. Stdlib, fastgo.variants, rundata and roles.flags only."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from fastgo.run.rundir import StatusFile, read_status
 from fastgo.variants import Algorithm, Search, Worker, selfplay_worker
 from roles.flags import RECORDER, SELFPLAY, SERVE, TRAIN
+from rundata.rundir import StatusFile, read_status
 
 __all__ = ["Algorithm", "READY", "RESOURCES_KEY", "Role", "RoleSpec", "SUPERVISOR", "Search",
            "Worker", "is_worker_file", "role_argv", "role_specs", "selfplay_worker"]

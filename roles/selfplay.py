@@ -5,12 +5,12 @@ policy-only worker under the AlphaGo pipeline's algorithms."""
 import dataclasses
 
 from fastgo import bounded_json
-from fastgo.run.config import ConfigError, endpoint_problem, load_config
-from fastgo.run.shards import remove_stale_temporaries
 from recorder.sink import RemoteSink
 from roles.flags import SELFPLAY, check_flags
 from roles.registry import Role, Worker, selfplay_worker
 from roles.start import run_role
+from rundata.config import ConfigError, endpoint_problem, load_config
+from rundata.shards import remove_stale_temporaries
 from selfplay_workers.policy_worker import PolicyWorker
 from selfplay_workers.worker import SelfplayWorker
 from wire import protocol

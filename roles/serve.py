@@ -4,12 +4,12 @@ answering every request it holds."""
 import dataclasses
 import os
 
-from fastgo.run.config import ConfigError, ServerConfig, load_config, parse_section, to_dict
-from fastgo.run.rundir import RunDir
 from inference_server.binding import StartupError
 from roles.flags import SERVE, setting_overrides
 from roles.registry import Role
 from roles.start import run_role
+from rundata.config import ConfigError, ServerConfig, load_config, parse_section, to_dict
+from rundata.rundir import RunDir
 
 
 def config_from_args(args):
@@ -36,7 +36,7 @@ def config_from_args(args):
 
 def calibration_shards(args, config):
     """The shard folder int8 is calibrated on: --shards, else the `shards` folder of the run
-    directory holding a slot's checkpoint (fastgo.run.rundir layout), else None."""
+    directory holding a slot's checkpoint (rundata.rundir layout), else None."""
 
     if getattr(args, "shards", None):
         return args.shards

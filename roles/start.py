@@ -17,10 +17,10 @@ from typing import Any
 
 from fastgo import diskfull
 from fastgo.files import NotRegularFile, escaped, printable, reason
-from fastgo.run.config import Config, ConfigError, load_config
-from fastgo.run.rundir import RunDir, open_run_dir
-from fastgo.run.stop_signals import stop_on_signals
 from roles.registry import Role
+from rundata.config import Config, ConfigError, load_config
+from rundata.rundir import RunDir, open_run_dir
+from rundata.stop_signals import stop_on_signals
 
 REFUSED = 2                   # a config or start-up problem: one line, no restart helps
 FAILED = 1                    # anything else: logged with its traceback

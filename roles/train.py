@@ -3,11 +3,11 @@ and RUN/metrics.csv and asks the server to hot-reload each checkpoint; or, with 
 supervised pretraining on game records (trainer.supervised) into the same checkpoints."""
 import sys
 
-from fastgo.run.config import ConfigError, load_config
 from fastgo.variants import Device
 from roles.flags import PRETRAINING, TRAIN, check_flags
 from roles.registry import Role
 from roles.start import REFUSED, run_role
+from rundata.config import ConfigError, load_config
 from trainer.sgf_import import SgfInputError, find_sgf_files
 from wire.client import InferenceClient
 from wire.keys import CurveKeyError, client_keys

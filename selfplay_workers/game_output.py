@@ -1,12 +1,12 @@
 """Where a self-play worker's finished games go: to a sink (selfplay_workers.interfaces.GameSink,
-the recorder on another host) or into local shards (fastgo.run.shards.RotatingShards), and one game
+the recorder on another host) or into local shards (rundata.shards.RotatingShards), and one game
 in `sgf_every` as an SGF file."""
 from __future__ import annotations
 
 import logging
 import os
 
-from fastgo.run.shards import RotatingShards
+from rundata.shards import RotatingShards
 from selfplay_workers.game_sgf import write_game_sgf
 
 log = logging.getLogger("fastgo.selfplay")
@@ -30,7 +30,7 @@ class GameOutput:
         self.empty = 0                   # games of no moves, not written
 
     def add(self, record):
-        """Hands `record` (a fastgo.run.shards.GameRecord) on; an SGF that cannot be written is
+        """Hands `record` (a rundata.shards.GameRecord) on; an SGF that cannot be written is
         logged, never raised. A game of no moves (a resignation before the first move) teaches
         nothing and readers refuse it: it is counted in `empty`, not written."""
         if len(record.moves) == 0:

@@ -1,4 +1,4 @@
-"""SGF export of a self-play game record (fastgo.run.shards.GameRecord): the moves,
+"""SGF export of a self-play game record (rundata.shards.GameRecord): the moves,
 the result, and on each move a comment: the kind of search, the played move's share of the
 policy target (full searches) and the root value, or for
 policy-only games (records with `players`) who sampled the move and the value head's output; the
@@ -9,7 +9,7 @@ from fastgo.board import BLACK, WHITE
 from fastgo.files import atomic_write
 from fastgo.sgf import SgfGame, write_sgf
 
-# How the game ended, said on its last move (fastgo.run.records.ENDS).
+# How the game ended, said on its last move (rundata.records.ENDS).
 ENDING_NOTES = {
     "passes": "the game ended by two passes: its final board is its area (Tromp-Taylor count)",
     "move_cap": "the game stopped at the move cap: the board is counted as it stands, not a "

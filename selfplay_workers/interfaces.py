@@ -8,7 +8,7 @@ from typing import Protocol
 
 import numpy as np
 
-from fastgo.run.shards import GameRecord
+from rundata.shards import GameRecord
 
 
 class GameSink(Protocol):

@@ -31,9 +31,9 @@ from fastgo.board import BLACK, WHITE
 from fastgo.files import read_regular, reason
 from fastgo.move_choice import policy_may_pass
 from fastgo.policy_play import PHASE_ALL, PHASE_LEARNER, PHASE_OPPONENT, PolicyPlay
-from fastgo.run.pool import PoolError, draw_opponent, pool_path, read_pool
-from fastgo.run.shards import GameRecord
 from fastgo.variants import Algorithm, Worker, selfplay_worker
+from rundata.pool import PoolError, draw_opponent, pool_path, read_pool
+from rundata.shards import GameRecord
 from selfplay_workers.worker_core import SEED_MASK, CoreField, WorkerCore
 from wire.client import ServerError
 
@@ -63,8 +63,8 @@ class PolicyWorker:
     until k is complete. Value mode has no opponent: every slot restarts at once.
 
     client: a selfplay_workers.interfaces.PolicyClient (the inference client). run_dir: a
-    fastgo.run.rundir.RunDir (pool.json; shards unless `shard_dir`). sink: a GameSink or None
-    (local shards); status: a fastgo.run.rundir.StatusFile or None (the heartbeat); sgf_dir: one
+    rundata.rundir.RunDir (pool.json; shards unless `shard_dir`). sink: a GameSink or None
+    (local shards); status: a rundata.rundir.StatusFile or None (the heartbeat); sgf_dir: one
     game in selfplay.sgf_every is written there as SGF; clock: the core's monotonic clock
     (selfplay_workers.worker_core.WorkerCore)."""
 

@@ -26,9 +26,9 @@ from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
 from fastgo.move_choice import choose_move, own_area_points, points_instead_of_pass
 from fastgo.replay import check_game
-from fastgo.run.shards import GameRecord
 from fastgo.search_settings import SearchSettings
 from fastgo.variants import Search
+from rundata.shards import GameRecord
 from selfplay_workers.worker_core import SEED_MASK, CoreField, WorkerCore
 
 log = logging.getLogger("fastgo.selfplay")
@@ -60,7 +60,7 @@ class SelfplayWorker:
     receive(ticket) -> (logits, values), model_version; the client in production). config: a
     fastgo Config (model for the board size and encoding, selfplay for the search and the
     shards). sink: a GameSink or None (local shards in shard_dir); status: a
-    fastgo.run.rundir.StatusFile or None (the heartbeat); clock: the core's monotonic clock
+    rundata.rundir.StatusFile or None (the heartbeat); clock: the core's monotonic clock
     (selfplay_workers.worker_core.WorkerCore)."""
 
     stop_requested = CoreField(settable=True)    # True after a signal too: run() then returns

@@ -8,7 +8,7 @@ import os
 import time
 
 from fastgo.bounds import SEED
-from fastgo.run.stop_signals import stop_on_signals
+from rundata.stop_signals import stop_on_signals
 from selfplay_workers.game_output import GameOutput
 from wire.client import receive_resubmitting_when_busy
 
@@ -24,7 +24,7 @@ class WorkerCore:
 
     config: a fastgo Config (selfplay: games, seed, komi, shard_games, shard_seconds,
     sgf_every; model: board_size). sink: a selfplay_workers.interfaces.GameSink, or None for
-    local shards in `shard_dir`. status: a fastgo.run.rundir.StatusFile or None; it is beaten with
+    local shards in `shard_dir`. status: a rundata.rundir.StatusFile or None; it is beaten with
     `stats` (a callable -> JSON-able dict) after every step and while paused. report(): logs
     the worker's figures, called every `report_every_s` seconds. clock: monotonic seconds (the
     deadline, the pause, the reports and `seconds`); a test passes its own.
@@ -112,7 +112,7 @@ class WorkerCore:
         return self._stats()
 
     def add_game(self, record):
-        """A finished game (fastgo.run.shards.GameRecord) to the sink or the local shards."""
+        """A finished game (rundata.shards.GameRecord) to the sink or the local shards."""
         self.output.add(record)
         self.games_done += 1
 

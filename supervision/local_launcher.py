@@ -12,10 +12,10 @@ import time
 
 from evaluation.evaluations import unrated_newest
 from fastgo import diskfull
-from fastgo.run.rundir import checkpoint_player, read_status
-from fastgo.run.statefiles import read_ratings
 from fastgo.variants import Backend
 from roles.registry import Role, role_argv, role_specs
+from rundata.rundir import checkpoint_player, read_status
+from rundata.statefiles import read_ratings
 from supervision.policy import Supervision, moves_per_s, stop_groups
 from supervision.restarts import REFUSED, STARTUP_S, Backoff
 from supervision.role_child import RoleChild

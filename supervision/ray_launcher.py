@@ -40,8 +40,8 @@ import os
 import signal
 import time
 
-from fastgo.run.rundir import RATINGS
 from roles.registry import Role, role_argv, role_specs
+from rundata.rundir import RATINGS
 from supervision.policy import Supervision, moves_per_s, stop_groups
 from supervision.ray_placement import (
     RayUnavailable,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 
-from fastgo.run.rundir import read_status
+from rundata.rundir import read_status
 from supervision.role_process import RoleProcess, last_line
 from wire.client import InferenceClient
 

@@ -8,9 +8,9 @@ import os
 import time
 
 from fastgo.files import atomic_write_text
-from fastgo.run.rundir import RATINGS, open_run_dir
-from fastgo.run.statefiles import read_json, read_ratings
 from roles.registry import Role
+from rundata.rundir import RATINGS, open_run_dir
+from rundata.statefiles import read_json, read_ratings
 from supervision.role_child import RoleChild
 from supervision.role_process import RoleStartError
 

@@ -10,18 +10,18 @@ from fastgo import bounded_json
 from fastgo.coords import json_number
 from fastgo.diskfull import no_wait
 from fastgo.files import atomic_write_text
-from fastgo.run.elo_fit import cgos_text
-from fastgo.run.rundir import player_step, status_path
-from fastgo.run.statefiles import MAX_ELO
-from fastgo.run.strength import read_strength
 from roles.registry import SUPERVISOR
+from rundata.elo_fit import cgos_text
+from rundata.rundir import player_step, status_path
+from rundata.statefiles import MAX_ELO
+from rundata.strength import read_strength
 
 MAX_CORES = 1e6             # a CPU share or budget of the evaluator's status, in cores
 
 
 def read_cgos(run_dir):
     """{name: (elo, low, high)} on CGOS's scale of a run directory's ratings table (its
-    fastgo.run.strength.Strength, refitted only when the file changed); {} without the
+    rundata.strength.Strength, refitted only when the file changed); {} without the
     stand-in."""
     return read_strength(run_dir.ratings_table).cgos
 
@@ -145,7 +145,7 @@ def status_line(elapsed, train, moves, evals, fill, ratings, restarts, evaluator
 def endings_text(endings) -> str:
     """'ends 88/4/8% margin 9.5  ': the shares of the trainer's recent self-play games that
     ended by passes / at the move cap / by resignation and their median final margin
-    (fastgo.run.ending_stats); '' before any game or for a status without them."""
+    (rundata.ending_stats); '' before any game or for a status without them."""
     try:
         if not endings["games"]:
             return ""

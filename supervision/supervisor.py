@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from fastgo.run.stop_signals import ignore_stop_signals, stop_on_signals
+from rundata.stop_signals import ignore_stop_signals, stop_on_signals
 from supervision.policy import Supervision
 
 TICK_S = 0.2                      # supervision period

@@ -229,7 +229,7 @@ def _game_record(size, komi, moves, learner, *, values=None, versions=(1, 0), se
     import numpy as np
 
     from fastgo.replay import check_game
-    from fastgo.run.shards import GameRecord
+    from rundata.shards import GameRecord
 
     moves = np.asarray(moves, dtype=np.int16)
     bad, reason, over, score, ownership = check_game(size, komi, moves)
@@ -268,7 +268,7 @@ def _random_moves(size, komi, rng, *, length):
 
 def _write_shard(directory, records, name, *, size, komi):
     """The records as one complete shard `directory/name` (the folder is created); its path."""
-    from fastgo.run.shards import ShardWriter
+    from rundata.shards import ShardWriter
 
     os.makedirs(directory, exist_ok=True)
     writer = ShardWriter(directory, prefix="test", size=size, komi=komi)
@@ -521,11 +521,11 @@ def _dashboard_checkpoint(root, step, *, rate=True):
     writes them: it beats random 10-0 and scores step // 100 of 10 against gnugo:10."""
     import json
 
-    from fastgo.run.config import ModelConfig
-    from fastgo.run.ratings_table import append_result
-    from fastgo.run.rundir import open_run_dir
     from network.checkpoint import save_checkpoint
     from network.model import build_model
+    from rundata.config import ModelConfig
+    from rundata.ratings_table import append_result
+    from rundata.rundir import open_run_dir
 
     run = open_run_dir(root)
     save_checkpoint(run.checkpoint(step), build_model(ModelConfig(
@@ -549,7 +549,7 @@ def _dashboard_run(root, *, steps=(100, 200, 300), games=6, seed=0):
 
     import numpy as np
 
-    from fastgo.run.rundir import open_run_dir, status_path
+    from rundata.rundir import open_run_dir, status_path
 
     run = open_run_dir(root)
     for step in steps:
@@ -591,9 +591,9 @@ def _reference_folder(folder, players, *, size=9):
     import json
 
     from fastgo.reference_players import INDEX_FORMAT, INDEX_NAME, index_entry
-    from fastgo.run.config import ModelConfig
     from network.checkpoint import save_checkpoint
     from network.model import build_model
+    from rundata.config import ModelConfig
 
     os.makedirs(folder, exist_ok=True)
     entries = []

@@ -16,7 +16,7 @@ import json
 import sys
 
 from evaluation.evaluations import cadence, read_evaluations, written_times
-from fastgo.run.rundir import RunDir
+from rundata.rundir import RunDir
 
 
 def main(argv=None) -> int:

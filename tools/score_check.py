@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 from fastgo import coords
-from fastgo.run.shards import read_shard
+from rundata.shards import read_shard
 
 MAX_GAMES = 10_000
 

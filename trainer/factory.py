@@ -12,11 +12,11 @@ from trainer.window_trainer import WindowTrainer
 
 
 def make_trainer(config, run_dir, *, publisher=None, status=None):
-    """The trainer of config.trainer.algorithm on `run_dir` (a fastgo.run.rundir.RunDir), resumed
+    """The trainer of config.trainer.algorithm on `run_dir` (a rundata.rundir.RunDir), resumed
     from its latest.ckpt when there is one: "alphazero" and "value" train over the replay window
     (WindowTrainer with AlphaZeroObjective or ValueObjective), "reinforce" on each game once
     (ReinforceTrainer). publisher(path, data, step) receives every checkpoint written; status
-    is a fastgo.run.rundir.StatusFile or None. ResumeError (trainer.training_core) when the run directory
+    is a rundata.rundir.StatusFile or None. ResumeError (trainer.training_core) when the run directory
     holds a checkpoint this config cannot continue."""
     algorithm = config.trainer.algorithm
     if algorithm == Algorithm.REINFORCE:

@@ -19,8 +19,8 @@ import math
 import torch
 from torch import nn
 
-from fastgo.run.rundir import checkpoint_player, player_step
 from network.model import PolicyValueNet, build_model
+from rundata.rundir import checkpoint_player, player_step
 
 
 def shape_at(config, stages, step: int):
@@ -83,7 +83,7 @@ def stopped_gaining(ratings, since_step: int, flat_steps: int, flat_elo: float,
     None while they do not (yet) say so.
 
     ratings: {player: elo or [elo, low, high]} as in RUN/ratings.json; checkpoints are named as
-    fastgo.run.rundir.checkpoint_player names them. Among the checkpoints rated from
+    rundata.rundir.checkpoint_player names them. Among the checkpoints rated from
     `since_step` on, the recent ones are those of the last `flat_steps` steps up to the
     newest; the shape stopped gaining when at least `min_recent` are recent, at least one is
     older, and the best recent rating is less than `flat_elo` above the best older one. Best

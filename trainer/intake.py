@@ -10,7 +10,7 @@ import logging
 import os
 
 from fastgo.files import printable
-from fastgo.run.shards import ShardError, list_shards, quarantine, read_shard
+from rundata.shards import ShardError, list_shards, quarantine, read_shard
 
 log = logging.getLogger("fastgo.train")
 
@@ -28,7 +28,7 @@ class ShardIntake:
         self._sizes: dict[str, int] = {}      # shard name -> bytes, of the names listed lately
 
     def names(self) -> list[str]:
-        """The complete shards of RUN/shards, by name (fastgo.run.shards.list_shards order)."""
+        """The complete shards of RUN/shards, by name (rundata.shards.list_shards order)."""
         return list_shards(self.run_dir.shards)
 
     def path(self, name: str) -> str:

@@ -14,7 +14,7 @@ import os
 from typing import TYPE_CHECKING
 
 from fastgo.files import append_bytes, atomic_write, printable, read_bounded
-from fastgo.run.statefiles import MAX_COLUMNS, StateRows, open_regular, read_lines
+from rundata.statefiles import MAX_COLUMNS, StateRows, open_regular, read_lines
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter

@@ -4,7 +4,7 @@ order). Every `minibatch_games` new games make one update (trainer.reinforce); e
 `checkpoint_every` updates a checkpoint is written, published to the server and a metrics.csv
 row appended (loss terms, the learner's win rate in the mini-batches since the last row, the
 pool size); every `pool_every` updates the current checkpoint joins the opponent pool
-(fastgo.run.pool: pool.json, started with the network the trainer starts from). With
+(rundata.pool: pool.json, started with the network the trainer starts from). With
 max_staleness > 0, queued games whose learner version is more than that many updates behind
 (behind the newest checkpoint the server took, when it refused a later one) are dropped unused
 (the "stale" column). With target_kl > 0 the learning rate follows the policy's KL change per
@@ -27,7 +27,7 @@ from collections import deque
 import numpy as np
 
 from fastgo.move_choice import policy_may_pass
-from fastgo.run.pool import OpponentPool
+from rundata.pool import OpponentPool
 from trainer.intake import ShardIntake
 from trainer.metrics import REINFORCE_FIELDS
 from trainer.reinforce import adapt_lr, learner_batch, reinforce_step
@@ -76,7 +76,7 @@ class ReinforceTrainer(CoreView):
                      self.step, self.samples, len(self.used_shards), self.games)
         # The pool starts with the network this trainer starts from: the untrained step 0, or
         # the checkpoint of another trainer (supervised pretraining) found in the run directory.
-        # A pool.json that cannot be used is moved aside and a new pool started (fastgo.run.pool).
+        # A pool.json that cannot be used is moved aside and a new pool started (rundata.pool).
         start = run_dir.checkpoint(self.step)
         self.pool.load_or_start(lambda: start if os.path.exists(start) else self.save_checkpoint(),
                                 self.step)

@@ -23,8 +23,8 @@ from fastgo import coords
 from fastgo.bounds import KOMI
 from fastgo.files import printable, reason
 from fastgo.replay import check_game
-from fastgo.run.shards import GameRecord, ShardWriter
 from fastgo.sgf import BLACK, COLOR_LETTERS, WHITE, SgfError, read_sgf_file
+from rundata.shards import GameRecord, ShardWriter
 
 MAX_FILES = 1_000_000          # SGF files one import may name or find
 MAX_DIR_DEPTH = 64             # folder levels walked below a directory given

@@ -28,7 +28,7 @@ import torch.nn.functional as F
 
 from fastgo.bounds import STEPS
 from fastgo.replay import encode_samples
-from fastgo.run.shards import ShardError, read_shard
+from rundata.shards import ShardError, read_shard
 from trainer.metrics import SUPERVISED_FIELDS
 from trainer.sgf_import import SgfInputError, import_sgf
 from trainer.training_core import CoreView, TrainingCore, autocast

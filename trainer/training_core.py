@@ -18,12 +18,12 @@ import time
 import torch
 
 from fastgo.files import escaped
-from fastgo.run.statefiles import read_ratings
 from fastgo.variants import Algorithm
 from network.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from network.cpu_isa import cpu_has_bf16
 from network.loading import training_record
 from network.model import build_model
+from rundata.statefiles import read_ratings
 from trainer.growth import grow_model, shape_at, stopped_gaining
 from trainer.metrics import append_metrics_row, tensorboard
 from trainer.sgd import PlainSGD
@@ -106,7 +106,7 @@ class TrainingCore:
 
     algorithm is written into each checkpoint: resuming from a checkpoint another algorithm
     wrote keeps its weights and step but starts the optimizer afresh. publisher(path, data, step)
-    receives every checkpoint written (None: write only); status is a fastgo.run.rundir.StatusFile
+    receives every checkpoint written (None: write only); status is a rundata.rundir.StatusFile
     or None; protected() returns checkpoint file names pruning must keep (besides the newest
     trainer.keep_checkpoints and the step-0 one); trainable(name) selects the parameters the
     optimizer trains (None: all of them).

@@ -14,7 +14,7 @@ import numpy as np
 from fastgo.replay import encode_samples
 
 # How a game ends when its final board is its area and its recorded score the points a Go
-# player would count (fastgo.run.records): two passes. A resignation or an imported result has
+# player would count (rundata.records): two passes. A resignation or an imported result has
 # no final area; a game stopped at the move cap has a board mid-scramble, not the game's area.
 SCORED_ENDS = ("passes",)
 # How a game ends when only the sign of its margin is known: a resignation. The winner would

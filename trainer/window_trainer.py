@@ -18,8 +18,8 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from fastgo.run.ending_stats import EndingStats
-from fastgo.run.shards import ShardError, read_shard
+from rundata.ending_stats import EndingStats
+from rundata.shards import ShardError, read_shard
 from trainer.intake import ShardIntake
 from trainer.training_core import CoreView, TrainingCore
 from trainer.window import ReplayWindow, block_from_shard

@@ -4,9 +4,9 @@ each (56 to 64 bytes, plus an 8-byte slot in the outer list).
 
 Two paths, each measured for the current code and for plain msgpack (the "before"):
   recorder  the message as the recorder gets it: recorder.messages.parse_game_message
-            then fastgo.run.records.unpack_record (recorder.server); plain: msgpack.unpackb
+            then rundata.records.unpack_record (recorder.server); plain: msgpack.unpackb
   shard     the same body in a shard file (header, body, trailer with count and sha256) read by
-            fastgo.run.shards.read_shard; plain: the file's bytes through msgpack.Unpacker
+            rundata.shards.read_shard; plain: the file's bytes through msgpack.Unpacker
 
 Every case runs in a fresh subprocess: "before" is read once the message is in memory
 (recorder) or the imports are done (shard: the file is written by another subprocess), "after"
@@ -50,7 +50,7 @@ def shard_file(path: str, data: bytes):
     """A shard of one record `data`: a valid header, the record, a trailer sealing both."""
     import msgpack
 
-    from fastgo.run import shards
+    from rundata import shards
 
     header = msgpack.packb({"magic": shards.MAGIC, "version": shards.FORMAT_VERSION, "size": 9,
                             "komi": 7.5, "rules": shards.RULES, "model_version": 0,
@@ -82,9 +82,9 @@ def child(path: str, code: str, shape: str, size: int, shard: str | None) -> dic
     import msgpack
 
     if code == "current":
-        from fastgo.run.records import unpack_record
-        from fastgo.run.shards import read_shard
         from recorder import messages
+        from rundata.records import unpack_record
+        from rundata.shards import read_shard
     message = body(shape, size) if path == "recorder" else None
     before, hwm_before = peak_mib(), hwm_mib()
     started = time.perf_counter()

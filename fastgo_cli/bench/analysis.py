@@ -63,13 +63,13 @@ def run(args):
     import torch
 
     from fastgo import bounded_json
-    from fastgo.run.config import load_config
     from fastgo_cli.bench.harness import measure_raw, random_planes
     from network.heads_evaluator import HeadsEvaluator
     from network.model import build_model
     from play.analysis.engine import AnalysisEngine, EngineSettings
     from play.analysis.query import Limits
     from play.heads_cache import HeadsCache
+    from rundata.config import load_config
 
     if args.threads:
         torch.set_num_threads(args.threads)

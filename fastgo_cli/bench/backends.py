@@ -88,7 +88,6 @@ def fp32_peak_gflops(seconds: float = 1.0) -> float:
 def run(args) -> int:
     import torch
 
-    from fastgo.run.config import Config, ConfigError, load_config, resolve_config
     from network.backend_choice import (
         check_positions,
         format_table,
@@ -99,6 +98,7 @@ def run(args) -> int:
     from network.backend_support import available_backends
     from network.cpu_isa import isa_note
     from network.model import build_model, fuse_for_inference
+    from rundata.config import Config, ConfigError, load_config, resolve_config
 
     try:
         config = load_config(resolve_config(args.config)) if args.config else Config()
@@ -116,7 +116,7 @@ def run(args) -> int:
                   f"{escaped(err, 300, one_line=True)}", file=sys.stderr)
             return 2
     else:
-        from fastgo.run.config import MODEL_NAME, ModelConfig, parse_section, to_dict
+        from rundata.config import MODEL_NAME, ModelConfig, parse_section, to_dict
 
         fields = to_dict(config.model)
         match = MODEL_NAME.fullmatch(args.net or "")

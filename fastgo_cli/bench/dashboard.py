@@ -24,9 +24,9 @@ def build(root, checkpoints, games, seed=0):
     import numpy as np
 
     from fastgo import bounded_json
-    from fastgo.run.ratings_table import append_result
-    from fastgo.run.rundir import checkpoint_player, open_run_dir
-    from fastgo.run.shards import ShardWriter
+    from rundata.ratings_table import append_result
+    from rundata.rundir import checkpoint_player, open_run_dir
+    from rundata.shards import ShardWriter
 
     run = open_run_dir(root)
     rng = np.random.default_rng(seed)
@@ -67,7 +67,7 @@ def bench_game(rng):
 
     from fastgo.game import Game
     from fastgo.replay import check_game
-    from fastgo.run.records import GameRecord
+    from rundata.records import GameRecord
 
     rng = np.random.default_rng(rng)
     game = Game(9, 7.5)
@@ -89,7 +89,7 @@ def bench_game(rng):
 
 def run(args):
     from dashboard.run_view import RunView
-    from fastgo.run.rundir import RunDir
+    from rundata.rundir import RunDir
 
     root = args.run_dir or tempfile.mkdtemp(prefix="fastgo-bench-dashboard-")
     started = time.perf_counter()

@@ -266,7 +266,7 @@ def _leelaz_engine(args, program, weights):
 
 def _check(args):
     """The ModelConfig of --net/--size; ValueError with the message on a bad argument."""
-    from fastgo.run.config import MODEL_NAME, ConfigError, ModelConfig, parse_section
+    from rundata.config import MODEL_NAME, ConfigError, ModelConfig, parse_section
 
     match = MODEL_NAME.fullmatch(args.net)
     if not match:

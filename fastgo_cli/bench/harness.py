@@ -54,9 +54,9 @@ def served_loop(config, prefix, trainer=None):
     ServerConfig), net, runner. The server is stopped on the way out."""
     import torch
 
-    from fastgo.run.config import to_dict
     from inference_server.slots import make_runner
     from network.model import build_model
+    from rundata.config import to_dict
 
     server = dataclasses.replace(config.server, endpoint="tcp://127.0.0.1:*", checkpoints={},
                                  log_file="")

@@ -17,7 +17,7 @@ import numpy as np
 
 from fastgo.constants import SIZE_RANGE
 from fastgo.coords import is_board_size
-from fastgo.run.config import ENCODING_PLANES
+from rundata.config import ENCODING_PLANES
 
 
 def parents():

@@ -5,7 +5,7 @@ and the two shipped rungs nearest its strength; 14,000 self-play games an hour; 
 trainer with trainer.shards_kept_mb and trainer.window_max leaves), and on each, every operation
 that reads the whole run, timed in a fresh process with its peak memory:
 
-- ratings:   `fastgo ratings RUN/ratings.jsonl`'s fit (fastgo.run.strength, calibration included)
+- ratings:   `fastgo ratings RUN/ratings.jsonl`'s fit (rundata.strength, calibration included)
 - evaluator: the bookkeeping of an evaluator point besides its games: the refit, the predictions
              of its pairings, ratings.json and curve.png
 - dashboard: the dashboard's first snapshot of the run (everything the page draws) and its size
@@ -53,8 +53,8 @@ def truth(k: int) -> float:
 
 def rung_ratings() -> dict:
     """{spec: CGOS rating} of the shipped rungs every machine plays (ref: and mcts:)."""
-    from fastgo.run.elo_fit import cgos_ratings
-    from fastgo.run.ladder import calibration
+    from rundata.elo_fit import cgos_ratings
+    from rundata.ladder import calibration
 
     return {name: value[0] for name, value in cgos_ratings(calibration()).items()
             if name.startswith(("ref:", "mcts:"))}
@@ -65,8 +65,8 @@ def build_ratings(run, hours, rng):
     returns the steps of the points."""
     from fastgo import bounded_json
     from fastgo.files import append_bytes
-    from fastgo.run.ratings_table import result_line
-    from fastgo.run.rundir import checkpoint_player, kept_steps
+    from rundata.ratings_table import result_line
+    from rundata.rundir import checkpoint_player, kept_steps
 
     rungs = rung_ratings()
     start = time.time() - hours * 3600.0
@@ -126,8 +126,8 @@ def window_positions(config, hours) -> int:
 def build_shards(run, positions, rng_seed=0):
     """Shards of 64 random 9x9 games each (fastgo_cli.bench.dashboard.bench_game's), named in
     time order, holding `positions` positions: the window a resumed trainer reads back."""
-    from fastgo.run.shards import ShardWriter
     from fastgo_cli.bench.dashboard import bench_game
+    from rundata.shards import ShardWriter
 
     record = bench_game(rng_seed)
     games = -(-positions // len(record.moves))
@@ -143,7 +143,7 @@ def build_trainer(run, config, hours, steps):
     """checkpoints/: the trainer's newest checkpoint carrying a run of `hours`' state (every
     shard on disk used, the positions and games of the whole run, its step); the 20 names before
     it as empty files (the dashboard lists them)."""
-    from fastgo.run.shards import list_shards
+    from rundata.shards import list_shards
     from trainer.factory import make_trainer
 
     trainer = make_trainer(config, run)
@@ -176,15 +176,15 @@ def build_metrics(run, hours):
 
 
 def quickstart():
-    from fastgo.run.config import load_config
-    from fastgo.run.config.loader import resolve_config
+    from rundata.config import load_config
+    from rundata.config.loader import resolve_config
 
     return load_config(resolve_config("quickstart"), overrides=["trainer.device=cpu"])
 
 
 def build_run(root, hours, seed=0):
     """The synthetic run directory of `hours` at `root` (see the module); returns its root."""
-    from fastgo.run.rundir import open_run_dir
+    from rundata.rundir import open_run_dir
 
     run = open_run_dir(root)
     os.makedirs(run.evaluated, exist_ok=True)
@@ -208,12 +208,12 @@ def time_operation(op, root) -> dict:
     """One operation on the run at `root` (in this process): its seconds and what it produced."""
     from fastgo import bounded_json
     from fastgo.files import atomic_write_text
-    from fastgo.run.rundir import RunDir
+    from rundata.rundir import RunDir
 
     run = RunDir(root)
     started = time.perf_counter()
     if op == "ratings":
-        from fastgo.run.strength import read_strength
+        from rundata.strength import read_strength
 
         strength = read_strength(run.ratings_table)
         out = {"players": len(strength.elo), "left_out": strength.left_out,
@@ -222,8 +222,8 @@ def time_operation(op, root) -> dict:
         from evaluation.evaluations import read_evaluations
         from evaluation.pairings import predictor
         from evaluation.plots import draw_curve
-        from fastgo.run.ladder import LADDER
-        from fastgo.run.strength import read_strength
+        from rundata.ladder import LADDER
+        from rundata.strength import read_strength
 
         evaluations = read_evaluations(run.evaluations)
         strength = read_strength(run.ratings_table)
@@ -295,7 +295,7 @@ def measured(op, root) -> dict:
 
 def disk(root) -> dict:
     """MB of the run directory's parts that grow with a run, by file or folder name."""
-    from fastgo.run.rundir import RunDir
+    from rundata.rundir import RunDir
 
     def size(path):
         if os.path.isfile(path):
@@ -312,7 +312,7 @@ def disk(root) -> dict:
 
 
 def run(args):
-    from fastgo.run.rundir import RunDir
+    from rundata.rundir import RunDir
 
     root = args.root or tempfile.mkdtemp(prefix="fastgo-bench-run-length-")
     figures = {}

@@ -45,7 +45,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from fastgo.run.config import ConfigError, check_setting_flag, load_config
+    from rundata.config import ConfigError, check_setting_flag, load_config
 
     try:
         config = load_config(args.config)

@@ -8,15 +8,15 @@ import dataclasses
 import os
 import sys
 
-from fastgo.run.rundir import RunDir
 from fastgo.variants import Algorithm
+from rundata.rundir import RunDir
 
 
 def _prepare_pool(run_dir, net):
     """A run directory whose pool.json names one checkpoint of `net`: the workers load it into
     their opponent slots, as in a REINFORCE run."""
-    from fastgo.run.pool import OpponentPool
     from network.checkpoint import save_checkpoint
+    from rundata.pool import OpponentPool
 
     checkpoint = RunDir(run_dir).checkpoint(0)
     os.makedirs(os.path.dirname(checkpoint), exist_ok=True)

@@ -69,7 +69,7 @@ def _cpu_seconds(pid):
 def _write_config(config, workdir, host, ports):
     """The bench's config with CURVE keys for the server, the recorder and the worker (allowed
     by both); returns (config path, server endpoint, recorder endpoint)."""
-    from fastgo.run.config import to_dict
+    from rundata.config import to_dict
     from supervision.role_process import write_toml
     from wire.keys import write_key_pair
 
@@ -100,9 +100,9 @@ def _round(args, mode, index, workdir, config_path, server_ep, recorder_ep, near
     """One worker for warmup + seconds writing its shards (mode "local") or sending its games
     to a recorder started for the round (mode "remote"): {"mode", "games" (in shards),
     "finished" (by the worker), "seconds" (the worker's), "recorder_cpu_s"}."""
-    from fastgo.run.shards import list_shards, read_shard
     from fastgo_cli.bench.harness import SERVER_START_S, WORKER_GRACE_S, finish_worker, worker_argv
     from roles.registry import Role
+    from rundata.shards import list_shards, read_shard
     from supervision.role_process import RoleProcess
 
     run_dir = os.path.join(workdir, f"{mode}{index}")

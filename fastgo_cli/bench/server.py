@@ -16,8 +16,8 @@ import tempfile
 import time
 
 from fastgo import bounded_json
-from fastgo.run.config import ENCODING_PLANES
 from fastgo.variants import BACKEND_ALIASES, Backend, Device
+from rundata.config import ENCODING_PLANES
 
 
 def parents():
@@ -52,7 +52,7 @@ def add_arguments(parser):
 
 
 def _server_config(args):
-    from fastgo.run.config import Config, ModelConfig, ServerConfig, load_config
+    from rundata.config import Config, ModelConfig, ServerConfig, load_config
     config = load_config(args.config) if args.config else Config(
         model=ModelConfig.from_name(args.net, board_size=args.size, encoding=args.encoding),
         server=ServerConfig(threads=1, device=Device.CPU))
@@ -61,7 +61,7 @@ def _server_config(args):
 
 def _check_arguments(args, config):
     """Refuses, as ConfigError, what would otherwise fail later with a traceback."""
-    from fastgo.run.config import ConfigError
+    from rundata.config import ConfigError
     for batch in args.batch:
         if not 1 <= batch <= 65536:
             raise ConfigError(f"--batch: must be in 1..65536, got {batch}")
@@ -138,9 +138,9 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
 
     import numpy as np
 
-    from fastgo.run.config import to_dict
     from fastgo_cli.bench.harness import measure_raw, random_planes, start_serve_process
     from inference_server.slots import make_runner
+    from rundata.config import to_dict
     from supervision.role_process import write_toml
 
     server = dataclasses.replace(config.server, endpoint="tcp://127.0.0.1:*", max_batch=batch,
@@ -218,8 +218,8 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
 
 
 def run(args) -> int:
-    from fastgo.run.config import ConfigError
     from fastgo_cli.bench.harness import write_json
+    from rundata.config import ConfigError
 
     try:
         config = _server_config(args)

@@ -67,7 +67,7 @@ def run(args) -> int:
 
     import numpy as np
 
-    from fastgo.run.config import ConfigError, load_config
+    from rundata.config import ConfigError, load_config
 
     try:
         config = load_config(args.config)
@@ -83,10 +83,10 @@ def run(args) -> int:
     # torch only once the arguments are good: a refusal costs no torch import (3 CPU-s)
     import torch
 
-    from fastgo.run.rundir import open_run_dir
-    from fastgo.run.shards import list_shards, read_shard
     from network.batch_evaluator import UniformEvaluator
     from network.cpu_isa import cpu_has_bf16
+    from rundata.rundir import open_run_dir
+    from rundata.shards import list_shards, read_shard
     from selfplay_workers.worker import SelfplayWorker
     from trainer.factory import make_trainer
     from trainer.window import ReplayWindow, block_from_shard

@@ -16,13 +16,13 @@ import os
 import sys
 import time
 
-from fastgo.run.match_stats import sprt_bounds, sprt_decision, sprt_llr
 from play import match
 from play.arena.plan import PROG, SPRT_ALPHA, SPRT_BETA, ArenaPlan
 from play.arena.report import report, write_sgfs
 from play.arena.sides import make_sides
 from play.deferred_signals import Interrupts
 from play.players import MatchSide, Player
+from rundata.match_stats import sprt_bounds, sprt_decision, sprt_llr
 
 
 def printer(stream):

@@ -1,5 +1,5 @@
 """What an arena match leaves: its summary (the --json file's fields), the report's text, the
---json file, the row appended to the ratings table (fastgo.run.ratings_table) and every game as an SGF
+--json file, the row appended to the ratings table (rundata.ratings_table) and every game as an SGF
 file. Each file is written whole or not at all (fastgo.files.atomic_write)."""
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import os
 
 from fastgo import bounded_json
 from fastgo.files import atomic_write
-from fastgo.run import ratings_table
 from fastgo.sgf import record_from_game, write_sgf
 from play.arena.plan import PROG, ArenaPlan, one_line
 from play.gtp.side import GtpSide
 from play.match import SearchSide
+from rundata import ratings_table
 
 
 def summary(result, sprt=None):

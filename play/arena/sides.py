@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 
 from fastgo.player_spec import SPEC_FORMS
-from fastgo.run.ratings_table import TableError, check_name, table_name
 from fastgo.variants import Search, Use
 from network.loading import NetworkError
 from play.arena.plan import NAME_SUFFIXES, PROG, ArenaError, ArenaPlan, one_line
@@ -19,6 +18,7 @@ from play.match import SearchSide
 from play.network_player import load_player_network, make_search_side
 from play.player_settings import PLAYER_SEARCH, PlayerSettings
 from play.specs import make_spec_side
+from rundata.ratings_table import TableError, check_name, table_name
 
 
 def arena_checkpoint_side(path, plan: ArenaPlan, seed, which):

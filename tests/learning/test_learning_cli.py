@@ -7,7 +7,7 @@ import sys
 
 def test_a_selfplay_worker_never_imports_torch():
     code = ("import sys, selfplay_workers.worker, play.match, fastgo_cli.selfplay_cmd, "
-            "wire.client, fastgo.run.shards; "
+            "wire.client, rundata.shards; "
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -11,11 +11,11 @@ import time
 
 import torch
 
-from fastgo.run.config import load_config
-from fastgo.run.shards import list_shards, read_shard
 from network.batch_evaluator import InProcessEvaluator
 from play.match import SearchSide, play_match
 from play.players import RandomPlayer
+from rundata.config import load_config
+from rundata.shards import list_shards, read_shard
 
 # 2000 steps at 8 samples a position (32,000 self-play positions) ended 99, 100, 99 and 100 of
 # 100 against random and 97-3, 99-1, 99-1, 99-1 against the untrained network, at half the CPU

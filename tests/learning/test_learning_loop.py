@@ -15,13 +15,13 @@ from fastgo.board import BLACK, WHITE
 from fastgo.game import Game
 from fastgo.mcts import BatchedSearch
 from fastgo.replay import check_game, encode_samples
-from fastgo.run.config import load_config, loads_config
-from fastgo.run.rundir import open_run_dir
-from fastgo.run.shards import list_shards, read_shard
 from fastgo.symmetry import transform_planes, transform_policy
 from network.batch_evaluator import UniformEvaluator
 from network.checkpoint import load_checkpoint, save_checkpoint
 from network.model import build_model
+from rundata.config import load_config, loads_config
+from rundata.rundir import open_run_dir
+from rundata.shards import list_shards, read_shard
 from selfplay_workers.worker import SelfplayWorker
 from trainer.window import ReplayWindow, block_from_shard
 from wire.client import InferenceClient

@@ -14,12 +14,12 @@ import numpy as np
 import torch
 
 from fastgo.policy_play import distribution
-from fastgo.run.config import load_config
-from fastgo.run.match_stats import wilson_interval
-from fastgo.run.shards import list_shards, read_shard
 from network.checkpoint import load_checkpoint
 from play.match import play_match
 from play.players import MatchSide, RandomPlayer
+from rundata.config import load_config
+from rundata.match_stats import wilson_interval
+from rundata.shards import list_shards, read_shard
 
 TRAIN_UPDATES = 100
 TIMEOUT_S = 600

@@ -62,7 +62,7 @@ def start_recorder(stop):
 
 def _shard_ids(shard_dir):
     """Every game id in the complete shards of shard_dir, in order (duplicates kept)."""
-    from fastgo.run.shards import list_shards, read_shard
+    from rundata.shards import list_shards, read_shard
 
     ids = []
     for name in list_shards(shard_dir):

@@ -1,5 +1,5 @@
 """Every dotted project name the docs and the docstrings give (`evaluation.pairings.predictor`,
-fastgo.run.rundir.kept_steps) names something that exists: a module, or an attribute of one (a
+rundata.rundir.kept_steps) names something that exists: a module, or an attribute of one (a
 class, a function, a constant, a method). A name left behind by a move or a rename fails here
 with the file that gives it. Config keys that read like a package's name (`trainer.lr`, a
 setting of the [trainer] section) are keys, not names, and are left alone."""
@@ -12,20 +12,20 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("fastgo", "network", "wire", "inference_server", "selfplay_workers", "play",
+PACKAGES = ("fastgo", "rundata", "network", "wire", "inference_server", "selfplay_workers", "play",
             "trainer", "evaluation", "roles", "supervision", "dashboard", "comparison",
             "fastgo_cli", "recorder")
 NAME = re.compile(r"(?<![\w./-])((?:" + "|".join(PACKAGES) + r")(?:\.[A-Za-z_]\w*)+)")
 FILES = ("png", "key", "json", "jsonl", "toml", "ckpt", "csv", "log", "out", "txt", "md", "py",
          "pyx", "shard", "sgf", "onnx", "xml", "bin", "html", "js")      # a file's name, not code
-CODE = ("fastgo", "network", "wire", "inference_server", "selfplay_workers", "play", "trainer",
+CODE = ("fastgo", "rundata", "network", "wire", "inference_server", "selfplay_workers", "play", "trainer",
         "evaluation", "roles", "supervision", "dashboard", "comparison", "fastgo_cli",
         "recorder", "tools")
 
 
 def config_keys() -> set:
-    """'section.key' of every setting of the config (fastgo.run.config.Config)."""
-    from fastgo.run.config import Config
+    """'section.key' of every setting of the config (rundata.config.Config)."""
+    from rundata.config import Config
 
     keys = set()
     for section in dataclasses.fields(Config):
@@ -96,11 +96,11 @@ def test_every_dotted_project_name_in_the_docs_and_docstrings_resolves():
 
 
 def test_the_scan_finds_a_name_that_does_not_resolve():
-    assert resolves("fastgo.run.rundir.kept_steps") and resolves("fastgo.run.rundir")
-    assert resolves("fastgo.run.strength.Strength.gain")
-    assert not resolves("fastgo.run.rundir.no_such_function")
+    assert resolves("rundata.rundir.kept_steps") and resolves("rundata.rundir")
+    assert resolves("rundata.strength.Strength.gain")
+    assert not resolves("rundata.rundir.no_such_function")
     assert not resolves("evaluation.no_such_module.thing")
-    found = [m.group(1) for m in NAME.finditer("see `fastgo.run.elo_fit.fit_window` and "
+    found = [m.group(1) for m in NAME.finditer("see `rundata.elo_fit.fit_window` and "
                                                "trainer.lr, not runs/fastgo.x or a.fastgo.y")]
-    assert found == ["fastgo.run.elo_fit.fit_window", "trainer.lr"]
+    assert found == ["rundata.elo_fit.fit_window", "trainer.lr"]
     assert "trainer.lr" in config_keys() and "evaluator.anchors" in config_keys()

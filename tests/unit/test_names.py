@@ -10,7 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("fastgo", "network", "wire", "inference_server", "recorder", "selfplay_workers",
+PACKAGES = ("fastgo", "rundata", "network", "wire", "inference_server", "recorder", "selfplay_workers",
             "play", "trainer", "evaluation", "roles", "supervision", "dashboard", "comparison",
             "fastgo_cli")
 PROTOCOL = {"run", "add_arguments", "parents", "main"}

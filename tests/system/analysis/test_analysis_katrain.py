@@ -20,9 +20,9 @@ VISITS = 12
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
-    from fastgo.run.config import ModelConfig
     from network.checkpoint import save_checkpoint
     from network.model import build_model
+    from rundata.config import ModelConfig
 
     path = tmp_path_factory.mktemp("katrain") / "net.ckpt"
     save_checkpoint(path, build_model(ModelConfig(board_size=9, blocks=1, channels=8,

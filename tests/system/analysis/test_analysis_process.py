@@ -16,9 +16,9 @@ GAME = [["B", "E5"], ["W", "C3"], ["B", "G3"], ["W", "C7"], ["B", "G7"], ["W", "
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
-    from fastgo.run.config import ModelConfig
     from network.checkpoint import save_checkpoint
     from network.model import build_model
+    from rundata.config import ModelConfig
 
     path = tmp_path_factory.mktemp("analysis") / "net.ckpt"
     save_checkpoint(path, build_model(ModelConfig(board_size=9, blocks=1, channels=8,
@@ -139,9 +139,9 @@ def test_a_checkpoint_with_nan_weights_is_refused_at_start(tmp_path):
     accepted and the engine then died with SIGABRT on its first search)."""
     import torch
 
-    from fastgo.run.config import ModelConfig
     from network.checkpoint import save_checkpoint
     from network.model import build_model
+    from rundata.config import ModelConfig
 
     model = build_model(ModelConfig(board_size=9, blocks=1, channels=8), seed=0)
     with torch.no_grad():

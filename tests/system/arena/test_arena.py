@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from fastgo.run.match_stats import elo_from_score, sprt_bounds, sprt_decision, sprt_llr, wilson_interval
-from fastgo.run.ratings_table import read_table
 from fastgo.sgf import read_sgf_file
 from fastgo_cli.main import main
 from play.match import play_match
 from play.specs import make_player
+from rundata.match_stats import elo_from_score, sprt_bounds, sprt_decision, sprt_llr, wilson_interval
+from rundata.ratings_table import read_table
 
 FAKE = str(Path(__file__).resolve().parents[2] / "fake_engines" / "fake_gtp.py")
 ROOT = Path(__file__).resolve().parents[3]
@@ -282,9 +282,9 @@ def test_an_interrupted_batch_keeps_its_finished_games(tmp_path, capsys, monkeyp
 
 def tiny_checkpoint(tmp_path):
     """A 7x7 b1c8 network at step 3, as a checkpoint file."""
-    from fastgo.run.config import ModelConfig
     from network.checkpoint import save_checkpoint
     from network.model import build_model
+    from rundata.config import ModelConfig
 
     path = tmp_path / "net.ckpt"
     save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=1),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fastgo.run.ratings_table import read_table
+from rundata.ratings_table import read_table
 
 ROOT = Path(__file__).resolve().parents[3]
 GAMES, AT_ONCE = 12, 4
@@ -65,7 +65,7 @@ POINTS = {
     "while the report is said": ("play.arena.report", "report_lines", "before", 1, True),
     "while the json is written": ("play.arena.report", "_write_atomic", "before", GAMES + 1,
                                   True),
-    "while the ratings row is appended": ("fastgo.run.ratings_table", "append_result", "before",
+    "while the ratings row is appended": ("rundata.ratings_table", "append_result", "before",
                                           1, True),
     "while the engines are ended": ("play.players", "UctPlayer.close", "before", 1, True),
     "while the sides are made": ("play.arena.sides", "make_arena_side", "before", 2, False),

@@ -12,8 +12,8 @@ import pytest
 import play.arena.loop
 import play.arena.report
 import play.match
-from fastgo.run.ratings_table import read_table
 from fastgo_cli.main import main
+from rundata.ratings_table import read_table
 
 GAMES, AT_ONCE = 6, 2
 

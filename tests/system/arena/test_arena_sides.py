@@ -3,9 +3,9 @@ import json
 import subprocess
 import sys
 
-from fastgo.run.config import ModelConfig
 from network.checkpoint import save_checkpoint
 from network.model import build_model
+from rundata.config import ModelConfig
 
 
 def test_each_side_has_its_own_search(tmp_path):

@@ -2,9 +2,9 @@
 import subprocess
 import sys
 
-from fastgo.run.config import ModelConfig
 from network.checkpoint import save_checkpoint
 from network.model import build_model
+from rundata.config import ModelConfig
 
 
 def test_terminal_game_accepts_moves_undo_and_refuses_bad_input(tmp_path):

@@ -109,10 +109,10 @@ def replace_index(folder, make):
 def pristine(tmp_path_factory, reference_folder):
     """(a valid folder of ref:low and ref:high, the folder `outside` beside it, and there
     thirteen.ckpt: a 13x13 network recording its komi)."""
-    from fastgo.run.config import ModelConfig
     from network.checkpoint import save_checkpoint
     from network.loading import training_record
     from network.model import build_model
+    from rundata.config import ModelConfig
 
     root = tmp_path_factory.mktemp("references")
     reference_folder(root / "refs", [("low", 3), ("high", 6)])
@@ -184,8 +184,8 @@ def test_the_arena_refuses_it_in_one_line_with_exit_status_2(hostile, capsys, op
 
 def evaluator(tmp_path, anchors):
     from evaluation.evaluator import Evaluator
-    from fastgo.run.config import loads_config
-    from fastgo.run.rundir import open_run_dir
+    from rundata.config import loads_config
+    from rundata.rundir import open_run_dir
 
     text = "[evaluator]\nanchors = [" + ", ".join(f'"{a}"' for a in anchors) + "]\n"
     return Evaluator(loads_config(text), open_run_dir(tmp_path / "run"), logging.getLogger("test"))
@@ -193,7 +193,7 @@ def evaluator(tmp_path, anchors):
 
 def test_the_evaluator_refuses_a_config_or_skips_the_anchor_with_its_reason(
         hostile, tmp_path, caplog, opened_outside):
-    from fastgo.run.config import ConfigError
+    from rundata.config import ConfigError
 
     if hostile.index:            # the config names a player no index can say: refused at the start
         with pytest.raises(ConfigError) as info:
@@ -250,7 +250,7 @@ def test_the_dashboard_answers_a_game_against_it_with_one_line(hostile, tmp_path
 
     from dashboard.run_view import references
     from dashboard.server import Dashboard
-    from fastgo.run.rundir import open_run_dir
+    from rundata.rundir import open_run_dir
 
     dashboard = Dashboard(open_run_dir(tmp_path / "run").root)
 

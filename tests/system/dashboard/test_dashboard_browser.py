@@ -126,7 +126,7 @@ def test_a_finished_run_in_a_browser(tmp_path, browser, dashboard_run, dashboard
                                      reference_folder):
     from dashboard.run_view import RUNNING_S
     from fastgo.reference_players import REFERENCES_ENV
-    from fastgo.run.rundir import status_path
+    from rundata.rundir import status_path
 
     run = dashboard_run(tmp_path / "run")
     dashboard_checkpoint(run.root, 50, rate=False)              # one checkpoint never rated

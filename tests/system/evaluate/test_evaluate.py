@@ -10,9 +10,9 @@ import subprocess
 import sys
 
 from evaluation.pairings import one_sided
-from fastgo.run.config import load_config
-from fastgo.run.rundir import open_run_dir
 from network.batch_evaluator import UniformEvaluator
+from rundata.config import load_config
+from rundata.rundir import open_run_dir
 from selfplay_workers.worker import SelfplayWorker
 from trainer.factory import make_trainer as Trainer
 
@@ -101,7 +101,7 @@ def test_evaluator_chains_checkpoints_and_anchors_and_draws_the_curve(tmp_path, 
         assert len([a for a, r in anchors.items() if not one_sided(*r)]) <= 2
         retired |= {a for a, r in anchors.items() if one_sided(*r) > 0}
     # each evaluated checkpoint kept as a later opponent (the trainer prunes its own): steps
-    # 0, 5, 10 and 20 are spaced by more than fastgo.run.rundir.KEEP_RATIO (5 * 1.25 <= 10)
+    # 0, 5, 10 and 20 are spaced by more than rundata.rundir.KEEP_RATIO (5 * 1.25 <= 10)
     assert [e["path"] for e in evaluations] == \
         [str(root / "evaluated" / f"ckpt-{s:09d}.ckpt") for s in (0, 5, 10, 20)]
     assert all((root / "evaluated" / f"ckpt-{s:09d}.ckpt").read_bytes() ==

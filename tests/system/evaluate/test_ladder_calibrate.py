@@ -9,8 +9,8 @@ import signal
 import pytest
 
 from evaluation.calibration import direct_games, ladder_view, next_link
-from fastgo.run.calibration_table import add_rows, read_calibration
 from fastgo_cli.main import main
+from rundata.calibration_table import add_rows, read_calibration
 
 # a made-up table: mcts:2 < mcts:6 < mcts:24 (and random below), the stand-in above them all
 SEED_ROWS = [("random", "mcts:2", 3, 13), ("mcts:2", "mcts:6", 5, 11), ("mcts:6", "mcts:24", 4, 12),

@@ -30,9 +30,9 @@ CASES = {
 def model_and_key(tmp_path_factory):
     """A small checkpoint, and the cache key `fastgo gtp --model` looks it up under (read from
     the cache a first run writes)."""
-    from fastgo.run.config import ModelConfig
     from network.checkpoint import save_checkpoint
     from network.model import build_model
+    from rundata.config import ModelConfig
 
     root = tmp_path_factory.mktemp("cache")
     path = root / "tiny.ckpt"

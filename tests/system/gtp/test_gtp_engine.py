@@ -141,9 +141,9 @@ def test_model_option_refusals_are_clear(tmp_path):
 def test_network_player_over_gtp(tmp_path):
     import torch  # noqa: F401  (a build without torch must fail here, not skip)
 
-    from fastgo.run.config import ModelConfig
     from network.checkpoint import save_checkpoint
     from network.model import build_model
+    from rundata.config import ModelConfig
 
     path = str(tmp_path / "net.ckpt")
     save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=1), step=3)
@@ -179,9 +179,9 @@ def test_move_seconds_is_a_time_a_move_with_uncapped_visits(tmp_path):
     the visits were not capped); the arena's --move-seconds means the same."""
     import time
 
-    from fastgo.run.config import ModelConfig
     from network.checkpoint import save_checkpoint
     from network.model import build_model
+    from rundata.config import ModelConfig
 
     path = str(tmp_path / "net.ckpt")
     save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=1),
@@ -458,9 +458,9 @@ def test_lz_analyze_streams_until_the_next_command(tmp_path):
     import torch  # noqa: F401  (a build without torch must fail here, not skip)
 
     from fastgo import coords
-    from fastgo.run.config import ModelConfig
     from network.checkpoint import save_checkpoint
     from network.model import build_model
+    from rundata.config import ModelConfig
 
     path = str(tmp_path / "net.ckpt")
     save_checkpoint(path, build_model(ModelConfig(board_size=7, blocks=1, channels=8), seed=2), step=1)

@@ -134,9 +134,9 @@ def test_gtp_cli_refuses_out_of_range_seed_and_komi():
 def test_gtp_model_with_nan_weights_is_refused_at_start(tmp_path):
     import torch
 
-    from fastgo.run.config import ModelConfig
     from network.checkpoint import save_checkpoint
     from network.model import build_model
+    from rundata.config import ModelConfig
 
     model = build_model(ModelConfig(blocks=1, channels=8), seed=0)
     with torch.no_grad():
@@ -159,10 +159,10 @@ def test_gtp_model_with_a_broken_analysis_head_is_refused_at_start_in_one_line(
     # the engine checks them at its start instead of failing at the first kata-analyze
     import torch
 
-    from fastgo.run.config import ModelConfig
     from network.checkpoint import save_checkpoint
     from network.loading import training_record
     from network.model import build_model
+    from rundata.config import ModelConfig
 
     model = build_model(ModelConfig(board_size=7, blocks=1, channels=8, score_head=True,
                                     lead_head=True, ownership_head=True), seed=1)

@@ -15,8 +15,8 @@ from fastgo.board import BLACK, WHITE
 from fastgo.game import Game
 from fastgo.policy_play import PHASE_LEARNER, PHASE_OPPONENT, PolicyPlay, distribution, sample_moves
 from fastgo.replay import check_game
-from fastgo.run.pool import PoolError, draw_opponent, read_pool
-from fastgo.run.shards import GameRecord, ShardError, ShardWriter, read_shard
+from rundata.pool import PoolError, draw_opponent, read_pool
+from rundata.shards import GameRecord, ShardError, ShardWriter, read_shard
 
 
 def _acceptable(game):
@@ -268,9 +268,9 @@ device = "cpu"
 
 
 def test_reinforce_selfplay_writes_shards_against_pool_opponents(tmp_path):
-    from fastgo.run.config import load_config
     from network.checkpoint import save_checkpoint
     from network.model import build_model
+    from rundata.config import load_config
     from supervision.role_process import ServerProcess
     from wire.client import InferenceClient, ServerError
 
@@ -365,8 +365,8 @@ class _FakeServer:
 
 
 def _worker(tmp_path, algorithm, server, **extra):
-    from fastgo.run.config import loads_config
-    from fastgo.run.rundir import open_run_dir
+    from rundata.config import loads_config
+    from rundata.rundir import open_run_dir
     from selfplay_workers.policy_worker import PolicyWorker
 
     config = loads_config(f"""

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from fastgo.run.shards import GameRecord
+from rundata.shards import GameRecord
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,8 @@
 """Peak RSS of a real process decoding a 16 MiB message built to amplify (millions of one-byte
 empty arrays: plain msgpack turns each into a 56-byte list plus an 8-byte slot, ~70x the bytes):
 through the recorder's path (recorder.messages.parse_game_message, then
-fastgo.run.records.unpack_record) and as a shard read by fastgo.run.shards.read_shard, the growth
-stays under 4x the message. tests/unit/fastgo/run/test_records.py bounds the same with tracemalloc
+rundata.records.unpack_record) and as a shard read by rundata.shards.read_shard, the growth
+stays under 4x the message. tests/unit/rundata/test_records.py bounds the same with tracemalloc
 on 1 MiB in-process; this measures the whole process at the recorder's byte limit
 (recorder.max_game_bytes = 16 MiB).
 
@@ -22,7 +22,7 @@ import textwrap
 import msgpack
 import pytest
 
-from fastgo.run import shards
+from rundata import shards
 
 MESSAGE_BYTES = 16 << 20
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -33,8 +33,8 @@ pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/status"),
 CHILD = textwrap.dedent("""
     import json, sys
     import msgpack
-    from fastgo.run.records import unpack_record
-    from fastgo.run.shards import read_shard
+    from rundata.records import unpack_record
+    from rundata.shards import read_shard
     from recorder import messages
 
     def hwm():

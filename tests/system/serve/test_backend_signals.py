@@ -6,7 +6,7 @@ import sys
 
 SCRIPT = r"""
 import gc, os, signal
-from fastgo.run.config import ModelConfig
+from rundata.config import ModelConfig
 from network.backend_choice import reference_positions
 from network.backends import build_backend
 from network.model import build_model, fuse_for_inference

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 import torch
 
-from fastgo.run.config import ModelConfig
 from network.checkpoint import save_checkpoint
 from network.model import build_model
 from network.runner import ModelRunner, check_canaries
+from rundata.config import ModelConfig
 from supervision.role_process import ServerProcess
 from wire.client import InferenceClient
 

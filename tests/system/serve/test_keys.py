@@ -107,8 +107,8 @@ def test_server_serves_allowed_keys_only(tmp_path, key_dir, write_config):
 
 def test_recorder_takes_games_from_allowed_keys_only(tmp_path, key_dir, free_endpoint, recorder_config,
                                                     start_recorder, stop, shard_ids):
-    from fastgo.run.shards import GameRecord
     from recorder.sink import RemoteSink
+    from rundata.shards import GameRecord
 
     endpoint = free_endpoint()
     config = recorder_config(tmp_path / "c.toml", "tcp://127.0.0.1:5555", endpoint, shard_seconds=0.2)
@@ -151,9 +151,9 @@ def test_server_refuses_checkpoint_bytes_whose_hash_differs(tmp_path, write_conf
 
     import torch
 
-    from fastgo.run.config import ModelConfig
     from network.checkpoint import save_checkpoint
     from network.model import PolicyValueNet
+    from rundata.config import ModelConfig
     from wire import protocol
 
     model_config = ModelConfig(board_size=5, blocks=1, channels=8)

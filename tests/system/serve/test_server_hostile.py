@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import zmq
 
-from fastgo.run.config import ModelConfig, loads_config
 from inference_server.server import InferenceServer
 from inference_server.slots import NAMED_PATH_UNREADABLE, Reloader
 from network.checkpoint import save_checkpoint
 from network.model import build_model
+from rundata.config import ModelConfig, loads_config
 from supervision.role_process import ServerProcess
 from wire import protocol
 from wire.client import InferenceClient, ServerError

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from fastgo.run.config import ModelConfig
 from network.checkpoint import save_checkpoint
 from network.model import build_model
+from rundata.config import ModelConfig
 from supervision.role_process import ServerProcess
 from wire.client import InferenceClient, ServerError
 

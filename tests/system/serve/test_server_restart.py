@@ -7,9 +7,9 @@ import threading
 import numpy as np
 import torch
 
-from fastgo.run.config import ModelConfig
 from network.checkpoint import save_checkpoint
 from network.model import build_model
+from rundata.config import ModelConfig
 from supervision.role_process import ServerProcess
 from wire.client import InferenceClient
 

@@ -6,11 +6,11 @@ import numpy as np
 import torch
 
 import fastgo.mcts as mcts  # every build has it: a broken one fails here, never skips
-from fastgo.run.config import ModelConfig
 from fastgo.search_settings import SearchSettings
 from network.batch_evaluator import InProcessEvaluator
 from network.checkpoint import save_checkpoint
 from network.model import build_model
+from rundata.config import ModelConfig
 from supervision.role_process import ServerProcess
 from wire.client import InferenceClient
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import zmq
 
-from fastgo.run.config import ModelConfig
 from network.checkpoint import save_checkpoint
 from network.model import build_model
+from rundata.config import ModelConfig
 from supervision.role_process import ServerProcess
 from wire import protocol
 from wire.client import InferenceClient

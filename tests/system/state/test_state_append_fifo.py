@@ -1,4 +1,4 @@
-"""An append to the ratings table (fastgo.run.ratings_table.append_result, fastgo.files.open_append)
+"""An append to the ratings table (rundata.ratings_table.append_result, fastgo.files.open_append)
 where a FIFO, a folder or a device stands: it never waits on it nor writes into it. The append
 runs in a thread, guarded by a wait, so a FIFO that blocked it fails the test instead of hanging
 the run."""
@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from fastgo.files import check_regular, open_append
-from fastgo.run.ratings_table import append_result
+from rundata.ratings_table import append_result
 
 
 @pytest.mark.parametrize("kind", ["fifo", "fifo with a reader", "folder", "device"])

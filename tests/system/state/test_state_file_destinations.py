@@ -16,11 +16,11 @@ def fastgo(*args, timeout=300):
 
 
 def test_evaluate_refuses_a_folder_for_ratings_json_before_any_game(tmp_path):
-    from fastgo.run.config import load_config, resolve_config
-    from fastgo.run.rundir import open_run_dir
     from network.checkpoint import save_checkpoint
     from network.loading import training_record
     from network.model import build_model
+    from rundata.config import load_config, resolve_config
+    from rundata.rundir import open_run_dir
 
     run = tmp_path / "run"
     # the quickstart's step-0 checkpoint as its trainer writes it (made here: a `fastgo train`

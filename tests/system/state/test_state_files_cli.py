@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from fastgo.run.elo_fit import MAX_FIT_PLAYERS
+from rundata.elo_fit import MAX_FIT_PLAYERS
 
 ROW = {"a": "random", "b": "ckpt-1", "wins_a": 1, "wins_b": 3, "draws": 0}
 

@@ -8,7 +8,7 @@ import sys
 import time
 from types import SimpleNamespace
 
-from fastgo.run.rundir import open_run_dir
+from rundata.rundir import open_run_dir
 from supervision.local_launcher import unwell
 from supervision.restarts import Backoff, RestartPolicy
 from supervision.role_child import RoleChild
@@ -21,7 +21,7 @@ CC = SimpleNamespace(stuck_seconds=STUCK_S, busy_limit_s=BUSY_S, restart_window_
                      max_restarts=5, backoff_s=1.0, backoff_max_s=1.0, on_disk_full="wait")
 ROLE = '''
 import sys, time
-from fastgo.run.rundir import StatusFile, RunDir
+from rundata.rundir import StatusFile, RunDir
 status = StatusFile(RunDir(sys.argv[1]), "train", interval_s=0.2)
 status.beat(lambda: {"step": 0}, force=True)
 if sys.argv[2] == "busy":

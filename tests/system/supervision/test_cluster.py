@@ -8,8 +8,8 @@ import subprocess
 import sys
 import time
 
-from fastgo.run.shards import list_shards, read_shard
 from network.checkpoint import load_checkpoint
+from rundata.shards import list_shards, read_shard
 
 CLUSTER = """
 [cluster]

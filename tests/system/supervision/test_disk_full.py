@@ -245,10 +245,10 @@ def test_the_final_rating_never_waits_for_space(small_disk, tmp_path, write_tiny
     disk with cluster.on_disk_full = "wait": it stops at once with exit status 75 and one line
     (it used to wait for space for up to evaluator.final_rating_s), and the supervisor's summary
     says the rating was skipped and why."""
-    from fastgo.run.config import load_config
-    from fastgo.run.rundir import open_run_dir
     from network.checkpoint import save_checkpoint
     from network.model import build_model
+    from rundata.config import load_config
+    from rundata.rundir import open_run_dir
     from supervision.local_launcher import LocalCluster
 
     config_path = write_tiny_config(tmp_path / "c.toml", extra="""

@@ -129,7 +129,7 @@ def _keys(folder, name):
 
 
 def _server_stats(ns, config, port):
-    code = ("import json, sys; from fastgo.run.config import load_config; "
+    code = ("import json, sys; from rundata.config import load_config; "
             "from wire.keys import client_keys; "
             "from wire.client import InferenceClient; "
             "c = load_config(sys.argv[1]).trainer; s, k = client_keys(c.curve_key_file, "

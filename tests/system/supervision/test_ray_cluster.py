@@ -83,8 +83,8 @@ def alive(pid):
 def test_local_launcher_does_not_import_ray(tmp_path, write_tiny_config):
     config = write_tiny_config(tmp_path / "c.toml")
     code = ("import sys\n"
-            "from fastgo.run.config import load_config\n"
-            "from fastgo.run.rundir import open_run_dir\n"
+            "from rundata.config import load_config\n"
+            "from rundata.rundir import open_run_dir\n"
             "from supervision.local_launcher import LocalCluster\n"
             "import fastgo_cli.cluster_cmd\n"
             f"config = load_config({config!r})\n"
@@ -131,7 +131,7 @@ def test_ray_launcher_errors_are_one_line(tmp_path, write_tiny_config):
 def test_ray_cluster_places_restarts_and_stops(tmp_path, monkeypatch, wait_for, write_tiny_config):
     from ray.cluster_utils import Cluster
 
-    from fastgo.run.shards import list_shards, read_shard
+    from rundata.shards import list_shards, read_shard
     from wire.client import InferenceClient
 
     config = write_tiny_config(tmp_path / "c.toml", games=16, visits=8, shard_games=8,

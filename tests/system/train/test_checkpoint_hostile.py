@@ -10,7 +10,6 @@ import zipfile
 import pytest
 import torch
 
-from fastgo.run.config import ModelConfig
 from network.checkpoint import (
     MAX_STEP,
     CheckpointError,
@@ -20,6 +19,7 @@ from network.checkpoint import (
     state_hash,
 )
 from network.model import build_model
+from rundata.config import ModelConfig
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 CONFIG = ModelConfig(blocks=1, channels=8)

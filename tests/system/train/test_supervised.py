@@ -20,10 +20,10 @@ from fastgo import coords
 from fastgo.features import encode_board
 from fastgo.game import Game
 from fastgo.replay import check_game
-from fastgo.run.config import load_config
-from fastgo.run.rundir import open_run_dir
-from fastgo.run.shards import ShardWriter, list_shards, read_shard
 from fastgo.sgf import parse_sgf
+from rundata.config import load_config
+from rundata.rundir import open_run_dir
+from rundata.shards import ShardWriter, list_shards, read_shard
 from trainer.sgf_import import SgfInputError, Skip, find_sgf_files, game_record, import_sgf, parse_result
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "data", "sgf")

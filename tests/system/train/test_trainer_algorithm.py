@@ -3,9 +3,9 @@ the weights and the step but starts its optimizer afresh (another loss's Adam mo
 scale its first steps wrongly); the same algorithm resumes the optimizer state too."""
 import torch
 
-from fastgo.run.config import load_config
-from fastgo.run.rundir import open_run_dir
 from network.checkpoint import load_checkpoint
+from rundata.config import load_config
+from rundata.rundir import open_run_dir
 from trainer.factory import make_trainer
 from trainer.training_core import TrainingCore
 

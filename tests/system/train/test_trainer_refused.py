@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from fastgo.run.config import loads_config
-from fastgo.run.rundir import open_run_dir
 from network.checkpoint import load_checkpoint, save_checkpoint
+from rundata.config import loads_config
+from rundata.rundir import open_run_dir
 from supervision.role_process import ServerProcess
 from trainer.factory import make_trainer
 from trainer.training_core import CheckpointsRefused

@@ -8,13 +8,13 @@ import json
 from comparison.matches import arena_plan, play_arena
 from comparison.plan import Opponent, Plan, RunPlan
 from comparison.results import match_paths, read_match
-from fastgo.run.config import loads_config
 from fastgo_cli.compare_cmd import make_plan
 from fastgo_cli.main import command_parser
 from network.checkpoint import save_checkpoint
 from network.model import build_model
 from play.arena.plan import DEFAULT_OPENING_MOVES
 from play.player_settings import PlayerSettings
+from rundata.config import loads_config
 
 
 def parse(*argv):

@@ -65,7 +65,7 @@ def test_snapshot_reads_what_the_files_hold(run):
 
 def test_replay_of_a_self_play_game(run):
     from fastgo.game import Game
-    from fastgo.run.shards import read_shard
+    from rundata.shards import read_shard
 
     record = read_shard(os.path.join(run.shards, "w0-000001.shard")).games[2]
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dashboard.run_view import NotFound, RunView
-from fastgo.run.rundir import open_run_dir
+from rundata.rundir import open_run_dir
 
 
 def test_a_checkpoint_by_its_file_name_or_its_rated_name(tmp_path):

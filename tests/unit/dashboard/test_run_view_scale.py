@@ -14,9 +14,9 @@ from dashboard.run_view import RUNNING_S, NotFound, RunView
 from dashboard.server import _reference_game
 from dashboard.sessions import SessionError
 from fastgo import reference_players as refs
-from fastgo.run import ladder
-from fastgo.run.ratings_table import RatingsTable, append_result
-from fastgo.run.rundir import open_run_dir, status_path
+from rundata import ladder
+from rundata.ratings_table import RatingsTable, append_result
+from rundata.rundir import open_run_dir, status_path
 
 
 def rated_run(root, opponents):

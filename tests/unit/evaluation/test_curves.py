@@ -6,7 +6,7 @@ import pytest
 
 from evaluation import curves as eval_curves
 from evaluation.curves import REDRAW_S, Curves
-from fastgo.run.rundir import open_run_dir
+from rundata.rundir import open_run_dir
 
 
 class Clock:

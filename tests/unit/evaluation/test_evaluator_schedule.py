@@ -8,8 +8,8 @@ import shutil
 
 from evaluation.budget import CpuBudget
 from evaluation.evaluator import Evaluator
-from fastgo.run.config import load_config, loads_config
-from fastgo.run.rundir import open_run_dir
+from rundata.config import load_config, loads_config
+from rundata.rundir import open_run_dir
 from trainer.factory import make_trainer
 
 

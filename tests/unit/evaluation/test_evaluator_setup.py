@@ -4,8 +4,8 @@ import json
 import logging
 
 from evaluation.evaluator import Evaluator
-from fastgo.run.config import loads_config
-from fastgo.run.rundir import open_run_dir
+from rundata.config import loads_config
+from rundata.rundir import open_run_dir
 
 
 def make(tmp_path, text, rows=(), log=None):

@@ -14,13 +14,13 @@ from evaluation.budget import CpuBudget
 from evaluation.evaluator import Evaluator
 from evaluation.opponents import Opponents
 from evaluation.pairings import expected_score
-from fastgo.run import ladder
-from fastgo.run.config import loads_config
-from fastgo.run.elo_fit import CGOS_STAND_IN
-from fastgo.run.ratings_table import RatingsTable
-from fastgo.run.rundir import open_run_dir
-from fastgo.run.strength import read_strength
 from play.match import MatchResult
+from rundata import ladder
+from rundata.config import loads_config
+from rundata.elo_fit import CGOS_STAND_IN
+from rundata.ratings_table import RatingsTable
+from rundata.rundir import open_run_dir
+from rundata.strength import read_strength
 
 GAIN = 40.0                      # true Elo a checkpoint over the one before (a point's)
 CHECKPOINT_S = 26.0              # wall seconds between checkpoints (100 steps) of the hour

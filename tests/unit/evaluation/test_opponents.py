@@ -5,10 +5,10 @@ import logging
 from types import SimpleNamespace
 
 from evaluation.opponents import Opponents
-from fastgo.run.config import loads_config
-from fastgo.run.rundir import open_run_dir
 from network.checkpoint import save_checkpoint
 from network.model import build_model
+from rundata.config import loads_config
+from rundata.rundir import open_run_dir
 
 CONFIG = """
 [model]

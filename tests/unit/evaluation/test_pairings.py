@@ -159,7 +159,7 @@ def test_expected_score_and_the_range():
 
 
 def test_kept_copies_are_spaced_geometrically():
-    from fastgo.run.rundir import kept_steps
+    from rundata.rundir import kept_steps
 
     # the two newest; then going down, each at most 1/1.25 of the last kept; and the first
     steps = [0, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000]

@@ -45,7 +45,7 @@ def test_curve_labels_close_in_elo_are_lifted_apart():
 
 def test_the_curve_draws_with_gain_bars(tmp_path):
     from evaluation.plots import draw_curve
-    from fastgo.run.elo_fit import fit_ratings
+    from rundata.elo_fit import fit_ratings
     rows = [{"a": "ckpt-0", "b": "random", "wins_a": 4, "wins_b": 4},
             {"a": "ckpt-100", "b": "ckpt-0", "wins_a": 8, "wins_b": 0},
             {"a": "ckpt-200", "b": "ckpt-100", "wins_a": 20, "wins_b": 12}]

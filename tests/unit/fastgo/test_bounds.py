@@ -26,7 +26,7 @@ def test_a_range_is_shown_as_people_write_it():
 
 
 def test_the_config_takes_its_ranges_from_the_bounds():
-    from fastgo.run.config import setting_bounds
+    from rundata.config import setting_bounds
 
     assert setting_bounds("selfplay.komi") == (KOMI.low, KOMI.high)
     for key in ("selfplay.seed", "trainer.seed", "server.init_seed"):

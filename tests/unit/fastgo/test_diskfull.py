@@ -1,4 +1,4 @@
-"""A full disk met by the project's writers (fastgo.diskfull with fastgo.files and fastgo.run.shards),
+"""A full disk met by the project's writers (fastgo.diskfull with fastgo.files and rundata.shards),
 with the disk's answers faked: ENOSPC or EDQUOT, partial writes. Unconfigured, a writer raises
 and leaves the file as it was; with "wait" it says so once, waits and finishes the write; with
 "stop" it raises DiskFullStop; the role's status file shows the wait even when it cannot be
@@ -126,7 +126,7 @@ def test_a_shard_keeps_its_games_in_memory_until_there_is_room(tmp_path, monkeyp
                                                                 game_record, random_moves):
     import numpy as np
 
-    from fastgo.run.shards import ShardWriter, read_shard
+    from rundata.shards import ShardWriter, read_shard
 
     rng = np.random.default_rng(1)
     games = [game_record(5, 0.5, random_moves(5, 0.5, rng, length=20), 0, seed=i) for i in range(4)]
@@ -144,7 +144,7 @@ def test_a_shard_keeps_its_games_in_memory_until_there_is_room(tmp_path, monkeyp
 
 
 def test_the_status_file_shows_the_wait_when_it_cannot_be_replaced(tmp_path, monkeypatch):
-    from fastgo.run import rundir
+    from rundata import rundir
 
     run = rundir.open_run_dir(tmp_path / "run")
     status = rundir.StatusFile(run, "train")
@@ -186,7 +186,7 @@ def test_the_supervisor_counts_no_crash_for_a_full_disk():
 
 
 def test_the_policy_is_a_config_choice():
-    from fastgo.run.config import ConfigError, loads_config
+    from rundata.config import ConfigError, loads_config
 
     assert loads_config("").cluster.on_disk_full == "wait"
     assert loads_config("[cluster]\non_disk_full = \"stop\"\n").cluster.on_disk_full == "stop"

@@ -101,7 +101,7 @@ def test_num_planes_and_name():
     assert features.num_planes("katago") == PLANES == features.num_planes(features.KATAGO)
     assert features.ENCODING_IDS["katago"] not in (features.ENCODING_IDS["alphazero"],
                                                    features.ENCODING_IDS["liberty"])
-    from fastgo.run.config import ENCODING_PLANES, ModelConfig
+    from rundata.config import ENCODING_PLANES, ModelConfig
     assert ENCODING_PLANES["katago"] == PLANES == ModelConfig(encoding="katago").planes
 
 

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[3]
 # (module path, what it writes): json.dumps calls that are not the project's JSON output
 ALLOWED = {
     "fastgo/bounded_json.py": "the writer itself",
-    "fastgo/run/ratings_table.py": "ratings rows, with allow_nan=False",
+    "rundata/ratings_table.py": "ratings rows, with allow_nan=False",
     "dashboard/sessions.py": "a checked query to the analysis engine's stdin",
     "dashboard/run_view.py": "the digest of a snapshot already finite (never written)",
     "play/analysis/query.py": "a refused value echoed inside an error's text",
@@ -52,7 +52,7 @@ NOT_FINITE = {"elo": float("nan"), "low": float("-inf"), "high": float("inf"), "
 
 def test_the_evaluators_ratings_json_is_finite(tmp_path):
     from evaluation.evaluator import _write_json
-    from fastgo.run.statefiles import read_ratings
+    from rundata.statefiles import read_ratings
 
     path = tmp_path / "ratings.json"
     _write_json(path, {"latest": {"player": "ckpt-1", "elo": float("nan"), "elo_low": -1e999,
@@ -65,8 +65,8 @@ def test_the_evaluators_ratings_json_is_finite(tmp_path):
 
 
 def test_the_cluster_status_file_is_finite(tmp_path):
-    from fastgo.run.rundir import open_run_dir, status_path
     from roles.registry import SUPERVISOR
+    from rundata.rundir import open_run_dir, status_path
     from supervision.status import write_cluster_status
 
     run_dir = open_run_dir(tmp_path / "run")

@@ -248,7 +248,7 @@ DECISIONS = re.compile(r"\.choose_move\(|\.unfilled_points\(|\.pass_wins\(|"
 # The old vocabulary: only the refusals that name the new words may spell it.
 OLD_WORDS = re.compile(r"\b(pass_when_filled|no_pass_before|policy_pass|settle_pass|"
                        r"pass_considered)\b|[\"']filled[\"']|fastgo\.pass_rule\b")
-REFUSALS = {"fastgo/run/config/schema.py", "fastgo/variants.py"}
+REFUSALS = {"rundata/config/schema.py", "fastgo/variants.py"}
 # the search that defines the root choice (its module docstring shows the call), and the kernel
 # bench that times it alone: a bare board, no game, no pass rule
 ROOT_CHOICE = {"fastgo/mcts.pyx", "fastgo_cli/bench/mcts.py"}

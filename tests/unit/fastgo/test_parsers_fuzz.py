@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fastgo import sgf
-from fastgo.run.config import ConfigError, load_config, loads_config
+from rundata.config import ConfigError, load_config, loads_config
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 CORPUS = pathlib.Path(__file__).resolve().parents[2] / "corpus"
@@ -110,7 +110,7 @@ def test_toml_corpus(path):
                                     "step": st.integers(-3, 10), "weight": st.floats()}),
              max_size=4).map(lambda e: __import__("json").dumps(e)))))
 def test_pool_reader_refuses_cleanly(tmp_path_factory, text):
-    from fastgo.run.pool import PoolError, read_pool
+    from rundata.pool import PoolError, read_pool
 
     path = tmp_path_factory.mktemp("pool") / "pool.json"
     path.write_text(text)
@@ -132,7 +132,7 @@ MSGPACK_VALUE = st.recursive(
 
 
 def _record_refused_cleanly(data):
-    from fastgo.run.records import ShardError, check_record, unpack_record
+    from rundata.records import ShardError, check_record, unpack_record
 
     try:
         check_record(unpack_record(data), size=5, komi=0.5, allow_recorded=False)
@@ -149,15 +149,15 @@ def test_fuzz_game_records(value, raw):
 
 @pytest.mark.parametrize("path", corpus("records"), ids=lambda p: p.name)
 def test_records_corpus(path):
-    from fastgo.run.records import ShardError, check_record, unpack_record
+    from rundata.records import ShardError, check_record, unpack_record
 
     with pytest.raises((ShardError, ValueError)):
         check_record(unpack_record(path.read_bytes()), size=5, komi=0.5, allow_recorded=False)
 
 
 def _state_readers(path):
-    from fastgo.run.ratings_table import read_table
-    from fastgo.run.statefiles import read_json
+    from rundata.ratings_table import read_table
+    from rundata.statefiles import read_json
     from trainer.metrics import read_metrics
 
     return read_table(path), read_metrics(path), read_json(path)

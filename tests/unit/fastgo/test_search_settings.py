@@ -8,8 +8,8 @@ import pytest
 
 from fastgo.board import Board
 from fastgo.mcts import BatchedSearch
-from fastgo.run.config import loads_config
 from fastgo.search_settings import GumbelSettings, SearchSettings
+from rundata.config import loads_config
 
 
 def test_selfplay_settings_come_from_the_config():

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from fastgo.run.config import ConfigError, loads_config
 from fastgo.variants import (
     BACKEND_ALIASES,
     CUDA_BACKENDS,
@@ -21,9 +20,10 @@ from fastgo.variants import (
     Worker,
     selfplay_worker,
 )
+from rundata.config import ConfigError, loads_config
 
 ROOT = Path(__file__).resolve().parents[3]
-PACKAGES = ("fastgo", "network", "wire", "inference_server", "recorder", "selfplay_workers",
+PACKAGES = ("fastgo", "rundata", "network", "wire", "inference_server", "recorder", "selfplay_workers",
             "play", "trainer", "evaluation", "roles", "supervision", "dashboard", "comparison",
             "fastgo_cli")
 SEARCH_NAMES = {search.value for search in Search}
@@ -67,7 +67,7 @@ def test_the_config_holds_members_of_every_variant_it_names():
         loads_config('[server]\nbackend = "tensorrt"\n')
     with pytest.raises(ConfigError, match=r"backend: 'onnx-int8' runs on the CPU; use device"):
         loads_config('[server]\nbackend = "onnx-int8"\ndevice = "cuda"\n')
-    from fastgo.run.config import to_dict
+    from rundata.config import to_dict
 
     written = to_dict(config)
     assert written["selfplay"]["pass_rule"] == "decided" and \

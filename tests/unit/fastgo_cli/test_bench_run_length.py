@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from fastgo.run.elo_fit import FIT_CHECKPOINTS
-from fastgo.run.rundir import open_run_dir
 from fastgo_cli.bench import run_length
+from rundata.elo_fit import FIT_CHECKPOINTS
+from rundata.rundir import open_run_dir
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +55,7 @@ def test_an_evaluator_point_and_the_dashboard_stop_growing_past_the_window(measu
 
 
 def test_the_newest_points_are_rated_on_the_ladder_in_every_run(runs):
-    from fastgo.run.strength import read_strength
+    from rundata.strength import read_strength
 
     for hours, run in runs.items():
         strength = read_strength(run.ratings_table)

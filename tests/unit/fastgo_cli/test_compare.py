@@ -19,9 +19,9 @@ from comparison.results import (
     read_match,
     run_progress,
 )
-from fastgo.run.config import load_config
 from fastgo_cli.compare_cmd import make_plan
 from fastgo_cli.main import command_parser, main
+from rundata.config import load_config
 
 
 def run_main(capsys, *argv):

@@ -5,12 +5,12 @@ internal error in the middle of a session)."""
 import pytest
 
 import network.checkpoint
-from fastgo.run.config import ModelConfig
 from fastgo_cli.main import command_parser, main
 from network.checkpoint import save_checkpoint
 from network.loading import training_record
 from network.model import build_model
 from play.gtp.engine import GtpEngine
+from rundata.config import ModelConfig
 
 CONFIG = ModelConfig(board_size=7, blocks=1, channels=8, score_head=True, lead_head=True,
                      ownership_head=True)

@@ -244,7 +244,7 @@ def test_duration_refuses_the_rest(text):
 
 
 def test_flags_that_override_a_setting_take_its_bounds_from_the_schema():
-    from fastgo.run.config import ConfigError, check_setting_flag, setting_bounds
+    from rundata.config import ConfigError, check_setting_flag, setting_bounds
 
     assert setting_bounds("selfplay.visits") == (1, 100_000)
     check_setting_flag("--visits", None, "selfplay.visits")
@@ -255,9 +255,9 @@ def test_flags_that_override_a_setting_take_its_bounds_from_the_schema():
 
 def test_the_cluster_gives_its_set_to_every_role(tmp_path):
     """Each role's command line parses with the real parser and carries the cluster's --set."""
-    from fastgo.run.config import Config
-    from fastgo.run.rundir import open_run_dir
     from roles.registry import role_argv, role_specs
+    from rundata.config import Config
+    from rundata.rundir import open_run_dir
 
     config, run_dir = Config(), open_run_dir(tmp_path / "run")
     items = ("selfplay.visits=3", "trainer.lr=0.5")

@@ -6,13 +6,13 @@ reload."""
 import pytest
 import torch
 
-from fastgo.run.config import ModelConfig, ServerConfig, loads_config
 from inference_server import slots as slots_module
 from inference_server.server import InferenceServer
 from inference_server.slots import Reloader
 from network.backend_choice import BackendSetup
 from network.checkpoint import save_checkpoint
 from network.model import build_model
+from rundata.config import ModelConfig, ServerConfig, loads_config
 
 torch.set_num_threads(1)
 MODEL = ModelConfig(board_size=9, blocks=1, channels=8)

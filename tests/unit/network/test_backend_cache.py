@@ -8,12 +8,12 @@ import os
 
 import pytest
 
-from fastgo.run.config import ModelConfig
 from network import backend_cache, backend_choice
 from network.backend_support import TORCH_FP32, available_backends
 from network.backends import build_backend
 from network.model import build_model, fuse_for_inference
 from network.runner import ModelRunner
+from rundata.config import ModelConfig
 
 KEY = "the-key"
 GOOD_ROW = {"evals_per_s": 10.0, "ok": True, "top1": 1.0, "value_mae": 0.0, "policy_kl": 0.0,
@@ -163,7 +163,7 @@ def test_a_cached_torch_choice_loads_no_other_runtime(tmp_path):
     import sys
 
     code = ("import json, os, sys\n"
-            "from fastgo.run.config import ModelConfig\n"
+            "from rundata.config import ModelConfig\n"
             "from network import backend_cache\n"
             "from network.backend_choice import choose_backend\n"
             "from network.model import build_model, fuse_for_inference\n"

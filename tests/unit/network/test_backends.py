@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from fastgo.run.config import ModelConfig
 from network import backend_choice, backend_support, cpu_isa
 from network.backend_support import ALL_BACKENDS, TORCH_FP32, available_backends
 from network.backends import build_backend
 from network.model import fuse_for_inference
 from network.runner import ModelRunner
+from rundata.config import ModelConfig
 
 
 @pytest.fixture(scope="module")

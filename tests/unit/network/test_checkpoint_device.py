@@ -7,9 +7,9 @@ import zipfile
 import pytest
 import torch
 
-from fastgo.run.config import ModelConfig
 from network.checkpoint import load_checkpoint, save_checkpoint
 from network.model import build_model
+from rundata.config import ModelConfig
 
 CPU_LOCATION = b"X\x03\x00\x00\x00cpu"          # the pickled storage location, memoized once
 CUDA_LOCATION = b"X\x06\x00\x00\x00cuda:0"

@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 from fastgo.replay import encode_samples
-from fastgo.run.config import ModelConfig, ServerConfig, loads_config
 from network import backend_choice
 from network import runner as runner_module
 from network.backend_choice import (
@@ -30,6 +29,7 @@ from network.backend_choice import (
 )
 from network.backend_support import available_backends
 from network.model import fuse_for_inference
+from rundata.config import ModelConfig, ServerConfig, loads_config
 
 SIZE, KOMI = 7, 0.5
 CONFIG = ModelConfig(board_size=SIZE, blocks=2, channels=16)
@@ -181,13 +181,13 @@ def test_a_single_game_is_too_few_to_hold_any_out(tmp_path, games, write_shard, 
 
 def test_reading_is_bounded_in_shards_bytes_positions_and_time(tmp_path, games, write_shard,
                                                                monkeypatch):
-    import fastgo.run.shards
+    import rundata.shards
 
     names = [f"{i:012d}-w0-1-{i:05d}.shard" for i in range(20)]
     for i, name in enumerate(names):
         write_shard(tmp_path, games[i % 12:i % 12 + 1], name, size=SIZE, komi=KOMI)
     opened = []
-    real = fastgo.run.shards.read_shard
+    real = rundata.shards.read_shard
 
     def spy(path, **kwargs):
         opened.append(os.path.basename(path))
@@ -381,8 +381,8 @@ def test_int8_calibrated_on_shards_agrees_on_held_out_games(shard_dir, trained):
 # -- the commands ---------------------------------------------------------------------------------
 
 def test_serve_takes_shards_from_the_option_or_the_run_directory(tmp_path):
-    from fastgo.run.rundir import open_run_dir
     from roles.serve import calibration_shards
+    from rundata.rundir import open_run_dir
 
     run = open_run_dir(tmp_path / "run")
 

@@ -73,7 +73,7 @@ def test_without_a_limit_onnx_runs_where_onnxruntime_is_installed(cpu):
 
 
 def test_the_cache_key_tells_a_limited_machine_apart(cpu):
-    from fastgo.run.config import Config
+    from rundata.config import Config
 
     config = Config().model
     cpu(ZEN5)

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from fastgo.run.config import ModelConfig
 from network.checkpoint import save_checkpoint
 from network.loading import ASSUMED_KOMI, NetworkError, load_network, trained_at, training_record
 from network.model import build_model
 from play.network_player import make_search_player, make_search_side
 from play.player_settings import PlayerSettings
+from rundata.config import ModelConfig
 
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = ModelConfig(board_size=7, blocks=1, channels=8, score_head=True)
@@ -74,8 +74,8 @@ def test_nan_weights_and_bad_files_are_one_line_errors(tmp_path):
 
 
 def test_the_trainer_records_what_it_trains_at(tmp_path):
-    from fastgo.run.config import loads_config
-    from fastgo.run.rundir import open_run_dir
+    from rundata.config import loads_config
+    from rundata.rundir import open_run_dir
     from trainer.factory import make_trainer
 
     config = loads_config("[model]\nboard_size = 7\nblocks = 1\nchannels = 8\n"

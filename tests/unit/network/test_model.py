@@ -3,11 +3,11 @@ import numpy as np
 import pytest
 import torch
 
-from fastgo.run.config import ModelConfig
 from network.batch_evaluator import InProcessEvaluator, RandomEvaluator, UniformEvaluator
 from network.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from network.model import build_model, fuse_for_inference
 from network.runner import ModelRunner, canary_planes, check_canaries
+from rundata.config import ModelConfig
 
 torch.set_num_threads(1)
 TOL = dict(rtol=1e-4, atol=1e-4)    # fused batch norm and channels_last vs the plain fp32 forward

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from fastgo.run.config import ModelConfig
 from network.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from network.model import TrainOutputs, build_model, fuse_for_inference
 from network.runner import ModelRunner
+from rundata.config import ModelConfig
 
 torch.set_num_threads(1)
 TOL = dict(rtol=1e-4, atol=1e-4)

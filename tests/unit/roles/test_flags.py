@@ -6,8 +6,8 @@ import argparse
 
 import pytest
 
-from fastgo.run.config import ConfigError, resolve_config
 from roles.flags import PRETRAINING, SELFPLAY, SERVE, TRAIN, Flag, check_flags, setting_overrides
+from rundata.config import ConfigError, resolve_config
 
 
 def test_a_flag_writes_the_words_that_give_its_value():

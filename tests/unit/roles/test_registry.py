@@ -8,9 +8,9 @@ import ast
 import importlib
 from pathlib import Path
 
-from fastgo.run.config import Config
-from fastgo.run.rundir import open_run_dir
 from roles.registry import READY, RESOURCES_KEY, SUPERVISOR, Role, is_worker_file, role_specs
+from rundata.config import Config
+from rundata.rundir import open_run_dir
 
 ROOT = Path(__file__).resolve().parents[3]
 FILE_CALLS = {"read_status", "StatusFile", "status_path", "log", "output", "status"}

@@ -86,8 +86,8 @@ def test_every_role_body_is_started_through_the_one_context():
 
 def test_the_scan_finds_a_copy_of_the_start(tmp_path):
     path = tmp_path / "m.py"
-    path.write_text("from fastgo.run.rundir import open_run_dir\n"
-                    "from fastgo.run.stop_signals import on_stop_signals\n"
+    path.write_text("from rundata.rundir import open_run_dir\n"
+                    "from rundata.stop_signals import on_stop_signals\n"
                     "run = open_run_dir(x)\ndiskfull.configure('wait')\n")
     assert start_steps(path) == {"open_run_dir", "on_stop_signals", "stop_signals", "diskfull"}
 

@@ -1,8 +1,8 @@
 """SGF export of game records: who played which color, and what each move's comment says."""
 import numpy as np
 
-from fastgo.run.shards import GameRecord
 from fastgo.sgf import parse_sgf
+from rundata.shards import GameRecord
 from selfplay_workers.game_sgf import game_sgf_text
 
 

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from fastgo.game import Game
-from fastgo.run.config import loads_config
-from fastgo.run.shards import list_shards, read_shard
 from network.batch_evaluator import UniformEvaluator
+from rundata.config import loads_config
+from rundata.shards import list_shards, read_shard
 from selfplay_workers.worker import SelfplayWorker
 
 BASE = """

@@ -10,9 +10,9 @@ import signal
 import numpy as np
 import pytest
 
-from fastgo.run.config import loads_config
-from fastgo.run.rundir import open_run_dir
 from network.batch_evaluator import UniformEvaluator
+from rundata.config import loads_config
+from rundata.rundir import open_run_dir
 from selfplay_workers.worker_core import SINK_POLL_S
 
 GAMES = 4

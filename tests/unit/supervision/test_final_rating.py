@@ -3,10 +3,10 @@ stand-in for the evaluator's process: what the summary says when the rating fini
 time runs out after the first rating was written, and when it runs out before."""
 import json
 
-from fastgo.run.config import loads_config
-from fastgo.run.rundir import open_run_dir
 from network.checkpoint import save_checkpoint
 from network.model import build_model
+from rundata.config import loads_config
+from rundata.rundir import open_run_dir
 from supervision.local_launcher import LocalCluster
 
 CONFIG = """

@@ -14,9 +14,9 @@ import supervision.local_launcher as local_launcher
 import supervision.policy as policy
 import supervision.ray_launcher as ray_launcher
 from fastgo.diskfull import EXIT_STATUS
-from fastgo.run.config import Config
-from fastgo.run.rundir import open_run_dir
 from roles.registry import Role, role_specs
+from rundata.config import Config
+from rundata.rundir import open_run_dir
 from supervision.policy import STOP_ORDER, Supervision, moves_per_s, stop_groups
 from supervision.restarts import REFUSED, Backoff
 

@@ -5,7 +5,7 @@ import os
 import time
 from types import SimpleNamespace
 
-from fastgo.run.rundir import open_run_dir
+from rundata.rundir import open_run_dir
 from supervision.role_child import RoleChild
 
 STARTING = "fake serve: starting: "

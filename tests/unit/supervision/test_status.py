@@ -2,11 +2,11 @@
 for known figures, the start order and each role's command line."""
 import json
 
-from fastgo.run.config import Config
-from fastgo.run.ratings_table import append_result
-from fastgo.run.rundir import open_run_dir
-from fastgo.run.statefiles import read_ratings
 from roles.registry import role_argv, role_specs
+from rundata.config import Config
+from rundata.ratings_table import append_result
+from rundata.rundir import open_run_dir
+from rundata.statefiles import read_ratings
 from supervision.status import server_rates, status_line, summary_text
 
 RATINGS = {"latest": {"player": "ckpt-40", "elo": 212.4, "elo_low": 150.2, "elo_high": 270.9,

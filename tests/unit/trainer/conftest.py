@@ -4,7 +4,7 @@ config and a run directory holding 20 random 5x5 games."""
 import numpy as np
 import pytest
 
-from fastgo.run.rundir import open_run_dir
+from rundata.rundir import open_run_dir
 
 SMALL_SIZE, SMALL_KOMI = 5, 0.5
 

@@ -13,9 +13,9 @@ import torch.nn.functional as F
 
 from fastgo import symmetry
 from fastgo.board import BLACK, WHITE, Board
-from fastgo.run.config import ConfigError, ModelConfig, load_config, loads_config
-from fastgo.run.rundir import open_run_dir
 from network.model import build_model
+from rundata.config import ConfigError, ModelConfig, load_config, loads_config
+from rundata.rundir import open_run_dir
 from trainer.alphazero import AlphaZeroObjective, lead_terms, score_terms
 from trainer.factory import make_trainer
 from trainer.training_core import make_optimizer

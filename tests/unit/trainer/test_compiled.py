@@ -10,8 +10,8 @@ import logging
 import pytest
 import torch
 
-from fastgo.run.config import ModelConfig
 from network.model import build_model
+from rundata.config import ModelConfig
 from trainer.compiled import TrainView, compile_training
 
 
@@ -100,7 +100,7 @@ def test_the_view_is_the_network_for_everything_else():
 
 @pytest.mark.parametrize("compile_on", [False, True])
 def test_the_trainer_config_key(compile_on):
-    from fastgo.run.config import loads_config
+    from rundata.config import loads_config
 
     config = loads_config(f"[trainer]\ncompile = {str(compile_on).lower()}\n")
     assert config.trainer.compile is compile_on
@@ -111,8 +111,8 @@ def test_the_trainers_compile_runs_under_its_busy_heartbeat(tmp_path, monkeypatc
     # the compile (a minute or more on a slow or loaded CPU) keeps the heartbeat fresh, so the
     # supervisor does not take a starting trainer for stuck (tests/system/supervision/test_busy_start.py)
     import trainer.compiled as compiled
-    from fastgo.run.config import loads_config
-    from fastgo.run.rundir import StatusFile, open_run_dir
+    from rundata.config import loads_config
+    from rundata.rundir import StatusFile, open_run_dir
     from trainer.factory import make_trainer
 
     phases = []

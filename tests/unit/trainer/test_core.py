@@ -9,9 +9,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fastgo.run.config import loads_config
-from fastgo.run.rundir import open_run_dir
 from network.checkpoint import load_checkpoint
+from rundata.config import loads_config
+from rundata.rundir import open_run_dir
 from trainer import metrics
 from trainer.alphazero import AlphaZeroObjective
 from trainer.factory import make_trainer

@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 import torch
 
-from fastgo.run.config import ConfigError, ModelConfig, loads_config
 from network.model import build_model
+from rundata.config import ConfigError, ModelConfig, loads_config
 from trainer.growth import grow_model, shape_at
 
 
@@ -112,7 +112,7 @@ def test_a_shape_stopped_gaining_when_its_recent_best_is_within_flat_elo_of_its_
 
 
 def test_unreadable_ratings_read_as_none(tmp_path):
-    from fastgo.run.statefiles import RATINGS_MAX_BYTES, read_ratings
+    from rundata.statefiles import RATINGS_MAX_BYTES, read_ratings
     path = tmp_path / "ratings.json"
     assert read_ratings(path)["ratings"] == {}
     for text in ("", "[1, 2]", '{"ratings": [1]}', "{" * 100_000, '{"ratings": {"ckpt-2": [1'):
@@ -130,7 +130,7 @@ def test_fuzz_ratings_files_never_raise(tmp_path):
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from fastgo.run.statefiles import read_ratings
+    from rundata.statefiles import read_ratings
     from trainer.growth import stopped_gaining
     leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12)
     values = st.recursive(leaves, lambda kids: st.lists(kids, max_size=4) |

@@ -4,8 +4,8 @@ stop training with NonFiniteTraining."""
 import pytest
 import torch
 
-from fastgo.run.config import loads_config
-from fastgo.run.rundir import open_run_dir
+from rundata.config import loads_config
+from rundata.rundir import open_run_dir
 from trainer import training_core as core
 from trainer.training_core import MAX_NONFINITE_IN_A_ROW, NonFiniteTraining, TrainingCore
 

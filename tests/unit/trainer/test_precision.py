@@ -9,9 +9,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fastgo.run.config import ConfigError, ModelConfig, loads_config
 from network import cpu_isa
 from network.model import build_model
+from rundata.config import ConfigError, ModelConfig, loads_config
 from trainer import training_core as core
 from trainer.alphazero import policy_terms
 

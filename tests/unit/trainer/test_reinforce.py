@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from fastgo.board import Board
-from fastgo.run.config import ModelConfig
 from network.model import build_model
+from rundata.config import ModelConfig
 from trainer.reinforce import learner_batch, reinforce_step
 from trainer.window import block_from_games
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastgo.run.shards import read_shard
+from rundata.shards import read_shard
 
 
 def test_records_read_back(tmp_path, game_record, random_moves, write_shard):

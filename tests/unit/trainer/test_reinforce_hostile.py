@@ -1,5 +1,5 @@
 """The REINFORCE trainer against bad input: a pool.json it cannot use is reported, moved aside
-and replaced by a new pool (fastgo.run.pool.OpponentPool), never a traceback; a mini-batch whose loss
+and replaced by a new pool (rundata.pool.OpponentPool), never a traceback; a mini-batch whose loss
 is not finite is skipped with the weights, running statistics and step unchanged
 (trainer.training_core.TrainingCore.finite_step), and MAX_NONFINITE_IN_A_ROW of them stop training."""
 from __future__ import annotations
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from fastgo.run.config import loads_config
-from fastgo.run.pool import read_pool
-from fastgo.run.rundir import open_run_dir
+from rundata.config import loads_config
+from rundata.pool import read_pool
+from rundata.rundir import open_run_dir
 from trainer import reinforce_loop
 from trainer import training_core as core
 from trainer.factory import make_trainer

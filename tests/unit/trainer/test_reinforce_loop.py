@@ -9,9 +9,9 @@ import time
 
 import numpy as np
 
-from fastgo.run.config import loads_config
-from fastgo.run.pool import read_pool
-from fastgo.run.rundir import open_run_dir
+from rundata.config import loads_config
+from rundata.pool import read_pool
+from rundata.rundir import open_run_dir
 from trainer.factory import make_trainer
 
 SIZE, KOMI = 5, 0.5                  # the board of the reinforce_config fixture
@@ -118,7 +118,7 @@ def test_stale_games_are_dropped_and_an_interrupted_update_keeps_its_games(
 def test_config_keys_are_checked_and_named():
     import pytest
 
-    from fastgo.run.config import ConfigError
+    from rundata.config import ConfigError
 
     for line, words in (('algorithm = "ppo"', "trainer.algorithm: must be one of"),
                         ('baseline = "median"', "trainer.baseline: must be one of"),

@@ -12,8 +12,8 @@ import torch
 from fastgo.board import Board
 from fastgo.game import Game
 from fastgo.policy_play import acceptable_masks, distribution
-from fastgo.run.config import ModelConfig
 from network.model import build_model
+from rundata.config import ModelConfig
 from trainer.reinforce import learner_batch, reinforce_loss
 from trainer.window import block_from_games
 

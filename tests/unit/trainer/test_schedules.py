@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fastgo.run.config import loads_config
 from network.checkpoint import load_checkpoint
+from rundata.config import loads_config
 from trainer.factory import make_trainer
 from trainer.training_core import scheduled_lr
 
@@ -117,13 +117,13 @@ def test_the_network_grows_when_the_curve_flattens_and_resumes_grown(run_with_ga
     ('flat_steps = 0\n', "flat_steps"),
 ])
 def test_bad_flat_growth_settings_are_refused(keys, match):
-    from fastgo.run.config import ConfigError
+    from rundata.config import ConfigError
     with pytest.raises(ConfigError, match=match):
         loads_config("[trainer]\n" + keys)
 
 
 def test_flat_growth_must_start_larger_than_the_model(run_with_games, config_text):
-    from fastgo.run.config import ConfigError
+    from rundata.config import ConfigError
     with pytest.raises(ConfigError, match="not larger than the model's b1c8"):
         make_trainer(loads_config(config_text + 'grow_when_flat = ["b1c8"]\n'), run_with_games)
 
@@ -132,7 +132,7 @@ def test_flat_growth_must_start_larger_than_the_model(run_with_games, config_tex
 def test_a_stage_that_is_not_larger_than_the_model_is_refused_when_the_config_is_read(grow):
     """Refused in one line when any role reads the config (the cluster before it starts one),
     not a traceback from the trainer at the stage's step, over and over under the cluster."""
-    from fastgo.run.config import ConfigError
+    from rundata.config import ConfigError
     with pytest.raises(ConfigError, match="not larger than the model's b2c16: a network only "
                                           "grows"):
         loads_config(f"[model]\nblocks = 2\nchannels = 16\n[trainer]\ngrow = {grow}\n")

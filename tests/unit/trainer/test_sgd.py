@@ -14,8 +14,8 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fastgo.run.config import ModelConfig
 from network.model import build_model
+from rundata.config import ModelConfig
 from trainer.sgd import GROUP_DEFAULTS, PlainSGD
 
 
@@ -141,7 +141,7 @@ def test_a_cpu_trainer_never_imports_torch_dynamo(tmp_path, write_tiny_config):
     torch.optim imports at its first call)."""
     config = write_tiny_config(tmp_path / "c.toml")
     code = ("import sys, torch\n"
-            "from fastgo.run.config import load_config\n"
+            "from rundata.config import load_config\n"
             "from network.model import build_model\n"
             "from trainer.training_core import make_optimizer\n"
             f"config = load_config({config!r})\n"

@@ -137,7 +137,7 @@ def test_a_tree_whose_only_game_is_too_deep_says_so(tmp_path):
 
 
 def test_games_of_many_komis_keep_a_bounded_number_of_shards_open(tmp_path, monkeypatch):
-    from fastgo.run.shards import read_shard
+    from rundata.shards import read_shard
     from trainer import sgf_import
 
     monkeypatch.setattr(sgf_import, "MAX_OPEN_SHARDS", 3)

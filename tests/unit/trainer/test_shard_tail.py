@@ -7,10 +7,10 @@ import os
 
 import numpy as np
 
-from fastgo.run.config import loads_config
-from fastgo.run.rundir import open_run_dir
-from fastgo.run.shards import list_shards
 from network.checkpoint import load_checkpoint
+from rundata.config import loads_config
+from rundata.rundir import open_run_dir
+from rundata.shards import list_shards
 from trainer.factory import make_trainer
 from trainer.intake import ShardIntake
 from trainer.window import ReplayWindow, power_window

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from fastgo.run.config import loads_config
-from fastgo.run.rundir import open_run_dir
+from rundata.config import loads_config
+from rundata.rundir import open_run_dir
 from trainer.factory import make_trainer
 from trainer.value_stage import chosen_positions, is_value_head
 from trainer.window import block_from_games

@@ -26,9 +26,9 @@ def corpus(kind):
 
 @pytest.fixture(scope="module")
 def checkpoint_bytes(tmp_path_factory):
-    from fastgo.run.config import ModelConfig
     from network.checkpoint import save_checkpoint
     from network.model import build_model
+    from rundata.config import ModelConfig
 
     path = tmp_path_factory.mktemp("fuzz") / "a.ckpt"
     save_checkpoint(path, build_model(ModelConfig(blocks=1, channels=4), seed=0), step=1)
