@@ -12,6 +12,8 @@ the same visits.
 import io
 import time
 
+from fastgo_cli.bench.figures import write_json
+
 
 def parents():
     from fastgo_cli.parser import config_options
@@ -117,7 +119,5 @@ def run(args):
           f"forward with every head at batch {batch}: {result['raw_evals_per_s']} evals/s = "
           f"{result['raw_positions_per_s']} positions/s at {args.visits} visits "
           f"(share {result['share_of_raw']})")
-    if args.json:
-        with open(args.json, "w") as f:
-            f.write(bounded_json.dumps(result, indent=2))
+    write_json(args.json, result)
     return 0

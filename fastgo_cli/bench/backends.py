@@ -20,6 +20,8 @@ from __future__ import annotations
 import sys
 import time
 
+from fastgo_cli.bench.figures import write_json
+
 
 def parents():
     from fastgo_cli.parser import json_options
@@ -176,10 +178,6 @@ def run(args) -> int:
                           for name, row in table.items() if not row.get("ok")}}
     for name, share in result["peak_share"].items():
         print(f"  {name:<15} {share:6.1%} of the fp32 peak")
-    if args.json:
-        from fastgo import bounded_json
-        from fastgo.files import atomic_write_text
-
-        atomic_write_text(args.json, bounded_json.dumps(result, indent=2) + "\n")
+    write_json(args.json, result)
     return 0
 

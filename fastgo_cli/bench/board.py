@@ -8,6 +8,8 @@ With --json FILE: {"9": {"playouts_per_s": X, "moves_per_s": Y, ...}, "19": {...
 """
 import statistics
 
+from fastgo_cli.bench.figures import write_json
+
 
 def parents():
     from fastgo_cli.parser import json_options
@@ -78,9 +80,5 @@ def run(args):
             figures["ratio_vs_python"] = round(figures["playouts_per_s"] / py_playouts, 1)
             print(f"       pure-Python board: {py_playouts:>7,.1f} playouts/s  {py_moves:>10,.0f} moves/s"
                   f"  -> ratio {figures['ratio_vs_python']:,.0f}x")
-    if args.json:
-        from fastgo import bounded_json
-        from fastgo.files import atomic_write_text
-
-        atomic_write_text(args.json, bounded_json.dumps(results, indent=2) + "\n")
+    write_json(args.json, results)
     return 0

@@ -8,6 +8,8 @@ import os
 import tempfile
 import time
 
+from fastgo_cli.bench.figures import write_json
+
 
 def add_arguments(parser):
     parser.add_argument("--checkpoints", type=int, default=500)
@@ -114,9 +116,5 @@ def run(args):
     print(f"fastgo bench dashboard: {args.checkpoints} checkpoints, {args.games} games: first "
           f"snapshot {first:.3f} s (median of {', '.join(f'{t:.3f}' for t in firsts)}), "
           f"unchanged {again * 1000:.1f} ms ({root})")
-    if args.json:
-        from fastgo import bounded_json
-
-        with open(args.json, "w") as handle:
-            handle.write(bounded_json.dumps(figures, indent=2))
+    write_json(args.json, figures)
     return 0

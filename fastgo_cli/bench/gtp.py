@@ -325,7 +325,8 @@ def run(args) -> int:
     import numpy as np
     import torch
 
-    from fastgo_cli.bench.harness import random_planes, write_json
+    from fastgo_cli.bench.figures import write_json
+    from fastgo_cli.bench.harness import random_planes
     from network.checkpoint import save_checkpoint
     from network.model import build_model
     from network.runner import ModelRunner

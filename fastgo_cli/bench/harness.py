@@ -138,10 +138,3 @@ def selfplay_round(args, config_path, endpoint, workdir, round_index):
     delta = {k: after[k] - before[k] for k in ("positions", "batches", "forward_s_total", "overhead_s_total")}
     return {"seconds": t1 - t0, "delta": delta, "workers": stats, "max_batch": after["max_batch"],
             "runner": after["runner"]}
-
-
-def write_json(path, result):
-    """The result as JSON at `path` (temporary name + rename), when one was asked for."""
-    if path:
-        from fastgo.files import atomic_write_text
-        atomic_write_text(path, bounded_json.dumps(result, indent=2) + "\n")

@@ -17,6 +17,7 @@ import numpy as np
 
 from fastgo.constants import SIZE_RANGE
 from fastgo.coords import is_board_size
+from fastgo_cli.bench.figures import write_json
 from rundata.config import ENCODING_PLANES
 
 
@@ -161,10 +162,5 @@ def run(args):
         print(f"  same loop, Python callable evaluator (one call per batch): {py_eval:,.0f} simulations/s")
         print(f"  pure-Python PUCT on the same C board: {reference:,.0f} simulations/s "
               f"-> ratio {result['ratio_vs_pure_python']}x")
-    if args.json:
-        from fastgo import bounded_json
-
-        with open(args.json, "w") as f:
-            f.write(bounded_json.dumps(result, indent=2))
-            f.write("\n")
+    write_json(args.json, result)
     return 0

@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 
+from fastgo_cli.bench.figures import write_json
+
 HOURS = (24, 168, 720)
 POINTS_PER_HOUR = 12          # an evaluator point every 5 minutes (evaluator.interval_s)
 STEPS_PER_HOUR = 14_000       # the trainer's steps in an hour of the quickstart (2-core Zen 4)
@@ -338,9 +340,5 @@ def run(args):
               f"with {f['dashboard']['points']} points, resume window "
               f"{f['resume']['window_positions']} positions from {f['resume']['used_shards']} "
               f"shards in {f['resume']['refill_s']:.1f} s; disk MB {f['disk_mb']}")
-    if args.json:
-        from fastgo import bounded_json
-
-        with open(args.json, "w") as handle:
-            handle.write(bounded_json.dumps(figures, indent=2))
+    write_json(args.json, figures)
     return 0

@@ -73,7 +73,8 @@ def run_search(args, config) -> int:
     """The search self-play loop (AlphaZero) against the raw forward at its mean batch."""
     import numpy as np
 
-    from fastgo_cli.bench.harness import measure_raw, random_planes, selfplay_round, served_loop, write_json
+    from fastgo_cli.bench.figures import write_json
+    from fastgo_cli.bench.harness import measure_raw, random_planes, selfplay_round, served_loop
 
     estimate = args.rounds * (2 * args.seconds + args.warmup + 3) + 5
     print(f"fastgo bench selfplay: about {estimate:.0f} s ({args.rounds} rounds of {args.seconds:g} s "

@@ -30,7 +30,8 @@ def run_policy(args, config) -> int:
 
     import numpy as np
 
-    from fastgo_cli.bench.harness import measure_raw, random_planes, selfplay_round, served_loop, write_json
+    from fastgo_cli.bench.figures import write_json
+    from fastgo_cli.bench.harness import measure_raw, random_planes, selfplay_round, served_loop
 
     algorithm = args.algorithm or config.trainer.algorithm
     games = args.games_at_once or config.selfplay.games

@@ -140,7 +140,8 @@ def run_remote(args, config) -> int:
     to a recorder; both talk to the same server over the same path. games/s: games in shards
     (the worker's, or the recorder's after it closed its last shard) over the worker's own
     seconds. The recorder's CPU: /proc, from its ready line to the end of the round."""
-    from fastgo_cli.bench.harness import SERVER_START_S, write_json
+    from fastgo_cli.bench.figures import write_json
+    from fastgo_cli.bench.harness import SERVER_START_S
     from roles.registry import Role
     from supervision.role_process import RoleProcess
 

@@ -218,7 +218,7 @@ def _bench_batch(batch, args, config, workdir, checkpoint, model_net):
 
 
 def run(args) -> int:
-    from fastgo_cli.bench.harness import write_json
+    from fastgo_cli.bench.figures import write_json
     from rundata.config import ConfigError
 
     try:
