@@ -4,7 +4,8 @@ Every role (server, workers, trainer, cluster) reads the same file through `load
 unknown key, a wrong type or an impossible value raises `ConfigError` naming the file (or
 --set) and the dotted key. Modules, in dependency order: fields (setting(), parse_section,
 to_dict), endpoints (bind addresses and their CURVE policy), evaluator (the evaluator's
-section), loop (the cluster and recorder sections), schema (the other sections and Config),
+section), loop (the cluster and recorder sections), trainer (the trainer's section), schema
+(the other sections and Config),
 loader (files, --set overrides, shipped configs by name). Imports no compiled kernel (a test
 holds it so): the variants come from fastgo.variants, the kernel's numbers from
 fastgo.constants; numpy only through the ladder's fit (rundata.ladder).
@@ -43,8 +44,8 @@ from rundata.config.schema import (
                                   ModelConfig,
                                   SelfplayConfig,
                                   ServerConfig,
-                                  TrainerConfig,
 )
+from rundata.config.trainer import TrainerConfig
 
 __all__ = [
     "INFERENCE_BACKENDS",
