@@ -64,9 +64,11 @@ OLD_PASS_RULES = {"filled": PassRule.FILL, "search": PassRule.FREE}
 def check_pass_rule(value, what="pass_rule") -> PassRule:
     """The PassRule `value` names; else ValueError naming `what`, the rules, and the new
     spelling where `value` is an old one ("filled" -> "fill", "search" -> "free")."""
-    if value in PassRule.choices():
-        return PassRule(value)
-    if value in OLD_PASS_RULES:
+    try:
+        return PassRule(value)           # a member, or its word (called for every move played)
+    except ValueError:
+        pass
+    if isinstance(value, str) and value in OLD_PASS_RULES:
         raise ValueError(f"{what}: {value!r} is now spelt {OLD_PASS_RULES[value].value!r}")
     raise ValueError(f"{what} must be one of {list(PassRule.choices())}, got {value!r}")
 
