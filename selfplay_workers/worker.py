@@ -25,10 +25,12 @@ from fastgo.board import BLACK, IllegalMoveError
 from fastgo.game import RESIGN, Game
 from fastgo.mcts import BatchedSearch
 from fastgo.move_choice import choose_move, own_area_points, points_instead_of_pass
+from fastgo.nn_cache import NetworkCache
 from fastgo.replay import check_game
 from fastgo.search_settings import SearchSettings
 from fastgo.variants import Search
 from rundata.shards import GameRecord
+from selfplay_workers.cached_evaluator import CachedEvaluator
 from selfplay_workers.worker_core import SEED_MASK, CoreField, WorkerCore
 
 log = logging.getLogger("fastgo.selfplay")
@@ -80,6 +82,10 @@ class SelfplayWorker:
         self.shards = self.core.shards
         self.search = BatchedSearch(games=self.games, size=self.size, komi=sp.komi,
                                     settings=SearchSettings.for_selfplay(config), seed=self.seed)
+        if sp.nn_cache:
+            # positions seen again (up to symmetry, same network) answered without a request
+            self.evaluator = CachedEvaluator(evaluator, NetworkCache(sp.nn_cache, self.size,
+                                                                     self.search.planes))
         self.gumbel = sp.search == Search.GUMBEL
         # self-play's pass rule (fastgo.move_choice), its name (as play's players hold it) and
         # the keyword arguments of the move choice it makes: no winning pass, so "fill" plays
@@ -284,16 +290,18 @@ class SelfplayWorker:
     def _report(self):
         s = self.stats()
         log.info("games %d, %.1f moves/s, %.0f evals/s, mean batch %.1f, model version %s, "
-                 "resigned %d, would-resign games %d with %d false positives (%.1f%%)",
+                 "resigned %d, would-resign games %d with %d false positives (%.1f%%)%s",
                  s["games"], s["moves_per_s"], s["evals_per_s"], s["mean_batch"],
                  self.evaluator.model_version, s["resigned"],
-                 s["would_resign_games"], s["false_resigns"], 100 * s["false_resign_rate"])
+                 s["would_resign_games"], s["false_resigns"], 100 * s["false_resign_rate"],
+                 f", cache hits {100 * s['cache_hit_share']:.1f}%" if "cache_hit_share" in s else "")
 
     def stats(self) -> dict:
         """The core's figures (selfplay_workers.worker_core.WorkerCore.stats) plus evals_discarded, the
         full-search visits in use and the resignation counters; false_resign_rate in [0, 1]."""
+        cache = self.evaluator.stats() if isinstance(self.evaluator, CachedEvaluator) else {}
         return self.core.stats(
-            evals_discarded=self.evals_discarded, resigned=self.resigned, visits=self.visits,
+            **cache, evals_discarded=self.evals_discarded, resigned=self.resigned, visits=self.visits,
             would_resign_games=self.would_resign_games, false_resigns=self.false_resigns,
             false_resign_rate=self.false_resigns / max(1, self.would_resign_games))
 

@@ -46,27 +46,33 @@ def start_serve_process(config_path, log_path):
 
 
 @contextlib.contextmanager
-def served_loop(config, prefix, trainer=None):
+def served_loop(config, prefix, trainer=None, checkpoint=None, path=None):
     """A temporary folder, the bench's config in it (the config's model, selfplay and trainer
-    sections, `trainer` replacing the latter; its server on a free loopback port with no
-    checkpoint and no log file), a server running it, and in this process the same network
-    behind the same runner. Yields a namespace: workdir, config_path, endpoint, server (the
-    ServerConfig), net, runner. The server is stopped on the way out."""
+    sections, `trainer` replacing the latter; its server on a free loopback port with no log
+    file, serving fresh weights (seed 0) or `checkpoint`, a network.checkpoint.Checkpoint the
+    server reads from `path`, whose network then replaces the config's), a server running it,
+    and in this process the same network behind the same runner. Yields a namespace: workdir,
+    config_path, endpoint, server (the ServerConfig), net, runner. The server is stopped on the
+    way out."""
     import torch
 
     from inference_server.slots import make_runner
     from network.model import build_model
     from rundata.config import to_dict
 
-    server = dataclasses.replace(config.server, endpoint="tcp://127.0.0.1:*", checkpoints={},
+    served = {} if checkpoint is None else {config.server.slots[0]: os.path.abspath(path)}
+    server = dataclasses.replace(config.server, endpoint="tcp://127.0.0.1:*", checkpoints=served,
                                  log_file="")
     if server.threads:
         torch.set_num_threads(server.threads)
-    net = build_model(config.model, seed=0).eval()
+    if checkpoint is None:
+        net, model = build_model(config.model, seed=0).eval(), config.model
+    else:
+        net, model = checkpoint.model.eval(), checkpoint.config
     runner = make_runner(net, server)
     with tempfile.TemporaryDirectory(prefix=prefix) as workdir:
         config_path = write_toml(os.path.join(workdir, "bench.toml"), {
-            "model": to_dict(config.model), "server": to_dict(server),
+            "model": to_dict(model), "server": to_dict(server),
             "selfplay": to_dict(config.selfplay), "trainer": to_dict(trainer or config.trainer)})
         process = start_serve_process(config_path, os.path.join(workdir, "server.log"))
         try:

@@ -10,6 +10,7 @@ recorder (--remote) by bench.selfplay_remote.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 
@@ -34,6 +35,10 @@ def add_arguments(parser):
                         help="seconds of each round's measured window")
     parser.add_argument("--warmup", type=float, default=4.0, help="seconds before measuring")
     parser.add_argument("--rounds", type=int, default=2, help="alternating self-play/raw rounds")
+    parser.add_argument("--checkpoint", metavar="PATH",
+                        help="serve this checkpoint's network (its board size and encoding the "
+                             "config's) instead of fresh weights: a trained network searches, "
+                             "and repeats positions, as a run's does")
     parser.add_argument("--algorithm", choices=ALGORITHMS,
                         help="reinforce / value: policy-only self-play (no search), moves/s "
                              "against the raw forward at the same batch (default: "
@@ -76,12 +81,22 @@ def run_search(args, config) -> int:
     from fastgo_cli.bench.figures import write_json
     from fastgo_cli.bench.harness import measure_raw, random_planes, selfplay_round, served_loop
 
+    checkpoint = None
+    if args.checkpoint:
+        from network.checkpoint import load_checkpoint
+        try:
+            checkpoint = load_checkpoint(args.checkpoint, expect=config.model)
+        except (OSError, ValueError) as err:
+            print(f"fastgo bench selfplay: --checkpoint: {err}", file=sys.stderr)
+            return 2
+        config = dataclasses.replace(config, model=checkpoint.config)
     estimate = args.rounds * (2 * args.seconds + args.warmup + 3) + 5
     print(f"fastgo bench selfplay: about {estimate:.0f} s ({args.rounds} rounds of {args.seconds:g} s "
           f"self-play after {args.warmup:g} s warm-up, then {args.seconds:g} s raw forward)",
           file=sys.stderr, flush=True)
     rounds = []
-    with served_loop(config, "fastgo-bench-selfplay-") as loop:
+    with served_loop(config, "fastgo-bench-selfplay-", checkpoint=checkpoint,
+                     path=args.checkpoint) as loop:
         for index in range(args.rounds):
             sp = selfplay_round(args, loop.config_path, loop.endpoint, loop.workdir, index)
             batch = max(1, round(sp["delta"]["positions"] / max(1, sp["delta"]["batches"])))
@@ -119,6 +134,11 @@ def run_search(args, config) -> int:
         "max_batch": rounds[-1]["max_batch"], "rounds": len(rounds), "seconds_per_round": args.seconds,
         "positions": positions, "batches": batches,
     }
+    if all("cache_rows" in w for w in workers):       # selfplay.nn_cache on
+        rows = sum(w["cache_rows"] for w in workers)
+        result["cache_hit_share"] = round(sum(w["cache_hits"] for w in workers) / max(1, rows), 4)
+    if args.checkpoint:
+        result["checkpoint"] = os.path.basename(args.checkpoint)
     print(f"self-play {result['model']} {result['board_size']}x{result['board_size']}: "
           f"{result['evals_per_s']:.0f} NN evals/s, raw forward {result['raw_evals_per_s']:.0f} "
           f"evals/s at batch {round(result['mean_batch'])} -> ratio {result['ratio']:.3f}; "
@@ -127,7 +147,9 @@ def run_search(args, config) -> int:
              "no game finished (longer --seconds for games/hour); ")
           + f"mean batch {result['mean_batch']:.1f} (fill {result['mean_batch_fill']:.2f}), "
           f"server waiting {100 * result['server_wait_share']:.0f}% "
-          f"[{result['backend']} {result['device']}, {args.workers} worker(s) x "
+          + (f"(cache answered {100 * result['cache_hit_share']:.1f}% of the workers' positions) "
+             if "cache_hit_share" in result else "")
+          + f"[{result['backend']} {result['device']}, {args.workers} worker(s) x "
           f"{result['games_per_worker']} games, {result['visits']} visits]")
     write_json(args.json, result)
     return 0

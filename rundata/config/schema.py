@@ -162,6 +162,10 @@ class SelfplayConfig:
                                 doc="playout-cap randomization: visits of a cheap search; 0 = off")
     full_search_fraction: float = setting(1.0, min=0.0, max=1.0,
                                           doc="share of moves with a full search (a policy target)")
+    nn_cache: int = setting(0, min=0, max=1 << 24,
+                            doc="entries of each worker's cache of network evaluations (positions "
+                                "seen again, up to symmetry, for the same network): a power of "
+                                "two, 340 bytes a 9x9 entry; 0 = off")
     komi: float = setting(7.5, min=KOMI.low, max=KOMI.high)
     temperature_moves: int = setting(8, min=0, max=10_000,
                                      doc="moves sampled by visit count; the most visited after")
@@ -235,6 +239,8 @@ class SelfplayConfig:
             "searches take at most as many); empty = `visits` throughout")
 
     def check(self):
+        if self.nn_cache & (self.nn_cache - 1):
+            raise ConfigError(f"nn_cache: must be 0 or a power of two, got {self.nn_cache}")
         steps = [int(entry.split(":")[0]) for entry in self.visits_schedule]
         if steps != sorted(set(steps)):
             raise ConfigError(f"visits_schedule: steps must be ascending and distinct, got "

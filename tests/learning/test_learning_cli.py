@@ -1,5 +1,6 @@
 """The learning loop's commands from outside: a worker never imports torch, bad arguments are
 one line and exit 2, and the benches' JSON agrees with the work they report."""
+import dataclasses
 import json
 import subprocess
 import sys
@@ -68,6 +69,31 @@ def test_bench_selfplay_json_agrees_with_itself(tmp_path, write_tiny_config):
     assert abs(r["mean_batch"] - r["positions"] / r["batches"]) < 0.01
     assert abs(r["evals_per_s"] - r["positions"] / r["seconds_per_round"]) / r["evals_per_s"] < 0.1
     assert abs(r["ratio"] - r["evals_per_s"] / r["raw_evals_per_s"]) < 1e-3
+
+
+def test_bench_selfplay_serves_a_checkpoint_and_counts_the_cache(tmp_path, write_tiny_config):
+    """--checkpoint: the server and the raw forward run that network (a checkpoint of another
+    width than the config's is served as it is); selfplay.nn_cache: the share it answered."""
+    from network.checkpoint import save_checkpoint
+    from network.model import build_model
+    from rundata.config import load_config
+
+    config = write_tiny_config(tmp_path / "c.toml", games=16, visits=8)
+    text = open(config).read().replace("[selfplay]\n", "[selfplay]\nnn_cache = 1024\n", 1)
+    assert "nn_cache = 1024" in text
+    open(config, "w").write(text)
+    model = load_config(config).model
+    wider = build_model(dataclasses.replace(model, channels=model.channels + 8), seed=3)
+    save_checkpoint(tmp_path / "w.ckpt", wider, step=70)
+    out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "bench", "selfplay", "--config", config,
+                          "--checkpoint", tmp_path / "w.ckpt", "--seconds", "1.5", "--warmup",
+                          "0.5", "--rounds", "1", "--json", tmp_path / "s.json"],
+                         capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    r = json.loads((tmp_path / "s.json").read_text())
+    assert r["checkpoint"] == "w.ckpt" and r["model"] == f"b{model.blocks}c{model.channels + 8}"
+    assert 0 < r["cache_hit_share"] < 1      # the first position of every game repeats
+    assert "cache answered" in out.stdout
 
 
 def test_train_refuses_a_run_of_another_model_in_one_line(tmp_path, write_tiny_config):
