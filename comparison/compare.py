@@ -27,6 +27,7 @@ from comparison.report import draw, markdown_table
 from comparison.results import assemble, head_to_head_paths, last_checkpoint, match_paths
 from fastgo import bounded_json
 from fastgo.files import atomic_write_text
+from roles.flags import CONFIG, OVERRIDES, RUN_DIR
 from roles.registry import SUPERVISOR
 from rundata.rundir import RunDir
 from supervision.role_process import Children, last_line
@@ -45,11 +46,8 @@ def duration_text(seconds: float) -> str:
 
 
 def cluster_argv(run: RunPlan, root: str, seconds: float) -> list:
-    argv = ["cluster", "--config", run.config_path, "--run-dir", root,
-            "--duration", duration_text(seconds)]
-    for item in run.overrides:
-        argv += ["--set", item]
-    return argv
+    return ["cluster", *CONFIG.argv(run.config_path), *RUN_DIR.argv(root),
+            "--duration", duration_text(seconds), *OVERRIDES.argv(list(run.overrides))]
 
 
 # --- the whole comparison ----------------------------------------------------------------------

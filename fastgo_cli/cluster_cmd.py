@@ -6,6 +6,11 @@ from __future__ import annotations
 import os
 import re
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from supervision.local_launcher import LocalCluster
+    from supervision.ray_launcher import RayCluster
 
 ADDRESS = re.compile(r"auto|(ray://)?[A-Za-z0-9_.:\[\]-]{1,260}")
 
@@ -58,6 +63,7 @@ def run(args) -> int:
     log = cluster_log(tty)
     evaluate = config.cluster.evaluate and not args.no_evaluate
     config_path = os.path.abspath(args.config)
+    cluster: RayCluster | LocalCluster
     if launcher == "ray":
         from supervision.ray_launcher import RayCluster, RayUnavailable
         try:

@@ -19,6 +19,7 @@ from fastgo import bounded_json
 from fastgo.bounds import KOMI, LEAVES, SEED, Bounds
 from fastgo.constants import SIZE_RANGE
 from fastgo.variants import PassRule, check_pass_rule
+from roles.flags import CONFIG, OVERRIDES, QUIET, RUN_DIR
 
 # A duration: a positive number with an optional unit (none or s: seconds; m, h, d), in
 # MIN_DURATION_S..MAX_DURATION_S (every run length: selfplay, train, cluster, compare).
@@ -169,24 +170,20 @@ def config_options(*, required=True, default=None, sections=""):
     --print-config. `sections` names what the command reads, e.g. '[model], [trainer]'."""
     parent = _parent()
     what = f" ({sections})" if sections else ""
-    parent.add_argument("--config", required=required, default=default, metavar="NAME|PATH",
-                        help=f"a shipped config by name (quickstart, 9x9_cpu, ...) or a TOML "
-                             f"file{what}")
-    parent.add_argument("--set", dest="overrides", action="append", default=[],
-                        metavar="SECTION.KEY=VALUE",
-                        help="override one config value: a TOML value, or plain text for a "
-                             "string (selfplay.visits=64, server.device=cpu); repeatable; "
-                             "checked like the file")
+    parent.add_argument(CONFIG.option, required=required, default=default, metavar=CONFIG.metavar,
+                        help=CONFIG.help + what)
+    parent.add_argument(OVERRIDES.option, dest=OVERRIDES.dest, action=OVERRIDES.action,
+                        default=[], metavar=OVERRIDES.metavar, help=OVERRIDES.help)
     parent.add_argument("--print-config", action="store_true",
                         help="print the effective config (the file with --set applied) as JSON "
                              "and exit")
     return parent
 
 
-def run_dir_options(*, required=True, help="the run directory (created if missing)"):
+def run_dir_options(*, required=True, help=RUN_DIR.help):
     """--run-dir DIR."""
     parent = _parent()
-    parent.add_argument("--run-dir", required=required, metavar="DIR", help=help)
+    parent.add_argument(RUN_DIR.option, required=required, metavar=RUN_DIR.metavar, help=help)
     return parent
 
 
@@ -246,9 +243,7 @@ def out_options(*, help, default=None, metavar="PATH"):
 def logging_options():
     """--quiet: log to the log file only (the run directory's, or a role's --log-file)."""
     parent = _parent()
-    parent.add_argument("--quiet", action="store_true",
-                        help="log to the log file only (the run directory's, or "
-                             "--log-file), not to stderr")
+    parent.add_argument(QUIET.option, action=QUIET.action, help=QUIET.help)
     return parent
 
 

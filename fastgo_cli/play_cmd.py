@@ -74,7 +74,7 @@ def run(args) -> int:
     except ValueError as exc:
         print(f"fastgo play: {exc}", file=sys.stderr)
         return 2
-    size = player.board_size
+    size = network.config.board_size
     game = Game(size, args.komi)
     human = BLACK if args.color == "black" else 3 - BLACK
     print(f"fastgo play: you are {'X (Black)' if human == BLACK else 'O (White)'} on {size}x{size}, "

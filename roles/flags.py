@@ -2,9 +2,11 @@
 default, the range its body checks and the config key it stands for. `fastgo ROLE` adds them to
 its parser (fastgo_cli.parser.add_flags), the body checks them (check_flags) and reads the
 settings they override (setting_overrides), and the supervisor writes them (Flag.argv in
-roles.registry.role_argv). The options every command shares (--config, --set, --run-dir,
---quiet, --seed, --duration) are fastgo_cli.parser's. Stdlib and fastgo only, the config
-loaded only once a body checks: the parser and the supervisor import this at no cost.
+roles.registry.role_argv). The options every role shares (CONFIG, OVERRIDES, RUN_DIR, QUIET:
+--config, --set, --run-dir, --quiet) are declared here too, for fastgo_cli.parser to add and
+whoever starts a role to write; the other options many commands share (--seed, --duration,
+--json) are fastgo_cli.parser's. Stdlib and fastgo only, the config loaded only once a body
+checks: the parser and the supervisor import this at no cost.
 """
 from __future__ import annotations
 
@@ -37,11 +39,13 @@ class Flag:
     hidden: bool = False
     bounds: Bounds | None = None
     setting: str = ""
+    field: str = ""
 
     @property
     def dest(self) -> str:
-        """The field of the parsed options it sets: --max-games -> max_games."""
-        return self.option[2:].replace("-", "_")
+        """The field of the parsed options it sets: `field` where given, else the option's
+        name (--max-games -> max_games)."""
+        return self.field or self.option[2:].replace("-", "_")
 
     def argv(self, value) -> list[str]:
         """The command-line words that give `value`: none for None, False, "" or [] (the
@@ -54,6 +58,18 @@ class Flag:
         if isinstance(value, (list, tuple)):
             return [word for item in value for word in (self.option, str(item))]
         return [self.option, str(value)]
+
+
+# -- the options every role's command takes (fastgo_cli.parser adds them; role_argv writes them)
+
+CONFIG = Flag("--config", metavar="NAME|PATH",
+              help="a shipped config by name (quickstart, 9x9_cpu, ...) or a TOML file")
+OVERRIDES = Flag("--set", field="overrides", action="append", metavar="SECTION.KEY=VALUE",
+                 help="override one config value: a TOML value, or plain text for a string "
+                      "(selfplay.visits=64, server.device=cpu); repeatable; checked like the file")
+RUN_DIR = Flag("--run-dir", metavar="DIR", help="the run directory (created if missing)")
+QUIET = Flag("--quiet", action="store_true",
+             help="log to the log file only (the run directory's, or --log-file), not to stderr")
 
 
 def flag_table(*flags: Flag) -> dict[str, Flag]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from fastgo.variants import Algorithm, Search, Worker, selfplay_worker
-from roles.flags import RECORDER, SELFPLAY, SERVE, TRAIN
+from roles.flags import CONFIG, OVERRIDES, QUIET, RECORDER, RUN_DIR, SELFPLAY, SERVE, TRAIN
 from rundata.rundir import StatusFile, read_status
 
 __all__ = ["Algorithm", "READY", "RESOURCES_KEY", "Role", "RoleSpec", "SUPERVISOR", "Search",
@@ -130,21 +130,21 @@ def role_argv(spec, config, config_path, run_dir, *, endpoint=None, bind=None, r
     what a server or recorder binds (None: the config's endpoint); `recorder`: the endpoint a
     worker sends its games to (None: it writes its shards itself); `overrides`: the cluster's
     --set items (section.key=value), given to every role with its --config."""
-    root = run_dir.root
     role = Role(spec.kind)
-    cfg = ["--config", config_path] + [arg for item in overrides for arg in ("--set", item)]
+    cfg = CONFIG.argv(config_path) + OVERRIDES.argv(list(overrides))
+    quiet = QUIET.argv(True)
     if role is Role.SERVE:
         slot = f"{config.trainer.publish_slot}={run_dir.latest}"
         return [role.command, *cfg, *SERVE["checkpoint"].argv([slot]),
                 *SERVE["shards"].argv(run_dir.shards), *SERVE["log_file"].argv(role.log(run_dir)),
-                "--quiet", *SERVE["bind"].argv(bind)]
+                *quiet, *SERVE["bind"].argv(bind)]
+    run = RUN_DIR.argv(run_dir.root)
     if role is Role.RECORDER:
-        return [role.command, *cfg, "--run-dir", root, *RECORDER["bind"].argv(bind), "--quiet"]
+        return [role.command, *cfg, *run, *RECORDER["bind"].argv(bind), *quiet]
     if role is Role.TRAIN:
-        return [role.command, *cfg, "--run-dir", root, *TRAIN["server"].argv(endpoint),
-                "--quiet"]
+        return [role.command, *cfg, *run, *TRAIN["server"].argv(endpoint), *quiet]
     if role is Role.SELFPLAY:
-        return [role.command, *cfg, "--run-dir", root, *SELFPLAY["server"].argv(endpoint),
-                *SELFPLAY["worker_id"].argv(spec.worker_id), "--quiet",
+        return [role.command, *cfg, *run, *SELFPLAY["server"].argv(endpoint),
+                *SELFPLAY["worker_id"].argv(spec.worker_id), *quiet,
                 *SELFPLAY["recorder"].argv(recorder)]
-    return [role.command, *cfg, "--run-dir", root, "--quiet"]          # evaluate
+    return [role.command, *cfg, *run, *quiet]          # evaluate

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 
+from roles.flags import CONFIG, SERVE
 from roles.registry import Role
 
 ONE_THREAD = {"OMP_NUM_THREADS": "1"}       # added to a role's environment unless told otherwise
@@ -207,9 +208,8 @@ class ServerProcess(RoleProcess):
                  env=ONE_THREAD, shards=None):
         self.config_path = str(config_path)
         self.requested_endpoint = endpoint
-        argv = [Role.SERVE.command, "--config", self.config_path] \
-            + (["--bind", endpoint] if endpoint else []) \
-            + (["--shards", str(shards)] if shards else [])
+        argv = [Role.SERVE.command, *CONFIG.argv(self.config_path), *SERVE["bind"].argv(endpoint),
+                *SERVE["shards"].argv(shards)]
         self.log_path = log_path or self.config_path + ".log"
         super().__init__(argv, self.log_path, ready=Role.SERVE.ready,
                          ready_timeout_s=start_timeout_s, env=env, name="server")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any
 
 from fastgo_cli.bench.figures import write_json
 
@@ -79,7 +80,8 @@ def fp32_peak_gflops(seconds: float = 1.0) -> float:
     a, b = torch.randn(512, 512), torch.randn(512, 512)
     for _ in range(3):
         torch.mm(a, b)
-    rates, end = [], time.perf_counter() + seconds
+    rates: list[float] = []
+    end = time.perf_counter() + seconds
     while time.perf_counter() < end or len(rates) < 3:
         t0 = time.perf_counter()
         torch.mm(a, b)
@@ -162,7 +164,7 @@ def run(args) -> int:
     print(format_table(table))
     print(f"  auto: {choice}")
     good = {name: row for name, row in table.items() if "error" not in row}
-    result = {"batch": batch, "threads": threads, "model": model.config.name,
+    result: dict[str, Any] = {"batch": batch, "threads": threads, "model": model.config.name,
               "board_size": model.config.board_size, "gflop_per_eval": flop,
               "fp32_peak_gflops": round(peak, 2),
               "evals_per_s": {name: row["evals_per_s"] for name, row in good.items()},

@@ -158,7 +158,7 @@ def openings(size: int, count: int, seed: int) -> list[list[int]]:
         length = min(OPENING_LENGTHS[i % len(OPENING_LENGTHS)], size * size // 3) // 2 * 2
         rng = np.random.default_rng([seed, i])
         game = Game(size, 7.5)
-        moves = []
+        moves: list[int] = []
         while len(moves) < length:
             legal = np.flatnonzero(game.legal_moves()[:size * size])
             if not len(legal):
@@ -351,8 +351,8 @@ def run(args) -> int:
         info = runner.describe()
         planes = random_planes(np.random.default_rng(args.seed), args.leaves, model_config)
         raw = []
-        times = {"fastgo": [], "leelaz": []}
-        moves = {"fastgo": [], "leelaz": []}
+        times: dict[str, list[float]] = {"fastgo": [], "leelaz": []}
+        moves: dict[str, list[int]] = {"fastgo": [], "leelaz": []}
         try:
             engines.append(_fastgo_engine(args, checkpoint, runner.backend, args.size))
             if program:

@@ -13,6 +13,8 @@ from types import SimpleNamespace
 
 from fastgo import bounded_json
 from fastgo_cli.parser import MIN_DURATION_S
+from roles.flags import CONFIG, QUIET, RUN_DIR, SELFPLAY
+from roles.registry import Role
 from supervision.role_process import RoleProcess, ServerProcess, write_toml
 
 SERVER_START_S = 120.0            # a bench's server may take this long to its ready line
@@ -84,8 +86,9 @@ def served_loop(config, prefix, trainer=None, checkpoint=None, path=None):
 
 def worker_argv(args, config_path, run_dir, endpoint, seconds, *extra):
     """`fastgo selfplay` for `seconds` on run_dir with the bench's --games-at-once and --visits."""
-    argv = ["selfplay", "--config", config_path, "--run-dir", run_dir, "--server", endpoint,
-            *extra, "--duration", repr(max(float(seconds), MIN_DURATION_S)), "--quiet"]
+    argv = [Role.SELFPLAY.command, *CONFIG.argv(config_path), *RUN_DIR.argv(run_dir),
+            *SELFPLAY["server"].argv(endpoint), *extra,
+            "--duration", repr(max(float(seconds), MIN_DURATION_S)), *QUIET.argv(True)]
     if args.games_at_once:
         argv += ["--games-at-once", str(args.games_at_once)]
     if args.visits:

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from unittest import mock
 
 from fastgo_cli.bench.figures import write_json
 
@@ -258,8 +259,8 @@ def time_operation(op, root) -> dict:
             began = time.perf_counter()
             refill(self, state)
             took.append(time.perf_counter() - began)
-        WindowTrainer._refill_window = timed
-        trainer = make_trainer(quickstart(), run)
+        with mock.patch.object(WindowTrainer, "_refill_window", timed):
+            trainer = make_trainer(quickstart(), run)
         out = {"step": trainer.step, "window_positions": trainer.window.positions,
                "used_shards": len(trainer.used_shards), "refill_s": round(sum(took), 3)}
     else:

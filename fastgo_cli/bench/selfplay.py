@@ -35,7 +35,7 @@ def add_arguments(parser):
                         help="seconds of each round's measured window")
     parser.add_argument("--warmup", type=float, default=4.0, help="seconds before measuring")
     parser.add_argument("--rounds", type=int, default=2, help="alternating self-play/raw rounds")
-    parser.add_argument("--checkpoint", metavar="PATH",
+    parser.add_argument("--model", metavar="PATH",
                         help="serve this checkpoint's network (its board size and encoding the "
                              "config's) instead of fresh weights: a trained network searches, "
                              "and repeats positions, as a run's does")
@@ -82,12 +82,12 @@ def run_search(args, config) -> int:
     from fastgo_cli.bench.harness import measure_raw, random_planes, selfplay_round, served_loop
 
     checkpoint = None
-    if args.checkpoint:
+    if args.model:
         from network.checkpoint import load_checkpoint
         try:
-            checkpoint = load_checkpoint(args.checkpoint, expect=config.model)
+            checkpoint = load_checkpoint(args.model, expect=config.model)
         except (OSError, ValueError) as err:
-            print(f"fastgo bench selfplay: --checkpoint: {err}", file=sys.stderr)
+            print(f"fastgo bench selfplay: --model: {err}", file=sys.stderr)
             return 2
         config = dataclasses.replace(config, model=checkpoint.config)
     estimate = args.rounds * (2 * args.seconds + args.warmup + 3) + 5
@@ -96,7 +96,7 @@ def run_search(args, config) -> int:
           file=sys.stderr, flush=True)
     rounds = []
     with served_loop(config, "fastgo-bench-selfplay-", checkpoint=checkpoint,
-                     path=args.checkpoint) as loop:
+                     path=args.model) as loop:
         for index in range(args.rounds):
             sp = selfplay_round(args, loop.config_path, loop.endpoint, loop.workdir, index)
             batch = max(1, round(sp["delta"]["positions"] / max(1, sp["delta"]["batches"])))
@@ -137,8 +137,8 @@ def run_search(args, config) -> int:
     if all("cache_rows" in w for w in workers):       # selfplay.nn_cache on
         rows = sum(w["cache_rows"] for w in workers)
         result["cache_hit_share"] = round(sum(w["cache_hits"] for w in workers) / max(1, rows), 4)
-    if args.checkpoint:
-        result["checkpoint"] = os.path.basename(args.checkpoint)
+    if args.model:
+        result["checkpoint"] = os.path.basename(args.model)
     print(f"self-play {result['model']} {result['board_size']}x{result['board_size']}: "
           f"{result['evals_per_s']:.0f} NN evals/s, raw forward {result['raw_evals_per_s']:.0f} "
           f"evals/s at batch {round(result['mean_batch'])} -> ratio {result['ratio']:.3f}; "

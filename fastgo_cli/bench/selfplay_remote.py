@@ -101,6 +101,7 @@ def _round(args, mode, index, workdir, config_path, server_ep, recorder_ep, near
     to a recorder started for the round (mode "remote"): {"mode", "games" (in shards),
     "finished" (by the worker), "seconds" (the worker's), "recorder_cpu_s"}."""
     from fastgo_cli.bench.harness import SERVER_START_S, WORKER_GRACE_S, finish_worker, worker_argv
+    from roles.flags import CONFIG, QUIET, RUN_DIR
     from roles.registry import Role
     from rundata.shards import list_shards, read_shard
     from supervision.role_process import RoleProcess
@@ -109,7 +110,8 @@ def _round(args, mode, index, workdir, config_path, server_ep, recorder_ep, near
     recorder = cpu0 = cpu = None
     extra = []
     if mode == "remote":
-        recorder = RoleProcess(["recorder", "--config", config_path, "--run-dir", run_dir, "--quiet"],
+        recorder = RoleProcess([Role.RECORDER.command, *CONFIG.argv(config_path),
+                                *RUN_DIR.argv(run_dir), *QUIET.argv(True)],
                                os.path.join(workdir, "rec.log"), ready=Role.RECORDER.ready,
                                ready_timeout_s=SERVER_START_S, prefix=near).start()
         cpu0 = _cpu_seconds(recorder.pid)
@@ -142,6 +144,7 @@ def run_remote(args, config) -> int:
     seconds. The recorder's CPU: /proc, from its ready line to the end of the round."""
     from fastgo_cli.bench.figures import write_json
     from fastgo_cli.bench.harness import SERVER_START_S
+    from roles.flags import CONFIG
     from roles.registry import Role
     from supervision.role_process import RoleProcess
 
@@ -159,7 +162,8 @@ def run_remote(args, config) -> int:
             far = ["ip", "netns", "exec", spaces.b] if on_veth else []
             ports = (5555, 5557) if on_veth else (_free_port(), _free_port())
             config_path, server_ep, recorder_ep = _write_config(config, workdir, host, ports)
-            with RoleProcess(["serve", "--config", config_path], os.path.join(workdir, "serve.log"),
+            with RoleProcess([Role.SERVE.command, *CONFIG.argv(config_path)],
+                             os.path.join(workdir, "serve.log"),
                              ready=Role.SERVE.ready, ready_timeout_s=SERVER_START_S, prefix=near):
                 for index in range(args.rounds):
                     for mode in ("local", "remote"):

@@ -150,7 +150,7 @@ def run(args) -> int:
             build_s[label] = time.perf_counter() - start
             trainers[label].window = window
             trainers[label].buffers = buffers
-        timed = {label: [] for label in trainers}
+        timed: dict[str, list[float]] = {label: [] for label in trainers}
         for _ in range(args.repeats):
             for label, one in trainers.items():
                 count, elapsed = _timed(lambda one=one: (one.train_step(), batch)[1], args.seconds)

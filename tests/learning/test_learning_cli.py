@@ -72,7 +72,7 @@ def test_bench_selfplay_json_agrees_with_itself(tmp_path, write_tiny_config):
 
 
 def test_bench_selfplay_serves_a_checkpoint_and_counts_the_cache(tmp_path, write_tiny_config):
-    """--checkpoint: the server and the raw forward run that network (a checkpoint of another
+    """--model: the server and the raw forward run that network (a checkpoint of another
     width than the config's is served as it is); selfplay.nn_cache: the share it answered."""
     from network.checkpoint import save_checkpoint
     from network.model import build_model
@@ -86,7 +86,7 @@ def test_bench_selfplay_serves_a_checkpoint_and_counts_the_cache(tmp_path, write
     wider = build_model(dataclasses.replace(model, channels=model.channels + 8), seed=3)
     save_checkpoint(tmp_path / "w.ckpt", wider, step=70)
     out = subprocess.run([sys.executable, "-m", "fastgo_cli.main", "bench", "selfplay", "--config", config,
-                          "--checkpoint", tmp_path / "w.ckpt", "--seconds", "1.5", "--warmup",
+                          "--model", tmp_path / "w.ckpt", "--seconds", "1.5", "--warmup",
                           "0.5", "--rounds", "1", "--json", tmp_path / "s.json"],
                          capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr

@@ -23,7 +23,7 @@ CASES = [
     (["bench", "mcts", "--size", "30"], "--size"),
     (["bench", "mcts", "--board", "30"], "--size"),
     (["bench", "selfplay", "--workers", "0"], "--workers"),
-    (["bench", "selfplay", "--checkpoint", "no/such.ckpt"], "no/such.ckpt"),
+    (["bench", "selfplay", "--model", "no/such.ckpt"], "no/such.ckpt"),
     (["bench", "train", "--games", "0"], "--games"),
     (["bench", "train", "--threads", "0"], "--threads"),
     (["cluster", "--duration", "forever"], "--duration"),

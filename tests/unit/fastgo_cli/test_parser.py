@@ -270,6 +270,25 @@ def test_the_cluster_gives_its_set_to_every_role(tmp_path):
         args = parse(argv[0], *argv[1:])
         assert args.overrides == list(items), spec.name
         assert args.config == "quickstart"
+        assert args.quiet is True, spec.name
+        if spec.kind != "serve":
+            assert args.run_dir == str(run_dir.root), spec.name
+
+
+@pytest.mark.parametrize("command", ["serve", "train", "selfplay", "recorder", "evaluate"])
+def test_the_shared_role_options_are_the_parsers(command):
+    """roles.flags' CONFIG, OVERRIDES, RUN_DIR and QUIET write words the command's parser reads
+    back into the fields they name."""
+    from roles.flags import CONFIG, OVERRIDES, QUIET, RUN_DIR
+
+    words = CONFIG.argv("quickstart") + OVERRIDES.argv(["selfplay.visits=3", "trainer.lr=0.5"]) \
+        + QUIET.argv(True) + ([] if command == "serve" else RUN_DIR.argv("some/run"))
+    args = parse(command, *words)
+    assert getattr(args, CONFIG.dest) == "quickstart"
+    assert getattr(args, OVERRIDES.dest) == ["selfplay.visits=3", "trainer.lr=0.5"]
+    assert getattr(args, QUIET.dest) is True
+    if command != "serve":
+        assert getattr(args, RUN_DIR.dest) == "some/run"
 
 
 @settings(max_examples=150, deadline=None)
