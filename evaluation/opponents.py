@@ -13,6 +13,7 @@ from fastgo.files import escaped
 from fastgo.player_spec import parse_spec
 from fastgo.reference_players import reference
 from fastgo.variants import Use
+from network.loading import match_threads, set_torch_threads
 from play.equal_time import pace_sides
 from play.network_player import load_player_network, make_search_side
 from play.player_settings import PlayerSettings
@@ -127,6 +128,7 @@ class Opponents:
         settings = self.network_settings()
         network = load_player_network(path, Use.MATCH, settings, data=data,
                                       expect=self.config.model)
+        set_torch_threads(match_threads(settings.threads))  # the evaluator's process
         side = make_search_side(network, settings, seed=seed, name=name)
         if self.ec.move_seconds > 0:    # equal time: the visits its own speed fits
             self._pace(network, side)

@@ -60,7 +60,7 @@ def build_engine(args):
     bad flag, checkpoint or device."""
     _check(args)
     from fastgo_cli.player_flags import settings_from_flags
-    from network.loading import NetworkError
+    from network.loading import NetworkError, set_torch_threads
     from play.analysis.engine import AnalysisEngine, EngineSettings
     from play.analysis.query import Limits
     from play.heads_cache import HeadsCache
@@ -71,6 +71,7 @@ def build_engine(args):
         network = load_player_network(args.model, Use.ANALYSIS, settings, what="--model")
     except NetworkError as exc:
         raise ValueError(str(exc)) from None
+    set_torch_threads(settings.threads or None)
     heads, config = network.evaluator, network.config
     model_komi = network.komi              # what the checkpoint records it learnt at ...
     if network.assumed and args.config:    # ... or, for an older one, what the config says

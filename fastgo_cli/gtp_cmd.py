@@ -121,11 +121,13 @@ def model_player(args):
     if args.resign is not None and not -1.0 <= args.resign <= 0.0:
         raise ValueError(f"--resign must be in -1..0, got {args.resign}")
     from fastgo_cli.player_flags import settings_from_flags
+    from network.loading import set_torch_threads
     from play.network_player import load_player_network, make_search_player
 
     settings = settings_from_flags(args, visits=DEFAULT_VISITS, capacity=args.leaves)
     # use 'gtp': every head kata-analyze serves is checked here, so a bad file is refused once
     network = load_player_network(args.model, Use.GTP, settings, what="--model")
+    set_torch_threads(settings.threads or None)
     config = network.config
     if args.size is not None and args.size != config.board_size:
         raise ValueError(f"--size {args.size}: the model {args.model} plays "

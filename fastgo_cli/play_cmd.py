@@ -62,6 +62,7 @@ def run(args) -> int:
     from fastgo.coords import from_gtp, to_gtp
     from fastgo.game import RESIGN, Game
     from fastgo_cli.player_flags import settings_from_flags
+    from network.loading import set_torch_threads
     from play.network_player import load_player_network, make_search_player
 
     try:
@@ -70,6 +71,7 @@ def run(args) -> int:
         # the network as `fastgo gtp --model` plays it: eight leaves a search step
         settings = settings_from_flags(args, leaves=LEAVES, capacity=LEAVES)
         network = load_player_network(args.model, Use.PLAY, settings, what="--model")
+        set_torch_threads(settings.threads or None)
         player = make_search_player(network, settings, seed=args.seed)
     except ValueError as exc:
         print(f"fastgo play: {exc}", file=sys.stderr)

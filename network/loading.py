@@ -43,8 +43,8 @@ class Serves:
     `setupFor`): `search`: the search's policy and value through the server's runner
     (Network.evaluator); `heads`: every head (ownership, score, lead) through HeadsEvaluator
     (Network.heads, and Network.evaluator too where there is no runner), each head checked on
-    the canaries at load; `threads`: torch's CPU threads in this process, set by load_network
-    (None: torch's own)."""
+    the canaries at load; `threads`: the CPU threads its runner runs with, and torch's for the
+    process that plays it (set_torch_threads, the program's to call; None: torch's own)."""
     search: bool
     heads: bool
     threads: int | None
@@ -150,15 +150,38 @@ def _device(device):
     return device
 
 
+def set_torch_threads(threads: int | None) -> None:
+    """torch's intra-op CPU threads for this whole process (None: left as they are). torch keeps
+    one count a process, so a program that plays a network sets it, once the network is
+    loaded (a bad file is refused before torch is imported): the arena's and the evaluator's
+    checkpoint sides and the reference players with USES[Use.MATCH].threads (one thread a
+    side, as equal time measures a player), `fastgo gtp`, `play` and `analysis` with their
+    --threads. The runner's other backends (OpenVINO, ONNX Runtime) take their threads as an
+    argument (load_network's `threads`)."""
+    if threads is None:
+        return
+    import torch
+
+    torch.set_num_threads(max(1, int(threads)))
+
+
+def match_threads(settings_threads: int) -> int:
+    """The threads of a match side: its settings' (0: the match use's, one)."""
+    threads = settings_threads or USES[Use.MATCH].threads
+    assert threads is not None
+    return threads
+
+
 def load_network(source, use=Use.MATCH, *, device=Device.CPU, backend=DEFAULT_BACKEND,
                  capacity=DEFAULT_CAPACITY, threads=None, expect=None, data=None,
                  what=None) -> Network:
     """The Network of checkpoint `source` (a path; `data`: its bytes already read) for `use`
     (a Use or its name), see the module: the one way every command and role loads a network to
     play. `expect`: a ModelConfig whose board size and encoding the checkpoint must have.
-    `threads`: torch's CPU threads in this process and the runner's (None: the use's; set
-    here, once the checkpoint is read). `what`: how the caller's user named the checkpoint
-    (a flag such as '--model'), the start of every message (default: its path)."""
+    `threads`: the runner's CPU threads (None: the use's); torch's threads for the whole
+    process are the program's to set (set_torch_threads), never set here. `what`: how the
+    caller's user named the checkpoint (a flag such as '--model'), the start of every message
+    (default: its path)."""
     if use not in Use.choices():
         raise ValueError(f"load_network: use must be one of {', '.join(Use.choices())}, got "
                          f"{use!r}")
@@ -180,10 +203,6 @@ def load_network(source, use=Use.MATCH, *, device=Device.CPU, backend=DEFAULT_BA
         raise NetworkError(f"cannot load {label}: {path}: {err.strerror or err}") from None
     komi, rules, assumed = trained_at(checkpoint.extra or {}, path)
     where = _device(device)
-    if threads is not None:
-        import torch
-
-        torch.set_num_threads(max(1, threads))
     planes = canary_planes(checkpoint.config)
     evaluator: object = None             # the search's InProcessEvaluator, else the heads
     heads: object = None                 # a HeadsEvaluator where the use serves every head

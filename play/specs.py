@@ -20,6 +20,7 @@ from fastgo.player_spec import Spec, _shown, parse_spec
 from fastgo.reference_players import read_reference, reference
 from fastgo.variants import Use
 from network.checkpoint_file import CheckpointError, check_archive
+from network.loading import match_threads, set_torch_threads
 from play.gtp.side import GtpSide
 from play.katago.locate import KataGoMissing, locate
 from play.katago.side import KataGoSide
@@ -150,6 +151,7 @@ def reference_side(spec: Spec, *, seed=0, backend=None, capacity=None):
     settings = PlayerSettings(visits=ref.visits, opening_moves=REFERENCE_OPENING_MOVES,
                               **runs_on)
     network = load_player_network(ref.path, Use.MATCH, settings, data=data, what=ref.spec)
+    set_torch_threads(match_threads(settings.threads))     # a match's process: one a side
     check_reference_size(ref, network.config.board_size)
     return make_search_side(network, settings, seed=seed, name=ref.spec, fixed_visits=True)
 

@@ -10,7 +10,7 @@ import os
 
 from fastgo.player_spec import SPEC_FORMS
 from fastgo.variants import Search, Use
-from network.loading import NetworkError
+from network.loading import NetworkError, match_threads, set_torch_threads
 from play.arena.plan import NAME_SUFFIXES, PROG, ArenaError, ArenaPlan, one_line
 from play.equal_time import pace_sides
 from play.gtp.side import GtpEngineError, GtpSide
@@ -33,6 +33,7 @@ def arena_checkpoint_side(path, plan: ArenaPlan, seed, which):
         network = load_player_network(path, Use.MATCH, settings)
     except NetworkError as exc:
         raise ArenaError(f"{which} {path!r}: {one_line(exc)}") from None
+    set_torch_threads(match_threads(settings.threads))     # the match's process: one a side
     return make_search_side(network, settings, seed=seed,
                             name=checkpoint_name(path, network.step, plan, settings))
 

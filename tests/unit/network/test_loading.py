@@ -147,3 +147,35 @@ def test_a_sound_network_with_every_head_loads_for_analysis_and_gtp(tmp_path):
     gtp = load_network(path, "gtp", backend="torch")
     assert gtp.heads.has_lead and gtp.heads.model_version == 3 and gtp.heads is not gtp.evaluator
     assert gtp.backend == "torch-fp32" and gtp.evaluator.model_version == 3
+
+
+@pytest.fixture
+def restore_threads():
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_loading_leaves_the_process_threads_to_the_program(tmp_path, restore_threads):
+    """load_network sets no process-wide state: torch's threads stay what the program set,
+    whatever the use or the runner's threads; set_torch_threads sets them (None: left)."""
+    from network.loading import match_threads, set_torch_threads
+    from play.arena.plan import ArenaPlan
+    from play.arena.sides import arena_checkpoint_side
+
+    path = checkpoint(tmp_path)
+    torch.set_num_threads(3)
+    for use, threads in (("match", None), ("match", 2), ("play", 1), ("gtp", None)):
+        load_network(path, use, backend="torch", threads=threads)
+        assert torch.get_num_threads() == 3, use
+    set_torch_threads(None)
+    assert torch.get_num_threads() == 3
+    set_torch_threads(2)
+    assert torch.get_num_threads() == 2
+    assert (match_threads(0), match_threads(4)) == (1, 4)
+    # the arena's checkpoint side is where a match's process takes one thread a side
+    plan = ArenaPlan(a=str(path), b="random", games=2, settings_a=PlayerSettings(visits=2),
+                     settings_b=PlayerSettings(visits=2), size=7)
+    side = arena_checkpoint_side(str(path), plan, 1, "A")
+    side.close()
+    assert torch.get_num_threads() == 1
