@@ -30,9 +30,11 @@ MAX_ARRAY_LEN = 4096            # elements of one msgpack array (versions)
 MAX_STR_LEN = 1 << 12
 MAX_SCORE = 2000.0              # |score| at most: points on a 25x25 board plus any komi
 MAX_TIME = 1e11                 # seconds since the epoch, about the year 5138
+MAX_SURPRISE = 100.0            # a position's policy surprise (nats) at most; the worker clips
 RECORD_FIELDS = frozenset({"id", "worker", "seed", "size", "komi", "moves", "full", "root_value",
                            "policy_count", "policy_moves", "policy_visits", "winner", "score",
-                           "end", "ownership", "versions", "t_start", "t_end", "resign", "players"})
+                           "end", "ownership", "versions", "t_start", "t_end", "resign", "players",
+                           "surprise"})
 RESIGN_FIELDS = {"disabled": bool, "would_resign": int, "would_resign_move": int}
 
 
@@ -69,6 +71,9 @@ class GameRecord:
     t_end: float = 0.0
     resign: dict | None = None
     players: dict | None = None  # {'learner': 1 / -1 / 0, 'opponent': str} or None
+    surprise: np.ndarray | None = None  # float32 [L]: KL(policy target || the network's prior)
+                                 # at each full search, 0 elsewhere; None: not recorded (older
+                                 # records, imported games)
 
     def to_msgpack(self) -> bytes:
         fields = {
@@ -90,6 +95,8 @@ class GameRecord:
         if self.players is not None:
             fields["players"] = {"learner": int(self.players["learner"]),
                                  "opponent": str(self.players["opponent"])}
+        if self.surprise is not None:
+            fields["surprise"] = _bytes(self.surprise, "<f4")
         return msgpack.packb(fields, use_bin_type=True)
 
 
@@ -255,6 +262,13 @@ def _check_record(record, header, where, check_rules) -> GameRecord:
             or not all(-1 <= resign[k] <= 2 * nn for k in resign if RESIGN_FIELDS[k] is int):
         raise ShardError(f"{where}: resign must map disabled (bool), would_resign and "
                          f"would_resign_move (integers in -1..{2 * nn})")
+    surprise = None
+    if "surprise" in record:
+        surprise = _array(record, "surprise", "<f4", length, where)
+        if not np.all(np.isfinite(surprise)) or np.any(surprise < 0) \
+                or np.any(surprise > MAX_SURPRISE) or np.any(surprise[full == 0] != 0):
+            raise ShardError(f"{where}: surprise must be finite, in 0..{MAX_SURPRISE:g} and 0 "
+                             f"where the search was not full")
     players = None
     if "players" in record:
         players = _field(record, "players", dict, where)
@@ -288,4 +302,4 @@ def _check_record(record, header, where, check_rules) -> GameRecord:
                       ownership=ownership, versions=list(versions), worker=worker, seed=seed,
                       id=game_id, t_start=_time(record, "t_start", where),
                       t_end=_time(record, "t_end", where), resign=resign,
-                      players=players)
+                      players=players, surprise=surprise)

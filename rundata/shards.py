@@ -27,6 +27,9 @@ Record fields (all arrays little-endian raw bytes, L = number of moves, N = boar
   resign        {'disabled': bool, 'would_resign': 0 / 1 Black / 2 White, 'would_resign_move': int}
   players       optional (policy-only play): {'learner': 1 Black / -1 White / 0 both,
                 'opponent': the opponent's pool entry name}; absent in search self-play
+  surprise      optional float32 [L]: KL(policy target || the network's prior) in nats at each
+                full search (0 elsewhere, at most 100): trainer.surprise_weight samples by it;
+                absent in older records and imported games
 """
 from __future__ import annotations
 

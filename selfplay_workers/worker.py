@@ -29,6 +29,7 @@ from fastgo.nn_cache import NetworkCache
 from fastgo.replay import check_game
 from fastgo.search_settings import SearchSettings
 from fastgo.variants import Search
+from rundata.records import MAX_SURPRISE
 from rundata.shards import GameRecord
 from selfplay_workers.cached_evaluator import CachedEvaluator
 from selfplay_workers.worker_core import SEED_MASK, CoreField, WorkerCore
@@ -40,7 +41,7 @@ class _GameInProgress:
     """What the worker keeps for one game until it ends (lists of per-move arrays)."""
 
     __slots__ = ("game", "moves", "full", "root_value", "policy_count", "policy_moves",
-                 "policy_visits", "versions", "t_start", "seed")
+                 "policy_visits", "surprise", "versions", "t_start", "seed")
 
     def __init__(self, size, komi, seed):
         self.game = Game(size, komi)
@@ -50,6 +51,7 @@ class _GameInProgress:
         self.policy_count = []
         self.policy_moves = []
         self.policy_visits = []
+        self.surprise = []
         self.versions = []
         self.t_start = time.time()
         self.seed = seed
@@ -229,8 +231,10 @@ class SelfplayWorker:
             live.policy_count.append(len(points))
             live.policy_moves.append(points.astype(np.int16))
             live.policy_visits.append(target[points].astype(np.float32))
+            live.surprise.append(policy_surprise(target, search.root_priors(g)))
         else:
             live.policy_count.append(0)
+            live.surprise.append(0.0)
         sampled = len(live.moves) < self.sp.temperature_moves
         move = choose_move(search, g, game, **self.pass_options, refused=refused, own_points=own,
                            rng=self._rng if sampled else None)
@@ -238,6 +242,7 @@ class SelfplayWorker:
             live.root_value.pop()
             live.full.pop()
             live.policy_count.pop()
+            live.surprise.pop()
             if full:
                 live.policy_moves.pop()
                 live.policy_visits.pop()
@@ -281,6 +286,7 @@ class SelfplayWorker:
             policy_count=np.asarray(live.policy_count, dtype=np.uint16),
             policy_moves=_concat(live.policy_moves, np.int16),
             policy_visits=_concat(live.policy_visits, np.float32),
+            surprise=np.asarray(live.surprise, dtype=np.float32),
             winner=winner, score=score, end=end, ownership=ownership, versions=live.versions,
             worker=self.worker_id, seed=live.seed, id=uuid.uuid4().hex, t_start=live.t_start,
             t_end=time.time(), resign=info)
@@ -304,6 +310,19 @@ class SelfplayWorker:
             **cache, evals_discarded=self.evals_discarded, resigned=self.resigned, visits=self.visits,
             would_resign_games=self.would_resign_games, false_resigns=self.false_resigns,
             false_resign_rate=self.false_resigns / max(1, self.would_resign_games))
+
+
+def policy_surprise(target, prior) -> float:
+    """KL(target || prior) in nats, KataGo's policy surprise: how far the search's policy
+    target (visits or an improved policy, any scale) moved from the network's prior at the root;
+    0 for an empty target, at most rundata.records.MAX_SURPRISE. Per move, numpy."""
+    total = float(target.sum())
+    if total <= 0:
+        return 0.0
+    where = target > 0
+    t = target[where] / total
+    p = np.maximum(prior[where], 1e-9)
+    return float(min(MAX_SURPRISE, max(0.0, float(np.sum(t * np.log(t / p))))))
 
 
 def _concat(parts, dtype):

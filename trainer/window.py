@@ -45,6 +45,8 @@ class Block:
     searched: np.ndarray         # uint8 [G]: 1 where root_value is a search's (self-play), 0
                                  # where the game was imported (its root values are 0)
     ids: tuple                   # game ids, for duplicate detection across shards
+    surprise: np.ndarray | None = None  # float32 [M]: each position's policy surprise
+                                 # (rundata.records; 0 where a game has none); None: all 0
 
     @property
     def positions(self) -> int:
@@ -83,7 +85,9 @@ def block_from_games(games, size: int, name: str) -> Block:
         full=cat([g.full for g in games], np.uint8),
         root_value=cat([g.root_value for g in games], np.float32),
         searched=np.array([len(g.versions) > 0 for g in games], dtype=np.uint8),
-        ids=tuple(g.id for g in games))
+        ids=tuple(g.id for g in games),
+        surprise=cat([g.surprise if g.surprise is not None else np.zeros(len(g.moves), np.float32)
+                      for g in games], np.float32))
 
 
 def score_kind(end: str, winner: int) -> int:
@@ -92,6 +96,36 @@ def score_kind(end: str, winner: int) -> int:
     if end in SCORED_ENDS:
         return 1
     return 2 if end in SIGNED_ENDS and winner != 0 else 0
+
+
+def sampling_weights(game_start, full, surprise, share: float) -> np.ndarray:
+    """float64 [M]: each position's weight in the window's draw by policy surprise (KataGo's
+    policy surprise weighting). A position without a full search weighs 1; in each game the F
+    full-search positions keep F in all, of which `share` is given out in proportion to their
+    surprise and the rest evenly: 1 - share + share * F * s_i / S (S: the game's surprise; all
+    1 where S is 0). So every game keeps its weight and a game's surprising positions are drawn
+    more often than its ordinary ones. game_start: int64 [G + 1]; full: uint8 [M]; surprise:
+    float32 [M] (0 where not full)."""
+    positions = len(full)
+    weights = np.ones(positions, np.float64)
+    if positions == 0 or share <= 0:
+        return weights
+    games = len(game_start) - 1
+    starts = game_start[:-1]
+    lengths = np.diff(game_start)
+    nonempty = lengths > 0
+    is_full = full.astype(bool)
+    s = np.where(is_full, surprise.astype(np.float64), 0.0)
+    game_of = np.repeat(np.arange(games), lengths)
+    per_game_s = np.zeros(games, np.float64)
+    per_game_f = np.zeros(games, np.float64)
+    per_game_s[nonempty] = np.add.reduceat(s, starts[nonempty])
+    per_game_f[nonempty] = np.add.reduceat(is_full.astype(np.float64), starts[nonempty])
+    total_s = per_game_s[game_of]
+    count_f = per_game_f[game_of]
+    spread = np.where(total_s > 0, share * count_f * s / np.where(total_s > 0, total_s, 1.0), share)
+    weights[is_full] = (1.0 - share + spread)[is_full]
+    return weights
 
 
 def power_window(total: int, c: int, alpha: float, beta: float) -> int:
@@ -128,14 +162,21 @@ def batch_buffers(size: int, batch: int, planes: int) -> dict:
 
 class ReplayWindow:
     def __init__(self, size: int, komi: float, encoding: str, *, window="power",
-                 window_size=100_000, alpha=0.75, beta=0.4, q_weight=0.0, window_max=0):
+                 window_size=100_000, alpha=0.75, beta=0.4, q_weight=0.0, window_max=0,
+                 surprise_weight=0.0):
         """`q_weight`: the value target's share of the search's root value (trainer.value_q_weight):
         (1 - q_weight) x the outcome + q_weight x the root value, in self-play games.
         `window_max`: the target size at most, however far the power window has grown
-        (trainer.window_max: the trainer's memory bounded in a run of any length); 0: none."""
+        (trainer.window_max: the trainer's memory bounded in a run of any length); 0: none.
+        `surprise_weight`: the share of each game's full-search positions' sampling weight
+        given out by policy surprise (trainer.surprise_weight, see sampling_weights); 0:
+        positions drawn uniformly."""
         if not 0.0 <= q_weight <= 1.0:
             raise ValueError(f"q_weight must be in 0..1, got {q_weight}")
+        if not 0.0 <= surprise_weight <= 1.0:
+            raise ValueError(f"surprise_weight must be in 0..1, got {surprise_weight}")
         self.q_weight = float(q_weight)
+        self.surprise_weight = float(surprise_weight)
         self.size = size
         self.komi = komi
         self.encoding = encoding
@@ -209,6 +250,13 @@ class ReplayWindow:
             full=joined("full", np.uint8),
             root_value=joined("root_value", np.float32),
             searched=joined("searched", np.uint8))
+        if self.surprise_weight > 0:
+            surprise = (np.concatenate([b.surprise if b.surprise is not None
+                                        else np.zeros(b.positions, np.float32) for b in blocks])
+                        if blocks else np.zeros(0, np.float32))
+            weights = sampling_weights(game_start, self._flat["full"], surprise,
+                                       self.surprise_weight)
+            self._flat["cumulative_weight"] = np.cumsum(weights, dtype=np.float64)
         return self._flat
 
     def batch_buffers(self, batch: int, planes: int) -> dict:
@@ -222,7 +270,13 @@ class ReplayWindow:
         if total == 0:
             raise ValueError("the replay window is empty")
         batch = out["planes"].shape[0]
-        position = rng.integers(0, total, size=batch)
+        if "cumulative_weight" in flat:     # by policy surprise (surprise_weight)
+            cumulative = flat["cumulative_weight"]
+            position = np.searchsorted(cumulative, rng.random(batch) * cumulative[-1],
+                                       side="right")
+            position = np.minimum(position, total - 1)
+        else:
+            position = rng.integers(0, total, size=batch)
         game = np.searchsorted(flat["game_start"], position, side="right") - 1
         move = position - flat["game_start"][game]
         symmetry = rng.integers(0, 8, size=batch).astype(np.uint8)

@@ -67,7 +67,8 @@ class WindowTrainer(CoreView):
         self.window = ReplayWindow(mc.board_size, config.selfplay.komi, mc.encoding,
                                    window=tc.window, window_size=tc.window_size,
                                    alpha=tc.window_alpha, beta=tc.window_beta,
-                                   q_weight=tc.value_q_weight, window_max=tc.window_max)
+                                   q_weight=tc.value_q_weight, window_max=tc.window_max,
+                                   surprise_weight=tc.surprise_weight)
         self.intake = ShardIntake(run_dir, mc.board_size, config.selfplay.komi,
                                   kept_bytes=tc.shards_kept_mb << 20)
         self.endings = EndingStats()       # how the games taken in lately ended

@@ -64,6 +64,11 @@ class TrainerConfig:
                                         "(1 - w) x the game's outcome + w x the root value the "
                                         "search saw there (self-play games; an imported game "
                                         "keeps its outcome); 0 = the outcome alone")
+    surprise_weight: float = setting(0.0, min=0.0, max=1.0,
+                                     doc="policy surprise weighting (KataGo): the share of each "
+                                         "game's full-search positions' sampling weight given "
+                                         "out in proportion to their surprise, KL(policy target "
+                                         "|| prior), the rest evenly (KataGo: 0.5); 0 = uniform")
     window_alpha: float = setting(0.75, min=0.0, max=1.0)
     window_beta: float = setting(0.4, min=0.0, max=10.0)
     window_max: int = setting(4_000_000, min=0, max=1 << 31,

@@ -107,6 +107,34 @@ def test_numeric_fields_out_of_their_meaning_are_refused(field, value, needle):
         check_record(record, size=5, komi=0.5)
 
 
+@pytest.mark.parametrize("surprise, needle", [
+    (np.array([0.0, 0.0, 0.0], np.float32), "bytes"),          # one value a move
+    (np.array([np.nan, 0.0], np.float32), "surprise"),
+    (np.array([-0.5, 0.0], np.float32), "surprise"),
+    (np.array([101.0, 0.0], np.float32), "surprise"),
+    (np.array([0.0, 0.5], np.float32), "not full"),            # move 1 had no full search
+])
+def test_a_surprise_out_of_its_meaning_is_refused(surprise, needle):
+    record = decoded(good_record(full=np.array([1, 0], np.uint8)))
+    record["surprise"] = surprise.tobytes()
+    with pytest.raises(ShardError, match=needle):
+        check_record(record, size=5, komi=0.5)
+
+
+def test_a_surprise_travels_and_its_absence_stays_none(tmp_path):
+    kept = good_record(full=np.array([1, 0], np.uint8), surprise=np.array([0.75, 0.0], np.float32))
+    back = check_record(decoded(kept), size=5, komi=0.5)
+    np.testing.assert_array_equal(back.surprise, [0.75, 0.0])
+    assert check_record(decoded(good_record()), size=5, komi=0.5).surprise is None
+    writer = ShardWriter(tmp_path, prefix="s", size=5, komi=0.5)
+    writer.add(kept)
+    writer.add(good_record(id="b" * 32))
+    path = writer.close("s-0.shard")
+    first, second = read_shard(path).games
+    np.testing.assert_array_equal(first.surprise, [0.75, 0.0])
+    assert second.surprise is None
+
+
 def test_unknown_fields_and_bad_resign_maps_are_refused():
     record = decoded(good_record())
     with pytest.raises(ShardError, match="unknown field"):

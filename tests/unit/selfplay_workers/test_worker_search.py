@@ -83,3 +83,19 @@ def test_visits_follow_the_schedule(tmp_path, search, version, low):
         assert per_move < 4.5             # at most 3 simulations + the root's evaluation
     else:
         assert per_move > 12
+
+
+@pytest.mark.parametrize("search", ["gumbel", "puct"])
+def test_each_full_search_records_its_policy_surprise(tmp_path, search):
+    """The worker records KL(target || prior) at each full search, 0 at the cheap ones; with a
+    random network the search moves the target away from its prior, so most are above 0."""
+    _, _, games = play(tmp_path, f'search = "{search}"\ncheap_visits = 4\n'
+                                 'full_search_fraction = 0.5\n')
+    full_values = []
+    for record in games:
+        assert record.surprise is not None and len(record.surprise) == len(record.moves)
+        assert np.all(record.surprise[record.full == 0] == 0)
+        assert np.all((record.surprise >= 0) & (record.surprise <= 100))
+        full_values.extend(record.surprise[record.full == 1].tolist())
+    assert len(full_values) > 20
+    assert np.mean(np.array(full_values) > 0) > 0.9
