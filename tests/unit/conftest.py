@@ -35,3 +35,21 @@ def allocation_peak():
 def refusal_peak():
     """refusal_peak(call, error, match) -> peak bytes allocated while call() refused."""
     return _refusal_peak
+
+
+def _board_copies(board):
+    """The 8 symmetric copies of board [..., N, N] as numpy makes them (rotations, then the
+    transpose's rotations), independent of the kernel's own numbering of the symmetries."""
+    import numpy as np
+
+    out = []
+    for flip in (False, True):
+        b = np.swapaxes(board, -1, -2) if flip else board
+        for k in range(4):
+            out.append(np.ascontiguousarray(np.rot90(b, k, axes=(-2, -1))))
+    return out
+
+
+@pytest.fixture(scope="session")
+def board_copies():
+    return _board_copies

@@ -9,28 +9,17 @@ N = 5
 P = 3
 
 
-def d4(board):
-    """The 8 symmetric copies of board [..., N, N], as numpy sees them (independent of the
-    kernel's own symmetry numbering)."""
-    out = []
-    for flip in (False, True):
-        b = np.swapaxes(board, -1, -2) if flip else board
-        for k in range(4):
-            out.append(np.ascontiguousarray(np.rot90(b, k, axes=(-2, -1))))
-    return out
-
-
 def random_planes(rng, rows, values=(0, 1)):
     return rng.choice(np.array(values, np.uint8), size=(rows, P, N, N)).astype(np.uint8)
 
 
-def test_keys_are_shared_by_the_symmetric_copies_and_only_by_them():
+def test_keys_are_shared_by_the_symmetric_copies_and_only_by_them(board_copies):
     rng = np.random.default_rng(1)
     cache = NetworkCache(64, N, P)
     planes = random_planes(rng, 40, values=(0, 1, 2))
     keys = []
     for x in planes:
-        copies = np.stack(d4(x))
+        copies = np.stack(board_copies(x))
         k, _ = cache.keys(copies)
         assert len(set(k.tolist())) == 1, "a position's 8 copies must share one key"
         keys.append(int(k[0]))
@@ -46,7 +35,7 @@ def test_keys_are_shared_by_the_symmetric_copies_and_only_by_them():
     assert len(set(k)) == 3
 
 
-def test_an_answer_comes_back_in_the_frame_of_the_copy_that_asks():
+def test_an_answer_comes_back_in_the_frame_of_the_copy_that_asks(board_copies):
     rng = np.random.default_rng(2)
     cache = NetworkCache(1024, N, P)
     x = random_planes(rng, 1)[0]
@@ -56,8 +45,8 @@ def test_an_answer_comes_back_in_the_frame_of_the_copy_that_asks():
     cache.store(keys, syms, np.append(board_logits.ravel(), pass_logit)[None],
                 np.array([0.25], np.float32))
     # each copy of x asks: the answer is the stored logits moved as its planes were moved
-    plane_copies = d4(x)
-    logit_copies = d4(board_logits)
+    plane_copies = board_copies(x)
+    logit_copies = board_copies(board_logits)
     asked = np.stack(plane_copies)
     keys, syms = cache.keys(asked)
     logits = np.full((8, N * N + 1), np.nan, np.float32)

@@ -36,16 +36,7 @@ class Symmetric(_Immediate):
         return np.concatenate([board, pass_logit[:, None]], axis=1).astype(np.float32), values
 
 
-def d4(board):
-    out = []
-    for flip in (False, True):
-        b = np.swapaxes(board, -1, -2) if flip else board
-        for k in range(4):
-            out.append(np.ascontiguousarray(np.rot90(b, k, axes=(-2, -1))))
-    return out
-
-
-def test_answers_equal_the_networks_and_only_misses_are_sent():
+def test_answers_equal_the_networks_and_only_misses_are_sent(board_copies):
     rng = np.random.default_rng(5)
     n, p = 5, 4
     net = Symmetric(n, p)
@@ -54,7 +45,7 @@ def test_answers_equal_the_networks_and_only_misses_are_sent():
     logits, values = cached.evaluate(first)
     assert net.rows == 10
     # the same positions under other symmetries, mixed with new ones
-    turned = np.stack([d4(x)[3] for x in first[:6]])
+    turned = np.stack([board_copies(x)[3] for x in first[:6]])
     fresh = rng.integers(0, 2, size=(4, p, n, n), dtype=np.uint8)
     second = np.concatenate([turned, fresh])
     got_logits, got_values = cached.evaluate(second)
