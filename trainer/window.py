@@ -42,11 +42,11 @@ class Block:
     policy_visits: np.ndarray    # float32 [E]
     full: np.ndarray             # uint8 [M]
     root_value: np.ndarray       # float32 [M]: the search's root value, side to move's view
+    surprise: np.ndarray         # float32 [M]: the search's policy surprise (rundata.records),
+                                 # 0 where a game recorded none
     searched: np.ndarray         # uint8 [G]: 1 where root_value is a search's (self-play), 0
                                  # where the game was imported (its root values are 0)
     ids: tuple                   # game ids, for duplicate detection across shards
-    surprise: np.ndarray | None = None  # float32 [M]: each position's policy surprise
-                                 # (rundata.records; 0 where a game has none); None: all 0
 
     @property
     def positions(self) -> int:
@@ -84,10 +84,10 @@ def block_from_games(games, size: int, name: str) -> Block:
         policy_visits=cat([g.policy_visits for g in games], np.float32),
         full=cat([g.full for g in games], np.uint8),
         root_value=cat([g.root_value for g in games], np.float32),
-        searched=np.array([len(g.versions) > 0 for g in games], dtype=np.uint8),
-        ids=tuple(g.id for g in games),
         surprise=cat([g.surprise if g.surprise is not None else np.zeros(len(g.moves), np.float32)
-                      for g in games], np.float32))
+                      for g in games], np.float32),
+        searched=np.array([len(g.versions) > 0 for g in games], dtype=np.uint8),
+        ids=tuple(g.id for g in games))
 
 
 def score_kind(end: str, winner: int) -> int:
@@ -251,11 +251,8 @@ class ReplayWindow:
             root_value=joined("root_value", np.float32),
             searched=joined("searched", np.uint8))
         if self.surprise_weight > 0:
-            surprise = (np.concatenate([b.surprise if b.surprise is not None
-                                        else np.zeros(b.positions, np.float32) for b in blocks])
-                        if blocks else np.zeros(0, np.float32))
-            weights = sampling_weights(game_start, self._flat["full"], surprise,
-                                       self.surprise_weight)
+            weights = sampling_weights(game_start, self._flat["full"],
+                                       joined("surprise", np.float32), self.surprise_weight)
             self._flat["cumulative_weight"] = np.cumsum(weights, dtype=np.float64)
         return self._flat
 

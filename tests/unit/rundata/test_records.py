@@ -6,6 +6,8 @@ import tracemalloc
 import msgpack
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rundata.records import MAX_VISITS, GameRecord, ShardError, check_record, unpack_record
 from rundata.shards import ShardWriter, read_shard
@@ -119,6 +121,23 @@ def test_a_surprise_out_of_its_meaning_is_refused(surprise, needle):
     record["surprise"] = surprise.tobytes()
     with pytest.raises(ShardError, match=needle):
         check_record(record, size=5, komi=0.5)
+
+
+@settings(max_examples=150, deadline=None)
+@given(raw=st.binary(max_size=24), full=st.lists(st.integers(0, 1), min_size=2, max_size=2))
+def test_fuzz_surprise_bytes_are_a_valid_array_or_one_refusal(raw, full):
+    """Any bytes in the surprise field: a record whose surprise is finite, in 0..100, one value a
+    move and 0 where the search was not full, or a ShardError naming the field."""
+    record = decoded(good_record(full=np.array(full, np.uint8)))
+    record["surprise"] = raw
+    try:
+        got = check_record(record, size=5, komi=0.5)
+    except ShardError as err:
+        assert "surprise" in str(err)
+        return
+    values = got.surprise
+    assert values.shape == (2,) and np.all(np.isfinite(values))
+    assert np.all((values >= 0) & (values <= 100)) and np.all(values[np.array(full) == 0] == 0)
 
 
 def test_a_surprise_travels_and_its_absence_stays_none(tmp_path):

@@ -3,8 +3,9 @@ surprising full-search positions are drawn more often, and the window draws by t
 import numpy as np
 import pytest
 
+from rundata.records import GameRecord
 from selfplay_workers.worker import policy_surprise
-from trainer.window import Block, ReplayWindow, sampling_weights
+from trainer.window import Block, ReplayWindow, block_from_games, sampling_weights
 
 
 def test_weights_by_hand():
@@ -42,9 +43,8 @@ def block(lengths, full, surprise):
                  score_known=np.zeros(g, np.uint8), ownership=np.zeros((g, 25), np.int8),
                  policy_count=np.zeros(m, np.int64), policy_moves=np.zeros(0, np.int16),
                  policy_visits=np.zeros(0, np.float32), full=np.array(full, np.uint8),
-                 root_value=np.zeros(m, np.float32), searched=np.ones(g, np.uint8),
-                 ids=tuple(str(i) for i in range(g)),
-                 surprise=np.array(surprise, np.float32))
+                 root_value=np.zeros(m, np.float32), surprise=np.array(surprise, np.float32),
+                 searched=np.ones(g, np.uint8), ids=tuple(str(i) for i in range(g)))
 
 
 @pytest.mark.parametrize("share", [0.0, 0.5, 1.0])
@@ -72,9 +72,14 @@ def test_the_window_draws_positions_by_their_weights(share):
 
 
 def test_a_window_of_older_games_without_surprise_draws_uniformly():
+    """Games recorded before the shards held a surprise (GameRecord.surprise None) weigh 1."""
+    old = [GameRecord(size=5, komi=0.5, moves=np.array([0, 1, 25], np.int16),
+                      full=np.ones(3, np.uint8), root_value=np.zeros(3, np.float32),
+                      policy_count=np.zeros(3, np.uint16), policy_moves=np.zeros(0, np.int16),
+                      policy_visits=np.zeros(0, np.float32), winner=1, score=1.5, end="resign",
+                      ownership=np.zeros(25, np.int8), versions=[1], id=c * 32)
+           for c in "ab"]
     window = ReplayWindow(5, 0.5, "katago", window="fixed", window_size=100, surprise_weight=0.5)
-    old = block([3], [1, 1, 1], [0, 0, 0])
-    old.surprise = None
-    window.add(old)
+    window.add(block_from_games(old, 5, "old"))
     np.testing.assert_allclose(np.diff(np.concatenate([[0.0], window.flat()["cumulative_weight"]])),
-                               [1.0, 1.0, 1.0])
+                               np.ones(6))
