@@ -4,7 +4,8 @@ constructor.
 
 Shapes: input float [B, planes, N, N] (0/1 feature planes); policy logits [B, N*N+1] (pass last);
 value [B] in [-1, 1] from the side to move's point of view. The training-only auxiliary heads
-(ownership, score, opponent's reply) run in `forward_train` alone; `forward` is what is served.
+(ownership, score, opponent's reply, soft policy) run in `forward_train` alone; `forward` is what
+is served.
 """
 from __future__ import annotations
 
@@ -61,6 +62,8 @@ class TrainOutputs(NamedTuple):
     opponent_policy: torch.Tensor | None       # [B, N*N+1] logits of the opponent's reply
     lead: torch.Tensor | None = None           # [B] the median final margin in points, mover's
                                                # view: KataGo's scoreLead (model.lead_head)
+    soft_policy: torch.Tensor | None = None    # [B, N*N+1] logits of the soft policy target
+                                               # (model.soft_policy_head)
 
 
 class PolicyValueNet(nn.Module):
@@ -115,27 +118,34 @@ class PolicyValueNet(nn.Module):
             self.opponent_policy_conv = nn.Conv2d(c, config.policy_channels, 1, bias=False)
             self.opponent_policy_bn = nn.BatchNorm2d(config.policy_channels)
             self.opponent_policy_fc = nn.Linear(config.policy_channels * n * n, config.moves)
+        # The soft policy (KataGo's auxiliary soft policy target): a second output of the policy
+        # head, on the same features as the served policy, trained on the policy target raised
+        # to the power 1/4 (trainer.alphazero.soft_policy_target), which asks the shared layers
+        # to rank the moves the search gave little weight to as well.
+        self.soft_policy_fc: nn.Linear | None = None
+        if config.soft_policy_head:
+            self.soft_policy_fc = nn.Linear(config.policy_channels * n * n, config.moves)
 
     def _heads(self, planes):
         x = F.relu(self.stem_bn(self.stem(planes)))
         x = self.blocks(x)
-        p = F.relu(self.policy_bn(self.policy_conv(x)))
-        logits = self.policy_fc(torch.flatten(p, 1))
+        p = torch.flatten(F.relu(self.policy_bn(self.policy_conv(x))), 1)
+        logits = self.policy_fc(p)
         v = F.relu(self.value_bn(self.value_conv(x)))
         v = F.relu(self.value_fc1(torch.flatten(v, 1)))
         value = torch.tanh(self.value_fc2(v)).squeeze(1)
-        return x, logits, value
+        return x, p, logits, value
 
     def forward(self, planes):
         """planes: float [B, P, N, N] -> (logits [B, N*N+1], value [B])."""
-        _, logits, value = self._heads(planes)
+        _, _, logits, value = self._heads(planes)
         return logits, value
 
     def forward_train(self, planes) -> TrainOutputs:
         """planes: float [B, P, N, N] -> TrainOutputs: the policy and value of forward() plus
         every auxiliary head the config has (None for the others)."""
-        x, logits, value = self._heads(planes)
-        ownership = score = lead = opponent = None
+        x, p, logits, value = self._heads(planes)
+        ownership = score = lead = opponent = soft = None
         if self.ownership_conv is not None:
             ownership = torch.tanh(torch.flatten(self.ownership_conv(x), 1))
         if self.score_conv is not None:
@@ -152,7 +162,9 @@ class PolicyValueNet(nn.Module):
             assert self.opponent_policy_bn is not None and self.opponent_policy_fc is not None
             q = F.relu(self.opponent_policy_bn(self.opponent_policy_conv(x)))
             opponent = self.opponent_policy_fc(torch.flatten(q, 1))
-        return TrainOutputs(logits, value, ownership, score, opponent, lead)
+        if self.soft_policy_fc is not None:
+            soft = self.soft_policy_fc(p)
+        return TrainOutputs(logits, value, ownership, score, opponent, lead, soft)
 
 
 def build_model(config: ModelConfig, seed: int | None = None) -> PolicyValueNet:

@@ -92,6 +92,7 @@ def run_role(role: Role, args, body, *, config=None, run_dir=True, worker_id=Non
             if diskfull.disk_full(err) is not None:
                 raise
             raise ConfigError(f"{setting}: cannot open {path}: {reason(err)}") from None
+        yield_cores(role, cfg, logging.getLogger(f"fastgo.{role.value}"))
         policy = cfg.cluster.on_disk_full if on_disk_full == CONFIG_POLICY else on_disk_full
         context = RoleContext(role, args, cfg, folder, logging.getLogger(f"fastgo.{role.value}"),
                               policy)
@@ -99,6 +100,26 @@ def run_role(role: Role, args, body, *, config=None, run_dir=True, worker_id=Non
             context.stop_on_signals()
         return body(context)
     return exit_status(role, start)
+
+
+NICER_ROLES = (Role.SERVE, Role.SELFPLAY)     # the roles cluster.selfplay_nice lowers
+
+
+def yield_cores(role: Role, config: Config, log: logging.Logger) -> int:
+    """cluster.selfplay_nice: the server and the self-play workers lower their own priority by
+    that much (os.nice) before they start work; other roles, and 0, change nothing. Returns the
+    process's niceness after."""
+    step = config.cluster.selfplay_nice
+    if not step or role not in NICER_ROLES:
+        return os.getpriority(os.PRIO_PROCESS, 0)
+    try:
+        now = os.nice(step)
+    except OSError as err:          # a platform or sandbox without it: the run goes on as is
+        log.warning("cluster.selfplay_nice = %d: cannot lower this process's priority (%s); "
+                    "running at the usual one", step, reason(err))
+        return os.getpriority(os.PRIO_PROCESS, 0)
+    log.info("cluster.selfplay_nice: running at niceness %d", now)
+    return now
 
 
 def _load(args) -> Config:

@@ -24,6 +24,22 @@ def policy_terms(logits, target, weight):
     return policy_loss, acc
 
 
+# The soft policy target (KataGo's auxiliary soft policy): the target plus this floor on every
+# move, raised to SOFT_POWER and renormalised. The floor gives the moves the search left
+# unvisited a small, equal share ((1e-7)^(1/4) = 0.018 before renormalising).
+SOFT_FLOOR = 1e-7
+SOFT_POWER = 0.25
+
+
+def soft_policy_target(target):
+    """[B, M] policy targets (rows summing to 1, or all zero where the row has none) -> the
+    rows (t + 1e-7)^(1/4) / sum (t + 1e-7)^(1/4): flatter, so the moves the search liked less
+    still differ from one another in the target (KataGo's auxiliary soft policy target). A row
+    of zeros comes out uniform; its weight in policy_terms is 0 anyway."""
+    soft = (target.float() + SOFT_FLOOR).pow(SOFT_POWER)
+    return soft / soft.sum(1, keepdim=True)
+
+
 # The least margin a winner has under area scoring with a half-point komi (points).
 WIN_MARGIN = 0.5
 
@@ -83,6 +99,7 @@ class AlphaZeroObjective:
         loss = policy_loss + value_weight * value_loss + ownership_weight * ownership_loss
                + score_weight * (score_loss + lead_loss)
                + opponent_policy_weight * opponent_policy_loss
+               + soft_policy_weight * soft_policy_loss
         policy_loss = -sum_i w_i sum_a pi_i(a) log p_i(a) / max(1, sum_i w_i)
         value_loss = mean_i (v_i - z_i)^2
         ownership_loss = sum_i k_i mean_x (o_ix - u_ix)^2 / max(1, sum_i k_i)
@@ -91,6 +108,7 @@ class AlphaZeroObjective:
         lead_loss = (sum_i k_i |l_i - t_i| / N^2 + sum_i |g_i| max(0, 1/2 - g_i l_i) / N^2)
                     / max(1, sum_i (k_i + |g_i|))
         opponent_policy_loss = -sum_i r_i log q_i(a_i) / max(1, sum_i r_i)
+        soft_policy_loss = -sum_i w_i sum_a pi'_i(a) log p'_i(a) / max(1, sum_i w_i)
 
     pi: the visit distribution, w: 1 for positions whose visits are a policy target (full
     searches), z: the result from the mover's view, u: the final ownership (+1 the mover's),
@@ -100,11 +118,12 @@ class AlphaZeroObjective:
     move cap, where the board is a scramble and not the game's area), g: +1 / -1 where the
     game ended by resignation and the mover won / lost (trainer.window.SIGNED_ENDS: the winner's
     margin is at least half a point, its size unknown), else 0; q: the reply head's distribution, a: the
-    move the opponent played next, r: 0 at a game's last position. Each auxiliary term is there
+    move the opponent played next, r: 0 at a game's last position; p': the soft policy output,
+    pi' = (pi + 1e-7)^(1/4) renormalised (soft_policy_target). Each auxiliary term is there
     when the network has its head and its weight is > 0 (else it reports 0). Default weights:
-    opponent_policy_weight 0.15, KataGo's; score_weight 1.0, a fifth of KataGo's score-mean
-    term (0.0015 Huber(s - t, delta 12 points)), which on 9x9 is 4.9 ((s - t) / 81)^2 for errors
-    under 12 points.
+    opponent_policy_weight 0.15 and soft_policy_weight 8, KataGo's; score_weight 1.0, a fifth
+    of KataGo's score-mean term (0.0015 Huber(s - t, delta 12 points)), which on 9x9 is
+    4.9 ((s - t) / 81)^2 for errors under 12 points.
     policy_acc: the w-weighted share of positions whose most likely move is the most visited;
     value_mse: value_loss. The network trains in training mode, bf16 autocast on CUDA.
     Samples are allowed from trainer.min_positions positions on: samples_per_position per
@@ -160,8 +179,14 @@ class AlphaZeroObjective:
                                                torch.from_numpy(batch["reply"]).to(device),
                                                torch.from_numpy(batch["reply_weight"]).to(device))
             loss = loss + self.tc.opponent_policy_weight * opponent_policy_loss
+        soft_policy_loss = torch.zeros((), device=device)
+        if out.soft_policy is not None and self.tc.soft_policy_weight > 0:
+            soft_policy_loss, _ = policy_terms(out.soft_policy.float(),
+                                               soft_policy_target(target), weight)
+            loss = loss + self.tc.soft_policy_weight * soft_policy_loss
         return x.shape[0], loss, {"policy_loss": policy_loss, "value_loss": value_loss,
                                   "ownership_loss": ownership_loss, "policy_acc": acc,
                                   "value_mse": value_loss, "score_loss": score_loss,
                                   "lead_loss": lead_loss,
-                                  "opponent_policy_loss": opponent_policy_loss}
+                                  "opponent_policy_loss": opponent_policy_loss,
+                                  "soft_policy_loss": soft_policy_loss}

@@ -40,6 +40,9 @@ COLUMNS = {
                  "the median), before score_weight; 0 without a lead head",
     "opponent_policy_loss": "the opponent's-reply term of the loss (cross-entropy to the move "
                             "played next), before opponent_policy_weight; 0 without that head",
+    "soft_policy_loss": "the soft policy term of the loss (cross-entropy to the policy target "
+                        "raised to the power 1/4), before soft_policy_weight; 0 without that "
+                        "head",
     "policy_acc": "top-1 agreement of the policy with its target on the training batches",
     "value_mse": "mean squared error of the value head to the result on the training batches",
     "value_abs_error": "mean absolute error of the value head to the result on the training "
@@ -67,7 +70,8 @@ _HEAD = ("step", "time", "positions", "games", "window", "samples", "samples_per
 _TAIL = ("lr", "version", "quarantined")
 # the loss and accuracy terms of each window trainer, in column order
 ALPHAZERO_TERMS = ("loss", "policy_loss", "value_loss", "ownership_loss", "policy_acc",
-                   "value_mse", "score_loss", "lead_loss", "opponent_policy_loss")
+                   "value_mse", "score_loss", "lead_loss", "opponent_policy_loss",
+                   "soft_policy_loss")
 VALUE_TERMS = ("loss", "policy_loss", "value_loss", "ownership_loss", "policy_acc",
                "value_abs_error")
 ALPHAZERO_FIELDS = _HEAD + ALPHAZERO_TERMS + _TAIL

@@ -35,6 +35,11 @@ class ClusterConfig:
             "trainer's torch.compile; the server's 'starting:' lines: its backend timing) is "
             "killed and restarted as a stuck one is, in a line naming this key; a child's own "
             "busy heartbeat stops beating after it too")
+    selfplay_nice: int = setting(
+        0, min=0, max=19,
+        doc="the server and the self-play workers run this much nicer (Unix nice) than the "
+            "trainer and the evaluator, so where the cores are short the trainer takes its share "
+            "first and self-play the rest; 0 = all at one priority")
     backoff_s: float = setting(1.0, min=0.0, max=3600.0, doc="first restart delay (doubles)")
     backoff_max_s: float = setting(30.0, min=0.0, max=3600.0)
     max_restarts: int = setting(5, min=0, max=1_000_000,

@@ -45,6 +45,9 @@ class ModelConfig:
                                          "would even the game; training and analysis only)")
     opponent_policy_head: bool = setting(False, doc="auxiliary policy head for the opponent's "
                                                     "reply, the move played next (training only)")
+    soft_policy_head: bool = setting(False, doc="a second output of the policy head for the "
+                                                "policy target raised to the power 1/4 "
+                                                "(KataGo's soft policy; training only)")
 
     def check(self):
         if self.lead_head and not self.score_head:

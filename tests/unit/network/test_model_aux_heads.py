@@ -1,4 +1,4 @@
-"""The training-only score and opponent's-reply heads: forward_train's outputs, a served
+"""The training-only score, opponent's-reply and soft policy heads: forward_train's outputs, a served
 function (forward, fused, exported) that does not change with them, and checkpoints written
 before the heads existed, which still load."""
 import dataclasses
@@ -14,7 +14,7 @@ from rundata.config import ModelConfig
 
 torch.set_num_threads(1)
 TOL = dict(rtol=1e-4, atol=1e-4)
-AUX = dict(score_head=True, lead_head=True, opponent_policy_head=True)
+AUX = dict(score_head=True, lead_head=True, opponent_policy_head=True, soft_policy_head=True)
 
 
 def planes(count, config, seed=0):
@@ -35,7 +35,8 @@ def test_forward_train_outputs():
     model = build_model(config, seed=0)
     out = model.forward_train(torch.from_numpy(planes(5, config)).float())
     assert isinstance(out, TrainOutputs)
-    assert out.logits.shape == out.opponent_policy.shape == (5, 50)
+    assert out.logits.shape == out.opponent_policy.shape == out.soft_policy.shape == (5, 50)
+    assert not torch.equal(out.soft_policy, out.logits)      # an output of its own
     assert out.value.shape == out.score.shape == out.lead.shape == (5,)
     assert out.ownership.shape == (5, 49)
     assert torch.all(out.score == 0)          # the score's last layer starts at zero: even game
@@ -51,7 +52,7 @@ def test_forward_train_outputs():
     plain = build_model(ModelConfig(board_size=7, blocks=1, channels=8, ownership_head=False))
     out = plain.forward_train(torch.zeros(2, 17, 7, 7))
     assert out.ownership is None and out.score is None and out.opponent_policy is None
-    assert out.lead is None
+    assert out.lead is None and out.soft_policy is None
 
 
 def test_the_served_function_ignores_the_aux_heads():
@@ -91,7 +92,8 @@ def test_a_checkpoint_from_before_the_aux_heads_loads(tmp_path):
     save_checkpoint(path, model, step=5)
     payload = torch.load(path, weights_only=True)
     old_config = {k: v for k, v in payload["model_config"].items()
-                  if k not in ("score_head", "lead_head", "opponent_policy_head")}
+                  if k not in ("score_head", "lead_head", "opponent_policy_head",
+                               "soft_policy_head")}
     assert set(old_config) == {"board_size", "encoding", "blocks", "channels", "global_pool_every",
                                "policy_channels", "value_channels", "value_hidden",
                                "ownership_head"}
@@ -99,6 +101,7 @@ def test_a_checkpoint_from_before_the_aux_heads_loads(tmp_path):
     ckpt = load_checkpoint(path, expect=config)
     assert ckpt.config == config and not ckpt.config.score_head
     assert not ckpt.config.opponent_policy_head and ckpt.step == 5
+    assert not ckpt.config.soft_policy_head and ckpt.model.soft_policy_fc is None
     x = planes(2, config)
     for got, want in zip(served(ckpt.model, x), served(model, x)):
         np.testing.assert_array_equal(got, want)
@@ -119,6 +122,7 @@ def test_a_checkpoint_from_before_the_lead_head_loads_without_it(tmp_path):
 
 
 @pytest.mark.parametrize("head,base", [("score_head", {}), ("opponent_policy_head", {}),
+                                       ("soft_policy_head", {}),
                                        ("lead_head", {"score_head": True})])
 def test_weights_without_a_head_the_config_names_are_refused(tmp_path, head, base):
     model = build_model(ModelConfig(board_size=5, blocks=1, channels=8, **base), seed=0)

@@ -8,6 +8,8 @@ import ast
 import errno
 import logging
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from fastgo import diskfull
 from fastgo_cli.main import main
 from roles.registry import Role
 from roles.start import REFUSED, RoleContext, exit_status
+from rundata.config import ConfigError, loads_config
 
 ROOT = Path(__file__).resolve().parents[3]
 # what only roles/start.py may call or import: the start's steps
@@ -139,3 +142,33 @@ def test_a_role_log_stays_bounded_and_keeps_the_file_before(tmp_path, monkeypatc
     last_before = (tmp_path / "train.log.1").read_text().rstrip().splitlines()[-1]
     first_now = path.read_text().splitlines()[0]
     assert int(last_before.split("line ")[1][:5]) + 1 == int(first_now.split("line ")[1][:5])
+
+
+NICE_PROBE = """
+import logging, os, sys
+from roles.registry import Role
+from roles.start import yield_cores
+from rundata.config import loads_config
+config = loads_config("[cluster]\\nselfplay_nice = %d\\n")
+before = os.getpriority(os.PRIO_PROCESS, 0)
+role = Role(sys.argv[1])
+after = yield_cores(role, config, logging.getLogger("probe"))
+print(before, after, os.getpriority(os.PRIO_PROCESS, 0))
+"""
+
+
+@pytest.mark.parametrize("role,nice,lowered", [(Role.SERVE, 3, 3), (Role.SELFPLAY, 7, 7),
+                                               (Role.TRAIN, 5, 0), (Role.EVALUATE, 5, 0),
+                                               (Role.SELFPLAY, 0, 0)])
+def test_selfplay_nice_lowers_the_server_and_the_workers_only(role, nice, lowered):
+    # in a child process: a process's niceness cannot be raised back by its owner
+    out = subprocess.run([sys.executable, "-c", NICE_PROBE % nice, role.value], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    before, returned, after = map(int, out.split())
+    assert returned == after == min(19, before + lowered)
+
+
+@pytest.mark.parametrize("value", ["-1", "20", "2.5", "true"])
+def test_selfplay_nice_out_of_range_is_refused_by_name(value):
+    with pytest.raises(ConfigError, match="selfplay_nice"):
+        loads_config(f"[cluster]\nselfplay_nice = {value}\n")

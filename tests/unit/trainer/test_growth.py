@@ -15,7 +15,8 @@ from trainer.growth import grow_model, shape_at
 def _small_trained_like(seed=3):
     config = dataclasses.replace(ModelConfig(), board_size=5, encoding="katago", blocks=2,
                                  channels=8, global_pool_every=2, value_hidden=8,
-                                 score_head=True, lead_head=True, opponent_policy_head=True)
+                                 score_head=True, lead_head=True, opponent_policy_head=True,
+                                 soft_policy_head=True)
     model = build_model(config, seed=seed)
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():          # weights and statistics away from their initial values
