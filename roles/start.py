@@ -118,8 +118,38 @@ def yield_cores(role: Role, config: Config, log: logging.Logger) -> int:
         log.warning("cluster.selfplay_nice = %d: cannot lower this process's priority (%s); "
                     "running at the usual one", step, reason(err))
         return os.getpriority(os.PRIO_PROCESS, 0)
-    log.info("cluster.selfplay_nice: running at niceness %d", now)
+    group = _lower_autogroup(step, log)
+    log.info("cluster.selfplay_nice: running at niceness %d%s", now,
+             "" if group is None else f" in a scheduling group at niceness {group}")
     return now
+
+
+AUTOGROUP = "/proc/self/autogroup"
+
+
+def _lower_autogroup(step: int, log: logging.Logger) -> int | None:
+    """Linux's autogroup (kernel.sched_autogroup_enabled): a process's nice value orders it only
+    against the processes of its own session, and each role the supervisor starts leads a
+    session of its own, so the session's group is lowered by `step` too (its nice value in
+    /proc/self/autogroup). Only a session leader does it: a role started from a shell would
+    lower the shell's whole session. Returns the group's niceness, None where left alone."""
+    if os.getsid(0) != os.getpid():
+        return None
+    try:
+        with open(AUTOGROUP, encoding="ascii") as handle:      # "/autogroup-123 nice 0"
+            words = handle.read(200).split()
+        now = int(words[words.index("nice") + 1])
+    except (OSError, ValueError, IndexError):                 # no autogroup on this kernel
+        return None
+    target = min(19, now + step)
+    try:
+        with open(AUTOGROUP, "w", encoding="ascii") as handle:
+            handle.write(str(target))
+    except OSError as err:
+        log.warning("cluster.selfplay_nice: cannot lower this session's scheduling group (%s); "
+                    "the process's own niceness orders it only within its session", reason(err))
+        return None
+    return target
 
 
 def _load(args) -> Config:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import errno
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -166,6 +167,32 @@ def test_selfplay_nice_lowers_the_server_and_the_workers_only(role, nice, lowere
                          capture_output=True, text=True, timeout=60, check=True).stdout
     before, returned, after = map(int, out.split())
     assert returned == after == min(19, before + lowered)
+
+
+GROUP_PROBE = """
+import logging, os
+from roles.registry import Role
+from roles.start import yield_cores
+from rundata.config import loads_config
+def group():
+    words = open("/proc/self/autogroup").read().split()
+    return int(words[words.index("nice") + 1])
+before = group()
+yield_cores(Role.SELFPLAY, loads_config("[cluster]\\nselfplay_nice = 4\\n"), logging.getLogger("probe"))
+print(before, group())
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/autogroup"), reason="no autogroup on this kernel")
+@pytest.mark.parametrize("own_session", [True, False])
+def test_selfplay_nice_lowers_the_session_group_of_a_session_leader_only(own_session):
+    # Under autogroup a process's nice value orders it only within its session: the supervisor
+    # starts each role as a session leader, whose group is lowered with it; a role started
+    # inside another session (a shell's) leaves that session's group alone.
+    out = subprocess.run([sys.executable, "-c", GROUP_PROBE], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60, check=True, start_new_session=own_session).stdout
+    before, after = map(int, out.split())
+    assert after == (min(19, before + 4) if own_session else before)
 
 
 @pytest.mark.parametrize("value", ["-1", "20", "2.5", "true"])
