@@ -92,10 +92,10 @@ def run_role(role: Role, args, body, *, config=None, run_dir=True, worker_id=Non
             if diskfull.disk_full(err) is not None:
                 raise
             raise ConfigError(f"{setting}: cannot open {path}: {reason(err)}") from None
-        yield_cores(role, cfg, logging.getLogger(f"fastgo.{role.value}"))
+        log = logging.getLogger(f"fastgo.{role.value}")
+        yield_cores(role, cfg, log)
         policy = cfg.cluster.on_disk_full if on_disk_full == CONFIG_POLICY else on_disk_full
-        context = RoleContext(role, args, cfg, folder, logging.getLogger(f"fastgo.{role.value}"),
-                              policy)
+        context = RoleContext(role, args, cfg, folder, log, policy)
         if signals:
             context.stop_on_signals()
         return body(context)
