@@ -1,6 +1,6 @@
-"""The policy/value network: a residual tower named by blocks x channels (b6c64), a policy head
-over every point plus pass, a value head in [-1, 1]. `build_model(config)` is the one
-constructor.
+"""The policy/value network: a residual tower named by blocks x channels (b6c64; b6c64nbt with
+nested bottleneck blocks), a policy head over every point plus pass, a value head in [-1, 1].
+`build_model(config)` is the one constructor.
 
 Shapes: input float [B, planes, N, N] (0/1 feature planes); policy logits [B, N*N+1] (pass last);
 value [B] in [-1, 1] from the side to move's point of view. The training-only auxiliary heads
@@ -52,6 +52,43 @@ class ResidualBlock(nn.Module):
         y = self.bn2(self.conv2(y))
         return F.relu(x + y)
 
+    def fold_batch_norms(self, fold):
+        self.conv1, self.bn1 = fold(self.conv1, self.bn1), nn.Identity()
+        self.conv2, self.bn2 = fold(self.conv2, self.bn2), nn.Identity()
+
+
+class NestedBottleneckBlock(nn.Module):
+    """KataGo's nested bottleneck block (its b18c384nbt networks): a 1x1 convolution down to half
+    the channels, two residual blocks of two 3x3 convolutions at that width, a 1x1 convolution
+    back up, added to the input. Four 3x3 convolutions deep where a ResidualBlock is two, for
+    10 C^2 multiply-adds a point against 18 C^2 at the same width C. A global pooling bias, where
+    the block has one, sits in the first inner block."""
+
+    def __init__(self, channels: int, global_pool: bool = False) -> None:
+        super().__init__()
+        inner = max(1, channels // 2)
+        self.reduce = nn.Conv2d(channels, inner, 1, bias=False)
+        self.reduce_bn: nn.Module = nn.BatchNorm2d(inner)
+        self.inner1 = ResidualBlock(inner, global_pool=global_pool)
+        self.inner2 = ResidualBlock(inner)
+        self.expand = nn.Conv2d(inner, channels, 1, bias=False)
+        self.expand_bn: nn.Module = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        y = F.relu(self.reduce_bn(self.reduce(x)))
+        y = self.inner2(self.inner1(y))
+        y = self.expand_bn(self.expand(y))
+        return F.relu(x + y)
+
+    def fold_batch_norms(self, fold):
+        self.reduce, self.reduce_bn = fold(self.reduce, self.reduce_bn), nn.Identity()
+        self.inner1.fold_batch_norms(fold)
+        self.inner2.fold_batch_norms(fold)
+        self.expand, self.expand_bn = fold(self.expand, self.expand_bn), nn.Identity()
+
+
+BLOCKS = {"residual": ResidualBlock, "nested_bottleneck": NestedBottleneckBlock}
+
 
 class TrainOutputs(NamedTuple):
     """forward_train's outputs; an auxiliary output is None when its head is off."""
@@ -74,8 +111,9 @@ class PolicyValueNet(nn.Module):
         self.stem = conv3x3(config.planes, c)
         self.stem_bn: nn.Module = nn.BatchNorm2d(c)    # each batch norm nn.Identity once folded (fuse_bn)
         every = config.global_pool_every
+        block = BLOCKS[config.block]
         self.blocks = nn.Sequential(*[
-            ResidualBlock(c, global_pool=bool(every) and (i + 1) % every == 0)
+            block(c, global_pool=bool(every) and (i + 1) % every == 0)
             for i in range(config.blocks)])
         self.policy_conv = nn.Conv2d(c, config.policy_channels, 1, bias=False)
         self.policy_bn: nn.Module = nn.BatchNorm2d(config.policy_channels)
@@ -190,8 +228,8 @@ def fuse_for_inference(model: PolicyValueNet) -> PolicyValueNet:
 
     fused.stem, fused.stem_bn = fold(fused.stem, fused.stem_bn), nn.Identity()
     for block in fused.blocks:
-        block.conv1, block.bn1 = fold(block.conv1, block.bn1), nn.Identity()
-        block.conv2, block.bn2 = fold(block.conv2, block.bn2), nn.Identity()
+        assert isinstance(block, (ResidualBlock, NestedBottleneckBlock))
+        block.fold_batch_norms(fold)
     fused.policy_conv, fused.policy_bn = fold(fused.policy_conv, fused.policy_bn), nn.Identity()
     fused.value_conv, fused.value_bn = fold(fused.value_conv, fused.value_bn), nn.Identity()
     return fused

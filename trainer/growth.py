@@ -45,6 +45,8 @@ def grow_model(model: PolicyValueNet, blocks: int, channels: int, *, seed: int =
     `model` computes (see the module): its old weights copied, its new parts switched off.
     The result is on the CPU, in training mode, in the default memory layout."""
     old_config = model.config
+    if old_config.block != "residual":
+        raise ValueError(f"cannot grow {old_config.name}: a network grows by residual blocks only")
     if blocks < old_config.blocks or channels < old_config.channels:
         raise ValueError(f"cannot grow {old_config.name} into b{blocks}c{channels}: a network only grows")
     config = dataclasses.replace(old_config, blocks=blocks, channels=channels)

@@ -33,7 +33,8 @@ def add_arguments(parser):
     parser.add_argument("--config", help="TOML config (name or path); its [model] section is used")
     parser.add_argument("--model", metavar="CKPT",
                         help="a network checkpoint to measure instead of a fresh network")
-    parser.add_argument("--net", help="network bBLOCKScCHANNELS instead of the config's (e.g. b6c64)")
+    parser.add_argument("--net", help="network bBLOCKScCHANNELS instead of the config's (e.g. b6c64; b6c64nbt: nested "
+                        "bottleneck blocks)")
     parser.add_argument("--size", type=int, help="board size instead of the config's")
     parser.add_argument("--batch", type=int, default=0, help="batch size (default: server.max_batch)")
     parser.add_argument("--threads", type=int, default=0, help="threads (default: server.threads)")
@@ -120,16 +121,14 @@ def run(args) -> int:
                   f"{escaped(err, 300, one_line=True)}", file=sys.stderr)
             return 2
     else:
-        from rundata.config import MODEL_NAME, ModelConfig, parse_section, to_dict
+        from rundata.config import ModelConfig, parse_section, to_dict
 
         fields = to_dict(config.model)
-        match = MODEL_NAME.fullmatch(args.net or "")
-        if args.net and not match:
-            print(f"fastgo bench backends: --net {args.net!r}: expected bBLOCKScCHANNELS",
-                  file=sys.stderr)
+        try:
+            fields.update(ModelConfig.shape_of(args.net) if args.net else {})
+        except ConfigError as err:
+            print(f"fastgo bench backends: --net: {err}", file=sys.stderr)
             return 2
-        if match:
-            fields.update(blocks=int(match.group(1)), channels=int(match.group(2)))
         if args.size:
             fields.update(board_size=args.size)
         try:

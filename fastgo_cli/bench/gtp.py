@@ -269,7 +269,7 @@ def _check(args):
     from rundata.config import MODEL_NAME, ConfigError, ModelConfig, parse_section
 
     match = MODEL_NAME.fullmatch(args.net)
-    if not match:
+    if not match or match.group(3):       # Leela Zero's network has residual blocks only
         raise ValueError(f"--net {args.net!r}: expected bBLOCKScCHANNELS (e.g. b6c64)")
     for name, value, low, high in (("--visits", args.visits, 1, 1_000_000),
                                    ("--moves", args.moves, 1, 1000),

@@ -19,13 +19,15 @@ from rundata.config.fields import ConfigError, mapping_setting, parse_section, s
 from rundata.config.loop import ClusterConfig, RecorderConfig
 from rundata.config.trainer import TrainerConfig
 
-MODEL_NAME = re.compile(r"b(\d+)c(\d+)")
+MODEL_NAME = re.compile(r"b(\d+)c(\d+)(nbt)?")
+NBT = "nbt"                             # a model name's suffix for nested bottleneck blocks
 MAX_GRAPH_BATCHES = 16                  # server.graph_batches: each size is compiled ahead
 
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """The policy/value network: a residual tower of `blocks` x `channels` (named like b6c64)."""
+    """The policy/value network: a residual tower of `blocks` x `channels` (named like b6c64, or
+    b6c64nbt with nested bottleneck blocks)."""
 
     board_size: int = setting(9, min=MIN_BOARD_SIZE, max=MAX_BOARD_SIZE, doc="points per side")
     encoding: Literal["alphazero", "liberty", "katago"] = setting(
@@ -33,6 +35,10 @@ class ModelConfig:
                          "(11, liberties and ko), katago (16, liberties, ko and the last 5 moves)")
     blocks: int = setting(6, min=1, max=80, doc="residual blocks")
     channels: int = setting(64, min=1, max=1024, doc="channels in the tower")
+    block: Literal["residual", "nested_bottleneck"] = setting(
+        "residual", doc="the tower's block: residual (two 3x3 convolutions) or nested_bottleneck "
+                        "(KataGo's: 1x1 down to half the channels, two residual blocks there, "
+                        "1x1 back up; twice as deep for 10/18 of the multiply-adds)")
     global_pool_every: int = setting(0, min=0, doc="every k-th block adds a global pooling bias; 0 = none")
     policy_channels: int = setting(2, min=1, max=64)
     value_channels: int = setting(1, min=1, max=64)
@@ -56,7 +62,7 @@ class ModelConfig:
 
     @property
     def name(self) -> str:
-        return f"b{self.blocks}c{self.channels}"
+        return f"b{self.blocks}c{self.channels}" + (NBT if self.block == "nested_bottleneck" else "")
 
     @property
     def planes(self) -> int:
@@ -67,13 +73,21 @@ class ModelConfig:
         """Length of a policy vector: every point, then pass."""
         return self.board_size * self.board_size + 1
 
-    @classmethod
-    def from_name(cls, name: str, **overrides) -> ModelConfig:
+    @staticmethod
+    def shape_of(name: str) -> dict:
+        """{"blocks", "channels", "block"} of a model name (b6c64, b6c64nbt); ConfigError
+        naming the form otherwise."""
         match = MODEL_NAME.fullmatch(name)
         if not match:
-            raise ConfigError(f"model name {name!r}: expected bBLOCKScCHANNELS, e.g. b6c64")
-        return parse_section(cls, {"blocks": int(match.group(1)), "channels": int(match.group(2)),
-                                   **overrides}, source=f"model name {name!r}", prefix="model")
+            raise ConfigError(f"model name {name!r}: expected bBLOCKScCHANNELS, e.g. b6c64 "
+                              f"(b6c64nbt: nested bottleneck blocks)")
+        return {"blocks": int(match.group(1)), "channels": int(match.group(2)),
+                "block": "nested_bottleneck" if match.group(3) else "residual"}
+
+    @classmethod
+    def from_name(cls, name: str, **overrides) -> ModelConfig:
+        return parse_section(cls, {**cls.shape_of(name), **overrides},
+                             source=f"model name {name!r}", prefix="model")
 
 
 @dataclass(frozen=True)
@@ -281,6 +295,10 @@ class Config:
         cluster)."""
         base = (self.model.blocks, self.model.channels)
         stages = self.trainer.grow_stages()
+        if (stages or self.trainer.flat_shapes()) and self.model.block != "residual":
+            raise ConfigError(f"trainer.grow: model.block = {self.model.block!r} does not grow "
+                              f"(a network grows by residual blocks only); leave trainer.grow "
+                              f"and trainer.grow_when_flat empty")
         if stages:
             step, blocks, channels = stages[0]
             _check_grows("trainer.grow", f"the stage at step {step}", (blocks, channels), base)

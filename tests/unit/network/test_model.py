@@ -55,9 +55,10 @@ def test_seeded_build_is_reproducible():
         assert ka == kb and torch.equal(va, vb)
 
 
+@pytest.mark.parametrize("block", ["residual", "nested_bottleneck"])
 @pytest.mark.parametrize("channels_last, fuse", [(False, False), (True, False), (False, True), (True, True)])
-def test_runner_matches_plain_forward(channels_last, fuse):
-    config = ModelConfig(blocks=2, channels=16, global_pool_every=2)
+def test_runner_matches_plain_forward(channels_last, fuse, block):
+    config = ModelConfig(blocks=2, channels=16, global_pool_every=2, block=block)
     model = randomize_batchnorm(build_model(config, seed=0)).eval()
     x = planes(13, config)
     want_logits, want_values = reference(model, x)
@@ -87,8 +88,9 @@ def test_fuse_leaves_the_original_alone():
     assert isinstance(fused.stem_bn, torch.nn.Identity)
 
 
-def test_checkpoint_round_trip(tmp_path):
-    config = ModelConfig(board_size=7, blocks=2, channels=8)
+@pytest.mark.parametrize("block", ["residual", "nested_bottleneck"])
+def test_checkpoint_round_trip(tmp_path, block):
+    config = ModelConfig(board_size=7, blocks=2, channels=8, block=block)
     model = randomize_batchnorm(build_model(config, seed=0))
     path = tmp_path / "a.ckpt"
     content_hash = save_checkpoint(path, model, step=42, extra={"lr": 0.1})

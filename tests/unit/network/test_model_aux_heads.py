@@ -93,7 +93,7 @@ def test_a_checkpoint_from_before_the_aux_heads_loads(tmp_path):
     payload = torch.load(path, weights_only=True)
     old_config = {k: v for k, v in payload["model_config"].items()
                   if k not in ("score_head", "lead_head", "opponent_policy_head",
-                               "soft_policy_head")}
+                               "soft_policy_head", "block")}
     assert set(old_config) == {"board_size", "encoding", "blocks", "channels", "global_pool_every",
                                "policy_channels", "value_channels", "value_hidden",
                                "ownership_head"}
@@ -101,6 +101,7 @@ def test_a_checkpoint_from_before_the_aux_heads_loads(tmp_path):
     ckpt = load_checkpoint(path, expect=config)
     assert ckpt.config == config and not ckpt.config.score_head
     assert not ckpt.config.opponent_policy_head and ckpt.step == 5
+    assert ckpt.config.block == "residual"
     assert not ckpt.config.soft_policy_head and ckpt.model.soft_policy_fc is None
     x = planes(2, config)
     for got, want in zip(served(ckpt.model, x), served(model, x)):
