@@ -134,7 +134,7 @@ def test_a_lying_entry_is_checked_again_and_refused(fresh, monkeypatch, trained_
     fresh.write_text(json.dumps({KEY: {"choice": liar, "time": 1.0, "table": {
         liar: {**GOOD_ROW, "evals_per_s": 1e12}, TORCH_FP32: {**GOOD_ROW, "evals_per_s": 1.0}}}}))
     monkeypatch.setattr(backend_choice, "cache_key", lambda *a, **k: KEY)
-    monkeypatch.setattr(runner_module, "_REFUSED", set())
+    monkeypatch.setattr(runner_module, "_REFUSED", runner_module.Refusals())
     real = runner_module.build_backend
 
     class Drifted:
@@ -148,7 +148,7 @@ def test_a_lying_entry_is_checked_again_and_refused(fresh, monkeypatch, trained_
                         lambda name, *a, **k: Drifted() if name == liar else real(name, *a, **k))
     runner = ModelRunner(model, backend="auto", capacity=4)
     assert runner.describe()["backend"] == TORCH_FP32
-    assert runner_module._REFUSED == {(liar, model.config.name)}
+    assert set(runner_module._REFUSED) == {(liar, model.config.name)}
 
 
 def test_onnx_runtime_telemetry_is_off_unless_asked_for():

@@ -16,9 +16,9 @@ from network.runner import ModelRunner
 from rundata.config import ModelConfig
 
 
-@pytest.fixture(scope="module")
-def net(trained_like):
-    config = ModelConfig(board_size=7, blocks=2, channels=16)
+@pytest.fixture(scope="module", params=["residual", "nested_bottleneck"])
+def net(trained_like, request):
+    config = ModelConfig(board_size=7, blocks=2, channels=16, global_pool_every=2, block=request.param)
     return fuse_for_inference(trained_like(config))
 
 
@@ -190,7 +190,7 @@ def test_runner_falls_back_to_fp32_when_a_backend_disagrees(net, monkeypatch, tr
             return logits, -values
 
     model = trained_like(net.config, seed=3)
-    monkeypatch.setattr(runner_module, "_REFUSED", set())
+    monkeypatch.setattr(runner_module, "_REFUSED", runner_module.Refusals())
     real = runner_module.build_backend
     monkeypatch.setattr(runner_module, "build_backend",
                         lambda name, *a, **k: Wrong() if name == "onnx-fp32" else real(name, *a, **k))
@@ -208,7 +208,7 @@ def test_auto_serves_the_next_fastest_candidate_when_its_choice_disagrees(net, m
     table = {"torch-fp32": {"evals_per_s": 100.0, "ok": True},
              "onnx-fp32": {"evals_per_s": 150.0, "ok": True},
              "onnx-int8": {"evals_per_s": 500.0, "ok": True}}
-    monkeypatch.setattr(runner_module, "_REFUSED", set())
+    monkeypatch.setattr(runner_module, "_REFUSED", runner_module.Refusals())
     monkeypatch.setattr(runner_module, "choose_backend", lambda *a, **k: ("onnx-int8", table))
     real = runner_module.build_backend
     built = []
@@ -231,6 +231,29 @@ def test_auto_serves_the_next_fastest_candidate_when_its_choice_disagrees(net, m
     built.clear()
     again = ModelRunner(model, backend="auto", capacity=4)      # a reload: no second try
     assert again.describe()["backend"] == "onnx-fp32" and "onnx-int8" not in built
+
+
+def test_a_refused_backend_waits_30_s_then_twice_as_long_each_refusal_in_a_row():
+    """One check's noise must not hold int8 back for ten minutes (a third of a 30-minute run at
+    three quarters of its rate): the first refusal waits 30 s, each one in a row doubles it up
+    to 600 s, and a pass starts the count again."""
+    from network.runner import Refusals
+
+    now = [1000.0]
+    refusals = Refusals(clock=lambda: now[0])
+    key = ("openvino-int8", "b4c48")
+    assert not refusals.holds(key) and list(refusals) == []
+    waits = []
+    for _ in range(7):
+        waits.append(refusals.add(key))
+        now[0] += waits[-1] - 0.5
+        assert refusals.holds(key)
+        now[0] += 1.0
+        assert not refusals.holds(key)
+    assert waits == [30.0, 60.0, 120.0, 240.0, 480.0, 600.0, 600.0]
+    refusals.passed(key)
+    assert refusals.add(key) == 30.0 and list(refusals) == [key]
+    assert not refusals.holds(("onnx-int8", "b4c48"))
 
 
 def test_auto_says_each_backend_it_times_to_the_setups_progress(net, trained_like, tmp_path,

@@ -305,7 +305,7 @@ def spy_builds(monkeypatch, module):
 @needs_int8
 def test_the_runner_calibrates_int8_on_shard_positions_and_checks_both_sets(
         shard_dir, monkeypatch, caplog, trained):
-    monkeypatch.setattr(runner_module, "_REFUSED", set())
+    monkeypatch.setattr(runner_module, "_REFUSED", runner_module.Refusals())
     built = spy_builds(monkeypatch, runner_module)
     want = shard_positions(CONFIG, shard_dir).calibration
     with caplog.at_level(logging.INFO, logger="fastgo.runner"):
@@ -321,7 +321,7 @@ def test_the_runner_calibrates_int8_on_shard_positions_and_checks_both_sets(
 
 @needs_int8
 def test_only_the_setup_names_the_shards_a_runner_calibrates_on(shard_dir, monkeypatch, trained):
-    monkeypatch.setattr(runner_module, "_REFUSED", set())
+    monkeypatch.setattr(runner_module, "_REFUSED", runner_module.Refusals())
     built = spy_builds(monkeypatch, runner_module)
     runner_module.ModelRunner(trained(), backend=INT8[0], capacity=4, threads=1,
                               setup=BackendSetup(shards=pathlib.Path(shard_dir)))
@@ -338,7 +338,7 @@ def test_a_hot_reload_requantizes_on_the_loader_thread(shard_dir, tmp_path, monk
     from inference_server.slots import Reloader
     from network.checkpoint import save_checkpoint
 
-    monkeypatch.setattr(runner_module, "_REFUSED", set())
+    monkeypatch.setattr(runner_module, "_REFUSED", runner_module.Refusals())
     built = spy_builds(monkeypatch, runner_module)
     path = str(tmp_path / "latest.ckpt")
     save_checkpoint(path, trained(seed=5), step=7)
