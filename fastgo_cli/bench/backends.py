@@ -33,8 +33,8 @@ def add_arguments(parser):
     parser.add_argument("--config", help="TOML config (name or path); its [model] section is used")
     parser.add_argument("--model", metavar="CKPT",
                         help="a network checkpoint to measure instead of a fresh network")
-    parser.add_argument("--net", help="network bBLOCKScCHANNELS instead of the config's (e.g. b6c64; b6c64nbt: nested "
-                        "bottleneck blocks)")
+    parser.add_argument("--net", help="network bBLOCKScCHANNELS instead of the config's "
+                                      "(e.g. b6c64; b6c64nbt: nested bottleneck blocks)")
     parser.add_argument("--size", type=int, help="board size instead of the config's")
     parser.add_argument("--batch", type=int, default=0, help="batch size (default: server.max_batch)")
     parser.add_argument("--threads", type=int, default=0, help="threads (default: server.threads)")
