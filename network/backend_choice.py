@@ -69,9 +69,10 @@ MAX_POLICY_KL = 0.01     # mean KL(fp32 policy || candidate policy), nats
 # games) where the run has shards. int8 calibrated on the run's positions errs more on random
 # games than on the run's own: over 326 checks in 2-core quickstart runs on an AMD EPYC (Zen 4)
 # the held-out run positions' KL was at most 0.0043 nats while the reference positions' reached
-# 0.018, and each of the 7 refusals above 0.01 served openvino-bf16 for RETRY_REFUSED_S (600 s)
-# at about three quarters of int8's rate. Five times the served bound still refuses a
-# calibration that clips what the run's positions never showed (about 0.3 nats RMS logit error).
+# 0.018, and each of the 7 refusals above 0.01 served openvino-bf16 for the 600 s a refusal
+# then waited (network.runner.Refusals), at about three quarters of int8's rate. Five times
+# the served bound still refuses a calibration that clips what the run's positions never showed
+# (about 0.3 nats RMS logit error).
 MAX_REFERENCE_KL = 0.05
 TIE_LOGITS = 0.1         # fp32 logits this close to the best count as the same top-1 move
 WARMUP = 3

@@ -344,11 +344,16 @@ def test_the_soft_target_by_hand():
     assert s[0] > s[1] > s[2] > s[3] and s[0] < 0.7 and s[3] > 0.005
 
 
-def test_the_term_is_the_cross_entropy_to_the_soft_target_over_the_full_searches(games):
+def soft_batch(games, seed):
+    """The window of `games`, a fresh network with the soft policy head, the trainer's
+    objective and a batch's buffers."""
     window = window_of(games)
-    model = build_model(SOFT, seed=0)
-    objective = AlphaZeroObjective(TRAINER)
     buffers = window.batch_buffers(TRAINER.batch_size, SOFT.planes)
+    return window, build_model(SOFT, seed=seed), AlphaZeroObjective(TRAINER), buffers
+
+
+def test_the_term_is_the_cross_entropy_to_the_soft_target_over_the_full_searches(games):
+    window, model, objective, buffers = soft_batch(games, seed=0)
     rows, loss, terms = objective.loss(model, window, np.random.default_rng(0), buffers, CPU)
     with torch.no_grad():
         out = model.forward_train(torch.from_numpy(buffers["planes"]).float())
@@ -385,10 +390,7 @@ def test_a_zero_weight_or_no_head_leaves_it_out(games):
 
 
 def test_it_trains_the_shared_policy_features_and_learns_the_soft_target(games):
-    window = window_of(games)
-    model = build_model(SOFT, seed=3)
-    objective = AlphaZeroObjective(TRAINER)
-    buffers = window.batch_buffers(TRAINER.batch_size, SOFT.planes)
+    window, model, objective, buffers = soft_batch(games, seed=3)
     _, _, terms = objective.loss(model, window, np.random.default_rng(0), buffers, CPU)
     terms["soft_policy_loss"].backward()
     assert model.soft_policy_fc.weight.grad.abs().sum() > 0
