@@ -61,6 +61,8 @@ cdef class BatchedSearch:
     cdef void _reset_game(self, SearchGame* s) noexcept nogil
     cdef SearchGame* _search_game(self, int g) except NULL
     cdef int _compact(self, SearchGame* s) except -1
+    cdef void _bias_restart(self, SearchGame* s) noexcept nogil
+    cdef void _backup(self, SearchGame* s, int32_t node, float value) noexcept nogil
     cdef int _collect(self, uint8_t* out, int mode) noexcept nogil
     cdef int _descend(self, SearchGame* s, int g, uint8_t* out, Leaf* leaf, int mode) noexcept nogil
     cdef void _expand(self, SearchGame* s, int32_t node, const BoardState* b) noexcept nogil

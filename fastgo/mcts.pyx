@@ -68,6 +68,9 @@ from fastgo.gumbel cimport (
 from fastgo.search_params cimport SearchParams, CHEAP_VISITS_OFF, ALPHA_AUTO, RESIGN_OFF
 from fastgo.history cimport (
     History, history_init, history_free, history_clear, history_push, history_repeats)
+from fastgo.value_bias cimport (
+    bias_table_init, bias_table_free, bias_table_clear, bias_key, bias_of, backup_biased,
+    clamp_value)
 
 cnp.import_array()
 
@@ -113,6 +116,8 @@ cdef int params_from_settings(object settings, SearchParams* p) except -1:
     p.gumbel.c_visit = settings.gumbel.c_visit
     p.gumbel.c_scale = settings.gumbel.c_scale
     p.gumbel.rescale = settings.gumbel.rescale
+    p.value_bias = settings.value_bias
+    p.value_bias_alpha = settings.value_bias_alpha
     return 0
 
 
@@ -193,6 +198,8 @@ cdef class BatchedSearch:
                 raise MemoryError()
             if not history_init(&self.search_games[g].history, 2 * nn + 64):
                 raise MemoryError()
+            if self.params.value_bias > 0.0 and not bias_table_init(&self.search_games[g].bias):
+                raise MemoryError()
             rng_seed(&self.search_games[g].rng, self.seed ^ (<uint64_t>(g + 1) * <uint64_t>0x9E3779B97F4A7C15))
             board_init(&self.search_games[g].root_board, size, komi)
             self._reset_game(&self.search_games[g])
@@ -203,6 +210,7 @@ cdef class BatchedSearch:
             for g in range(self.games):
                 tree_free(&self.search_games[g].tree)
                 history_free(&self.search_games[g].history)
+                bias_table_free(&self.search_games[g].bias)
             free(self.search_games)
         tree_free(&self.spare)
         free(self.leaves)
@@ -321,6 +329,16 @@ cdef class BatchedSearch:
         self.spare = tmp
         return 0
 
+    cdef void _bias_restart(self, SearchGame* s) noexcept nogil:
+        # A search begins with no contexts; the nodes a reused tree keeps give up their shares
+        # and add their errors again when a playout next passes them.
+        cdef Tree* t = &s.tree
+        cdef int32_t i
+        bias_table_clear(&s.bias)
+        for i in range(t.used):
+            t.bias_num[i] = 0.0
+            t.bias_den[i] = 0.0
+
     # --- the search loop --------------------------------------------------------------------
 
     def start(self, visits, games=None, cheap_visits=None, gumbel_scale=None):
@@ -358,6 +376,8 @@ cdef class BatchedSearch:
                 s.gumbel_scale = scale
                 s.noise_wanted = 0
                 s.noise_done = 0
+            if self.params.value_bias > 0.0:
+                self._bias_restart(s)
             s.active = not board_is_over(&s.root_board) and s.target > 0
             if (s.noise_wanted and not s.noise_done and s.tree.first_child[s.tree.root] != UNEXPANDED
                     and not (s.tree.flags[s.tree.root] & FLAG_PENDING)):
@@ -546,16 +566,18 @@ cdef class BatchedSearch:
                     undo_virtual_loss(t, node)
                     return DESCENT_COLLISION
                 if f & FLAG_TERMINAL:
-                    backup(t, node, terminal_value(f))
+                    self._backup(s, node, terminal_value(f))
                     return DESCENT_TERMINAL
                 if t.first_child[node] == UNEXPANDED:
                     if board_is_over(b):
                         v = result_for(b, b.to_move)
                         t.flags[node] |= FLAG_TERMINAL | (FLAG_WIN if v > 0 else (FLAG_LOSS if v < 0 else 0))
-                        backup(t, node, v)
+                        self._backup(s, node, v)
                         return DESCENT_TERMINAL
                     self._expand(s, node, b)
                     t.flags[node] |= FLAG_PENDING
+                    if self.params.value_bias > 0.0:
+                        t.bias_key[node] = bias_key(b)
                     leaf.game = g
                     leaf.node = node
                     leaf.sym = 0
@@ -592,6 +614,14 @@ cdef class BatchedSearch:
                 self.path_hash[depth] = h
                 t.virtual_loss[child] += 1
                 node = child
+
+    cdef void _backup(self, SearchGame* s, int32_t node, float value) noexcept nogil:
+        # fastgo.puct.backup, or with the subtree value-bias correction where it is on
+        if self.params.value_bias > 0.0:
+            backup_biased(&s.tree, &s.bias, node, value, self.params.value_bias,
+                          self.params.value_bias_alpha)
+        else:
+            backup(&s.tree, node, value)
 
     cdef void _expand(self, SearchGame* s, int32_t node, const BoardState* b) noexcept nogil:
         # Allocates the children of `node`: one per legal move (pass always), priors 0 until
@@ -666,7 +696,12 @@ cdef class BatchedSearch:
             if node == t.root and s.gumbel and not s.gumbel_ready:
                 s.root_raw_value = v
                 gumbel_prepare_root(s, self.params.gumbel_considered, s.gumbel_scale)
-            backup(t, node, v)
+            if self.params.value_bias > 0.0:
+                # the network's value, less the bias its context has shown so far
+                t.raw_value[node] = v
+                v = clamp_value(v - self.params.value_bias * bias_of(&s.bias, t.bias_key[node]))
+                t.own_value[node] = v
+            self._backup(s, node, v)
             s.inflight -= 1
             self.simulations += 1
             if s.inflight == 0 and root_child_visits(&s.tree) >= s.target:
@@ -802,6 +837,11 @@ cdef class BatchedSearch:
             "value_sum": np.asarray(<float[:n]>t.value_sum).copy(),
             "virtual_loss": np.asarray(<int32_t[:n]>t.virtual_loss).copy(),
             "flags": np.asarray(<uint8_t[:n]>t.flags).copy(),
+            "bias_key": np.asarray(<uint64_t[:n]>t.bias_key).copy(),
+            "raw_value": np.asarray(<float[:n]>t.raw_value).copy(),
+            "own_value": np.asarray(<float[:n]>t.own_value).copy(),
+            "bias_num": np.asarray(<float[:n]>t.bias_num).copy(),
+            "bias_den": np.asarray(<float[:n]>t.bias_den).copy(),
         }
 
 

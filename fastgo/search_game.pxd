@@ -6,6 +6,7 @@ from fastgo.rules cimport BoardState
 from fastgo.rng cimport Rng
 from fastgo.tree cimport Tree
 from fastgo.history cimport History
+from fastgo.value_bias cimport BiasTable
 
 
 cdef struct SearchGame:
@@ -21,6 +22,7 @@ cdef struct SearchGame:
     bint full_search         # playout-cap randomization: this move got the full search
     bint root_mask_valid     # root_mask holds the root's legal moves (superko from the Game)
     uint8_t root_mask[MAX_MOVES]  # [N*N + 1] 1 = legal at the root
+    BiasTable bias           # the value-bias contexts of the current search (value_bias > 0)
     History history          # earlier positions of the game (positional superko), the newest
                              # 2 * N * N + 64 kept
     bint resign_disabled     # resignation switched off in this game (to count false positives)

@@ -29,3 +29,5 @@ cdef struct SearchParams:
     int32_t gumbel_considered       # Gumbel root: m, moves sampled at the root, >= 1
     float gumbel_scale              # Gumbel root: scale of the noise (0: deterministic)
     GumbelParams gumbel             # Gumbel root: completed-q transform
+    float value_bias                # subtree value-bias correction's lambda (0: off; value_bias.pxd)
+    float value_bias_alpha          # ... and the exponent of its weights, (child visits) ** alpha

@@ -62,6 +62,8 @@ class SearchSettings:
     cheap_visits: int | None = None    # playout-cap randomization: a cheap search's visits ...
     full_search_fraction: float = 1.0  # ... taken with probability 1 - this, without noise
     gumbel: GumbelSettings = field(default_factory=GumbelSettings)
+    value_bias: float = 0.0            # subtree value-bias correction's lambda (0: off; fastgo.value_bias)
+    value_bias_alpha: float = 0.8      # ... a node's error weighs (its children's visits) ** this
 
     def __post_init__(self):
         if self.search not in Search.choices():
@@ -88,6 +90,10 @@ class SearchSettings:
             raise ValueError(f"cheap_visits must be >= 1 or None, got {self.cheap_visits}")
         if self.temperature_moves < 0:
             raise ValueError(f"temperature_moves must be >= 0, got {self.temperature_moves}")
+        if not 0.0 <= self.value_bias <= 1.0:
+            raise ValueError(f"value_bias must be in [0, 1], got {self.value_bias}")
+        if not 0.0 <= self.value_bias_alpha <= 2.0:
+            raise ValueError(f"value_bias_alpha must be in [0, 2], got {self.value_bias_alpha}")
         if not isinstance(self.gumbel, GumbelSettings):
             raise TypeError(f"gumbel must be a GumbelSettings, got {type(self.gumbel).__name__}")
 
@@ -108,7 +114,7 @@ class SearchSettings:
             resign_threshold=None if sp.resign_threshold <= -1.0 else sp.resign_threshold,
             resign_consecutive=sp.resign_consecutive,
             resign_disabled_fraction=sp.resign_disabled_fraction,
-            cheap_visits=sp.cheap_visits or None,
+            cheap_visits=sp.cheap_visits or None, value_bias=sp.value_bias,
             full_search_fraction=sp.full_search_fraction if sp.cheap_visits else 1.0,
             gumbel=GumbelSettings(considered=sp.gumbel_considered, c_visit=sp.gumbel_c_visit,
                                   c_scale=sp.gumbel_c_scale, rescale=sp.gumbel_rescale))

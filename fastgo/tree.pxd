@@ -1,7 +1,7 @@
 # Search-tree node storage shared by both searches (fastgo.mcts PUCT, fastgo.uct UCT): arrays
 # indexed by node, grown by doubling up to a cap, reset in O(1), compacted by copying the live
 # subtree.
-from libc.stdint cimport uint8_t, int16_t, int32_t
+from libc.stdint cimport uint8_t, int16_t, int32_t, uint64_t
 from libc.stddef cimport size_t
 
 cdef enum:
@@ -33,6 +33,12 @@ cdef struct Tree:
     float* value_sum         # [capacity] sum of backed-up values, side to move at this node
     int32_t* virtual_loss    # [capacity] descents through this node whose leaf is still in flight
     uint8_t* flags           # [capacity] FLAG_* bits
+    # The subtree value-bias correction (fastgo.value_bias; untouched while it is off):
+    uint64_t* bias_key       # [capacity] the node's context, BIAS_NO_KEY (0) until it is evaluated
+    float* raw_value         # [capacity] the network's value of the node, side to move there
+    float* own_value         # [capacity] the node's own evaluation as value_sum holds it
+    float* bias_num          # [capacity] the node's share of its context: error x weight ...
+    float* bias_den          # [capacity] ... and weight
     int32_t root             # index of the current root
     int32_t used             # nodes allocated
     int32_t capacity         # entries in every array above
@@ -60,6 +66,11 @@ cdef inline void init_node(Tree* t, int32_t i, int32_t parent, int move, float p
     t.value_sum[i] = 0.0
     t.virtual_loss[i] = 0
     t.flags[i] = 0
+    t.bias_key[i] = 0
+    t.raw_value[i] = 0.0
+    t.own_value[i] = 0.0
+    t.bias_num[i] = 0.0
+    t.bias_den[i] = 0.0
 
 
 cdef inline void tree_reset(Tree* t, int pass_move) noexcept nogil:

@@ -1,5 +1,5 @@
 # Search-tree node storage (see tree.pxd): growth by doubling, freeing, compaction.
-from libc.stdint cimport uint8_t, int16_t, int32_t
+from libc.stdint cimport uint8_t, int16_t, int32_t, uint64_t
 from libc.stdlib cimport realloc, free
 from libc.string cimport memcpy, memset
 
@@ -30,8 +30,8 @@ cdef int grow_arrays(void** arrays, const size_t* item_sizes, int count, int32_t
 
 
 cdef int tree_reserve(Tree* t, int32_t needed, int32_t max_nodes) noexcept nogil:
-    cdef void* arrays[9]
-    cdef size_t sizes[9]
+    cdef void* arrays[14]
+    cdef size_t sizes[14]
     if needed <= t.capacity:
         return 1
     arrays[0] = &t.parent;        sizes[0] = sizeof(int32_t)
@@ -43,7 +43,12 @@ cdef int tree_reserve(Tree* t, int32_t needed, int32_t max_nodes) noexcept nogil
     arrays[6] = &t.value_sum;     sizes[6] = sizeof(float)
     arrays[7] = &t.virtual_loss;  sizes[7] = sizeof(int32_t)
     arrays[8] = &t.flags;         sizes[8] = sizeof(uint8_t)
-    return grow_arrays(arrays, sizes, 9, &t.capacity, needed, max_nodes)
+    arrays[9] = &t.bias_key;      sizes[9] = sizeof(uint64_t)
+    arrays[10] = &t.raw_value;    sizes[10] = sizeof(float)
+    arrays[11] = &t.own_value;    sizes[11] = sizeof(float)
+    arrays[12] = &t.bias_num;     sizes[12] = sizeof(float)
+    arrays[13] = &t.bias_den;     sizes[13] = sizeof(float)
+    return grow_arrays(arrays, sizes, 14, &t.capacity, needed, max_nodes)
 
 
 cdef void tree_free(Tree* t) noexcept nogil:
@@ -56,6 +61,11 @@ cdef void tree_free(Tree* t) noexcept nogil:
     free(t.value_sum)
     free(t.virtual_loss)
     free(t.flags)
+    free(t.bias_key)
+    free(t.raw_value)
+    free(t.own_value)
+    free(t.bias_num)
+    free(t.bias_den)
     memset(t, 0, sizeof(Tree))
 
 
@@ -69,6 +79,11 @@ cdef inline void _copy_nodes(Tree* dst, int32_t d, const Tree* src, int32_t s, i
     memcpy(&dst.value_sum[d], &src.value_sum[s], k * sizeof(float))
     memcpy(&dst.virtual_loss[d], &src.virtual_loss[s], k * sizeof(int32_t))
     memcpy(&dst.flags[d], &src.flags[s], k * sizeof(uint8_t))
+    memcpy(&dst.bias_key[d], &src.bias_key[s], k * sizeof(uint64_t))
+    memcpy(&dst.raw_value[d], &src.raw_value[s], k * sizeof(float))
+    memcpy(&dst.own_value[d], &src.own_value[s], k * sizeof(float))
+    memcpy(&dst.bias_num[d], &src.bias_num[s], k * sizeof(float))
+    memcpy(&dst.bias_den[d], &src.bias_den[s], k * sizeof(float))
 
 
 cdef void compact_into(Tree* dst, const Tree* src) noexcept nogil:

@@ -55,6 +55,8 @@ PUCT_FLAGS = {
     "--c-puct": _puct_flag("c_puct", "PUCT's exploration constant"),
     "--fpu": _puct_flag("fpu_reduction", "first-play urgency reduction (an unvisited move's "
                         "value: its parent's minus X x sqrt(the visited moves' prior))"),
+    "--value-bias": _puct_flag("value_bias", "subtree value-bias correction (KataGo's lambda; 0 "
+                               "off)"),
 }
 
 

@@ -14,7 +14,8 @@ PLAYER_FIELDS = {"visits": "visits", "pass_rule": "pass_rule", "opening_moves": 
                  "threads": "threads"}
 # a flag's destination -> the field it sets of the player's search (SearchSettings.for_play)
 SEARCH_FIELDS = {"search": "search", "leaves": "leaves_per_game", "c_puct": "c_puct",
-                 "fpu": "fpu_reduction", "resign": "resign_threshold"}
+                 "fpu": "fpu_reduction", "value_bias": "value_bias",
+                 "resign": "resign_threshold"}
 
 
 def flag_value(args, dest, side=None):

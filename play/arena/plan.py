@@ -13,7 +13,7 @@ SPRT_ALPHA = SPRT_BETA = 0.05
 DEFAULT_GAMES_AT_ONCE = 20         # games played at the same time (networks batch across them)
 DEFAULT_OPENING_MOVES = 2          # a checkpoint's first moves of a game sampled by visits
 # a checkpoint's changed PUCT constants in its name: -cpuct1.5, -fpu0.3
-NAME_SUFFIXES = {"c_puct": "cpuct", "fpu_reduction": "fpu"}
+NAME_SUFFIXES = {"c_puct": "cpuct", "fpu_reduction": "fpu", "value_bias": "vbias"}
 
 
 class ArenaError(ValueError):

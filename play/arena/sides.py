@@ -39,9 +39,9 @@ def arena_checkpoint_side(path, plan: ArenaPlan, seed, which):
 
 
 def checkpoint_name(path, step, plan: ArenaPlan, settings: PlayerSettings):
-    """PATH#STEP@PACE, then xLEAVES past one leaf, -SEARCH past puct and -cpuctX / -fpuX for
-    the constants it changes from a player's (play.player_settings.PLAYER_SEARCH): two sides
-    that play differently never share a name."""
+    """PATH#STEP@PACE, then xLEAVES past one leaf, -SEARCH past puct and -cpuctX / -fpuX /
+    -vbiasX for the constants it changes from a player's (play.player_settings.PLAYER_SEARCH):
+    two sides that play differently never share a name."""
     search = settings.search
     name = f"{os.path.normpath(path)}#{step}@{plan.pace(settings.visits)}" + (
         f"x{search.leaves_per_game}" if search.leaves_per_game > 1 else "")

@@ -200,6 +200,11 @@ class SelfplayConfig:
                                      "searched (and none in the policy target); 0 = off")
     c_puct: float = setting(1.25, min=0.0, max=100.0)
     fpu_reduction: float = setting(0.25, min=0.0, max=10.0)
+    value_bias: float = setting(0.0, min=0.0, max=1.0,
+                                doc="subtree value-bias correction (KataGo): a node's value is the "
+                                    "network's less this times the mean error its context (the last "
+                                    "move's 5x5 shape) has shown against deeper search; 0 = off, "
+                                    "KataGo's 0.35")
     dirichlet_alpha: float = setting(0.0, min=0.0, max=100.0,
                                      doc="root noise; 0 = 0.03 x 361 / legal moves")
     noise_weight: float = setting(0.25, min=0.0, max=1.0)
