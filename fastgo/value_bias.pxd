@@ -3,8 +3,11 @@
 # move before it, the 5x5 pattern around it with the stones in atari, the ko ban). Each context
 # keeps the weighted mean of its nodes' observed error, the network's value at a node minus the
 # mean value of its subtree's children, weighted by (child visits) ** alpha. A node's own value
-# in the tree is then the network's minus lambda times its context's mean error, refreshed every
-# time a playout passes through it, and the change carried up to its ancestors.
+# in the tree is then the network's minus lambda times the mean error of the OTHER nodes of its
+# context, refreshed every time a playout passes through it, and the change carried up to its
+# ancestors. KataGo's mean includes the node's own error; with it a node alone in its context
+# leans towards its own few children, and on 9x9 at 64 visits that lost 80/200 against no
+# correction, where leaving the node out was level (docs/learning.md).
 #
 # One table per game of the batched search (fastgo.mcts), emptied when a search starts; a node
 # kept from an earlier search adds its error again the next time it is passed.
@@ -63,8 +66,9 @@ cdef inline float bias_refresh(Tree* t, BiasTable* table, int32_t node, float la
                                float alpha) noexcept nogil:
     # After a playout has passed through `node` (visits and value_sum updated): the node's error
     # against its children, weighted, replaces its earlier share of its context, and the node's
-    # own value becomes raw - lam x the context's mean. Returns the change of its own value, which
-    # value_sum[node] has taken and every ancestor must take too (with the sign of its side).
+    # own value becomes raw - lam x the mean of the context's other nodes. Returns the change of
+    # its own value, which value_sum[node] has taken and every ancestor must take too (with the
+    # sign of its side).
     cdef int32_t child_visits = t.visits[node] - 1
     cdef float err, w, fresh, delta
     cdef BiasEntry* e
@@ -81,8 +85,8 @@ cdef inline float bias_refresh(Tree* t, BiasTable* table, int32_t node, float la
     t.bias_num[node] = err * w
     t.bias_den[node] = w
     fresh = t.raw_value[node]
-    if e.den > 0.0:
-        fresh = clamp_value(fresh - lam * e.num / e.den)
+    if e.den - w > 1e-6:
+        fresh = clamp_value(fresh - lam * (e.num - err * w) / (e.den - w))
     delta = fresh - t.own_value[node]
     t.own_value[node] = fresh
     t.value_sum[node] += delta
