@@ -193,7 +193,9 @@ cdef class BatchedSearch:
                 or self.zero_logits == NULL or self.eval_values == NULL or self.own_planes == NULL):
             raise MemoryError()
         memset(&self.spare, 0, sizeof(Tree))
+        self.spare.with_bias = self.params.value_bias > 0.0
         for g in range(games):
+            self.search_games[g].tree.with_bias = self.params.value_bias > 0.0
             if not tree_reserve(&self.search_games[g].tree, TREE_INITIAL_NODES if TREE_INITIAL_NODES < max_nodes else max_nodes, max_nodes):
                 raise MemoryError()
             if not history_init(&self.search_games[g].history, 2 * nn + 64):
@@ -689,10 +691,7 @@ cdef class BatchedSearch:
                 if node == t.root and s.noise_wanted and not s.noise_done:
                     _add_noise(s, self.params.dirichlet_alpha, self.params.noise_weight)
             t.flags[node] &= ~FLAG_PENDING
-            if v > 1.0:
-                v = 1.0
-            elif v < -1.0:
-                v = -1.0
+            v = clamp_value(v)
             if node == t.root and s.gumbel and not s.gumbel_ready:
                 s.root_raw_value = v
                 gumbel_prepare_root(s, self.params.gumbel_considered, s.gumbel_scale)
@@ -825,6 +824,17 @@ cdef class BatchedSearch:
         cdef SearchGame* s = self._search_game(g)
         cdef Tree* t = &s.tree
         cdef int n = t.used
+        if not t.with_bias:         # no bias arrays: the correction's fields read as zero
+            bias = {"bias_key": np.zeros(n, np.uint64), "raw_value": np.zeros(n, np.float32),
+                     "own_value": np.zeros(n, np.float32), "bias_num": np.zeros(n, np.float32),
+                     "bias_den": np.zeros(n, np.float32)}
+        else:
+            bias = {
+                "bias_key": np.asarray(<uint64_t[:n]>t.bias_key).copy(),
+                "raw_value": np.asarray(<float[:n]>t.raw_value).copy(),
+                "own_value": np.asarray(<float[:n]>t.own_value).copy(),
+                "bias_num": np.asarray(<float[:n]>t.bias_num).copy(),
+                "bias_den": np.asarray(<float[:n]>t.bias_den).copy()}
         return {
             "root": int(t.root),
             "used": n,
@@ -837,11 +847,7 @@ cdef class BatchedSearch:
             "value_sum": np.asarray(<float[:n]>t.value_sum).copy(),
             "virtual_loss": np.asarray(<int32_t[:n]>t.virtual_loss).copy(),
             "flags": np.asarray(<uint8_t[:n]>t.flags).copy(),
-            "bias_key": np.asarray(<uint64_t[:n]>t.bias_key).copy(),
-            "raw_value": np.asarray(<float[:n]>t.raw_value).copy(),
-            "own_value": np.asarray(<float[:n]>t.own_value).copy(),
-            "bias_num": np.asarray(<float[:n]>t.bias_num).copy(),
-            "bias_den": np.asarray(<float[:n]>t.bias_den).copy(),
+            **bias,
         }
 
 

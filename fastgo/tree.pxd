@@ -33,7 +33,7 @@ cdef struct Tree:
     float* value_sum         # [capacity] sum of backed-up values, side to move at this node
     int32_t* virtual_loss    # [capacity] descents through this node whose leaf is still in flight
     uint8_t* flags           # [capacity] FLAG_* bits
-    # The subtree value-bias correction (fastgo.value_bias; untouched while it is off):
+    # The subtree value-bias correction (fastgo.value_bias): allocated only where with_bias
     uint64_t* bias_key       # [capacity] the node's context, BIAS_NO_KEY (0) until it is evaluated
     float* raw_value         # [capacity] the network's value of the node, side to move there
     float* own_value         # [capacity] the node's own evaluation as value_sum holds it
@@ -42,6 +42,7 @@ cdef struct Tree:
     int32_t root             # index of the current root
     int32_t used             # nodes allocated
     int32_t capacity         # entries in every array above
+    bint with_bias           # the five bias arrays exist (set before the first tree_reserve)
 
 
 # Grows `count` arrays (arrays[i] points at an array pointer; item_sizes[i] its element size) from
@@ -66,11 +67,12 @@ cdef inline void init_node(Tree* t, int32_t i, int32_t parent, int move, float p
     t.value_sum[i] = 0.0
     t.virtual_loss[i] = 0
     t.flags[i] = 0
-    t.bias_key[i] = 0
-    t.raw_value[i] = 0.0
-    t.own_value[i] = 0.0
-    t.bias_num[i] = 0.0
-    t.bias_den[i] = 0.0
+    if t.with_bias:
+        t.bias_key[i] = 0
+        t.raw_value[i] = 0.0
+        t.own_value[i] = 0.0
+        t.bias_num[i] = 0.0
+        t.bias_den[i] = 0.0
 
 
 cdef inline void tree_reset(Tree* t, int pass_move) noexcept nogil:

@@ -48,7 +48,7 @@ cdef int tree_reserve(Tree* t, int32_t needed, int32_t max_nodes) noexcept nogil
     arrays[11] = &t.own_value;    sizes[11] = sizeof(float)
     arrays[12] = &t.bias_num;     sizes[12] = sizeof(float)
     arrays[13] = &t.bias_den;     sizes[13] = sizeof(float)
-    return grow_arrays(arrays, sizes, 14, &t.capacity, needed, max_nodes)
+    return grow_arrays(arrays, sizes, 14 if t.with_bias else 9, &t.capacity, needed, max_nodes)
 
 
 cdef void tree_free(Tree* t) noexcept nogil:
@@ -79,6 +79,8 @@ cdef inline void _copy_nodes(Tree* dst, int32_t d, const Tree* src, int32_t s, i
     memcpy(&dst.value_sum[d], &src.value_sum[s], k * sizeof(float))
     memcpy(&dst.virtual_loss[d], &src.virtual_loss[s], k * sizeof(int32_t))
     memcpy(&dst.flags[d], &src.flags[s], k * sizeof(uint8_t))
+    if not src.with_bias:
+        return
     memcpy(&dst.bias_key[d], &src.bias_key[s], k * sizeof(uint64_t))
     memcpy(&dst.raw_value[d], &src.raw_value[s], k * sizeof(float))
     memcpy(&dst.own_value[d], &src.own_value[s], k * sizeof(float))
