@@ -121,7 +121,8 @@ class AlphaZeroObjective:
     move the opponent played next, r: 0 at a game's last position; p': the soft policy output,
     pi' = (pi + 1e-7)^(1/4) renormalised (soft_policy_target). Each auxiliary term is there
     when the network has its head and its weight is > 0 (else it reports 0). Default weights:
-    opponent_policy_weight 0.15 and soft_policy_weight 8, KataGo's; score_weight 1.0, a fifth
+    opponent_policy_weight 0.15, KataGo's; soft_policy_weight 1 (KataGo's 8 starves the served
+    policy of the 2 channels it shares with the soft output here); score_weight 1.0, a fifth
     of KataGo's score-mean term (0.0015 Huber(s - t, delta 12 points)), which on 9x9 is
     4.9 ((s - t) / 81)^2 for errors under 12 points.
     policy_acc: the w-weighted share of positions whose most likely move is the most visited;

@@ -55,10 +55,13 @@ class TrainerConfig:
     opponent_policy_weight: float = setting(0.15, min=0.0, max=100.0,
                                             doc="auxiliary cross-entropy to the opponent's reply "
                                                 "(model.opponent_policy_head, KataGo: 0.15); 0 = off")
-    soft_policy_weight: float = setting(8.0, min=0.0, max=100.0,
+    soft_policy_weight: float = setting(1.0, min=0.0, max=100.0,
                                         doc="auxiliary cross-entropy to the policy target raised "
                                             "to the power 1/4 and renormalised "
-                                            "(model.soft_policy_head, KataGo: 8); 0 = off")
+                                            "(model.soft_policy_head); 0 = off. KataGo's 8 "
+                                            "held the served policy at uniform for 2,800 steps "
+                                            "of the quickstart, whose policy head shares 2 "
+                                            "channels (docs/learning.md)")
     window: Literal["power", "fixed"] = setting("power",
                                                 doc="power: grows with the data (KataGo); fixed")
     window_size: int = setting(100_000, min=1, max=1 << 31,
