@@ -416,8 +416,7 @@ def served_policy_losses(records, soft_weight, steps, seed):
     """The served policy's cross-entropy at each of `steps` SGD steps (the quickstart's
     optimizer and learning rate) of a fresh 5x5 network with the soft head, trained with
     soft_policy_weight = soft_weight (0: the head left out of the loss)."""
-    window = ReplayWindow(SIZE, KOMI, "katago", window="fixed", window_size=10_000)
-    window.add(block_from_games(records, SIZE, "hand"))
+    window = window_of(records)
     tc = dataclasses.replace(TRAINER, optimizer="sgd", lr=0.05, weight_decay=1e-4,
                              batch_size=64, soft_policy_weight=soft_weight)
     objective = AlphaZeroObjective(tc)
